@@ -1,0 +1,26 @@
+"""cctool: read, query, compare and explain calling context trees of parallel programs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cctool.errors import CctoolError
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+
+__all__ = ["CctoolError", "GraphFrame", "read"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Polars is imported on first use, so `import cctool` stays cheap for the CLI.
+    if name == "GraphFrame":
+        from cctool.graphframe import GraphFrame
+
+        return GraphFrame
+    if name == "read":
+        from cctool.readers import read
+
+        return read
+    raise AttributeError(name)

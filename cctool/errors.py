@@ -1,0 +1,60 @@
+"""The one exception hierarchy of cctool.
+
+Library code raises these; the CLI turns every :class:`CctoolError` into a one-line
+``Error: ...`` on stderr and exit code 2 (bad input or usage).
+"""
+
+from __future__ import annotations
+
+
+class CctoolError(Exception):
+    """Base class of every error cctool reports to a user."""
+
+
+class UnknownFormatError(CctoolError):
+    """No reader recognises the input, or ``--from`` names no reader."""
+
+
+class ReaderError(CctoolError):
+    """A reader recognised its format but the input is broken or unsupported."""
+
+    def __init__(self, path: object, problem: str, fmt: str | None = None) -> None:
+        self.path = str(path)
+        self.problem = problem
+        self.fmt = fmt
+        prefix = f"{fmt}: " if fmt else ""
+        super().__init__(f"{prefix}{self.path}: {problem}")
+
+
+class SavedFormatError(ReaderError):
+    """A ``.cct`` file is truncated, of another version, or not a ``.cct`` file."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(path, problem, fmt="cct")
+
+
+class MetricNotFoundError(CctoolError):
+    """A metric named by the user is not in the profile."""
+
+    def __init__(self, metric: str, available: list[str] | tuple[str, ...]) -> None:
+        self.metric = metric
+        self.available = list(available)
+        super().__init__(
+            f"unknown metric {metric!r}; available: {', '.join(self.available) or '(none)'}"
+        )
+
+
+class NodeNotFoundError(CctoolError):
+    """A node named by the user (by name or id) is not in the profile."""
+
+
+class QueryError(CctoolError):
+    """A malformed call-path query."""
+
+
+class IncompatibleProfilesError(CctoolError):
+    """Two profiles cannot be combined as asked."""
+
+
+class InvalidGraphError(CctoolError):
+    """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""

@@ -1,0 +1,65 @@
+"""Array kernels behind cctool's hot loops.
+
+Each kernel exists twice: a Numba-compiled version (``_jit``) and a plain NumPy reference
+(``_reference``) with the same signature. The functions here dispatch to the compiled one and
+import Numba only on first use, so the CLI starts without it.
+
+Kernels:
+    preorder(parent) -> ids in depth-first preorder (siblings by increasing id)
+    depths(parent) -> depth per node of a preorder-numbered tree
+    subtree_sums(values[k, n], parent) -> inclusive sums over a preorder-numbered tree
+    subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
+    sorted_membership(needles, sorted_haystack) -> bool per needle
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+_impl: ModuleType | None = None
+
+
+def _compiled() -> ModuleType:
+    global _impl
+    if _impl is None:
+        import cctool.kernels._jit as impl
+
+        _impl = impl
+    return _impl
+
+
+def preorder(parent: np.ndarray) -> np.ndarray:
+    """Node ids in depth-first preorder; nodes on parent cycles are left out."""
+    return _compiled().preorder(np.ascontiguousarray(parent, dtype=np.int64))
+
+
+def depths(parent: np.ndarray) -> np.ndarray:
+    """Depth per node of a preorder-numbered tree (parent[i] < i, -1 for roots)."""
+    return _compiled().depths(np.ascontiguousarray(parent, dtype=np.int64))
+
+
+def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Inclusive sums of a (k, n) array over a preorder-numbered tree, as a new array."""
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    if vals.ndim == 1:
+        return _compiled().subtree_sums(vals[None, :], _as_i64(parent))[0]
+    return _compiled().subtree_sums(vals, _as_i64(parent))
+
+
+def subtract_strided(
+    values: np.ndarray, child: np.ndarray, parent: np.ndarray, stride: int, blocks: int
+) -> None:
+    """In place: subtract each child's value from its parent's in every sub-block."""
+    _compiled().subtract_strided(values, _as_i64(child), _as_i64(parent), stride, blocks)
+
+
+def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
+    """For each needle, whether it occurs in the sorted array ``haystack``."""
+    return _compiled().sorted_membership(_as_i64(needles), _as_i64(haystack))
+
+
+def _as_i64(a: Any) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)

@@ -1,0 +1,106 @@
+"""Numba-compiled kernels. Import only through ``cctool.kernels`` (lazily), never at start-up.
+
+Every kernel here has a plain NumPy twin of the same name in ``_reference``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def preorder(parent):  # pragma: no cover - compiled
+    n = parent.shape[0]
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        counts[parent[i] + 1] += 1  # slot 0 collects the roots
+    offsets = np.zeros(n + 2, dtype=np.int64)
+    for i in range(n + 1):
+        offsets[i + 1] = offsets[i] + counts[i]
+    fill = offsets[:-1].copy()
+    kids = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        slot = parent[i] + 1
+        kids[fill[slot]] = i
+        fill[slot] += 1
+    order = np.empty(n, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for k in range(offsets[1] - 1, offsets[0] - 1, -1):
+        stack[top] = kids[k]
+        top += 1
+    m = 0
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        order[m] = i
+        m += 1
+        for k in range(offsets[i + 2] - 1, offsets[i + 1] - 1, -1):
+            stack[top] = kids[k]
+            top += 1
+    return order[:m]
+
+
+@njit(cache=True)
+def depths(parent):  # pragma: no cover - compiled
+    depth = np.zeros(parent.shape[0], dtype=np.int32)
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p >= 0:
+            depth[i] = depth[p] + 1
+    return depth
+
+
+@njit(cache=True, parallel=True)
+def subtree_sums(values, parent):  # pragma: no cover - compiled
+    out = values.astype(np.float64)
+    k = out.shape[0]
+    n = parent.shape[0]
+    for r in prange(k):
+        row = out[r]
+        for i in range(n - 1, -1, -1):
+            p = parent[i]
+            if p >= 0:
+                row[p] += row[i]
+    return out
+
+
+@njit(cache=True)
+def subtract_strided(values, child, parent, stride, blocks):  # pragma: no cover - compiled
+    # Walk the equal sub-blocks by offset instead of searching rows (Hatchet paper, sec. 4).
+    for j in range(child.shape[0]):
+        c = child[j]
+        p = parent[j]
+        base = 0
+        for _ in range(blocks):
+            values[base + p] -= values[base + c]
+            base += stride
+
+
+@njit(cache=True)
+def sorted_membership(needles, haystack):  # pragma: no cover - compiled
+    n = haystack.shape[0]
+    out = np.zeros(needles.shape[0], dtype=np.bool_)
+    if n == 0:
+        return out
+    last = needles[0] - 1
+    last_hit = False
+    for i in range(needles.shape[0]):
+        x = needles[i]
+        if i > 0 and x == last:
+            # Long tables repeat each id once per rank: reuse the previous answer.
+            out[i] = last_hit
+            continue
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if haystack[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        last_hit = lo < n and haystack[lo] == x
+        out[i] = last_hit
+        last = x
+    return out

@@ -1,0 +1,78 @@
+"""Plain NumPy twins of the Numba kernels in ``_jit``.
+
+Each function has the same signature and result as its jitted twin. They are the readable
+specification of the kernels and what the tests compare the kernels against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def preorder(parent: np.ndarray) -> np.ndarray:
+    """Return node ids in depth-first preorder; siblings keep increasing-id order.
+
+    ``parent[i]`` is the parent id of node ``i`` or -1 for a root. Nodes that lie on a
+    parent cycle are unreachable from any root and are left out of the result.
+    """
+    n = parent.shape[0]
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots = []
+    for i in range(n):
+        p = int(parent[i])
+        if p < 0:
+            roots.append(i)
+        else:
+            children[p].append(i)
+    order = []
+    stack = list(reversed(roots))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children[i]))
+    return np.asarray(order, dtype=np.int64)
+
+
+def depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of each node of a preorder-numbered tree (parent[i] < i), roots at 0."""
+    depth = np.zeros(parent.shape[0], dtype=np.int32)
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        if p >= 0:
+            depth[i] = depth[p] + 1
+    return depth
+
+
+def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Inclusive values from exclusive ones: each node plus all its descendants.
+
+    ``values`` has shape (k, n): k independent rows (locations × metrics) over n nodes of a
+    preorder-numbered tree (parent[i] < i). Returns a new array of the same shape.
+    """
+    out = np.array(values, dtype=np.float64, copy=True)
+    for i in range(parent.shape[0] - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            out[:, p] += out[:, i]
+    return out
+
+
+def subtract_strided(
+    values: np.ndarray, child: np.ndarray, parent: np.ndarray, stride: int, blocks: int
+) -> None:
+    """In place: ``values[b*stride + parent[j]] -= values[b*stride + child[j]]`` for all b, j.
+
+    ``values`` is one metric for ``blocks`` equal sub-blocks (one per rank/thread) of
+    ``stride`` node rows each, laid end to end.
+    """
+    view = values.reshape(blocks, stride)
+    np.subtract.at(view, (slice(None), parent), view[:, child].copy())
+
+
+def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
+    """For each needle, whether it occurs in the sorted array ``haystack``."""
+    if haystack.shape[0] == 0:
+        return np.zeros(needles.shape[0], dtype=np.bool_)
+    pos = np.searchsorted(haystack, needles)
+    pos = np.minimum(pos, haystack.shape[0] - 1)
+    return haystack[pos] == needles

@@ -1,0 +1,277 @@
+"""Reader for HPCToolkit's XML database: ``experiment.xml`` plus one ``*.metric-db`` per
+rank/thread (hpcprof-mpi before HPCToolkit 2022).
+
+Node identity follows Hatchet's reader so both show the same tree: procedure frames
+(``PF``/``Pr``, type ``function``), loops (``L``, ``Loop@file:line``) and statements (``S``,
+``file:line``) become nodes; call sites (``C``) do not, their line is kept on the callee as
+``callsite``. Two deliberate differences: a function's name is not prefixed with its call
+line (Hatchet shows ``27:MPI_Init``; cctool keeps ``MPI_Init`` and ``callsite = 27``, so
+names match across call sites and queries like ``MPI_.*`` work), and a statement's file is
+the one of its enclosing procedure or loop (Hatchet takes the last file it parsed).
+
+HPCToolkit records a statement's exclusive cost on the statement and again on its enclosing
+scope. The duplicate is removed with the strided subtraction kernel, as Hatchet does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cctool.errors import ReaderError
+from cctool.graphframe import GraphFrame
+
+NAME = "hpctoolkit"
+DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
+
+_MAGIC = b"HPCPROF-metricdb__"
+_HEADER_BYTES = 32  # 24-byte tag + uint32 node count + uint32 metric count, big-endian
+_FILE_RE = re.compile(r"-(\d+)-(\d+)-([0-9A-Za-z]+)-(\d+)-\d+\.metric-db$")
+_SCOPES = {"PF": "function", "Pr": "function", "A": "function", "L": "loop", "S": "statement"}
+
+
+def _experiment_xml(path: Path) -> Path:
+    return path / "experiment.xml" if path.is_dir() else path
+
+
+def sniff(path: Path) -> bool:
+    xml = _experiment_xml(path)
+    if xml.name != "experiment.xml" or not xml.is_file():
+        return False
+    with open(xml, "rb") as fh:
+        head = fh.read(4096)
+    return b"HPCToolkitExperiment" in head
+
+
+def read(path: Path) -> GraphFrame:
+    """Read an HPCToolkit XML database directory (or its experiment.xml)."""
+    xml = _experiment_xml(path)
+    folder = xml.parent
+    root = _parse_xml(xml)
+    tables = _tables(root, xml)
+    metric_names, metric_kinds, units = _metric_columns(root, xml)
+    scan = _scan_tree(root, tables, xml)
+    files = _metric_files(folder)
+    block, ranks, threads = _read_metric_dbs(files, len(metric_names))
+    num_db_nodes = block.shape[1]
+    if scan["max_id"] > num_db_nodes:
+        raise ReaderError(
+            xml,
+            f"experiment.xml has node id {scan['max_id']} but the metric-db files hold "
+            f"{num_db_nodes} nodes",
+            fmt=NAME,
+        )
+
+    keep_rows = np.asarray(scan["ids"], dtype=np.int64) - 1  # metric-db row = XML id - 1
+    stmt = np.asarray(scan["stmt_ids"], dtype=np.int64) - 1
+    stmt_parent = np.asarray(scan["stmt_parents"], dtype=np.int64) - 1
+    nfiles, k = block.shape[0], keep_rows.shape[0]
+    columns: dict[str, Any] = {
+        "node": np.tile(np.arange(k, dtype=np.int32), nfiles),
+        "rank": np.repeat(ranks, k),
+        "thread": np.repeat(threads, k),
+    }
+    from cctool import kernels
+
+    for m, (name, kind) in enumerate(zip(metric_names, metric_kinds, strict=True)):
+        col = np.ascontiguousarray(block[:, :, m])
+        if kind == "exclusive" and stmt.size:
+            kernels.subtract_strided(col.reshape(-1), stmt, stmt_parent, num_db_nodes, nfiles)
+        columns[name] = col[:, keep_rows].reshape(-1)
+        del col
+    del block
+
+    exclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "exclusive"]
+    inclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "inclusive"]
+    header = root.find("Header")
+    metadata = {
+        "format": NAME,
+        "path": str(folder),
+        "program": header.get("n") if header is not None else None,
+        "num_ranks": int(np.unique(ranks).size),
+        "num_threads": int(nfiles // max(np.unique(ranks).size, 1)),
+        "metric_units": units,
+    }
+    return GraphFrame.from_arrays(
+        scan["parent"],
+        {
+            "name": scan["name"],
+            "type": scan["type"],
+            "file": scan["file"],
+            "line": np.asarray(scan["line"], dtype=np.int32),
+            "module": scan["module"],
+            "callsite": np.asarray(scan["callsite"], dtype=np.int32),
+            "hpctoolkit_id": np.asarray(scan["ids"], dtype=np.int32),
+        },
+        columns,
+        exclusive=exclusive,
+        inclusive=inclusive,
+        metadata=metadata,
+        default_metric=inclusive[0] if inclusive else None,
+        derive_inclusive=True,
+    )
+
+
+def _parse_xml(xml: Path) -> Any:
+    from lxml import etree
+
+    # No network, no entity expansion beyond XML's own: an experiment.xml is untrusted input.
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True,
+        remove_comments=True,
+    )
+    try:
+        root = etree.parse(str(xml), parser).getroot()
+    except etree.XMLSyntaxError as exc:
+        raise ReaderError(xml, f"not well-formed XML ({exc})", fmt=NAME) from exc
+    if root.tag != "HPCToolkitExperiment":
+        raise ReaderError(xml, f"root element is <{root.tag}>, not <HPCToolkitExperiment>", NAME)
+    return root
+
+
+def _tables(root: Any, xml: Path) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for table, entry, key in (
+        ("LoadModuleTable", "LoadModule", "modules"),
+        ("FileTable", "File", "files"),
+        ("ProcedureTable", "Procedure", "procedures"),
+    ):
+        elem = root.find(f".//{table}")
+        if elem is None:
+            raise ReaderError(xml, f"no <{table}> in the database header", fmt=NAME)
+        out[key] = {e.get("i"): e.get("n", "") for e in elem.iter(entry)}
+    return out
+
+
+def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[str, str]]:
+    table = root.find(".//MetricDBTable")
+    if table is None:
+        raise ReaderError(xml, "no <MetricDBTable>: not a database written by hpcprof-mpi", NAME)
+    entries = sorted(table.iter("MetricDB"), key=lambda e: int(e.get("db-id", e.get("i"))))
+    names, kinds, units = [], [], {}
+    for e in entries:
+        raw = e.get("n", "")
+        kind = "inclusive" if e.get("t") == "inclusive" or raw.endswith("(I)") else "exclusive"
+        base = re.sub(r"\s*\((I|E)\)$", "", raw).strip()
+        unit_match = re.match(r"^CPUTIME \((\w+)\)$", base)
+        if unit_match:
+            units["time"] = unit_match.group(1)
+            base = "time"
+        name = base + (" (inc)" if kind == "inclusive" else "")
+        names.append(name)
+        kinds.append(kind)
+    if not names:
+        raise ReaderError(xml, "the MetricDBTable lists no metrics", fmt=NAME)
+    return names, kinds, units
+
+
+def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[str, Any]:
+    """Walk the call path section once (iteratively) into flat node arrays."""
+    section = root.find(".//SecCallPathProfileData")
+    if section is None:
+        raise ReaderError(xml, "no <SecCallPathProfileData> section", fmt=NAME)
+    procs, files, modules = tables["procedures"], tables["files"], tables["modules"]
+    out: dict[str, list[Any]] = {
+        k: [] for k in ("ids", "parent", "name", "type", "file", "line", "module", "callsite",
+                        "stmt_ids", "stmt_parents")
+    }
+    max_id = 0
+    # Stack entries: (element, node index of nearest enclosing node or -1, line of the XML
+    # parent (call line for a callee), file id and module of the enclosing scope).
+    stack: list[tuple[Any, int, int, str | None, str | None]] = [
+        (child, -1, 0, None, None) for child in reversed(section) if child.tag == "PF"
+    ]
+    while stack:
+        elem, parent, parent_line, file_id, module = stack.pop()
+        tag = elem.tag
+        xid = int(elem.get("i"))
+        max_id = max(max_id, xid)
+        line = int(elem.get("l", "0") or 0)
+        own = parent
+        kind = _SCOPES.get(tag)
+        if tag == "Pr" and procs.get(elem.get("n"), "") == "":
+            kind = None  # a nameless procedure is transparent, as in Hatchet
+        if kind is not None:
+            if kind == "function":
+                file_id = elem.get("f", file_id)
+                module = modules.get(elem.get("lm"), module)
+                name = procs.get(elem.get("n"), f"<procedure {elem.get('n')}>")
+            elif kind == "loop":
+                file_id = elem.get("f", file_id)
+                name = f"Loop@{os.path.basename(files.get(file_id, ''))}:{line}"
+            else:
+                name = f"{os.path.basename(files.get(file_id, '<unknown file>'))}:{line}"
+                out["stmt_ids"].append(xid)
+                out["stmt_parents"].append(int(elem.getparent().get("i")))
+            own = len(out["ids"])
+            out["ids"].append(xid)
+            out["parent"].append(parent)
+            out["name"].append(name)
+            out["type"].append(kind)
+            out["file"].append(files.get(file_id) if file_id is not None else None)
+            out["line"].append(line)
+            out["module"].append(module)
+            out["callsite"].append(parent_line if kind == "function" else 0)
+        for child in reversed(elem):
+            if child.tag != "M" and isinstance(child.tag, str):
+                stack.append((child, own, line, file_id, module))
+    if not out["ids"]:
+        raise ReaderError(xml, "the call path section has no procedure frames", fmt=NAME)
+    result: dict[str, Any] = dict(out)
+    result["max_id"] = max_id
+    return result
+
+
+def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
+    found = []
+    for p in folder.glob("*.metric-db"):
+        m = _FILE_RE.search(p.name)
+        if m is None:
+            raise ReaderError(p, "metric-db file name has no rank and thread numbers", fmt=NAME)
+        found.append((int(m.group(1)), int(m.group(2)), p))
+    if not found:
+        raise ReaderError(folder, "no *.metric-db files next to experiment.xml", fmt=NAME)
+    return sorted(found)
+
+
+def _read_metric_dbs(
+    files: list[tuple[int, int, Path]], expected_metrics: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Read every metric-db into one (files, nodes, metrics) float64 block."""
+    first = files[0][2]
+    nodes, nmetrics = _db_header(first)
+    if nmetrics != expected_metrics:
+        raise ReaderError(
+            first, f"holds {nmetrics} metrics, experiment.xml lists {expected_metrics}", NAME
+        )
+    block = np.empty((len(files), nodes, nmetrics), dtype=np.float64)
+    want = nodes * nmetrics * 8
+    for i, (_, _, p) in enumerate(files):
+        with open(p, "rb", buffering=0) as fh:
+            head = fh.read(_HEADER_BYTES)
+            if _parse_header(head, p) != (nodes, nmetrics):
+                raise ReaderError(p, "node or metric count differs from the other metric-dbs", NAME)
+            got = fh.readinto(memoryview(block[i]).cast("B"))
+        if got != want:
+            raise ReaderError(p, f"truncated metric-db: {got} of {want} data bytes", fmt=NAME)
+    block.byteswap(inplace=True) if np.little_endian else None  # files are big-endian
+    ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
+    threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
+    return block, ranks, threads
+
+
+def _db_header(path: Path) -> tuple[int, int]:
+    with open(path, "rb") as fh:
+        return _parse_header(fh.read(_HEADER_BYTES), path)
+
+
+def _parse_header(head: bytes, path: Path) -> tuple[int, int]:
+    if len(head) < _HEADER_BYTES or not head.startswith(_MAGIC):
+        raise ReaderError(path, "not a metric-db file (bad or truncated header)", fmt=NAME)
+    if head[23:24] != b"b":
+        raise ReaderError(path, f"unsupported byte order {head[23:24]!r}", fmt=NAME)
+    return int.from_bytes(head[24:28], "big"), int.from_bytes(head[28:32], "big")

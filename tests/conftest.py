@@ -1,0 +1,77 @@
+"""Shared fixtures: the real profiles in ../shared/data (copied, never touched in place)
+and a tiny literal GraphFrame."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens", action="store_true", help="rewrite tests/golden/* from current output"
+    )
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))
+
+
+@pytest.fixture
+def data(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Copy ``../shared/data/<name>`` into a temporary folder and return the copy's path.
+
+    Skips the test when ../shared/data is absent (it is always present in CI).
+    """
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real profiles not available: {SHARED_DATA} is absent")
+
+    def copy(name: str) -> Path:
+        src = SHARED_DATA / name
+        if not src.exists():
+            pytest.fail(f"{src} is missing from ../shared/data")
+        dst = tmp_path_factory.mktemp("data") / name
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy2(src, dst)
+        for p in [dst, *dst.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        return dst
+
+    return copy
+
+
+def check_golden(name: str, text: str, update: bool) -> None:
+    """Compare ``text`` with tests/golden/<name>; rewrite it with --update-goldens."""
+    path = GOLDEN / name
+    if update or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if not update:
+            pytest.fail(f"golden file {path.name} did not exist; written, check and commit it")
+    expected = path.read_text()
+    assert text == expected, f"output differs from tests/golden/{name} (--update-goldens rewrites)"
+
+
+@pytest.fixture
+def tiny():
+    """A 6-node, 2-rank literal GraphFrame (exclusive 'time', derived 'time (inc)')."""
+    from cctool.graphframe import GraphFrame
+
+    return GraphFrame.from_arrays(
+        [-1, 0, 0, 1, 3, -1],
+        {"name": ["main", "solve", "io", "mpi_send", "memcpy", "other"],
+         "type": ["function"] * 6},
+        {"node": [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5],
+         "rank": [0] * 6 + [1] * 6,
+         "time": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 4.0, 1.0, 8.0, 5.0, 0.0]},
+        exclusive=["time"],
+    )
