@@ -76,6 +76,7 @@ class GraphFrame:
         metadata: Mapping[str, Any] | None = None,
         default_metric: str | None = None,
         derive_inclusive: bool = True,
+        derive_exclusive: bool = False,
     ) -> GraphFrame:
         """Build a canonical GraphFrame from nodes numbered 0..n-1 in any order.
 
@@ -89,6 +90,7 @@ class GraphFrame:
             metadata: JSON-serialisable run metadata.
             default_metric: the metric commands use when none is given.
             derive_inclusive: add ``M (inc)`` for every exclusive ``M`` that lacks it.
+            derive_exclusive: add ``M`` for every inclusive ``M (inc)`` that lacks it.
         """
         from cctool import kernels
 
@@ -143,6 +145,8 @@ class GraphFrame:
         )
         if derive_inclusive:
             gf = gf.with_derived_inclusive()
+        if derive_exclusive:
+            gf = gf.with_derived_exclusive()
         return gf
 
     # ---------------------------------------------------------------- basic facts
@@ -298,6 +302,22 @@ class GraphFrame:
             new_cols[inclusive_name(m)] = self._subtree_sum_column(m)
         return self._with_metric_columns(new_cols, inclusive=True)
 
+    def with_derived_exclusive(self) -> GraphFrame:
+        """Add ``M`` = ``M (inc)`` minus the children's ``M (inc)`` for inclusive-only metrics."""
+        missing = [m for m in self.inclusive if exclusive_name(m) not in self.metrics.columns]
+        if not missing:
+            return self
+        par = self.parent_array
+        has_parent = par >= 0
+        new_cols = {}
+        for m in missing:
+            vals, locs = self.dense(m)
+            exc = vals.copy()
+            # Subtract each node's inclusive value from its parent's, per location.
+            np.subtract.at(exc, (slice(None), par[has_parent]), vals[:, has_parent])
+            new_cols[exclusive_name(m)] = _dense_to_long(exc, locs, exclusive_name(m))
+        return self._with_metric_columns(new_cols, inclusive=False)
+
     def _subtree_sum_column(self, metric: str) -> pl.DataFrame:
         from cctool import kernels
 
@@ -365,10 +385,8 @@ class GraphFrame:
             if c not in self.metrics.columns:
                 raise InvalidGraphError(f"metric {c!r} is listed but has no column")
         for inc in self.inclusive:
-            if inc not in self.derived:
-                continue
             exc = self.exclusive_of(inc)
-            if exc is None:
+            if exc is None or not ({inc, exc} & self.derived):
                 continue
             expected, _ = self.dense(exc)
             from cctool import kernels
