@@ -2,7 +2,9 @@
 
 Each kernel exists twice: a Numba-compiled version (``_jit``) and a plain NumPy reference
 (``_reference``) with the same signature. The functions here dispatch to the compiled one and
-import Numba only on first use, so the CLI starts without it.
+import Numba only on first use, so the CLI starts without it. Small inputs go to the
+reference: loading Numba and its cached machine code costs about a second, far more than a
+few thousand nodes take in NumPy, and a command on a small profile should feel instant.
 
 Kernels:
     preorder(parent) -> ids in depth-first preorder (siblings by increasing id)
@@ -19,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from cctool.kernels import _reference
+
 _impl: ModuleType | None = None
+SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster end to end
+
+
+def _pick(work: int) -> ModuleType:
+    return _reference if work < SMALL_WORK and _impl is None else _compiled()
 
 
 def _compiled() -> ModuleType:
@@ -33,32 +42,34 @@ def _compiled() -> ModuleType:
 
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Node ids in depth-first preorder; nodes on parent cycles are left out."""
-    return _compiled().preorder(np.ascontiguousarray(parent, dtype=np.int64))
+    return _pick(len(parent)).preorder(np.ascontiguousarray(parent, dtype=np.int64))
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
     """Depth per node of a preorder-numbered tree (parent[i] < i, -1 for roots)."""
-    return _compiled().depths(np.ascontiguousarray(parent, dtype=np.int64))
+    return _pick(len(parent)).depths(np.ascontiguousarray(parent, dtype=np.int64))
 
 
 def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """Inclusive sums of a (k, n) array over a preorder-numbered tree, as a new array."""
     vals = np.ascontiguousarray(values, dtype=np.float64)
+    impl = _pick(len(parent) * (vals.shape[0] if vals.ndim == 2 else 1))
     if vals.ndim == 1:
-        return _compiled().subtree_sums(vals[None, :], _as_i64(parent))[0]
-    return _compiled().subtree_sums(vals, _as_i64(parent))
+        return impl.subtree_sums(vals[None, :], _as_i64(parent))[0]
+    return impl.subtree_sums(vals, _as_i64(parent))
 
 
 def subtract_strided(
     values: np.ndarray, child: np.ndarray, parent: np.ndarray, stride: int, blocks: int
 ) -> None:
     """In place: subtract each child's value from its parent's in every sub-block."""
-    _compiled().subtract_strided(values, _as_i64(child), _as_i64(parent), stride, blocks)
+    impl = _pick(len(child) * blocks)
+    impl.subtract_strided(values, _as_i64(child), _as_i64(parent), stride, blocks)
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
     """For each needle, whether it occurs in the sorted array ``haystack``."""
-    return _compiled().sorted_membership(_as_i64(needles), _as_i64(haystack))
+    return _pick(len(needles)).sorted_membership(_as_i64(needles), _as_i64(haystack))
 
 
 def _as_i64(a: Any) -> np.ndarray:

@@ -1,0 +1,3 @@
+from cctool.cli import main
+
+main()

@@ -1,0 +1,102 @@
+"""The ``cctool`` command line: a lazy Click group and the one error boundary.
+
+Subcommand modules are imported only when a command runs (or when help lists them), and each
+imports Polars/Numba inside its callback, so ``cctool --help`` stays fast.
+
+Exit codes: 0 success; 1 a regression gate (``--fail-if``) tripped; 2 usage error or bad
+input (unreadable profile, unknown metric, malformed query, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from cctool.errors import CctoolError
+
+EXIT_OK = 0
+EXIT_GATE = 1
+EXIT_BAD_INPUT = 2
+
+# name -> "module:function"; help text listing imports these modules, which import only click.
+COMMANDS: dict[str, str] = {
+    "read": "cctool.cli.read:read",
+    "tree": "cctool.cli.tree:tree",
+}
+
+
+class BadInputError(click.ClickException):
+    """A :class:`CctoolError` as Click shows it: ``Error: ...`` on stderr, exit 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use; it is the error boundary."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except CctoolError as exc:
+            raise BadInputError(str(exc)) from exc
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Color in text output; 'auto' colors a terminal unless NO_COLOR is set.",
+)
+@click.version_option(package_name="cctool", prog_name="cctool")
+@click.pass_context
+def cli(ctx: click.Context, color: str) -> None:
+    """Read, query, compare and explain calling context trees of parallel programs.
+
+    Inputs are profiles in any supported format (HPCToolkit, Caliper, cProfile, TAU, ...),
+    saved .cct files, or - (a .cct on stdin). Results go to stdout; progress, warnings
+    and errors go to stderr.
+
+    \b
+    Exit codes:
+      0  success
+      1  a regression gate (--fail-if) tripped
+      2  usage error or bad input (unreadable profile, unknown metric, bad query)
+
+    \b
+    Example:
+      cctool read db/ -o run.cct
+      cctool tree run.cct --metric "time (inc)" --depth 6
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["color"] = color
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(args=argv, prog_name="cctool")
+    except BrokenPipeError:
+        # The reader of our stdout went away (e.g. `| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_OK)

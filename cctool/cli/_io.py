@@ -1,0 +1,94 @@
+"""Input and output plumbing shared by the commands: load profiles, build consoles, write
+results atomically. Heavy modules are imported inside the functions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    import polars as pl
+    from rich.console import Console, RenderableType
+
+    from cctool.graphframe import GraphFrame
+
+
+def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
+    """Read one profile, with a status spinner on stderr when it is a terminal."""
+    from cctool.readers import read
+
+    if sys.stderr.isatty() and path != "-":
+        from rich.console import Console
+
+        with Console(stderr=True).status(f"reading {path}", spinner="dots"):
+            return read(path, fmt, **options)
+    return read(path, fmt, **options)
+
+
+def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
+    """Read several profiles (globs expanded), each into its own GraphFrame."""
+    from cctool.readers import expand_paths
+
+    return [load(p, fmt) for p in expand_paths(paths)]
+
+
+def color_enabled(ctx: click.Context, output: str) -> bool:
+    """Whether text output gets color: --color, NO_COLOR, and whether stdout is a terminal."""
+    choice = (ctx.find_root().obj or {}).get("color", "auto")
+    if output != "-" or choice == "never":
+        return False
+    if choice == "always":
+        return True
+    return "NO_COLOR" not in os.environ and sys.stdout.isatty()
+
+
+def console(ctx: click.Context, output: str, width: int | None) -> Console:
+    """A Console for stdout with the color and width policy of the CLI."""
+    from rich.console import Console
+
+    color = color_enabled(ctx, output)
+    if width is None:
+        width = None if sys.stdout.isatty() and output == "-" else 120
+    truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
+    return Console(
+        width=width,
+        color_system=("truecolor" if truecolor else "256") if color else None,
+        force_terminal=color or None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+    )
+
+
+def emit_renderable(
+    ctx: click.Context, renderable: RenderableType, output: str, width: int | None
+) -> None:
+    """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
+    if output == "-":
+        console(ctx, output, width).print(renderable)
+        return
+    from cctool.render import to_text
+
+    write_text(output, to_text(renderable, width=width or 120, color=False))
+
+
+def emit_table(df: pl.DataFrame, to: str, output: str) -> None:
+    """Write a table as JSON records or CSV."""
+    from cctool.records import to_csv, to_json
+
+    data = to_json(df) if to == "json" else to_csv(df).encode()
+    write_bytes(output, data)
+
+
+def write_text(output: str, text: str) -> None:
+    write_bytes(output, text.encode())
+
+
+def write_bytes(output: str, data: bytes) -> None:
+    from cctool.saved import write_bytes_atomic
+
+    write_bytes_atomic(output, data)

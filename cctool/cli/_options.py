@@ -1,0 +1,109 @@
+"""Options shared by several commands, as decorators. Imports only click."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Kept in step with cctool.readers.READERS (a test checks it) so that help and shell
+# completion list the formats without importing the readers.
+FORMAT_NAMES = ("cct", "hpctoolkit")
+AGG_CHOICES = ("sum", "mean", "max", "min")
+
+
+def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
+    """A profile path argument: any supported format, a .cct file, or - for stdin."""
+    return click.argument(name, nargs=nargs, type=click.Path(allow_dash=True), metavar="PROFILE")
+
+
+def from_option(f: F) -> F:
+    return click.option(
+        "--from",
+        "fmt",
+        type=click.Choice(FORMAT_NAMES),
+        default=None,
+        help="Input format, instead of detecting it.",
+    )(f)
+
+
+def metric_option(f: F) -> F:
+    return click.option(
+        "--metric",
+        "-m",
+        "metrics",
+        multiple=True,
+        help="Metric column to show (repeatable; the first one colors and sorts). "
+        "Default: the profile's default metric.",
+    )(f)
+
+
+def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
+    """``--to FORMAT`` (first one is the default) and ``-o/--output FILE``."""
+
+    def deco(f: F) -> F:
+        f = click.option(
+            "--output",
+            "-o",
+            default="-",
+            metavar="FILE",
+            help="Write here instead of stdout ('-'); written atomically.",
+        )(f)
+        return click.option(
+            "--to",
+            "to",
+            type=click.Choice(formats),
+            default=formats[0],
+            show_default=True,
+            help="Output format.",
+        )(f)
+
+    return deco
+
+
+def location_options(f: F) -> F:
+    """``--rank``, ``--thread`` and ``--agg``."""
+    f = click.option(
+        "--agg",
+        type=click.Choice(AGG_CHOICES),
+        default="sum",
+        show_default=True,
+        help="How to combine ranks/threads. 'sum' is the default because HPC profiles "
+        "report cost that adds up (total CPU time spent in a call path on all processes); "
+        "use mean/max/min to see a typical or extreme process.",
+    )(f)
+    f = click.option("--thread", type=int, default=None, help="Show only this thread.")(f)
+    return click.option("--rank", type=int, default=None, help="Show only this rank.")(f)
+
+
+def width_option(f: F) -> F:
+    """``--width`` and ``--color`` for commands that print text."""
+    f = color_option(f)
+    return click.option(
+        "--width",
+        type=click.IntRange(min=20),
+        default=None,
+        help="Text width (default: the terminal's, or 120 when not a terminal).",
+    )(f)
+
+
+def _store_color(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        root.obj["color"] = value
+
+
+def color_option(f: F) -> F:
+    """``--color`` on a command, same as the global one (the later one wins)."""
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default=None,
+        expose_value=False,
+        callback=_store_color,
+        help="Color in text output (default auto: a terminal, unless NO_COLOR is set).",
+    )(f)

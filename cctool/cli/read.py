@@ -1,0 +1,64 @@
+"""``cctool read``: read profiles, summarise them, save them as .cct."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import from_option
+
+
+@click.command()
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(allow_dash=True),
+                metavar="PROFILE...")
+@from_option
+@click.option("--output", "-o", default=None, metavar="FILE",
+              help="Save the GraphFrame as a .cct file ('-' writes it to stdout). One input only.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as JSON (a list when several profiles are given).")
+def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json: bool) -> None:
+    """Read profiles and print a summary: format, nodes, rows, ranks, threads, metrics and
+    the roots' totals (summed over ranks and threads).
+
+    \b
+    Example:
+      cctool read hpctoolkit-db/
+      cctool read hpctoolkit-db/ -o run.cct      # save for fast re-use
+      cctool read runs/*.cali --json
+    """
+    from cctool.cli._io import load_many, write_bytes
+    from cctool.ops.summary import summarize
+
+    gfs = load_many(list(profiles), fmt)
+    if output is not None:
+        if len(gfs) != 1:
+            raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")
+        from cctool.saved import dumps
+
+        write_bytes(output, dumps(gfs[0]))
+        if output == "-":
+            return
+    summaries = [summarize(gf) for gf in gfs]
+    if as_json:
+        import orjson
+
+        payload = summaries[0] if len(summaries) == 1 else summaries
+        click.echo(orjson.dumps(payload, default=str, option=orjson.OPT_INDENT_2).decode())
+        return
+    for path, s in zip(profiles if len(profiles) == len(gfs) else [None] * len(gfs), summaries,
+                       strict=True):
+        click.echo(_summary_text(path, s))
+
+
+def _summary_text(path: str | None, s: dict) -> str:
+    lines = [f"{path}:" if path else "profile:"]
+    lines.append(f"  format   {s['format']}")
+    lines.append(f"  nodes    {s['nodes']}")
+    lines.append(f"  rows     {s['rows']}")
+    lines.append(f"  ranks    {s['ranks']}   threads {s['threads']}")
+    lines.append(f"  metrics  {', '.join(s['metrics'])}  (default: {s['default_metric']})")
+    if s["derived"]:
+        lines.append(f"  derived  {', '.join(s['derived'])}")
+    for root in s["roots"]:
+        vals = "  ".join(f"{m}={root[m]:.6g}" for m in s["metrics"])
+        lines.append(f"  root     {root['name']}: {vals}")
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""Select and order the rows of a tree view (depth limit, threshold pruning, sibling sort)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError
+from cctool.graphframe import GraphFrame
+from cctool.options import SORT_KEYS, TreeOptions
+
+
+def view_metrics(gf: GraphFrame, opts: TreeOptions) -> list[str]:
+    """The metric columns a view shows, resolved (default metric when none is named)."""
+    names = opts.metrics or ((gf.default_metric,) if gf.default_metric else ())
+    return [gf.resolve_metric(m) for m in names]
+
+
+def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
+    """Rows of the tree view in display order.
+
+    Columns: ``node``, ``parent``, ``name``, ``depth`` and the shown metric columns
+    (aggregated over locations as ``opts`` says), plus any ``marker`` column of the node table.
+    """
+    if opts.sort not in SORT_KEYS:
+        raise CctoolError(f"unknown sort key {opts.sort!r}; use one of {', '.join(SORT_KEYS)}")
+    if not 0.0 <= opts.threshold <= 1.0:
+        raise CctoolError(f"threshold {opts.threshold} is not a fraction between 0 and 1")
+    metrics = view_metrics(gf, opts)
+    prune_metric = gf.inclusive_of(metrics[0]) if metrics else None
+    needed = list(dict.fromkeys([*metrics, *([prune_metric] if prune_metric else [])]))
+    values = gf.node_values(needed, agg=opts.agg, rank=opts.rank, thread=opts.thread)
+
+    keep = _kept(gf, values, opts, prune_metric or (metrics[0] if metrics else None))
+    key = values[metrics[0]].to_numpy() if metrics else None
+    order = display_order(gf, opts.sort, key)
+    order = order[keep[order]]
+
+    extra = [c for c in ("marker",) if c in gf.nodes.columns]
+    table = gf.nodes.select("node", "parent", "name", "depth", *extra).join(
+        values.select("node", *metrics), on="node", how="left"
+    )
+    return table[order.tolist()] if order.size != table.height else table[order]
+
+
+def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> np.ndarray:
+    """Node ids in preorder with siblings ordered by ``sort`` (metric descending, nid, name)."""
+    n = gf.num_nodes
+    if sort == "nid" or n == 0:
+        return np.arange(n)
+    par = gf.parent_array
+    if sort == "metric" and key is not None:
+        # Descending value; ties keep profile order.
+        sib_rank = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), par))
+    else:
+        names = gf.nodes["name"].fill_null("").to_numpy()
+        sib_rank = np.lexsort((np.arange(n), names, par))
+    # Relabel nodes so that sibling order is id order, take the preorder, map back.
+    label = np.empty(n, dtype=np.int64)
+    label[sib_rank] = np.arange(n)
+    relabelled_parent = np.full(n, -1, dtype=np.int64)
+    has = par >= 0
+    relabelled_parent[label[has]] = label[par[has]]
+    from cctool import kernels
+
+    return sib_rank[kernels.preorder(relabelled_parent)]
+
+
+def _kept(
+    gf: GraphFrame, values: pl.DataFrame, opts: TreeOptions, prune_metric: str | None
+) -> np.ndarray:
+    n = gf.num_nodes
+    depth = gf.nodes["depth"].to_numpy()
+    keep = np.ones(n, dtype=bool)
+    if opts.depth is not None:
+        if opts.depth < 1:
+            raise CctoolError("--depth must be at least 1")
+        keep &= depth < opts.depth
+    if opts.threshold > 0 and prune_metric is not None and n:
+        v = values[prune_metric].to_numpy()
+        roots = gf.roots
+        root_of = roots[np.searchsorted(roots, np.arange(n), side="right") - 1]
+        keep &= np.abs(v) >= opts.threshold * np.abs(v[root_of])
+        keep[roots] = True
+    # A node is shown only if its parent is: close the set level by level.
+    par = gf.parent_array
+    for d in range(1, int(depth.max(initial=0)) + 1):
+        idx = np.nonzero(depth == d)[0]
+        keep[idx] &= keep[par[idx]]
+    return keep

@@ -1,0 +1,42 @@
+"""Frozen option objects: what the CLI's flags become before they reach the library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SORT_KEYS = ("metric", "nid", "name")
+
+
+@dataclass(frozen=True)
+class TreeOptions:
+    """How to select and draw the rows of a tree view.
+
+    Attributes:
+        metrics: metric columns to show; the first one colors, sorts and prunes. Empty means
+            the GraphFrame's default metric.
+        depth: show this many levels (roots are level 1); None shows all.
+        precision: digits after the decimal point.
+        rank, thread: show one location instead of aggregating (None aggregates).
+        agg: aggregation over ranks/threads: sum, mean, max, min (more where ops add them).
+        threshold: hide subtrees whose inclusive value is below this fraction of their root's.
+        colormap: name of a colormap in ``cctool.render.COLORMAPS``.
+        invert_colormap: color low values as high.
+        sort: order of siblings: ``metric`` (descending), ``nid`` (profile order), ``name``.
+        full_names: never elide long names.
+        name_width: elide names longer than this in the middle.
+        legend: append a legend.
+    """
+
+    metrics: tuple[str, ...] = ()
+    depth: int | None = None
+    precision: int = 3
+    rank: int | None = None
+    thread: int | None = None
+    agg: str = "sum"
+    threshold: float = 0.0
+    colormap: str = "RdYlGn"
+    invert_colormap: bool = False
+    sort: str = "metric"
+    full_names: bool = False
+    name_width: int = 60
+    legend: bool = True

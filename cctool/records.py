@@ -1,0 +1,27 @@
+"""Machine-readable tables: JSON (a list of records) and CSV."""
+
+from __future__ import annotations
+
+import math
+
+import orjson
+import polars as pl
+
+
+def to_json(df: pl.DataFrame) -> bytes:
+    """A JSON list of records, one per row; NaN and infinities become null (JSON has none)."""
+    floats = [c for c, t in df.schema.items() if t.is_float()]
+    clean = df.with_columns(
+        [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats]
+    )
+    return orjson.dumps(clean.to_dicts(), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def to_csv(df: pl.DataFrame) -> str:
+    """CSV with a header row; floats at full precision."""
+    return df.write_csv()
+
+
+def clean_float(value: float) -> float | None:
+    """A float for JSON: None for NaN and infinities."""
+    return value if value is not None and math.isfinite(value) else None
