@@ -9,9 +9,10 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Kept in step with cctool.readers.READERS (a test checks it) so that help and shell
-# completion list the formats without importing the readers.
-FORMAT_NAMES = ("cct", "hpctoolkit")
+from cctool.readers import reader_names
+
+# The registry module imports no reader, so listing the names here costs nothing at start-up.
+FORMAT_NAMES = tuple(reader_names())
 AGG_CHOICES = ("sum", "mean", "max", "min")
 
 
