@@ -147,6 +147,8 @@ class GraphFrame:
             gf = gf.with_derived_inclusive()
         if derive_exclusive:
             gf = gf.with_derived_exclusive()
+        if default_metric is None and gf.inclusive:
+            gf = replace(gf, default_metric=gf.inclusive[0])
         return gf
 
     # ---------------------------------------------------------------- basic facts

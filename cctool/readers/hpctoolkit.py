@@ -9,8 +9,12 @@ line (Hatchet shows ``27:MPI_Init``; cctool keeps ``MPI_Init`` and ``callsite = 
 names match across call sites and queries like ``MPI_.*`` work), and a statement's file is
 the one of its enclosing procedure or loop (Hatchet takes the last file it parsed).
 
-HPCToolkit records a statement's exclusive cost on the statement and again on its enclosing
-scope. The duplicate is removed with the strided subtraction kernel, as Hatchet does.
+HPCToolkit records a statement's exclusive cost on the statement and again on every
+enclosing scope up to its procedure frame (each loop, then the procedure). The duplicates are
+removed with the strided subtraction kernel. Hatchet subtracts only from the immediate parent,
+so a function whose statements sit in a loop keeps a second copy of their cost (900,052 usec
+of the allgather sample); cctool subtracts along the whole chain, so exclusive values add up
+to the roots' inclusive values.
 """
 
 from __future__ import annotations
@@ -181,12 +185,13 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
     }
     max_id = 0
     # Stack entries: (element, node index of nearest enclosing node or -1, line of the XML
-    # parent (call line for a callee), file id and module of the enclosing scope).
-    stack: list[tuple[Any, int, int, str | None, str | None]] = [
-        (child, -1, 0, None, None) for child in reversed(section) if child.tag == "PF"
+    # parent (call line for a callee), file id and module of the enclosing scope, XML ids of
+    # the enclosing loops up to and including the procedure frame).
+    stack: list[tuple[Any, int, int, str | None, str | None, tuple[int, ...]]] = [
+        (child, -1, 0, None, None, ()) for child in reversed(section) if child.tag == "PF"
     ]
     while stack:
-        elem, parent, parent_line, file_id, module = stack.pop()
+        elem, parent, parent_line, file_id, module, scopes = stack.pop()
         tag = elem.tag
         xid = int(elem.get("i"))
         max_id = max(max_id, xid)
@@ -200,13 +205,15 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
                 file_id = elem.get("f", file_id)
                 module = modules.get(elem.get("lm"), module)
                 name = procs.get(elem.get("n"), f"<procedure {elem.get('n')}>")
+                scopes = (xid,)
             elif kind == "loop":
                 file_id = elem.get("f", file_id)
                 name = f"Loop@{os.path.basename(files.get(file_id, ''))}:{line}"
+                scopes = (*scopes, xid)
             else:
                 name = f"{os.path.basename(files.get(file_id, '<unknown file>'))}:{line}"
-                out["stmt_ids"].append(xid)
-                out["stmt_parents"].append(int(elem.getparent().get("i")))
+                out["stmt_ids"].extend([xid] * len(scopes))
+                out["stmt_parents"].extend(scopes)
             own = len(out["ids"])
             out["ids"].append(xid)
             out["parent"].append(parent)
@@ -218,7 +225,7 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
             out["callsite"].append(parent_line if kind == "function" else 0)
         for child in reversed(elem):
             if child.tag != "M" and isinstance(child.tag, str):
-                stack.append((child, own, line, file_id, module))
+                stack.append((child, own, line, file_id, module, scopes))
     if not out["ids"]:
         raise ReaderError(xml, "the call path section has no procedure frames", fmt=NAME)
     result: dict[str, Any] = dict(out)

@@ -1,0 +1,87 @@
+"""Meta-tests that keep the CLI honest: help, start-up imports, completions, README."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cctool.cli import COMMANDS, cli
+from cctool.cli.completion import SHELLS, script
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help(name: str) -> None:
+    res = CliRunner().invoke(cli, [name, "--help"])
+    assert res.exit_code == 0
+    assert "Example:" in res.stdout
+    cmd = cli.get_command(None, name)  # type: ignore[arg-type]
+    assert cmd is not None and cmd.help and len(cmd.help.splitlines()[0]) > 10
+
+
+def test_root_help_documents_exit_codes() -> None:
+    res = CliRunner().invoke(cli, ["--help"])
+    assert res.exit_code == 0
+    for code in ("0  success", "1  a regression gate", "2  usage error or bad input"):
+        assert code in res.stdout
+
+
+def test_cli_import_leaves_heavy_modules_out() -> None:
+    code = (
+        "import sys, cctool.cli\n"
+        "from cctool.cli import cli, COMMANDS\n"
+        "for name in COMMANDS: cli.get_command(None, name)\n"
+        "print(sorted(m for m in ('numba', 'polars', 'numpy', 'rich', 'lxml') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_help_starts_without_numba() -> None:
+    code = (
+        "import sys\nfrom cctool.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(str('numba' in sys.modules or 'polars' in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr == "False"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_completions_match_the_cli(shell: str) -> None:
+    checked_in = (ROOT / "completions" / f"cctool.{shell}").read_text()
+    assert checked_in == script(shell), (
+        f"completions/cctool.{shell} is stale: "
+        f"python -m cctool.cli.completion {shell} > completions/cctool.{shell}"
+    )
+
+
+def test_completions_list_every_command() -> None:
+    for shell in SHELLS:
+        text = script(shell)
+        for name in COMMANDS:
+            assert name in text
+
+
+def test_readme_mentions_every_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for name in COMMANDS:
+        assert f"cctool {name}" in readme, name
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python -m pytest" in readme and "python -m pytest" in ci
+    assert "venv" in ci
+
+
+def test_python_dash_m_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "cctool", "--version"], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.startswith("cctool, version")

@@ -1,0 +1,83 @@
+"""`cctool read`: summaries, JSON, saving, and clean errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cctool.cli import cli
+
+
+def run(*args: str, input: bytes | None = None):
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def test_read_json_cpi(data) -> None:
+    res = run("read", str(data("hpctoolkit-cpi-database")), "--json")
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["format"] == "hpctoolkit"
+    assert (out["nodes"], out["rows"], out["ranks"], out["threads"]) == (34, 136, 4, 1)
+    assert out["metrics"] == ["time (inc)", "time"]
+    assert out["roots"] == [{"name": "<program root>", "time (inc)": 3998242.0, "time": 0.0}]
+
+
+def test_read_json_allgather(data) -> None:
+    res = run("read", str(data("hpctoolkit-allgather-database")), "--json")
+    out = json.loads(res.stdout)
+    assert (out["nodes"], out["rows"], out["ranks"], out["threads"]) == (1474, 29480, 10, 2)
+    totals = {r["name"]: r["time (inc)"] for r in out["roots"]}
+    assert totals["<program root>"] == 26140582.0
+    assert totals["<partial call paths>"] == 17786.0
+
+
+def test_read_text_summary(data) -> None:
+    res = run("read", str(data("hpctoolkit-cpi-database")))
+    assert res.exit_code == 0
+    assert "nodes    34" in res.stdout
+    assert "root     <program root>: time (inc)=3.99824e+06  time=0" in res.stdout
+    assert res.stderr == ""
+
+
+def test_save_and_pipe(data, tmp_path: Path) -> None:
+    out = tmp_path / "cpi.cct"
+    res = run("read", str(data("hpctoolkit-cpi-database")), "-o", str(out))
+    assert res.exit_code == 0 and out.exists()
+    piped = run("read", "-", "--json", input=out.read_bytes())
+    assert piped.exit_code == 0, piped.stderr
+    assert json.loads(piped.stdout)["nodes"] == 34
+
+
+def test_several_profiles_give_a_list(data) -> None:
+    res = run("read", str(data("hpctoolkit-cpi-database")),
+              str(data("hpctoolkit-allgather-database")), "--json")
+    assert [o["nodes"] for o in json.loads(res.stdout)] == [34, 1474]
+
+
+def test_errors_are_one_line_exit_2(data, tmp_path: Path) -> None:
+    cases = {
+        "missing": ["read", str(tmp_path / "nope")],
+        "unknown --from": ["read", str(tmp_path), "--from", "vtune"],
+        "not a profile": ["read", str(tmp_path)],
+    }
+    for name, args in cases.items():
+        res = run(*args)
+        assert res.exit_code == 2, name
+        assert res.stderr.startswith("Error:") or "Invalid value" in res.stderr, name
+        assert "Traceback" not in res.stderr
+    folder = data("hpctoolkit-cpi-database")
+    victim = sorted(folder.glob("*.metric-db"))[0]
+    victim.write_bytes(victim.read_bytes()[:500])
+    res = run("read", str(folder), "-o", str(tmp_path / "x.cct"))
+    assert res.exit_code == 2
+    assert res.stderr.count("\n") == 1 and victim.name in res.stderr
+    assert "truncated metric-db" in res.stderr
+    assert not (tmp_path / "x.cct").exists()
+
+
+def test_bad_stdin(tmp_path: Path) -> None:
+    res = run("read", "-", input=b"not a cct file")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: cct: <stdin>: not a cctool saved file (bad magic bytes)\n"

@@ -1,0 +1,135 @@
+"""Every Numba kernel agrees with its NumPy reference twin."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cctool.kernels import _jit, _reference
+
+
+def random_tree(rng: np.random.Generator, n: int, roots: int = 1) -> np.ndarray:
+    """Parent array of a random preorder-numbered forest (parent[i] < i)."""
+    parent = np.full(n, -1, dtype=np.int64)
+    for i in range(roots, n):
+        parent[i] = rng.integers(0, i)
+    return parent
+
+
+def shuffled(parent: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The same forest with ids permuted (not preorder)."""
+    n = parent.shape[0]
+    perm = rng.permutation(n)
+    out = np.full(n, -1, dtype=np.int64)
+    has = parent >= 0
+    out[perm[has]] = perm[parent[has]]
+    return out
+
+
+IMPLS = [pytest.param(_jit, id="numba"), pytest.param(_reference, id="numpy")]
+SIZES = [1, 2, 7, 300]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("roots", [1, 3])
+def test_preorder_twins_agree(n: int, roots: int) -> None:
+    rng = np.random.default_rng(n * 10 + roots)
+    parent = shuffled(random_tree(rng, n, min(roots, n)), rng)
+    got = _jit.preorder(parent)
+    want = _reference.preorder(parent)
+    np.testing.assert_array_equal(got, want)
+    assert sorted(got.tolist()) == list(range(n))
+    pos = np.empty(n, dtype=np.int64)
+    pos[got] = np.arange(n)
+    has = parent >= 0
+    assert np.all(pos[parent[has]] < pos[np.nonzero(has)[0]])
+
+
+def test_preorder_drops_cycles() -> None:
+    parent = np.array([-1, 0, 3, 2], dtype=np.int64)  # 2 <-> 3 is a cycle
+    for impl in (_jit, _reference):
+        assert impl.preorder(parent).tolist() == [0, 1]
+
+
+def test_preorder_empty() -> None:
+    empty = np.zeros(0, dtype=np.int64)
+    assert _jit.preorder(empty).size == 0
+    assert _reference.preorder(empty).size == 0
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_depths_twins_agree(n: int) -> None:
+    parent = random_tree(np.random.default_rng(n), n, 1)
+    np.testing.assert_array_equal(_jit.depths(parent), _reference.depths(parent))
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("k", [1, 4])
+def test_subtree_sums_twins_agree(n: int, k: int) -> None:
+    rng = np.random.default_rng(n + k)
+    parent = random_tree(rng, n, 1)
+    values = rng.random((k, n))
+    got = _jit.subtree_sums(values, parent)
+    np.testing.assert_allclose(got, _reference.subtree_sums(values, parent))
+    np.testing.assert_allclose(got[:, 0], values.sum(axis=1))  # root holds everything
+
+
+def test_subtree_sums_leaves_keep_their_value() -> None:
+    parent = np.array([-1, 0, 0, -1], dtype=np.int64)  # two leaves, one lone root
+    values = np.array([[1.0, 2.0, 3.0, 4.0]])
+    for impl in (_jit, _reference):
+        assert impl.subtree_sums(values, parent).tolist() == [[6.0, 2.0, 3.0, 4.0]]
+
+
+@pytest.mark.parametrize("blocks", [1, 3, 16])
+def test_subtract_strided_twins_agree(blocks: int) -> None:
+    rng = np.random.default_rng(blocks)
+    stride = 50
+    child = rng.choice(np.arange(10, stride), size=20, replace=False)
+    parent = rng.integers(0, 10, size=20)  # repeated parents are allowed
+    base = rng.random(stride * blocks)
+    a, b = base.copy(), base.copy()
+    _jit.subtract_strided(a, child, parent, stride, blocks)
+    _reference.subtract_strided(b, child, parent, stride, blocks)
+    np.testing.assert_allclose(a, b)
+    # Only parent rows change, by the sum of their children's values, in every block.
+    view = base.reshape(blocks, stride)
+    expected = view.copy()
+    for c, p in zip(child, parent, strict=True):
+        expected[:, p] -= view[:, c]
+    np.testing.assert_allclose(a.reshape(blocks, stride), expected)
+
+
+def test_subtract_strided_no_pairs() -> None:
+    vals = np.arange(6, dtype=np.float64)
+    empty = np.zeros(0, dtype=np.int64)
+    _jit.subtract_strided(vals, empty, empty, 3, 2)
+    assert vals.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sorted_membership_twins_agree(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    hay = np.unique(rng.integers(0, 1000, size=200))
+    needles = np.repeat(rng.integers(-5, 1005, size=300), rng.integers(1, 4, size=300))
+    got = _jit.sorted_membership(needles, hay)
+    np.testing.assert_array_equal(got, _reference.sorted_membership(needles, hay))
+    np.testing.assert_array_equal(got, np.isin(needles, hay))
+
+
+def test_sorted_membership_edge_cases() -> None:
+    empty = np.zeros(0, dtype=np.int64)
+    one = np.array([5], dtype=np.int64)
+    for impl in (_jit, _reference):
+        assert impl.sorted_membership(one, empty).tolist() == [False]
+        assert impl.sorted_membership(empty, one).tolist() == []
+        assert impl.sorted_membership(np.array([5, 5, 6]), one).tolist() == [True, True, False]
+
+
+def test_dispatch_uses_reference_for_small_inputs() -> None:
+    from cctool import kernels
+
+    parent = np.array([-1, 0, 1], dtype=np.int64)
+    np.testing.assert_array_equal(kernels.preorder(parent), [0, 1, 2])
+    np.testing.assert_array_equal(kernels.depths(parent), [0, 1, 2])
+    np.testing.assert_allclose(kernels.subtree_sums(np.ones(3), parent), [3.0, 2.0, 1.0])
