@@ -30,10 +30,28 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
 
 
 def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
-    """Read several profiles (globs expanded), each into its own GraphFrame."""
-    from cctool.readers import expand_paths
+    """Read several profiles (globs expanded), each into its own GraphFrame.
 
-    return [load(p, fmt) for p in expand_paths(paths)]
+    With more than one profile and stderr a terminal, a progress bar counts them.
+    """
+    from cctool.readers import expand_paths, read
+
+    expanded = expand_paths(paths)
+    if len(expanded) < 2 or not sys.stderr.isatty():
+        return [load(p, fmt) for p in expanded]
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    out = []
+    columns = (TextColumn("reading"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=len(expanded))
+        for p in expanded:
+            bar.update(task, description=p)
+            out.append(read(p, fmt))
+            bar.advance(task)
+    return out
 
 
 def color_enabled(ctx: click.Context, output: str) -> bool:
