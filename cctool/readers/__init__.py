@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 READERS: tuple[tuple[str, str], ...] = (
     ("cct", "cctool.readers.cct"),
     ("hpctoolkit", "cctool.readers.hpctoolkit"),
+    ("caliper", "cctool.readers.caliper"),
+    ("caliper-json", "cctool.readers.caliper_json"),
+    ("spotdb", "cctool.readers.spotdb"),
 )
 
 STDIN = "-"

@@ -1,0 +1,380 @@
+"""What the Caliper readers (``.cali``, JSON, SpotDB) share: metric naming, record rules and
+the builder that turns expanded Caliper records into a GraphFrame.
+
+A format module expands each snapshot record into its region path (the values of the
+*nested* attributes, outermost first), an optional call path (``source.function#callpath.address``),
+its other string attributes and its numeric values, and hands them to
+:meth:`ProfileBuilder.add`. The rules applied there are the same for every layout:
+
+* Node identity is the call path of ``(name, type)`` pairs, so runs of one program line up.
+  The type comes from the nesting attribute (``function``, ``loop``, ``mpi.function`` → ``mpi``,
+  ``region``/``annotation``/others → ``region``); GPU activities add a ``kernel`` (or
+  ``memcpy``...) leaf, sampled source locations a ``statement`` leaf (``file.c:42``).
+* Records of a Spot channel other than ``regionprofile`` and records outside every region
+  are skipped: they have no place in the call tree.
+* ``mpi.rank`` becomes ``rank``, ``omp.thread.id``/``thread.id``/``pthread.id`` ``thread``.
+  Other numeric attributes are metrics, named by their alias (``Avg time/rank``) or by a
+  short well-known name (``sum#time.duration`` → ``time``); inclusive ones (``inclusive#``,
+  ``iscale#``... or an alias ending in `` (inc)``) get the `` (inc)`` suffix. ``Node order``
+  orders siblings and is no metric.
+* Several records of one (node, rank, thread) are combined by the outermost operator of the
+  attribute: ``min``/``max`` → min/max, ``avg`` → unweighted mean, ``any`` → first, else sum.
+* Exclusive additive metrics get a derived inclusive twin, inclusive ones a derived exclusive
+  twin; ``min#``/``max#``/``avg#``/``any#`` exclusive statistics are not summed over subtrees.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import ReaderError
+from cctool.graphframe import INC_SUFFIX, GraphFrame, inclusive_name
+
+CALLPATH_ATTR = "source.function#callpath.address"
+RANK_ATTRS = frozenset({"mpi.rank"})
+THREAD_ATTRS = frozenset({"omp.thread.id", "thread.id", "pthread.id"})
+SNAPSHOT_ATTR = "timeseries.snapshot"
+NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
+# Blackboard and bookkeeping values that ride along in records but measure nothing.
+_NOT_METRICS = frozenset(
+    {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
+)
+_INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
+_EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
+             "iratio": "ratio", "ipercent_total": "percent_total"}
+_AGG = {"min": "min", "max": "max", "avg": "mean", "any": "first", "ratio": "mean",
+        "variance": "mean"}
+# Exclusive form of a Caliper attribute -> (cctool name, scale). Keeps names equal across
+# Caliper versions (time.duration in s, later time.duration.ns) and channels.
+_KNOWN: dict[str, tuple[str, float]] = {
+    "time.duration": ("time", 1.0),
+    "sum#time.duration": ("time", 1.0),
+    "sum#avg#sum#time.duration": ("time", 1.0),
+    "time.duration.ns": ("time", 1e-9),
+    "sum#time.duration.ns": ("time", 1e-9),
+    "scale#sum#time.duration.ns": ("time", 1.0),
+    "scale#sum#cupti.host.duration": ("time", 1.0),
+    "scale#cupti.activity.duration": ("time (gpu)", 1.0),
+    "sum#scale#cupti.activity.duration": ("time (gpu)", 1.0),
+    "sum#count": ("count", 1.0),
+}
+_NS_UNITS = {"time.duration.ns", "sum#time.duration.ns"}
+_REGION_TYPES = {"function": "function", "loop": "loop", "mpi.function": "mpi",
+                 "cupti.runtimeAPI": "gpu-api", "cupti.driverAPI": "gpu-api", "rocm.api": "gpu-api"}
+_ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned long": "uint",
+                  "double": "double", "float": "double"}
+_INT_RE = re.compile(r"-?\d{1,18}")
+_FLOAT_RE = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A Caliper attribute as the readers need it."""
+
+    name: str
+    type: str = "string"
+    nested: bool = False
+    alias: str | None = None
+    unit: str | None = None
+    meta: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Metric:
+    column: str
+    inclusive: bool
+    additive: bool
+    agg: str
+    scale: float
+    unit: str | None
+
+
+def region_type(attr_name: str) -> str:
+    """The cctool node type of a region named by nesting attribute ``attr_name``."""
+    return _REGION_TYPES.get(attr_name, "region")
+
+
+def metric_for(attr: Attr) -> Metric | None:
+    """How attribute ``attr`` becomes a metric column, or None when it measures nothing."""
+    name, alias = attr.name, attr.alias
+    if (name in _NOT_METRICS or name in NODE_ORDER or name.startswith(("timeseries.", "iteration#"))
+            or name in RANK_ATTRS or name in THREAD_ATTRS or alias in NODE_ORDER
+            or attr.meta.get("class.iteration") == "true"):
+        return None
+    tokens = name.split("#")
+    ops = tokens[:-1]
+    inclusive = any(op in _INC_OPS for op in ops) or bool(alias and alias.endswith(INC_SUFFIX))
+    exc_form = "#".join(_EXC_FORM.get(t, t) for t in tokens if t != "inclusive")
+    first = exc_form.split("#", 1)[0] if "#" in exc_form else ""
+    scale, unit = 1.0, attr.unit
+    if alias:
+        column = alias[: -len(INC_SUFFIX)] if alias.endswith(INC_SUFFIX) else alias
+    elif exc_form in _KNOWN:
+        column, scale = _KNOWN[exc_form]
+        unit = "sec" if exc_form in _NS_UNITS else unit
+    else:
+        column = exc_form
+    # An average of per-rank sums is linear in them (Spot's "Avg time/rank"); an average of
+    # raw event values (avg#time.duration) is not.
+    rest = tokens[1:2]
+    additive = first not in _AGG or (first == "avg" and rest in (["sum"], ["inclusive"]))
+    return Metric(
+        column=inclusive_name(column) if inclusive else column,
+        inclusive=inclusive,
+        additive=additive,
+        agg=_AGG.get(first, "sum"),
+        scale=scale,
+        unit=unit,
+    )
+
+
+def leaf_elements(strings: Mapping[str, str]) -> list[tuple[str, str, tuple[tuple[str, Any], ...]]]:
+    """Extra leaf nodes a record implies: GPU activities and sampled source locations."""
+    out: list[tuple[str, str, tuple[tuple[str, Any], ...]]] = []
+    kind = strings.get("cupti.activity.kind")
+    if kind is not None:
+        kernel = strings.get("cupti.kernel.name")
+        out.append((kernel, "kernel", ()) if kind == "kernel" and kernel else (kind, kind, ()))
+    elif "rocm.activity" in strings:
+        kernel = strings.get("rocm.kernel.name")
+        activity = strings["rocm.activity"]
+        out.append((kernel, "kernel", ()) if kernel else (activity, "gpu-activity", ()))
+    func = strings.get("source.function#cali.sampler.pc")
+    if func:
+        out.append((func, "function", ()))
+    loc = strings.get("sourceloc#cali.sampler.pc")
+    if loc:
+        file, _, line = loc.rpartition(":")
+        if file and line.isdigit() and int(line) > 0 and file != "UNKNOWN":
+            name = f"{file.rsplit('/', 1)[-1]}:{line}"
+            out.append((name, "statement", (("file", file), ("line", int(line)))))
+    return out
+
+
+def plain_value(text: str, ctype: str | None = None, adiak_type: str | None = None) -> Any:
+    """A metadata value as a JSON-serialisable Python value, typed by Caliper or by its look."""
+    container, _, elem = (adiak_type or "").partition(" of ")
+    if container in ("set", "list", "array", "tuple") and elem:
+        if len(text) >= 2 and text[0] in "[{(" and text[-1] in "]})":
+            etype = _ADIAK_ELEMENT.get(elem, "string")
+            inner = text[1:-1]
+            return [plain_value(x, etype) for x in inner.split(",")] if inner else []
+    if ctype == "bool":
+        return text.strip().lower() in ("true", "1")
+    if ctype in ("int", "uint") or (ctype is None and _INT_RE.fullmatch(text)):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if ctype == "double" or (ctype is None and _FLOAT_RE.fullmatch(text)):
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+        return value if math.isfinite(value) else text
+    return text
+
+
+def location_id(value: float, attr: str, path: Path, fmt: str) -> int:
+    if not (math.isfinite(value) and value == int(value) and 0 <= value <= _INT32_MAX):
+        raise ReaderError(path, f"{attr} value {value!r} is not a valid id", fmt=fmt)
+    return int(value)
+
+
+Element = tuple[str, str, tuple[tuple[str, Any], ...]]
+
+
+class ProfileBuilder:
+    """Collects expanded records of one profile; :meth:`build` makes the GraphFrame."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path, self.fmt = path, fmt
+        self._index: dict[tuple[int, str, str], int] = {}
+        self.parent: list[int] = []
+        self.name: list[str] = []
+        self.type: list[str] = []
+        self.extra: dict[str, dict[int, Any]] = {}
+        self.order: dict[int, float] = {}
+        self._metrics: dict[Attr, Metric | None] = {}
+        self._owner: dict[str, Attr] = {}
+        self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
+        self.snapshots: dict[int, dict[str, Any]] = {}
+
+    def error(self, problem: str) -> ReaderError:
+        return ReaderError(self.path, problem, fmt=self.fmt)
+
+    def node(self, elements: Iterable[Element]) -> int:
+        """Id of the node at the end of ``elements``, creating the path as needed."""
+        p = -1
+        for name, typ, extra in elements:
+            key = (p, name, typ)
+            i = self._index.get(key)
+            if i is None:
+                i = self._index[key] = len(self.parent)
+                self.parent.append(p)
+                self.name.append(name)
+                self.type.append(typ)
+            for k, v in extra:
+                self.extra.setdefault(k, {}).setdefault(i, v)
+            p = i
+        return p
+
+    def metric(self, attr: Attr) -> Metric | None:
+        if attr not in self._metrics:
+            m = metric_for(attr)
+            if m is not None and self._owner.setdefault(m.column, attr) != attr:
+                # Two attributes want one name (e.g. an alias equal to a short name): the
+                # later one keeps its Caliper name.
+                raw = inclusive_name(attr.name) if m.inclusive else attr.name
+                if raw in self._owner:
+                    raise self.error(f"attributes {attr.name!r} and {self._owner[raw].name!r} "
+                                     f"both map to metric {raw!r}")
+                m = replace(m, column=raw, scale=1.0)
+                self._owner[raw] = attr
+            self._metrics[attr] = m
+        return self._metrics[attr]
+
+    def add(
+        self,
+        region: Sequence[tuple[str, str]],
+        callpath: Sequence[str],
+        strings: Mapping[str, str],
+        numbers: Sequence[tuple[Attr, float]],
+    ) -> None:
+        """Add one snapshot record (see the module docstring for the rules)."""
+        channel = strings.get("spot.channel")
+        if channel is not None and channel != "regionprofile":
+            return
+        for attr, value in numbers:
+            if not math.isfinite(value):
+                raise self.error(f"{attr.name} has the non-finite value {value!r}")
+        if any(a.name == "timeseries.duration" for a, _ in numbers):
+            # A time-series snapshot summary: run metadata, not a region measurement.
+            snap = next((v for a, v in numbers if a.name == SNAPSHOT_ATTR), 0.0)
+            summary = self.snapshots.setdefault(
+                location_id(snap, SNAPSHOT_ATTR, self.path, self.fmt), {})
+            summary.update((a.name, v if a.type == "double" else int(v)) for a, v in numbers)
+            return
+        rank = thread = snapshot = 0
+        values: dict[str, float] = {}
+        order: float | None = None
+        for attr, value in numbers:
+            if attr.name in RANK_ATTRS:
+                rank = location_id(value, attr.name, self.path, self.fmt)
+            elif attr.name in THREAD_ATTRS:
+                thread = location_id(value, attr.name, self.path, self.fmt)
+            elif attr.name == SNAPSHOT_ATTR:
+                snapshot = location_id(value, attr.name, self.path, self.fmt)
+            elif attr.name in NODE_ORDER or attr.alias in NODE_ORDER:
+                order = value
+            elif (m := self.metric(attr)) is not None:
+                values[m.column] = value * m.scale
+        elements: list[Element] = [(n, t, ()) for n, t in region]
+        elements += [(f, "function", ()) for f in callpath]
+        for leaf in leaf_elements(strings):
+            if not elements or elements[-1][:2] != leaf[:2]:
+                elements.append(leaf)
+        if not elements:
+            return
+        module = strings.get("module#cali.sampler.pc")
+        if module:  # the sampled PC's module belongs to the innermost function and statement
+            for k in range(len(elements) - 1, -1, -1):
+                if elements[k][1] in ("function", "statement"):
+                    elements[k] = (*elements[k][:2], (*elements[k][2], ("module", module)))
+                if elements[k][1] == "function":
+                    break
+        node = self.node(elements)
+        if order is not None:
+            self.order[node] = min(order, self.order.get(node, order))
+        if values:
+            self.rows.append((node, rank, thread, snapshot, values))
+
+    # ---------------------------------------------------------------- assembly
+    def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
+        """The GraphFrame of all records, or of one time-series snapshot."""
+        n = len(self.parent)
+        if n == 0:
+            raise self.error("no region records: nothing to build a call tree from")
+        metrics = {m.column: m for m in self._metrics.values() if m is not None}
+        new_id = self._sibling_order(n)
+        par = np.asarray(self.parent, dtype=np.int64)
+        parent = np.where(par >= 0, new_id[np.maximum(par, 0)], -1)
+        perm = np.argsort(new_id)
+        attrs: dict[str, Any] = {"name": [self.name[i] for i in perm],
+                                 "type": [self.type[i] for i in perm]}
+        for key, vals in self.extra.items():
+            attrs[key] = [vals.get(int(i)) for i in perm]
+        parent_new = np.empty(n, dtype=np.int64)
+        parent_new[new_id] = parent
+        table = self._metric_table(list(metrics.values()), new_id, snapshot)
+        # Only additive statistics (sums, cross-rank averages) have an exact counterpart:
+        # a min or max over ranks of a subtree is not the sum of its parts.
+        exc_add = [c for c, m in metrics.items() if not m.inclusive and m.additive]
+        exc_other = [c for c, m in metrics.items() if not m.inclusive and not m.additive]
+        inc_add = [c for c, m in metrics.items() if m.inclusive and m.additive]
+        inc_other = [c for c, m in metrics.items() if m.inclusive and not m.additive]
+        units = {c: m.unit for c, m in metrics.items() if m.unit}
+        meta = {**metadata}
+        meta.setdefault("format", self.fmt)
+        meta.setdefault("path", str(self.path))
+        if units:
+            meta.setdefault("metric_units", units)
+        if self.snapshots:
+            meta.setdefault("timeseries", [self.snapshots[k] for k in sorted(self.snapshots)])
+        gf = GraphFrame.from_arrays(parent_new, attrs, table, exclusive=exc_add,
+                                    inclusive=inc_add, metadata=meta, derive_inclusive=True,
+                                    derive_exclusive=True)
+        cols = gf.metric_columns
+        exc, inc = {*gf.exclusive, *exc_other}, {*gf.inclusive, *inc_other}
+        gf = replace(gf, exclusive=tuple(c for c in cols if c in exc),
+                     inclusive=tuple(c for c in cols if c in inc))
+        preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
+        return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
+
+    def _sibling_order(self, n: int) -> np.ndarray:
+        """New id per node: siblings by ``Node order`` where recorded, else first appearance."""
+        if not self.order:
+            return np.arange(n, dtype=np.int64)
+        key = np.full(n, np.inf)
+        for i, v in self.order.items():
+            key[i] = v
+        own = np.isfinite(key)
+        for i in range(n - 1, -1, -1):  # children come after parents: push minima up
+            p = self.parent[i]
+            if p >= 0 and not own[p]:
+                key[p] = min(key[p], key[i])
+        perm = np.lexsort((np.arange(n), key))
+        new_id = np.empty(n, dtype=np.int64)
+        new_id[perm] = np.arange(n)
+        return new_id
+
+    def _metric_table(
+        self, metrics: list[Metric], new_id: np.ndarray, snapshot: int | None
+    ) -> pl.DataFrame:
+        rows = self.rows
+        if snapshot is not None:
+            rows = [r for r in rows if r[3] == snapshot]
+        cols: dict[str, Any] = {
+            "node": new_id[np.fromiter((r[0] for r in rows), np.int64, len(rows))],
+            "rank": np.fromiter((r[1] for r in rows), np.int32, len(rows)),
+            "thread": np.fromiter((r[2] for r in rows), np.int32, len(rows)),
+        }
+        for m in metrics:
+            cols[m.column] = pl.Series(m.column, [r[4].get(m.column) for r in rows],
+                                       dtype=pl.Float64)
+        df = pl.DataFrame(cols)
+        aggs = {"sum": lambda c: pl.col(c).sum(), "min": lambda c: pl.col(c).min(),
+                "max": lambda c: pl.col(c).max(), "mean": lambda c: pl.col(c).mean(),
+                "first": lambda c: pl.col(c).drop_nulls().first()}
+        grouped = df.group_by("node", "rank", "thread", maintain_order=True).agg(
+            [aggs[m.agg](m.column) for m in metrics])
+        return grouped.with_columns([pl.col(m.column).fill_null(0.0) for m in metrics])
