@@ -1,0 +1,5 @@
+import sys
+
+from cctool.synth import main
+
+sys.exit(main())
