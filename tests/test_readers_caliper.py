@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from cctool.graphframe import GraphFrame
-from cctool.readers import caliper, detect, read
+from cctool.readers import caliper, read
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 ALL_CALI = sorted(p.relative_to(SHARED).as_posix() for p in SHARED.glob("**/*.cali"))
@@ -64,8 +64,8 @@ def value(gf: GraphFrame, metric: str, *names: str, rank: int | None = None) -> 
 @pytest.mark.parametrize("rel", ALL_CALI)
 def test_every_sample_reads(data, rel: str) -> None:
     path = data(rel.split("/")[0]) / rel.split("/", 1)[1]
-    assert detect(path) is caliper
-    gf = read(path)
+    assert caliper.sniff(path)
+    gf = read(path, "caliper")
     assert gf.metadata["format"] == "caliper"
     assert gf.default_metric in gf.metric_columns
     json.dumps(dict(gf.metadata))  # must be JSON-serialisable as it is
