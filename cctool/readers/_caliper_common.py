@@ -2,9 +2,10 @@
 the builder that turns expanded Caliper records into a GraphFrame.
 
 A format module expands each snapshot record into its region path (the values of the
-*nested* attributes, outermost first), an optional call path (``source.function#callpath.address``),
-its other string attributes and its numeric values, and hands them to
-:meth:`ProfileBuilder.add`. The rules applied there are the same for every layout:
+*nested* attributes, outermost first), an optional call path
+(``source.function#callpath.address``, preferred to the regions as in Hatchet), its other
+string attributes and its numeric values, and hands them to :meth:`ProfileBuilder.add`.
+The rules applied there are the same for every layout:
 
 * Node identity is the call path of ``(name, type)`` pairs, so runs of one program line up.
   The type comes from the nesting attribute (``function``, ``loop``, ``mpi.function`` → ``mpi``,
@@ -19,8 +20,13 @@ its other string attributes and its numeric values, and hands them to
   orders siblings and is no metric.
 * Several records of one (node, rank, thread) are combined by the outermost operator of the
   attribute: ``min``/``max`` → min/max, ``avg`` → unweighted mean, ``any`` → first, else sum.
-* Exclusive additive metrics get a derived inclusive twin, inclusive ones a derived exclusive
-  twin; ``min#``/``max#``/``avg#``/``any#`` exclusive statistics are not summed over subtrees.
+* Additive metrics get their derived twin: inclusive from exclusive (subtree sums) and
+  exclusive from inclusive (minus the children). Minima, maxima, per-event averages and
+  ``any#`` values are not additive over a subtree, so ``Min/Max time/rank (inc)`` stay
+  inclusive-only and ``min#time.duration`` exclusive-only. Averages of per-rank sums
+  (``Avg time/rank``) are additive.
+* Time-series summary records (those with ``timeseries.duration``) describe a snapshot, not a
+  region: they go to ``metadata["timeseries"]``.
 """
 
 from __future__ import annotations
@@ -191,6 +197,7 @@ def location_id(value: float, attr: str, path: Path, fmt: str) -> int:
 
 
 Element = tuple[str, str, tuple[tuple[str, Any], ...]]
+Role = tuple[str, str, float]  # (kind, metric column or attribute name, scale)
 
 
 class ProfileBuilder:
@@ -207,6 +214,7 @@ class ProfileBuilder:
         self._metrics: dict[Attr, Metric | None] = {}
         self._owner: dict[str, Attr] = {}
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
+        self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
 
     def error(self, problem: str) -> ReaderError:
@@ -238,53 +246,35 @@ class ProfileBuilder:
                 if raw in self._owner:
                     raise self.error(f"attributes {attr.name!r} and {self._owner[raw].name!r} "
                                      f"both map to metric {raw!r}")
-                m = replace(m, column=raw, scale=1.0)
+                m = replace(m, column=raw, scale=1.0, unit=attr.unit)
                 self._owner[raw] = attr
             self._metrics[attr] = m
         return self._metrics[attr]
 
-    def add(
-        self,
-        region: Sequence[tuple[str, str]],
-        callpath: Sequence[str],
-        strings: Mapping[str, str],
-        numbers: Sequence[tuple[Attr, float]],
-    ) -> None:
-        """Add one snapshot record (see the module docstring for the rules)."""
+    def role(self, attr: Attr) -> Role:
+        """What a numeric attribute is to the profile: a location, the order, a metric..."""
+        name = attr.name
+        kind = ("rank" if name in RANK_ATTRS else "thread" if name in THREAD_ATTRS
+                else "snapshot" if name == SNAPSHOT_ATTR else "summary"
+                if name == "timeseries.duration" else "order"
+                if name in NODE_ORDER or attr.alias in NODE_ORDER else "")
+        m = None if kind else self.metric(attr)
+        return ("metric", m.column, m.scale) if m else (kind or "skip", name, 1.0)
+
+    def locate(
+        self, region: Sequence[tuple[str, str]], callpath: Sequence[str], strings: Mapping[str, str]
+    ) -> int | None:
+        """The node of a record, or None when the record has no place in the call tree."""
         channel = strings.get("spot.channel")
         if channel is not None and channel != "regionprofile":
-            return
-        for attr, value in numbers:
-            if not math.isfinite(value):
-                raise self.error(f"{attr.name} has the non-finite value {value!r}")
-        if any(a.name == "timeseries.duration" for a, _ in numbers):
-            # A time-series snapshot summary: run metadata, not a region measurement.
-            snap = next((v for a, v in numbers if a.name == SNAPSHOT_ATTR), 0.0)
-            summary = self.snapshots.setdefault(
-                location_id(snap, SNAPSHOT_ATTR, self.path, self.fmt), {})
-            summary.update((a.name, v if a.type == "double" else int(v)) for a, v in numbers)
-            return
-        rank = thread = snapshot = 0
-        values: dict[str, float] = {}
-        order: float | None = None
-        for attr, value in numbers:
-            if attr.name in RANK_ATTRS:
-                rank = location_id(value, attr.name, self.path, self.fmt)
-            elif attr.name in THREAD_ATTRS:
-                thread = location_id(value, attr.name, self.path, self.fmt)
-            elif attr.name == SNAPSHOT_ATTR:
-                snapshot = location_id(value, attr.name, self.path, self.fmt)
-            elif attr.name in NODE_ORDER or attr.alias in NODE_ORDER:
-                order = value
-            elif (m := self.metric(attr)) is not None:
-                values[m.column] = value * m.scale
-        elements: list[Element] = [(n, t, ()) for n, t in region]
-        elements += [(f, "function", ()) for f in callpath]
+            return None
+        elements: list[Element] = [(f, "function", ()) for f in callpath] if callpath else [
+            (n, t, ()) for n, t in region]
         for leaf in leaf_elements(strings):
             if not elements or elements[-1][:2] != leaf[:2]:
                 elements.append(leaf)
         if not elements:
-            return
+            return None
         module = strings.get("module#cali.sampler.pc")
         if module:  # the sampled PC's module belongs to the innermost function and statement
             for k in range(len(elements) - 1, -1, -1):
@@ -292,11 +282,37 @@ class ProfileBuilder:
                     elements[k] = (*elements[k][:2], (*elements[k][2], ("module", module)))
                 if elements[k][1] == "function":
                     break
-        node = self.node(elements)
+        return self.node(elements)
+
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
+        """Record the numeric fields (with their :meth:`role`) of one record at ``node``."""
+        loc = {"rank": 0, "thread": 0, "snapshot": 0}
+        values: dict[str, float] = {}
+        order: float | None = None
+        summary = False
+        for (kind, column, scale), attr, value in fields:
+            if not math.isfinite(value):
+                raise self.error(f"{attr.name} has the non-finite value {value!r}")
+            if kind == "metric":
+                values[column] = value * scale
+            elif kind in loc:
+                loc[kind] = location_id(value, column, self.path, self.fmt)
+            elif kind == "order":
+                order = value
+            elif kind == "summary":
+                summary = True
+        if node is None:
+            return
+        if summary:
+            # A time-series snapshot summary: run metadata, not a region measurement.
+            entry = self.snapshots.setdefault(loc["snapshot"], {})
+            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
+            return
         if order is not None:
             self.order[node] = min(order, self.order.get(node, order))
         if values:
-            self.rows.append((node, rank, thread, snapshot, values))
+            self.rows.append((node, loc["rank"], loc["thread"], loc["snapshot"], values))
+            self._used.update(values)
 
     # ---------------------------------------------------------------- assembly
     def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
@@ -304,7 +320,9 @@ class ProfileBuilder:
         n = len(self.parent)
         if n == 0:
             raise self.error("no region records: nothing to build a call tree from")
-        metrics = {m.column: m for m in self._metrics.values() if m is not None}
+        # Only columns some kept record has (not those of skipped Spot channels).
+        metrics = {m.column: m for m in self._metrics.values()
+                   if m is not None and m.column in self._used}
         new_id = self._sibling_order(n)
         par = np.asarray(self.parent, dtype=np.int64)
         parent = np.where(par >= 0, new_id[np.maximum(par, 0)], -1)

@@ -31,6 +31,7 @@ from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
     Attr,
     ProfileBuilder,
+    Role,
     plain_value,
     region_type,
 )
@@ -137,6 +138,8 @@ class _CaliStream:
         self._attrs: dict[int, tuple[Attr, int]] = {}
         self._chains: dict[int, tuple[tuple[int, str], ...]] = {}
         self._expanded: dict[int, tuple[Any, ...]] = {}
+        self._fields: dict[str, tuple[Attr, str, Role]] = {}
+        self._located: dict[tuple[Any, ...], int | None] = {}
         self.globals: list[tuple[int, str]] = []
         self.lineno = 0
 
@@ -259,35 +262,60 @@ class _CaliStream:
             self._expanded[nid] = (region, callpath, strings)
         return self._expanded[nid]
 
+    def _field(self, key: str) -> tuple[Attr, str, Role]:
+        """(attribute, "number"/"string"/"skip", role) of immediate attribute id ``key``."""
+        if key not in self._fields:
+            try:
+                attr, prop = self._attribute(int(key))
+            except ValueError:
+                raise self.fail("attr holds a non-numeric id") from None
+            kind = ("skip" if prop & (_PROP_HIDDEN | _PROP_GLOBAL)
+                    else "number" if attr.type in _NUMERIC else "string")
+            role = self.builder.role(attr) if kind == "number" else ("skip", attr.name, 1.0)
+            self._fields[key] = (attr, kind, role)
+        return self._fields[key]
+
     def _ctx(self, rec: dict[str, list[str]]) -> None:
-        refs, attrs = self._ids(rec, "ref"), self._ids(rec, "attr")
-        data = rec.get("data", [])
+        refs, attrs, data = rec.get("ref", []), rec.get("attr", []), rec.get("data", [])
         if len(attrs) != len(data) or set(rec) - {"ref", "attr", "data"}:
             raise self.fail("malformed snapshot record (attr and data do not match)")
+        fields: list[tuple[Role, Attr, float]] = []
+        strings: dict[str, str] = {}
+        for key, text in zip(attrs, data, strict=True):
+            attr, kind, role = self._field(key)
+            if kind == "number":
+                try:
+                    fields.append((role, attr, float(text)))
+                except ValueError:
+                    raise self.fail(f"{attr.name} has the non-numeric value {text!r}") from None
+            elif kind == "string":
+                strings[attr.name] = text
+        # Records of one context share their node: resolve each context once.
+        ctx_key = (tuple(refs), tuple(strings.items()))
+        node = self._located.get(ctx_key, -2)
+        if node == -2:
+            node = self._locate(refs, strings)
+            self._located[ctx_key] = node
+        try:
+            self.builder.measure(node, fields)
+        except ReaderError as exc:
+            raise self.fail(exc.problem) from None
+
+    def _locate(self, refs: list[str], immediate: dict[str, str]) -> int | None:
         region: list[tuple[str, str]] = []
         callpath: list[str] = []
         strings: dict[str, str] = {}
-        for nid in refs:
+        for ref in refs:
+            try:
+                nid = int(ref)
+            except ValueError:
+                raise self.fail("ref holds a non-numeric id") from None
             r, c, s = self._expand(nid)
             region += r
             callpath += c
             strings.update(s)
-        numbers = []
-        for aid, value in zip(attrs, data, strict=True):
-            attr, prop = self._attribute(aid)
-            if prop & (_PROP_HIDDEN | _PROP_GLOBAL):
-                continue
-            if attr.type in _NUMERIC:
-                try:
-                    numbers.append((attr, float(value)))
-                except ValueError:
-                    raise self.fail(f"{attr.name} has the non-numeric value {value!r}") from None
-            else:
-                strings[attr.name] = value
-        try:
-            self.builder.add(region, callpath, strings, numbers)
-        except ReaderError as exc:
-            raise self.fail(exc.problem) from None
+        strings.update(immediate)
+        return self.builder.locate(region, callpath, strings)
 
     def _globals(self, rec: dict[str, list[str]]) -> None:
         attrs, data = self._ids(rec, "attr"), rec.get("data", [])

@@ -32,6 +32,7 @@ from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
     Attr,
     ProfileBuilder,
+    Role,
     plain_value,
     region_type,
 )
@@ -100,7 +101,7 @@ def _read_split(doc: dict[str, Any], b: ProfileBuilder) -> dict[str, Any]:
         region: list[tuple[str, str]] = []
         callpath: list[str] = []
         strings: dict[str, str] = {}
-        numbers: list[tuple[Attr, float]] = []
+        numbers: list[tuple[Role, Attr, float]] = []
         for attr, is_hier, v in zip(attrs, hier, row, strict=True):
             if v is None:
                 continue
@@ -117,7 +118,7 @@ def _read_split(doc: dict[str, Any], b: ProfileBuilder) -> dict[str, Any]:
                     strings[attr.name] = chain[-1]
             else:
                 _value(attr, v, strings, numbers, b)
-        b.add(region, callpath, strings, numbers)
+        b.measure(b.locate(region, callpath, strings), numbers)
     return {k: _global(v) for k, v in doc.items() if k not in _SPLIT_KEYS}
 
 
@@ -150,7 +151,7 @@ def _read_records(
         region: list[tuple[str, str]] = []
         callpath: list[str] = []
         strings: dict[str, str] = {}
-        numbers: list[tuple[Attr, float]] = []
+        numbers: list[tuple[Role, Attr, float]] = []
         if isinstance(rec.get("path"), str):
             region = [(p, "region") for p in rec["path"].split("/")] if rec["path"] else []
         else:
@@ -171,7 +172,7 @@ def _read_records(
                 attrs[key] = Attr(key, "double", alias=_text(m.get("attribute.alias")),
                                   unit=_text(m.get("attribute.unit")))
             _value(attrs[key], v, strings, numbers, b)
-        b.add(region, callpath, strings, numbers)
+        b.measure(b.locate(region, callpath, strings), numbers)
     if not isinstance(globals_, dict):
         return {}
     out = {}
@@ -184,13 +185,13 @@ def _read_records(
 
 
 def _value(
-    attr: Attr, v: Any, strings: dict[str, str], numbers: list[tuple[Attr, float]],
+    attr: Attr, v: Any, strings: dict[str, str], numbers: list[tuple[Role, Attr, float]],
     b: ProfileBuilder,
 ) -> None:
     if isinstance(v, bool) or isinstance(v, str):
         strings[attr.name] = str(v).lower() if isinstance(v, bool) else v
     elif isinstance(v, int | float):
-        numbers.append((attr, float(v)))
+        numbers.append((b.role(attr), attr, float(v)))
     else:
         raise b.error(f"{attr.name} has the value {v!r}, neither a number nor a string")
 
