@@ -4,20 +4,26 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in read|tree) cmd="$w"; break;; esac
+        case "$w" in read|scaling|tree) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit" -- "$cur")); return;;
-        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit" -- "$cur")); return;;
+        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit caliper caliper-json spotdb" -- "$cur")); return;;
+        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit caliper caliper-json spotdb" -- "$cur")); return;;
+        scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        scaling:--by) COMPREPLY=($(compgen -W "path name file module" -- "$cur")); return;;
+        scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown" -- "$cur")); return;;
+        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit caliper caliper-json spotdb" -- "$cur")); return;;
         tree:--agg) COMPREPLY=($(compgen -W "sum mean max min" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
     esac
     case "$cmd" in
-        "") opts="--color --version -h --help read tree";;
+        "") opts="--color --version -h --help read scaling tree";;
         read) opts="--from --output -o --json -h --help";;
+        scaling) opts="--from --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
         tree) opts="--from --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --width --color --to --output -o -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then

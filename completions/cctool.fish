@@ -2,17 +2,40 @@
 
 complete -c cctool -f
 complete -c cctool -n '__fish_use_subcommand' -a read -d 'Read profiles and print a summary: format, nodes, rows, ranks, threads'
+complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a program across process counts: a table of one metric'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
 complete -c cctool -n '__fish_use_subcommand' -l color -r -a 'auto always never' -d 'Color in text output; auto colors a terminal unless NO_COLOR is set.'
 complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version and exit.'
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from read' -F
-complete -c cctool -n '__fish_seen_subcommand_from read' -l from -r -a 'cct hpctoolkit' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l from -r -a 'cct hpctoolkit caliper caliper-json spotdb' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from read' -l output -s o -r -d 'Save the GraphFrame as a .cct file (- writes it to stdout). One input '
 complete -c cctool -n '__fish_seen_subcommand_from read' -l json -d 'Print the summary as JSON (a list when several profiles are given).'
 complete -c cctool -n '__fish_seen_subcommand_from read' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -r -a 'cct hpctoolkit caliper caliper-json spotdb' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -r -a 'mean max min sum' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l by -r -a 'path name file module' -d 'Rows: call paths, or nodes summed by name/file/module.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key -r -d 'Order runs by this metadata key (default: the number of processes).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key-from-name -r -d 'Order runs by a number in the path: the regexs first group.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l where -r -d 'Keep runs whose metadata match: key=value, key!=value, key>=number, ke'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l table -d 'Show the metric per run (the default view).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l speedup -d 'Show T_base / T_n (strong scaling only).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l efficiency -d 'Show (T_base × p_base) / (T_n × p_n) (strong), T_base / T_n (weak).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l strong -l weak -d 'Strong scaling (fixed total work) or weak (fixed work per process).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l percent -d 'Table values as % of each runs total.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -r -d 'Drop rows whose base-run value is below this fraction of its total.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -r -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -r -d 'Digits after the decimal point.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l plot -r -d 'Also draw a line chart of the top rows: .svg, or .png (needs Pillow).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l width -r -d 'Text width (default: the terminals, or 120 when not a terminal).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -r -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is set'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -r -a 'text csv json markdown' -d 'Output format.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -F
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -r -a 'cct hpctoolkit' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -r -a 'cct hpctoolkit caliper caliper-json spotdb' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l depth -r -d 'Show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l precision -r -d 'Digits after the decimal point.'
@@ -30,4 +53,4 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l color -r -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -r -a 'text json csv' -d 'Output format.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
-# commands: read tree
+# commands: read scaling tree

@@ -5,6 +5,7 @@ _cctool() {
     local -a commands
     commands=(
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
+        'scaling:Compare runs of a program across process counts: a table of one metric'
         'tree:Show the calling context tree with metric values, colored by the first'
     )
     _arguments -C \
@@ -17,12 +18,34 @@ _cctool() {
         command) _describe command commands ;;
         args)
             case $words[1] in
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit)' \
+                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit)' \
+                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
+                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(mean max min sum)' \
+                    ''--by'[Rows: call paths, or nodes summed by name/file/module.]:value:(path name file module)' \
+                    ''--key'[Order runs by this metadata key (default: the number of processes).]:value: ' \
+                    ''--key-from-name'[Order runs by a number in the path: the regexs first group.]:value: ' \
+                    ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
+                    ''--table'[Show the metric per run (the default view).]' \
+                    ''--speedup'[Show T_base / T_n (strong scaling only).]' \
+                    ''--efficiency'[Show (T_base × p_base) / (T_n × p_n) (strong), T_base / T_n (weak).]' \
+                    '(--strong --weak)'{--strong,--weak}'[Strong scaling (fixed total work) or weak (fixed work per process).]' \
+                    ''--percent'[Table values as % of each runs total.]' \
+                    ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
+                    ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(text csv json markdown)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \

@@ -1,0 +1,159 @@
+"""``cctool scaling``: pivot, speedup and efficiency tables across an ensemble of runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from cctool.cli._options import from_option, metric_option, output_options, width_option
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cctool.graphframe import GraphFrame
+    from cctool.ops.scaling import ScalingResult
+
+AGGS = ("mean", "max", "min", "sum")  # over the ranks of one run; mean first (per process)
+
+
+@click.command()
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(allow_dash=True),
+                metavar="PROFILE...")
+@from_option
+@metric_option
+@click.option("--agg", type=click.Choice(AGGS), default="mean", show_default=True,
+              help="How to combine the ranks of a run: mean is per-process time, what "
+              "scaling studies plot; max is the slowest process.")
+@click.option("--by", type=click.Choice(("path", "name", "file", "module")), default="path",
+              show_default=True, help="Rows: call paths, or nodes summed by name/file/module.")
+@click.option("--key", default=None, metavar="KEY",
+              help="Order runs by this metadata key (default: the number of processes).")
+@click.option("--key-from-name", default=None, metavar="REGEX",
+              help="Order runs by a number in the path: the regex's first group.")
+@click.option("--where", multiple=True, metavar="EXPR",
+              help="Keep runs whose metadata match: key=value, key!=value, key>=number, "
+              "key<number, ... (repeatable; all must hold).")
+@click.option("--table", "view", flag_value="table", default=True,
+              help="Show the metric per run (the default view).")
+@click.option("--speedup", "view", flag_value="speedup",
+              help="Show T_base / T_n (strong scaling only).")
+@click.option("--efficiency", "view", flag_value="efficiency",
+              help="Show (T_base × p_base) / (T_n × p_n) (strong), T_base / T_n (weak).")
+@click.option("--strong/--weak", default=True, show_default=True,
+              help="Strong scaling (fixed total work) or weak (fixed work per process).")
+@click.option("--percent", is_flag=True, help="Table values as % of each run's total.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Drop rows whose base-run value is below this fraction of its total.")
+@click.option("--top", type=click.IntRange(min=1), default=None,
+              help="Keep the N rows with the largest base-run value (plots: 8 by default).")
+@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
+              help="Digits after the decimal point.")
+@click.option("--plot", default=None, metavar="FILE",
+              help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow).")
+@width_option
+@output_options(("text", "csv", "json", "markdown"))
+@click.pass_context
+def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
+            metrics: tuple[str, ...], agg: str, by: str, key: str | None,
+            key_from_name: str | None, where: tuple[str, ...], view: str, strong: bool,
+            percent: bool, threshold: float, top: int | None, precision: int,
+            plot: str | None, width: int | None, to: str, output: str) -> None:
+    """Compare runs of a program across process counts: a table of one metric with a row
+    per call path and a column per run, ordered by the number of processes (from
+    mpi.world.size, jobsize, ... or the ranks in the data), or speedup and efficiency
+    relative to the run with the fewest. Runs with the same key are averaged.
+
+    \b
+    Example:
+      cctool scaling runs/*.cali
+      cctool scaling runs/ --speedup --threshold 0.01 --plot speedup.svg
+      cctool scaling runs/ --efficiency --weak --to markdown -o table.md
+      cctool scaling rajaperf/ --key ProblemSizeRunParam --where cluster=quartz
+    """
+    from cctool.ops.scaling import ScalingOptions
+    from cctool.ops.scaling import scaling as tabulate
+
+    if len(metrics) > 1:
+        raise click.UsageError("scaling tabulates one metric; give --metric once")
+    opts = ScalingOptions(metric=metrics[0] if metrics else None, agg=agg, by=by, key=key,
+                          key_from_name=key_from_name, where=where, view=view,
+                          weak=not strong, percent=percent, threshold=threshold, top=top)
+    runs = load_runs(profiles, fmt)
+    result = tabulate(runs, opts)
+    _report(result, len(runs), where)
+    if plot:
+        from cctool.cli._io import write_bytes
+        from cctool.plot import render_plot
+
+        write_bytes(plot, render_plot(result, plot, top or 8))
+    _emit(ctx, result, to, output, width, precision)
+
+
+def load_runs(paths: tuple[str, ...], fmt: str | None) -> list[tuple[str, GraphFrame]]:
+    """(path, GraphFrame) per run; directories that are no single profile are searched."""
+    from cctool.cli._io import load_many
+    from cctool.readers import expand_paths
+
+    files = [f for p in expand_paths(paths) for f in _run_paths(p, fmt)]
+    return list(zip(files, load_many(files, fmt), strict=True))
+
+
+def _run_paths(path: str, fmt: str | None) -> list[str]:
+    """The runs ``path`` names: itself, or the profiles found in a folder."""
+    from pathlib import Path
+
+    from cctool.errors import UnknownFormatError
+
+    if fmt or path == "-" or not Path(path).is_dir():
+        return [path]
+    found = _profiles_in(Path(path))
+    if not found:
+        raise UnknownFormatError(f"{path}: no profile cctool knows in this folder")
+    return found
+
+
+def _profiles_in(p: Path) -> list[str]:
+    """``p`` if a reader takes it (split into runs by a multi-run reader such as SpotDB),
+    else the profiles below it, in path order."""
+    from cctool.errors import UnknownFormatError
+    from cctool.readers import detect
+
+    try:
+        mod = detect(p)
+    except UnknownFormatError:
+        if not p.is_dir():
+            return []
+        return [f for child in sorted(p.iterdir()) if not child.name.startswith(".")
+                for f in _profiles_in(child)]
+    run_files = getattr(mod, "run_files", None)
+    return [str(f) for f in run_files(p)] if run_files and p.is_dir() else [str(p)]
+
+
+def _report(result: ScalingResult, given: int, where: tuple[str, ...]) -> None:
+    from cctool.render_scaling import notes
+
+    kept = result.runs.height
+    if where:
+        click.echo(f"note: --where kept {kept} of {given} runs", err=True)
+    for line in notes(result):
+        click.echo(f"note: {line} (same key)", err=True)
+    if result.key_name == "ranks in the data" and result.averaged:
+        click.echo("note: no run records its process count (mpi.world.size, jobsize, ...); "
+                   "order runs with --key KEY or --key-from-name REGEX", err=True)
+
+
+def _emit(ctx: click.Context, result: ScalingResult, to: str, output: str,
+          width: int | None, precision: int) -> None:
+    from cctool.cli._io import emit_renderable, emit_table, write_text
+
+    if to == "text":
+        from cctool.render_scaling import scaling_table
+
+        emit_renderable(ctx, scaling_table(result, precision), output, width)
+    elif to == "markdown":
+        from cctool.render_scaling import to_markdown
+
+        write_text(output, to_markdown(result, precision))
+    else:
+        emit_table(result.table, to, output)

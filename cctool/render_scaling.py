@@ -1,0 +1,151 @@
+"""Draw scaling tables: a Rich table with a sparkline per row, and Markdown for papers.
+
+Like :mod:`cctool.render`, nothing here looks at the terminal: the sparkline asks the
+Console's options whether it may use Unicode block characters and falls back to ASCII.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from cctool.ops.scaling import ScalingResult
+from cctool.render import format_value
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+ASCII_LEVELS = "_.-:=+*#"
+MISSING = " "
+
+
+def sparkline(values: Sequence[float | None], ascii_only: bool = False) -> str:
+    """One character per value, scaled between the row's smallest and largest value.
+
+    Missing (None/NaN) values are blanks; a flat row sits in the middle.
+    """
+    levels = ASCII_LEVELS if ascii_only else BLOCKS
+    present = [v if v is not None and math.isfinite(v) else None for v in values]
+    finite = [v for v in present if v is not None]
+    if not finite:
+        return MISSING * len(values)
+    lo, hi = min(finite), max(finite)
+    top = len(levels) - 1
+    out = []
+    for v in present:
+        if v is None:
+            out.append(MISSING)
+        elif hi == lo:
+            out.append(levels[top // 2])
+        else:
+            out.append(levels[round((v - lo) / (hi - lo) * top)])
+    return "".join(out)
+
+
+class Sparkline:
+    """A sparkline cell that picks block characters or ASCII from the Console's encoding."""
+
+    def __init__(self, values: Sequence[float | None]) -> None:
+        self.values = list(values)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(sparkline(self.values, options.ascii_only), style="cyan", no_wrap=True)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(len(self.values), len(self.values))
+
+
+def describe(result: ScalingResult) -> str:
+    """A title saying what the numbers are."""
+    o = result.options
+    what = f"{result.metric} ({o.agg} over ranks)"
+    base = result.run_columns[0] if result.run_columns else "?"
+    kind = "weak" if o.weak else "strong"
+    if o.view == "speedup":
+        return f"{kind} speedup of {what} relative to {result.key_name} = {base}"
+    if o.view == "efficiency":
+        return f"{kind} efficiency of {what} relative to {result.key_name} = {base}"
+    pct = "% of each run's total: " if o.percent else ""
+    return f"{pct}{what} by {result.key_name}"
+
+
+def notes(result: ScalingResult) -> list[str]:
+    """Remarks the reader of a table needs: averaged keys."""
+    return [f"{result.key_name} = {label}: mean of {n} runs" for label, n in result.averaged]
+
+
+def elide_head(text: str, width: int) -> str:
+    """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
+    if len(text) <= width or width < 5:
+        return text
+    tail = text[-(width - 1):]
+    cut = tail.find("/")
+    # Start the tail at a frame boundary when that keeps most of it.
+    if 0 <= cut < len(tail) // 2:
+        tail = tail[cut:]
+    return "…" + tail
+
+
+def scaling_table(result: ScalingResult, precision: int = 3, name_width: int = 60) -> ScalingTable:
+    """The scaling table as a Rich renderable: label, one column per run key, a trend."""
+    return ScalingTable(result, precision, name_width)
+
+
+class ScalingTable:
+    """Builds the Rich Table at render time, when the width is known: numbers and the
+    sparkline keep their width, and labels lose their head (never their leaf) to fit."""
+
+    def __init__(self, result: ScalingResult, precision: int, name_width: int) -> None:
+        self.result = result
+        self.name_width = name_width
+        self.cells = [_cells(result.table[c].to_list(), precision) for c in result.run_columns]
+        self.widths = [max([len(c), *map(len, col)])
+                       for c, col in zip(result.run_columns, self.cells, strict=True)]
+        self.widths.append(max(len(result.run_columns), 5))  # the trend column
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Each column takes its width plus 2 of padding, and there is one border per column
+        # plus one.
+        fixed = sum(w + 3 for w in self.widths) + 2 + 1
+        yield self.build(max(12, min(self.name_width, options.max_width - fixed)))
+
+    def build(self, label_width: int) -> Table:
+        result, by = self.result, self.result.options.by
+        table = Table(title=describe(result), caption="\n".join(notes(result)) or None,
+                      title_justify="left", caption_justify="left", header_style="bold")
+        table.add_column(by, no_wrap=True, overflow="ellipsis")
+        for c, w in zip(result.run_columns, self.widths, strict=False):
+            table.add_column(c, justify="right", no_wrap=True, min_width=w)
+        table.add_column("trend", no_wrap=True, min_width=self.widths[-1])
+        values = [result.table[c].to_list() for c in result.run_columns]
+        for i, label in enumerate(result.table[by].to_list()):
+            table.add_row(elide_head(label, label_width), *[col[i] for col in self.cells],
+                          Sparkline([col[i] for col in values]))
+        return table
+
+
+def to_markdown(result: ScalingResult, precision: int = 3) -> str:
+    """A GitHub-flavoured Markdown table with the title as a leading line."""
+    by = result.options.by
+    cols = result.run_columns
+    lines = [f"{describe(result)}", ""]
+    lines.append("| " + " | ".join([by, *cols]) + " |")
+    lines.append("| --- | " + " | ".join("---:" for _ in cols) + " |")
+    columns = [result.table[c].to_list() for c in cols]
+    for i, label in enumerate(result.table[by].to_list()):
+        cells = _cells([col[i] for col in columns], precision)
+        lines.append("| " + " | ".join([_md_escape(label), *cells]) + " |")
+    lines.extend(f"\n{n}" for n in notes(result))
+    return "\n".join(lines) + "\n"
+
+
+def _cells(values: Iterable[float | None], precision: int) -> list[str]:
+    # Absent nodes stay empty, so a missing value never reads as a measured 0.
+    return ["" if v is None else format_value(v, precision) for v in values]
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|")

@@ -1,0 +1,148 @@
+"""``cctool scaling`` on the LULESH scaling series and the RAJA Performance Suite runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from cctool.cli import cli
+from cctool.render_scaling import Sparkline, sparkline
+from tests.conftest import check_golden
+
+LASSEN_TUNINGS = ["--key", "tuning", "--where", "cluster=lassen",
+                  "--where", "ProblemSizeRunParam=1048576"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, ["scaling", *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def lulesh(data) -> Path:
+    return data("mpi_scaling_cali")
+
+
+@pytest.fixture
+def rajaperf(data) -> Path:
+    return data("rajaperf")
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    (["--top", "8", "--width", "100"], "scaling.mpi_scaling_cali.top8.txt"),
+    (["--efficiency", "--top", "5", "--width", "100"], "scaling.mpi_scaling_cali.efficiency.txt"),
+    (["--percent", "--by", "name", "--top", "4", "--to", "markdown"],
+     "scaling.mpi_scaling_cali.percent-name.md"),
+])
+def test_golden(lulesh: Path, update_goldens: bool, args: list[str], name: str) -> None:
+    res = invoke(str(lulesh), *args)
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ""
+    check_golden(name, res.stdout, update_goldens)
+
+
+def test_csv_has_a_column_per_run_and_empty_cells_for_missing_nodes(rajaperf: Path) -> None:
+    res = invoke(str(rajaperf), *LASSEN_TUNINGS, "--to", "csv")
+    assert res.exit_code == 0
+    df = pl.read_csv(io.StringIO(res.stdout))
+    assert df.columns == ["path", "block_128", "block_256"]
+    only_256 = df.filter(pl.col("block_128").is_null())
+    # Three kernels exist only in the block_256 build (absent from every block_128 file).
+    assert sorted(only_256["path"].str.split("/").list.last()) == [
+        "Basic_INDEXLIST", "Basic_INDEXLIST_3LOOP", "Basic_MAT_MAT_SHARED"]
+    assert only_256.filter(pl.col("path").str.ends_with("/Basic_INDEXLIST"))[
+        "block_256"].item() == pytest.approx(0.004381)
+    assert res.stderr.splitlines() == [
+        "note: --where kept 11 of 18 runs",
+        "note: tuning = block_128: mean of 10 runs (same key)",
+    ]
+
+
+def test_json_records_and_glob_input(lulesh: Path) -> None:
+    res = invoke(str(lulesh / "*.cali"), "--speedup", "--to", "json", "--threshold", "0.1")
+    assert res.exit_code == 0
+    rows = json.loads(res.stdout)
+    assert list(rows[0]) == ["path", "27", "64", "125", "216", "343"]
+    assert rows[0]["path"] == "main"
+    assert rows[0]["64"] == pytest.approx(47.238297 / 55.112951)
+    assert all(r["27"] == 1.0 for r in rows)
+
+
+def test_key_from_name_and_explicit_key(lulesh: Path) -> None:
+    files = sorted(str(p) for p in lulesh.glob("*.cali"))
+    by_name = invoke(*files, "--key-from-name", r"(\d+)_cores", "--to", "csv", "--top", "1")
+    by_meta = invoke(*files, "--key", "jobsize", "--to", "csv", "--top", "1")
+    assert by_name.stdout == by_meta.stdout
+    assert by_name.stdout.splitlines()[0] == "path,27,64,125,216,343"
+
+
+def test_weak_speedup_is_a_usage_error(lulesh: Path) -> None:
+    res = invoke(str(lulesh), "--speedup", "--weak")
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert "weak scaling has no speedup" in res.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--where", "cluster"], "bad filter"),
+    (["--where", "cluster=nowhere"], "no run matches"),
+    (["--key", "nosuchkey"], "no metadata key 'nosuchkey'"),
+    (["--metric", "nosuch"], "unknown metric 'nosuch'"),
+    (["-m", "Total time", "-m", "Avg time/rank"], "one metric"),
+    (["--percent", "--speedup"], "percent applies to the table view"),
+])
+def test_bad_input_exits_2(lulesh: Path, args: list[str], message: str) -> None:
+    res = invoke(str(lulesh), *args)
+    assert res.exit_code == 2
+    assert message in res.stderr
+
+
+def test_output_file_and_plots(lulesh: Path, tmp_path: Path) -> None:
+    out, svg = tmp_path / "table.md", tmp_path / "top.svg"
+    res = invoke(str(lulesh), "--speedup", "--to", "markdown", "-o", str(out), "--plot",
+                 str(svg), "--top", "3")
+    assert res.exit_code == 0 and res.stdout == ""
+    assert out.read_text().splitlines()[2] == "| path | 27 | 64 | 125 | 216 | 343 |"
+    root = ET.fromstring(svg.read_text())
+    lines = root.findall("{http://www.w3.org/2000/svg}polyline")
+    data_lines = [e for e in lines if len(e.get("points", "").split()) == 5]
+    assert len(data_lines) == 4  # one per row, and the ideal-speedup line
+    assert sum(1 for e in data_lines if e.get("stroke-dasharray")) == 1
+    assert "main/lulesh.cycle" in svg.read_text()
+    bad = invoke(str(lulesh), "--plot", str(tmp_path / "top.pdf"))
+    assert bad.exit_code == 2 and ".svg or .png" in bad.stderr
+
+
+def test_png_plot(lulesh: Path, tmp_path: Path) -> None:
+    pytest.importorskip("PIL")
+    png = tmp_path / "top.png"
+    assert invoke(str(lulesh), "--plot", str(png), "--to", "csv").exit_code == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_directory_of_runs_and_fallback_note(rajaperf: Path) -> None:
+    res = invoke(str(rajaperf), "--to", "csv", "--top", "1")
+    assert res.exit_code == 0
+    assert res.stdout.splitlines()[0] == "path,1"
+    assert "ranks in the data = 1: mean of 18 runs" in res.stderr
+    assert "--key KEY or --key-from-name REGEX" in res.stderr
+
+
+def test_sparkline_levels_and_ascii_fallback() -> None:
+    assert sparkline([1.0, 2.0, None, 8.0]) == "▁▂ █"
+    assert sparkline([1.0, 2.0, None, 8.0], ascii_only=True) == "_. #"
+    assert sparkline([3.0, 3.0]) == "▄▄"
+    assert sparkline([None]) == " "
+
+    class Ascii(io.StringIO):
+        encoding = "ascii"
+
+    out = Ascii()
+    Console(file=out, color_system=None, legacy_windows=False).print(Sparkline([1.0, 8.0]))
+    assert out.getvalue() == "_#\n"
