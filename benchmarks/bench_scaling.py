@@ -1,11 +1,13 @@
 """Benchmark: ``cctool scaling`` over 100 generated runs saved as ``.cct`` files.
 
 Ten process counts (1, 2, 4, ..., 512) × ten trials, each run a 2,000-node tree with 16
-ranks of values (36,000 metric rows per run, 3.2 M in all), so the run exercises reading,
+ranks of values (32,000 metric rows per run, 3.2 M in all), so the run exercises reading,
 path matching across runs, averaging of trials and the pivot. Prints seconds for the whole
-command (a fresh interpreter, as a user runs it) and for the op alone.
+command (a fresh interpreter, as a user runs it) and for reading and the op alone.
 
     python benchmarks/bench_scaling.py [--runs 100] [--nodes 2000] [--ranks 16]
+
+:func:`ensemble` caches the runs under ``benchmarks/_data`` for the case registry too.
 """
 
 from __future__ import annotations
@@ -16,19 +18,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+DATA = Path(__file__).resolve().parent / "_data"
 
-def make_run(rng: np.random.Generator, nodes: int, ranks: int, procs: int):
-    """A random tree shared by every run (same seed for structure), values that shrink with
-    ``procs`` the way a strong-scaling code's would, plus noise."""
+
+def make_run(rng: np.random.Generator, nodes: int, ranks: int, procs: int) -> Any:
+    """One run: a random tree shared by all runs (fixed seed), with values that shrink with
+    ``procs`` as a strong-scaling code's would, plus noise per rank."""
     from cctool.graphframe import GraphFrame
 
     shape = np.random.default_rng(0)
-    parent = np.concatenate([[-1], [int(shape.integers(max(0, i - 50), i)) for i in
-                                    range(1, nodes)]])
-    names = [f"f{int(shape.integers(0, 400))}" for _ in range(nodes)]
+    lo = np.maximum(0, np.arange(1, nodes) - 50)
+    parent = np.concatenate([[-1], shape.integers(lo, np.arange(1, nodes))])
+    names = [f"f{i}" for i in shape.integers(0, 400, nodes)]
     base = shape.pareto(1.5, nodes) + 0.01
     vals = base[None, :] / procs * (1 + 0.1 * rng.standard_normal((ranks, nodes))) + 1e-3
     return GraphFrame.from_arrays(
@@ -39,13 +44,26 @@ def make_run(rng: np.random.Generator, nodes: int, ranks: int, procs: int):
     )
 
 
-def generate(folder: Path, runs: int, nodes: int, ranks: int) -> None:
+def ensemble(runs: int = 100, nodes: int = 2000, ranks: int = 16) -> Path:
+    """The folder of ``runs`` saved runs, generated once and cached by its parameters."""
     from cctool.saved import save
 
-    rng = np.random.default_rng(1)
-    for i in range(runs):
-        procs = 2 ** (i % 10)
-        save(make_run(rng, nodes, ranks, procs), folder / f"run{i:03d}-p{procs}.cct")
+    folder = DATA / f"scaling-runs{runs}-n{nodes}-r{ranks}"
+    done = folder / ".complete"
+    if not done.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng(1)
+        for i in range(runs):
+            procs = 2 ** (i % 10)
+            save(make_run(rng, nodes, ranks, procs), folder / f"run{i:03d}-p{procs}.cct")
+        done.write_text(f"{runs} {nodes} {ranks}\n")
+    return folder
+
+
+def command(folder: Path, out: Path) -> list[str]:
+    """The measured command: strong efficiency of every path, as CSV into ``out``."""
+    return [sys.executable, "-m", "cctool", "scaling", str(folder), "--efficiency",
+            "--threshold", "0.001", "--to", "csv", "-o", str(out)]
 
 
 def main() -> None:
@@ -54,24 +72,22 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2000)
     ap.add_argument("--ranks", type=int, default=16)
     args = ap.parse_args()
+    folder = ensemble(args.runs, args.nodes, args.ranks)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        generate(folder, args.runs, args.nodes, args.ranks)
-        cmd = [sys.executable, "-m", "cctool", "scaling", str(folder), "--efficiency",
-               "--threshold", "0.001", "--to", "csv", "-o", str(folder / "out.csv")]
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True)
+        subprocess.run(command(folder, Path(tmp) / "out.csv"), check=True,
+                       stderr=subprocess.DEVNULL)
         cli_s = time.perf_counter() - t0
 
-        from cctool.cli.scaling import load_runs
-        from cctool.ops.scaling import ScalingOptions, scaling
+    from cctool.cli.scaling import load_runs
+    from cctool.ops.scaling import ScalingOptions, scaling
 
-        t0 = time.perf_counter()
-        loaded = load_runs((str(folder),), None)
-        read_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        res = scaling(loaded, ScalingOptions(view="efficiency"))
-        op_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    loaded = load_runs((str(folder),), None)
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = scaling(loaded, ScalingOptions(view="efficiency"))
+    op_s = time.perf_counter() - t0
     print(f"scaling: {args.runs} runs x {args.nodes} nodes x {args.ranks} ranks -> "
           f"{res.table.height} rows x {len(res.run_columns)} keys")
     print(f"  cctool scaling (CLI, fresh process): {cli_s:.2f} s")
