@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 READERS: tuple[tuple[str, str], ...] = (
     ("cct", "cctool.readers.cct"),
     ("hpctoolkit", "cctool.readers.hpctoolkit"),
+    ("hpctoolkit-v4", "cctool.readers.hpctoolkit_v4"),
     ("caliper", "cctool.readers.caliper"),
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),

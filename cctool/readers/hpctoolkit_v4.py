@@ -1,0 +1,373 @@
+"""Reader for HPCToolkit's sparse database (HPCToolkit 2022+): ``meta.db`` and ``profile.db``.
+
+The binary layout is version 4 of HPCToolkit's ``doc/FORMATS.md``; structures are read through
+NumPy views of the memory-mapped files, with the strides the files declare.
+
+Node identity matches the XML reader (``hpctoolkit``) so trees from both compare: function
+contexts become ``function`` nodes (hpcprof's `` [module]`` name suffix is dropped, the module is
+a column), loops ``Loop@<basename>:<line>``, source lines ``statement`` nodes ``<basename>:<line>``
+and entry points (``main thread``, ...) roots of type ``entry``. Instruction contexts are folded
+into their enclosing node, as the XML reader folds call sites, except an instruction reached by a
+call (code of an unknown function), which becomes ``<unknown procedure>``. A callee hangs from the
+function or loop that calls it, with the call's line in ``callsite``; the line context of the call
+stays only if it has cost of its own.
+
+Metric columns: ``M`` is the cost measured at the node itself: its inclusive (*execution*
+scope) value less its children's, so it also holds the instructions folded into it and the
+call-site and leaf-instruction contexts hpcprof leaves out of ``meta.db`` while ``profile.db``
+still has their values. Summing ``M`` over nodes counts each sample once, unlike hpcviewer's
+exclusive ("function" scope), which repeats a function's cost on the loops and lines inside it.
+``M (inc)`` is the subtree sum of ``M``; at function, loop and entry nodes it equals hpcprof's
+inclusive value. ``CPUTIME (sec)`` is called ``time`` as in the XML reader; other units are cut
+off the name into ``metadata["metric_units"]``. Metrics zero in every profile are left out
+unless asked for with ``metrics=``.
+
+Each profile (CPU thread or GPU stream) is a location: ``rank`` is its RANK identifier (0 without
+one); ``thread`` numbers the rank's profiles, CPU threads by THREAD id, then GPU streams.
+``metadata["profiles"]`` keeps each identifier tuple. Summary profiles are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cctool.errors import MetricNotFoundError, ReaderError
+from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.readers._hpcdb import Db, dtype, read_meta
+
+NAME = "hpctoolkit-v4"
+DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
+
+_FILES = ("meta.db", "profile.db", "cct.db", "trace.db")
+_ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
+_PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
+             "ctxs": ("<u8", 24), "tuple": ("<u8", 32), "flags": ("<u4", 40)})
+_ID = dtype({"kind": ("u1", 0), "logical": ("<u4", 4), "physical": ("<u8", 8)})
+_VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # packed, 10 bytes
+_IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # packed, 12 bytes
+
+
+def _folder(path: Path) -> Path:
+    return path.parent if path.name in _FILES else path
+
+
+def sniff(path: Path) -> bool:
+    meta = _folder(path) / "meta.db"
+    if not meta.is_file():
+        return False
+    with open(meta, "rb") as fh:
+        return fh.read(14) == b"HPCTOOLKITmeta"
+
+
+def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
+    """Read an HPCToolkit sparse database (its directory or one of its ``*.db`` files).
+
+    Args:
+        path: the database directory, or its ``meta.db`` or ``profile.db``.
+        metrics: metrics to keep (``time``, ``time (inc)`` and ``CPUTIME (sec)`` all name the
+            same one); default: every metric with a non-zero value.
+    """
+    folder = _folder(path)
+    try:
+        meta = read_meta(Db(folder / "meta.db", b"meta", NAME))
+        prof = Db(folder / "profile.db", b"prof", NAME)
+        return _build(meta, prof, folder, metrics)
+    except (ValueError, IndexError, OverflowError, struct.error) as exc:
+        # Fields that each passed their bounds checks but contradict one another.
+        raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
+
+
+def _build(
+    meta: dict[str, Any], prof: Db, folder: Path, wanted: Sequence[str] | None
+) -> GraphFrame:
+    tree = _tree(meta)
+    infos, tuples = _profiles(prof)
+    loc, raw, own = _own_costs(*_values(prof, infos, meta, tree["owner"]), len(meta["metrics"]))
+    nodes, node_id, parent = _prune(tree, raw[(own != 0).any(axis=1)])
+    raw_names = [m[0] for m in meta["metrics"]]
+    names, units = _metric_names(raw_names)
+    chosen = _choose(names, raw_names, (own != 0).any(axis=0), wanted)
+    exclusive = [names[c] for c in chosen]
+    rank, thread, profiles = _locations(tuples, meta["kinds"], infos["flags"])
+    if (rank >= 2**31).any():
+        raise prof.error("a RANK identifier does not fit in 32 bits")
+    columns = _long_table(parent, loc, node_id[raw], own[:, chosen], exclusive, rank, thread)
+    metadata = {
+        "format": NAME,
+        "path": str(folder),
+        "program": meta["title"],
+        "num_ranks": int(np.unique(rank).size),
+        "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
+        "metric_units": {names[c]: units[c] for c in chosen if units[c]},
+        "empty_metrics": [n for c, n in enumerate(names) if c not in chosen],
+        "profiles": profiles,
+    }
+    prefer: list[str] = [m for m in ("time", "REALTIME") if m in exclusive]
+    prefer += [names[c] for c in chosen if units[c] == "sec"] + exclusive
+    attrs = {k: _column(k, tree[k][nodes]) for k in ("name", "type", "file", "line", "module",
+                                                     "callsite", "hpctoolkit_id")}
+    inclusive = [inclusive_name(m) for m in exclusive]
+    gf = GraphFrame.from_arrays(
+        parent, attrs, columns, exclusive=exclusive, inclusive=inclusive, metadata=metadata,
+        default_metric=inclusive_name(prefer[0]) if prefer else None, derive_inclusive=False,
+    )
+    # The inclusive columns are subtree sums, as GraphFrame derives them: validate() checks so.
+    return replace(gf, derived=frozenset(inclusive))
+
+
+# ---------------------------------------------------------------------------- the tree
+def _column(name: str, values: np.ndarray) -> Any:
+    import polars as pl
+
+    if values.dtype == object:
+        return pl.Series(name, values.tolist(), dtype=pl.String)
+    return values.astype(np.int32)
+
+
+def _nearest(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Nearest ancestor-or-self in ``mask`` of every context (pointer jumping)."""
+    up = np.where(mask | (parent < 0), np.arange(parent.size), parent)
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            return up
+        up = nxt
+
+
+def _tree(meta: dict[str, Any]) -> dict[str, np.ndarray]:
+    """cctool node attributes over all contexts, plus each context's owner and new parent."""
+    ctx, fns = meta["contexts"], meta["functions"]
+    lex, rel, par = ctx["lex"], ctx["rel"], ctx["parent"]
+    frame = (lex == _FUNCTION) | ((lex == _INSTRUCTION) & (rel != 0))
+    kept = frame | (lex == _LOOP) | (lex == _LINE) | (lex == _ENTRY)
+    owner = _nearest(kept, par)
+    scope = _nearest(kept & (lex != _LINE), par)
+    up = owner[np.maximum(par, 0)]
+    via_line = frame & (rel != 0) & (par >= 0) & (lex[up] == _LINE)
+    # A call hangs from the scope around its call line, as call sites do in the XML reader.
+    parent = np.where(par < 0, -1, np.where(via_line, scope[up], up))
+    parent[~kept] = -1
+    line = np.where(via_line, ctx["line"][up], 0)
+
+    fn = ctx["function"]
+    has_fn = fn >= 0
+    fsafe = np.maximum(fn, 0)
+    basenames = np.array([p.rsplit("/", 1)[-1] if p else "<unknown file>"
+                          for p in meta["files"]] + ["<unknown file>"], dtype=object)
+    paths = np.array(list(meta["files"]) + [None], dtype=object)
+    modules = np.array(list(meta["modules"]) + [None], dtype=object)
+    base = basenames[ctx["file"]]
+    src = np.char.add(np.char.add(base.astype(str), ":"), ctx["line"].astype(str)).astype(object)
+
+    name = np.full(lex.size, "<unknown procedure>", dtype=object)
+    name[lex == _ENTRY] = ctx["entry_name"]
+    name[has_fn & (lex == _FUNCTION)] = fns["name"][fn[has_fn & (lex == _FUNCTION)]]
+    name[lex == _LOOP] = "Loop@" + src[lex == _LOOP]
+    name[lex == _LINE] = src[lex == _LINE]
+    kind = np.select([lex == _ENTRY, frame, lex == _LOOP], ["entry", "function", "loop"],
+                     "statement").astype(object)
+    fn_module = np.where(has_fn, fns["module"][fsafe], ctx["module"])
+    in_frame = _nearest(frame | (lex == _ENTRY), par)
+    module = modules[np.where(frame, fn_module, fn_module[in_frame])]
+    module[lex == _ENTRY] = None
+    is_fn = has_fn & (lex == _FUNCTION)
+    return {
+        "name": name,
+        "type": kind,
+        "file": np.where(is_fn, paths[fns["file"][fsafe]], paths[ctx["file"]]),
+        "line": np.where(is_fn, fns["line"][fsafe], np.where(frame, 0, ctx["line"])),
+        "module": module,
+        "callsite": line,
+        "hpctoolkit_id": ctx["id"],
+        "owner": owner,
+        "parent": parent,
+        "kept": kept,
+    }
+
+
+def _prune(
+    tree: dict[str, np.ndarray], valued: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kept contexts less line contexts that only held calls (no cost, no children left).
+
+    Returns the surviving contexts, the node id of every context (-1 if none) and the parent
+    node id of every node.
+    """
+    alive = tree["kept"].copy()
+    has_value = np.zeros(alive.size, dtype=bool)
+    has_value[tree["owner"][valued]] = True
+    line = tree["type"] == "statement"
+    while True:
+        kids = np.bincount(tree["parent"][alive & (tree["parent"] >= 0)], minlength=alive.size)
+        dead = alive & line & ~has_value & (kids == 0)
+        if not dead.any():
+            break
+        alive &= ~dead
+    nodes = np.flatnonzero(alive)
+    node_id = np.full(alive.size, -1, dtype=np.int64)
+    node_id[nodes] = np.arange(nodes.size)
+    up = tree["parent"][nodes]
+    return nodes, node_id, np.where(up >= 0, node_id[np.maximum(up, 0)], -1)
+
+
+# ---------------------------------------------------------------------------- profile.db
+def _profiles(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+    ptr, _ = prof.sections[0]
+    infos = prof.array(_PI, prof.u(ptr, 8), prof.u(ptr + 8, 4), prof.u(ptr + 12, 1))
+    tuples = []
+    for t in infos["tuple"].tolist():
+        ids = prof.array(_ID, t + 8, prof.u(t, 2), 16) if t else prof.array(_ID, 0, 0)
+        tuples.append(list(zip(ids["kind"].tolist(), ids["logical"].tolist(),
+                               ids["physical"].tolist(), strict=True)))
+    return infos, tuples
+
+
+def _values(
+    prof: Db, infos: np.ndarray, meta: dict[str, Any], owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(location, owning context, metric column, value) terms whose sums are the own costs.
+
+    A context's own cost is its inclusive (execution-scope) value less its children's.
+    hpcprof leaves call-site and leaf instruction contexts out of meta.db while profile.db still
+    holds their values; their cost is part of the inclusive value of the nearest listed context,
+    so the difference over the listed tree attributes it there, and their own entries are unused.
+    """
+    ctx = meta["contexts"]
+    column = np.full(1 << 16, -1, dtype=np.int64)
+    for c, (_, exec_id) in enumerate(meta["metrics"]):
+        if exec_id is not None:
+            column[exec_id] = c
+    order = np.argsort(ctx["id"], kind="stable")
+    sorted_ids = ctx["id"][order]
+    if ((sorted_ids[1:] == sorted_ids[:-1]).any() or (sorted_ids[:1] == 0).any()
+            or (sorted_ids[-1:] >= 2**31).any()):
+        raise prof.error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
+    parts: list[tuple[np.ndarray, ...]] = []
+    for loc, i in enumerate(np.flatnonzero((infos["flags"] & 1) == 0).tolist()):
+        nval = int(infos["nvalues"][i])
+        vals = prof.array(_VAL, infos["values"][i], nval)
+        idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
+        start = idx["start"].astype(np.int64)
+        if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
+            raise prof.error(f"profile {i}: its context index does not match its values")
+        ids = np.repeat(idx["ctx"].astype(np.int64), np.diff(np.append(start, nval)))
+        col = column[vals["metric"]]
+        pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
+        sel = (col >= 0) & (sorted_ids[pos] == ids) if sorted_ids.size else col < -1
+        raw, col, val = order[pos[sel]], col[sel], vals["value"][sel]
+        par = ctx["parent"][raw]
+        has_par = par >= 0
+        parts.append((np.full(raw.size + has_par.sum(), loc),
+                      owner[np.concatenate([raw, par[has_par]])],
+                      np.concatenate([col, col[has_par]]),
+                      np.concatenate([val, -val[has_par]])))
+    if not parts:
+        return tuple(np.zeros(0, dtype=t) for t in (np.int64,) * 3 + (np.float64,))  # type: ignore[return-value]
+    loc_, raw_, col_, val_ = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return loc_, raw_, col_, val_
+
+
+def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.ndarray,
+                names: list[str], rank: np.ndarray, thread: np.ndarray) -> dict[str, np.ndarray]:
+    """Exclusive and inclusive columns, one row per (location, node) with a non-zero value.
+
+    Inclusive sums are computed here, one metric at a time, rather than by
+    ``GraphFrame.from_arrays``, which would add a row for every (node, location) pair: a few
+    hundred thousand rows for a GPU run, nearly all zero.
+    """
+    from cctool import kernels
+
+    nloc, n = rank.size, parent.size
+    sparse = []
+    for j in range(len(names)):
+        exc = np.zeros((nloc, n))
+        exc[loc, node] = own[:, j]
+        inc = kernels.subtree_sums(exc, parent)
+        flat = np.flatnonzero((exc != 0) | (inc != 0))
+        sparse.append((flat, exc.ravel()[flat], inc.ravel()[flat]))
+    rows = np.unique(np.concatenate([f for f, _, _ in sparse])) if sparse else np.zeros(0, int)
+    out = {"node": rows % n, "rank": rank[rows // n], "thread": thread[rows // n]}
+    for name, (flat, exc_v, inc_v) in zip(names, sparse, strict=True):
+        at = np.searchsorted(rows, flat)
+        out[name] = np.zeros(rows.size)
+        out[name][at] = exc_v
+        out[inclusive_name(name)] = np.zeros(rows.size)
+        out[inclusive_name(name)][at] = inc_v
+    return out
+
+
+def _own_costs(loc: np.ndarray, raw: np.ndarray, col: np.ndarray, val: np.ndarray,
+               ncols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum the terms per (location, context): (location, context, costs[row, metric])."""
+    n = int(raw.max(initial=0)) + 1
+    keys, row = np.unique(loc * n + raw, return_inverse=True)
+    cell = row * ncols + col
+    own = np.bincount(cell, weights=val, minlength=keys.size * ncols).reshape(-1, ncols)
+    scale = np.bincount(cell, weights=np.abs(val), minlength=keys.size * ncols).reshape(-1, ncols)
+    # An inclusive value less its children's leaves rounding noise where the true cost is 0.
+    own[np.abs(own) <= 1e-9 * scale] = 0.0
+    return keys // n, keys % n, own
+
+
+def _locations(
+    tuples: list[list[tuple[int, int, int]]], kinds: list[str], flags: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """rank and thread per non-summary profile, and the identity table for the metadata."""
+    rows = []
+    for i, tup in enumerate(tuples):
+        if flags[i] & 1:
+            continue
+        ids = [(kinds[k] if k < len(kinds) else f"KIND{k}", lo, ph) for k, lo, ph in tup]
+        logical = {k: lo for k, lo, _ in ids}
+        gpu = any(k.startswith("GPU") for k, _, _ in ids)
+        others = tuple(lo for k, lo, _ in ids if k not in ("RANK", "THREAD"))
+        key = (gpu, logical.get("THREAD", -1), others)
+        rows.append((logical.get("RANK", 0), key, i, ids))
+    thread = np.zeros(len(rows), dtype=np.int64)
+    by_rank: dict[int, list[int]] = {}
+    for j, (r, *_rest) in enumerate(rows):
+        by_rank.setdefault(r, []).append(j)
+    for members in by_rank.values():
+        for t, j in enumerate(sorted(members, key=lambda j: rows[j][1])):
+            thread[j] = t
+    rank = np.array([r for r, *_ in rows], dtype=np.int64)
+    profiles = [
+        {"profile": i, "rank": int(rank[j]), "thread": int(thread[j]),
+         "ids": [{"kind": k, "logical": lo, "physical": ph} for k, lo, ph in ids]}
+        for j, (_, _, i, ids) in enumerate(rows)
+    ]
+    return rank, thread, profiles
+
+
+# ---------------------------------------------------------------------------- metrics
+def _metric_names(raw: list[str]) -> tuple[list[str], list[str | None]]:
+    """cctool names (``CPUTIME (sec)`` -> ``time``, units cut off) and units per metric."""
+    names, units = [], []
+    for r in raw:
+        m = re.fullmatch(r"(.+?) \(([^()]+)\)", r)
+        base, unit = (m[1], m[2]) if m else (r, None)
+        names.append("time" if base == "CPUTIME" else base)
+        units.append(unit)
+    # Two metrics differing only in their unit keep their full names.
+    return [r if names.count(n) > 1 else n for n, r in zip(names, raw, strict=True)], units
+
+
+def _choose(names: list[str], raw: list[str], nonzero: np.ndarray,
+            wanted: Sequence[str] | None) -> list[int]:
+    if wanted is None:
+        return np.flatnonzero(nonzero).tolist()
+    chosen: list[int] = []
+    for w in wanted:
+        base = w[: -len(" (inc)")] if w.endswith(" (inc)") else w
+        hits = [c for c in range(len(names)) if base in (names[c], raw[c])]
+        if not hits:
+            raise MetricNotFoundError(w, names)
+        chosen += [c for c in hits if c not in chosen]
+    return chosen
