@@ -30,6 +30,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cct", "cctool.readers.cct"),
     ("hpctoolkit", "cctool.readers.hpctoolkit"),
     ("hpctoolkit-v4", "cctool.readers.hpctoolkit_v4"),
+    ("cube", "cctool.readers.cube"),
     ("caliper", "cctool.readers.caliper"),
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),
