@@ -77,16 +77,16 @@ def notes(result: ScalingResult) -> list[str]:
     return [f"{result.key_name} = {label}: mean of {n} runs" for label, n in result.averaged]
 
 
-def elide_head(text: str, width: int) -> str:
+def elide_head(text: str, width: int, mark: str = "…") -> str:
     """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
     if len(text) <= width or width < 5:
         return text
-    tail = text[-(width - 1):]
+    tail = text[-(width - len(mark)):]
     cut = tail.find("/")
     # Start the tail at a frame boundary when that keeps most of it.
     if 0 <= cut < len(tail) // 2:
         tail = tail[cut:]
-    return "…" + tail
+    return mark + tail
 
 
 def scaling_table(result: ScalingResult, precision: int = 3, name_width: int = 60) -> ScalingTable:
@@ -107,23 +107,28 @@ class ScalingTable:
         self.widths.append(max(len(result.run_columns), 5))  # the trend column
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        # Each column takes its width plus 2 of padding, and there is one border per column
-        # plus one.
-        fixed = sum(w + 3 for w in self.widths) + 2 + 1
-        yield self.build(max(12, min(self.name_width, options.max_width - fixed)))
+        # Each column takes its width, 2 of padding and 1 border; the table adds 1 border.
+        fixed = sum(w + 3 for w in self.widths) + 3 + 1
+        trend = options.max_width - fixed >= 12  # on a narrow screen numbers matter more
+        if not trend:
+            fixed -= self.widths[-1] + 3
+        width = max(12, min(self.name_width, options.max_width - fixed))
+        yield self.build(width, "..." if options.ascii_only else "…", trend)
 
-    def build(self, label_width: int) -> Table:
+    def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
         result, by = self.result, self.result.options.by
         table = Table(title=describe(result), caption="\n".join(notes(result)) or None,
                       title_justify="left", caption_justify="left", header_style="bold")
         table.add_column(by, no_wrap=True, overflow="ellipsis")
         for c, w in zip(result.run_columns, self.widths, strict=False):
             table.add_column(c, justify="right", no_wrap=True, min_width=w)
-        table.add_column("trend", no_wrap=True, min_width=self.widths[-1])
+        if trend:
+            table.add_column("trend", no_wrap=True, min_width=self.widths[-1])
         values = [result.table[c].to_list() for c in result.run_columns]
         for i, label in enumerate(result.table[by].to_list()):
-            table.add_row(elide_head(label, label_width), *[col[i] for col in self.cells],
-                          Sparkline([col[i] for col in values]))
+            spark = [Sparkline([col[i] for col in values])] if trend else []
+            table.add_row(elide_head(label, label_width, mark),
+                          *[col[i] for col in self.cells], *spark)
         return table
 
 

@@ -146,3 +146,23 @@ def test_sparkline_levels_and_ascii_fallback() -> None:
     out = Ascii()
     Console(file=out, color_system=None, legacy_windows=False).print(Sparkline([1.0, 8.0]))
     assert out.getvalue() == "_#\n"
+
+
+def test_narrow_and_ascii_consoles(lulesh: Path) -> None:
+    import cctool
+    from cctool.ops.scaling import ScalingOptions, scaling
+    from cctool.render_scaling import scaling_table
+
+    narrow = invoke(str(lulesh), "--top", "3", "--width", "66")
+    assert "trend" not in narrow.stdout  # dropped so that the numbers fit
+    assert max(len(line) for line in narrow.stdout.splitlines()) == 66
+    runs = [(str(p), cctool.read(p)) for p in sorted(lulesh.glob("*.cali"))]
+
+    class Ascii(io.StringIO):
+        encoding = "ascii"
+
+    out = Ascii()
+    Console(file=out, width=90, color_system=None, legacy_windows=False).print(
+        scaling_table(scaling(runs, ScalingOptions(top=6))))
+    text = out.getvalue()
+    assert text.isascii() and "| .../CalcForceForNodes " in text
