@@ -154,7 +154,7 @@ def test_cpi_same_functions_as_xml_database(data):
     """The v4 and XML cpi databases are two different runs of the same program.
 
     The XML one ran in 2017 with MVAPICH2 over PSM (1 s per rank), the v4 one with Open MPI
-    over UCX (0.08 s per rank), so library internals, which MPI calls got samples and the
+    over UCX (0.33 s in all), so library internals, which MPI calls got samples and the
     totals genuinely differ. The application's own functions, the MPI call made at the same
     source line, the node kinds and naming agree, and each total matches its own file.
     """
@@ -175,7 +175,7 @@ def test_cpi_same_functions_as_xml_database(data):
     tx = b.filter(pl.col("parent").is_null())["time (inc)"].sum() / 1e6
     tv = a.filter(pl.col("parent").is_null())["time (inc)"].sum()
     assert tx == pytest.approx(b["time"].sum() / 1e6) and tv == pytest.approx(a["time"].sum())
-    assert 3.9 < tx < 4.1 and 0.30 < tv < 0.35  # 4 ranks each: ~1 s vs ~0.08 s per rank
+    assert 3.9 < tx < 4.1 and 0.30 < tv < 0.35  # 4 ranks each: ~1 s vs ~0.03-0.1 s per rank
     v4.validate()
     xml.validate()
 
