@@ -398,6 +398,27 @@ class GraphFrame:
             if not np.allclose(got, expected, rtol=rtol, atol=atol):
                 raise InvalidGraphError(f"{inc!r} is not the subtree sum of {exc!r}")
 
+    # ---------------------------------------------------------------- arithmetic
+    # Each returns a new GraphFrame on the union tree; see cctool.ops.arith for the rules.
+    def __sub__(self, other: object) -> GraphFrame:
+        return self._arith("sub", other)
+
+    def __add__(self, other: object) -> GraphFrame:
+        return self._arith("add", other)
+
+    def __mul__(self, other: object) -> GraphFrame:
+        return self._arith("mul", other)
+
+    def __truediv__(self, other: object) -> GraphFrame:
+        return self._arith("div", other)
+
+    def _arith(self, op: str, other: object) -> GraphFrame:
+        if not isinstance(other, GraphFrame):
+            return NotImplemented
+        from cctool.ops.arith import _binary_op
+
+        return _binary_op(self, other, op)
+
     def __repr__(self) -> str:
         return (
             f"GraphFrame({self.num_nodes} nodes, {self.metrics.height} rows, "

@@ -25,6 +25,8 @@ class TreeOptions:
         full_names: never elide long names.
         name_width: elide names longer than this in the middle.
         legend: append a legend.
+        diverging: color signed values (differences) by sign: high positive as high, high
+            negative as low, near zero uncolored.
     """
 
     metrics: tuple[str, ...] = ()
@@ -40,3 +42,28 @@ class TreeOptions:
     full_names: bool = False
     name_width: int = 60
     legend: bool = True
+    diverging: bool = False
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How ``cctool diff`` and ``cctool div`` compare two profiles A and B.
+
+    Attributes:
+        op: ``sub`` shows B − A; ``div`` shows A / B (a speedup when A is the slower run).
+        metrics: metric columns to show; the first one sorts and is summarised. Empty means
+            A's default metric.
+        agg: how each profile's ranks and threads are combined before comparing.
+        percent: show B − A as a percentage of A's value (``sub`` only).
+        normalize: scale B so that each metric's total equals A's before comparing.
+        reverse: swap the roles of A and B (A − B relative to B; B / A).
+        missing: a node absent from one profile counts as ``zero`` there, or gives ``nan``.
+    """
+
+    op: str = "sub"
+    metrics: tuple[str, ...] = ()
+    agg: str = "sum"
+    percent: bool = False
+    normalize: bool = False
+    reverse: bool = False
+    missing: str = "zero"

@@ -27,6 +27,9 @@ COLORMAPS: dict[str, tuple[str, ...]] = {
     "grey": ("#ffffff", "#d9d9d9", "#bdbdbd", "#969696", "#737373", "#525252"),
 }
 BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high to low
+# Signed values (differences): (lower edge of value / largest |value|, color index), high to
+# low; the bin around zero (index None) stays uncolored so that only real changes stand out.
+DIVERGING = ((0.5, 0), (0.1, 1), (-0.1, None), (-0.5, 4), (-1.0, 5))
 MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 
@@ -77,7 +80,7 @@ def render_rows(
     stack: list[tuple[int, Tree]] = []
     for i in range(rows.height):
         label = Text(no_wrap=True, overflow="ellipsis")
-        style = _color(first[i], peak, colors) if columns else ""
+        style = _color(first[i], peak, colors, opts.diverging) if columns else ""
         for k, col in enumerate(texts):
             label.append(col[i].rjust(widths[k]), style=style if k == 0 else "")
             label.append(" ")
@@ -102,19 +105,26 @@ def legend(
     shown = ", ".join(metrics) if metrics else "(no metric)"
     text.append(f"Legend (values: {shown}; {locations})\n", style="bold")
     upper = 1.0
-    for edge, color in zip(BIN_EDGES, colors, strict=True):
+    bins = (
+        [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
+        if opts.diverging else list(zip(BIN_EDGES, colors, strict=True))
+    )
+    for edge, color in bins:
         lo, hi = edge * peak, upper * peak
         text.append("  █ ", style=color)
         text.append(f"{format_value(lo, opts.precision)} - {format_value(hi, opts.precision)}\n")
         upper = edge
     if markers:
-        text.append("  ◀ / < only in the first profile   ", style="red")
-        text.append("▶ / > only in the second profile\n", style="green")
+        text.append("  ◀ / < only in A (the first profile)   ", style="red")
+        text.append("▶ / > only in B (the second profile)\n", style="green")
     return text
 
 
 def describe_locations(gf: GraphFrame, opts: TreeOptions) -> str:
-    """Say which ranks/threads the values stand for."""
+    """Say which ranks/threads the values stand for (an op may say it in ``values_note``)."""
+    note = gf.metadata.get("values_note")
+    if note:
+        return str(note)
     if opts.rank is not None or opts.thread is not None:
         parts = []
         if opts.rank is not None:
@@ -167,7 +177,13 @@ def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -
     return buf.getvalue()
 
 
-def _color(value: float | None, peak: float, colors: Sequence[str]) -> str:
+def _color(value: float | None, peak: float, colors: Sequence[str], diverging: bool = False) -> str:
+    if diverging and value is not None and math.isfinite(value):
+        frac = value / peak if peak > 0 else 0.0
+        for edge, idx in DIVERGING:
+            if frac >= edge:
+                return colors[idx] if idx is not None else ""
+        return colors[-1]
     if value is None or not math.isfinite(value) or peak <= 0:
         return colors[-1] if value is not None and math.isfinite(value) else "magenta"
     frac = abs(value) / peak

@@ -23,6 +23,8 @@ EXIT_BAD_INPUT = 2
 
 # name -> "module:function"; help text listing imports these modules, which import only click.
 COMMANDS: dict[str, str] = {
+    "diff": "cctool.cli.diff:diff",
+    "div": "cctool.cli.div:div",
     "read": "cctool.cli.read:read",
     "scaling": "cctool.cli.scaling:scaling",
     "tree": "cctool.cli.tree:tree",

@@ -12,6 +12,7 @@ Kernels:
     subtree_sums(values[k, n], parent) -> inclusive sums over a preorder-numbered tree
     subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
     sorted_membership(needles, sorted_haystack) -> bool per needle
+    path_hashes(parent, key, seed) -> uint64 hash of each node's root-to-node path of keys
 """
 
 from __future__ import annotations
@@ -74,3 +75,8 @@ def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
 
 def _as_i64(a: Any) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A uint64 hash per node of its path of ``key`` values from the root (preorder tree)."""
+    return _pick(len(parent)).path_hashes(_as_i64(parent), _as_i64(key), int(seed))

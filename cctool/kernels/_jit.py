@@ -104,3 +104,23 @@ def sorted_membership(needles, haystack):  # pragma: no cover - compiled
         out[i] = last_hit
         last = x
     return out
+
+
+@njit(cache=True, inline="always")
+def _splitmix64(x):  # pragma: no cover - compiled
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def path_hashes(parent, key, seed):  # pragma: no cover - compiled
+    n = parent.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    root = _splitmix64(np.uint64(seed))
+    for i in range(n):
+        p = parent[i]
+        base = root if p < 0 else out[p]
+        out[i] = _splitmix64(base ^ _splitmix64(np.uint64(key[i])))
+    return out

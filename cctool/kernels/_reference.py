@@ -76,3 +76,35 @@ def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
     pos = np.searchsorted(haystack, needles)
     pos = np.minimum(pos, haystack.shape[0] - 1)
     return haystack[pos] == needles
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser on a uint64 array (array arithmetic wraps silently)."""
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int) -> np.ndarray:
+    """A 64-bit hash of each node's path: ``mix(hash(parent) ^ mix(key[i]))``, from the root.
+
+    ``parent`` is a preorder-numbered forest (parent[i] < i, -1 for roots) and ``key[i] >= 0``
+    identifies node i's frame among its siblings. Roots hash from ``mix(seed)``. Computed one
+    depth level at a time, so every step is a vectorised gather.
+    """
+    n = parent.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    mixed = _splitmix64(key.astype(np.uint64))
+    root = _splitmix64(np.array([seed], dtype=np.uint64))[0]
+    depth = depths(parent)
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+    for d in range(bounds.shape[0] - 1):
+        idx = order[bounds[d] : bounds[d + 1]]
+        par = parent[idx]
+        base = np.where(par < 0, root, out[np.maximum(par, 0)])
+        out[idx] = _splitmix64(base ^ mixed[idx])
+    return out

@@ -1,0 +1,185 @@
+"""Options and plumbing shared by ``cctool diff`` and ``cctool div``. Imports only click at the
+top; the comparison machinery is imported when a command runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from cctool.cli._options import AGG_CHOICES, from_option, metric_option, width_option
+
+if TYPE_CHECKING:
+    from cctool.ops.compare import Comparison
+    from cctool.ops.gate import Condition, GateResult
+    from cctool.options import CompareOptions, TreeOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+TABLE_TOP = 20  # rows of --to table / markdown when --top is not given
+
+
+def compare_options(f: F) -> F:
+    """Arguments A and B and the options both commands take."""
+    decorators = [
+        click.argument("profile_a", type=click.Path(allow_dash=True), metavar="A"),
+        click.argument("profile_b", type=click.Path(allow_dash=True), metavar="B"),
+        from_option,
+        metric_option,
+        click.option("--agg", type=click.Choice(AGG_CHOICES), default="sum", show_default=True,
+                     help="How each profile's ranks and threads are combined before comparing."),
+        click.option("--missing", type=click.Choice(["zero", "nan"]), default="zero",
+                     show_default=True,
+                     help="A node found in one profile only counts as 0 in the other, or nan."),
+        click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
+        click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="The N largest changes as a table (or the first N records)."),
+        click.option("--depth", type=click.IntRange(min=1), default=None,
+                     help="Tree: show this many levels (roots are level 1)."),
+        click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0,
+                     help="Tree: hide subtrees whose |value| is below this fraction of their "
+                     "root's."),
+        click.option("--precision", type=click.IntRange(min=0, max=15), default=3,
+                     show_default=True, help="Digits after the decimal point."),
+        click.option("--full-names", is_flag=True, help="Tree: never elide long names."),
+        click.option("--no-legend", is_flag=True, help="Tree: leave out the legend."),
+        width_option,
+    ]
+    for deco in reversed(decorators):
+        f = deco(f)
+    return f
+
+
+def labels(a: str, b: str) -> tuple[str, str]:
+    """Short names of the two inputs for summaries (file or folder names)."""
+    return tuple(p if p == "-" else (Path(p).name or p) for p in (a, b))  # type: ignore[return-value]
+
+
+def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
+        conditions: Sequence[Condition] = ()) -> Comparison:
+    """Read both profiles and compare them (with the gate's metrics in the table too)."""
+    from cctool.cli._io import load
+    from cctool.errors import CctoolError
+    from cctool.ops.compare import compare
+
+    if a == "-" and b == "-":
+        raise click.UsageError("only one of A and B can be read from stdin")
+    gf_a, gf_b = load(a, fmt), load(b, fmt)
+    for cond in conditions:
+        for gf in (gf_a, gf_b):
+            try:
+                gf.resolve_metric(cond.metric)
+            except CctoolError as exc:
+                raise CctoolError(f"--fail-if {cond.text!r}: {exc}") from None
+    return compare(gf_a, gf_b, opts, extra=[c.metric for c in conditions])
+
+
+def tree_options(opts: CompareOptions, depth: int | None, threshold: float, precision: int,
+                 full_names: bool, no_legend: bool) -> TreeOptions:
+    from cctool.options import TreeOptions
+
+    return TreeOptions(metrics=opts.metrics, depth=depth, threshold=threshold,
+                       precision=precision, full_names=full_names, legend=not no_legend,
+                       diverging=opts.op == "sub", invert_colormap=opts.op == "div")
+
+
+def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
+    """``--top`` alone asks for the table."""
+    given = ctx.get_parameter_source("to") != click.core.ParameterSource.DEFAULT
+    return "table" if top is not None and not given else to
+
+
+def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output: str,
+         width: int | None, top: int | None, names: Sequence[str],
+         results: Sequence[GateResult] = ()) -> None:
+    """Write the comparison in the format ``to`` asks for."""
+    from cctool import report
+    from cctool.cli._io import console, emit_renderable, write_bytes, write_text
+
+    ascii_markers = output == "-" and not console(ctx, output, width).encoding.startswith("utf")
+    if to == "tree":
+        emit_renderable(ctx, report.tree_view(cmp, view, names, ascii_markers), output, width)
+    elif to == "table":
+        table = report.changes_table(cmp, top or TABLE_TOP, view.precision, ascii_markers)
+        emit_renderable(ctx, table, output, width)
+    elif to == "markdown":
+        write_text(output, report.markdown(cmp, names, results, top or TABLE_TOP, view.precision))
+    elif to == "junit":
+        write_bytes(output, report.junit(results, names, view.precision))
+    elif to == "json":
+        write_bytes(output, report.json_report(cmp, names, results, top))
+    else:
+        write_text(output, report.rows(cmp, top).write_csv())
+
+
+def gate_options(f: F) -> F:
+    """``--fail-if`` (repeatable), ``--where`` and ``--min-value``."""
+    f = click.option("--min-value", callback=_parse_min_value, default=None, metavar="X",
+                     help="Gate: ignore nodes whose A and B values are both below X "
+                     "(e.g. 1ms, or a plain number in the metric's unit).")(f)
+    f = click.option("--where", default=None, metavar="QUERY",
+                     help="Gate: check only the nodes this call path query matches in the "
+                     "union tree (see cctool query).")(f)
+    return click.option("--fail-if", "fail_if", multiple=True, callback=_parse_conditions,
+                        metavar="EXPR",
+                        help="Exit 1 when EXPR holds for some node (or the total); repeatable. "
+                        "E.g. 'time > 5%', 'time (inc) > 0.5s', 'total time > 2%'.")(f)
+
+
+def _parse_conditions(_ctx: click.Context, _param: click.Parameter,
+                      value: tuple[str, ...]) -> list[Condition]:
+    if not value:
+        return []
+    from cctool.ops.gate import GateExpressionError, parse_condition
+
+    try:
+        return [parse_condition(v) for v in value]
+    except GateExpressionError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _parse_min_value(_ctx: click.Context, _param: click.Parameter,
+                     value: str | None) -> tuple[float, str | None] | None:
+    from cctool.ops.gate import GateExpressionError, parse_quantity
+
+    if value is None:
+        return None
+    try:
+        return parse_quantity(value, percent=False)
+    except GateExpressionError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def check_gate(cmp: Comparison, conditions: Sequence[Condition], where: str | None,
+               min_value: tuple[float, str | None] | None) -> list[GateResult]:
+    """Evaluate the gate conditions (empty list when there are none)."""
+    if not conditions:
+        return []
+    from cctool.errors import CctoolError
+    from cctool.ops.gate import evaluate
+
+    nodes = None
+    if where is not None:
+        from cctool.ops.query import match_nodes
+
+        try:
+            nodes = match_nodes(cmp.result, where)
+        except CctoolError as exc:
+            raise CctoolError(f"--where: {exc}") from None
+    return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
+
+
+def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: int) -> None:
+    """Report the gate on stderr; exit 1 if a condition tripped."""
+    if not results:
+        return
+    from cctool import report
+    from cctool.cli import EXIT_GATE
+
+    failed = [r for r in results if not r.passed]
+    for line in report.offender_lines(failed, precision):
+        click.echo(line, err=True)
+    if failed:
+        ctx.exit(EXIT_GATE)
+    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)}", err=True)

@@ -1,0 +1,65 @@
+"""``cctool diff``: B − A per call path, as a tree, a table, records or a CI report, with an
+optional regression gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cctool.cli._compare import compare_options, gate_options
+from cctool.cli._options import output_options
+
+
+@click.command()
+@compare_options
+@click.option("--percent", is_flag=True, help="Show the change as a percentage of A's value.")
+@click.option("--normalize", is_flag=True,
+              help="Scale B so that each metric's total equals A's before comparing.")
+@gate_options
+@output_options(("tree", "table", "json", "csv", "markdown", "junit"))
+@click.pass_context
+def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
+         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
+         normalize: bool, fail_if: list[Any], where: str | None,
+         min_value: tuple[float, str | None] | None, to: str, output: str, **view: Any) -> None:
+    """Compare two profiles: B − A for every call path (positive: B spends more).
+
+    A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
+    (name and type, plus file and line for loops and statements); a node found in one
+    profile only is marked ◀ (only in A) or ▶ (only in B) and counts as 0 on the other side.
+    Each profile is first combined over its ranks and threads with --agg: for sum and mean
+    that is the same as subtracting rank by rank (as `b - a` in Python does when both have
+    the same ranks and threads). The tree colors increases red and decreases green.
+
+    \b
+    Regression gate: each --fail-if EXPR is '[total] METRIC OP NUMBER[UNIT]'
+      'time > 5%'           some node's time grew by more than 5% of its A value
+      'time (inc) > 0.5s'   some node's inclusive time grew by more than 0.5 s
+      'total time > 2%'     the total (the roots' inclusive time) grew by more than 2%
+    Plain numbers are in the metric's unit (HPCToolkit time: usec); s, ms, us, ns are
+    converted. Exit status: 0 nothing tripped, 1 a condition held (offenders on stderr,
+    largest first), 2 bad input or a malformed expression.
+
+    \b
+    Example:
+      cctool diff base/ new/ --metric "time (inc)" --depth 6
+      cctool diff base.cct new.cct --percent --top 20
+      cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
+          --to junit -o gate.xml
+    """
+    from cctool.cli import _compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
+                          normalize=normalize, reverse=reverse, missing=missing)
+    to = _compare.resolve_to(ctx, to, view["top"])
+    if to == "junit" and not fail_if:
+        raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
+    cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
+    results = _compare.check_gate(cmp, fail_if, where, min_value)
+    tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
+                                 view["full_names"], view["no_legend"])
+    names = _compare.labels(profile_a, profile_b)
+    _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
+    _compare.finish_gate(ctx, results, view["precision"])

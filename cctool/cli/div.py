@@ -1,0 +1,43 @@
+"""``cctool div``: A / B per call path (the speedup of B over A for times)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cctool.cli._compare import compare_options
+from cctool.cli._options import output_options
+
+
+@click.command()
+@compare_options
+@output_options(("tree", "table", "json", "csv", "markdown"))
+@click.pass_context
+def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
+        metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, to: str, output: str,
+        **view: Any) -> None:
+    """Divide two profiles: A / B for every call path (for times, B's speedup over A).
+
+    Each profile is first combined over its ranks and threads with --agg, so a node's value
+    is the ratio of its totals (ratios of single ranks would not add up). Inclusive values
+    give the speedup of a whole subtree, exclusive ones of the node's own work. Nodes are
+    matched by call path as in cctool diff; a node found in one profile only is marked ◀
+    (only in A) or ▶ (only in B) and its ratio is inf (only in A) or 0 (only in B). 0 / 0
+    is nan. The tree colors high ratios (speedups) green.
+
+    \b
+    Example:
+      cctool div slow-run/ fast-run/ --metric "time (inc)" --depth 5
+      cctool div base.cct new.cct --top 15 --to markdown -o speedup.md
+    """
+    from cctool.cli import _compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)
+    to = _compare.resolve_to(ctx, to, view["top"])
+    cmp = _compare.run(profile_a, profile_b, fmt, opts)
+    tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
+                                 view["full_names"], view["no_legend"])
+    names = _compare.labels(profile_a, profile_b)
+    _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names)

@@ -1,0 +1,227 @@
+"""Arithmetic between two profiles: ``sub``, ``add``, ``mul``, ``div`` on their union tree.
+
+All four are one :func:`_binary_op`: unify the trees (:mod:`cctool.ops.unify`), align the
+two metric tables on the union's node ids, then apply one Polars expression per metric.
+
+Locations. When both profiles have the same (rank, thread) pairs and no ``agg`` is given, the
+op works rank by rank and thread by thread, and the result keeps every location. Otherwise
+each profile is first combined over its locations with ``agg`` (default ``sum``) and the
+result has one location (rank 0, thread 0).
+
+Missing nodes. A node that exists on one side only counts as 0 on the other
+(``missing="zero"``, the default) or makes the result NaN (``missing="nan"``). A node that
+exists on both sides but lacks a row for some location is 0 there, as everywhere in cctool.
+Division by zero gives ``inf`` (``-inf`` for a negative numerator, NaN for 0 / 0).
+
+Inclusive and exclusive columns. Each column is combined with its namesake: ``M`` from the
+two ``M`` columns and ``M (inc)`` from the two ``M (inc)`` columns. For ``sub`` and ``add``
+this is exact (a sum of differences is the difference of sums), so the result's inclusive
+values are again the subtree sums of its exclusive ones. For ``mul`` and ``div`` it is not: the
+inclusive column is the ratio (product) of the inclusive values, i.e. the speedup of the whole
+subtree, not a subtree sum of per-node ratios, and the result marks no column as derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, IncompatibleProfilesError, MetricNotFoundError
+from cctool.graphframe import KEY_COLUMNS, GraphFrame
+from cctool.ops.unify import Unified, unify
+
+Op = Callable[[pl.Expr, pl.Expr], pl.Expr]
+OPS: dict[str, Op] = {
+    "sub": lambda x, y: x - y,
+    "rsub": lambda x, y: y - x,  # the right minus the left: a diff with the left as base
+    "add": lambda x, y: x + y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+}
+LINEAR = ("sub", "rsub", "add")
+MISSING = ("zero", "nan")
+LEFT, RIGHT = "l:", "r:"  # prefixes of the two sides' columns in an aligned table
+
+
+@dataclass(frozen=True, eq=False)
+class Aligned:
+    """Two profiles' metric values side by side on their union tree.
+
+    Attributes:
+        unified: the union tree and id maps.
+        table: key columns, ``l:M`` and ``r:M`` per metric (null where a side has no row),
+            and ``l:on`` / ``r:on``: whether the row's node exists on that side.
+        metrics: the metric columns aligned.
+        per_location: True when rows are per (rank, thread); False when each side was
+            combined over its locations first (then rank = thread = 0).
+        agg: the aggregation used when ``per_location`` is False.
+    """
+
+    unified: Unified
+    table: pl.DataFrame
+    metrics: tuple[str, ...]
+    per_location: bool
+    agg: str
+
+    def side(self, prefix: str, metric: str, missing: str = "zero") -> pl.Expr:
+        """One side's value of ``metric``: 0 where its row is absent, NaN or 0 where its
+        node is absent (by ``missing``)."""
+        value = pl.col(prefix + metric).fill_null(0.0)
+        if missing == "nan":
+            value = pl.when(pl.col(prefix + "on")).then(value).otherwise(float("nan"))
+        return value
+
+
+def shared_metrics(a: GraphFrame, b: GraphFrame, metrics: Sequence[str] | None) -> tuple[str, ...]:
+    """The metric columns to combine: those named (default: all), with their exclusive or
+    inclusive partners, that both profiles have. Raises if a named one is missing."""
+    names = list(metrics) if metrics else [m for m in a.metric_columns if m in b.metric_columns]
+    out: list[str] = []
+    for m in names:
+        for gf in (a, b):
+            gf.resolve_metric(m)
+        partners = [m, *(p for p in (a.exclusive_of(m), a.inclusive_of(m)) if p)]
+        out.extend(p for p in partners if p in b.metric_columns)
+    if not out:
+        raise MetricNotFoundError(", ".join(names) or "(any shared)", a.metric_columns)
+    return tuple(dict.fromkeys(out))
+
+
+def align(
+    a: GraphFrame,
+    b: GraphFrame,
+    metrics: Sequence[str] | None = None,
+    agg: str | None = None,
+    unified: Unified | None = None,
+) -> Aligned:
+    """Unify ``a`` and ``b`` and put their values of ``metrics`` side by side.
+
+    Rank by rank when both have the same locations and ``agg`` is None, otherwise on values
+    combined over locations with ``agg`` (default ``sum``).
+    """
+    cols = shared_metrics(a, b, metrics)
+    u = unified or unify(a, b)
+    per_location = agg is None and a.locations.equals(b.locations)
+    sides = []
+    for gf, name, prefix in ((a, "left", LEFT), (b, "right", RIGHT)):
+        table = gf.metrics.select(*KEY_COLUMNS, *cols) if per_location else combined(
+            gf, cols, agg or "sum"
+        )
+        table = u.remap(table, name)
+        sides.append(table.rename({c: prefix + c for c in cols}).with_columns(
+            pl.lit(True).alias(prefix + "on"), pl.col("on_other").alias("_other" + prefix)
+        ).drop("on_other"))
+    joined = sides[0].join(sides[1], on=list(KEY_COLUMNS), how="full", coalesce=True)
+    # A row from one side only: the other side has the node iff this side's row says so.
+    joined = joined.with_columns(
+        pl.col(LEFT + "on").fill_null(pl.col("_other" + RIGHT)).fill_null(False),
+        pl.col(RIGHT + "on").fill_null(pl.col("_other" + LEFT)).fill_null(False),
+    ).drop("_other" + LEFT, "_other" + RIGHT)
+    return Aligned(u, joined.sort("rank", "thread", "node"), cols, per_location, agg or "sum")
+
+
+def combined(gf: GraphFrame, cols: Sequence[str], agg: str) -> pl.DataFrame:
+    """``gf.node_values(cols, agg)`` as a long table with one location (rank 0, thread 0)."""
+    if agg == "sum":
+        values = _node_sums(gf, cols)
+        table = pl.DataFrame({"node": np.arange(gf.num_nodes, dtype=np.int32), **values})
+    else:
+        table = gf.node_values(cols, agg=agg)
+    return table.with_columns(rank=pl.lit(0, pl.Int32), thread=pl.lit(0, pl.Int32))
+
+
+def _node_sums(gf: GraphFrame, cols: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each column summed per node over all locations (a sum needs no location count)."""
+    node = gf.metrics["node"].to_numpy()
+    n = gf.num_nodes
+    if n and node.size % n == 0 and (node.reshape(-1, n) == np.arange(n)).all():
+        # Readers lay rows out as a dense (location, node) block: sum its rows.
+        return {c: gf.metrics[c].to_numpy().reshape(-1, n).sum(axis=0) for c in cols}
+    return {c: np.bincount(node, weights=gf.metrics[c].to_numpy(), minlength=n) for c in cols}
+
+
+def combine(
+    al: Aligned,
+    a: GraphFrame,
+    b: GraphFrame,
+    op: str | Op,
+    missing: str = "zero",
+    metadata: dict[str, Any] | None = None,
+) -> GraphFrame:
+    """The GraphFrame of ``op(left, right)`` per metric column of an :class:`Aligned`."""
+    if missing not in MISSING:
+        raise CctoolError(f"unknown missing-node policy {missing!r}; use zero or nan")
+    fn = OPS[op] if isinstance(op, str) else op
+    exprs = [
+        fn(al.side(LEFT, m, missing), al.side(RIGHT, m, missing)).cast(pl.Float64).alias(m)
+        for m in al.metrics
+    ]
+    metrics = al.table.select(*KEY_COLUMNS, *exprs)
+    linear = isinstance(op, str) and op in LINEAR and missing == "zero"
+    derived = (a.derived & b.derived & frozenset(al.metrics)) if linear else frozenset()
+    return GraphFrame(
+        nodes=al.unified.tree.nodes,
+        metrics=metrics,
+        exclusive=tuple(m for m in al.metrics if m in a.exclusive),
+        inclusive=tuple(m for m in al.metrics if m in a.inclusive),
+        metadata={**_metadata(al, a, b, op), **(metadata or {})},
+        default_metric=a.default_metric if a.default_metric in al.metrics else None,
+        derived=derived,
+    )
+
+
+def _binary_op(
+    a: GraphFrame,
+    b: GraphFrame,
+    op: str | Op,
+    *,
+    metrics: Sequence[str] | None = None,
+    missing: str = "zero",
+    agg: str | None = None,
+) -> GraphFrame:
+    """``op(a, b)`` metric by metric on the union tree (see the module docstring)."""
+    if isinstance(op, str) and op not in OPS:
+        raise CctoolError(f"unknown operation {op!r}; use one of {', '.join(OPS)}")
+    if not isinstance(b, GraphFrame):
+        raise IncompatibleProfilesError(f"cannot combine a GraphFrame with {type(b).__name__}")
+    return combine(align(a, b, metrics, agg), a, b, op, missing)
+
+
+def sub(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+    """``a - b`` per node (and per location when both have the same ones)."""
+    return _binary_op(a, b, "sub", **kw)  # type: ignore[arg-type]
+
+
+def add(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+    """``a + b`` per node."""
+    return _binary_op(a, b, "add", **kw)  # type: ignore[arg-type]
+
+
+def mul(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+    """``a * b`` per node."""
+    return _binary_op(a, b, "mul", **kw)  # type: ignore[arg-type]
+
+
+def div(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+    """``a / b`` per node: the speedup of ``b`` over ``a`` when the metric is a time."""
+    return _binary_op(a, b, "div", **kw)  # type: ignore[arg-type]
+
+
+def _metadata(al: Aligned, a: GraphFrame, b: GraphFrame, op: str | Op) -> dict[str, Any]:
+    units = a.metadata.get("metric_units") if op in LINEAR else None
+    meta = {
+        "format": "comparison",
+        "operation": op if isinstance(op, str) else getattr(op, "__name__", "custom"),
+        "left": a.metadata.get("path"),
+        "right": b.metadata.get("path"),
+        "per_location": al.per_location,
+    }
+    if not al.per_location:
+        meta["agg"] = al.agg
+    if units:
+        meta["metric_units"] = units
+    return meta

@@ -1,0 +1,214 @@
+"""The regression gate: conditions such as ``time > 5%`` checked against a comparison.
+
+Grammar (one condition per ``--fail-if``)::
+
+    condition := ["total"] METRIC COMPARATOR NUMBER [UNIT]
+    COMPARATOR := ">" | ">=" | "<" | "<="
+    UNIT       := "%" | "s" | "ms" | "us" | "usec" | "ns" (and long spellings)
+
+``METRIC`` is a metric column (``time``, ``time (inc)``). The condition tests the change of
+each node (or, with ``total``, of the roots' total) in the direction the comparison shows
+(B − A). ``%`` makes it relative: the change as a percentage of A's value. A time unit or a
+plain number makes it absolute: a plain number is in the metric's own unit (HPCToolkit time
+is in microseconds; see ``metadata["metric_units"]``), a time unit is converted to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError
+from cctool.ops.compare import Comparison, node_paths, percent_change
+
+# Time units as powers of ten of a second, so conversions multiply by exact powers of ten.
+SECONDS = {
+    "s": 0, "sec": 0, "secs": 0, "second": 0, "seconds": 0,
+    "ms": -3, "msec": -3, "millisecond": -3, "milliseconds": -3,
+    "us": -6, "usec": -6, "µs": -6, "microsecond": -6, "microseconds": -6,
+    "ns": -9, "nsec": -9, "nanosecond": -9, "nanoseconds": -9,
+}
+COMPARATORS = (">=", "<=", ">", "<")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class GateExpressionError(CctoolError):
+    """A malformed ``--fail-if`` or ``--min-value`` expression."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One parsed gate condition (see the module docstring)."""
+
+    text: str
+    metric: str
+    op: str
+    value: float
+    unit: str | None = None  # "%", a key of SECONDS, or None: the metric's own unit
+    total: bool = False
+
+    @property
+    def relative(self) -> bool:
+        return self.unit == "%"
+
+    def holds(self, x: np.ndarray) -> np.ndarray:
+        """Whether ``x`` (changes, or percentages when relative) trips the condition."""
+        t = self.value
+        out = {">": x > t, ">=": x >= t, "<": x < t, "<=": x <= t}[self.op]
+        return np.asarray(out & ~np.isnan(x))
+
+
+@dataclass(frozen=True, eq=False)
+class GateResult:
+    """The outcome of one condition.
+
+    Attributes:
+        condition: the condition, with its threshold in the metric's unit (or %).
+        offenders: rows of the comparison's table that trip it, largest first (``path``,
+            ``A``, ``B``, ``change``, ``percent`` and the node columns); for a ``total``
+            condition one row named ``total``.
+        unit: the metric's unit, if the profile states it.
+    """
+
+    condition: Condition
+    offenders: pl.DataFrame
+    unit: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.offenders.height == 0
+
+
+def parse_condition(text: str) -> Condition:
+    """Parse ``[total] METRIC OP NUMBER [UNIT]``; raise :class:`GateExpressionError`."""
+    op, at = _comparator(text)
+    left, right = text[:at].strip(), text[at + len(op) :].strip()
+    total = False
+    head, _, rest = left.partition(" ")
+    if head.lower() == "total" and rest.strip():
+        total, left = True, rest.strip()
+    if not left:
+        raise GateExpressionError(f"{text!r}: no metric before {op!r}")
+    value, unit = parse_quantity(right, context=text)
+    return Condition(text=text.strip(), metric=left, op=op, value=value, unit=unit, total=total)
+
+
+def parse_quantity(
+    text: str, context: str | None = None, percent: bool = True
+) -> tuple[float, str | None]:
+    """``NUMBER [UNIT]`` → (value, unit or None); ``%`` only when ``percent``."""
+    where = repr(context if context is not None else text)
+    s = text.strip()
+    m = _NUMBER.match(s)
+    if not m:
+        raise GateExpressionError(f"{where}: expected a number, got {s or 'nothing'!r}")
+    unit = s[m.end() :].strip() or None
+    if unit is not None and unit not in SECONDS and not (percent and unit == "%"):
+        known = ("%, " if percent else "") + "s, ms, us, usec, ns"
+        raise GateExpressionError(f"{where}: unknown unit {unit!r} (use {known} or none)")
+    return float(m.group()), unit
+
+
+def _comparator(text: str) -> tuple[str, int]:
+    """The one comparison operator in ``text`` and its position."""
+    found = [(i, ch) for i, ch in enumerate(text) if ch in "<>="]
+    if not found:
+        raise GateExpressionError(f"{text!r}: expected a comparison (>, >=, <, <=)")
+    at, ch = found[0]
+    op = text[at : at + 2] if text[at + 1 : at + 2] == "=" else ch
+    if op not in COMPARATORS or len(found) > len(op):
+        raise GateExpressionError(f"{text!r}: use exactly one of >, >=, <, <=")
+    return op, at
+
+
+def in_metric_unit(value: float, unit: str | None, metric_unit: str | None, what: str) -> float:
+    """Convert ``value`` given in time ``unit`` (None: already in the metric's unit)."""
+    if unit is None or unit == "%":
+        return value
+    mu = (metric_unit or "").strip().lower()
+    if mu not in SECONDS:
+        raise GateExpressionError(
+            f"{what}: the profile gives no time unit for this metric "
+            f"({metric_unit or 'none'}); use a plain number in the metric's own unit"
+        )
+    shift = SECONDS[unit] - SECONDS[mu]
+    return value * 10.0**shift if shift >= 0 else value / 10.0**-shift
+
+
+def evaluate(
+    cmp: Comparison,
+    conditions: Sequence[Condition],
+    *,
+    nodes: np.ndarray | None = None,
+    min_value: tuple[float, str | None] | None = None,
+) -> list[GateResult]:
+    """Check ``conditions`` against a :class:`cctool.ops.compare.Comparison`.
+
+    Args:
+        cmp: the comparison (its ``values`` must hold every condition's metric).
+        conditions: parsed conditions.
+        nodes: union node ids per-node conditions look at (``--where``); None: all.
+        min_value: (value, unit): per-node conditions skip nodes whose A and B values are both
+            below this (in absolute value).
+    """
+    if cmp.opts.op != "sub":
+        raise CctoolError("regression gates apply to differences (cctool diff)")
+    results = []
+    for cond in conditions:
+        metric = _resolve(cmp, cond)
+        unit = cmp.units(metric)
+        t = in_metric_unit(cond.value, cond.unit, unit, f"--fail-if {cond.text!r}")
+        c = Condition(cond.text, metric, cond.op, t, cond.unit, cond.total)
+        table = _node_table(cmp, metric) if not cond.total else _total_table(cmp, metric)
+        if not cond.total:
+            table = _restrict(table, nodes, min_value, unit, cond)
+        x = table["percent" if c.relative else "change"].to_numpy()
+        hit = table.filter(pl.Series(c.holds(x)))
+        keys = ["percent", "change"] if c.relative else ["change"]
+        up = c.op.startswith(">")
+        hit = hit.sort(*keys, "node", descending=[up] * len(keys) + [False], nulls_last=True)
+        if not cond.total and hit.height:
+            hit = hit.with_columns(path=pl.Series(node_paths(cmp.result, hit["node"].to_numpy())))
+        results.append(GateResult(c, hit, unit))
+    return results
+
+
+def _resolve(cmp: Comparison, cond: Condition) -> str:
+    try:
+        return cmp.result.resolve_metric(cond.metric)
+    except CctoolError as exc:
+        raise CctoolError(f"--fail-if {cond.text!r}: {exc}") from None
+
+
+def _node_table(cmp: Comparison, m: str) -> pl.DataFrame:
+    return cmp.values.select(
+        "node", "name", "status", pl.col(f"{m} [A]").alias("A"), pl.col(f"{m} [B]").alias("B"),
+        pl.col(f"{m} [change]").alias("change"), pl.col(f"{m} [%]").alias("percent"),
+        pl.lit("").alias("path"),
+    )
+
+
+def _total_table(cmp: Comparison, m: str) -> pl.DataFrame:
+    """One row: the roots' totals of A and B and the shown change (from the base)."""
+    a, b = cmp.totals[m]
+    base, other = (b, a) if cmp.opts.reverse else (a, b)
+    return pl.DataFrame({
+        "node": [-1], "name": ["total"], "status": ["both"], "A": [a], "B": [b],
+        "change": [other - base], "path": ["total"],
+    }).with_columns(percent=percent_change(pl.lit(base), pl.lit(other)))
+
+
+def _restrict(table: pl.DataFrame, nodes: np.ndarray | None,
+              min_value: tuple[float, str | None] | None, unit: str | None,
+              cond: Condition) -> pl.DataFrame:
+    if nodes is not None:
+        table = table.filter(pl.col("node").is_in(np.asarray(nodes).tolist()))
+    if min_value is not None:
+        floor = in_metric_unit(min_value[0], min_value[1], unit,
+                               f"--min-value for {cond.metric!r}")
+        table = table.filter(pl.max_horizontal(pl.col("A").abs(), pl.col("B").abs()) >= floor)
+    return table

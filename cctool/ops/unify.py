@@ -1,0 +1,179 @@
+"""Match the nodes of two calling context trees by call path and build their union tree.
+
+Identity. A node is identified by its call path: the sequence of frames from its root. A
+frame is the node's ``name`` and ``type``, plus ``file`` and ``line`` for statements and loops
+(their position is what tells them apart). Modules, call-site lines and definition lines are
+left out on purpose: library paths, versions and line numbers change between builds of the
+same program, and a comparison across commits must still line ``MPI_Init`` up with
+``MPI_Init``.
+
+Duplicate siblings. One parent may have several children with the same frame (HPCToolkit's
+``<unknown procedure>`` siblings, or one callee reached from two call sites once the call
+sites are dropped). They are not merged: the k-th such sibling in profile order matches the
+k-th one on the other side, so the union of a tree with itself is that tree, node for node.
+
+Method. Frames of both trees get dense integer ids; each node's key is (frame id, occurrence
+index among same-frame siblings). A kernel hashes every node's path from its parent's path
+hash and its own key in one preorder pass, and the two hash arrays are joined by sorting.
+Every match is then checked exactly (same key, parents matched to each other), so a 64-bit
+hash collision cannot produce a wrong match; on a collision the hashes are redrawn with
+another seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError
+from cctool.graphframe import STRUCTURE_COLUMNS, GraphFrame
+
+POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
+STATUS = ("both", "left", "right")
+_SEEDS = (0, 0x5DEECE66D, 0x2545F4914F6CDD1D)
+
+
+@dataclass(frozen=True, eq=False)
+class Unified:
+    """Two GraphFrames on one union tree.
+
+    Attributes:
+        tree: the union tree (no metrics). Its node table has the attributes of the left
+            tree's node where one exists (else the right's) and a ``status`` column:
+            ``both``, ``left`` (only in the left tree) or ``right``.
+        left: union node id of each left node (index = left node id).
+        right: union node id of each right node.
+    """
+
+    tree: GraphFrame
+    left: np.ndarray
+    right: np.ndarray
+
+    @property
+    def status(self) -> pl.Series:
+        """Per union node: ``both``, ``left`` or ``right``."""
+        return self.tree.nodes["status"]
+
+    def remap(self, table: pl.DataFrame, side: str) -> pl.DataFrame:
+        """A long table of one side with ``node`` as union ids and an ``on_other`` column.
+
+        ``on_other`` says whether the row's node exists in the other tree, found with the
+        sorted-membership kernel (rows of one node repeat once per location, which the
+        kernel answers without a new search).
+        """
+        from cctool import kernels
+
+        mine, other = (self.left, self.right) if side == "left" else (self.right, self.left)
+        nodes = mine[table["node"].to_numpy()]
+        present = kernels.sorted_membership(nodes, np.sort(other))
+        return table.with_columns(
+            pl.Series("node", nodes.astype(np.int32)), pl.Series("on_other", present)
+        )
+
+
+def unify(a: GraphFrame, b: GraphFrame) -> Unified:
+    """Match the nodes of ``a`` (left) and ``b`` (right) by call path; neither is modified.
+
+    The union tree keeps ``a``'s order; nodes only in ``b`` follow their ``a`` siblings in
+    ``b``'s order.
+    """
+    key_a, key_b = _frame_keys(a, b)
+    par_a, par_b = a.parent_array, b.parent_array
+    for seed in _SEEDS:
+        b_to_a = _match(par_a, key_a, par_b, key_b, seed)
+        if b_to_a is not None:
+            return _union(a, b, b_to_a)
+    raise CctoolError("call-path hashes collided under every seed; cannot unify")  # ~2**-64
+
+
+def _frame_keys(a: GraphFrame, b: GraphFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per node of each tree: frame id * (max occurrence + 1) + occurrence index."""
+    both = pl.concat([_frame_strings(a), _frame_strings(b)], how="vertical")
+    frame = both.rank("dense").cast(pl.Int64).to_numpy() - 1
+    keys = []
+    for gf, ids in ((a, frame[: a.num_nodes]), (b, frame[a.num_nodes :])):
+        occ = (
+            pl.DataFrame({"p": gf.parent_array, "f": ids})
+            .select(pl.int_range(pl.len(), dtype=pl.Int64).over("p", "f"))
+            .to_series()
+            .to_numpy()
+        )
+        keys.append((ids, occ))
+    width = 1 + max((int(o.max(initial=0)) for _, o in keys), default=0)
+    return keys[0][0] * width + keys[0][1], keys[1][0] * width + keys[1][1]
+
+
+def _frame_strings(gf: GraphFrame) -> pl.Series:
+    """One string per node naming its frame (see the module docstring)."""
+    cols = gf.nodes.columns
+    positioned = pl.col("type").is_in(POSITIONED_TYPES)
+    parts = [pl.col("name").fill_null(""), pl.col("type").fill_null("")]
+    for extra in ("file", "line"):
+        if extra in cols:
+            value = pl.col(extra).cast(pl.String).fill_null("")
+            parts.append(pl.when(positioned).then(value).otherwise(pl.lit("")))
+    return gf.nodes.select(pl.concat_str(parts, separator="\x1f").alias("frame")).to_series()
+
+
+def _match(
+    par_a: np.ndarray, key_a: np.ndarray, par_b: np.ndarray, key_b: np.ndarray, seed: int
+) -> np.ndarray | None:
+    """The matching left id of each right node (-1 if none), or None on a hash collision."""
+    from cctool import kernels
+
+    h_a = kernels.path_hashes(par_a, key_a, seed)
+    h_b = kernels.path_hashes(par_b, key_b, seed)
+    order = np.argsort(h_a, kind="stable")
+    sorted_a = h_a[order]
+    if _has_repeats(sorted_a) or _has_repeats(np.sort(h_b)):
+        return None  # two different paths of one tree share a hash
+    b_to_a = np.full(par_b.shape[0], -1, dtype=np.int64)
+    if sorted_a.size:
+        pos = np.minimum(np.searchsorted(sorted_a, h_b), sorted_a.size - 1)
+        hit = sorted_a[pos] == h_b
+        b_to_a[hit] = order[pos[hit]]
+    # Exact check, root to leaf by induction: same key, and parents matched to each other.
+    bs = np.nonzero(b_to_a >= 0)[0]
+    a_of_b = b_to_a[bs]
+    parent_of_b = np.where(par_b[bs] >= 0, b_to_a[np.maximum(par_b[bs], 0)], -1)
+    parent_of_b[(par_b[bs] >= 0) & (parent_of_b < 0)] = -2  # unmatched parent: never equal
+    same_key = np.array_equal(key_a[a_of_b], key_b[bs])
+    return b_to_a if same_key and np.array_equal(par_a[a_of_b], parent_of_b) else None
+
+
+def _has_repeats(sorted_values: np.ndarray) -> bool:
+    return bool(sorted_values.size > 1 and (sorted_values[1:] == sorted_values[:-1]).any())
+
+
+def _union(a: GraphFrame, b: GraphFrame, b_to_a: np.ndarray) -> Unified:
+    """Build the union tree in preorder and the two id maps into it."""
+    from cctool import kernels
+
+    n_a = a.num_nodes
+    only_b = b_to_a < 0
+    # Provisional ids: a's nodes keep theirs, b-only nodes follow in b's order.
+    right = np.where(only_b, n_a + np.cumsum(only_b) - 1, b_to_a)
+    par_b = b.parent_array[only_b]
+    parent = np.concatenate([a.parent_array, np.where(par_b >= 0, right[np.maximum(par_b, 0)], -1)])
+    matched_a = np.zeros(n_a, dtype=bool)
+    matched_a[b_to_a[~only_b]] = True
+    status = np.concatenate([np.where(matched_a, 0, 1), np.full(par_b.shape[0], 2)])
+
+    order = kernels.preorder(parent)  # siblings by provisional id: a's first, then b-only
+    new_id = np.empty(order.shape[0], dtype=np.int64)
+    new_id[order] = np.arange(order.shape[0])
+    b_only = b.nodes.filter(pl.Series(only_b))
+    attrs = pl.concat(
+        [a.nodes.drop(STRUCTURE_COLUMNS), b_only.drop(STRUCTURE_COLUMNS)], how="diagonal_relaxed"
+    ).with_columns(status=pl.Series(np.asarray(STATUS)[status]))
+    new_parent = np.where(parent[order] >= 0, new_id[np.maximum(parent[order], 0)], -1)
+    tree = GraphFrame.from_arrays(
+        new_parent,
+        {c: attrs[c].gather(order) for c in attrs.columns},
+        {"node": np.zeros(0, dtype=np.int32)},
+        metadata={"format": "union"},
+        derive_inclusive=False,
+    )
+    return Unified(tree=tree, left=new_id[:n_a], right=new_id[right])

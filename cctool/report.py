@@ -1,0 +1,229 @@
+"""Reports of a comparison of two profiles: summary lines, the largest changes as a table,
+a Markdown report for a pull request, JUnit XML for CI, and the gate's offender list.
+
+Like :mod:`cctool.render`, nothing here looks at the terminal; the CLI decides where text goes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import polars as pl
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from cctool.ops.compare import Comparison, node_paths, top_changes
+from cctool.ops.gate import GateResult
+from cctool.options import TreeOptions
+from cctool.render import MARKERS, format_value, tree_renderable
+
+PATH_TAIL = 3  # frames of a call path shown in tables and offender lists
+
+
+def short_path(path: str, frames: int = PATH_TAIL, sep: str = " / ") -> str:
+    """The last ``frames`` frames of a call path, with ``…`` for the rest."""
+    parts = path.split(sep)
+    return path if len(parts) <= frames else sep.join(["…", *parts[-frames:]])
+
+
+def percent_text(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "+inf%" if value > 0 else "-inf%"
+    return f"{value:+.1f}%"
+
+
+def signed(value: float | None, precision: int) -> str:
+    """A change with its sign, ``+`` included."""
+    text = format_value(value, precision)  # type: ignore[arg-type]
+    return "+" + text if value is not None and value > 0 else text
+
+
+def _ratio(x: float, y: float) -> float:
+    return x / y if y else (math.copysign(math.inf, x) if x else math.nan)
+
+
+def _pct(base: float, other: float) -> float:
+    if base:
+        return (other - base) / abs(base) * 100
+    return math.copysign(math.inf, other) if other else 0.0
+
+
+def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) -> list[str]:
+    """``A: ..., B: ...`` and one line per shown metric with both totals and the change."""
+    lines = [f"A: {labels[0]}   B: {labels[1]}"]
+    for m in cmp.shown:
+        a, b = cmp.totals[m]
+        base, other = (b, a) if cmp.opts.reverse else (a, b)
+        unit = f" {cmp.units(m)}" if cmp.units(m) else ""
+        first, second = ("B", "A") if cmp.opts.reverse else ("A", "B")
+        line = (f"total {m}: A {format_value(a, precision)}{unit}, "
+                f"B {format_value(b, precision)}{unit}, ")
+        if cmp.opts.op == "div":
+            line += f"{first} / {second} {format_value(_ratio(base, other), precision)}"
+        else:
+            line += (f"{second} − {first} {signed(other - base, precision)}{unit} "
+                     f"({percent_text(_pct(base, other))})")
+        lines.append(line)
+        if m in cmp.scale:
+            lines.append(f"  ({second} scaled by {cmp.scale[m]:.4g} to {first}'s total)")
+    return lines
+
+
+def tree_view(
+    cmp: Comparison, opts: TreeOptions, labels: Sequence[str], ascii_markers: bool
+) -> Group:
+    """Summary lines, then the union tree with the shown values."""
+    head = Text("\n".join(summary_lines(cmp, labels, opts.precision)) + "\n")
+    return Group(head, tree_renderable(cmp.result, opts, ascii_markers=ascii_markers))
+
+
+def rows(cmp: Comparison, top: int | None) -> pl.DataFrame:
+    """Records for JSON/CSV: every union node in node order, or the ``top`` largest changes."""
+    table = top_changes(cmp, top) if top is not None else cmp.values
+    return table.with_columns(path=pl.Series(node_paths(cmp.result, table["node"].to_numpy()),
+                                             dtype=pl.String))
+
+
+def changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
+    """The ``top`` largest changes of the first shown metric as a Rich table."""
+    data = rows(cmp, top)
+    table = Table(title=f"largest changes of {cmp.shown[0]}", title_justify="left")
+    table.add_column("call path (last frames)", overflow="fold")
+    headers = _metric_headers(cmp)
+    for _, label in headers:
+        table.add_column(label, justify="right")
+    markers = {"left": "right", "right": "left"} if cmp.opts.reverse else {}
+    for r in data.iter_rows(named=True):
+        mark = MARKERS.get(markers.get(r["status"], r["status"]))
+        name = Text(short_path(r["path"]))
+        if mark:
+            name.append(" " + (mark[1] if ascii_markers else mark[0]), style=mark[2])
+        table.add_row(name, *(_cell(r[col], col, precision) for col, _ in headers))
+    return table
+
+
+def _metric_headers(cmp: Comparison) -> list[tuple[str, str]]:
+    out = []
+    for m in cmp.shown:
+        out += [(f"{m} [A]", f"{m} A"), (f"{m} [B]", f"{m} B")]
+        if cmp.opts.op == "div":
+            out.append((f"{m} [ratio]", "B / A" if cmp.opts.reverse else "A / B"))
+        else:
+            out += [(f"{m} [change]", "change"), (f"{m} [%]", "change %")]
+    return out
+
+
+def _cell(value: float | None, column: str, precision: int) -> str:
+    if column.endswith("[%]"):
+        return percent_text(value)
+    if column.endswith("[change]"):
+        return signed(value, precision)
+    return format_value(value, precision)  # type: ignore[arg-type]
+
+
+def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[str]:
+    """For stderr: each tripped condition and every offending node, largest first."""
+    lines = []
+    for res in results:
+        if res.passed:
+            continue
+        n = res.offenders.height
+        what = "the total" if res.condition.total else f"{n} node{'s' * (n != 1)}"
+        lines.append(f"gate failed: {res.condition.text} ({what})")
+        unit = f" {res.unit}" if res.unit else ""
+        for r in res.offenders.iter_rows(named=True):
+            where = "" if res.condition.total else f"  [node {r['node']}]"
+            lines.append(f"  {percent_text(r['percent']):>9} {signed(r['change'], precision):>16}"
+                         f"{unit}  {short_path(r['path'])}{where}")
+    return lines
+
+
+def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResult],
+             top: int, precision: int = 3) -> str:
+    """A report a CI job can post on a pull request: summary, gate results, largest changes."""
+    out = ["## cctool " + ("div" if cmp.opts.op == "div" else "diff"), ""]
+    out += [f"- {_md(line)}" for line in summary_lines(cmp, labels, precision)]
+    if results:
+        failed = sum(not r.passed for r in results)
+        out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
+                "| | condition | offenders | largest |", "|---|---|---:|---|"]
+        for r in results:
+            worst = r.offenders.row(0, named=True) if r.offenders.height else None
+            largest = (f"{percent_text(worst['percent'])} `{_md(short_path(worst['path']))}`"
+                       if worst else "")
+            out.append(f"| {'❌' if not r.passed else '✅'} | `{_md(r.condition.text)}` "
+                       f"| {r.offenders.height} | {largest} |")
+    headers = _metric_headers(cmp)
+    out += ["", f"### Largest changes of {_md(cmp.shown[0])}", "",
+            "| call path | status | " + " | ".join(_md(h) for _, h in headers) + " |",
+            "|---|---|" + "---:|" * len(headers)]
+    for row in rows(cmp, top).iter_rows(named=True):
+        cells = [_cell(row[c], c, precision) for c, _ in headers]
+        path = _md(short_path(row["path"]))
+        out.append(f"| `{path}` | {row['status']} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3) -> bytes:
+    """JUnit XML: one test case per gate condition; a failure lists its offenders."""
+    failures = sum(not r.passed for r in results)
+    suites = ET.Element("testsuites", name="cctool diff", tests=str(len(results)),
+                        failures=str(failures))
+    suite = ET.SubElement(suites, "testsuite", name=f"cctool diff {labels[0]} {labels[1]}",
+                          tests=str(len(results)), failures=str(failures), errors="0",
+                          skipped="0")
+    for r in results:
+        case = ET.SubElement(suite, "testcase", classname="cctool.gate", name=r.condition.text)
+        if not r.passed:
+            fail = ET.SubElement(case, "failure", type="regression",
+                                 message=f"{r.offenders.height} offending: {r.condition.text}")
+            fail.text = "\n".join(offender_lines([r], precision)[1:]) + "\n"
+    ET.indent(suites)
+    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return xml + b"\n"
+
+
+def json_report(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResult],
+                top: int | None) -> bytes:
+    """One JSON object: inputs, what the values are, totals, rows and gate results.
+    Infinities and NaN become null (JSON has neither)."""
+    import orjson
+
+    payload = {
+        "A": labels[0],
+        "B": labels[1],
+        "values": cmp.result.metadata.get("values_note"),
+        "totals": {m: {"A": _finite(a), "B": _finite(b), "unit": cmp.units(m)}
+                   for m, (a, b) in cmp.totals.items() if m in cmp.shown},
+        "rows": _records(rows(cmp, top)),
+        "gates": [
+            {"condition": r.condition.text, "passed": r.passed, "threshold": r.condition.value,
+             "unit": r.condition.unit or cmp.units(r.condition.metric),
+             "offenders": _records(r.offenders)}
+            for r in results
+        ],
+    }
+    data: bytes = orjson.dumps(payload, option=orjson.OPT_INDENT_2)
+    return data + b"\n"
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
+    floats = [c for c, t in df.schema.items() if t.is_float()]
+    clean = df.with_columns(
+        [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats]
+    )
+    return clean.to_dicts()

@@ -1,0 +1,54 @@
+"""Property tests: unify and the binary ops keep the invariants on random forests."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cctool.graphframe import GraphFrame
+from cctool.ops.compare import node_paths
+from cctool.ops.unify import unify
+from tests.test_properties_graphframe import forests
+
+
+def all_paths(gf: GraphFrame) -> list[str]:
+    return node_paths(gf, np.arange(gf.num_nodes), sep="/")
+
+
+def totals(gf: GraphFrame, metric: str = "time") -> float:
+    return float(gf.node_values([metric])[metric].sum())
+
+
+@given(forests(), forests())
+@settings(max_examples=50, deadline=None)
+def test_unify_keeps_every_node_and_path(a: GraphFrame, b: GraphFrame) -> None:
+    u = unify(a, b)
+    u.tree.validate()
+    p = all_paths(u.tree)
+    assert [p[i] for i in u.left] == all_paths(a)
+    assert [p[i] for i in u.right] == all_paths(b)
+    assert len(set(u.left.tolist()) | set(u.right.tolist())) == u.tree.num_nodes
+
+
+@given(forests(), forests())
+@settings(max_examples=50, deadline=None)
+def test_difference_keeps_invariants_and_totals(a: GraphFrame, b: GraphFrame) -> None:
+    d = b - a
+    d.validate()  # inclusive = exclusive + children's inclusive, per location
+    assert np.isclose(totals(d), totals(b) - totals(a), rtol=1e-9, atol=1e-6)
+    s = a + b
+    s.validate()
+    assert np.isclose(totals(s), totals(a) + totals(b), rtol=1e-9, atol=1e-6)
+
+
+@given(forests(), st.sampled_from(["sum", "mean", "max"]))
+@settings(max_examples=30, deadline=None)
+def test_a_minus_a_is_zero_and_a_over_a_is_one_or_nan(a: GraphFrame, agg: str) -> None:
+    from cctool.ops.arith import div, sub
+
+    zero = sub(a, a, agg=agg)
+    assert zero.num_nodes == a.num_nodes
+    assert (zero.metrics["time"].abs() == 0).all()
+    ratio = div(a, a).metrics["time"].to_numpy()
+    assert np.all((ratio == 1) | np.isnan(ratio))
