@@ -34,6 +34,9 @@ READERS: tuple[tuple[str, str], ...] = (
     ("caliper", "cctool.readers.caliper"),
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),
+    ("cprofile", "cctool.readers.cprofile"),
+    ("gprof2dot", "cctool.readers.gprof2dot"),
+    ("callgrind", "cctool.readers.callgrind"),
 )
 
 STDIN = "-"

@@ -1,0 +1,129 @@
+"""Call graph -> calling context tree expansion shared by the cprofile, gprof2dot and
+callgrind readers: hand-made graphs with known answers, and random graphs for the
+conservation property (each function's cost summed over the tree equals its flat cost)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cctool.graphframe import GraphFrame
+from cctool.readers._callgraph import CallGraph, CallTree, expand, split_by_weight
+
+
+def graph(n: int, edges: list[tuple[int, int, float, float]], roots: dict[int, float]) -> CallGraph:
+    """Edges (caller, callee, calls, cost); roots: cost of each function with no caller."""
+    arr = np.asarray(edges, dtype=np.float64).reshape(-1, 4)
+    root = np.zeros(n)
+    for f, v in roots.items():
+        root[f] = v
+    return CallGraph(
+        nfunc=n,
+        caller=arr[:, 0].astype(np.int64),
+        callee=arr[:, 1].astype(np.int64),
+        weight=arr[:, 2],
+        edge_values={"cost": arr[:, 3], "calls": arr[:, 2]},
+        root_values={"cost": root, "calls": np.zeros(n)},
+    )
+
+
+def paths(tree: CallTree, names: str) -> dict[str, float]:
+    out = {}
+    for v in range(len(tree.func)):
+        chain, u = [], v
+        while u >= 0:
+            chain.append(names[tree.func[u]])
+            u = tree.parent[u]
+        out["".join(reversed(chain))] = round(float(tree.values["cost"][v]), 9)
+    return out
+
+
+def test_dag_splits_deeper_edges_by_the_callers_share() -> None:
+    # M calls A and B; C is called once by A and 9 times by B; C calls D (cost 5 in all).
+    tree = expand(
+        graph(5, [(0, 1, 10, 1), (0, 2, 10, 1), (1, 3, 1, 1), (2, 3, 9, 9), (3, 4, 5, 5)], {0: 2}),
+        100,
+    )
+    assert paths(tree, "MABCD") == {
+        "M": 2,
+        "MA": 1,
+        "MB": 1,
+        "MAC": 1,
+        "MBC": 9,
+        "MACD": 0.5,
+        "MBCD": 4.5,
+    }
+    assert not tree.recursive.any() and tree.truncated == 0
+
+
+def test_recursion_is_cut_after_one_turn() -> None:
+    # M -> F, F -> F (self), F -> G, G -> F (mutual).
+    tree = expand(graph(3, [(0, 1, 1, 1), (1, 1, 4, 4), (1, 2, 2, 2), (2, 1, 3, 3)], {0: 1}))
+    got = paths(tree, "MFG")
+    assert got == {"M": 1, "MF": 1, "MFF": 4, "MFG": 2, "MFGF": 3}
+    flagged = {k for k, v in zip(got, tree.recursive, strict=True) if v}
+    assert flagged == {"MFF", "MFGF"}
+
+
+def test_recursive_leaves_take_their_exclusive_as_inclusive() -> None:
+    g = graph(2, [(0, 1, 1, 1), (1, 1, 4, 4)], {0: 1})
+    g.edge_values = {**g.edge_values, "cost (inc)": np.array([9.0, 99.0])}
+    g.root_values = {**g.root_values, "cost (inc)": np.array([10.0, 0.0])}
+    g.inclusive = {"cost (inc)": "cost"}
+    tree = expand(g)
+    assert tree.recursive.tolist() == [False, False, True]
+    assert tree.values["cost (inc)"].tolist() == [10.0, 9.0, 4.0]
+
+
+def test_a_cycle_nobody_calls_becomes_a_root() -> None:
+    tree = expand(graph(2, [(0, 1, 1, 3), (1, 0, 1, 4)], {}))
+    assert paths(tree, "AB") == {"A": 0, "AB": 3, "ABA": 4}
+
+
+def test_budget_stops_expansion_and_counts_it() -> None:
+    # A complete DAG of 25 functions has 2**23 paths to the last one.
+    n = 25
+    edges = [(i, j, 1, 1) for i in range(n) for j in range(i + 1, n)]
+    tree = expand(graph(n, edges, {0: 1}), max_nodes=500)
+    assert len(tree.func) <= 500 and tree.truncated > 0
+
+
+def test_split_by_weight_falls_back_to_even_shares() -> None:
+    callee = np.array([0, 0, 1, 1])
+    got = split_by_weight(np.array([10.0, 6.0]), callee, np.array([1.0, 3.0, 0.0, 0.0]))
+    assert got.tolist() == [2.5, 7.5, 3.0, 3.0]
+
+
+@st.composite
+def call_graphs(draw: st.DrawFn) -> CallGraph:
+    n = draw(st.integers(1, 7))
+    pairs = draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=14, unique=True)
+    )
+    edges = [(a, b, draw(st.integers(0, 5)), draw(st.floats(0, 100))) for a, b in pairs]
+    roots = {f: draw(st.floats(0, 100)) for f in range(n)}
+    return graph(n, edges, roots)
+
+
+@given(call_graphs())
+@settings(max_examples=150, deadline=None)
+def test_costs_are_conserved_per_function(g: CallGraph) -> None:
+    tree = expand(g)
+    has_caller = np.bincount(g.callee, minlength=g.nfunc) > 0
+    for f in range(g.nfunc):
+        expected = g.edge_values["cost"][g.callee == f].sum()
+        is_root_node = (tree.func == f) & (tree.parent < 0)
+        expected += g.root_values["cost"][f] * is_root_node.sum()
+        assert tree.values["cost"][tree.func == f].sum() == pytest.approx(expected, abs=1e-6)
+        assert (tree.func == f).any()  # every function appears somewhere
+        if not has_caller[f]:
+            assert is_root_node.sum() == 1
+    gf = GraphFrame.from_arrays(
+        tree.parent,
+        {"name": tree.func.astype(str), "type": ["function"] * len(tree.func)},
+        {"node": np.arange(len(tree.func)), "cost": tree.values["cost"]},
+        exclusive=["cost"],
+    )
+    gf.validate()
