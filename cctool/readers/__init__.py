@@ -37,6 +37,13 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
+    ("cprofile", "cctool.readers.cprofile"),
+    ("gprof2dot", "cctool.readers.gprof2dot"),
+    ("callgrind", "cctool.readers.callgrind"),
+    ("pyinstrument", "cctool.readers.pyinstrument"),
+    ("tau", "cctool.readers.tau"),
+    ("timemory", "cctool.readers.timemory"),
+    ("hatchet", "cctool.readers.hatchet_json"),
 )
 
 STDIN = "-"

@@ -1,0 +1,93 @@
+"""Reader for pyinstrument's JSON output (``pyinstrument -r json``).
+
+The file holds session facts (``duration``, ``sample_count``, ``program`` ...) and a
+``root_frame`` tree whose frames carry ``function``, ``file_path``, ``line_no`` and ``time``.
+That ``time`` is inclusive: it becomes ``time (inc)`` and cctool derives the exclusive
+``time`` (a frame's time minus its children's). Sampling with a small interval can leave a
+frame a little less time than its children's sum; the derived ``time`` is then slightly
+negative, as in the file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from cctool.errors import ReaderError
+from cctool.graphframe import GraphFrame
+
+NAME = "pyinstrument"
+DESCRIPTION = "pyinstrument JSON (-r json)"
+
+_SNIFF = re.compile(rb'^\s*\{.*"root_frame"\s*:', re.S)
+_SESSION_KEYS = ("start_time", "duration", "sample_count", "program", "cpu_time")
+
+
+def sniff(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    return _SNIFF.match(head) is not None
+
+
+def read(path: Path) -> GraphFrame:
+    """Read a pyinstrument JSON file."""
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("root_frame"), dict):
+        raise ReaderError(path, "no root_frame object", fmt=NAME)
+    parent: list[int] = []
+    cols: dict[str, list[Any]] = {k: [] for k in ("name", "file", "line", "app", "time")}
+    stack: list[tuple[Any, int]] = [(doc["root_frame"], -1)]
+    while stack:  # iterative: deep Python stacks must not hit the recursion limit
+        frame, par = stack.pop()
+        if not isinstance(frame, dict):
+            raise ReaderError(path, "a frame is not a JSON object", fmt=NAME)
+        me = len(parent)
+        parent.append(par)
+        _frame_row(path, frame, cols)
+        children = frame.get("children", [])
+        if not isinstance(children, list):
+            raise ReaderError(path, f"children of {cols['name'][-1]!r} is not a list", NAME)
+        stack.extend((child, me) for child in reversed(children))
+    n = len(parent)
+    metadata = {"format": NAME, "path": str(path), "metric_units": {"time": "seconds"}}
+    metadata.update({k: doc[k] for k in _SESSION_KEYS if isinstance(doc.get(k), str | int | float)})
+    return GraphFrame.from_arrays(
+        parent,
+        {
+            "name": cols["name"],
+            "type": ["function"] * n,
+            "file": cols["file"],
+            "line": np.asarray(cols["line"], dtype=np.int32),
+            "is_application_code": cols["app"],
+        },
+        {"node": np.arange(n, dtype=np.int64), "time (inc)": cols["time"]},
+        inclusive=["time (inc)"],
+        metadata=metadata,
+        default_metric="time (inc)",
+        derive_exclusive=True,
+    )
+
+
+def _frame_row(path: Path, frame: dict[str, Any], cols: dict[str, list[Any]]) -> None:
+    name, time, line = frame.get("function"), frame.get("time"), frame.get("line_no", 0)
+    if not isinstance(name, str):
+        raise ReaderError(path, "a frame has no function name", fmt=NAME)
+    if isinstance(time, bool) or not isinstance(time, int | float) or not np.isfinite(time):
+        raise ReaderError(path, f"frame {name!r} has no numeric time", fmt=NAME)
+    if isinstance(line, bool) or not isinstance(line, int) or not -(2**31) <= line < 2**31:
+        raise ReaderError(path, f"frame {name!r} has a bad line_no", fmt=NAME)
+    file = frame.get("file_path", frame.get("file_path_short"))
+    cols["name"].append(name)
+    cols["file"].append(file if isinstance(file, str) else None)
+    cols["line"].append(line)
+    cols["app"].append(bool(frame.get("is_application_code", False)))
+    cols["time"].append(float(time))

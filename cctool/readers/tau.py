@@ -1,0 +1,202 @@
+"""Reader for TAU's text profiles: a directory of ``profile.<node>.<context>.<thread>`` files.
+
+Each file starts with ``<N> templated_functions[_MULTI_<metric>]``, a ``# Name Calls Subrs
+Excl Incl ProfileCalls #`` line carrying XML metadata, then N function lines
+``"<name>" calls subrs excl incl profilecalls GROUP="..."``. With ``TAU_CALLPATH`` the names
+include call-path entries ``a => b => c``, which give the tree: one node per call path, its
+prefixes included. Flat entries of functions that also end a call path only repeat the sum
+over their contexts and are skipped; the other flat entries (the top-level timer) become
+roots. Without call paths every flat entry is a root. Several metrics come as
+``MULTI__<metric>/`` subdirectories of profile files.
+
+Metrics: ``time``/``time (inc)`` for TAU's ``TIME`` (microseconds), ``<metric>``/``<metric>
+(inc)`` for others (e.g. PAPI counters), and the counts ``calls`` and ``subrs`` (child calls).
+Node = rank, thread = thread of the file name; user events and aggregates are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import ReaderError
+from cctool.graphframe import GraphFrame
+
+NAME = "tau"
+DESCRIPTION = "TAU profile directory (profile.<node>.<context>.<thread> text files)"
+
+_FILE = re.compile(r"^profile\.(\d+)\.(\d+)\.(\d+)$")
+_FIRST = re.compile(r"^(\d+)\s+templated_functions(?:_MULTI_(\S+))?\s*$")
+_ENTRY = re.compile(r'^"(.*)"\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+GROUP="(.*)"\s*$')
+_LOCATION = re.compile(r"^(.*?)\s*\[\{(.*?)\}\s*\{(\d+)(?:,\d+)?\}(?:-\{\d+(?:,\d+)?\})?\]$")
+_ATTRIBUTE = re.compile(r"<attribute><name>(.*?)</name><value>(.*?)</value></attribute>", re.S)
+_MAX_ENTRIES = 10_000_000
+
+
+def sniff(path: Path) -> bool:
+    if path.is_dir():
+        multi = sorted(path.glob("MULTI__*/"))
+        files = _profile_files(path) or (_profile_files(multi[0]) if multi else [])
+    else:
+        files = [path] if path.is_file() else []
+    if not files or not _FILE.match(files[0].name):
+        return False
+    with open(files[0], "rb") as fh:
+        first = fh.readline(200).decode("ascii", errors="replace")
+    return _FIRST.match(first) is not None
+
+
+def read(path: Path) -> GraphFrame:
+    """Read a TAU profile directory (or a single ``profile.*`` file)."""
+    groups = _metric_groups(path)
+    nodes: dict[tuple[str, ...], int] = {}
+    node_group: dict[int, str] = {}
+    rows: dict[tuple[int, int, int], dict[str, float]] = {}
+    exclusive: list[str] = []
+    meta: dict[str, str] = {}
+    for files in groups:
+        metric = None
+        for file in files:
+            rank, _, thread = (int(x) for x in file.name.split(".")[1:])
+            name, entries, attrs = _parse_file(file)
+            metric = metric or name
+            if name != metric:
+                raise ReaderError(file, f"metric {name} among files of metric {metric}", NAME)
+            meta = meta or attrs
+            for path_key, values, group in _tree_entries(entries):
+                nid = _node(nodes, path_key)
+                node_group.setdefault(nid, group)
+                row = rows.setdefault((nid, rank, thread), {})
+                if metric in row:
+                    raise ReaderError(file, f"call path {' => '.join(path_key)!r} twice", NAME)
+                row.update({"calls": values[0], "subrs": values[1]})
+                row[metric], row[metric + " (inc)"] = values[2], values[3]
+        if metric in exclusive:
+            raise ReaderError(path, f"metric {metric} appears in two directories", fmt=NAME)
+        exclusive.append(str(metric))
+    return _graphframe(path, nodes, node_group, rows, exclusive, meta)
+
+
+def _profile_files(folder: Path) -> list[Path]:
+    return sorted(
+        (p for p in folder.iterdir() if _FILE.match(p.name) and p.is_file()),
+        key=lambda p: tuple(int(x) for x in p.name.split(".")[1:]),
+    )
+
+
+def _metric_groups(path: Path) -> list[list[Path]]:
+    """Profile files per metric: the folder itself, or its MULTI__<metric> subfolders."""
+    if path.is_file():
+        return [[path]]
+    if not path.is_dir():
+        raise ReaderError(path, "no such file or directory", fmt=NAME)
+    groups = [_profile_files(path)] if _profile_files(path) else []
+    subs = [p for p in path.iterdir() if p.is_dir() and p.name.startswith("MULTI__")]
+    # Time first, so it is the default metric; other metrics in name order.
+    for sub in sorted(
+        subs, key=lambda p: (p.name not in ("MULTI__TIME", "MULTI__CPU_TIME"), p.name)
+    ):
+        if files := _profile_files(sub):
+            groups.append(files)
+    if not groups:
+        raise ReaderError(path, "no profile.<node>.<context>.<thread> files", fmt=NAME)
+    return groups
+
+
+def _parse_file(file: Path) -> tuple[str, list[tuple[str, list[float], str]], dict[str, str]]:
+    """(metric name, [(name, [calls, subrs, excl, incl], group)], metadata attributes)."""
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        first = _FIRST.match(fh.readline())
+        if first is None:
+            raise ReaderError(file, "first line is not '<N> templated_functions'", fmt=NAME)
+        count = int(first.group(1))
+        if count > _MAX_ENTRIES:
+            raise ReaderError(file, f"claims {count} functions", fmt=NAME)
+        header = fh.readline()
+        if not header.startswith("# Name Calls Subrs Excl Incl"):
+            raise ReaderError(file, "second line is not the '# Name Calls ...' header", NAME)
+        attrs = dict(_ATTRIBUTE.findall(header))
+        metric = attrs.get("Metric Name") or first.group(2) or "TIME"
+        entries = []
+        for i in range(count):
+            line = fh.readline()
+            m = _ENTRY.match(line.rstrip("\n"))
+            if m is None:
+                what = "ends" if not line else f"line {i + 3} is not a function entry"
+                raise ReaderError(file, f"{what} before its {count} functions", fmt=NAME)
+            try:
+                values = [float(m.group(k)) for k in (2, 3, 4, 5)]
+            except ValueError:
+                raise ReaderError(file, f"line {i + 3}: bad number", fmt=NAME) from None
+            if not all(np.isfinite(values)):
+                raise ReaderError(file, f"line {i + 3}: non-finite number", fmt=NAME)
+            entries.append((m.group(1), values, m.group(7)))
+    return ("time" if metric in ("TIME", "CPU_TIME") else metric), entries, attrs
+
+
+def _tree_entries(
+    entries: list[tuple[str, list[float], str]],
+) -> list[tuple[tuple[str, ...], list[float], str]]:
+    """Call-path entries, plus the flat entries no call path ends with."""
+    paths = [(tuple(p.strip() for p in name.split("=>")), v, g) for name, v, g in entries]
+    ends = {p[-1] for p, _, _ in paths if len(p) > 1}
+    return [(p, v, g) for p, v, g in paths if len(p) > 1 or p[0] not in ends]
+
+
+def _node(nodes: dict[tuple[str, ...], int], key: tuple[str, ...]) -> int:
+    for k in range(1, len(key) + 1):  # prefixes first, so parents exist
+        nodes.setdefault(key[:k], len(nodes))
+    return nodes[key]
+
+
+def _graphframe(
+    path: Path,
+    nodes: dict[tuple[str, ...], int],
+    node_group: dict[int, str],
+    rows: dict[tuple[int, int, int], dict[str, float]],
+    exclusive: list[str],
+    meta: dict[str, str],
+) -> GraphFrame:
+    keys = list(nodes)
+    parent = [nodes[k[:-1]] if len(k) > 1 else -1 for k in keys]
+    names, files, lines = [], [], []
+    for k in keys:
+        m = _LOCATION.match(k[-1])
+        names.append(m.group(1) if m else k[-1])
+        files.append(m.group(2) if m else None)
+        lines.append(int(m.group(3)) if m else None)
+    columns = ["calls", "subrs"] + [c for m in exclusive for c in (m, m + " (inc)")]
+    table: dict[str, Any] = {c: [] for c in ("node", "rank", "thread", *columns)}
+    for (nid, rank, thread), values in rows.items():
+        for c, v in zip(("node", "rank", "thread"), (nid, rank, thread), strict=True):
+            table[c].append(v)
+        for c in columns:
+            table[c].append(values.get(c, 0.0))
+    ranks = sorted({r for _, r, _ in rows})
+    metadata = {
+        "format": NAME,
+        "path": str(path),
+        "num_ranks": len(ranks),
+        "metric_units": {"time": "usec"} if "time" in exclusive else {},
+        "tau": {k: v for k, v in meta.items() if len(v) < 200},
+    }
+    return GraphFrame.from_arrays(
+        parent,
+        {
+            "name": names,
+            "type": ["function"] * len(keys),
+            "file": pl.Series("file", files, dtype=pl.String),
+            "line": pl.Series("line", lines, dtype=pl.Int32),
+            "group": [node_group.get(i) for i in range(len(keys))],
+        },
+        table,
+        exclusive=exclusive,
+        inclusive=[m + " (inc)" for m in exclusive],
+        metadata=metadata,
+        default_metric=exclusive[0] + " (inc)",
+        derive_inclusive=False,
+    )

@@ -1,0 +1,92 @@
+"""pyinstrument JSON reader on Hatchet's pyinstrument profile of examples.py.
+
+Expected numbers were read from the JSON text: ``grep -c '"function"'`` counts the frames
+(111), ``grep -c '"is_application_code": true'`` the application frames (6), and the
+``"time"`` lines give inclusive times (root 0.47815; ``from_caliper_json`` 0.063092 with a
+single child ``read`` 0.062091, lines 695-708).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cctool.errors import ReaderError
+from cctool.readers import detect, read
+from cctool.readers import pyinstrument as reader
+from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
+
+FOLDER = "pyinstrument-hatchet-json"
+FILE = "pyinstrument-hatchet-profile.json"
+
+
+def test_tree_and_metrics(data) -> None:
+    gf = read(data(FOLDER) / FILE)
+    assert gf.metadata["format"] == "pyinstrument"
+    assert (gf.metadata["sample_count"], gf.metadata["duration"]) == (432, 0.478172)
+    assert gf.num_nodes == 111
+    assert gf.nodes["is_application_code"].sum() == 6
+    assert gf.inclusive == ("time (inc)",) and gf.exclusive == ("time",)
+    assert gf.derived == frozenset({"time"})
+    nodes = gf.nodes.join(gf.metrics, on="node")
+    root = nodes.row(0, named=True)
+    assert (root["name"], root["file"], root["line"], root["time (inc)"]) == (
+        "<module>",
+        "examples.py",
+        1,
+        0.47815,
+    )
+    assert root["time"] == pytest.approx(0.0, abs=1e-12)  # all time is in its 4 children
+    assert gf.children(0).size == 4
+    caliper = nodes.filter(pl.col("name") == "from_caliper_json").row(0, named=True)
+    assert caliper["time (inc)"] == 0.063092
+    assert caliper["time"] == pytest.approx(0.063092 - 0.062091)
+    assert caliper["file"].endswith("hatchet/hatchet/graphframe.py") and caliper["line"] == 98
+    assert gf.metrics["time"].sum() == pytest.approx(0.47815)  # exclusive adds up to the root
+    assert int(gf.nodes["depth"].max()) == 14
+    gf.validate()
+
+
+def test_minimal_and_broken_files(tmp_path: Path) -> None:
+    good = tmp_path / "p.json"
+    good.write_text(
+        json.dumps(
+            {
+                "root_frame": {
+                    "function": "main",
+                    "time": 2.0,
+                    "children": [
+                        {"function": "f", "file_path_short": "a.py", "line_no": 3, "time": 1.5}
+                    ],
+                }
+            }
+        )
+    )
+    assert reader.sniff(good)
+    gf = reader.read(good)
+    assert gf.metrics.sort("node")["time"].to_list() == [0.5, 1.5]
+    assert gf.nodes["file"].to_list() == [None, "a.py"]
+    gf.validate()
+    for doc, message in (
+        ({"duration": 1}, "no root_frame"),
+        ({"root_frame": {"time": 1.0}}, "no function name"),
+        ({"root_frame": {"function": "m", "time": "1"}}, "no numeric time"),
+        ({"root_frame": {"function": "m", "time": 1, "children": {}}}, "is not a list"),
+    ):
+        good.write_text(json.dumps(doc))
+        with pytest.raises(ReaderError, match=message):
+            reader.read(good)
+
+
+def test_damaged_file_fails_cleanly(data, tmp_path: Path) -> None:
+    outcome = check_damaged(reader, data(FOLDER) / FILE, tmp_path / FILE)
+    assert outcome["refused"] > 0
+
+
+def test_sniff_accepts_only_pyinstrument(data) -> None:
+    for path in shared_sample_paths():
+        assert reader.sniff(path) == (sample_folder(path) == FOLDER and path.is_file()), path
+    assert detect(data(FOLDER) / FILE).NAME == "pyinstrument"
