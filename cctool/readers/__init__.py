@@ -44,6 +44,14 @@ READERS: tuple[tuple[str, str], ...] = (
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
+    ("cprofile", "cctool.readers.cprofile"),
+    ("gprof2dot", "cctool.readers.gprof2dot"),
+    ("callgrind", "cctool.readers.callgrind"),
+    ("pyinstrument", "cctool.readers.pyinstrument"),
+    ("tau", "cctool.readers.tau"),
+    ("timemory", "cctool.readers.timemory"),
+    ("hatchet", "cctool.readers.hatchet_json"),
+    ("folded", "cctool.readers.folded"),
 )
 
 STDIN = "-"

@@ -1,0 +1,103 @@
+"""Reader for folded stacks: one ``frame;frame;...;leaf <count>`` line per distinct stack.
+
+This is what ``stackcollapse-perf.pl`` (and the other FlameGraph stackcollapse scripts),
+``py-spy record -f raw``, ``perf script report`` folding and many samplers write. Each line
+adds its count to the leaf frame of its path as the exclusive ``samples`` metric;
+``samples (inc)`` is derived. Frames are kept verbatim (``python`` annotations such as
+``main (app.py:12)`` and suffixes such as ``_[k]`` included); equal paths add up.
+
+Differential input (two counts per line, as ``difffolded.pl`` writes) is refused rather than
+misread. ``sniff`` only accepts a file whose first lines all have this shape and at least
+one of which has a ``;``, so other line-oriented text formats are not claimed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from cctool.errors import ReaderError
+from cctool.graphframe import GraphFrame
+
+NAME = "folded"
+DESCRIPTION = "folded stacks (a;b;c 123 lines: stackcollapse, py-spy, ...)"
+
+_LINE = re.compile(r"^(\S.*?)\s+(\d+(?:\.\d+)?)$")
+_SNIFF_LINES = 50
+
+
+def sniff(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(16384)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a multi-byte character cut at the end is fine
+        if exc.start < len(head) - 4:
+            return False
+        text = head[: exc.start].decode("utf-8")
+    lines = text.splitlines()
+    if len(head) == 16384 and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut short
+    lines = [ln for ln in lines if ln.strip()][:_SNIFF_LINES]
+    matches = [_LINE.match(ln.rstrip()) for ln in lines]
+    return (
+        bool(lines)
+        and all(m is not None and not _two_counts(m.group(1)) for m in matches)
+        and any(";" in m.group(1) for m in matches if m is not None)
+        and not any(ln.lstrip().startswith(("#", "{")) for ln in lines)
+    )
+
+
+def read(path: Path) -> GraphFrame:
+    """Read a folded-stacks file."""
+    index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
+    parent: list[int] = []
+    names: list[str] = []
+    samples: list[float] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.strip()
+            if not line:
+                continue
+            m = _LINE.match(line)
+            if m is None:
+                raise ReaderError(path, f"line {lineno}: not 'frame;frame;... count'", NAME)
+            stack, count = m.group(1), float(m.group(2))
+            if _two_counts(stack):
+                raise ReaderError(
+                    path,
+                    f"line {lineno}: two counts (differential folded stacks are not supported)",
+                    fmt=NAME,
+                )
+            node = -1
+            for frame in stack.split(";"):
+                key = (node, frame.strip() or "[unknown]")
+                child = index.get(key)
+                if child is None:
+                    child = index[key] = len(parent)
+                    parent.append(node)
+                    names.append(key[1])
+                    samples.append(0.0)
+                node = child
+            samples[node] += count
+    if not parent:
+        raise ReaderError(path, "no stacks in the file", fmt=NAME)
+    n = len(parent)
+    return GraphFrame.from_arrays(
+        parent,
+        {"name": names, "type": ["function"] * n},
+        {"node": np.arange(n, dtype=np.int64), "samples": samples},
+        exclusive=["samples"],
+        metadata={"format": NAME, "path": str(path), "total_samples": float(sum(samples))},
+        default_metric="samples (inc)",
+    )
+
+
+def _two_counts(stack: str) -> bool:
+    """True when the stack part itself ends in a number: a second count column."""
+    last = stack.rsplit(";", 1)[-1]
+    return bool(re.search(r"\s\d+(?:\.\d+)?$", last))
