@@ -85,3 +85,13 @@ def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "cctool", "--version"], capture_output=True,
                          text=True, check=True)
     assert out.stdout.startswith("cctool, version")
+
+
+def test_reader_registry_is_consistent() -> None:
+    from cctool.readers import READERS, reader_modules
+
+    names = [name for name, _ in READERS]
+    assert len(names) == len(set(names))
+    for (name, _), mod in zip(READERS, reader_modules(), strict=True):
+        assert mod.NAME == name
+        assert callable(mod.sniff) and callable(mod.read) and mod.DESCRIPTION
