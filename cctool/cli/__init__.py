@@ -25,6 +25,7 @@ EXIT_BAD_INPUT = 2
 COMMANDS: dict[str, str] = {
     "diff": "cctool.cli.diff:diff",
     "div": "cctool.cli.div:div",
+    "query": "cctool.cli.query:query",
     "read": "cctool.cli.read:read",
     "scaling": "cctool.cli.scaling:scaling",
     "tree": "cctool.cli.tree:tree",

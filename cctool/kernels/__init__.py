@@ -13,6 +13,7 @@ Kernels:
     subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
     sorted_membership(needles, sorted_haystack) -> bool per needle
     path_hashes(parent, key, seed) -> uint64 hash of each node's root-to-node path of keys
+    path_match(parent, pred[n, k], star[k]) -> bool per node: on a chain matching a path query
 """
 
 from __future__ import annotations
@@ -80,3 +81,13 @@ def _as_i64(a: Any) -> np.ndarray:
 def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int = 0) -> np.ndarray:
     """A uint64 hash per node of its path of ``key`` values from the root (preorder tree)."""
     return _pick(len(parent)).path_hashes(_as_i64(parent), _as_i64(key), int(seed))
+
+
+def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.ndarray:
+    """Bool per node: on a downward chain matching the steps ``pred[:, j]`` (``star[j]``:
+    repeatable); see ``_reference.path_match``."""
+    impl = _pick(pred.shape[0] * max(pred.shape[1], 1))
+    return impl.path_match(
+        _as_i64(parent), np.ascontiguousarray(pred, dtype=np.bool_),
+        np.ascontiguousarray(star, dtype=np.bool_),
+    )

@@ -124,3 +124,47 @@ def path_hashes(parent, key, seed):  # pragma: no cover - compiled
         base = root if p < 0 else out[p]
         out[i] = _splitmix64(base ^ _splitmix64(np.uint64(key[i])))
     return out
+
+
+@njit(cache=True)
+def path_match(parent, pred, star):  # pragma: no cover - compiled
+    n, k = pred.shape
+    can_end = np.zeros(k + 1, dtype=np.bool_)
+    can_end[k] = True
+    for s in range(k - 1, -1, -1):
+        can_end[s] = star[s] and can_end[s + 1]
+    start = np.zeros(k + 1, dtype=np.bool_)
+    start[0] = True
+    for s in range(k):
+        if start[s] and star[s]:
+            start[s + 1] = True
+    entry = np.zeros((n, k + 1), dtype=np.bool_)
+    leave = np.zeros((n, k + 1), dtype=np.bool_)
+    for v in range(n):
+        p = parent[v]
+        for s in range(k + 1):
+            entry[v, s] = start[s] or (p >= 0 and leave[p, s])
+        for j in range(k):
+            if entry[v, j] and pred[v, j]:
+                leave[v, j if star[j] else j + 1] = True
+        for s in range(k):
+            if leave[v, s] and star[s]:
+                leave[v, s + 1] = True
+    finish = np.empty((n, k + 1), dtype=np.bool_)
+    for v in range(n):
+        finish[v] = can_end
+    hit = np.zeros(n, dtype=np.bool_)
+    useful = np.zeros(k + 1, dtype=np.bool_)
+    for v in range(n - 1, -1, -1):
+        for j in range(k):
+            useful[j] = pred[v, j] and finish[v, j if star[j] else j + 1]
+            if useful[j] and entry[v, j]:
+                hit[v] = True
+        p = parent[v]
+        if p >= 0:
+            reach = False
+            for s in range(k - 1, -1, -1):
+                reach = useful[s] or (star[s] and reach)
+                if reach:
+                    finish[p, s] = True
+    return hit

@@ -108,3 +108,50 @@ def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int) -> np.ndarray:
         base = np.where(par < 0, root, out[np.maximum(par, 0)])
         out[idx] = _splitmix64(base ^ mixed[idx])
     return out
+
+
+def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.ndarray:
+    """Nodes that lie on a downward chain matching a path query; bool per node.
+
+    The query is ``k`` single-node steps: step ``j`` consumes one node satisfying
+    ``pred[:, j]``, once, or any number of times when ``star[j]``. A state ``s`` in 0..k says
+    how many steps are done; a chain matches when it ends in a state from which the remaining
+    steps are all stars. Chains may start at any node. ``parent`` is preorder-numbered
+    (parent[i] < i). Two passes: states reachable on entry to each node (top-down), and
+    states after each node from which the chain can still complete (bottom-up).
+    """
+    n, k = pred.shape
+    nxt = np.where(star, np.arange(k), np.arange(k) + 1)  # state after consuming at step j
+    can_end = np.zeros(k + 1, dtype=np.bool_)
+    can_end[k] = True
+    for s in range(k - 1, -1, -1):
+        can_end[s] = star[s] and can_end[s + 1]
+    start = _closure(np.eye(1, k + 1, 0, dtype=np.bool_)[0], star)
+    entry = np.zeros((n, k + 1), dtype=np.bool_)  # states on entering node v
+    leave = np.zeros((n, k + 1), dtype=np.bool_)  # states after consuming node v
+    for v in range(n):
+        entry[v] = start | (leave[parent[v]] if parent[v] >= 0 else False)
+        step = entry[v, :k] & pred[v]
+        after = np.zeros(k + 1, dtype=np.bool_)
+        after[nxt[step]] = True
+        leave[v] = _closure(after, star)
+    finish = np.tile(can_end, (n, 1))  # states after v from which the chain can complete
+    hit = np.zeros(n, dtype=np.bool_)
+    for v in range(n - 1, -1, -1):
+        useful = np.append(pred[v] & finish[v, nxt], False)  # consuming v at step j completes
+        hit[v] = bool((entry[v] & useful).any())
+        if parent[v] >= 0:
+            reach = np.zeros(k + 1, dtype=np.bool_)  # closure(s) contains a useful step
+            for s in range(k - 1, -1, -1):
+                reach[s] = useful[s] or (star[s] and reach[s + 1])
+            finish[parent[v]] |= reach | can_end
+    return hit
+
+
+def _closure(states: np.ndarray, star: np.ndarray) -> np.ndarray:
+    """Add the states reachable by skipping star steps."""
+    out = states.copy()
+    for s in range(star.shape[0]):
+        if out[s] and star[s]:
+            out[s + 1] = True
+    return out

@@ -1,0 +1,151 @@
+"""``cctool query``: keep the call paths a query matches; print a tree, a .cct or records."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from cctool.cli._options import (
+    AGG_CHOICES,
+    from_option,
+    metric_option,
+    profile_argument,
+    width_option,
+)
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+    from cctool.ops.query import Query
+    from cctool.options import TreeOptions
+
+FORMATS = ("tree", "cct", "json", "csv")
+_SUFFIX = {".cct": "cct", ".json": "json", ".csv": "csv"}
+
+
+@click.command()
+@profile_argument()
+@click.argument("query_text", metavar="[QUERY]", required=False)
+@from_option
+@click.option("--and", "ands", multiple=True, metavar="Q",
+              help="Also require query Q (intersection).")
+@click.option("--or", "ors", multiple=True, metavar="Q",
+              help="Add the nodes query Q matches (union).")
+@click.option("--not", "nots", multiple=True, metavar="Q",
+              help="Drop the nodes query Q matches; alone, keep every node Q does not match.")
+@click.option("--ranks", type=click.Choice(["aggregate", "any", "all"]), default="aggregate",
+              show_default=True, help="Metric conditions: on values combined over ranks/threads "
+              "with --agg first, or a node matches when any/all of its rank/thread rows do.")
+@click.option("--agg", type=click.Choice(AGG_CHOICES), default="sum", show_default=True,
+              help="How to combine ranks/threads, for --ranks aggregate and for display.")
+@click.option("--no-squash", is_flag=True,
+              help="Keep the whole tree and drop only the unmatched nodes' metric rows.")
+@click.option("--keep-inclusive", is_flag=True,
+              help="Keep the original inclusive values instead of recomputing them.")
+@metric_option
+@click.option("--depth", type=click.IntRange(min=1), default=None,
+              help="Tree/records: show this many levels (roots are level 1).")
+@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
+              help="Tree: digits after the decimal point.")
+@width_option
+@click.option("--to", "to", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: see below).")
+@click.option("--output", "-o", default=None, metavar="FILE",
+              help="Write here; '-' is stdout (a .cct for pipelines).")
+@click.pass_context
+def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | None,
+          ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
+          agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],
+          depth: int | None, precision: int, width: int | None, to: str | None,
+          output: str | None) -> None:
+    """Keep the call paths that match QUERY: every node on a matching path stays, each hangs
+    under its nearest kept ancestor, siblings that became the same frame merge, and
+    inclusive metrics are recomputed from the exclusive ones (so they count only the kept
+    nodes' own cost; --keep-inclusive shows the original inclusive cost instead).
+
+    QUERY is JSON (object dialect, starts with '[') or MATCH ... WHERE ... (string dialect).
+    A match may start at any node. Regexes ("MPI_.*", =~) match the whole name; use
+    ".*foo.*" or CONTAINS "foo" for a substring. Combined as (QUERY and every --and, or any
+    --or) minus every --not; QUERY may be left out when --not is given.
+
+    Output: --to wins; else -o FILE picks by suffix (.cct, .json, .csv, other: tree text),
+    -o - writes a .cct to stdout for pipelines, and no -o prints the tree. A .cct is never
+    written to a terminal. When nothing matches, "no nodes matched" goes to stderr, the
+    result is empty and the exit code is 0.
+
+    \b
+    Example:
+      cctool query db/ '[{"name": "main"}, "*", {"name": "MPI_.*"}]'
+      cctool query db/ 'MATCH (".", p)->("*")->(q) WHERE p."name" = "main"
+                        AND q."time (inc)" > 1e6'
+      cctool query db/ --not '[{"name": "<unknown.*"}, "*"]' -o - | cctool tree -
+      cctool query db/ '["*", {"time": "> 0"}]' --ranks all -o kept.cct
+    """
+    from cctool.cli._io import load
+    from cctool.ops.query import filter_graph, match_nodes
+    from cctool.options import TreeOptions
+
+    fmt_out = _output_format(to, output)
+    q = _combined(query_text, ands, ors, nots)
+    gf = load(profile, fmt)
+    ids = match_nodes(gf, q, ranks=ranks, agg=agg)
+    if ids.size == 0:
+        click.echo("no nodes matched", err=True)
+    result = filter_graph(gf, ids, squash=not no_squash, keep_inclusive=keep_inclusive)
+    opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
+    _emit(ctx, result, fmt_out, output or "-", opts, width)
+
+
+def _combined(text: str | None, ands: tuple[str, ...], ors: tuple[str, ...],
+              nots: tuple[str, ...]) -> Query:
+    from cctool.ops.query import everything, parse_query
+
+    if text is None and not nots:
+        raise click.UsageError("give a QUERY (or --not Q to keep what Q does not match)")
+    q = parse_query(text) if text is not None else everything()
+    for a in ands:
+        q = q & parse_query(a)
+    for o in ors:
+        q = q | parse_query(o)
+    for n in nots:
+        q = q & ~parse_query(n)
+    return q
+
+
+def _output_format(to: str | None, output: str | None) -> str:
+    """The output format: --to, else by -o's suffix, '-o -' a .cct, no -o a tree."""
+    if to is None:
+        if output is None:
+            to = "tree"
+        elif output == "-":
+            to = "cct"
+        else:
+            to = next((f for s, f in _SUFFIX.items() if output.lower().endswith(s)), "tree")
+    if to == "cct" and (output or "-") == "-" and sys.stdout.isatty():
+        raise click.UsageError("will not write a binary .cct to a terminal; "
+                               "pipe or redirect stdout, or use -o FILE")
+    return to
+
+
+def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOptions,
+          width: int | None) -> None:
+    """Write the result as a .cct, a tree (nothing when empty) or records."""
+    from cctool.cli._io import emit_renderable, emit_table, write_bytes
+
+    if to == "cct":
+        from cctool.saved import dumps
+
+        write_bytes(output, dumps(gf))
+        return
+    if to == "tree":
+        from cctool.render import tree_renderable
+
+        if gf.num_nodes:
+            emit_renderable(ctx, tree_renderable(gf, opts), output, width)
+        elif output != "-":
+            write_bytes(output, b"")
+        return
+    from cctool.ops.view import tree_rows
+
+    emit_table(tree_rows(gf, opts), to, output)

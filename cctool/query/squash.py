@@ -1,0 +1,234 @@
+"""Keep a subset of nodes: squash the tree around them, or drop the others' metrics.
+
+Squashing hangs every kept node under its nearest kept ancestor, merges siblings that became
+the same frame (metrics summed per rank and thread, recursively down the merged subtrees),
+and recomputes inclusive metrics from the exclusive ones that remain.
+
+Only siblings that *became* equal merge: profiles may hold equal-looking siblings (HPCToolkit
+keeps one per call site), and those stay apart, so keeping every node changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+
+from cctool.graphframe import GraphFrame, exclusive_name
+
+# Columns that say which frame (function, loop, statement) a node is; siblings equal on
+# these are the same call path and merge. Per-node ids and call sites do not count.
+FRAME_COLUMNS = ("name", "type", "file", "line", "module")
+
+
+def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
+    """A new GraphFrame of the nodes where ``keep`` is true, squashed (see module doc).
+
+    Args:
+        gf: the input; not modified.
+        keep: bool per node.
+        keep_inclusive: keep the original inclusive values (summed over merged nodes)
+            instead of recomputing them from the kept exclusive values.
+    """
+    keep = np.asarray(keep, dtype=bool)
+    kept = np.flatnonzero(keep)
+    up = _nearest_kept(gf, keep)
+    par = gf.parent_array[kept]
+    new_parent = np.where(par >= 0, up[np.maximum(par, 0)], -1)  # an original id, or -1
+    group, group_parent = _merge(gf, kept, new_parent)
+    reps = kept[np.unique(group, return_index=True)[1]]  # first member (lowest id) per group
+    attrs = gf.nodes.drop("node", "parent", "depth").select(pl.all().gather(reps))
+    recompute = [] if keep_inclusive else [
+        m for m in gf.inclusive if gf.exclusive_of(m) is not None
+    ]
+    lookup = np.full(gf.num_nodes, -1, dtype=np.int64)
+    lookup[kept] = group
+    metrics = _regroup(gf, lookup, group_parent, recompute)
+    out = GraphFrame.from_arrays(
+        group_parent,
+        {c: attrs[c] for c in attrs.columns},
+        metrics,
+        exclusive=gf.exclusive,
+        inclusive=gf.inclusive,
+        metadata=gf.metadata,
+        default_metric=gf.default_metric,
+    )
+    stale = set() if not keep_inclusive else _pairs(gf, gf.inclusive)
+    return replace(out, derived=out.derived | set(recompute) | (gf.derived - stale))
+
+
+def drop_metrics(gf: GraphFrame, keep: np.ndarray) -> GraphFrame:
+    """The same tree with the metric rows of nodes outside ``keep`` removed.
+
+    Inclusive values stay as they were, so they are no longer subtree sums of what remains:
+    the pairs cctool derived leave ``derived`` and ``validate()`` stops checking them.
+    """
+    mask = np.asarray(keep, dtype=bool)[gf.metrics["node"].to_numpy()]
+    metrics = gf.metrics.filter(pl.Series(mask))
+    return replace(gf, metrics=metrics, derived=gf.derived - _pairs(gf, gf.inclusive))
+
+
+def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
+    out = set(inclusive)
+    out.update(e for m in inclusive if (e := gf.exclusive_of(m)) is not None)
+    return out
+
+
+def _levels(gf: GraphFrame) -> list[np.ndarray]:
+    """Node ids grouped by depth, shallowest first."""
+    depth = gf.nodes["depth"].to_numpy()
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _nearest_kept(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
+    """Per node: itself if kept, else its nearest kept ancestor, else -1."""
+    up = np.where(keep, np.arange(gf.num_nodes), -1)
+    par = gf.parent_array
+    for ids in _levels(gf)[1:]:  # top-down: a parent's answer is ready before its children
+        drop = ids[~keep[ids]]
+        up[drop] = up[par[drop]]
+    return up
+
+
+def _kept_on_path(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
+    """Per node: how many kept nodes lie on its root-to-node path, itself included."""
+    count = np.zeros(gf.num_nodes, dtype=np.int64)
+    count[kept] = 1
+    par = gf.parent_array
+    for ids in _levels(gf)[1:]:
+        count[ids] += count[par[ids]]
+    return count
+
+
+def _merge(gf: GraphFrame, kept: np.ndarray, new_parent: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Group id per kept node (siblings with equal frames share one) and each group's parent.
+
+    Groups are numbered by their lowest member, so sibling order follows the profile.
+    """
+    frame = _identity(gf, kept)
+    pos = np.full(gf.num_nodes, -1, dtype=np.int64)
+    pos[kept] = np.arange(kept.size)
+    has = new_parent >= 0
+    new_depth = _kept_on_path(gf, kept)[kept] - 1
+    group = np.full(kept.size, -1, dtype=np.int64)
+    nframes = int(frame.max(initial=0)) + 1
+    count = 0
+    for d in range(int(new_depth.max(initial=-1)) + 1):
+        idx = np.flatnonzero(new_depth == d)
+        parent_group = np.where(has[idx], group[pos[new_parent[idx]]], -1)
+        key = (parent_group + 1) * nframes + frame[idx]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        # Number this level's groups by their first member's position.
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        group[idx] = count + rank[inverse.reshape(-1)]
+        count += first.size
+    return _renumber(group, has, pos, new_parent)
+
+
+def _renumber(group: np.ndarray, has: np.ndarray, pos: np.ndarray, new_parent: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    ngroups = int(group.max(initial=-1)) + 1
+    first = np.full(ngroups, np.iinfo(np.int64).max)
+    np.minimum.at(first, group, np.arange(group.size))
+    label = np.empty(ngroups, dtype=np.int64)
+    label[np.argsort(first, kind="stable")] = np.arange(ngroups)
+    group = label[group]
+    group_parent = np.full(ngroups, -1, dtype=np.int64)
+    group_parent[group[has]] = group[pos[new_parent[has]]]
+    # Number groups in the preorder from_arrays will use, so its renumbering is the identity
+    # and the metric table built here is already in canonical order.
+    from cctool import kernels
+
+    order = kernels.preorder(group_parent)
+    label = np.empty(ngroups, dtype=np.int64)
+    label[order] = np.arange(ngroups)
+    parent = np.where(group_parent >= 0, label[np.maximum(group_parent, 0)], -1)
+    return label[group], parent[order]
+
+
+def _identity(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
+    """Dense id per kept node of (frame, which equal-frame sibling it was in the profile).
+
+    The second part keeps apart siblings that were already equal before squashing; the
+    k-th of them under one parent may still merge with the k-th under another.
+    """
+    frame = _frame_ids(gf, kept)
+    if not kept.size:
+        return frame
+    table = pl.DataFrame({"p": gf.parent_array[kept], "f": frame})
+    dup = table.select(pl.int_range(pl.len()).over("p", "f")).to_series().to_numpy()
+    return np.unique(frame * (int(dup.max()) + 1) + dup, return_inverse=True)[1].reshape(-1)
+
+
+def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
+    """Dense integer id of each kept node's frame (equal frames, equal ids)."""
+    cols = [c for c in FRAME_COLUMNS if c in gf.nodes.columns]
+    if not cols or not kept.size:
+        return np.zeros(kept.size, dtype=np.int64)
+    frames = gf.nodes.select(pl.struct(cols).gather(kept).rank("dense"))
+    return frames.to_series().to_numpy().astype(np.int64) - 1
+
+
+def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
+             recompute: list[str]) -> pl.DataFrame:
+    """The squashed metric table, dense over groups × locations, in canonical order.
+
+    Summing goes through one ``bincount`` per column on a (group, location) key: a hash
+    group-by on three columns costs seconds at tens of millions of rows, this a few passes.
+    Inclusive columns in ``recompute`` become subtree sums of their exclusive partners.
+    """
+    from cctool import kernels
+
+    m = gf.metrics
+    gid = lookup[m["node"].to_numpy()]
+    sel = np.flatnonzero(gid >= 0)
+    loc, loc_rank, loc_thread = _location_index(gf, sel)
+    ngroups, nloc = group_parent.shape[0], loc_rank.shape[0]
+    key = gid[sel] * nloc + loc
+    dense: dict[str, np.ndarray] = {}
+    for c in gf.metric_columns:
+        if c not in recompute:
+            col = m[c] if m[c].null_count() == 0 else m[c].fill_null(0.0)
+            w = col.to_numpy()[sel]
+            total = np.bincount(key, weights=w, minlength=ngroups * nloc)
+            dense[c] = total.reshape(ngroups, nloc).T
+    for c in recompute:
+        dense[c] = kernels.subtree_sums(dense[exclusive_name(c)], group_parent)
+    return pl.DataFrame({
+        "node": np.tile(np.arange(ngroups, dtype=np.int32), nloc),
+        "rank": np.repeat(loc_rank, ngroups),
+        "thread": np.repeat(loc_thread, ngroups),
+        **{c: dense[c].reshape(-1) for c in gf.metric_columns},
+    })
+
+
+def _location_index(gf: GraphFrame, rows: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(location index of each metric row in ``rows``, rank and thread per location).
+
+    Locations are all the profile's (not just the kept rows'), sorted by rank and thread, so
+    means keep their divisor. A presence table over (rank, thread) codes finds them in a few
+    linear passes, where a unique() over every row would sort tens of millions of pairs.
+    """
+    rank = gf.metrics["rank"].to_numpy().astype(np.int64)
+    thread = gf.metrics["thread"].to_numpy().astype(np.int64)
+    if not rank.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+    r0, t0 = int(rank.min()), int(thread.min())
+    width = int(thread.max()) - t0 + 1
+    code = (rank - r0) * width + (thread - t0)
+    span = int(code.max()) + 1
+    if span > 4 * code.size + 1024:  # far-apart ids: sorting is cheaper than a huge table
+        codes, index = np.unique(code, return_inverse=True)
+        loc = index.reshape(-1)[rows]
+    else:
+        present = np.zeros(span, dtype=bool)
+        present[code] = True
+        codes = np.flatnonzero(present)
+        loc = (np.cumsum(present) - 1)[code[rows]]
+    return loc, (codes // width + r0).astype(np.int32), (codes % width + t0).astype(np.int32)
