@@ -11,16 +11,22 @@ the one of its enclosing procedure or loop (Hatchet takes the last file it parse
 
 HPCToolkit records a statement's exclusive cost on the statement and again on every
 enclosing scope up to its procedure frame (each loop, then the procedure). The duplicates are
-removed with the strided subtraction kernel. Hatchet subtracts only from the immediate parent,
+subtracted again, in file order per scope. Hatchet subtracts only from the immediate parent,
 so a function whose statements sit in a loop keeps a second copy of their cost (900,052 usec
 of the allgather sample); cctool subtracts along the whole chain, so exclusive values add up
 to the roots' inclusive values.
+
+The metric-db files are read on a second thread while the XML is parsed, each metric straight
+into one native array, which is then cut down to the rows that are nodes in place: a 512-rank
+database costs little more memory than its final metric columns.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,7 @@ DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
 _MAGIC = b"HPCPROF-metricdb__"
 _HEADER_BYTES = 32  # 24-byte tag + uint32 node count + uint32 metric count, big-endian
 _FILE_RE = re.compile(r"-(\d+)-(\d+)-([0-9A-Za-z]+)-(\d+)-\d+\.metric-db$")
+_ROUND_MIN = 256  # smaller subtraction rounds cost more in calls than in np.subtract.at
 _SCOPES = {"PF": "function", "Pr": "function", "A": "function", "L": "loop", "S": "statement"}
 
 
@@ -55,13 +62,21 @@ def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
     xml = _experiment_xml(path)
     folder = xml.parent
-    root = _parse_xml(xml)
-    tables = _tables(root, xml)
-    metric_names, metric_kinds, units = _metric_columns(root, xml)
-    scan = _scan_tree(root, tables, xml)
-    files = _metric_files(folder)
-    block, ranks, threads = _read_metric_dbs(files, len(metric_names))
-    num_db_nodes = block.shape[1]
+    loader = _MetricLoader(folder)
+    loader.start()  # file reads and byte swaps release the GIL: they overlap the XML work
+    try:
+        root = _parse_xml(xml)
+        tables = _tables(root, xml)
+        metric_names, metric_kinds, units = _metric_columns(root, xml)
+        scan = _scan_tree(root, tables, xml)
+    except BaseException:
+        loader.cancel()
+        raise
+    header = root.find("Header")
+    program = header.get("n") if header is not None else None
+    del root, header  # the element tree is as large as a metric column: free it before those
+    values, ranks, threads = loader.result(len(metric_names))
+    nfiles, num_db_nodes = ranks.shape[0], loader.nodes
     if scan["max_id"] > num_db_nodes:
         raise ReaderError(
             xml,
@@ -73,29 +88,26 @@ def read(path: Path) -> GraphFrame:
     keep_rows = np.asarray(scan["ids"], dtype=np.int64) - 1  # metric-db row = XML id - 1
     stmt = np.asarray(scan["stmt_ids"], dtype=np.int64) - 1
     stmt_parent = np.asarray(scan["stmt_parents"], dtype=np.int64) - 1
-    nfiles, k = block.shape[0], keep_rows.shape[0]
+    if keep_rows.size and keep_rows.min() < 0:
+        raise ReaderError(xml, "a scope has an id below 1", fmt=NAME)
+    k = keep_rows.shape[0]
     columns: dict[str, Any] = {
-        "node": np.tile(np.arange(k, dtype=np.int32), nfiles),
-        "rank": np.repeat(ranks, k),
-        "thread": np.repeat(threads, k),
+        "node": _repeat_rows(np.arange(k, dtype=np.int32), nfiles),
+        "rank": _repeat_rows(ranks[:, None], k),
+        "thread": _repeat_rows(threads[:, None], k),
     }
-    from cctool import kernels
-
+    sub = _Subtraction(stmt, stmt_parent)
     for m, (name, kind) in enumerate(zip(metric_names, metric_kinds, strict=True)):
-        col = np.ascontiguousarray(block[:, :, m])
-        if kind == "exclusive" and stmt.size:
-            kernels.subtract_strided(col.reshape(-1), stmt, stmt_parent, num_db_nodes, nfiles)
-        columns[name] = col[:, keep_rows].reshape(-1)
+        col, values[m] = values[m], None
+        columns[name] = _node_rows(col, keep_rows, sub if kind == "exclusive" else None)
         del col
-    del block
 
     exclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "exclusive"]
     inclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "inclusive"]
-    header = root.find("Header")
     metadata = {
         "format": NAME,
         "path": str(folder),
-        "program": header.get("n") if header is not None else None,
+        "program": program,
         "num_ranks": int(np.unique(ranks).size),
         "num_threads": int(nfiles // max(np.unique(ranks).size, 1)),
         "metric_units": units,
@@ -144,7 +156,7 @@ def _tables(root: Any, xml: Path) -> dict[str, dict[str, str]]:
         ("FileTable", "File", "files"),
         ("ProcedureTable", "Procedure", "procedures"),
     ):
-        elem = root.find(f".//{table}")
+        elem = _first(root, table)
         if elem is None:
             raise ReaderError(xml, f"no <{table}> in the database header", fmt=NAME)
         out[key] = {e.get("i"): e.get("n", "") for e in elem.iter(entry)}
@@ -152,7 +164,7 @@ def _tables(root: Any, xml: Path) -> dict[str, dict[str, str]]:
 
 
 def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[str, str]]:
-    table = root.find(".//MetricDBTable")
+    table = _first(root, "MetricDBTable")
     if table is None:
         raise ReaderError(xml, "no <MetricDBTable>: not a database written by hpcprof-mpi", NAME)
     entries = sorted(table.iter("MetricDB"), key=lambda e: int(e.get("db-id", e.get("i"))))
@@ -175,7 +187,7 @@ def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[st
 
 def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[str, Any]:
     """Walk the call path section once (iteratively) into flat node arrays."""
-    section = root.find(".//SecCallPathProfileData")
+    section = _first(root, "SecCallPathProfileData")
     if section is None:
         raise ReaderError(xml, "no <SecCallPathProfileData> section", fmt=NAME)
     procs, files, modules = tables["procedures"], tables["files"], tables["modules"]
@@ -245,30 +257,167 @@ def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
     return sorted(found)
 
 
+class _MetricLoader(threading.Thread):
+    """Reads every metric-db into one native (files, rows) float64 array per metric.
+
+    Runs while the main thread parses the XML; :meth:`result` raises its errors in the order
+    the checks would run one after the other: file listing, first header, metric count (which
+    needs the XML), then the other files.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(name="cctool-metric-db", daemon=True)
+        self.folder = folder
+        self.nodes = self.metrics = 0
+        self.values: list[Any] = []
+        self.files: list[tuple[int, int, Path]] = []
+        self.error: BaseException | None = None
+        self.stage = "list"
+        self._stop_reading = False
+
+    def run(self) -> None:
+        try:
+            self.files = _metric_files(self.folder)
+            self.stage = "header"
+            self.nodes, self.metrics = _db_header(self.files[0][2])
+            self.stage = "data"
+            self.values = _read_metric_dbs(self.files, self.nodes, self.metrics,
+                                           lambda: self._stop_reading)
+        except BaseException as exc:  # handed over by result()
+            self.error = exc
+
+    def cancel(self) -> None:
+        self._stop_reading = True
+        self.join()
+
+    def result(self, expected_metrics: int) -> tuple[list[Any], np.ndarray, np.ndarray]:
+        """(one array per metric, rank per file, thread per file), or the first error."""
+        self.join()
+        if self.error is not None and self.stage != "data":
+            raise self.error
+        if self.metrics != expected_metrics:
+            raise ReaderError(
+                self.files[0][2],
+                f"holds {self.metrics} metrics, experiment.xml lists {expected_metrics}", NAME
+            )
+        if self.error is not None:
+            raise self.error
+        ranks = np.asarray([r for r, _, _ in self.files], dtype=np.int32)
+        threads = np.asarray([t for _, t, _ in self.files], dtype=np.int32)
+        return self.values, ranks, threads
+
+
 def _read_metric_dbs(
-    files: list[tuple[int, int, Path]], expected_metrics: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Read every metric-db into one (files, nodes, metrics) float64 block."""
-    first = files[0][2]
-    nodes, nmetrics = _db_header(first)
-    if nmetrics != expected_metrics:
-        raise ReaderError(
-            first, f"holds {nmetrics} metrics, experiment.xml lists {expected_metrics}", NAME
-        )
-    block = np.empty((len(files), nodes, nmetrics), dtype=np.float64)
-    want = nodes * nmetrics * 8
+    files: list[tuple[int, int, Path]], nodes: int, nmetrics: int, stop: Callable[[], bool]
+) -> list[np.ndarray]:
+    """Read every metric-db; one native float64 (files, nodes) array per metric."""
+    values = [np.empty((len(files), nodes), dtype=np.float64) for _ in range(nmetrics)]
+    buf = np.empty((nodes, nmetrics), dtype=">f8")  # a file's layout: rows of metrics
+    view = buf.data.cast("B")
+    want = buf.nbytes
     for i, (_, _, p) in enumerate(files):
+        if stop():
+            break
         with open(p, "rb", buffering=0) as fh:
             head = fh.read(_HEADER_BYTES)
             if _parse_header(head, p) != (nodes, nmetrics):
                 raise ReaderError(p, "node or metric count differs from the other metric-dbs", NAME)
-            got = fh.readinto(memoryview(block[i]).cast("B"))
+            got = fh.readinto(view)
         if got != want:
             raise ReaderError(p, f"truncated metric-db: {got} of {want} data bytes", fmt=NAME)
-    block.byteswap(inplace=True) if np.little_endian else None  # files are big-endian
-    ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
-    threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
-    return block, ranks, threads
+        for m, col in enumerate(values):
+            col[i] = buf[:, m]  # big-endian to native
+    return values
+
+
+class _Subtraction:
+    """Takes each statement's cost off its scopes, per metric-db row.
+
+    The result equals subtracting pair by pair in file order (floating point included): a
+    scope's pairs keep their order, and statements are never scopes, so subtracted values do
+    not change. Pairs go in rounds in which no scope repeats (vectorised); the small last
+    rounds go to one ``np.subtract.at``, which applies repeated indices in order.
+    """
+
+    def __init__(self, child: np.ndarray, parent: np.ndarray) -> None:
+        self.pairs = (child, parent)
+        self.rounds: list[tuple[np.ndarray, np.ndarray]] = []
+        self.tail = (child[:0], parent[:0])
+        self.sequential = bool(np.intersect1d(child, parent).size)  # only in broken files
+        if not child.size or self.sequential:
+            return
+        order = np.argsort(parent, kind="stable")
+        p = parent[order]
+        starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        rank = np.arange(p.size) - np.repeat(starts, np.diff(np.r_[starts, p.size]))
+        by_round = order[np.argsort(rank, kind="stable")]
+        groups = np.split(by_round, np.cumsum(np.bincount(rank))[:-1])
+        big = [g for g in groups if g.size >= _ROUND_MIN]  # rounds only shrink
+        self.rounds = [(child[g], parent[g]) for g in big]
+        if len(big) < len(groups):
+            rest = np.concatenate(groups[len(big) :])
+            self.tail = (child[rest], parent[rest])
+
+    def apply_all(self, values: np.ndarray) -> None:
+        """Pair by pair on every row of ``values`` at once, for files where order is subtle."""
+        if self.sequential:
+            for c, p in zip(*self.pairs, strict=True):
+                values[:, p] -= values[:, c]
+
+    def apply(self, row: np.ndarray) -> None:
+        for c, p in self.rounds:
+            row[p] -= row[c]
+        if self.tail[0].size:
+            np.subtract.at(row, self.tail[1], row[self.tail[0]])
+
+
+def _node_rows(col: np.ndarray, keep: np.ndarray, sub: _Subtraction | None) -> np.ndarray:
+    """Flat (files x nodes) column from a (files, db rows) array, reusing its memory.
+
+    ``sub`` (exclusive metrics) first takes statement costs off their scopes. Row i moves to
+    the front of the array, ahead of rows not yet moved, then the array shrinks.
+    """
+    nfiles, nrows = col.shape
+    k = keep.shape[0]
+    identity = k == nrows and bool(np.array_equal(keep, np.arange(nrows)))
+    if sub is not None:
+        sub.apply_all(col)
+    if k > nrows:  # repeated ids (a damaged file): the rows do not fit in place
+        if sub is not None:
+            for row in col:
+                sub.apply(row)
+        return col[:, keep].reshape(-1)
+    flat = col.reshape(-1)
+    for i in range(nfiles):
+        if sub is not None:
+            sub.apply(col[i])  # while the row is in cache
+        if not identity:
+            flat[i * k : (i + 1) * k] = col[i, keep]  # a copy first, so overlap is fine
+    del flat
+    if identity:
+        return col.reshape(-1)
+    col.resize(nfiles * k, refcheck=False)  # no views remain; gives back the unused tail
+    return col
+
+
+def _repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
+    """``values`` broadcast to ``count`` repetitions, as one flat int32 array."""
+    shape = (count, values.shape[0]) if values.ndim == 1 else (values.shape[0], count)
+    out = np.empty(shape, dtype=np.int32)
+    out[...] = values
+    return out.reshape(-1)
+
+
+def _first(root: Any, tag: str) -> Any:
+    """The first element called ``tag`` in document order, like ``find(".//tag")``.
+
+    A plain walk stops at the match; ``find(".//tag")`` and lxml's tag-filtered iterators
+    take as long as a walk over the whole call path section, even for the header tables.
+    """
+    for elem in root.iter():
+        if elem.tag == tag:
+            return elem
+    return None
 
 
 def _db_header(path: Path) -> tuple[int, int]:

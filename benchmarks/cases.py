@@ -1,0 +1,116 @@
+"""Benchmark cases. Add one with ``@case("name", quick=..., floor=..., prepare=...)``.
+
+Each case function runs in its own fresh process and returns a :class:`Measurement`; imports
+of cctool, Polars and NumPy happen before the timed part. Inputs come from
+:func:`synth_db` (generated once, cached under ``benchmarks/_data``) or :func:`shared_data`.
+"""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+from benchmarks._harness import (
+    Measurement,
+    best_of,
+    case,
+    cctool_command,
+    children_peak_rss_mb,
+    peak_rss_mb,
+    shared_data,
+    synth_db,
+    timer,
+)
+
+# --------------------------------------------------------------------------- readers
+
+
+def _numpy_floor(path: Path) -> float:
+    """Seconds NumPy alone needs to read every metric-db of ``path`` into one array (warm
+    page cache): the least any reader of the format can do."""
+    import numpy as np
+
+    files = sorted(path.glob("*.metric-db"))
+    with open(files[0], "rb") as fh:
+        head = fh.read(32)
+    count = int.from_bytes(head[24:28], "big") * int.from_bytes(head[28:32], "big")
+    block = np.empty((len(files), count), dtype=">f8")
+
+    def load() -> None:
+        for i, f in enumerate(files):
+            block[i] = np.fromfile(f, dtype=">f8", offset=32)
+
+    load()  # warm the page cache
+    return best_of(3, load)
+
+
+def _read(path: Path, repeat: int) -> Measurement:
+    """Time ``cctool.readers.read(path)``: the first call in the process (what one command
+    pays, including any kernel compilation it triggers), then the best of ``repeat`` more.
+    Peak RSS is taken after the first call."""
+    from cctool.readers import read, reader_modules
+
+    reader_modules()  # format sniffing imports every reader: not what this case times
+    with timer() as first:
+        gf = read(path)
+    peak = peak_rss_mb()
+    rows, nodes, ranks = gf.metrics.height, gf.num_nodes, gf.num_ranks
+    del gf
+    gc.collect()
+    warm = best_of(repeat, partial(read, path)) if repeat else None
+    return Measurement(wall_s=first[0], rows=rows, warm_s=warm, peak_rss_mb=peak,
+                       notes={"nodes": nodes, "ranks": ranks, "path": str(path)})
+
+
+# Generated inputs: ``prepare`` makes them (once) before the timed child starts.
+SMALL, MEDIUM, LARGE = (1_000, 64), (10_000, 128), (35_000, 512)
+
+
+@case("read-1k-64", quick=True, prepare=lambda: synth_db(*SMALL),
+      floor=lambda: _numpy_floor(synth_db(*SMALL)))
+def read_small() -> Measurement:
+    """read a generated HPCToolkit database, 1,000 nodes x 64 ranks"""
+    return _read(synth_db(*SMALL), repeat=3)
+
+
+@case("read-10k-128", quick=True, prepare=lambda: synth_db(*MEDIUM),
+      floor=lambda: _numpy_floor(synth_db(*MEDIUM)))
+def read_medium() -> Measurement:
+    """read a generated HPCToolkit database, 10,000 nodes x 128 ranks"""
+    return _read(synth_db(*MEDIUM), repeat=2)
+
+
+@case("read-35k-512", prepare=lambda: synth_db(*LARGE),
+      floor=lambda: _numpy_floor(synth_db(*LARGE)),
+      targets={"ratio_to_floor": 4.0, "rows_per_s": 10e6, "peak_rss_mb": 1500.0})
+def read_large() -> Measurement:
+    """read a generated HPCToolkit database, 35,000 nodes x 512 ranks (17.9M rows)"""
+    return _read(synth_db(*LARGE), repeat=1)
+
+
+@case("read-cpi", quick=True,
+      floor=lambda: _numpy_floor(shared_data("hpctoolkit-cpi-database")))
+def read_cpi() -> Measurement:
+    """read the real HPCToolkit cpi database (4 ranks)"""
+    return _read(shared_data("hpctoolkit-cpi-database"), repeat=5)
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def _python_startup() -> float:
+    """Seconds a bare interpreter needs to start and exit: the floor of any command."""
+    return best_of(5, partial(subprocess.run, [sys.executable, "-c", "pass"], check=True))
+
+
+@case("startup-help", quick=True, floor=_python_startup)
+def startup_help() -> Measurement:
+    """cctool --help in a new process, best of 5"""
+    cmd = [*cctool_command(), "--help"]
+    subprocess.run(cmd, check=True, capture_output=True)  # warm the file cache
+    wall = best_of(5, partial(subprocess.run, cmd, check=True, capture_output=True))
+    return Measurement(wall_s=wall, peak_rss_mb=children_peak_rss_mb(),
+                       notes={"command": " ".join(cmd)})
