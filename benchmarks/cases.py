@@ -114,3 +114,17 @@ def startup_help() -> Measurement:
     wall = best_of(5, partial(subprocess.run, cmd, check=True, capture_output=True))
     return Measurement(wall_s=wall, peak_rss_mb=children_peak_rss_mb(),
                        notes={"command": " ".join(cmd)})
+
+
+# --------------------------------------------------------------------------- query
+
+
+@case("query-35k-512", prepare=lambda: synth_db(*LARGE))
+def query_large() -> Measurement:
+    """cctool query with * wildcards on 35,000 nodes x 512 ranks (match, then squash)"""
+    from benchmarks.bench_query import load_profile, time_query
+
+    # Reading is not timed. The first match pays for loading Numba's cached kernels.
+    r = time_query(load_profile())
+    return Measurement(wall_s=r.pop("match_first_s"), warm_s=r.pop("match_s"), rows=r["rows"],
+                       notes=r)
