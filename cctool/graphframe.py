@@ -430,10 +430,22 @@ def _normalise_metric_table(mdf: pl.DataFrame, new_id: np.ndarray) -> pl.DataFra
     if "node" not in mdf.columns:
         raise InvalidGraphError("metric table needs a 'node' column")
     n = new_id.shape[0]
-    old = mdf["node"].to_numpy().astype(np.int64, copy=False)
-    if old.size and (old.min() < 0 or old.max() >= n):
-        raise InvalidGraphError("metric rows refer to nodes that do not exist")
-    cols: list[pl.Series] = [pl.Series("node", new_id[old].astype(np.int32))]
+    node = mdf["node"]
+    if node.dtype.is_integer() and not node.null_count():
+        # Checked and renumbered in Int32, without int64 copies of a possibly huge column.
+        lo, hi = node.min(), node.max()
+        if lo is not None and (lo < 0 or hi >= n):  # type: ignore[operator]
+            raise InvalidGraphError("metric rows refer to nodes that do not exist")
+        if np.array_equal(new_id, np.arange(n)):  # readers that emit preorder: ids stay
+            ids = node.cast(ID).alias("node")
+        else:
+            ids = pl.Series("node", new_id.astype(np.int32)[node.to_numpy()])
+    else:
+        old = node.to_numpy().astype(np.int64, copy=False)
+        if old.size and (old.min() < 0 or old.max() >= n):
+            raise InvalidGraphError("metric rows refer to nodes that do not exist")
+        ids = pl.Series("node", new_id[old].astype(np.int32))
+    cols: list[pl.Series] = [ids]
     for key in ("rank", "thread"):
         if key in mdf.columns:
             cols.append(mdf[key].cast(ID))
