@@ -343,8 +343,13 @@ class _Subtraction:
         self.pairs = (child, parent)
         self.rounds: list[tuple[np.ndarray, np.ndarray]] = []
         self.tail = (child[:0], parent[:0])
-        self.sequential = bool(np.intersect1d(child, parent).size)  # only in broken files
-        if not child.size or self.sequential:
+        self.sequential = False
+        if not child.size:
+            return
+        is_scope = np.zeros(int(max(child.max(), parent.max())) + 1, dtype=bool)
+        is_scope[parent] = True
+        self.sequential = bool(is_scope[child].any())  # only in broken files
+        if self.sequential:
             return
         order = np.argsort(parent, kind="stable")
         p = parent[order]
