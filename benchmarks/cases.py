@@ -131,3 +131,28 @@ def query_large() -> Measurement:
     r = time_query(load_profile())
     return Measurement(wall_s=r.pop("match_first_s"), warm_s=r.pop("match_s"), rows=r["rows"],
                        notes=r)
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def _scaling_runs() -> Path:
+    """100 saved runs (10 process counts x 10 trials), 2,000 nodes x 16 ranks each."""
+    from benchmarks.bench_scaling import ensemble
+
+    return ensemble()
+
+
+@case("scaling-100-runs", prepare=_scaling_runs)
+def scaling_100_runs() -> Measurement:
+    """cctool scaling --efficiency over 100 saved runs, 2,000 nodes x 16 ranks each"""
+    import tempfile
+
+    from benchmarks.bench_scaling import command
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = command(_scaling_runs(), Path(tmp) / "out.csv")
+        with timer() as t:
+            subprocess.run(cmd, check=True, capture_output=True)
+    return Measurement(wall_s=t[0], rows=100 * 2000 * 16, peak_rss_mb=children_peak_rss_mb(),
+                       notes={"runs": 100, "command": " ".join(cmd[1:])})
