@@ -156,3 +156,60 @@ def scaling_100_runs() -> Measurement:
             subprocess.run(cmd, check=True, capture_output=True)
     return Measurement(wall_s=t[0], rows=100 * 2000 * 16, peak_rss_mb=children_peak_rss_mb(),
                        notes={"runs": 100, "command": " ".join(cmd[1:])})
+
+
+# --------------------------------------------------------------------------- explain one run
+
+
+def _op(size: tuple[int, int], name: str) -> Measurement:
+    """Read a generated database (untimed: the read cases time that), then time one op on it:
+    the first call, and the best of two more."""
+    from cctool.ops.groupby import groupby
+    from cctool.ops.imbalance import imbalance
+    from cctool.readers import read
+
+    ops = {
+        "imbalance": lambda gf: imbalance(gf),  # ranks, top 10, threshold 1%
+        "imbalance-all": lambda gf: imbalance(gf, threshold=0.0, top=0),  # every node
+        "groupby": lambda gf: groupby(gf, "name").rows(["time (inc)"]),  # call graph + walk
+    }
+    gf = read(synth_db(*size))
+    with timer() as first:
+        ops[name](gf)
+    warm = best_of(2, partial(ops[name], gf))
+    return Measurement(wall_s=first[0], rows=gf.metrics.height, warm_s=warm,
+                       notes={"nodes": gf.num_nodes, "ranks": gf.num_ranks})
+
+
+@case("imbalance-1k-64", quick=True, prepare=lambda: synth_db(*SMALL))
+def imbalance_small() -> Measurement:
+    """imbalance across ranks (top 10) of a generated database, 1,000 nodes x 64 ranks"""
+    return _op(SMALL, "imbalance")
+
+
+@case("imbalance-35k-512", prepare=lambda: synth_db(*LARGE),
+      targets={"rows_per_s": 5e6, "peak_rss_mb": 3000.0})
+def imbalance_large() -> Measurement:
+    """imbalance across ranks (top 10), 35,000 nodes x 512 ranks (17.9M rows; read untimed)"""
+    return _op(LARGE, "imbalance")
+
+
+@case("imbalance-all-35k-512", prepare=lambda: synth_db(*LARGE),
+      targets={"rows_per_s": 2e6, "peak_rss_mb": 3000.0})
+def imbalance_all_large() -> Measurement:
+    """imbalance with every node's percentiles, top ranks and histogram, 35,000 x 512"""
+    return _op(LARGE, "imbalance-all")
+
+
+@case("groupby-1k-64", quick=True, prepare=lambda: synth_db(*SMALL))
+def groupby_small() -> Measurement:
+    """call graph (groupby name) and its depth-first rows, 1,000 nodes x 64 ranks"""
+    return _op(SMALL, "groupby")
+
+
+@case("groupby-35k-512", prepare=lambda: synth_db(*LARGE),
+      targets={"rows_per_s": 5e6, "peak_rss_mb": 3000.0})
+def groupby_large() -> Measurement:
+    """call graph (groupby name) and its depth-first rows, 35,000 x 512 (read untimed)"""
+    return _op(LARGE, "groupby")
+

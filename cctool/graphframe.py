@@ -28,8 +28,10 @@ ID = pl.Int32
 KEY_COLUMNS = ("node", "rank", "thread")
 STRUCTURE_COLUMNS = ("node", "parent", "depth")
 INC_SUFFIX = " (inc)"
-Agg = Literal["sum", "mean", "max", "min"]
-AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min")
+Agg = Literal["sum", "mean", "max", "min", "std", "cv"]
+# std and cv are hpcprof's statistics across processes: population standard deviation and
+# coefficient of variation (std / mean), with absent rows as zeros like every other aggregation.
+AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
 
 
 def inclusive_name(metric: str) -> str:
@@ -248,7 +250,7 @@ class GraphFrame:
         """One row per node (all nodes, in node order) with metrics aggregated over locations.
 
         Absent rows count as 0, so ``mean`` divides by the number of locations of the
-        profile (or of the chosen rank), and ``max``/``min`` see those zeros too.
+        profile (or of the chosen rank), and ``max``/``min``/``std``/``cv`` see those zeros too.
         """
         cols = list(metrics) if metrics is not None else list(self.metric_columns)
         for c in cols:
@@ -261,22 +263,7 @@ class GraphFrame:
         if thread is not None:
             table = table.filter(pl.col("thread") == thread)
             locs = locs.filter(pl.col("thread") == thread)
-        nloc = max(locs.height, 1)
-        if agg not in AGGREGATIONS:
-            raise ValueError(f"unknown aggregation {agg!r}")
-        if agg == "sum":
-            exprs = [pl.col(c).sum() for c in cols]
-        elif agg == "mean":
-            exprs = [(pl.col(c).sum() / nloc) for c in cols]
-        else:
-            pad = pl.len() < nloc  # some location has no row: its value is 0
-            fn = pl.max_horizontal if agg == "max" else pl.min_horizontal
-            base = [pl.col(c).max() if agg == "max" else pl.col(c).min() for c in cols]
-            exprs = [
-                pl.when(pad).then(fn(b, pl.lit(0.0))).otherwise(b).alias(c)
-                for b, c in zip(base, cols, strict=True)
-            ]
-        grouped = table.group_by("node").agg(exprs)
+        grouped = aggregate_locations(table, "node", cols, agg, max(locs.height, 1))
         out = (
             self.nodes.select("node")
             .join(grouped, on="node", how="left")
@@ -419,11 +406,50 @@ class GraphFrame:
 
         return _binary_op(self, other, op)
 
+    def _repr_html_(self) -> str:
+        """The interactive tree, for Jupyter (see :func:`cctool.html.show`)."""
+        from cctool.html import show
+
+        return show(self)._repr_html_()
+
     def __repr__(self) -> str:
         return (
             f"GraphFrame({self.num_nodes} nodes, {self.metrics.height} rows, "
             f"{self.num_ranks} ranks, metrics={list(self.metric_columns)})"
         )
+
+
+def aggregate_locations(
+    table: pl.DataFrame, key: str | Sequence[str], cols: Sequence[str], agg: str, nloc: int
+) -> pl.DataFrame:
+    """Aggregate metric ``cols`` of a long table over locations, one row per ``key`` value.
+
+    ``table`` holds at most one row per key value and location; a location without a row
+    counts as 0, so ``mean`` divides by ``nloc`` and ``max``/``min``/``std`` see the zeros.
+    ``std`` is the population standard deviation, ``cv`` = std / mean (0 where std is 0).
+    """
+    if agg not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {agg!r}")
+    pad = pl.len() < nloc  # some location has no row: its value is 0
+    exprs: list[pl.Expr] = []
+    for c in cols:
+        x = pl.col(c)
+        mean = x.sum() / nloc
+        if agg == "sum":
+            e = x.sum()
+        elif agg == "mean":
+            e = mean
+        elif agg in ("max", "min"):
+            fn = pl.max_horizontal if agg == "max" else pl.min_horizontal
+            base = x.max() if agg == "max" else x.min()
+            e = pl.when(pad).then(fn(base, pl.lit(0.0))).otherwise(base)
+        else:
+            # Two-pass variance; each absent location contributes (0 - mean)^2.
+            sq = ((x - mean) ** 2).sum() + (nloc - pl.len()) * mean**2
+            std = (sq / nloc).clip(lower_bound=0.0).sqrt()
+            e = std if agg == "std" else pl.when(std == 0).then(0.0).otherwise(std / mean)
+        exprs.append(e.alias(c))
+    return table.group_by(key).agg(exprs)
 
 
 def _normalise_metric_table(mdf: pl.DataFrame, new_id: np.ndarray) -> pl.DataFrame:

@@ -27,6 +27,8 @@ class TreeOptions:
         legend: append a legend.
         diverging: color signed values (differences) by sign: high positive as high, high
             negative as low, near zero uncolored.
+        highlight: node ids to highlight (e.g. the hot path).
+        expand: if given, only these nodes show their children (roots always show).
     """
 
     metrics: tuple[str, ...] = ()
@@ -43,6 +45,8 @@ class TreeOptions:
     name_width: int = 60
     legend: bool = True
     diverging: bool = False
+    highlight: tuple[int, ...] = ()
+    expand: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

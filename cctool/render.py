@@ -75,6 +75,7 @@ def render_rows(
     names = rows["name"].fill_null("").to_list()
     depths = rows["depth"].to_list()
     markers = rows["marker"].to_list() if "marker" in rows.columns else [None] * rows.height
+    hot = rows["highlight"].to_list() if "highlight" in rows.columns else [False] * rows.height
 
     top = Tree("", hide_root=True, guide_style="dim")
     stack: list[tuple[int, Tree]] = []
@@ -85,7 +86,9 @@ def render_rows(
             label.append(col[i].rjust(widths[k]), style=style if k == 0 else "")
             label.append(" ")
         name = names[i] if opts.full_names else elide(names[i], opts.name_width)
-        label.append(name)
+        label.append(name, style="bold" if hot[i] else "")
+        if hot[i]:
+            label.append(" *" if ascii_markers else " ◆", style="bold magenta")
         mark = MARKERS.get(markers[i] or "")
         if mark:
             label.append(" " + (mark[1] if ascii_markers else mark[0]), style=mark[2])

@@ -4,12 +4,19 @@
 _cctool() {
     local -a commands
     commands=(
+        'diff:Compare two profiles: B − A for every call path (positive: B spends mo'
+        'div:Divide two profiles: A / B for every call path (for times, Bs speedup '
+        'groupby:Merge all nodes sharing a value of --by into one node, linked by the o'
+        'hot-path:Print the hot path: from the start node, the heaviest child at each le'
+        'imbalance:Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
+        'query:Keep the call paths that match QUERY: every node on a matching path st'
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'tree:Show the calling context tree with metric values, colored by the first'
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is set.]:value:(auto always never)' \
+        ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \
         '1:command:->command' \
@@ -18,12 +25,110 @@ _cctool() {
         command) _describe command commands ;;
         args)
             case $words[1] in
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
+                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
+                    ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
+                    ''--reverse'[Swap the roles of A and B.]' \
+                    ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
+                    ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
+                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of their root]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--full-names'[Tree: never elide long names.]' \
+                    ''--no-legend'[Tree: leave out the legend.]' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--percent'[Show the change as a percentage of As value.]' \
+                    ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
+                    ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
+                    ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
+                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
+                    ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
+                    ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
+                    ''--reverse'[Swap the roles of A and B.]' \
+                    ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
+                    ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
+                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of their root]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--full-names'[Tree: never elide long names.]' \
+                    ''--no-legend'[Tree: leave out the legend.]' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(tree table json csv markdown)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    ''--by'[Node attribute: name (the call graph), module, file, type, any attribu]:value: ' \
+                    ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
+                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    ''--depth'[Text view: show this many levels.]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(text table json csv cct)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
+                    ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
+                    ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
+                    ''--rank'[Show only this rank.]:value: ' \
+                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(text json csv)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
+                    ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
+                    ''--threshold'[Drop nodes whose max is below this fraction of the largest max.]:value: ' \
+                    ''--top'[Show this many nodes (0: all).]:value: ' \
+                    '(--verbose -v)'{--verbose,-v}'[Also show std, quartiles and the values of the heaviest locations.]' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(text json csv)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
+                    ''--and'[Also require query Q (intersection).]:value: ' \
+                    ''--or'[Add the nodes query Q matches (union).]:value: ' \
+                    ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
+                    ''--ranks'[Metric conditions: on values combined over ranks/threads with --agg fi]:value:(aggregate any all)' \
+                    ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
+                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows.]' \
+                    ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
+                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
+                    ''--precision'[Tree: digits after the decimal point.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format (default: see below).]:value:(tree cct json csv)' \
+                    '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
+                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(mean max min sum)' \
                     ''--by'[Rows: call paths, or nodes summed by name/file/module.]:value:(path name file module)' \
@@ -45,19 +150,24 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit caliper caliper-json spotdb)' \
+                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--rank'[Show only this rank.]:value: ' \
                     ''--thread'[Show only this thread.]:value: ' \
-                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min)' \
+                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of their ro]:value: ' \
                     ''--colormap'[Colormap: RdYlGn, viridis, magma, grey.]:value: ' \
                     ''--invert-colormap'[Color low values as high.]' \
                     ''--sort'[Order of siblings: by the first metric (descending), by profile order,]:value:(metric nid name)' \
                     ''--full-names'[Never elide long names.]' \
                     ''--no-legend'[Leave out the legend.]' \
+                    ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent, by]' \
+                    ''--flat'[Flat profile instead of the tree: per --by value self, self%, sum%, cu]' \
+                    ''--bottom-up'[Callers view: each --by value (heaviest self first) with the callers i]' \
+                    ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     ''--to'[Output format.]:value:(text json csv)' \

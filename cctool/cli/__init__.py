@@ -15,6 +15,7 @@ import sys
 
 import click
 
+from cctool.cli._options import derive_option
 from cctool.errors import CctoolError
 
 EXIT_OK = 0
@@ -25,6 +26,9 @@ EXIT_BAD_INPUT = 2
 COMMANDS: dict[str, str] = {
     "diff": "cctool.cli.diff:diff",
     "div": "cctool.cli.div:div",
+    "groupby": "cctool.cli.groupby:groupby",
+    "hot-path": "cctool.cli.hot_path:hot_path",
+    "imbalance": "cctool.cli.imbalance:imbalance",
     "query": "cctool.cli.query:query",
     "read": "cctool.cli.read:read",
     "scaling": "cctool.cli.scaling:scaling",
@@ -71,6 +75,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     show_default=True,
     help="Color in text output; 'auto' colors a terminal unless NO_COLOR is set.",
 )
+@derive_option
 @click.version_option(package_name="cctool", prog_name="cctool")
 @click.pass_context
 def cli(ctx: click.Context, color: str) -> None:

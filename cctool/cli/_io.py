@@ -25,8 +25,27 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
         from rich.console import Console
 
         with Console(stderr=True).status(f"reading {path}", spinner="dots"):
-            return read(path, fmt, **options)
-    return read(path, fmt, **options)
+            return with_derived(read(path, fmt, **options))
+    return with_derived(read(path, fmt, **options))
+
+
+def with_derived(gf: GraphFrame) -> GraphFrame:
+    """``gf`` plus the metrics the command's ``--derive`` options define (if any)."""
+    from cctool.cli._options import DERIVE_KEY
+
+    ctx = click.get_current_context(silent=True)
+    texts = ctx.meta.get(DERIVE_KEY, ()) if ctx is not None else ()
+    if not texts:
+        return gf
+    from cctool.errors import CctoolError
+    from cctool.ops.derive import derive
+
+    for text in texts:
+        try:
+            gf = derive(gf, text)
+        except CctoolError as exc:
+            raise CctoolError(f"invalid --derive {text!r}: {exc}") from exc
+    return gf
 
 
 def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:

@@ -13,7 +13,7 @@ from cctool.readers import reader_names
 
 # The registry module imports no reader, so listing the names here costs nothing at start-up.
 FORMAT_NAMES = tuple(reader_names())
-AGG_CHOICES = ("sum", "mean", "max", "min")
+AGG_CHOICES = ("sum", "mean", "max", "min", "std", "cv")
 
 
 def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
@@ -107,4 +107,35 @@ def color_option(f: F) -> F:
         expose_value=False,
         callback=_store_color,
         help="Color in text output (default auto: a terminal, unless NO_COLOR is set).",
+    )(f)
+
+
+DERIVE_KEY = "cctool.derive"  # ctx.meta key; cctool.cli._io.load applies the definitions
+
+
+def _store_derive(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if not value:
+        return
+    from cctool.ops.derive import DeriveError, parse
+
+    for text in value:
+        try:
+            parse(text)
+        except DeriveError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
+    ctx.meta[DERIVE_KEY] = ctx.meta.get(DERIVE_KEY, ()) + tuple(value)
+
+
+def derive_option(f: F) -> F:
+    """``--derive 'NAME = EXPR'`` (repeatable): metrics computed per (node, rank, thread) row."""
+    return click.option(
+        "--derive",
+        multiple=True,
+        metavar="'NAME = EXPR'",
+        expose_value=False,
+        callback=_store_derive,
+        help="Add a metric computed from others on every row, e.g. "
+        "'ipc = PAPI_TOT_INS / PAPI_TOT_CYC' (repeatable; later ones may use earlier ones). "
+        'Numbers, columns (quote names with spaces: "time (inc)"), + - * /, parentheses, '
+        "abs log sqrt min max; x/0 gives 0. Inclusive if all its inputs are inclusive.",
     )(f)

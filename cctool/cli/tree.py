@@ -1,10 +1,14 @@
-"""``cctool tree``: the calling context tree as colored text, or its rows as JSON/CSV."""
+"""``cctool tree``: the calling context tree as colored text, or its rows as JSON/CSV; also
+the flat profile, the bottom-up (callers) view and the hot path expanded."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from cctool.cli._options import (
+    derive_option,
     from_option,
     location_options,
     metric_option,
@@ -12,6 +16,12 @@ from cctool.cli._options import (
     profile_argument,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from cctool.graphframe import GraphFrame
+    from cctool.options import TreeOptions
 
 
 @click.command()
@@ -33,33 +43,56 @@ from cctool.cli._options import (
               "by profile order, or by name.")
 @click.option("--full-names", is_flag=True, help="Never elide long names.")
 @click.option("--no-legend", is_flag=True, help="Leave out the legend.")
+@click.option("--expand-hot", is_flag=True,
+              help="Expand only the hot path (heaviest child while ≥ 50% of its parent, by "
+              "the inclusive metric), highlighted with ◆; other nodes stay collapsed.")
+@click.option("--flat", is_flag=True,
+              help="Flat profile instead of the tree: per --by value self, self%, sum%, cum "
+              "(inclusive, recursion counted once), cum%, heaviest self first.")
+@click.option("--bottom-up", is_flag=True,
+              help="Callers view: each --by value (heaviest self first) with the callers it "
+              "was called from and the cost that came through each.")
+@click.option("--by", default="name", show_default=True, metavar="COLUMN",
+              help="Group for --flat/--bottom-up: name, function (loops and lines folded "
+              "into their function), file, module or another node attribute.")
+@derive_option
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
-         no_legend: bool, width: int | None, to: str, output: str) -> None:
+         no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, by: str,
+         width: int | None, to: str, output: str) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
     Values are summed over ranks and threads unless --rank/--thread pick one location or
-    --agg says otherwise. --to json|csv prints the shown rows as records (node, parent,
-    name, depth, metric columns).
+    --agg says otherwise (std and cv are statistics across locations, as hpcprof's).
+    --to json|csv prints the shown rows as records (node, parent, name, depth, metrics).
 
     \b
     Example:
       cctool tree db/ --metric "time (inc)" --depth 8 --threshold 0.01
+      cctool tree db/ --agg cv --expand-hot
+      cctool tree db/ --flat --by function
       cctool read db/ -o - | cctool tree - --to json
     """
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.options import TreeOptions
 
+    if flat + bottom_up + expand_hot > 1:
+        raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
     gf = load(profile, fmt)
     opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
+    if flat or bottom_up:
+        _explain(ctx, gf, opts, by, flat, width, to, output)
+        return
+    if expand_hot:
+        opts = _with_hot_path(gf, opts)
     if to == "text":
         from cctool.render import tree_renderable
 
@@ -68,3 +101,42 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.ops.view import tree_rows
 
         emit_table(tree_rows(gf, opts), to, output)
+
+
+def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:
+    from dataclasses import replace
+
+    from cctool.ops.hot_path import default_inclusive, hot_path_nodes
+
+    first = opts.metrics[0] if opts.metrics else None
+    col = gf.inclusive_of(gf.resolve_metric(first)) or default_inclusive(gf, first)
+    values = gf.node_values([col], opts.agg, opts.rank, opts.thread)[col].to_numpy()
+    path = tuple(hot_path_nodes(gf, values).tolist())
+    return replace(opts, highlight=path, expand=path)
+
+
+def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, flat: bool,
+             width: int | None, to: str, output: str) -> None:
+    """The flat profile or the bottom-up view, as a table/tree or records."""
+    from cctool.cli._io import emit_renderable, emit_table
+    from cctool.ops.flat import bottom_up_rows, flat_profile, metric_pair
+
+    metric = opts.metrics[0] if opts.metrics else None
+    args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
+    df = flat_profile(*args) if flat else bottom_up_rows(*args)
+    if to != "text":
+        emit_table(df, to, output)
+        return
+    from dataclasses import replace
+
+    from cctool.render import describe_locations
+    from cctool.tables import flat_table, graph_renderable
+
+    view: RenderableType
+    if flat:
+        view = flat_table(df, by, opts.precision, opts.name_width)
+    else:
+        cols = list(metric_pair(gf, metric))
+        view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
+                                describe_locations(gf, opts), note=False)
+    emit_renderable(ctx, view, output, width)

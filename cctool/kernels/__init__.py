@@ -12,6 +12,7 @@ Kernels:
     subtree_sums(values[k, n], parent) -> inclusive sums over a preorder-numbered tree
     subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
     sorted_membership(needles, sorted_haystack) -> bool per needle
+    graph_dfs(offsets, targets, roots) -> depth-first display rows of a directed graph
     path_hashes(parent, key, seed) -> uint64 hash of each node's root-to-node path of keys
     path_match(parent, pred[n, k], star[k]) -> bool per node: on a chain matching a path query
 """
@@ -81,6 +82,14 @@ def _as_i64(a: Any) -> np.ndarray:
 def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int = 0) -> np.ndarray:
     """A uint64 hash per node of its path of ``key`` values from the root (preorder tree)."""
     return _pick(len(parent)).path_hashes(_as_i64(parent), _as_i64(key), int(seed))
+
+
+def graph_dfs(
+    offsets: np.ndarray, targets: np.ndarray, roots: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Depth-first rows (node, depth, kind, parent_row) of a CSR graph; see ``_reference``."""
+    impl = _pick(len(targets) + len(roots))
+    return impl.graph_dfs(_as_i64(offsets), _as_i64(targets), _as_i64(roots))
 
 
 def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.ndarray:

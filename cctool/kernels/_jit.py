@@ -118,12 +118,65 @@ def _splitmix64(x):  # pragma: no cover - compiled
 def path_hashes(parent, key, seed):  # pragma: no cover - compiled
     n = parent.shape[0]
     out = np.empty(n, dtype=np.uint64)
-    root = _splitmix64(np.uint64(seed))
+    root = _splitmix64(np.uint64(seed) ^ np.uint64(0x5851F42D4C957F2D))
     for i in range(n):
         p = parent[i]
         base = root if p < 0 else out[p]
-        out[i] = _splitmix64(base ^ _splitmix64(np.uint64(key[i])))
+        mixed = _splitmix64(np.uint64(key[i]) ^ np.uint64(0x14057B7EF767814F))
+        out[i] = _splitmix64(base * np.uint64(0x9E3779B97F4A7C15) + mixed)
     return out
+
+
+@njit(cache=True)
+def graph_dfs(offsets, targets, roots):  # pragma: no cover - compiled
+    g = offsets.shape[0] - 1
+    cap = roots.shape[0] + targets.shape[0]
+    node = np.empty(cap, dtype=np.int64)
+    depth = np.empty(cap, dtype=np.int64)
+    kind = np.empty(cap, dtype=np.int8)
+    parent_row = np.empty(cap, dtype=np.int64)
+    state = np.zeros(g, dtype=np.int8)  # 0 unseen, 1 on the current path, 2 finished
+    st_node = np.empty(g, dtype=np.int64)
+    st_edge = np.empty(g, dtype=np.int64)
+    st_row = np.empty(g, dtype=np.int64)
+    r = 0
+    for k in range(roots.shape[0]):
+        s = roots[k]
+        if state[s] != 0:
+            continue
+        node[r] = s
+        depth[r] = 0
+        kind[r] = 0
+        parent_row[r] = -1
+        state[s] = 1
+        top = 0
+        st_node[0] = s
+        st_edge[0] = offsets[s]
+        st_row[0] = r
+        r += 1
+        while top >= 0:
+            v = st_node[top]
+            e = st_edge[top]
+            if e == offsets[v + 1]:
+                state[v] = 2
+                top -= 1
+                continue
+            st_edge[top] = e + 1
+            t = targets[e]
+            node[r] = t
+            depth[r] = top + 1
+            parent_row[r] = st_row[top]
+            if state[t] == 0:
+                kind[r] = 0
+                state[t] = 1
+                top += 1
+                st_node[top] = t
+                st_edge[top] = offsets[t]
+                st_row[top] = r
+            else:
+                kind[r] = 1 if state[t] == 1 else 2
+            r += 1
+    return node[:r], depth[:r], kind[:r], parent_row[:r]
 
 
 @njit(cache=True)

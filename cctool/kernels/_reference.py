@@ -87,18 +87,20 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 
 
 def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int) -> np.ndarray:
-    """A 64-bit hash of each node's path: ``mix(hash(parent) ^ mix(key[i]))``, from the root.
+    """A 64-bit hash of each node's path: ``mix(hash(parent) * K + mix(key[i] ^ S))``.
 
     ``parent`` is a preorder-numbered forest (parent[i] < i, -1 for roots) and ``key[i] >= 0``
-    identifies node i's frame among its siblings. Roots hash from ``mix(seed)``. Computed one
-    depth level at a time, so every step is a vectorised gather.
+    identifies node i's frame among its siblings. Roots hash from ``mix(seed ^ R)``. Parent
+    and key enter differently (multiply-add, each salted), so no key value cancels a parent
+    hash, as XOR would when a key's mix equals it. Computed one depth level at a time, so
+    every step is a vectorised gather.
     """
     n = parent.shape[0]
     out = np.empty(n, dtype=np.uint64)
     if n == 0:
         return out
-    mixed = _splitmix64(key.astype(np.uint64))
-    root = _splitmix64(np.array([seed], dtype=np.uint64))[0]
+    mixed = _splitmix64(key.astype(np.uint64) ^ np.uint64(0x14057B7EF767814F))
+    root = _splitmix64(np.array([seed], dtype=np.uint64) ^ np.uint64(0x5851F42D4C957F2D))[0]
     depth = depths(parent)
     order = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
@@ -106,8 +108,43 @@ def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int) -> np.ndarray:
         idx = order[bounds[d] : bounds[d + 1]]
         par = parent[idx]
         base = np.where(par < 0, root, out[np.maximum(par, 0)])
-        out[idx] = _splitmix64(base ^ mixed[idx])
+        out[idx] = _splitmix64(base * np.uint64(0x9E3779B97F4A7C15) + mixed[idx])
     return out
+
+
+def graph_dfs(
+    offsets: np.ndarray, targets: np.ndarray, roots: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Depth-first walk of a directed graph from ``roots``, one row per edge followed.
+
+    The out-edges of node v are ``targets[offsets[v]:offsets[v+1]]``, walked in that order.
+    Returns (node, depth, kind, parent_row) per row in display order. kind 0: first visit,
+    the node is expanded (its rows form a spanning tree); 1: the node is on the current path
+    (a cycle); 2: the node was expanded elsewhere. Rows of kind 1 and 2 are leaves, so the walk
+    ends on every graph. A root reached from an earlier root is not repeated.
+    """
+    state = np.zeros(offsets.shape[0] - 1, dtype=np.int8)
+    rows: list[tuple[int, int, int, int]] = []  # (node, depth, kind, parent_row)
+    for s in roots.tolist():
+        if state[s]:
+            continue
+        rows.append((s, 0, 0, -1))
+        state[s] = 1
+        stack = [(s, int(offsets[s]), len(rows) - 1)]
+        while stack:
+            v, e, row = stack[-1]
+            if e == offsets[v + 1]:
+                state[v] = 2
+                stack.pop()
+                continue
+            stack[-1] = (v, e + 1, row)
+            t = int(targets[e])
+            rows.append((t, len(stack), int(state[t]), row))
+            if state[t] == 0:
+                state[t] = 1
+                stack.append((t, int(offsets[t]), len(rows) - 1))
+    cols = np.asarray(rows, dtype=np.int64).reshape(-1, 4)
+    return cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].astype(np.int8), cols[:, 3].copy()
 
 
 def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
     """Rows of the tree view in display order.
 
     Columns: ``node``, ``parent``, ``name``, ``depth`` and the shown metric columns
-    (aggregated over locations as ``opts`` says), plus any ``marker`` column of the node table.
+    (aggregated over locations as ``opts`` says), plus any ``marker`` column of the node table
+    and a ``highlight`` column when ``opts.highlight`` names nodes.
     """
     if opts.sort not in SORT_KEYS:
         raise CctoolError(f"unknown sort key {opts.sort!r}; use one of {', '.join(SORT_KEYS)}")
@@ -40,6 +41,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
     table = gf.nodes.select("node", "parent", "name", "depth", *extra).join(
         values.select("node", *metrics), on="node", how="left"
     )
+    if opts.highlight:
+        table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
     return table[order.tolist()] if order.size != table.height else table[order]
 
 
@@ -82,8 +85,12 @@ def _kept(
         root_of = roots[np.searchsorted(roots, np.arange(n), side="right") - 1]
         keep &= np.abs(v) >= opts.threshold * np.abs(v[root_of])
         keep[roots] = True
-    # A node is shown only if its parent is: close the set level by level.
     par = gf.parent_array
+    if opts.expand is not None and n:
+        expanded = np.zeros(n, dtype=bool)
+        expanded[list(opts.expand)] = True
+        keep &= (par < 0) | expanded[np.maximum(par, 0)]
+    # A node is shown only if its parent is: close the set level by level.
     for d in range(1, int(depth.max(initial=0)) + 1):
         idx = np.nonzero(depth == d)[0]
         keep[idx] &= keep[par[idx]]

@@ -1,0 +1,65 @@
+"""``cctool hot-path``: follow the heaviest child from a start node down the tree."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import (
+    derive_option,
+    from_option,
+    location_options,
+    output_options,
+    profile_argument,
+    width_option,
+)
+
+
+@click.command("hot-path")
+@profile_argument()
+@from_option
+@click.option("--metric", "-m", default=None,
+              help="Metric to follow. Default: an inclusive metric (the default metric's "
+              "inclusive partner); an exclusive one compares a node's own cost with its "
+              "children's, which rarely finds where the time goes.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="Follow the heaviest child while it holds at least this fraction of its "
+              "parent's value.")
+@click.option("--start", default=None, metavar="NODE",
+              help="Start here: a node id or an exact name (the heaviest node of that name). "
+              "Default: the heaviest root.")
+@location_options
+@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
+              help="Digits after the decimal point.")
+@derive_option
+@width_option
+@output_options(("text", "json", "csv"))
+@click.pass_context
+def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
+             threshold: float, start: str | None, rank: int | None, thread: int | None,
+             agg: str, precision: int, width: int | None, to: str, output: str) -> None:
+    """Print the hot path: from the start node, the heaviest child at each level while it
+    carries at least --threshold of its parent's value, with values and percentages of the
+    parent and of the start node.
+
+    \b
+    Example:
+      cctool hot-path db/
+      cctool hot-path db/ --start MPI_Allgather --threshold 0.3 --to json
+    """
+    from cctool.cli._io import emit_renderable, emit_table, load
+    from cctool.ops.hot_path import default_inclusive
+    from cctool.ops.hot_path import hot_path as follow
+
+    gf = load(profile, fmt)
+    col = default_inclusive(gf, metric)
+    df = follow(gf, col, threshold, start, agg, rank, thread)
+    if to != "text":
+        emit_table(df, to, output)
+        return
+    from cctool.options import TreeOptions
+    from cctool.render import describe_locations
+    from cctool.tables import hot_path_table
+
+    where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg))
+    title = f"Hot path of {col}, {where}; heaviest child while ≥ {threshold:.0%} of its parent"
+    emit_renderable(ctx, hot_path_table(df, col, title, precision), output, width)

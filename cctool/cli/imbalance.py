@@ -1,0 +1,73 @@
+"""``cctool imbalance``: per-node load imbalance across ranks, threads or locations."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import (
+    derive_option,
+    from_option,
+    output_options,
+    profile_argument,
+    width_option,
+)
+
+
+@click.command()
+@profile_argument()
+@from_option
+@click.option("--metric", "-m", default=None,
+              help="Metric column (default: the profile's default metric).")
+@click.option("--by", type=click.Choice(["rank", "thread", "location"]), default=None,
+              help="Compare ranks (threads summed per rank), thread ids (ranks summed) or "
+              "every (rank, thread) location. Default: ranks, or threads when there is one rank.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.01, show_default=True,
+              help="Drop nodes whose max is below this fraction of the largest max.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Show this many nodes (0: all).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also show std, quartiles and the values of the heaviest locations.")
+@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
+              help="Digits after the decimal point.")
+@derive_option
+@width_option
+@output_options(("text", "json", "csv"))
+@click.pass_context
+def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
+              by: str | None, threshold: float, top: int, verbose: bool, precision: int,
+              width: int | None, to: str, output: str) -> None:
+    """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
+    variation, percentiles, the heaviest ranks and a histogram of the rank values.
+
+    Nodes are sorted by max - mean (= mean × (max/mean - 1)): the time the slowest rank
+    spends beyond the average, so big imbalanced nodes come first and balanced ones last.
+    A rank without a value for a node counts as 0.
+
+    \b
+    Example:
+      cctool imbalance db/ --metric time --top 5
+      cctool imbalance db/ --by location --verbose
+      cctool imbalance db/ --to csv -o imbalance.csv
+    """
+    from cctool.cli._io import emit_renderable, emit_table, load
+    from cctool.ops.imbalance import default_dimension
+    from cctool.ops.imbalance import imbalance as measure
+
+    gf = load(profile, fmt)
+    col = gf.resolve_metric(metric)
+    dim = by or default_dimension(gf)
+    df = measure(gf, col, dim, threshold, top)
+    if to != "text":
+        import polars as pl
+
+        lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
+        if to == "csv":  # CSV has no lists: space-separated values in one field
+            df = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(" ") for c in lists)
+        emit_table(df, to, output)
+        return
+    from cctool.tables import imbalance_table
+
+    units = {"rank": gf.num_ranks, "thread": gf.num_threads, "location": gf.locations.height}[dim]
+    title = (f"Load imbalance of {col} across {units} {dim}s; nodes with max ≥ {threshold:.0%} "
+             "of the largest, sorted by max − mean")
+    emit_renderable(ctx, imbalance_table(df, title, verbose, precision), output, width)

@@ -1,0 +1,248 @@
+"""Derived metrics: ``ipc = PAPI_TOT_INS / PAPI_TOT_CYC`` adds a column computed per
+(node, rank, thread) row.
+
+The expression language is small and safe: numbers, column names (quote names with spaces,
+``"time (inc)"``; ``time (inc)`` also works unquoted), ``+ - * /`` (also ``× ÷ −``),
+parentheses, unary minus, and ``abs``, ``log``, ``sqrt``, ``min``, ``max``. It is parsed
+into a small tree and compiled to one Polars expression; nothing is evaluated as Python.
+
+A derived metric is inclusive when every column it reads is inclusive, and exclusive
+otherwise (constants count as exclusive). No partner column is derived for it: the subtree
+sum of a ratio means nothing. Results that are not finite (``x / 0``, ``log(0)``) become 0,
+the value of an absent row, so aggregations over ranks and nodes stay finite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import polars as pl
+
+from cctool.errors import CctoolError, MetricNotFoundError
+from cctool.graphframe import INC_SUFFIX, KEY_COLUMNS, GraphFrame
+
+FUNCTIONS = {"abs": (1, 1), "log": (1, 1), "sqrt": (1, 1), "min": (2, 99), "max": (2, 99)}
+_TOKEN = re.compile(
+    r"""(?:
+      (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+    | (?P<str>"[^"]*"|'[^']*')
+    | (?P<name>[A-Za-z_][A-Za-z0-9_.#@]*)
+    | (?P<op>[-+*/()=,×÷−])
+    )""",
+    re.VERBOSE,
+)
+_CANONICAL = {"×": "*", "÷": "/", "−": "-"}
+
+# AST nodes: ("num", float) | ("col", name) | ("neg", node) | ("bin", op, a, b) | ("call", f, args)
+Node = tuple[Any, ...]
+Token = tuple[str, str, int]  # (kind, text, column)
+
+
+class DeriveError(CctoolError):
+    """A malformed derived-metric definition."""
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A parsed ``NAME = EXPR``: the new column's name, the expression tree, columns read."""
+
+    name: str
+    tree: Node
+    columns: tuple[str, ...]
+
+
+def parse(text: str) -> Derivation:
+    """Parse ``NAME = EXPR``; raise :class:`DeriveError` with the column of the problem."""
+    tokens = _tokenize(text)
+    parser = _Parser(tokens, text)
+    name = parser.target()
+    parser.expect("=")
+    tree = parser.expr()
+    parser.end()
+    return Derivation(name, tree, tuple(dict.fromkeys(_columns(tree))))
+
+
+def derive(gf: GraphFrame, text: str) -> GraphFrame:
+    """A new GraphFrame with the metric defined by ``text`` (``NAME = EXPR``) added."""
+    d = parse(text)
+    if d.name in gf.metric_columns or d.name in KEY_COLUMNS:
+        raise DeriveError(f"column {d.name!r} already exists; pick another name")
+    for c in d.columns:
+        if c not in gf.metric_columns:
+            raise MetricNotFoundError(c, gf.metric_columns)
+    expr = _compile(d.tree)
+    finite = pl.when(expr.is_finite()).then(expr).otherwise(0.0).cast(pl.Float64)
+    metrics = gf.metrics.with_columns(finite.alias(d.name))
+    inclusive = bool(d.columns) and all(gf.is_inclusive(c) for c in d.columns)
+    meta = dict(gf.metadata)
+    meta["derived_metrics"] = {**meta.get("derived_metrics", {}), d.name: text.strip()}
+    return replace(
+        gf, metrics=metrics, metadata=meta,
+        inclusive=gf.inclusive + (d.name,) if inclusive else gf.inclusive,
+        exclusive=gf.exclusive if inclusive else gf.exclusive + (d.name,),
+    )
+
+
+def derive_all(gf: GraphFrame, texts: Iterable[str]) -> GraphFrame:
+    """Apply several definitions in order; later ones may use earlier ones."""
+    for text in texts:
+        gf = derive(gf, text)
+    return gf
+
+
+def _tokenize(text: str) -> list[Token]:
+    tokens: list[Token] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            break
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise DeriveError(f"unexpected character {text[pos]!r} at column {pos + 1} "
+                              f"(in {text!r})")
+        kind = m.lastgroup or "op"
+        value = m.group(kind)
+        if kind == "str":
+            kind, value = "name", value[1:-1]
+        tokens.append((kind, _CANONICAL.get(value, value), pos + 1))
+        pos = m.end()
+    tokens.append(("end", "", len(text) + 1))
+    return tokens
+
+
+class _Parser:
+    """Recursive descent: expr := term (+|- term)*; term := unary (*|/ unary)*;
+    unary := - unary | + unary | atom."""
+
+    def __init__(self, tokens: list[Token], text: str) -> None:
+        self.tokens, self.i, self.text = tokens, 0, text
+
+    def peek(self, offset: int = 0) -> Token:
+        return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
+
+    def take(self) -> Token:
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def fail(self, what: str) -> DeriveError:
+        kind, text, col = self.peek()
+        found = "the end" if kind == "end" else repr(text)
+        return DeriveError(f"expected {what} at column {col}, found {found} (in {self.text!r})")
+
+    def expect(self, op: str) -> None:
+        if self.peek()[:2] != ("op", op):
+            raise self.fail(repr(op))
+        self.take()
+
+    def end(self) -> None:
+        if self.peek()[0] != "end":
+            raise self.fail("an operator or the end")
+
+    def target(self) -> str:
+        if self.peek()[0] != "name":
+            raise self.fail("a new metric name (NAME = EXPR)")
+        return self._column_name(self.take()[1])
+
+    def expr(self) -> Node:
+        node = self.term()
+        while self.peek()[:2] in (("op", "+"), ("op", "-")):
+            node = ("bin", self.take()[1], node, self.term())
+        return node
+
+    def term(self) -> Node:
+        node = self.unary()
+        while self.peek()[:2] in (("op", "*"), ("op", "/")):
+            node = ("bin", self.take()[1], node, self.unary())
+        return node
+
+    def unary(self) -> Node:
+        if self.peek()[:2] == ("op", "-"):
+            self.take()
+            return ("neg", self.unary())
+        if self.peek()[:2] == ("op", "+"):
+            self.take()
+            return self.unary()
+        return self.atom()
+
+    def atom(self) -> Node:
+        kind, text, _ = self.peek()
+        if kind == "num":
+            self.take()
+            return ("num", float(text))
+        if kind == "name":
+            self.take()
+            if self.peek()[:2] == ("op", "(") and text in FUNCTIONS:
+                return self.call(text)
+            name = self._column_name(text)
+            if self.peek()[:2] == ("op", "("):
+                raise DeriveError(f"unknown function {text!r}; functions: {', '.join(FUNCTIONS)}")
+            return ("col", name)
+        if (kind, text) == ("op", "("):
+            self.take()
+            node = self.expr()
+            self.expect(")")
+            return node
+        raise self.fail("a number, a column name, a function or '('")
+
+    def call(self, fn: str) -> Node:
+        self.expect("(")
+        args = [self.expr()]
+        while self.peek()[:2] == ("op", ","):
+            self.take()
+            args.append(self.expr())
+        self.expect(")")
+        lo, hi = FUNCTIONS[fn]
+        if not lo <= len(args) <= hi:
+            raise DeriveError(f"{fn}() takes {lo if lo == hi else f'{lo} or more'} "
+                              f"argument{'s' * (lo != 1)}, got {len(args)}")
+        return ("call", fn, tuple(args))
+
+    def _column_name(self, name: str) -> str:
+        # ``time (inc)`` unquoted: a name followed by the tokens ( inc ).
+        if [t[:2] for t in self.tokens[self.i : self.i + 3]] == [
+            ("op", "("), ("name", "inc"), ("op", ")")
+        ]:
+            self.i += 3
+            return name + INC_SUFFIX
+        return name
+
+
+def _columns(node: Node) -> list[str]:
+    kind = node[0]
+    if kind == "col":
+        return [node[1]]
+    if kind == "neg":
+        return _columns(node[1])
+    if kind == "bin":
+        return _columns(node[2]) + _columns(node[3])
+    if kind == "call":
+        return [c for arg in node[2] for c in _columns(arg)]
+    return []
+
+
+def _compile(node: Node) -> pl.Expr:
+    kind = node[0]
+    if kind == "num":
+        return pl.lit(node[1], dtype=pl.Float64)
+    if kind == "col":
+        return pl.col(node[1])
+    if kind == "neg":
+        return -_compile(node[1])
+    if kind == "bin":
+        a, b = _compile(node[2]), _compile(node[3])
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[node[1]]
+    args = [_compile(arg) for arg in node[2]]
+    fn = node[1]
+    if fn == "abs":
+        return args[0].abs()
+    if fn == "log":
+        return args[0].log()
+    if fn == "sqrt":
+        return args[0].sqrt()
+    return pl.min_horizontal(*args) if fn == "min" else pl.max_horizontal(*args)

@@ -1,0 +1,97 @@
+"""The hot path: from a start node, follow the heaviest child while it carries most of its
+parent's cost (HPCToolkit's hot path button, Chopper's ``hot_path``).
+
+The default metric is inclusive: with an exclusive metric a parent's own cost is compared
+with its children's own costs, which says nothing about where the time goes below it (the
+mistake in Chopper's default).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, NodeNotFoundError
+from cctool.graphframe import GraphFrame
+
+
+def default_inclusive(gf: GraphFrame, metric: str | None = None) -> str:
+    """``metric`` if given; else the inclusive partner of the default metric, else any
+    inclusive column, else the default metric."""
+    if metric is not None:
+        return gf.resolve_metric(metric)
+    col = gf.resolve_metric(None)
+    return gf.inclusive_of(col) or (gf.inclusive[0] if gf.inclusive else col)
+
+
+def find_node(gf: GraphFrame, node: str | int, values: np.ndarray) -> int:
+    """A node by id (an int or all digits) or by exact name (the heaviest of that name)."""
+    text = str(node).strip()
+    if text.isdigit():
+        nid = int(text)
+        if nid >= gf.num_nodes:
+            raise NodeNotFoundError(f"no node with id {nid} (the profile has {gf.num_nodes})")
+        return nid
+    hits = np.nonzero((gf.nodes["name"] == text).fill_null(False).to_numpy())[0]
+    if hits.size == 0:
+        raise NodeNotFoundError(f"no node named {text!r}; give a node name or id")
+    return int(hits[np.argmax(values[hits])])
+
+
+def hot_path_nodes(
+    gf: GraphFrame, values: np.ndarray, threshold: float = 0.5, start: int | None = None
+) -> np.ndarray:
+    """Node ids of the hot path over per-node ``values``, from ``start`` (heaviest root)."""
+    if not 0.0 <= threshold <= 1.0:
+        raise CctoolError(f"threshold {threshold} is not a fraction between 0 and 1")
+    if gf.num_nodes == 0:
+        return np.zeros(0, dtype=np.int64)
+    roots = gf.roots
+    node = int(roots[np.argmax(values[roots])]) if start is None else start
+    path = [node]
+    offsets, ids = gf.children_csr
+    # One step per level, so the loop is as long as the path, not the profile.
+    while offsets[node + 1] > offsets[node]:
+        kids = ids[offsets[node] : offsets[node + 1]]
+        best = int(kids[np.argmax(values[kids])])
+        if values[best] <= 0 or values[best] < threshold * values[node]:
+            break
+        path.append(best)
+        node = best
+    return np.asarray(path, dtype=np.int64)
+
+
+def hot_path(
+    gf: GraphFrame, metric: str | None = None, threshold: float = 0.5,
+    start: str | int | None = None, agg: str = "sum", rank: int | None = None,
+    thread: int | None = None,
+) -> pl.DataFrame:
+    """Follow the heaviest child while it holds at least ``threshold`` of its parent's value.
+
+    Args:
+        gf: the profile.
+        metric: metric column; default: an inclusive one (see :func:`default_inclusive`).
+        threshold: fraction of the parent's value the heaviest child needs to be followed.
+        start: node id or name to start from; default: the heaviest root.
+        agg, rank, thread: how to combine locations, as in the tree view.
+
+    Returns:
+        One row per path node: ``node``, ``depth``, ``name``, the metric, ``parent%`` and
+        ``start%`` (percent of the parent's and of the start node's value).
+    """
+    col = default_inclusive(gf, metric)
+    values = gf.node_values([col], agg=agg, rank=rank, thread=thread)[col].to_numpy()
+    first = None if start is None else find_node(gf, start, values)
+    path = hot_path_nodes(gf, values, threshold, first)
+    vals = values[path]
+    prev = np.concatenate((vals[:1], vals[:-1]))
+    return gf.nodes.select(pl.col("node", "depth", "name").gather(path)).with_columns(
+        pl.Series(col, vals),
+        pl.Series("parent%", _percent(vals, prev)),
+        pl.Series("start%", _percent(vals, np.full_like(vals, vals[0] if vals.size else 0))),
+    )
+
+
+def _percent(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den != 0, 100.0 * num / np.where(den != 0, den, 1.0), np.nan)

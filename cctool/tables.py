@@ -1,0 +1,150 @@
+"""Rich renderables for the tabular and graph answers: flat profile, hot path, load
+imbalance (with a histogram sparkline per row) and the group graph.
+
+Like :mod:`cctool.render`, nothing here looks at the terminal; the caller's Console decides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.table import Table
+from rich.text import Text
+
+from cctool.options import TreeOptions
+from cctool.render import elide, format_value, legend, render_rows
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """One character per bin, height proportional to the count; an empty bin is a space."""
+    peak = max(counts, default=0)
+    if peak <= 0:
+        return " " * len(counts)
+    return "".join(
+        " " if c <= 0 else SPARKS[min(len(SPARKS) - 1, math.ceil(c / peak * len(SPARKS)) - 1)]
+        for c in counts
+    )
+
+
+class FitTable:
+    """Columns of text cells; at render time the ``shrink`` column (the names) is elided in
+    the middle so the table fits the console, and no other column is ever cut."""
+
+    GAP = 3  # padding and separator between columns of a borderless Rich table
+
+    def __init__(self, headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
+                 shrink: str = "name") -> None:
+        self.headers, self.rows, self.left, self.shrink = list(headers), rows, set(left), shrink
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = [max([cell_len(h), *(cell_len(r[k]) for r in self.rows)])
+                  for k, h in enumerate(self.headers)]
+        rows = self.rows
+        if self.shrink in self.headers:
+            k = self.headers.index(self.shrink)
+            room = options.max_width - (sum(widths) - widths[k]) - self.GAP * (len(widths) - 1)
+            fit = max(room, min(widths[k], 12))
+            rows = [[*r[:k], elide(r[k], fit), *r[k + 1:]] for r in rows]
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
+        for h in self.headers:
+            table.add_column(Text(h), justify="left" if h in self.left else "right",
+                             no_wrap=True)
+        for r in rows:
+            table.add_row(*(Text(cell) for cell in r))  # names may look like [markup]
+        yield table
+
+
+def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
+           shrink: str = "name") -> FitTable:
+    return FitTable(headers, rows, left, shrink)
+
+
+def _titled(title: str, table: FitTable) -> Group:
+    # A title above the table, not Rich's centred caption: it wraps at the console width.
+    return Group(Text(title, style="bold"), table)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
+
+
+def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int = 60) -> FitTable:
+    """pprof's ``top``: self, self%, sum%, cum, cum%, then the name."""
+    rows = [[format_value(r["self"], precision), _pct(r["self%"]), _pct(r["sum%"]),
+             format_value(r["cum"], precision), _pct(r["cum%"]), elide(str(r[by]), name_width)]
+            for r in df.iter_rows(named=True)]
+    return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
+
+
+def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3,
+                   name_width: int = 60) -> Group:
+    """The hot path, one row per node from the start down, under ``title``."""
+    rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision),
+             _pct(r["parent%"]), _pct(r["start%"]), elide(r["name"], name_width)]
+            for r in df.iter_rows(named=True)]
+    heads = ["node", "depth", metric, "parent%", "start%", "name"]
+    return _titled(title, _table(heads, rows, left=["name"]))
+
+
+def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 3,
+                    name_width: int = 60) -> Group:
+    """Per-node statistics across locations under ``title``; ``verbose`` adds a block per
+    node with std, percentiles, the heaviest locations' values and the histogram's range."""
+    heads = ["node", "name", "mean", "max", "min", "max/mean", "cv", "top", "histogram"]
+    rows = [[str(r["node"]), elide(r["name"], name_width),
+             *(format_value(r[c], precision) for c in ("mean", "max", "min")),
+             format_value(r["imbalance"], 2), format_value(r["cv"], 2),
+             ",".join(str(lab) for lab in r["top"][:3]), f"▕{sparkline(r['histogram'])}▏"]
+            for r in df.iter_rows(named=True)]
+    parts: list[RenderableType] = [Text(title, style="bold"),
+                                   _table(heads, rows, left=["name", "top", "histogram"])]
+    if verbose:
+        parts += [_imbalance_details(r, precision) for r in df.iter_rows(named=True)]
+    return Group(*parts)
+
+
+def _imbalance_details(r: dict[str, Any], precision: int) -> Text:
+    def fmt(v: float) -> str:
+        return format_value(v, precision)
+
+    pct = "  ".join(f"p{p} {fmt(r[f'p{p}'])}" for p in (10, 25, 50, 75, 90))
+    top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
+    text = Text()
+    text.append(f"{r['node']} {r['name']}\n", style="bold")
+    text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], 2)}"
+                f"  max/mean {format_value(r['imbalance'], 2)}\n")
+    text.append(f"  {pct}\n  heaviest  {top}\n")
+    text.append(f"  histogram ▕{sparkline(r['histogram'])}▏ {fmt(r['min'])} … {fmt(r['max'])}"
+                f"  counts {' '.join(map(str, r['histogram']))}\n")
+    return text
+
+
+def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions,
+                     locations: str, note: bool = True) -> Group:
+    """Display rows (``GroupGraph.rows``, bottom-up rows) as a tree with a legend; ``note``
+    explains the ``↻`` and ``(see above)`` leaves of a graph walk."""
+    parts: list[RenderableType] = [render_rows(rows, metrics, opts)]
+    if opts.legend:
+        first = rows[metrics[0]] if rows.height else pl.Series([0.0])
+        peak = float(first.abs().max() or 0.0)  # type: ignore[arg-type]
+        parts += [Text(""), legend(metrics, opts, peak, locations, False)]
+        if note:
+            parts.append(Text("  ↻ name: a call back into a node on the path (a cycle); "
+                              "(see above): expanded earlier"))
+    return Group(*parts)
+
+
+def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 3,
+                name_width: int = 60) -> FitTable:
+    """Super-nodes of a groupby: metric values, members, then the name."""
+    rows = [[*(format_value(r[m], precision) for m in metrics), str(r["members"]),
+             elide(r["name"], name_width)] for r in df.iter_rows(named=True)]
+    return _table([*metrics, "members", "name"], rows, left=["name"])

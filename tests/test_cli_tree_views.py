@@ -1,0 +1,86 @@
+"""`cctool tree` views added for explaining one run: --flat, --bottom-up, --expand-hot,
+--derive and the std/cv aggregations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cctool.cli import cli
+from tests.conftest import check_golden
+
+CASES = {
+    "cpi.expand-hot": ("hpctoolkit-cpi-database", ["--expand-hot"]),
+    "allgather.flat-function": ("hpctoolkit-allgather-database",
+                                ["--flat", "--by", "function", "-m", "time"]),
+    "allgather.bottom-up-depth": ("hpctoolkit-allgather-database",
+                                  ["--bottom-up", "--by", "function", "--precision", "0"]),
+    "allgather.cv-depth4": ("hpctoolkit-allgather-database", ["--agg", "cv", "--depth", "4"]),
+}
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_tree_view_golden(case: str, data, update_goldens: bool) -> None:
+    folder, flags = CASES[case]
+    res = run("tree", str(data(folder)), "--color", "never", "--width", "100", *flags)
+    assert res.exit_code == 0, res.stderr
+    text = res.stdout
+    if "--bottom-up" in flags:
+        text = "\n".join(text.splitlines()[:40]) + "\n"
+    check_golden(f"tree.{case}.txt", text, update_goldens)
+
+
+def test_flat_records(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--flat", "--by", "function",
+              "--to", "json")
+    rows = json.loads(res.stdout)
+    assert list(rows[0]) == ["function", "self", "self%", "sum%", "cum", "cum%", "contexts"]
+    assert sum(r["self"] for r in rows) == 3998242.0
+
+
+def test_expand_hot_marks_the_path(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--expand-hot", "--to", "json")
+    rows = json.loads(res.stdout)
+    hot = [r["name"] for r in rows if r.get("highlight")]
+    assert hot[:3] == ["<program root>", "main", "MPI_Finalize"] and len(hot) == 10
+    assert not any(r["name"] == "PMPI_Init" for r in rows)  # MPI_Init stays collapsed
+
+
+@pytest.mark.parametrize("agg", ["std", "cv"])
+def test_std_cv_aggregations(data, agg: str) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--agg", agg, "--to", "json",
+              "--depth", "1")
+    root = json.loads(res.stdout)[0]["time (inc)"]
+    ranks = [999238.0, 999390.0, 1000306.0, 999308.0]  # the four metric-db files
+    mean = sum(ranks) / 4
+    std = (sum((r - mean) ** 2 for r in ranks) / 4) ** 0.5
+    assert root == pytest.approx(std if agg == "std" else std / mean)
+
+
+def test_derive_in_tree(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--derive",
+              'share = time / "time (inc)"', "--derive", "pct = share * 100", "-m", "pct",
+              "--agg", "max", "--to", "json")
+    assert res.exit_code == 0, res.stderr
+    vals = [r["pct"] for r in json.loads(res.stdout)]
+    assert max(vals) == pytest.approx(100.0) and min(vals) == 0.0
+
+
+def test_views_are_alternatives(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--flat", "--bottom-up")
+    assert res.exit_code == 2 and "alternatives" in res.stderr
+
+
+def test_root_derive_reaches_every_command(data) -> None:
+    path = str(data("hpctoolkit-cpi-database"))
+    res = run("--derive", 'ms = "time (inc)" / 1000', "read", path, "--json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["roots"][0]["ms"] == pytest.approx(3998.242)
+    res = run("--derive", "x = (", "read", path)
+    assert res.exit_code == 2 and "--derive" in res.stderr
