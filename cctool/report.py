@@ -40,7 +40,7 @@ def percent_text(value: float | None) -> str:
 
 def signed(value: float | None, precision: int) -> str:
     """A change with its sign, ``+`` included."""
-    text = format_value(value, precision)  # type: ignore[arg-type]
+    text = format_value(math.nan if value is None else value, precision)
     return "+" + text if value is not None and value > 0 else text
 
 
@@ -124,7 +124,7 @@ def _cell(value: float | None, column: str, precision: int) -> str:
         return percent_text(value)
     if column.endswith("[change]"):
         return signed(value, precision)
-    return format_value(value, precision)  # type: ignore[arg-type]
+    return format_value(math.nan if value is None else value, precision)
 
 
 def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[str]:

@@ -155,3 +155,19 @@ def test_unknown_metric_is_bad_input(data) -> None:
     res = run("diff", a, b, "-m", "cycles")
     assert res.exit_code == 2
     assert res.stderr.startswith("Error: unknown metric 'cycles'")
+
+
+def test_colors_say_which_way(data) -> None:
+    from cctool.render import COLORMAPS, _color
+
+    red, *_, green = COLORMAPS["RdYlGn"]
+    assert _color(10.0, 10.0, COLORMAPS["RdYlGn"], diverging=True) == red  # B spends more
+    assert _color(-10.0, 10.0, COLORMAPS["RdYlGn"], diverging=True) == green
+    assert _color(0.5, 10.0, COLORMAPS["RdYlGn"], diverging=True) == ""  # about unchanged
+    a, b = pair(data, f"{SCALING}/27_cores.cali", f"{SCALING}/64_cores.cali")
+    args = ["--color", "always", "div", a, b, "--depth", "1", "--no-legend"]
+    env = {"COLORTERM": "truecolor"}
+    speedup = CliRunner().invoke(cli, args, env=env).stdout.splitlines()[3]
+    assert speedup.startswith("\x1b[38;2;26;152;80m1.267")  # highest ratio: green
+    plain = CliRunner().invoke(cli, [*args, "--no-invert-colormap"], env=env).stdout
+    assert plain.splitlines()[3].startswith("\x1b[38;2;215;48;39m1.267")  # red

@@ -50,3 +50,15 @@ def test_hash_depends_on_ancestors_and_seed(impl) -> None:
     h = impl.path_hashes(parent, key, 0)
     assert h[3] != h[4]
     assert not np.array_equal(h, impl.path_hashes(parent, key, 1))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_recursion_chain_hashes_differ_at_every_level(impl, seed: int) -> None:
+    # main -> main -> main ... with key 0 everywhere (and a key equal to the seed): every
+    # level must hash differently (XOR combining once made seed 0 / key 0 a fixed point).
+    n = 50
+    parent = np.arange(-1, n - 1, dtype=np.int64)
+    for k in (0, seed):
+        h = impl.path_hashes(parent, np.full(n, k, dtype=np.int64), seed)
+        assert len(set(h.tolist())) == n

@@ -52,3 +52,18 @@ def test_a_minus_a_is_zero_and_a_over_a_is_one_or_nan(a: GraphFrame, agg: str) -
     assert (zero.metrics["time"].abs() == 0).all()
     ratio = div(a, a).metrics["time"].to_numpy()
     assert np.all((ratio == 1) | np.isnan(ratio))
+
+
+@given(forests(), forests())
+@settings(max_examples=60, deadline=None)
+def test_union_order_is_the_preorder_of_provisional_ids(a: GraphFrame, b: GraphFrame) -> None:
+    # The vectorised block insertion equals a plain depth-first walk of the union.
+    from cctool.kernels import _reference
+    from cctool.ops import unify as u
+
+    key_a, key_b = u._frame_keys(a, b)
+    b_to_a = u._match(a.parent_array, key_a, b.parent_array, key_b, 0)
+    assert b_to_a is not None
+    parent, _, _ = u.provisional_tree(a, b, b_to_a)
+    np.testing.assert_array_equal(u._union_order(a, b, b_to_a, b_to_a < 0),
+                                  _reference.preorder(parent))

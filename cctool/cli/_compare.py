@@ -53,7 +53,10 @@ def compare_options(f: F) -> F:
 
 def labels(a: str, b: str) -> tuple[str, str]:
     """Short names of the two inputs for summaries (file or folder names)."""
-    return tuple(p if p == "-" else (Path(p).name or p) for p in (a, b))  # type: ignore[return-value]
+    def name(p: str) -> str:
+        return p if p == "-" else (Path(p).name or p)
+
+    return name(a), name(b)
 
 
 def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
@@ -76,12 +79,13 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
 
 
 def tree_options(opts: CompareOptions, depth: int | None, threshold: float, precision: int,
-                 full_names: bool, no_legend: bool) -> TreeOptions:
+                 full_names: bool, no_legend: bool, invert: bool = False) -> TreeOptions:
+    """How to draw the union tree: signed changes diverge around zero, ratios by size."""
     from cctool.options import TreeOptions
 
     return TreeOptions(metrics=opts.metrics, depth=depth, threshold=threshold,
                        precision=precision, full_names=full_names, legend=not no_legend,
-                       diverging=opts.op == "sub", invert_colormap=opts.op == "div")
+                       diverging=opts.op == "sub", invert_colormap=invert)
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
@@ -141,10 +145,10 @@ def _parse_conditions(_ctx: click.Context, _param: click.Parameter,
 
 def _parse_min_value(_ctx: click.Context, _param: click.Parameter,
                      value: str | None) -> tuple[float, str | None] | None:
-    from cctool.ops.gate import GateExpressionError, parse_quantity
-
     if value is None:
         return None
+    from cctool.ops.gate import GateExpressionError, parse_quantity
+
     try:
         return parse_quantity(value, percent=False)
     except GateExpressionError as exc:

@@ -12,11 +12,13 @@ from cctool.cli._options import output_options
 
 @click.command()
 @compare_options
+@click.option("--invert-colormap/--no-invert-colormap", default=True, show_default=True,
+              help="Color high ratios green and low ones red (speedups good).")
 @output_options(("tree", "table", "json", "csv", "markdown"))
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
-        metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, to: str, output: str,
-        **view: Any) -> None:
+        metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
+        to: str, output: str, **view: Any) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
 
     Each profile is first combined over its ranks and threads with --agg, so a node's value
@@ -38,6 +40,6 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     to = _compare.resolve_to(ctx, to, view["top"])
     cmp = _compare.run(profile_a, profile_b, fmt, opts)
     tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
-                                 view["full_names"], view["no_legend"])
+                                 view["full_names"], view["no_legend"], invert_colormap)
     names = _compare.labels(profile_a, profile_b)
     _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names)

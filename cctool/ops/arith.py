@@ -191,24 +191,28 @@ def _binary_op(
     return combine(align(a, b, metrics, agg), a, b, op, missing)
 
 
-def sub(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+def sub(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
+        missing: str = "zero", agg: str | None = None) -> GraphFrame:
     """``a - b`` per node (and per location when both have the same ones)."""
-    return _binary_op(a, b, "sub", **kw)  # type: ignore[arg-type]
+    return _binary_op(a, b, "sub", metrics=metrics, missing=missing, agg=agg)
 
 
-def add(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+def add(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
+        missing: str = "zero", agg: str | None = None) -> GraphFrame:
     """``a + b`` per node."""
-    return _binary_op(a, b, "add", **kw)  # type: ignore[arg-type]
+    return _binary_op(a, b, "add", metrics=metrics, missing=missing, agg=agg)
 
 
-def mul(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+def mul(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
+        missing: str = "zero", agg: str | None = None) -> GraphFrame:
     """``a * b`` per node."""
-    return _binary_op(a, b, "mul", **kw)  # type: ignore[arg-type]
+    return _binary_op(a, b, "mul", metrics=metrics, missing=missing, agg=agg)
 
 
-def div(a: GraphFrame, b: GraphFrame, **kw: object) -> GraphFrame:
+def div(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
+        missing: str = "zero", agg: str | None = None) -> GraphFrame:
     """``a / b`` per node: the speedup of ``b`` over ``a`` when the metric is a time."""
-    return _binary_op(a, b, "div", **kw)  # type: ignore[arg-type]
+    return _binary_op(a, b, "div", metrics=metrics, missing=missing, agg=agg)
 
 
 def _metadata(al: Aligned, a: GraphFrame, b: GraphFrame, op: str | Op) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, exclusive_name, inclusive_name
-from cctool.ops.arith import LEFT, RIGHT, Aligned, align, combine
+from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
 from cctool.options import CompareOptions
 
 INF = float("inf")
@@ -96,7 +96,7 @@ def percent_change(base: pl.Expr, other: pl.Expr) -> pl.Expr:
     return pl.when(base == 0).then(from_zero).otherwise((other - base) / base.abs() * 100.0)
 
 
-def _shown_op(opts: CompareOptions):  # type: ignore[no-untyped-def]
+def _shown_op(opts: CompareOptions) -> str | Op:
     if opts.op == "div":
         return "div"
     return percent_change if opts.percent else "rsub"

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import STRUCTURE_COLUMNS, GraphFrame
+from cctool.graphframe import GraphFrame
 
 POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
 STATUS = ("both", "left", "right")
@@ -91,18 +91,25 @@ def unify(a: GraphFrame, b: GraphFrame) -> Unified:
 def _frame_keys(a: GraphFrame, b: GraphFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per node of each tree: frame id * (max occurrence + 1) + occurrence index."""
     both = pl.concat([_frame_strings(a), _frame_strings(b)], how="vertical")
-    frame = both.rank("dense").cast(pl.Int64).to_numpy() - 1
+    # Categorical codes: equal strings get equal codes, different ones different codes.
+    frame = both.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
     keys = []
     for gf, ids in ((a, frame[: a.num_nodes]), (b, frame[a.num_nodes :])):
-        occ = (
-            pl.DataFrame({"p": gf.parent_array, "f": ids})
-            .select(pl.int_range(pl.len(), dtype=pl.Int64).over("p", "f"))
-            .to_series()
-            .to_numpy()
-        )
-        keys.append((ids, occ))
+        keys.append((ids, _occurrence(gf.parent_array, ids, int(frame.max(initial=0)) + 1)))
     width = 1 + max((int(o.max(initial=0)) for _, o in keys), default=0)
     return keys[0][0] * width + keys[0][1], keys[1][0] * width + keys[1][1]
+
+
+def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarray:
+    """Per node: how many earlier siblings (lower ids) share its frame."""
+    key = (parent + 1) * frames + frame
+    order = np.argsort(key, kind="stable")  # stable: id order within equal keys
+    s = key[order]
+    idx = np.arange(key.shape[0])
+    first = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]], idx, 0))
+    occ = np.empty_like(idx)
+    occ[order] = idx - first
+    return occ
 
 
 def _frame_strings(gf: GraphFrame) -> pl.Series:
@@ -149,31 +156,81 @@ def _has_repeats(sorted_values: np.ndarray) -> bool:
 
 def _union(a: GraphFrame, b: GraphFrame, b_to_a: np.ndarray) -> Unified:
     """Build the union tree in preorder and the two id maps into it."""
-    from cctool import kernels
+    parent, right, status = provisional_tree(a, b, b_to_a)
+    order = _union_order(a, b, b_to_a, b_to_a < 0)
+    new_id = np.empty(order.shape[0], dtype=np.int64)
+    new_id[order] = np.arange(order.shape[0])
+    new_parent = np.where(parent[order] >= 0, new_id[np.maximum(parent[order], 0)], -1)
+    nodes = _union_nodes(a, b, b_to_a < 0, order, new_parent, status[order])
+    empty = pl.DataFrame(schema={c: pl.Int32 for c in ("node", "rank", "thread")})
+    tree = GraphFrame(nodes=nodes, metrics=empty, metadata={"format": "union"})
+    return Unified(tree=tree, left=new_id[: a.num_nodes], right=new_id[right])
 
+
+def provisional_tree(
+    a: GraphFrame, b: GraphFrame, b_to_a: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union with provisional ids (a's nodes keep theirs, b-only nodes follow in b's
+    order): (parent per id, provisional id of each b node, status code 0/1/2 per id)."""
     n_a = a.num_nodes
     only_b = b_to_a < 0
-    # Provisional ids: a's nodes keep theirs, b-only nodes follow in b's order.
     right = np.where(only_b, n_a + np.cumsum(only_b) - 1, b_to_a)
     par_b = b.parent_array[only_b]
-    parent = np.concatenate([a.parent_array, np.where(par_b >= 0, right[np.maximum(par_b, 0)], -1)])
+    parent = np.concatenate([a.parent_array, np.append(right, -1)[par_b]])
     matched_a = np.zeros(n_a, dtype=bool)
     matched_a[b_to_a[~only_b]] = True
     status = np.concatenate([np.where(matched_a, 0, 1), np.full(par_b.shape[0], 2)])
+    return parent, right, status
 
-    order = kernels.preorder(parent)  # siblings by provisional id: a's first, then b-only
-    new_id = np.empty(order.shape[0], dtype=np.int64)
-    new_id[order] = np.arange(order.shape[0])
-    b_only = b.nodes.filter(pl.Series(only_b))
-    attrs = pl.concat(
-        [a.nodes.drop(STRUCTURE_COLUMNS), b_only.drop(STRUCTURE_COLUMNS)], how="diagonal_relaxed"
-    ).with_columns(status=pl.Series(np.asarray(STATUS)[status]))
-    new_parent = np.where(parent[order] >= 0, new_id[np.maximum(parent[order], 0)], -1)
-    tree = GraphFrame.from_arrays(
-        new_parent,
-        {c: attrs[c].gather(order) for c in attrs.columns},
-        {"node": np.zeros(0, dtype=np.int32)},
-        metadata={"format": "union"},
-        derive_inclusive=False,
+
+def _union_nodes(a: GraphFrame, b: GraphFrame, only_b: np.ndarray, order: np.ndarray,
+                 parent: np.ndarray, status: np.ndarray) -> pl.DataFrame:
+    """The union's node table in preorder; a node keeps the depth it has in its own tree."""
+    own = ("node", "parent", "status", "marker")  # unifying two comparisons: drop old ones
+    b_only = b.nodes.filter(pl.Series(only_b)).drop(own, strict=False)
+    nodes = pl.concat([a.nodes.drop(own, strict=False), b_only], how="diagonal_relaxed")
+    return nodes[order].select(
+        pl.Series("node", np.arange(order.shape[0], dtype=np.int32)),
+        pl.Series("parent", parent.astype(np.int32)).set(pl.Series(parent < 0), None),
+        pl.col("depth").cast(pl.Int32),
+        pl.exclude("depth"),
+        status=pl.Series(np.asarray(STATUS)[status]),
     )
-    return Unified(tree=tree, left=new_id[:n_a], right=new_id[right])
+
+
+def _union_order(
+    a: GraphFrame, b: GraphFrame, b_to_a: np.ndarray, only_b: np.ndarray
+) -> np.ndarray:
+    """Provisional ids (a's, then b-only ones in b's order) in the union's preorder.
+
+    Nodes only in b form whole subtrees, each a contiguous block of b's preorder. A block
+    goes right after the a-subtree of the node it hangs from, deeper attachments first
+    (their subtrees close first), blocks on one node in b's order, new roots last.
+    """
+    n_a, n_b = a.num_nodes, int(only_b.sum())
+    par_b = b.parent_array
+    ids = np.arange(par_b.shape[0])
+    starts = only_b & ((par_b < 0) | ~only_b[np.maximum(par_b, 0)])
+    block = np.maximum.accumulate(np.where(starts, ids, 0))[only_b]  # each node's block root
+    # Each array gets one trailing entry that index -1 (no parent, a new root) picks.
+    hook = np.append(b_to_a, -1)[par_b[block]]
+    depth_a = a.nodes["depth"].to_numpy().astype(np.int64)
+    at = np.append(_subtree_end(a.parent_array, depth_a), n_a)[hook]
+    depth = np.append(depth_a, -1)[hook]
+    primary = np.concatenate([np.arange(n_a), at])
+    after_blocks = np.concatenate([np.ones(n_a), np.zeros(n_b)])  # a node follows blocks before it
+    deeper_first = np.concatenate([np.zeros(n_a), -depth])
+    b_order = np.concatenate([np.zeros(n_a), ids[only_b]])
+    return np.lexsort((b_order, deeper_first, after_blocks, primary))
+
+
+def _subtree_end(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """End (exclusive) of each node's preorder block: its id plus its subtree size."""
+    n = parent.shape[0]
+    size = np.ones(n, dtype=np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
+    for d in range(bounds.shape[0] - 2, 0, -1):  # deepest level first, one pass per level
+        idx = by_depth[bounds[d] : bounds[d + 1]]
+        size += np.bincount(parent[idx], weights=size[idx], minlength=n).astype(np.int64)
+    return np.arange(n) + size
