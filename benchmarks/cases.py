@@ -213,3 +213,37 @@ def groupby_large() -> Measurement:
     """call graph (groupby name) and its depth-first rows, 35,000 x 512 (read untimed)"""
     return _op(LARGE, "groupby")
 
+
+# --------------------------------------------------------------------------- diff
+
+
+def _diff_pair(size: tuple[int, int]) -> tuple[Path, Path]:
+    """Two generated databases of one size (different seeds: different programs and values)."""
+    return synth_db(*size, seed=1), synth_db(*size, seed=2)
+
+
+def _diff(size: tuple[int, int]) -> Measurement:
+    """Time the whole ``cctool diff A B`` command in a new process. The output is the table of
+    the 20 largest changes: drawing the 70,000-line tree is the renderer's cost, not diff's."""
+    a, b = _diff_pair(size)
+    cmd = [*cctool_command(), "diff", str(a), str(b), "--to", "table", "--top", "20"]
+    with timer() as t:
+        subprocess.run(cmd, check=True, capture_output=True)
+    rows = 2 * size[0] * size[1]
+    return Measurement(wall_s=t[0], rows=rows, peak_rss_mb=children_peak_rss_mb(),
+                       notes={"command": " ".join(cmd)})
+
+
+@case("diff-1k-64", quick=True, prepare=lambda: _diff_pair(SMALL),
+      floor=lambda: sum(_numpy_floor(p) for p in _diff_pair(SMALL)))
+def diff_small() -> Measurement:
+    """cctool diff of two generated databases, 1,000 nodes x 64 ranks each"""
+    return _diff(SMALL)
+
+
+@case("diff-35k-512", prepare=lambda: _diff_pair(LARGE),
+      floor=lambda: sum(_numpy_floor(p) for p in _diff_pair(LARGE)),
+      targets={"ratio_to_floor": 10.0, "peak_rss_mb": 3000.0})
+def diff_large() -> Measurement:
+    """cctool diff of two generated databases, 35,000 nodes x 512 ranks each (35.8M rows)"""
+    return _diff(LARGE)
