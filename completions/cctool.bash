@@ -50,7 +50,7 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read scaling tree";;
         diff) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o -h --help";;
-        div) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --to --output -o -h --help";;
+        div) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
         groupby) opts="--from --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --metric -m --by --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;

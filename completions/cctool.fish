@@ -50,6 +50,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l full-names -d 'Tree: 
 complete -c cctool -n '__fish_seen_subcommand_from div' -l no-legend -d 'Tree: leave out the legend.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l width -r -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l color -r -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is set'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l invert-colormap -l no-invert-colormap -d 'Color high ratios green and low ones red (speedups good).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l to -r -a 'tree table json csv markdown' -d 'Output format.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
