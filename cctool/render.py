@@ -11,9 +11,10 @@ import math
 from collections.abc import Sequence
 
 import polars as pl
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from rich.tree import Tree
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
@@ -64,8 +65,8 @@ def elide(name: str, width: int) -> str:
 
 def render_rows(
     rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *, ascii_markers: bool = False
-) -> Tree:
-    """A Rich tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them."""
+) -> TreeLines:
+    """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     columns = [rows[m].to_list() for m in metrics]
     texts = [[format_value(v, opts.precision) for v in col] for col in columns]
@@ -73,30 +74,121 @@ def render_rows(
     first = columns[0] if columns else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
     names = rows["name"].fill_null("").to_list()
-    depths = rows["depth"].to_list()
-    markers = rows["marker"].to_list() if "marker" in rows.columns else [None] * rows.height
-    hot = rows["highlight"].to_list() if "highlight" in rows.columns else [False] * rows.height
+    if not opts.full_names:
+        names = [elide(n, opts.name_width) for n in names]
+    cells = [
+        " ".join(col[i].rjust(widths[k]) for k, col in enumerate(texts)) + " " if texts else ""
+        for i in range(rows.height)
+    ]
+    styles = [_color(v, peak, colors, opts.diverging) for v in first] if columns else []
+    return TreeLines(
+        guides=_guide_codes(rows["depth"].to_list()),
+        cells=cells,
+        styles=styles,
+        names=names,
+        markers=rows["marker"].to_list() if "marker" in rows.columns else None,
+        hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
+        force_ascii=ascii_markers,
+    )
 
-    top = Tree("", hide_root=True, guide_style="dim")
-    stack: list[tuple[int, Tree]] = []
-    for i in range(rows.height):
-        label = Text(no_wrap=True, overflow="ellipsis")
-        style = _color(first[i], peak, colors, opts.diverging) if columns else ""
-        for k, col in enumerate(texts):
-            label.append(col[i].rjust(widths[k]), style=style if k == 0 else "")
-            label.append(" ")
-        name = names[i] if opts.full_names else elide(names[i], opts.name_width)
-        label.append(name, style="bold" if hot[i] else "")
-        if hot[i]:
-            label.append(" *" if ascii_markers else " ◆", style="bold magenta")
-        mark = MARKERS.get(markers[i] or "")
-        if mark:
-            label.append(" " + (mark[1] if ascii_markers else mark[0]), style=mark[2])
+
+# Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
+_GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
+
+
+def _guide_codes(depths: Sequence[int]) -> list[tuple[int, ...]]:
+    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree.
+
+    Rows come in preorder with depths; a row is the last of its siblings when no later row
+    at the same depth comes before one that is shallower.
+    """
+    n = len(depths)
+    last = [True] * n
+    seen_at: dict[int, bool] = {}  # depth -> a later sibling exists at this depth
+    for i in range(n - 1, -1, -1):
+        d = depths[i]
+        last[i] = not seen_at.get(d, False)
+        # Deeper levels belong to other subtrees once we move up past this row.
+        for deeper in [k for k in seen_at if k > d]:
+            del seen_at[deeper]
+        seen_at[d] = True
+    codes: list[tuple[int, ...]] = []
+    stack: list[tuple[int, bool]] = []  # (depth, is last) of the ancestors shown
+    for i in range(n):
         while stack and stack[-1][0] >= depths[i]:
             stack.pop()
-        parent = stack[-1][1] if stack else top
-        stack.append((depths[i], parent.add(label)))
-    return top
+        if stack:
+            body = tuple(1 if anc_last else 0 for _, anc_last in stack[1:])
+            codes.append((*body, 3 if last[i] else 2))
+        else:
+            codes.append(())
+        stack.append((depths[i], last[i]))
+    return codes
+
+
+class TreeLines:
+    """A tree view as Rich segments, one line per node.
+
+    Rich's own ``Tree`` lays out every label as a nested renderable, which takes seconds for
+    tens of thousands of nodes; this streams ready-made segments and crops each line to the
+    console width instead of wrapping it.
+    """
+
+    def __init__(
+        self,
+        guides: list[tuple[int, ...]],
+        cells: list[str],
+        styles: list[str],
+        names: list[str],
+        markers: list[str | None] | None,
+        hot: list[bool] | None,
+        force_ascii: bool,
+    ) -> None:
+        self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
+        self.markers, self.hot, self.force_ascii = markers, hot, force_ascii
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        ascii_only = self.force_ascii or options.ascii_only
+        pick = 1 if ascii_only else 0
+        pieces = [g[pick] for g in _GUIDES]
+        width = options.max_width
+        dim, bold = Style(dim=True), Style(bold=True)
+        hot_mark = Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta"))
+        style_cache: dict[str, Style] = {}
+        for i, code in enumerate(self.guides):
+            guide = "".join(pieces[c] for c in code)
+            cell = self.cells[i]
+            name = self.names[i]
+            room = width - len(guide) - len(cell)
+            if len(name) > room:
+                name = name[: max(room - 1, 0)] + ("~" if ascii_only else "…") if room > 1 else ""
+            line = []
+            if guide:
+                line.append(Segment(guide, dim))
+            if cell:
+                key = self.styles[i] if self.styles else ""
+                style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
+                line.append(Segment(cell, style))
+            is_hot = bool(self.hot and self.hot[i])
+            line.append(Segment(name, bold if is_hot else None))
+            if is_hot:
+                line.append(hot_mark)
+            mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
+            if mark:
+                line.append(Segment(" " + (mark[1] if ascii_only else mark[0]),
+                                    _fresh_style(mark[2])))
+            if room <= 1:  # deep lines: even guides and values do not fit, so cut the line
+                line = Segment.adjust_line_length(line, width - 1)
+                line.append(Segment("~" if ascii_only else "…"))
+            yield from line
+            yield Segment.line()
+
+
+def _fresh_style(definition: str) -> Style:
+    """A new Style object: Rich caches a style's escape codes on the (shared, parsed) object
+    for the first color system it meets, which would leak across consoles."""
+    parsed = Style.parse(definition)
+    return Style(color=parsed.color, bgcolor=parsed.bgcolor, bold=parsed.bold, dim=parsed.dim)
 
 
 def legend(
