@@ -8,8 +8,9 @@ from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
+    from cctool.html import show
 
-__all__ = ["CctoolError", "GraphFrame", "read"]
+__all__ = ["CctoolError", "GraphFrame", "read", "show"]
 __version__ = "0.1.0"
 
 
@@ -23,4 +24,8 @@ def __getattr__(name: str) -> Any:
         from cctool.readers import read
 
         return read
+    if name == "show":
+        from cctool.html import show
+
+        return show
     raise AttributeError(name)

@@ -406,6 +406,12 @@ class GraphFrame:
 
         return _binary_op(self, other, op)
 
+    def _repr_html_(self) -> str:
+        """The interactive tree, for Jupyter (see :func:`cctool.html.show`)."""
+        from cctool.html import show
+
+        return show(self)._repr_html_()
+
     def __repr__(self) -> str:
         return (
             f"GraphFrame({self.num_nodes} nodes, {self.metrics.height} rows, "

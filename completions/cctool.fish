@@ -35,6 +35,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l where -r -d 'Gate: c
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -r -d 'Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l to -r -a 'tree table json csv markdown junit' -d 'Output format.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -F
 complete -c cctool -n '__fish_seen_subcommand_from div' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded' -d 'Input format, instead of detecting it.'
@@ -163,5 +164,6 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l width -r -d 'Text wi
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l color -r -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is set'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -r -a 'text json csv' -d 'Output format.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -d 'Write the tree as one interactive HTML page (opens offline in a browse'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
 # commands: diff div groupby hot-path imbalance query read scaling tree

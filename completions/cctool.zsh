@@ -45,6 +45,7 @@ _cctool() {
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
                     ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded)' \
@@ -173,6 +174,7 @@ _cctool() {
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     ''--to'[Output format.]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;

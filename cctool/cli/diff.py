@@ -18,11 +18,15 @@ from cctool.cli._options import output_options
               help="Scale B so that each metric's total equals A's before comparing.")
 @gate_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit"))
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write the union tree as one interactive HTML page instead (nodes only in A "
+              "or only in B marked); the gate still runs.")
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
-         min_value: tuple[float, str | None] | None, to: str, output: str, **view: Any) -> None:
+         min_value: tuple[float, str | None] | None, to: str, output: str, html: str | None,
+         **view: Any) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
     A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
@@ -45,6 +49,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
+      cctool diff base.cct new.cct --html diff.html
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --to junit -o gate.xml
     """
@@ -61,5 +66,11 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
                                  view["full_names"], view["no_legend"])
     names = _compare.labels(profile_a, profile_b)
-    _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
+    if html is not None:
+        from cctool.cli._io import write_text
+        from cctool.html import HtmlOptions, comparison_html
+
+        write_text(html, comparison_html(cmp, HtmlOptions(depth=view["depth"]), names))
+    else:
+        _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
     _compare.finish_gate(ctx, results, view["precision"])

@@ -58,12 +58,15 @@ if TYPE_CHECKING:
 @derive_option
 @width_option
 @output_options(("text", "json", "csv"))
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write the tree as one interactive HTML page (opens offline in a browser: "
+              "pan, zoom, collapse, prune, select, export a query) and print nothing.")
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
          no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, by: str,
-         width: int | None, to: str, output: str) -> None:
+         width: int | None, to: str, output: str, html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
@@ -77,6 +80,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --agg cv --expand-hot
       cctool tree db/ --flat --by function
       cctool read db/ -o - | cctool tree - --to json
+      cctool tree db/ --html tree.html
     """
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.options import TreeOptions
@@ -88,6 +92,12 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
+    if html is not None:
+        from cctool.cli._io import write_text
+        from cctool.html import HtmlOptions, to_html
+
+        write_text(html, to_html(gf, HtmlOptions.from_tree(opts, title=profile)))
+        return
     if flat or bottom_up:
         _explain(ctx, gf, opts, by, flat, width, to, output)
         return

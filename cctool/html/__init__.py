@@ -1,0 +1,229 @@
+"""The interactive tree as one self-contained HTML page (``cctool tree --html``).
+
+The page inlines its JavaScript and CSS (hand-written, in ``assets/``) and the profile as
+compact columnar JSON, so it opens offline in any browser and in a Jupyter cell. It draws
+the tree root-left with pan and zoom, colors nodes by one metric and sizes them by another,
+collapses subtrees on double-click, prunes by a metric range, and turns a selection into a
+``cctool query`` that selects the same nodes.
+
+Example::
+
+    from cctool.html import HtmlOptions, to_html
+    page = to_html(gf, HtmlOptions(color="time (inc)", size="time"))
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cctool.errors import CctoolError
+from cctool.graphframe import exclusive_name
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+    from cctool.ops.compare import Comparison
+    from cctool.options import TreeOptions
+
+__all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
+
+# The page's colormaps; "auto" is single-hue for values of one sign, diverging otherwise.
+COLORMAPS = ("auto", "reds", "blues", "viridis", "magma", "grey", "RdYlGn", "RdBu")
+SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
+_SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
+
+
+@dataclass(frozen=True)
+class HtmlOptions:
+    """How the page starts; every choice can be changed in the page itself.
+
+    Attributes:
+        color: metric that colors the nodes (default: the profile's default metric).
+        size: metric that sizes the nodes (default: the exclusive partner of ``color``).
+        agg, rank, thread: how ranks and threads are combined, as for ``cctool tree``.
+        colormap: one of :data:`COLORMAPS`.
+        invert: swap the colormap's ends.
+        budget: about how many nodes are shown at first (the heaviest subtrees are opened
+            first); the rest opens on demand.
+        depth: show every node above this depth at first instead of using ``budget``.
+        title: heading of the page (default: the profile's name or "calling context tree").
+        height: height in pixels of the view in a notebook cell.
+    """
+
+    color: str | None = None
+    size: str | None = None
+    agg: str = "sum"
+    rank: int | None = None
+    thread: int | None = None
+    colormap: str = "auto"
+    invert: bool = False
+    budget: int = 150
+    depth: int | None = None
+    title: str | None = None
+    height: int = 640
+
+    @classmethod
+    def from_tree(cls, opts: TreeOptions, title: str | None = None) -> HtmlOptions:
+        """The page options matching ``cctool tree`` options (first metric colors, second
+        sizes). The text tree's default colormap leaves the page on ``auto``."""
+        metrics = opts.metrics
+        title = Path(title).name or title if title and title != "-" else None
+        cmap = opts.colormap if opts.colormap in COLORMAPS and opts.colormap != "RdYlGn" \
+            else "auto"
+        return cls(color=metrics[0] if metrics else None,
+                   size=metrics[1] if len(metrics) > 1 else None, agg=opts.agg,
+                   rank=opts.rank, thread=opts.thread, colormap=cmap,
+                   invert=opts.invert_colormap, depth=opts.depth, title=title)
+
+
+def to_html(gf: GraphFrame, options: HtmlOptions | None = None) -> str:
+    """The interactive page for ``gf`` as one HTML document (no network needed to open it).
+
+    Args:
+        gf: the profile; values are combined over ranks/threads as ``options`` says.
+        options: initial view; defaults to :class:`HtmlOptions()`.
+
+    Returns:
+        The HTML text.
+    """
+    from cctool.html import _payload
+    from cctool.options import TreeOptions
+    from cctool.render import describe_locations
+
+    opts = options or HtmlOptions()
+    color = gf.resolve_metric(opts.color)
+    size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
+    values = gf.node_values(None, opts.agg, opts.rank, opts.thread)
+    units = _units(gf)
+    metrics = [_payload.metric_entry(m, values[m].to_numpy(), not gf.is_inclusive(m),
+                                     unit=units(m)) for m in gf.metric_columns]
+    where = describe_locations(gf, TreeOptions(agg=opts.agg, rank=opts.rank, thread=opts.thread))
+    title = opts.title or str(gf.metadata.get("program") or gf.metadata.get("path")
+                              or "calling context tree")
+    settings = _settings(opts, color, size, _priority(gf, color), title, where)
+    if gf.metadata.get("format") == "comparison":
+        settings["markerLabels"] = ["only in A", "only in B"]
+    return _page(_payload.build(gf.nodes, metrics, settings), title)
+
+
+def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
+                    names: tuple[str, str] = ("A", "B")) -> str:
+    """The page for a ``cctool diff``/``div`` result: colored by the change, with each
+    side's values in the menus and tooltips, and nodes found in one profile only marked.
+
+    Args:
+        cmp: the comparison.
+        options: initial view (``color`` defaults to the first compared metric).
+        names: labels of the two profiles, for the legend.
+    """
+    from cctool.html import _payload
+
+    opts = options or HtmlOptions()
+    gf = cmp.result
+    color = gf.resolve_metric(opts.color or (cmp.shown[0] if cmp.shown else None))
+    size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
+    shown = gf.node_values(None, "sum")
+    units = _units(gf)
+    metrics = [_payload.metric_entry(m, shown[m].to_numpy(), not gf.is_inclusive(m),
+                                     "change", units(m)) for m in gf.metric_columns]
+    table = cmp.values.sort("node")
+    for col in table.columns:
+        side = col.rsplit(" [", 1)
+        if len(side) == 2 and side[1] in ("A]", "B]"):
+            summable = not gf.is_inclusive(side[0])
+            label = names[0] if side[1] == "A]" else names[1]
+            values = table[col].fill_null(float("nan")).to_numpy()
+            metrics.append(_payload.metric_entry(col, values, summable, label, units(side[0])))
+    title = opts.title or f"{names[0]} → {names[1]}"
+    note = str(gf.metadata.get("values_note") or "")
+    colormap = opts.colormap if opts.colormap != "auto" else \
+        ("RdBu" if cmp.opts.op == "sub" else "auto")
+    settings = _settings(replace(opts, colormap=colormap), color, size, _priority(gf, color),
+                         title, note)
+    settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
+    settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
+                             "name conditions apply to either profile.")
+    return _page(_payload.build(gf.nodes, metrics, settings), title)
+
+
+@dataclass(frozen=True)
+class HtmlView:
+    """A page that Jupyter shows inline (in an isolated frame) and that can be saved."""
+
+    page: str
+    height: int = 640
+
+    def _repr_html_(self) -> str:
+        # srcdoc keeps the page's scripts and styles out of the notebook's document, and the
+        # sandbox (scripts only) keeps the notebook out of reach of the page.
+        doc = html.escape(self.page, quote=True)
+        return (f'<iframe srcdoc="{doc}" sandbox="allow-scripts allow-downloads" '
+                f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
+                'title="calling context tree"></iframe>')
+
+    def save(self, path: str | Path) -> None:
+        """Write the page to ``path`` (atomically)."""
+        from cctool.saved import write_bytes_atomic
+
+        write_bytes_atomic(path, self.page.encode())
+
+
+def show(gf: GraphFrame, options: HtmlOptions | None = None, **kwargs: Any) -> HtmlView:
+    """The interactive tree of ``gf`` for a notebook: make it the last expression of a cell.
+
+    Keyword arguments are :class:`HtmlOptions` fields, e.g. ``show(gf, color="time")``.
+    """
+    opts = replace(options or HtmlOptions(), **kwargs)
+    return HtmlView(to_html(gf, opts), opts.height)
+
+
+# ------------------------------------------------------------------ helpers
+def _partner(gf: GraphFrame, metric: str) -> str:
+    """The exclusive partner of an inclusive metric (and vice versa), else the metric."""
+    other = gf.exclusive_of(metric) if gf.is_inclusive(metric) else gf.inclusive_of(metric)
+    return other if other and other != metric else metric
+
+
+def _units(gf: GraphFrame) -> Callable[[str], str]:
+    """Unit of a metric as the profile states it (``usec``), or "" when unknown."""
+    meta = gf.metadata
+    units = {**(meta.get("metric_units") or {}), **(meta.get("source_units") or {})}
+    return lambda m: str(units.get(m) or units.get(exclusive_name(m)) or "")
+
+
+def _priority(gf: GraphFrame, color: str) -> str:
+    """The metric that decides which subtrees open first: an inclusive one if possible."""
+    if gf.is_inclusive(color):
+        return color
+    return gf.inclusive_of(color) or (gf.inclusive[0] if gf.inclusive else color)
+
+
+def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: str,
+              subtitle: str) -> dict[str, Any]:
+    if opts.colormap not in COLORMAPS:
+        raise CctoolError(f"unknown colormap {opts.colormap!r}; use one of {', '.join(COLORMAPS)}")
+    return {"title": title, "subtitle": subtitle, "color": color, "size": size,
+            "priority": priority, "colormap": opts.colormap, "invert": opts.invert,
+            "budget": max(int(opts.budget), 1), "depth": opts.depth}
+
+
+def _asset(name: str) -> str:
+    return resources.files("cctool.html").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _page(data: dict[str, Any], title: str) -> str:
+    """Fill the page template; one pass, so text inside the data is never taken for a slot."""
+    from cctool.html._payload import to_script_json
+
+    slots = {
+        "TITLE": html.escape(title),
+        "CSS": _asset("tree.css"),
+        "JS": "\n".join(_asset(name) for name in SCRIPTS),
+        "DATA": to_script_json(data),
+    }
+    return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
