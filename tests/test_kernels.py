@@ -100,6 +100,28 @@ def test_subtract_strided_twins_agree(blocks: int) -> None:
     np.testing.assert_allclose(a.reshape(blocks, stride), expected)
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("chained", [False, True])
+def test_subtract_strided_is_pair_by_pair_bit_for_bit(impl, seed: int, chained: bool) -> None:
+    rng = np.random.default_rng(seed)
+    rows, blocks = 400, 3
+    scopes = rng.choice(rows, 60, replace=False)
+    stmts = np.setdiff1d(np.arange(rows), scopes)
+    # Heavy-tailed statement counts per scope: some scopes have many pairs, most few.
+    parent = rng.choice(scopes, 1500, p=rng.dirichlet(np.full(scopes.size, 0.2)))
+    child = rng.choice(stmts, parent.size)
+    if chained:  # a child that is also a parent: order between parents matters
+        child[::50] = parent[1::50]
+    values = rng.standard_normal((blocks, rows)) * 10 ** rng.uniform(-3, 6, (blocks, rows))
+    expected = values.copy()
+    for c, p in zip(child, parent, strict=True):
+        expected[:, p] -= expected[:, c]
+    got = values.reshape(-1).copy()
+    impl.subtract_strided(got, child.astype(np.int64), parent.astype(np.int64), rows, blocks)
+    np.testing.assert_array_equal(got.reshape(blocks, rows), expected)
+
+
 def test_subtract_strided_no_pairs() -> None:
     vals = np.arange(6, dtype=np.float64)
     empty = np.zeros(0, dtype=np.int64)

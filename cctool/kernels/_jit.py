@@ -66,16 +66,14 @@ def subtree_sums(values, parent):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def subtract_strided(values, child, parent, stride, blocks):  # pragma: no cover - compiled
     # Walk the equal sub-blocks by offset instead of searching rows (Hatchet paper, sec. 4).
-    for j in range(child.shape[0]):
-        c = child[j]
-        p = parent[j]
-        base = 0
-        for _ in range(blocks):
-            values[base + p] -= values[base + c]
-            base += stride
+    # One block (rank/thread) per task: it stays in cache while all pairs are applied.
+    for b in prange(blocks):
+        base = b * stride
+        for j in range(child.shape[0]):
+            values[base + parent[j]] -= values[base + child[j]]
 
 
 @njit(cache=True)

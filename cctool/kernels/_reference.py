@@ -60,13 +60,31 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
 def subtract_strided(
     values: np.ndarray, child: np.ndarray, parent: np.ndarray, stride: int, blocks: int
 ) -> None:
-    """In place: ``values[b*stride + parent[j]] -= values[b*stride + child[j]]`` for all b, j.
+    """In place: ``values[b*stride + parent[j]] -= values[b*stride + child[j]]`` for all b, j,
+    pair after pair in order.
 
     ``values`` is one metric for ``blocks`` equal sub-blocks (one per rank/thread) of
-    ``stride`` node rows each, laid end to end.
+    ``stride`` node rows each, laid end to end. Pairs are grouped into rounds in which no
+    parent repeats (the k-th pair of every parent goes to round k), so each round is one
+    vectorised subtraction and a parent's pairs still apply in their order. If a child is
+    also a parent, order between parents matters too, and the pairs go one by one.
     """
     view = values.reshape(blocks, stride)
-    np.subtract.at(view, (slice(None), parent), view[:, child].copy())
+    if child.size == 0:
+        return
+    if np.isin(child, parent).any():
+        for c, p in zip(child, parent, strict=True):
+            view[:, p] -= view[:, c]
+        return
+    order = np.argsort(parent, kind="stable")
+    sorted_parent = parent[order]
+    starts = np.flatnonzero(np.r_[True, sorted_parent[1:] != sorted_parent[:-1]])
+    k = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    rounds = [order[k == r] for r in range(int(k.max()) + 1)]
+    pairs = [(child[r], parent[r]) for r in rounds]
+    for row in view:  # row by row keeps one block in cache for all rounds
+        for c, p in pairs:
+            row[p] -= row[c]
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -11,7 +11,8 @@ the one of its enclosing procedure or loop (Hatchet takes the last file it parse
 
 HPCToolkit records a statement's exclusive cost on the statement and again on every
 enclosing scope up to its procedure frame (each loop, then the procedure). The duplicates are
-subtracted again, in file order per scope. Hatchet subtracts only from the immediate parent,
+removed with the strided subtraction kernel (``cctool.kernels.subtract_strided``), which walks
+the equal per-file sub-blocks by offset, as the Hatchet paper describes. Hatchet subtracts only from the immediate parent,
 so a function whose statements sit in a loop keeps a second copy of their cost (900,052 usec
 of the allgather sample); cctool subtracts along the whole chain, so exclusive values add up
 to the roots' inclusive values.
@@ -41,7 +42,6 @@ DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
 _MAGIC = b"HPCPROF-metricdb__"
 _HEADER_BYTES = 32  # 24-byte tag + uint32 node count + uint32 metric count, big-endian
 _FILE_RE = re.compile(r"-(\d+)-(\d+)-([0-9A-Za-z]+)-(\d+)-\d+\.metric-db$")
-_ROUND_MIN = 256  # smaller subtraction rounds cost more in calls than in np.subtract.at
 _SCOPES = {"PF": "function", "Pr": "function", "A": "function", "L": "loop", "S": "statement"}
 
 
@@ -96,10 +96,10 @@ def read(path: Path) -> GraphFrame:
         "rank": _repeat_rows(ranks[:, None], k),
         "thread": _repeat_rows(threads[:, None], k),
     }
-    sub = _Subtraction(stmt, stmt_parent)
+    pairs = (stmt, stmt_parent)
     for m, (name, kind) in enumerate(zip(metric_names, metric_kinds, strict=True)):
         col, values[m] = values[m], None
-        columns[name] = _node_rows(col, keep_rows, sub if kind == "exclusive" else None)
+        columns[name] = _node_rows(col, keep_rows, pairs if kind == "exclusive" else None)
         del col
 
     exclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "exclusive"]
@@ -330,77 +330,29 @@ def _read_metric_dbs(
     return values
 
 
-class _Subtraction:
-    """Takes each statement's cost off its scopes, per metric-db row.
-
-    The result equals subtracting pair by pair in file order (floating point included): a
-    scope's pairs keep their order, and statements are never scopes, so subtracted values do
-    not change. Pairs go in rounds in which no scope repeats (vectorised); the small last
-    rounds go to one ``np.subtract.at``, which applies repeated indices in order.
-    """
-
-    def __init__(self, child: np.ndarray, parent: np.ndarray) -> None:
-        self.pairs = (child, parent)
-        self.rounds: list[tuple[np.ndarray, np.ndarray]] = []
-        self.tail = (child[:0], parent[:0])
-        self.sequential = False
-        if not child.size:
-            return
-        is_scope = np.zeros(int(max(child.max(), parent.max())) + 1, dtype=bool)
-        is_scope[parent] = True
-        self.sequential = bool(is_scope[child].any())  # only in broken files
-        if self.sequential:
-            return
-        order = np.argsort(parent, kind="stable")
-        p = parent[order]
-        starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
-        rank = np.arange(p.size) - np.repeat(starts, np.diff(np.r_[starts, p.size]))
-        by_round = order[np.argsort(rank, kind="stable")]
-        groups = np.split(by_round, np.cumsum(np.bincount(rank))[:-1])
-        big = [g for g in groups if g.size >= _ROUND_MIN]  # rounds only shrink
-        self.rounds = [(child[g], parent[g]) for g in big]
-        if len(big) < len(groups):
-            rest = np.concatenate(groups[len(big) :])
-            self.tail = (child[rest], parent[rest])
-
-    def apply_all(self, values: np.ndarray) -> None:
-        """Pair by pair on every row of ``values`` at once, for files where order is subtle."""
-        if self.sequential:
-            for c, p in zip(*self.pairs, strict=True):
-                values[:, p] -= values[:, c]
-
-    def apply(self, row: np.ndarray) -> None:
-        for c, p in self.rounds:
-            row[p] -= row[c]
-        if self.tail[0].size:
-            np.subtract.at(row, self.tail[1], row[self.tail[0]])
-
-
-def _node_rows(col: np.ndarray, keep: np.ndarray, sub: _Subtraction | None) -> np.ndarray:
+def _node_rows(
+    col: np.ndarray, keep: np.ndarray, pairs: tuple[np.ndarray, np.ndarray] | None
+) -> np.ndarray:
     """Flat (files x nodes) column from a (files, db rows) array, reusing its memory.
 
-    ``sub`` (exclusive metrics) first takes statement costs off their scopes. Row i moves to
-    the front of the array, ahead of rows not yet moved, then the array shrinks.
+    ``pairs`` (statement rows, scope rows; exclusive metrics only) first takes each statement's
+    cost off its scopes with the strided subtraction kernel, one sub-block per file. Then row
+    i moves to the front of the array, ahead of rows not yet moved, and the array shrinks.
     """
+    from cctool import kernels
+
     nfiles, nrows = col.shape
     k = keep.shape[0]
-    identity = k == nrows and bool(np.array_equal(keep, np.arange(nrows)))
-    if sub is not None:
-        sub.apply_all(col)
+    if pairs is not None and pairs[0].size:
+        kernels.subtract_strided(col.reshape(-1), pairs[0], pairs[1], nrows, nfiles)
     if k > nrows:  # repeated ids (a damaged file): the rows do not fit in place
-        if sub is not None:
-            for row in col:
-                sub.apply(row)
         return col[:, keep].reshape(-1)
+    if k == nrows and bool(np.array_equal(keep, np.arange(nrows))):
+        return col.reshape(-1)
     flat = col.reshape(-1)
     for i in range(nfiles):
-        if sub is not None:
-            sub.apply(col[i])  # while the row is in cache
-        if not identity:
-            flat[i * k : (i + 1) * k] = col[i, keep]  # a copy first, so overlap is fine
+        flat[i * k : (i + 1) * k] = col[i, keep]  # a copy first, so overlap is fine
     del flat
-    if identity:
-        return col.reshape(-1)
     col.resize(nfiles * k, refcheck=False)  # no views remain; gives back the unused tail
     return col
 
