@@ -136,6 +136,11 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
+        with open(target, "wb") as fh:
+            fh.write(data)
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -76,3 +76,11 @@ def test_atomic_write_leaves_no_partial_file(tiny: GraphFrame, tmp_path: Path) -
         save(object(), target)  # type: ignore[arg-type]
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["out.cct"]
+
+
+def test_writing_to_a_device_keeps_the_device(tiny: GraphFrame) -> None:
+    import os
+    import stat
+
+    save(tiny, "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
