@@ -187,7 +187,11 @@
         tr.addEventListener("click", () => this.goTo(i));
         return tr;
       });
-      if (ids.length > TABLE_ROWS) rows.push(el("tr", {}, `… ${ids.length - TABLE_ROWS} more`));
+      if (ids.length > TABLE_ROWS) {
+        const more = el("tr");
+        more.appendChild(el("td", { colspan: m.metrics.length + 2 }, `… ${ids.length - TABLE_ROWS} more`));
+        rows.push(more);
+      }
       $("selection-table").tBodies[0].replaceChildren(...rows);
       if (!$("query-box").hidden) this.showQuery();
     }
