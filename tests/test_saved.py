@@ -84,3 +84,14 @@ def test_writing_to_a_device_keeps_the_device(tiny: GraphFrame) -> None:
 
     save(tiny, "/dev/null")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_written_files_get_the_usual_mode(tiny: GraphFrame, tmp_path: Path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        save(tiny, tmp_path / "m.cct")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "m.cct").stat().st_mode & 0o777 == 0o644
