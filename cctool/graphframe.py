@@ -214,7 +214,8 @@ class GraphFrame:
         if rank.size == 0:
             empty = pl.DataFrame({"rank": [], "thread": []}, schema={"rank": ID, "thread": ID})
             return np.zeros(0, dtype=np.int64), empty
-        rmin, rmax, tmin, tmax = int(rank.min()), int(rank.max()), int(thread.min()), int(thread.max())
+        rmin, rmax = int(rank.min()), int(rank.max())
+        tmin, tmax = int(thread.min()), int(thread.max())
         width = tmax + 1
         if rmin >= 0 and tmin >= 0 and (rmax + 1) * width <= 1 << 26:
             code = rank.astype(np.int64) * width + thread
@@ -384,7 +385,7 @@ class GraphFrame:
 
     def _with_metric_columns(self, cols: Mapping[str, pl.DataFrame], inclusive: bool) -> GraphFrame:
         metrics = self.metrics
-        for name, long in cols.items():
+        for long in cols.values():
             # Derived columns cover every (node, location): join so absent rows appear.
             metrics = metrics.join(long, on=list(KEY_COLUMNS), how="full", coalesce=True)
         metric_cols = [c for c in metrics.columns if c not in KEY_COLUMNS]

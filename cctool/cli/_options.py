@@ -7,9 +7,9 @@ from typing import Any, TypeVar
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 from cctool.readers import reader_names
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # The registry module imports no reader, so listing the names here costs nothing at start-up.
 FORMAT_NAMES = tuple(reader_names())

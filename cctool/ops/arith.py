@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError, MetricNotFoundError
@@ -126,22 +125,8 @@ def align(
 
 def combined(gf: GraphFrame, cols: Sequence[str], agg: str) -> pl.DataFrame:
     """``gf.node_values(cols, agg)`` as a long table with one location (rank 0, thread 0)."""
-    if agg == "sum":
-        values = _node_sums(gf, cols)
-        table = pl.DataFrame({"node": np.arange(gf.num_nodes, dtype=np.int32), **values})
-    else:
-        table = gf.node_values(cols, agg=agg)
+    table = gf.node_values(cols, agg=agg)
     return table.with_columns(rank=pl.lit(0, pl.Int32), thread=pl.lit(0, pl.Int32))
-
-
-def _node_sums(gf: GraphFrame, cols: Sequence[str]) -> dict[str, np.ndarray]:
-    """Each column summed per node over all locations (a sum needs no location count)."""
-    node = gf.metrics["node"].to_numpy()
-    n = gf.num_nodes
-    if n and node.size % n == 0 and (node.reshape(-1, n) == np.arange(n)).all():
-        # Readers lay rows out as a dense (location, node) block: sum its rows.
-        return {c: gf.metrics[c].to_numpy().reshape(-1, n).sum(axis=0) for c in cols}
-    return {c: np.bincount(node, weights=gf.metrics[c].to_numpy(), minlength=n) for c in cols}
 
 
 def combine(

@@ -21,7 +21,6 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
-from cctool.ops._locations import location_index, node_sums
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -242,7 +241,8 @@ def edge_table(
     pair_of[child] = pair
     if agg == "sum":
         # Sums commute: add up locations per node first, then edges over node-sized arrays.
-        sums = node_sums(gf, cols, rank, thread)
+        values = gf.node_values(cols, agg="sum", rank=rank, thread=thread)
+        sums = {c: values[c].to_numpy() for c in cols}
         for c in cols:
             w = sums[c][child] * (outer[child] if gf.is_inclusive(c) else 1.0)
             out[c] = np.bincount(pair, weights=w, minlength=codes.size)
@@ -256,7 +256,7 @@ def _edge_location_stats(
     agg: str, rank: int | None, thread: int | None,
 ) -> dict[str, np.ndarray]:
     """Per edge, each metric summed per location, then aggregated across locations."""
-    loc, locs = location_index(gf)
+    loc, locs = gf.location_index, gf.locations
     wanted = np.ones(locs.height, dtype=bool)
     if rank is not None:
         wanted &= locs["rank"].to_numpy() == rank
@@ -314,7 +314,7 @@ def _member_metrics(
 ) -> pl.DataFrame:
     """Metrics per (super-node, rank, thread): members combined with ``agg``."""
     nid = gf.metrics["node"].to_numpy()
-    loc, locs = location_index(gf)
+    loc, locs = gf.location_index, gf.locations
     ng = members.shape[0]
     # Location-major keys: ascending keys are already in (rank, thread, node) order.
     key = loc * ng + group[nid]

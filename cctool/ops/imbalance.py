@@ -14,7 +14,6 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
-from cctool.ops._locations import dense as fast_dense
 
 BY_CHOICES = ("rank", "thread", "location")
 PERCENTILES = (10, 25, 50, 75, 90)
@@ -26,7 +25,7 @@ def location_matrix(gf: GraphFrame, metric: str, by: str) -> tuple[np.ndarray, l
     summed) or per (rank, thread) location (label ``"rank.thread"``); absent rows are 0."""
     if by not in BY_CHOICES:
         raise CctoolError(f"unknown location dimension {by!r}; use one of {', '.join(BY_CHOICES)}")
-    dense, locs = fast_dense(gf, metric)
+    dense, locs = gf.dense(metric)
     ranks, threads = locs["rank"].to_numpy(), locs["thread"].to_numpy()
     if by == "location":
         return dense, [f"{r}.{t}" for r, t in zip(ranks.tolist(), threads.tolist(), strict=True)]

@@ -187,7 +187,9 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
     m = gf.metrics
     gid = lookup[m["node"].to_numpy()]
     sel = np.flatnonzero(gid >= 0)
-    loc, loc_rank, loc_thread = _location_index(gf, sel)
+    loc = gf.location_index[sel]
+    loc_rank = gf.locations["rank"].to_numpy()
+    loc_thread = gf.locations["thread"].to_numpy()
     ngroups, nloc = group_parent.shape[0], loc_rank.shape[0]
     key = gid[sel] * nloc + loc
     dense: dict[str, np.ndarray] = {}
@@ -207,28 +209,3 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
     })
 
 
-def _location_index(gf: GraphFrame, rows: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(location index of each metric row in ``rows``, rank and thread per location).
-
-    Locations are all the profile's (not just the kept rows'), sorted by rank and thread, so
-    means keep their divisor. A presence table over (rank, thread) codes finds them in a few
-    linear passes, where a unique() over every row would sort tens of millions of pairs.
-    """
-    rank = gf.metrics["rank"].to_numpy().astype(np.int64)
-    thread = gf.metrics["thread"].to_numpy().astype(np.int64)
-    if not rank.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
-    r0, t0 = int(rank.min()), int(thread.min())
-    width = int(thread.max()) - t0 + 1
-    code = (rank - r0) * width + (thread - t0)
-    span = int(code.max()) + 1
-    if span > 4 * code.size + 1024:  # far-apart ids: sorting is cheaper than a huge table
-        codes, index = np.unique(code, return_inverse=True)
-        loc = index.reshape(-1)[rows]
-    else:
-        present = np.zeros(span, dtype=bool)
-        present[code] = True
-        codes = np.flatnonzero(present)
-        loc = (np.cumsum(present) - 1)[code[rows]]
-    return loc, (codes // width + r0).astype(np.int32), (codes % width + t0).astype(np.int32)

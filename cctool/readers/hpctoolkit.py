@@ -12,10 +12,10 @@ the one of its enclosing procedure or loop (Hatchet takes the last file it parse
 HPCToolkit records a statement's exclusive cost on the statement and again on every
 enclosing scope up to its procedure frame (each loop, then the procedure). The duplicates are
 removed with the strided subtraction kernel (``cctool.kernels.subtract_strided``), which walks
-the equal per-file sub-blocks by offset, as the Hatchet paper describes. Hatchet subtracts only from the immediate parent,
-so a function whose statements sit in a loop keeps a second copy of their cost (900,052 usec
-of the allgather sample); cctool subtracts along the whole chain, so exclusive values add up
-to the roots' inclusive values.
+the equal per-file sub-blocks by offset, as the Hatchet paper describes. Hatchet subtracts
+only from the immediate parent, so a function whose statements sit in a loop keeps a second
+copy of their cost (900,052 usec of the allgather sample); cctool subtracts along the whole
+chain, so exclusive values add up to the roots' inclusive values.
 
 The metric-db files are read on a second thread while the XML is parsed, each metric straight
 into one native array, which is then cut down to the rows that are nodes in place: a 512-rank
