@@ -81,3 +81,19 @@ def test_bad_stdin(tmp_path: Path) -> None:
     res = run("read", "-", input=b"not a cct file")
     assert res.exit_code == 2
     assert res.stderr == "Error: cct: <stdin>: not a cctool saved file (bad magic bytes)\n"
+
+
+def test_folders_of_one_profile_and_of_several_runs(data) -> None:
+    one = json.loads(run("read", str(data("caliper-cpi-json")), "--json").stdout)
+    assert (one["format"], one["nodes"]) == ("caliper-json", 140)
+    runs = json.loads(run("read", str(data("mpi_scaling_cali")), "--json").stdout)
+    sizes = sorted(r["metadata"]["mpi.world.size"] for r in runs)
+    assert sizes == [27, 64, 125, 216, 343]
+    res = run("read", str(data("mpi_scaling_cali")))
+    assert res.stdout.count("cali:") == 5
+
+
+def test_folder_of_several_profiles_for_a_one_profile_command(data) -> None:
+    res = run("tree", str(data("cprofile-hatchet-pstats")))
+    assert res.exit_code == 2
+    assert "holds 2 profiles" in res.stderr

@@ -27,8 +27,10 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
     """
     from cctool.cli._io import load_many, write_bytes
     from cctool.ops.summary import summarize
+    from cctool.readers import expand_paths
 
-    gfs = load_many(list(profiles), fmt)
+    paths = expand_paths(profiles)
+    gfs = load_many(paths, fmt)
     if output is not None:
         if len(gfs) != 1:
             raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")
@@ -44,8 +46,7 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
         payload = summaries[0] if len(summaries) == 1 else summaries
         click.echo(orjson.dumps(payload, default=str, option=orjson.OPT_INDENT_2).decode())
         return
-    for path, s in zip(profiles if len(profiles) == len(gfs) else [None] * len(gfs), summaries,
-                       strict=True):
+    for path, s in zip(paths, summaries, strict=True):
         click.echo(_summary_text(path, s))
 
 

@@ -72,16 +72,49 @@ def detect(path: str | os.PathLike[str]) -> ModuleType:
     p = Path(path)
     if not p.exists():
         raise UnknownFormatError(f"{p}: no such file or directory")
+    mod = _sniff(p)
+    if mod is None:
+        raise UnknownFormatError(
+            f"{p}: not a profile format cctool knows (use --from to name one: "
+            f"{', '.join(reader_names())})"
+        )
+    return mod
+
+
+def _sniff(p: Path) -> ModuleType | None:
     for mod in reader_modules():
         try:
             if mod.sniff(p):
                 return mod
         except OSError:
             continue
-    raise UnknownFormatError(
-        f"{p}: not a profile format cctool knows (use --from to name one: "
-        f"{', '.join(reader_names())})"
-    )
+    return None
+
+
+def profile_files(folder: Path) -> list[Path]:
+    """The profile files directly inside a folder that no reader takes as a whole.
+
+    Many profilers write one file into an output folder (``caliper-cpi-json/``,
+    ``timemory/``); pointing cctool at the folder should just work.
+    """
+    if not folder.is_dir() or _sniff(folder) is not None:
+        return []
+    files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    return [f for f in files if _sniff(f) is not None]
+
+
+def _resolve(path: Path) -> Path:
+    """A folder holding exactly one profile file stands for that file."""
+    found = profile_files(path) if path.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        names = ", ".join(f.name for f in found[:4]) + (", ..." if len(found) > 4 else "")
+        raise UnknownFormatError(
+            f"{path}: holds {len(found)} profiles ({names}); name one, or give the folder to "
+            "a command that takes several runs (read, scaling)"
+        )
+    return path
 
 
 def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
@@ -96,9 +129,11 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         from cctool.saved import load_stream
 
         return load_stream()
-    mod = get_reader(fmt) if fmt else detect(path)
-    if fmt and not Path(path).exists():
+    if not Path(path).exists():
         raise UnknownFormatError(f"{path}: no such file or directory")
+    if not fmt:
+        path = _resolve(Path(path))
+    mod = get_reader(fmt) if fmt else detect(path)
     try:
         return mod.read(Path(path), **options)
     except CctoolError:
@@ -110,7 +145,8 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Expand glob patterns (for shells that did not), keeping order and ``-``."""
+    """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
+    folder, or a folder of profile files), keeping order and ``-``."""
     out: list[str] = []
     for p in paths:
         if p != STDIN and any(ch in p for ch in "*?[") and not Path(p).exists():
@@ -118,9 +154,20 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             if not matches:
                 raise UnknownFormatError(f"{p}: no file matches this pattern")
             out.extend(matches)
+        elif p != STDIN and Path(p).is_dir():
+            out.extend(str(f) for f in _runs_in(Path(p)))
         else:
             out.append(p)
     return out
+
+
+def _runs_in(folder: Path) -> list[Path]:
+    mod = _sniff(folder)
+    if mod is not None and hasattr(mod, "run_files"):
+        return list(mod.run_files(folder))
+    if mod is not None:
+        return [folder]
+    return profile_files(folder) or [folder]
 
 
 def read_many(
