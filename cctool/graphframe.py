@@ -262,6 +262,10 @@ class GraphFrame:
             raise MetricNotFoundError("(default)", self.metric_columns)
         if name in self.metric_columns:
             return name
+        # A reader may name a column by the uniform name too (Caliper's `Total time` is `time`).
+        alias = (self.metadata.get("metric_aliases") or {}).get(name)
+        if alias in self.metric_columns:
+            return str(alias)
         raise MetricNotFoundError(name, self.metric_columns)
 
     def is_inclusive(self, metric: str) -> bool:

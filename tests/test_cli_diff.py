@@ -171,3 +171,17 @@ def test_colors_say_which_way(data) -> None:
     assert speedup.startswith("\x1b[38;2;26;152;80m1.267")  # highest ratio: green
     plain = CliRunner().invoke(cli, [*args, "--no-invert-colormap"], env=env).stdout
     assert plain.splitlines()[3].startswith("\x1b[38;2;215;48;39m1.267")  # red
+
+
+def test_uniform_time_name_on_spot_profiles(data) -> None:
+    """`--metric time` works on Caliper Spot runs: it names their `Total time` columns."""
+    a, b = pair(data, f"{SCALING}/27_cores.cali", f"{SCALING}/64_cores.cali")
+    res = run("diff", a, b, "--metric", "time (inc)", "--to", "json")
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["totals"]["Total time (inc)"]["A"] == pytest.approx(1275.771412)
+    main = next(r for r in out["rows"] if r["name"] == "main")
+    assert main["Total time (inc) [A]"] > 0
+    gate = run("diff", a, b, "--fail-if", "total time (inc) > 5%")
+    assert gate.exit_code == 1  # 1275.771 s -> 3528.344 s summed over ranks: +176.6%
+    assert "+176.6%" in gate.stderr

@@ -80,9 +80,9 @@ def shared_metrics(a: GraphFrame, b: GraphFrame, metrics: Sequence[str] | None) 
     inclusive partners, that both profiles have. Raises if a named one is missing."""
     names = list(metrics) if metrics else [m for m in a.metric_columns if m in b.metric_columns]
     out: list[str] = []
-    for m in names:
-        for gf in (a, b):
-            gf.resolve_metric(m)
+    for name in names:
+        m = a.resolve_metric(name)
+        b.resolve_metric(m)
         partners = [m, *(p for p in (a.exclusive_of(m), a.inclusive_of(m)) if p)]
         out.extend(p for p in partners if p in b.metric_columns)
     if not out:

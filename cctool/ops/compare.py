@@ -164,6 +164,7 @@ def _meta(base: GraphFrame, other: GraphFrame, opts: CompareOptions) -> dict[str
         what += f", {second} scaled to {first}'s total"
     return {
         "values_note": f"{what}; {opts.agg} over ranks and threads",
+        "metric_aliases": base.metadata.get("metric_aliases") or {},
         "source_units": base.metadata.get("metric_units") or {},
     }
 

@@ -356,6 +356,13 @@ class ProfileBuilder:
         gf = replace(gf, exclusive=tuple(c for c in cols if c in exc),
                      inclusive=tuple(c for c in cols if c in inc))
         preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
+        if "time (inc)" not in cols and "Total time (inc)" in cols:
+            # Spot profiles: `Total time` is time summed over ranks, what `time` is elsewhere,
+            # so `--metric time` works on every format.
+            aliases = {"time (inc)": "Total time (inc)", "time": "Total time"}
+            meta = {**gf.metadata, "metric_aliases": {k: v for k, v in aliases.items()
+                                                      if v in cols}}
+            gf = replace(gf, metadata=meta)
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
 
     def _sibling_order(self, n: int) -> np.ndarray:
