@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import io
 import random
-import signal
 import struct
 import tarfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 from cctool.errors import CctoolError, MetricNotFoundError
 from cctool.readers import READERS, cube, read
 from tests.conftest import SHARED_DATA
+from tests.reader_checks import time_limit
 
 SAMPLE = "scorep-cpi-cubex"
 
@@ -197,20 +196,6 @@ def damaged(blob: bytes, seed: int, flips: int = 40) -> Iterator[tuple[str, byte
     for _ in range(flips):
         pos, new = rng.randrange(n), rng.randrange(256)
         yield f"byte {pos} set to {new:#x}", blob[:pos] + bytes([new]) + blob[pos + 1 :]
-
-
-@contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    def expire(signum: int, frame: object) -> None:
-        raise TimeoutError(f"read took longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def read_damaged(read_fn: Callable[[], Any], label: str) -> bool:

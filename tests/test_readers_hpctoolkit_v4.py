@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import random
-import signal
 import struct
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from tests.hpctoolkit_v4_writer import (
     Profile,
     write,
 )
+from tests.reader_checks import time_limit
 
 CPI = "hpctoolkit-cpi-v4-database"
 GAMESS = "hpctoolkit-gamess"
@@ -412,20 +411,6 @@ def damaged(blob: bytes, seed: int, flips: int = 40) -> Iterator[tuple[str, byte
     for _ in range(flips):
         pos, new = rng.randrange(n), rng.randrange(256)
         yield f"byte {pos} set to {new:#x}", blob[:pos] + bytes([new]) + blob[pos + 1 :]
-
-
-@contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    def expire(signum: int, frame: object) -> None:
-        raise TimeoutError(f"read took longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def read_damaged(read_fn: Callable[[], Any], label: str) -> bool:
