@@ -139,3 +139,13 @@ def derive_option(f: F) -> F:
         'Numbers, columns (quote names with spaces: "time (inc)"), + - * /, parentheses, '
         "abs log sqrt min max; x/0 gives 0. Inclusive if all its inputs are inclusive.",
     )(f)
+
+
+def precision_option(f: F) -> F:
+    return click.option(
+        "--precision",
+        type=click.IntRange(min=0, max=15),
+        default=3,
+        show_default=True,
+        help="Digits after the decimal point.",
+    )(f)

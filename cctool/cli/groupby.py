@@ -10,6 +10,7 @@ from cctool.cli._options import (
     from_option,
     metric_option,
     output_options,
+    precision_option,
     profile_argument,
     width_option,
 )
@@ -27,8 +28,7 @@ from cctool.cli._options import (
 @metric_option
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Text view: show this many levels.")
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Digits after the decimal point.")
+@precision_option
 @derive_option
 @width_option
 @output_options(("text", "table", "json", "csv", "cct"))

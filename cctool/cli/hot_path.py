@@ -9,6 +9,7 @@ from cctool.cli._options import (
     from_option,
     location_options,
     output_options,
+    precision_option,
     profile_argument,
     width_option,
 )
@@ -28,8 +29,7 @@ from cctool.cli._options import (
               help="Start here: a node id or an exact name (the heaviest node of that name). "
               "Default: the heaviest root.")
 @location_options
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Digits after the decimal point.")
+@precision_option
 @derive_option
 @width_option
 @output_options(("text", "json", "csv"))

@@ -8,6 +8,7 @@ from cctool.cli._options import (
     derive_option,
     from_option,
     output_options,
+    precision_option,
     profile_argument,
     width_option,
 )
@@ -27,8 +28,7 @@ from cctool.cli._options import (
               help="Show this many nodes (0: all).")
 @click.option("--verbose", "-v", is_flag=True,
               help="Also show std, quartiles and the values of the heaviest locations.")
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Digits after the decimal point.")
+@precision_option
 @derive_option
 @width_option
 @output_options(("text", "json", "csv"))

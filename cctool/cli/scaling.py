@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cctool.cli._options import from_option, metric_option, output_options, width_option
+from cctool.cli._options import (
+    from_option,
+    metric_option,
+    output_options,
+    precision_option,
+    width_option,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,8 +53,7 @@ AGGS = ("mean", "max", "min", "sum")  # over the ranks of one run; mean first (p
               help="Drop rows whose base-run value is below this fraction of its total.")
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Digits after the decimal point.")
+@precision_option
 @click.option("--plot", default=None, metavar="FILE",
               help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow).")
 @width_option

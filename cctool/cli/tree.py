@@ -13,6 +13,7 @@ from cctool.cli._options import (
     location_options,
     metric_option,
     output_options,
+    precision_option,
     profile_argument,
     width_option,
 )
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 @metric_option
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Show this many levels (roots are level 1).")
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Digits after the decimal point.")
+@precision_option
 @location_options
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="Hide subtrees whose inclusive value is below this fraction of their root's.")
