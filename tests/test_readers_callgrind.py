@@ -86,6 +86,26 @@ def test_recursion_is_cut() -> None:
     gf.validate()
 
 
+def test_calls_inside_a_cycle_add_up() -> None:
+    """is_even'2 -> is_odd'2 -> is_even'2 is a cycle: the file's 66 Ir for is_even'2 ->
+    is_odd'2 (3 calls) counts the nested calls again. The tree shows what the outer call
+    costs: is_odd'2's self cost 18 + 4 = 22 plus the cut is_even'2 below it (18 of
+    is_even'2's 21 + 6 = 27, split 1:2 by calls) = 40, within is_even'2's measured 49
+    (is_odd -> is_even'2, an edge into the cycle, stays as measured)."""
+    gf = read(SAMPLE)
+    t = rows(gf)
+    odd2 = t.filter(pl.col("name") == "is_odd'2").row(0, named=True)
+    even2 = t.filter(pl.col("node") == odd2["parent"]).row(0, named=True)
+    assert (even2["name"], even2["Ir (inc)"], odd2["Ir"], odd2["Ir (inc)"]) == (
+        "is_even'2", 49, 22, 40)
+    leaf = t.filter(pl.col("parent") == odd2["node"]).row(0, named=True)
+    assert leaf["recursive"] and odd2["Dr (inc)"] == odd2["Dr"] + leaf["Dr"]
+    for ev in EVENTS:  # every node costs at least as much as each of its children
+        inc = dict(zip(t["node"], t[ev + " (inc)"], strict=True))
+        assert all(inc[c] <= inc[p] + 1e-9 for c, p in zip(t["node"], t["parent"],
+                                                           strict=True) if p is not None), ev
+
+
 def test_uncompressed_names_and_instr_positions(tmp_path: Path) -> None:
     out = tmp_path / "callgrind.out.1"
     out.write_text(

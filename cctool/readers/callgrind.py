@@ -12,8 +12,10 @@ Callgrind's own recursion levels (``fib'2``, see ``--separate-recs``) stay separ
 
 The call graph becomes the call tree expanded from the functions nobody calls, recursion cut
 (see :mod:`cctool.readers._callgraph`). Inclusive values are the measured costs of each
-call edge; a function's self cost is divided among its callers in proportion to their
-calls. Summed over the tree, each event's self cost equals the file's ``totals:`` line.
+call edge, except on edges between functions of one cycle, where callgrind counts nested
+calls again: those nodes get their subtree's sum. A function's self cost is divided among
+its callers in proportion to their calls. Summed over the tree, each event's self cost
+equals the file's ``totals:`` line.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand, split_by_weight
+from cctool.readers._callgraph import (
+    DEFAULT_MAX_NODES,
+    CallGraph,
+    CallTree,
+    expand,
+    split_by_weight,
+)
 
 NAME = "callgrind"
 DESCRIPTION = "callgrind profile (callgrind.out.*, callgrind format version 1)"
@@ -85,6 +93,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     pairs = {ev + " (inc)": ev for ev in events}
     graph = CallGraph(n, caller, callee, calls, edge_values, root_values, inclusive=pairs)
     tree = expand(graph, max_nodes)
+    _sum_cycle_calls(tree, caller, callee, n, events)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [prof.keys[i][2] for i in f],
@@ -121,6 +130,90 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         default_metric=events[0] + " (inc)",
         derive_inclusive=False,
     )
+
+
+def _sum_cycle_calls(
+    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, events: list[str]
+) -> None:
+    """Inclusive costs of calls between functions of one cycle, added up from the tree.
+
+    callgrind adds an edge's inclusive cost over all its calls, nested ones included, so on
+    an edge inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``) the inner calls are
+    counted again and the callee would cost more than its caller. In the expanded tree the
+    inner calls are folded into the outer one (cut leaves keep their self cost, their
+    callees hang under the outer instance), so such a node's inclusive cost is its own cost
+    plus its children's. Edges into a cycle from outside it keep their measured cost.
+    """
+    comp = _components(n, caller, callee)
+    parent, func = tree.parent, tree.func
+    has_parent = parent >= 0
+    parent_func = func[np.where(has_parent, parent, 0)]
+    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
+    if not redo.any():
+        return
+    levels = [0] * len(parent)
+    for v, p in enumerate(parent.tolist()):  # parents come before their children
+        if p >= 0:
+            levels[v] = levels[p] + 1
+    depth = np.asarray(levels, dtype=np.int64)
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    own = np.column_stack([tree.values[ev] for ev in events])
+    inc = np.column_stack([tree.values[ev + " (inc)"] for ev in events])
+    below = np.zeros_like(inc)
+    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
+        level = by_depth[bounds[d] : bounds[d + 1]]
+        fix = level[redo[level]]
+        inc[fix] = own[fix] + below[fix]
+        np.add.at(below, parent[level], inc[level])
+    for j, ev in enumerate(events):
+        tree.values[ev + " (inc)"] = inc[:, j]
+
+
+def _components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
+    """Strongly connected component of each function in the call graph (Tarjan, iterative)."""
+    order = np.argsort(caller, kind="stable")
+    succ = callee[order].tolist()
+    starts = np.searchsorted(caller[order], np.arange(n + 1)).tolist()
+    index, low, comp = [-1] * n, [0] * n, [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = ncomp = 0
+    for s in range(n):
+        if index[s] >= 0:
+            continue
+        index[s] = low[s] = counter
+        counter += 1
+        stack.append(s)
+        on_stack[s] = True
+        work = [(s, starts[s])]
+        while work:
+            v, i = work[-1]
+            if i < starts[v + 1]:
+                work[-1] = (v, i + 1)
+                w = succ[i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, starts[w]))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = ncomp
+                    if w == v:
+                        break
+                ncomp += 1
+    return np.asarray(comp, dtype=np.int64)
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:
