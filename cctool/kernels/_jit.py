@@ -76,6 +76,36 @@ def subtract_strided(values, child, parent, stride, blocks):  # pragma: no cover
             values[base + parent[j]] -= values[base + child[j]]
 
 
+@njit(cache=True, inline="always")
+def _bswap64(x):  # pragma: no cover - compiled
+    # Shifts and masks in uint64 only (a signed operand would turn the result into a float);
+    # LLVM turns the pattern into one byte-swap instruction.
+    x = ((x & np.uint64(0x00000000FFFFFFFF)) << np.uint64(32)) | (x >> np.uint64(32))
+    x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | (
+        (x & np.uint64(0xFFFF0000FFFF0000)) >> np.uint64(16))
+    return ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | (
+        (x & np.uint64(0xFF00FF00FF00FF00)) >> np.uint64(8))
+
+
+@njit(cache=True, nogil=True)
+def metric_db_rows(raw, keep, child, parent, exclusive, out, first):  # pragma: no cover
+    # nogil and no prange: the reader runs batches on several threads itself.
+    files, rows, nmetrics = raw.shape
+    k = keep.shape[0]
+    scratch = np.empty(rows, dtype=np.float64)
+    bits = scratch.view(np.uint64)
+    for b in range(files):
+        base = (first + b) * k
+        for m in range(nmetrics):
+            for r in range(rows):
+                bits[r] = _bswap64(raw[b, r, m])
+            if exclusive[m]:
+                for j in range(child.shape[0]):
+                    scratch[parent[j]] -= scratch[child[j]]
+            for j in range(k):
+                out[m, base + j] = scratch[keep[j]]
+
+
 @njit(cache=True)
 def sorted_membership(needles, haystack):  # pragma: no cover - compiled
     n = haystack.shape[0]

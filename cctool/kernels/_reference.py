@@ -64,10 +64,11 @@ def subtract_strided(
     pair after pair in order.
 
     ``values`` is one metric for ``blocks`` equal sub-blocks (one per rank/thread) of
-    ``stride`` node rows each, laid end to end. Pairs are grouped into rounds in which no
-    parent repeats (the k-th pair of every parent goes to round k), so each round is one
-    vectorised subtraction and a parent's pairs still apply in their order. If a child is
-    also a parent, order between parents matters too, and the pairs go one by one.
+    ``stride`` node rows each, laid end to end. Pairs are grouped by parent as
+    ``[parent, child, child, ...]`` in pair order; ``np.subtract.reduceat`` folds each group
+    left to right, which is the pair-by-pair order bit for bit, for many blocks in one call.
+    If a child is also a parent, order between parents matters too, and the pairs go one by
+    one.
     """
     view = values.reshape(blocks, stride)
     if child.size == 0:
@@ -78,13 +79,50 @@ def subtract_strided(
         return
     order = np.argsort(parent, kind="stable")
     sorted_parent = parent[order]
-    starts = np.flatnonzero(np.r_[True, sorted_parent[1:] != sorted_parent[:-1]])
-    k = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
-    rounds = [order[k == r] for r in range(int(k.max()) + 1)]
-    pairs = [(child[r], parent[r]) for r in rounds]
-    for row in view:  # row by row keeps one block in cache for all rounds
-        for c, p in pairs:
-            row[p] -= row[c]
+    first = np.flatnonzero(np.r_[True, sorted_parent[1:] != sorted_parent[:-1]])
+    heads = first + np.arange(first.size)  # where each group's parent goes in the gather
+    targets = sorted_parent[first]
+    gather = np.empty(order.size + first.size, dtype=np.int64)
+    is_child = np.ones(gather.size, dtype=bool)
+    is_child[heads] = False
+    gather[heads] = targets
+    gather[is_child] = child[order]
+    step = max(1, (1 << 20) // gather.size)  # blocks per call: gathered copies of about 8 MB
+    for lo in range(0, blocks, step):
+        part = view[lo : lo + step]
+        part[:, targets] = np.subtract.reduceat(part[:, gather], heads, axis=1)
+
+
+def metric_db_rows(
+    raw: np.ndarray,
+    keep: np.ndarray,
+    child: np.ndarray,
+    parent: np.ndarray,
+    exclusive: np.ndarray,
+    out: np.ndarray,
+    first: int,
+) -> None:
+    """Decode a batch of HPCToolkit metric-db files into metric columns, in place in ``out``.
+
+    ``raw`` (files, rows, metrics) holds the files' big-endian float64 values as uint64 bit
+    patterns. For each metric m: the values become native floats; if ``exclusive[m]``, each
+    statement's cost is taken off its scope (``subtract_strided`` with the pairs ``child`` ->
+    ``parent``, rows of one file); then the rows ``keep`` of file b go to
+    ``out[m, (first + b) * len(keep):][:len(keep)]``.
+    """
+    files, rows, nmetrics = raw.shape
+    k = keep.shape[0]
+    values = raw.view(">f8")
+    for m in range(nmetrics):
+        col = values[:, :, m]
+        if exclusive[m] and child.size:
+            col = col.astype(np.float64)  # big-endian to native, (files, rows)
+            subtract_strided(col.reshape(-1), child, parent, rows, files)
+        dest = out[m, first * k : (first + files) * k].reshape(files, k)
+        for b in range(files):
+            # One row at a time: a 1-D take is several times faster than one along axis 1.
+            # "clip" skips the bounds pass; indices must be in range, as for the compiled twin.
+            np.take(col[b], keep, out=dest[b], mode="clip")
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

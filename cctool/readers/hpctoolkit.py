@@ -11,15 +11,16 @@ the one of its enclosing procedure or loop (Hatchet takes the last file it parse
 
 HPCToolkit records a statement's exclusive cost on the statement and again on every
 enclosing scope up to its procedure frame (each loop, then the procedure). The duplicates are
-removed with the strided subtraction kernel (``cctool.kernels.subtract_strided``), which walks
-the equal per-file sub-blocks by offset, as the Hatchet paper describes. Hatchet subtracts
-only from the immediate parent, so a function whose statements sit in a loop keeps a second
-copy of their cost (900,052 usec of the allgather sample); cctool subtracts along the whole
-chain, so exclusive values add up to the roots' inclusive values.
+taken off pair by pair within each file's rows, as the Hatchet paper's strided subtraction
+does. Hatchet subtracts only from the immediate parent, so a function whose statements sit in
+a loop keeps a second copy of their cost (900,052 usec of the allgather sample); cctool
+subtracts along the whole chain, so exclusive values add up to the roots' inclusive values.
 
-The metric-db files are read on a second thread while the XML is parsed, each metric straight
-into one native array, which is then cut down to the rows that are nodes in place: a 512-rank
-database costs little more memory than its final metric columns.
+The XML is parsed first: it says which metric-db rows are nodes. Then batches of metric-db
+files are decoded by one kernel (``cctool.kernels.metric_db_rows``: byte swap, statement
+costs off their scopes, node rows gathered) straight into the final metric columns, on one
+thread per core when the kernel is the compiled one, so a database costs about the memory of
+those columns and nothing more.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +63,21 @@ def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
     xml = _experiment_xml(path)
     folder = xml.parent
-    loader = _MetricLoader(folder)
-    loader.start()  # file reads and byte swaps release the GIL: they overlap the XML work
-    try:
-        root = _parse_xml(xml)
-        tables = _tables(root, xml)
-        metric_names, metric_kinds, units = _metric_columns(root, xml)
-        scan = _scan_tree(root, tables, xml)
-    except BaseException:
-        loader.cancel()
-        raise
+    # Numba's load (about a second, when the compiled kernel is worth it) overlaps the parse.
+    threading.Thread(target=_warm_kernel, args=(folder,), daemon=True).start()
+    root = _parse_xml(xml)
+    tables = _tables(root, xml)
+    metric_names, metric_kinds, units = _metric_columns(root, xml)
+    scan = _scan_tree(root, tables, xml)
     header = root.find("Header")
     program = header.get("n") if header is not None else None
     del root, header  # the element tree is as large as a metric column: free it before those
-    values, ranks, threads = loader.result(len(metric_names))
-    nfiles, num_db_nodes = ranks.shape[0], loader.nodes
+    files = _metric_files(folder)
+    num_db_nodes, nmetrics = _db_header(files[0][2])
+    if nmetrics != len(metric_names):
+        raise ReaderError(
+            files[0][2], f"holds {nmetrics} metrics, experiment.xml lists {len(metric_names)}", NAME
+        )
     if scan["max_id"] > num_db_nodes:
         raise ReaderError(
             xml,
@@ -90,17 +91,18 @@ def read(path: Path) -> GraphFrame:
     stmt_parent = np.asarray(scan["stmt_parents"], dtype=np.int64) - 1
     if keep_rows.size and keep_rows.min() < 0:
         raise ReaderError(xml, "a scope has an id below 1", fmt=NAME)
-    k = keep_rows.shape[0]
+    exclusive_cols = [kind == "exclusive" for kind in metric_kinds]
+    values = _read_metric_dbs(files, num_db_nodes, keep_rows, (stmt, stmt_parent), exclusive_cols)
+    ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
+    threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
+    nfiles, k = len(files), keep_rows.shape[0]
     columns: dict[str, Any] = {
         "node": _repeat_rows(np.arange(k, dtype=np.int32), nfiles),
         "rank": _repeat_rows(ranks[:, None], k),
         "thread": _repeat_rows(threads[:, None], k),
     }
-    pairs = (stmt, stmt_parent)
-    for m, (name, kind) in enumerate(zip(metric_names, metric_kinds, strict=True)):
-        col, values[m] = values[m], None
-        columns[name] = _node_rows(col, keep_rows, pairs if kind == "exclusive" else None)
-        del col
+    columns.update(zip(metric_names, values, strict=True))  # rows of one block: no copies
+    del values
 
     exclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "exclusive"]
     inclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "inclusive"]
@@ -257,104 +259,94 @@ def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
     return sorted(found)
 
 
-class _MetricLoader(threading.Thread):
-    """Reads every metric-db into one native (files, rows) float64 array per metric.
-
-    Runs while the main thread parses the XML; :meth:`result` raises its errors in the order
-    the checks would run one after the other: file listing, first header, metric count (which
-    needs the XML), then the other files.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__(name="cctool-metric-db", daemon=True)
-        self.folder = folder
-        self.nodes = self.metrics = 0
-        self.values: list[Any] = []
-        self.files: list[tuple[int, int, Path]] = []
-        self.error: BaseException | None = None
-        self.stage = "list"
-        self._stop_reading = False
-
-    def run(self) -> None:
-        try:
-            self.files = _metric_files(self.folder)
-            self.stage = "header"
-            self.nodes, self.metrics = _db_header(self.files[0][2])
-            self.stage = "data"
-            self.values = _read_metric_dbs(self.files, self.nodes, self.metrics,
-                                           lambda: self._stop_reading)
-        except BaseException as exc:  # handed over by result()
-            self.error = exc
-
-    def cancel(self) -> None:
-        self._stop_reading = True
-        self.join()
-
-    def result(self, expected_metrics: int) -> tuple[list[Any], np.ndarray, np.ndarray]:
-        """(one array per metric, rank per file, thread per file), or the first error."""
-        self.join()
-        if self.error is not None and self.stage != "data":
-            raise self.error
-        if self.metrics != expected_metrics:
-            raise ReaderError(
-                self.files[0][2],
-                f"holds {self.metrics} metrics, experiment.xml lists {expected_metrics}", NAME
-            )
-        if self.error is not None:
-            raise self.error
-        ranks = np.asarray([r for r, _, _ in self.files], dtype=np.int32)
-        threads = np.asarray([t for _, t, _ in self.files], dtype=np.int32)
-        return self.values, ranks, threads
+_BATCH_BYTES = 4 << 20  # file data per batch for the compiled kernel: it stays in cache
+_NUMPY_BATCH_BYTES = 64 << 20  # NumPy's many passes pay per call: bigger batches
 
 
 def _read_metric_dbs(
-    files: list[tuple[int, int, Path]], nodes: int, nmetrics: int, stop: Callable[[], bool]
-) -> list[np.ndarray]:
-    """Read every metric-db; one native float64 (files, nodes) array per metric."""
-    values = [np.empty((len(files), nodes), dtype=np.float64) for _ in range(nmetrics)]
-    buf = np.empty((nodes, nmetrics), dtype=">f8")  # a file's layout: rows of metrics
-    view = buf.data.cast("B")
-    want = buf.nbytes
-    for i, (_, _, p) in enumerate(files):
-        if stop():
-            break
-        with open(p, "rb", buffering=0) as fh:
-            head = fh.read(_HEADER_BYTES)
-            if _parse_header(head, p) != (nodes, nmetrics):
-                raise ReaderError(p, "node or metric count differs from the other metric-dbs", NAME)
-            got = fh.readinto(view)
-        if got != want:
-            raise ReaderError(p, f"truncated metric-db: {got} of {want} data bytes", fmt=NAME)
-        for m, col in enumerate(values):
-            col[i] = buf[:, m]  # big-endian to native
-    return values
-
-
-def _node_rows(
-    col: np.ndarray, keep: np.ndarray, pairs: tuple[np.ndarray, np.ndarray] | None
+    files: list[tuple[int, int, Path]],
+    nodes: int,
+    keep: np.ndarray,
+    pairs: tuple[np.ndarray, np.ndarray],
+    exclusive: list[bool],
 ) -> np.ndarray:
-    """Flat (files x nodes) column from a (files, db rows) array, reusing its memory.
+    """Every metric-db's node rows: a native float64 (metrics, files x kept rows) block.
 
-    ``pairs`` (statement rows, scope rows; exclusive metrics only) first takes each statement's
-    cost off its scopes with the strided subtraction kernel, one sub-block per file. Then row
-    i moves to the front of the array, ahead of rows not yet moved, and the array shrinks.
+    ``keep`` lists the db rows that are nodes, in node order; ``pairs`` (statement rows, scope
+    rows) says which statement costs to take off which scopes in the ``exclusive`` metrics.
+    Batches of files are decoded straight into the block by ``kernels.metric_db_rows``; with
+    the compiled kernel, on one thread per core. The first error in file order is raised.
     """
     from cctool import kernels
 
-    nfiles, nrows = col.shape
-    k = keep.shape[0]
-    if pairs is not None and pairs[0].size:
-        kernels.subtract_strided(col.reshape(-1), pairs[0], pairs[1], nrows, nfiles)
-    if k > nrows:  # repeated ids (a damaged file): the rows do not fit in place
-        return col[:, keep].reshape(-1)
-    if k == nrows and bool(np.array_equal(keep, np.arange(nrows))):
-        return col.reshape(-1)
-    flat = col.reshape(-1)
-    for i in range(nfiles):
-        flat[i * k : (i + 1) * k] = col[i, keep]  # a copy first, so overlap is fine
-    del flat
-    col.resize(nfiles * k, refcheck=False)  # no views remain; gives back the unused tail
-    return col
+    nmetrics, nfiles, k = len(exclusive), len(files), keep.shape[0]
+    out = np.empty((nmetrics, nfiles * k), dtype=np.float64)
+    kernel, compiled = kernels.metric_db_rows_impl(nfiles * nodes * nmetrics)
+    per_file = max(nodes * nmetrics * 8, 1)
+    batch = max(1, min(nfiles, (_BATCH_BYTES if compiled else _NUMPY_BATCH_BYTES) // per_file))
+    starts = list(range(0, nfiles, batch))
+    child, parent = (np.ascontiguousarray(a, dtype=np.int64) for a in pairs)
+    keep = np.ascontiguousarray(keep, dtype=np.int64)
+    flags = np.asarray(exclusive, dtype=np.bool_)
+    local = threading.local()
+
+    def work(lo: int) -> None:
+        hi = min(lo + batch, nfiles)
+        if getattr(local, "raw", None) is None:  # one buffer per thread, in the files' layout
+            local.raw = np.empty((batch, nodes, nmetrics), dtype=np.uint64)
+        raw = local.raw[: hi - lo]
+        for i in range(lo, hi):
+            _read_db(files[i][2], raw[i - lo], nodes, nmetrics)
+        kernel(raw, keep, child, parent, flags, out, lo)
+
+    workers = min(_cores(), len(starts)) if compiled else 1
+    if workers <= 1:
+        for lo in starts:
+            work(lo)
+        return out
+    with ThreadPoolExecutor(workers, thread_name_prefix="cctool-metric-db") as pool:
+        futures: list[Future[None]] = [pool.submit(work, lo) for lo in starts]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return out
+
+
+def _warm_kernel(folder: Path) -> None:
+    """Load the metric-db kernel the files will need; errors are left to the real read."""
+    from cctool import kernels
+
+    try:
+        files = sorted(folder.glob("*.metric-db"))
+        if files:
+            nodes, nmetrics = _db_header(files[0])
+            kernels.warm_metric_db_rows(len(files) * nodes * nmetrics)
+    except Exception:  # the read that follows reports any problem properly
+        pass
+
+
+def _cores() -> int:
+    """CPUs this process may run on (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _read_db(path: Path, into: np.ndarray, nodes: int, nmetrics: int) -> None:
+    """Read one metric-db's values into ``into`` (nodes x metrics, big-endian), checked."""
+    view = into.data.cast("B")
+    with open(path, "rb", buffering=0) as fh:
+        head = fh.read(_HEADER_BYTES)
+        if _parse_header(head, path) != (nodes, nmetrics):
+            raise ReaderError(path, "node or metric count differs from the other metric-dbs", NAME)
+        got = fh.readinto(view)
+    if got != view.nbytes:
+        raise ReaderError(path, f"truncated metric-db: {got} of {view.nbytes} data bytes", NAME)
 
 
 def _repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
