@@ -27,7 +27,7 @@ from typing import IO, Any
 import orjson
 import polars as pl
 
-from cctool.errors import SavedFormatError
+from cctool.errors import CctoolError, SavedFormatError
 from cctool.graphframe import GraphFrame
 
 MAGIC = b"\x89CCT\r\n\x1a\n"
@@ -136,6 +136,13 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     target = Path(path)
+    try:
+        _write(target, data)
+    except OSError as exc:
+        raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
+
+
+def _write(target: Path, data: bytes) -> None:
     if target.exists() and not target.is_file():
         # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
         with open(target, "wb") as fh:

@@ -97,3 +97,10 @@ def test_folder_of_several_profiles_for_a_one_profile_command(data) -> None:
     res = run("tree", str(data("cprofile-hatchet-pstats")))
     assert res.exit_code == 2
     assert "holds 2 profiles" in res.stderr
+
+
+def test_unwritable_output_is_a_clean_error(data, tmp_path: Path) -> None:
+    res = run("read", str(data("hpctoolkit-cpi-database")), "-o", str(tmp_path / "no" / "x.cct"))
+    assert res.exit_code == 2
+    assert res.stderr.startswith("Error: cannot write ") and "No such file" in res.stderr
+    assert "Traceback" not in res.stderr
