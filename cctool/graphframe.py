@@ -214,6 +214,9 @@ class GraphFrame:
         if rank.size == 0:
             empty = pl.DataFrame({"rank": [], "thread": []}, schema={"rank": ID, "thread": ID})
             return np.zeros(0, dtype=np.int64), empty
+        if self._blocks is not None:
+            n = self.num_nodes
+            return np.repeat(np.arange(rank.size // n, dtype=np.int64), n), self._locations
         rmin, rmax = int(rank.min()), int(rank.max())
         tmin, tmax = int(thread.min()), int(thread.max())
         width = tmax + 1
@@ -233,15 +236,55 @@ class GraphFrame:
         )
         return idx["loc"].to_numpy().astype(np.int64), locs
 
+    @cached_property
+    def _blocks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rank, thread) per block when the metric table is one block of rows per location,
+        each block every node in order and the blocks in (rank, thread) order, as the
+        HPCToolkit readers emit it; else None.
+
+        Then location i is rows i*n to (i+1)*n, and sums over locations are sums down the
+        block axis of a reshaped column: no per-row location codes (an int64 per row) and no
+        scatter. Checking costs three vectorised compares of the key columns.
+        """
+        n, height = self.num_nodes, self.metrics.height
+        if n == 0 or height == 0 or height % n:
+            return None
+        nb = height // n
+        node = self.metrics["node"].to_numpy().reshape(nb, n)
+        if not (node == np.arange(n, dtype=node.dtype)).all():
+            return None
+        rank = self.metrics["rank"].to_numpy().reshape(nb, n)
+        thread = self.metrics["thread"].to_numpy().reshape(nb, n)
+        br, bt = rank[:, 0].copy(), thread[:, 0].copy()
+        if not ((rank == br[:, None]).all() and (thread == bt[:, None]).all()):
+            return None
+        ascending = (br[1:] > br[:-1]) | ((br[1:] == br[:-1]) & (bt[1:] > bt[:-1]))
+        return (br, bt) if ascending.all() else None
+
+    @cached_property
+    def _locations(self) -> pl.DataFrame:
+        blocks = self._blocks
+        if blocks is None:
+            return self._location_codes[1]
+        return pl.DataFrame({"rank": blocks[0], "thread": blocks[1]},
+                            schema={"rank": ID, "thread": ID})
+
     @property
     def locations(self) -> pl.DataFrame:
         """Distinct (rank, thread) pairs present in the metric table, sorted."""
-        return self._location_codes[1]
+        return self._locations
 
     @property
     def location_index(self) -> np.ndarray:
         """Per metric row, its position in :attr:`locations`."""
         return self._location_codes[0]
+
+    def _block_column(self, col: str, loc_keep: np.ndarray) -> np.ndarray | None:
+        """Column ``col`` as a (locations kept, nodes) array when the table is in blocks."""
+        if self._blocks is None:
+            return None
+        block = self.metrics[col].to_numpy().reshape(-1, self.num_nodes)
+        return block if loc_keep.all() else block[loc_keep]
 
     @property
     def num_ranks(self) -> int:
@@ -308,9 +351,23 @@ class GraphFrame:
         n = self.num_nodes
         if agg not in ("sum", "mean") and nloc * n > _DENSE_LIMIT:
             return self._node_values_polars(cols, agg, rank, thread, nloc)
+        out: dict[str, Any] = {"node": np.arange(n, dtype=np.int32)}
+        if self._blocks is not None:
+            for c in cols:
+                block = self._block_column(c, loc_keep)
+                assert block is not None
+                if agg in ("sum", "mean"):
+                    # Row after row from 0.0: bincount's sums bit for bit (a reduce down axis
+                    # 0 may sum pairwise, depending on the shape).
+                    total = np.zeros(n, dtype=np.float64)
+                    for row in block:
+                        np.add(total, row, out=total)
+                    out[c] = total / nloc if agg == "mean" else total
+                else:
+                    out[c] = _reduce_block(block if block.shape[0] else np.zeros((1, n)), agg)
+            return pl.DataFrame(out)
         row_keep = loc_keep[self.location_index] if not loc_keep.all() else None
         node = self.metrics["node"].to_numpy()
-        out: dict[str, Any] = {"node": np.arange(n, dtype=np.int32)}
         if agg in ("sum", "mean"):
             node_sel = node if row_keep is None else node[row_keep]
             for c in cols:
@@ -349,6 +406,9 @@ class GraphFrame:
     def dense(self, metric: str) -> tuple[np.ndarray, pl.DataFrame]:
         """(values[locations, nodes], locations) for one metric, absent rows as 0."""
         col = self.resolve_metric(metric)
+        block = self._block_column(col, np.ones(self.locations.height, dtype=bool))
+        if block is not None:
+            return block.astype(np.float64, copy=True), self.locations
         out = np.zeros((self.locations.height, self.num_nodes), dtype=np.float64)
         out[self.location_index, self.metrics["node"].to_numpy()] = self.metrics[col].to_numpy()
         return out, self.locations
