@@ -229,7 +229,10 @@ def describe_locations(gf: GraphFrame, opts: TreeOptions) -> str:
         return ", ".join(parts)
     n = gf.locations.height
     if n <= 1:
-        return "single process"
+        size = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
+                     if isinstance(gf.metadata.get(k), int | float)), 1)
+        # Spot-style files hold one row per node that the profiler already combined.
+        return f"combined by the profiler over {int(size)} ranks" if size > 1 else "single process"
     ranks, threads = gf.num_ranks, gf.num_threads
     return (
         f"{opts.agg} over {ranks} rank{'s' * (ranks != 1)} × {threads} "
