@@ -50,6 +50,10 @@ class Case:
     prepare: Callable[[], object] | None
     targets: dict[str, float]  # result key -> limit: rows_per_s a minimum, others a maximum
     doc: str
+    # The same work in LLNL Hatchet (fresh process, capped): returns hatchet_s and notes.
+    hatchet: Callable[[], dict[str, Any]] | None = None
+    # Names of the inputs Hatchet reads: once it fails to read one, later cases skip it.
+    hatchet_inputs: tuple[str, ...] = ()
 
 
 CASES: dict[str, Case] = {}
@@ -60,7 +64,9 @@ CaseFunction = Callable[[], Measurement]
 
 def case(name: str, *, quick: bool = False, floor: Callable[[], float] | None = None,
          prepare: Callable[[], object] | None = None,
-         targets: dict[str, float] | None = None) -> Callable[[CaseFunction], CaseFunction]:
+         targets: dict[str, float] | None = None,
+         hatchet: Callable[[], dict[str, Any]] | None = None,
+         hatchet_inputs: tuple[str, ...] = ()) -> Callable[[CaseFunction], CaseFunction]:
     """Register a case function as benchmark ``name``.
 
     Args:
@@ -68,15 +74,18 @@ def case(name: str, *, quick: bool = False, floor: Callable[[], float] | None = 
         quick: part of ``--quick`` (keep those to seconds).
         floor: seconds the least possible work for the same result takes (fresh process).
         prepare: makes the input before the case runs (fresh process, untimed).
-        targets: limits to report against: ``ratio_to_floor``, ``peak_rss_mb`` (maxima)
-            and ``rows_per_s`` (minimum).
+        targets: limits to report against: ``wall_s``, ``ratio_to_floor``, ``peak_rss_mb``
+            (maxima) and ``rows_per_s`` (minimum).
+        hatchet: the same work in Hatchet, run after the case in a capped fresh process.
+        hatchet_inputs: names of the inputs ``hatchet`` reads.
     """
 
     def register(fn: CaseFunction) -> CaseFunction:
         if name in CASES:
             raise ValueError(f"benchmark case {name!r} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-        CASES[name] = Case(name, fn, quick, floor, prepare, dict(targets or {}), doc)
+        CASES[name] = Case(name, fn, quick, floor, prepare, dict(targets or {}), doc, hatchet,
+                           hatchet_inputs)
         return fn
 
     return register

@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.bench_query [PROFILE]`` prints the figures; without PROFILE it uses the
 generated database the benchmark cases cache (``benchmarks/_data``), making it if needed.
-:func:`time_query` is what the ``query-35k-512`` case in ``benchmarks/cases.py`` runs.
+:func:`time_query` splits the time into match, squash and no-squash; the ``query-*`` cases in
+``benchmarks/cases.py`` time match and squash together.
 """
 
 from __future__ import annotations

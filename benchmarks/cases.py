@@ -10,8 +10,10 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from benchmarks._harness import (
     Measurement,
@@ -68,37 +70,107 @@ def _read(path: Path, repeat: int) -> Measurement:
                        notes={"nodes": nodes, "ranks": ranks, "path": str(path)})
 
 
-# Generated inputs: ``prepare`` makes them (once) before the timed child starts.
-SMALL, MEDIUM, LARGE = (1_000, 64), (10_000, 128), (35_000, 512)
+# Generated inputs: ``prepare`` makes them (once) before the timed child starts. A size is
+# (nodes, ranks, threads, metric kinds); rows = nodes x ranks x threads. The largest is the
+# Hatchet paper's LAMMPS case: 35,000 nodes x 512 ranks x 3 threads x 3 metrics, 53.8M rows.
+Size = tuple[int, int, int, int]
+SIZES: dict[str, Size] = {
+    "1k-64": (1_000, 64, 1, 1),
+    "10k-128": (10_000, 128, 1, 1),
+    "35k-512": (35_000, 512, 1, 1),
+    "35k-512-3t3m": (35_000, 512, 3, 3),
+}
+QUICK = ("1k-64", "10k-128")
+SMALL, LARGE, LAMMPS = SIZES["1k-64"], SIZES["35k-512"], SIZES["35k-512-3t3m"]
 
 
-@case("read-1k-64", quick=True, prepare=lambda: synth_db(*SMALL),
-      floor=lambda: _numpy_floor(synth_db(*SMALL)))
-def read_small() -> Measurement:
-    """read a generated HPCToolkit database, 1,000 nodes x 64 ranks"""
-    return _read(synth_db(*SMALL), repeat=3)
+def _db(size: Size, seed: int = 1) -> Path:
+    return synth_db(*size, seed=seed)
 
 
-@case("read-10k-128", quick=True, prepare=lambda: synth_db(*MEDIUM),
-      floor=lambda: _numpy_floor(synth_db(*MEDIUM)))
-def read_medium() -> Measurement:
-    """read a generated HPCToolkit database, 10,000 nodes x 128 ranks"""
-    return _read(synth_db(*MEDIUM), repeat=2)
+def _rows(size: Size) -> int:
+    return size[0] * size[1] * size[2]
 
 
-@case("read-35k-512", prepare=lambda: synth_db(*LARGE),
-      floor=lambda: _numpy_floor(synth_db(*LARGE)),
-      targets={"ratio_to_floor": 4.0, "rows_per_s": 10e6, "peak_rss_mb": 1500.0})
-def read_large() -> Measurement:
-    """read a generated HPCToolkit database, 35,000 nodes x 512 ranks (17.9M rows)"""
-    return _read(synth_db(*LARGE), repeat=1)
+def _describe(size: Size) -> str:
+    nodes, ranks, threads, metrics = size
+    extra = f" x {threads} threads x {metrics} metrics" if threads > 1 or metrics > 1 else ""
+    rows = _rows(size)
+    count = f"{rows / 1e6:.1f}M" if rows >= 1e6 else f"{rows / 1e3:.0f}k"
+    return f"{nodes:,} nodes x {ranks} ranks{extra} ({count} rows)"
+
+
+def _register(kind: str, label: str, size: Size, fn: Callable[[], Measurement], doc: str,
+              *, floor: Callable[[], float] | None = None,
+              hatchet: Callable[[], dict[str, Any]] | None = None, seeds: tuple[int, ...] = (1,),
+              targets: dict[str, float] | None = None) -> None:
+    fn.__doc__ = f"{doc}, {_describe(size)}"
+    case(f"{kind}-{label}", quick=label in QUICK,
+         prepare=lambda: [_db(size, s) for s in seeds], floor=floor, targets=targets,
+         hatchet=hatchet, hatchet_inputs=tuple(_db_name(size, s) for s in seeds))(fn)
+
+
+def _db_name(size: Size, seed: int) -> str:
+    return f"hpctoolkit-n{size[0]}-r{size[1]}-t{size[2]}-m{size[3]}-s{seed}"
+
+
+def _hatchet(name: str, *args: Any) -> Callable[[], dict[str, Any]]:
+    """A Hatchet twin: ``benchmarks._hatchet.<name>(*args)``, args called for paths."""
+
+    def run() -> dict[str, Any]:
+        from benchmarks import _hatchet
+
+        return dict(getattr(_hatchet, name)(*(a() if callable(a) else a for a in args)))
+
+    return run
+
+
+READ_TARGETS = {"wall_s": 6.0, "peak_rss_mb": 4000.0, "ratio_to_floor": 4.0}
+for _label, _size in SIZES.items():
+    _register("read", _label, _size, partial(lambda z: _read(_db(z), repeat=1 if z[0] > 10_000
+                                                             else 3), _size),
+              "read a generated HPCToolkit database",
+              floor=partial(lambda z: _numpy_floor(_db(z)), _size),
+              hatchet=_hatchet("time_read", partial(_db, _size)),
+              targets=READ_TARGETS if _size == LAMMPS else
+              {"ratio_to_floor": 4.0, "rows_per_s": 10e6} if _size == LARGE else None)
 
 
 @case("read-cpi", quick=True,
-      floor=lambda: _numpy_floor(shared_data("hpctoolkit-cpi-database")))
+      floor=lambda: _numpy_floor(shared_data("hpctoolkit-cpi-database")),
+      hatchet=_hatchet("time_read", lambda: shared_data("hpctoolkit-cpi-database")))
 def read_cpi() -> Measurement:
     """read the real HPCToolkit cpi database (4 ranks)"""
     return _read(shared_data("hpctoolkit-cpi-database"), repeat=5)
+
+
+@case("read-allgather", quick=True,
+      floor=lambda: _numpy_floor(shared_data("hpctoolkit-allgather-database")),
+      hatchet=_hatchet("time_read", lambda: shared_data("hpctoolkit-allgather-database")))
+def read_allgather() -> Measurement:
+    """read the real HPCToolkit allgather XML database (OSU allgather, 8 ranks x 2 threads)"""
+    return _read(shared_data("hpctoolkit-allgather-database"), repeat=5)
+
+
+@case("read-gamess", quick=True, floor=lambda: _bytes_floor(shared_data("hpctoolkit-gamess")),
+      hatchet=_hatchet("time_read", lambda: shared_data("hpctoolkit-gamess"), True))
+def read_gamess() -> Measurement:
+    """read the real HPCToolkit v4 GAMESS database (meta.db + profile.db, GPU streams)"""
+    return _read(shared_data("hpctoolkit-gamess"), repeat=5)
+
+
+def _bytes_floor(path: Path) -> float:
+    """Seconds NumPy needs to read the bytes of every ``*.db`` file of a v4 database."""
+    import numpy as np
+
+    files = sorted(path.glob("*.db"))
+
+    def load() -> None:
+        for f in files:
+            np.fromfile(f, dtype=np.uint8)
+
+    load()
+    return best_of(3, load)
 
 
 # --------------------------------------------------------------------------- start-up
@@ -109,7 +181,7 @@ def _python_startup() -> float:
     return best_of(5, partial(subprocess.run, [sys.executable, "-c", "pass"], check=True))
 
 
-@case("startup-help", quick=True, floor=_python_startup)
+@case("startup-help", quick=True, floor=_python_startup, targets={"wall_s": 0.15})
 def startup_help() -> Measurement:
     """cctool --help in a new process, best of 5"""
     cmd = [*cctool_command(), "--help"]
@@ -119,18 +191,65 @@ def startup_help() -> Measurement:
                        notes={"command": " ".join(cmd)})
 
 
+# --------------------------------------------------------------------------- tree
+
+
+def _cli(cmd: list[str]) -> float:
+    with timer() as t:
+        subprocess.run(cmd, check=True, capture_output=True)
+    return t[0]
+
+
+def _tree(size: Size) -> Measurement:
+    """Time ``cctool tree DB --depth 6`` in a new process: start-up, read, sum over ranks and
+    threads, render the top six levels."""
+    cmd = [*cctool_command(), "tree", str(_db(size)), "--depth", "6"]
+    return Measurement(wall_s=_cli(cmd), rows=_rows(size), peak_rss_mb=children_peak_rss_mb(),
+                       notes={"command": " ".join(cmd[1:])})
+
+
+for _label, _size in SIZES.items():
+    _register("tree", _label, _size, partial(_tree, _size), "cctool tree --depth 6",
+              floor=partial(lambda z: _numpy_floor(_db(z)), _size),
+              hatchet=_hatchet("time_tree", partial(_db, _size)))
+
+
+@case("tree-cpi", quick=True, targets={"wall_s": 0.6})
+def tree_cpi() -> Measurement:
+    """cctool tree of the small real cpi database in a new process (kernel cache warm), best of 5"""
+    cmd = [*cctool_command(), "tree", str(shared_data("hpctoolkit-cpi-database"))]
+    subprocess.run(cmd, check=True, capture_output=True)  # warm the file and kernel caches
+    wall = best_of(5, partial(subprocess.run, cmd, check=True, capture_output=True))
+    return Measurement(wall_s=wall, peak_rss_mb=children_peak_rss_mb(),
+                       notes={"command": " ".join(cmd[1:])})
+
+
 # --------------------------------------------------------------------------- query
 
 
-@case("query-35k-512", prepare=lambda: synth_db(*LARGE))
-def query_large() -> Measurement:
-    """cctool query with * wildcards on 35,000 nodes x 512 ranks (match, then squash)"""
-    from benchmarks.bench_query import load_profile, time_query
+def _query(size: Size) -> Measurement:
+    """Read (untimed), then match the wildcard query and squash the tree: the first call
+    (which pays for loading Numba's cached kernels where they are used), and the best of two."""
+    from benchmarks.bench_query import WILDCARDS
+    from cctool.ops.query import filter_graph, match_nodes
+    from cctool.readers import read
 
-    # Reading is not timed. The first match pays for loading Numba's cached kernels.
-    r = time_query(load_profile())
-    return Measurement(wall_s=r.pop("match_first_s"), warm_s=r.pop("match_s"), rows=r["rows"],
-                       notes=r)
+    gf = read(_db(size))
+
+    def run() -> object:
+        return filter_graph(gf, match_nodes(gf, WILDCARDS))
+
+    with timer() as first:
+        out = run()
+    warm = best_of(2, run)
+    return Measurement(wall_s=first[0], warm_s=warm, rows=gf.metrics.height,
+                       notes={"nodes": gf.num_nodes, "kept": getattr(out, "num_nodes", None)})
+
+
+for _label, _size in SIZES.items():
+    _register("query", _label, _size, partial(_query, _size),
+              "query main -> * -> MPI_.* -> * and squash (read untimed)",
+              hatchet=_hatchet("time_op", partial(_db, _size), "query"))
 
 
 # --------------------------------------------------------------------------- scaling
@@ -161,7 +280,7 @@ def scaling_100_runs() -> Measurement:
 # --------------------------------------------------------------------------- explain one run
 
 
-def _op(size: tuple[int, int], name: str) -> Measurement:
+def _op(size: Size, name: str) -> Measurement:
     """Read a generated database (untimed: the read cases time that), then time one op on it:
     the first call, and the best of two more."""
     from cctool.ops.groupby import groupby
@@ -173,7 +292,7 @@ def _op(size: tuple[int, int], name: str) -> Measurement:
         "imbalance-all": lambda gf: imbalance(gf, threshold=0.0, top=0),  # every node
         "groupby": lambda gf: groupby(gf, "name").rows(["time (inc)"]),  # call graph + walk
     }
-    gf = read(synth_db(*size))
+    gf = read(_db(size))
     with timer() as first:
         ops[name](gf)
     warm = best_of(2, partial(ops[name], gf))
@@ -181,69 +300,38 @@ def _op(size: tuple[int, int], name: str) -> Measurement:
                        notes={"nodes": gf.num_nodes, "ranks": gf.num_ranks})
 
 
-@case("imbalance-1k-64", quick=True, prepare=lambda: synth_db(*SMALL))
-def imbalance_small() -> Measurement:
-    """imbalance across ranks (top 10) of a generated database, 1,000 nodes x 64 ranks"""
-    return _op(SMALL, "imbalance")
+for _label, _size in SIZES.items():
+    _register("imbalance", _label, _size, partial(_op, _size, "imbalance"),
+              "imbalance across ranks, top 10 (read untimed)",
+              hatchet=_hatchet("time_op", partial(_db, _size), "imbalance"))
+    _register("groupby", _label, _size, partial(_op, _size, "groupby"),
+              "call graph (groupby name) and its depth-first rows (read untimed)",
+              hatchet=_hatchet("time_op", partial(_db, _size), "groupby"))
 
 
-@case("imbalance-35k-512", prepare=lambda: synth_db(*LARGE),
-      targets={"rows_per_s": 5e6, "peak_rss_mb": 3000.0})
-def imbalance_large() -> Measurement:
-    """imbalance across ranks (top 10), 35,000 nodes x 512 ranks (17.9M rows; read untimed)"""
-    return _op(LARGE, "imbalance")
-
-
-@case("imbalance-all-35k-512", prepare=lambda: synth_db(*LARGE),
+@case("imbalance-all-35k-512", prepare=lambda: _db(LARGE),
       targets={"rows_per_s": 2e6, "peak_rss_mb": 3000.0})
 def imbalance_all_large() -> Measurement:
     """imbalance with every node's percentiles, top ranks and histogram, 35,000 x 512"""
     return _op(LARGE, "imbalance-all")
 
 
-@case("groupby-1k-64", quick=True, prepare=lambda: synth_db(*SMALL))
-def groupby_small() -> Measurement:
-    """call graph (groupby name) and its depth-first rows, 1,000 nodes x 64 ranks"""
-    return _op(SMALL, "groupby")
-
-
-@case("groupby-35k-512", prepare=lambda: synth_db(*LARGE),
-      targets={"rows_per_s": 5e6, "peak_rss_mb": 3000.0})
-def groupby_large() -> Measurement:
-    """call graph (groupby name) and its depth-first rows, 35,000 x 512 (read untimed)"""
-    return _op(LARGE, "groupby")
-
-
 # --------------------------------------------------------------------------- diff
 
 
-def _diff_pair(size: tuple[int, int]) -> tuple[Path, Path]:
-    """Two generated databases of one size (different seeds: different programs and values)."""
-    return synth_db(*size, seed=1), synth_db(*size, seed=2)
+def _diff(size: Size) -> Measurement:
+    """Time the whole ``cctool diff A B --depth 6`` in a new process: read both, unify,
+    subtract, render the top six levels of the union tree. A and B are different programs
+    (seeds), so unify has real work."""
+    a, b = _db(size, 1), _db(size, 2)
+    cmd = [*cctool_command(), "diff", str(a), str(b), "--depth", "6"]
+    return Measurement(wall_s=_cli(cmd), rows=2 * _rows(size), peak_rss_mb=children_peak_rss_mb(),
+                       notes={"command": " ".join(cmd[1:])})
 
 
-def _diff(size: tuple[int, int]) -> Measurement:
-    """Time the whole ``cctool diff A B`` command in a new process. The output is the table of
-    the 20 largest changes: drawing the 70,000-line tree is the renderer's cost, not diff's."""
-    a, b = _diff_pair(size)
-    cmd = [*cctool_command(), "diff", str(a), str(b), "--to", "table", "--top", "20"]
-    with timer() as t:
-        subprocess.run(cmd, check=True, capture_output=True)
-    rows = 2 * size[0] * size[1]
-    return Measurement(wall_s=t[0], rows=rows, peak_rss_mb=children_peak_rss_mb(),
-                       notes={"command": " ".join(cmd)})
-
-
-@case("diff-1k-64", quick=True, prepare=lambda: _diff_pair(SMALL),
-      floor=lambda: sum(_numpy_floor(p) for p in _diff_pair(SMALL)))
-def diff_small() -> Measurement:
-    """cctool diff of two generated databases, 1,000 nodes x 64 ranks each"""
-    return _diff(SMALL)
-
-
-@case("diff-35k-512", prepare=lambda: _diff_pair(LARGE),
-      floor=lambda: sum(_numpy_floor(p) for p in _diff_pair(LARGE)),
-      targets={"ratio_to_floor": 10.0, "peak_rss_mb": 3000.0})
-def diff_large() -> Measurement:
-    """cctool diff of two generated databases, 35,000 nodes x 512 ranks each (35.8M rows)"""
-    return _diff(LARGE)
+for _label, _size in SIZES.items():
+    _register("diff", _label, _size, partial(_diff, _size), "cctool diff A B --depth 6",
+              floor=partial(lambda z: _numpy_floor(_db(z, 1)) + _numpy_floor(_db(z, 2)), _size),
+              hatchet=_hatchet("time_diff", partial(_db, _size, 1), partial(_db, _size, 2)),
+              seeds=(1, 2),
+              targets={"wall_s": 15.0, "ratio_to_floor": 10.0} if _size == LAMMPS else None)

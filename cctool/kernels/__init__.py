@@ -34,10 +34,11 @@ SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster e
 # in 0.2 s, the compiled kernel in 0.03 s after a ~0.9 s cold Numba load; the kernel pays
 # off in a fresh process only from about this much work (or once Numba is loaded anyway).
 SUBTRACT_COMPILED_WORK = 150_000_000
-# Metric-db decoding: NumPy does about 10 ns per value (many passes), the compiled kernel
-# about 1 ns (one pass) on top of the ~1 s Numba load: it pays off from about this many
-# values (files x rows x metrics).
-METRIC_DB_COMPILED_WORK = 120_000_000
+# Metric-db decoding: the NumPy twin costs 7 to 30 ns per value (several passes, more for
+# exclusive metrics), the compiled kernel about 1 ns on top of the ~1 s Numba load, which the
+# reader overlaps with its XML parse: from about this many values (files x rows x metrics)
+# the compiled kernel is as fast or faster.
+METRIC_DB_COMPILED_WORK = 40_000_000
 
 
 def _pick(work: int) -> ModuleType:
