@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from cctool.errors import InvalidGraphError, MetricNotFoundError
+from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
 
 ID = pl.Int32
 KEY_COLUMNS = ("node", "rank", "thread")
@@ -347,6 +347,14 @@ class GraphFrame:
             loc_keep &= locs["rank"].to_numpy() == rank
         if thread is not None:
             loc_keep &= locs["thread"].to_numpy() == thread
+        if (rank is not None or thread is not None) and locs.height and not loc_keep.any():
+            ranks = locs["rank"].unique().sort().to_list()
+            threads = locs["thread"].unique().sort().to_list()
+            raise CctoolError(
+                f"no data for rank {rank if rank is not None else 'any'}, thread "
+                f"{thread if thread is not None else 'any'}; the profile has ranks "
+                f"{_span(ranks)} and threads {_span(threads)}"
+            )
         nloc = max(int(loc_keep.sum()), 1)
         n = self.num_nodes
         if agg not in ("sum", "mean") and nloc * n > _DENSE_LIMIT:
@@ -567,6 +575,13 @@ def _reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
     mean = block.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(std == 0, 0.0, std / mean)
+
+
+def _span(values: list[int]) -> str:
+    """'0-3' for a contiguous run, else the values listed."""
+    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+        return f"{values[0]}-{values[-1]}"
+    return ", ".join(map(str, values))
 
 
 def aggregate_locations(

@@ -114,3 +114,10 @@ def test_long_names_are_elided(tmp_path) -> None:
     assert "…" in short and len(short.strip()) < len(long)
     full = run("tree", str(tmp_path / "l.cct"), "--no-legend", "--full-names", "--width", "300")
     assert long in full.stdout
+
+
+def test_unknown_rank_or_thread_is_an_error(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--rank", "99")
+    assert res.exit_code == 2
+    assert res.stderr == ("Error: no data for rank 99, thread any; the profile has ranks 0-3 "
+                          "and threads 0\n")
