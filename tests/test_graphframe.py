@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from cctool.errors import InvalidGraphError, MetricNotFoundError
+from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
 from cctool.graphframe import GraphFrame
 
 
@@ -115,7 +115,8 @@ def test_block_layout_gives_what_the_general_path_gives(nodes: int) -> None:
         "node": np.tile(np.arange(nodes), len(locs)),
         "rank": np.repeat([r for r, _ in locs], nodes),
         "thread": np.repeat([t for _, t in locs], nodes),
-        "time": rng.standard_normal(nodes * len(locs)) * 10 ** rng.uniform(-6, 9, nodes * len(locs)),
+        "time": rng.standard_normal(nodes * len(locs))
+        * 10 ** rng.uniform(-6, 9, nodes * len(locs)),
     }
     attrs = {"name": [f"f{i}" for i in range(nodes)], "type": ["function"] * nodes}
     block = GraphFrame.from_arrays(parent, attrs, cols, exclusive=["time"])
@@ -126,10 +127,13 @@ def test_block_layout_gives_what_the_general_path_gives(nodes: int) -> None:
     assert block._blocks is not None
     assert block.locations.equals(general.locations)
     for agg in ("sum", "mean", "max", "min", "std", "cv"):
-        for sel in ({}, {"rank": 3}, {"thread": 2}, {"rank": 1, "thread": 2}, {"rank": 9}):
+        for sel in ({}, {"rank": 3}, {"thread": 2}, {"rank": 1, "thread": 2}):
             got = block.node_values(agg=agg, **sel)
             want = general.node_values(agg=agg, **sel)
             assert got.equals(want), (agg, sel)
+        for gf in (block, general):
+            with pytest.raises(CctoolError, match="no data for rank 9"):
+                gf.node_values(agg=agg, rank=9)
     for m in ("time", "time (inc)"):
         np.testing.assert_array_equal(block.dense(m)[0], general.dense(m)[0])
     idx = block.location_index
