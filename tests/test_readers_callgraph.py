@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import CallGraph, CallTree, expand, split_by_weight
+from cctool.readers._callgraph import (
+    CallGraph,
+    CallTree,
+    activity_weights,
+    expand,
+    split_by_weight,
+)
 
 
 def graph(n: int, edges: list[tuple[int, int, float, float]], roots: dict[int, float]) -> CallGraph:
@@ -88,6 +94,40 @@ def test_budget_stops_expansion_and_counts_it() -> None:
     edges = [(i, j, 1, 1) for i in range(n) for j in range(i + 1, n)]
     tree = expand(graph(n, edges, {0: 1}), max_nodes=500)
     assert len(tree.func) <= 500 and tree.truncated > 0
+
+
+def test_time_follows_the_expensive_caller_and_calls_follow_the_calls() -> None:
+    # M calls R (one slow call, 9 s) and S (a cheap one, 1 s); both call W, R 10 times for
+    # 8 s, S 1000 times for 0.5 s; W calls L 1010 times, 8.5 s in all. Split by calls, S's
+    # context of W would get 99% of L's 8.5 s although S took 1 s; split by time it gets 0.5.
+    n = 5  # M R S W L
+    caller, callee = np.array([0, 0, 1, 2, 3]), np.array([1, 2, 3, 3, 4])
+    calls = np.array([1.0, 1.0, 10.0, 1000.0, 1010.0])
+    inc = np.array([9.0, 1.0, 8.0, 0.5, 8.5])
+    weight, root_weight = activity_weights(n, callee, inc, calls)
+    tree = expand(
+        CallGraph(
+            n, caller, callee, weight,
+            edge_values={"cost": inc, "calls": calls},
+            root_values={"cost": np.array([10.0, 0, 0, 0, 0]), "calls": np.zeros(n)},
+            root_weight=root_weight,
+            metric_weights={"calls": (calls, np.zeros(n))},
+        )
+    )
+    got = paths(tree, "MRSWL")
+    assert got["MRWL"] == 8.0 and got["MSWL"] == 0.5
+    assert got["MRWL"] <= got["MRW"] and got["MSWL"] <= got["MSW"]
+    l_calls = dict(zip(got, tree.values["calls"].tolist(), strict=True))
+    assert (l_calls["MRWL"], l_calls["MSWL"]) == (10.0, 1000.0)
+
+
+def test_activity_weights_fall_back_to_calls_without_costs() -> None:
+    callee = np.array([0, 0, 1, 1])
+    weight, root_weight = activity_weights(
+        2, callee, np.array([2.0, 6.0, 0.0, 0.0]), np.array([5.0, 1.0, 3.0, 1.0]),
+        root_cost=np.array([0.0, 0.0]), root_calls=np.array([0.0, 4.0]),
+    )
+    assert weight.tolist() == [2.0, 6.0, 3.0, 1.0] and root_weight.tolist() == [0.0, 4.0]
 
 
 def test_split_by_weight_falls_back_to_even_shares() -> None:

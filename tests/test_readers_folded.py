@@ -62,6 +62,17 @@ def test_perf_style_stacks_merge(tmp_path: Path) -> None:
     gf.validate()
 
 
+def test_samples_without_a_stack_count_under_a_root(tmp_path: Path) -> None:
+    # py-spy writes a bare count for samples in which the thread had no Python frame.
+    path = tmp_path / "pyspy.folded"
+    path.write_text(" 7\nmain (a.py:1);f (a.py:5) 3\n")
+    assert reader.sniff(path)
+    gf = reader.read(path)
+    values = dict(zip(gf.nodes["name"], gf.node_values()["samples (inc)"], strict=True))
+    assert values == {"[no stack]": 7, "main (a.py:1)": 3, "f (a.py:5)": 3}
+    assert gf.metadata["total_samples"] == 10
+
+
 def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     path = tmp_path / "x.folded"
     for text, message in (

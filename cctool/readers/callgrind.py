@@ -91,6 +91,8 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         root_values[ev] = np.where(has_caller, 0.0, self_cost[:, j])
         root_values[ev + " (inc)"] = np.where(has_caller, 0.0, self_cost[:, j] + out_inc[:, j])
     pairs = {ev + " (inc)": ev for ev in events}
+    # Split by calls, not by inclusive cost as the cProfile reader does: callgrind counts
+    # nested calls again in the inclusive cost of edges inside a cycle, which would skew it.
     graph = CallGraph(n, caller, callee, calls, edge_values, root_values, inclusive=pairs)
     tree = expand(graph, max_nodes)
     _sum_cycle_calls(tree, caller, callee, n, events)

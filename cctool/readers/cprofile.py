@@ -11,7 +11,8 @@ the call tree expanded from the roots along caller edges, stopping at recursion 
 Metrics: ``time`` is tottime (exclusive), ``time (inc)`` cumtime, ``calls`` the number of
 calls (recursive ones included), all in seconds or counts as cProfile measured them along
 each edge. When a caller appears in several contexts, its edges are shared among them in
-proportion to the caller's calls there; per function, the sums over the tree equal
+proportion to the caller's cumtime there (its calls where no time was recorded; call counts
+by the caller's calls); per function, the sums over the tree equal
 pstats' totals. ``time (inc)`` is cProfile's measured cumtime, not a subtree sum (a
 recursive leaf's is its tottime: cProfile counts cumtime only at the outermost call).
 
@@ -31,7 +32,13 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand, split_by_weight
+from cctool.readers._callgraph import (
+    DEFAULT_MAX_NODES,
+    CallGraph,
+    activity_weights,
+    expand,
+    split_by_weight,
+)
 
 NAME = "cprofile"
 DESCRIPTION = "Python cProfile/profile pstats file (marshal, Python 2 or 3)"
@@ -135,14 +142,17 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
     incoming = [np.bincount(callee, weights=x, minlength=n) for x in (calls, tt, ct)]
     # What the recorded callers do not explain was called from outside the profile.
     outside = [np.maximum(totals[:, k] - incoming[k], 0.0) for k in range(3)]
+    weight, root_weight = activity_weights(n, callee, ct, calls, outside[2], outside[0])
     graph = CallGraph(
         nfunc=n,
         caller=caller,
         callee=callee,
-        weight=calls,
+        weight=weight,
         edge_values={"time": tt, "time (inc)": ct, "calls": calls},
         root_values={"time": outside[1], "time (inc)": outside[2], "calls": outside[0]},
-        root_weight=outside[0],
+        root_weight=root_weight,
+        outside_root=outside[0] > 0,
+        metric_weights={"calls": (calls, outside[0])},
         inclusive={"time (inc)": "time"},
     )
     return funcs, graph

@@ -25,6 +25,10 @@ NAME = "folded"
 DESCRIPTION = "folded stacks (a;b;c 123 lines: stackcollapse, py-spy, ...)"
 
 _LINE = re.compile(r"^(\S.*?)\s+(\d+(?:\.\d+)?)$")
+_BARE_COUNT = re.compile(r"^\d+(?:\.\d+)?$")
+# Samples taken with no frame on the stack (py-spy writes them as a bare count line) hang under
+# this root, so the total still equals the number of samples.
+NO_STACK = "[no stack]"
 _SNIFF_LINES = 50
 
 
@@ -43,6 +47,7 @@ def sniff(path: Path) -> bool:
     if len(head) == 16384 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut short
     lines = [ln for ln in lines if ln.strip()][:_SNIFF_LINES]
+    lines = [ln for ln in lines if not _BARE_COUNT.match(ln.strip())]
     matches = [_LINE.match(ln.rstrip()) for ln in lines]
     return (
         bool(lines)
@@ -64,9 +69,12 @@ def read(path: Path) -> GraphFrame:
             if not line:
                 continue
             m = _LINE.match(line)
-            if m is None:
+            if m is not None:
+                stack, count = m.group(1), float(m.group(2))
+            elif _BARE_COUNT.match(line):
+                stack, count = NO_STACK, float(line)
+            else:
                 raise ReaderError(path, f"line {lineno}: not 'frame;frame;... count'", NAME)
-            stack, count = m.group(1), float(m.group(2))
             if _two_counts(stack):
                 raise ReaderError(
                     path,
