@@ -18,7 +18,8 @@ class TreeOptions:
         precision: digits after the decimal point.
         rank, thread: show one location instead of aggregating (None aggregates).
         agg: aggregation over ranks/threads: sum, mean, max, min (more where ops add them).
-        threshold: hide subtrees whose inclusive value is below this fraction of their root's.
+        threshold: hide subtrees whose inclusive value is below this fraction of the heaviest
+            root's (roots below it go too).
         colormap: name of a colormap in ``cctool.render.COLORMAPS``.
         invert_colormap: color low values as high.
         sort: order of siblings: ``metric`` (descending), ``nid`` (profile order), ``name``.

@@ -32,7 +32,7 @@ _cctool() {
                     ''--reverse'[Swap the roles of A and B.]' \
                     ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
-                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of their root]:value: ' \
+                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of the heavie]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
@@ -55,7 +55,7 @@ _cctool() {
                     ''--reverse'[Swap the roles of A and B.]' \
                     ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
-                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of their root]:value: ' \
+                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of the heavie]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
@@ -159,7 +159,7 @@ _cctool() {
                     ''--rank'[Show only this rank.]:value: ' \
                     ''--thread'[Show only this thread.]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
-                    ''--threshold'[Hide subtrees whose inclusive value is below this fraction of their ro]:value: ' \
+                    ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
                     ''--colormap'[Colormap: RdYlGn, viridis, magma, grey.]:value: ' \
                     ''--invert-colormap'[Color low values as high.]' \
                     ''--sort'[Order of siblings: by the first metric (descending), by profile order,]:value:(metric nid name)' \

@@ -84,3 +84,23 @@ def test_root_derive_reaches_every_command(data) -> None:
     assert json.loads(res.stdout)["roots"][0]["ms"] == pytest.approx(3998.242)
     res = run("--derive", "x = (", "read", path)
     assert res.exit_code == 2 and "--derive" in res.stderr
+
+
+def test_threshold_is_relative_to_the_heaviest_root() -> None:
+    import numpy as np
+
+    from cctool.graphframe import GraphFrame
+    from cctool.ops.view import tree_rows
+    from cctool.options import TreeOptions
+
+    # Two trees: main (100: a 60, b 1) and a stray root worth 2, as cProfile files have.
+    gf = GraphFrame.from_arrays(
+        [-1, 0, 0, -1],
+        {"name": ["main", "a", "b", "stray"], "type": ["function"] * 4},
+        {"node": np.arange(4), "time": [39.0, 60.0, 1.0, 2.0]},
+        exclusive=["time"],
+    )
+    shown = tree_rows(gf, TreeOptions(metrics=("time (inc)",), threshold=0.05))["name"]
+    assert shown.to_list() == ["main", "a"]
+    everything = tree_rows(gf, TreeOptions(metrics=("time (inc)",), threshold=1.0))["name"]
+    assert everything.to_list() == ["main"]  # the heaviest root always stays

@@ -38,8 +38,8 @@ def compare_options(f: F) -> F:
         click.option("--depth", type=click.IntRange(min=1), default=None,
                      help="Tree: show this many levels (roots are level 1)."),
         click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0,
-                     help="Tree: hide subtrees whose |value| is below this fraction of their "
-                     "root's."),
+                     help="Tree: hide subtrees whose |value| is below this fraction of the "
+                     "heaviest root's."),
         click.option("--precision", type=click.IntRange(min=0, max=15), default=3,
                      show_default=True, help="Digits after the decimal point."),
         click.option("--full-names", is_flag=True, help="Tree: never elide long names."),

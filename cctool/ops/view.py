@@ -80,11 +80,12 @@ def _kept(
             raise CctoolError("--depth must be at least 1")
         keep &= depth < opts.depth
     if opts.threshold > 0 and prune_metric is not None and n:
-        v = values[prune_metric].to_numpy()
-        roots = gf.roots
-        root_of = roots[np.searchsorted(roots, np.arange(n), side="right") - 1]
-        keep &= np.abs(v) >= opts.threshold * np.abs(v[root_of])
-        keep[roots] = True
+        # Relative to the heaviest root, so that in a forest (a cProfile file's stray roots,
+        # say) the roots that carry next to nothing go too.
+        v = np.abs(np.nan_to_num(values[prune_metric].to_numpy(), nan=0.0))
+        top = float(v[gf.roots].max(initial=0.0))
+        keep &= v >= opts.threshold * top
+        keep[gf.roots[v[gf.roots] >= top]] = True  # never an empty view
     par = gf.parent_array
     if opts.expand is not None and n:
         expanded = np.zeros(n, dtype=bool)
