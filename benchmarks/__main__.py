@@ -5,7 +5,10 @@ and its floor timed in other children first. Where Hatchet is installed (the ``b
 and the case has a Hatchet twin, Hatchet does the same work in a last, capped child, so the
 ratio compares runs on the same machine minutes apart. The table goes to stdout, progress to
 stderr, and all numbers to ``benchmarks/_out/results.json``. ``--curve`` measures read time
-against rows instead (:mod:`benchmarks.curve`).
+against rows instead (:mod:`benchmarks.curve`). ``--profile`` runs the selected cases once
+under cProfile instead of timing them, writes ``benchmarks/_out/profiles/CASE.pstats`` and
+prints each profile's call tree as ``cctool tree`` draws it (cProfile's overhead inflates
+Python-level loops; the shape, not the seconds, is what to read).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _hatchet
+from benchmarks import _harness, _hatchet
 from benchmarks._harness import CASES, OUT, ROOT, Case, Skip, peak_rss_mb
 
 
@@ -46,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--curve", action="store_true",
                         help="read time against rows, 1M to 53.8M rows: table, SVG and PNG plot "
                         "in benchmarks/_out/")
+    parser.add_argument("--profile", action="store_true",
+                        help="run the selected cases once under cProfile: pstats files in "
+                        "benchmarks/_out/profiles/ and their call trees on stdout")
     parser.add_argument("--child", nargs=3, metavar=("NAME", "PHASE", "OUT"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -65,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not cases:
         parser.error(f"no case matches {args.case}; see --list")
+    if args.profile:
+        return _profile_cases(cases)
     results: list[dict[str, Any]] = []
     hatchet = None if args.no_hatchet else {"cap": args.hatchet_cap, "memory": args.hatchet_memory,
                                             "failed": {}}
@@ -150,6 +158,53 @@ def _spawn(name: str, phase: str, limits: dict[str, Any] | None = None) -> dict[
         return dict(json.loads(out.read_text()))
 
 
+def _profile_cases(cases: list[Case]) -> int:
+    """Run each case once under cProfile (fresh process) and print its call tree."""
+    folder = OUT / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    failed = False
+    for c in cases:
+        print(f"[{time.strftime('%H:%M:%S')}] profiling {c.name}: {c.doc}", file=sys.stderr)
+        if c.prepare is not None and "error" in _spawn(c.name, "prepare"):
+            failed = True
+            continue
+        got = _spawn(c.name, "profile")
+        if "error" in got or "skipped" in got:
+            failed = failed or "error" in got
+            continue
+        pstats = Path(got["pstats"])
+        print(f"\n{c.name}: {pstats.relative_to(ROOT.parent)}"
+              f" ({got['wall_s']:.2f} s under cProfile)")
+        # The case's own tree view of its profile: cctool reading what profiling cctool wrote.
+        tree = [sys.executable, "-m", "cctool", "tree", str(pstats), "--depth", "14",
+                "--threshold", "0.02", "--color", "never"]
+        sys.stdout.flush()
+        subprocess.run(tree, check=False)
+    return 1 if failed else 0
+
+
+def _profile_child(c: Case) -> dict[str, Any]:
+    """Profile one run of ``c``: in this process, or inside the cctool command it starts
+    (the last one it starts, when it starts several)."""
+    import cProfile
+
+    folder = OUT / "profiles"
+    own, cli = folder / f"{c.name}.pstats", folder / f"{c.name}.cli.pstats"
+    cli.unlink(missing_ok=True)
+    os.environ[_harness.PROFILE_ENV] = str(cli)
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    c.run()
+    profiler.disable()
+    wall = time.perf_counter() - start
+    if cli.exists():  # the work ran in a cctool command: its profile is the one to read
+        cli.replace(own)
+    else:
+        profiler.dump_stats(str(own))
+    return {"pstats": str(own), "wall_s": wall}
+
+
 def _child(name: str, phase: str, out: str) -> int:
     c = CASES[name]
     result: dict[str, Any]
@@ -161,6 +216,8 @@ def _child(name: str, phase: str, out: str) -> int:
         elif phase == "floor":
             assert c.floor is not None
             result = {"floor_s": c.floor()}
+        elif phase == "profile":
+            result = _profile_child(c)
         elif phase == "hatchet":
             assert c.hatchet is not None
             _hatchet.install_where_handler()

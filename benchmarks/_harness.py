@@ -159,8 +159,15 @@ def shared_data(name: str) -> Path:
     return path
 
 
+PROFILE_ENV = "CCTOOL_BENCH_PROFILE"  # set by --profile: where cctool commands write pstats
+
+
 def cctool_command() -> list[str]:
-    """How to run the installed ``cctool`` (its console script next to this Python)."""
+    """How to run the installed ``cctool`` (its console script next to this Python); under
+    ``--profile``, the same command inside cProfile, writing the file ``PROFILE_ENV`` names."""
+    profile = os.environ.get(PROFILE_ENV)
+    if profile:
+        return [sys.executable, "-m", "cProfile", "-o", profile, "-m", "cctool"]
     script = Path(sys.executable).with_name("cctool")
     if script.exists() and os.access(script, os.X_OK):
         return [str(script)]
