@@ -286,6 +286,17 @@ class GraphFrame:
         block = self.metrics[col].to_numpy().reshape(-1, self.num_nodes)
         return block if loc_keep.all() else block[loc_keep]
 
+    def location_block(self, metric: str) -> np.ndarray | None:
+        """A read-only (locations, nodes) view of one metric column when the metric table
+        is one block of rows per location (as the HPCToolkit readers emit it), else None."""
+        block = self._block_column(self.resolve_metric(metric),
+                                   np.ones(self.locations.height, dtype=bool))
+        if block is None:
+            return None
+        view = block.view()
+        view.flags.writeable = False
+        return view
+
     @property
     def num_ranks(self) -> int:
         return self.locations["rank"].n_unique()

@@ -219,3 +219,21 @@ def test_input_not_mutated(tiny) -> None:
     groupby(tiny, "name").to_graphframe()
     assert tiny.nodes.equals(nodes) and tiny.metrics.equals(metrics)
     tiny.validate()
+
+
+@pytest.mark.parametrize("agg", ["sum", "mean"])
+def test_block_layout_gives_the_same_metrics_as_any_row_order(agg: str, tmp_path) -> None:
+    from cctool.synth import generate
+
+    generate(tmp_path / "db", nodes=400, ranks=6, threads=2, metrics=2, seed=3)
+    gf = read(tmp_path / "db")
+    assert gf.location_block(gf.metric_columns[0]) is not None
+    shuffled = GraphFrame(
+        nodes=gf.nodes, metrics=gf.metrics.sample(fraction=1.0, shuffle=True, seed=1),
+        exclusive=gf.exclusive, inclusive=gf.inclusive, metadata=gf.metadata,
+    )
+    assert shuffled.location_block(gf.metric_columns[0]) is None
+    fast, slow = groupby(gf, "name", agg).frame, groupby(shuffled, "name", agg).frame
+    assert fast.metrics.columns == slow.metrics.columns
+    assert fast.metrics.sort("node", "rank", "thread").equals(
+        slow.metrics.sort("node", "rank", "thread"))

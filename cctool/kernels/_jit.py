@@ -249,3 +249,17 @@ def path_match(parent, pred, star):  # pragma: no cover - compiled
                 if reach:
                     finish[p, s] = True
     return hit
+
+
+@njit(cache=True, parallel=True)
+def group_block_sums(block, group, keep, ngroups):  # pragma: no cover - compiled
+    # One location (row) per task; its group sums stay in cache while the row streams by.
+    nloc, n = block.shape
+    out = np.zeros((nloc, ngroups), dtype=np.float64)
+    for loc in prange(nloc):
+        row = block[loc]
+        acc = out[loc]
+        for j in range(n):
+            if keep[j]:
+                acc[group[j]] += row[j]
+    return out

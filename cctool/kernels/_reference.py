@@ -248,3 +248,24 @@ def _closure(states: np.ndarray, star: np.ndarray) -> np.ndarray:
         if out[s] and star[s]:
             out[s + 1] = True
     return out
+
+
+def group_block_sums(
+    block: np.ndarray, group: np.ndarray, keep: np.ndarray, ngroups: int
+) -> np.ndarray:
+    """``out[l, g]``: the sum of ``block[l, j]`` over the kept columns ``j`` of group ``g``,
+    added in column order (as a bincount over the rows of a long table would)."""
+    nloc = block.shape[0]
+    out = np.zeros((nloc, ngroups), dtype=np.float64)
+    sel = np.flatnonzero(keep)
+    if sel.size == 0 or nloc == 0:
+        return out
+    g = group[sel]
+    step = max(1, (1 << 22) // sel.size)  # locations per bincount: keys of about 32 MB
+    for lo in range(0, nloc, step):
+        part = block[lo : lo + step][:, sel]
+        rows = part.shape[0]
+        key = (np.arange(rows, dtype=np.int64)[:, None] * ngroups + g[None, :]).ravel()
+        sums = np.bincount(key, weights=part.ravel(), minlength=rows * ngroups)
+        out[lo : lo + rows] = sums.reshape(rows, ngroups)
+    return out

@@ -313,6 +313,9 @@ def _member_metrics(
     n_outer: np.ndarray, agg: str,
 ) -> pl.DataFrame:
     """Metrics per (super-node, rank, thread): members combined with ``agg``."""
+    blocks = bool(gf.metric_columns) and gf.location_block(gf.metric_columns[0]) is not None
+    if agg in ("sum", "mean") and blocks:
+        return _block_member_sums(gf, group, outer, members, n_outer, agg)
     nid = gf.metrics["node"].to_numpy()
     loc, locs = gf.location_index, gf.locations
     ng = members.shape[0]
@@ -348,6 +351,36 @@ def _member_metrics(
         pl.Series("thread", locs["thread"].to_numpy()[k // ng]),
     ).select(*KEY_COLUMNS, *gf.metric_columns).with_columns(
         [pl.col(c).fill_null(0.0) for c in gf.metric_columns])
+
+
+def _block_member_sums(
+    gf: GraphFrame, group: np.ndarray, outer: np.ndarray, members: np.ndarray,
+    n_outer: np.ndarray, agg: str,
+) -> pl.DataFrame:
+    """:func:`_member_metrics` for sum/mean on a table of per-location blocks: every
+    location has every group, and a kernel sums each block row by group without per-row
+    keys (on 53.8M rows, 0.2 s per column instead of 0.7 s)."""
+    from cctool import kernels
+
+    locs = gf.locations
+    ng, nloc = members.shape[0], locs.height
+    everything = np.ones(group.shape[0], dtype=bool)
+    out: dict[str, Any] = {
+        "node": np.tile(np.arange(ng, dtype=np.int32), nloc),
+        "rank": np.repeat(locs["rank"].to_numpy(), ng),
+        "thread": np.repeat(locs["thread"].to_numpy(), ng),
+    }
+    cols = gf.metric_columns
+    for c in cols:
+        inc = gf.is_inclusive(c)
+        block = gf.location_block(c)
+        assert block is not None
+        sums = kernels.group_block_sums(block, group, outer if inc else everything, ng,
+                                        work=block.size * len(cols))
+        if agg == "mean":
+            sums /= (n_outer if inc else members)[None, :]
+        out[c] = sums.reshape(-1)
+    return pl.DataFrame(out)
 
 
 def _member_expr(col: str, agg: str, inclusive: bool) -> pl.Expr:
