@@ -94,6 +94,32 @@ def test_budget_stops_expansion_and_counts_it() -> None:
     edges = [(i, j, 1, 1) for i in range(n) for j in range(i + 1, n)]
     tree = expand(graph(n, edges, {0: 1}), max_nodes=500)
     assert len(tree.func) <= 500 and tree.truncated > 0
+    # Functions the budget kept out are reachable from the root: they do not become roots.
+    assert (tree.parent < 0).sum() == 1
+
+
+def test_budget_goes_to_the_heaviest_contexts_first() -> None:
+    # M calls a cheap, wide import-like tree W (5 x 5 x 5 functions, weight 1 each) and a hot
+    # chain H1 -> ... -> H12 (weight 100). Breadth-first, the wide levels would use up the
+    # budget before the chain got deep; heaviest-first, the whole chain is expanded.
+    edges, nxt = [], 1
+    wide = [nxt]
+    edges.append((0, nxt, 1, 1))
+    nxt += 1
+    for _ in range(3):
+        below = []
+        for f in wide:
+            for _ in range(5):
+                edges.append((f, nxt, 1, 1))
+                below.append(nxt)
+                nxt += 1
+        wide = below
+    chain = list(range(nxt, nxt + 12))
+    edges.append((0, chain[0], 100, 100))
+    edges += [(a, b, 100, 100) for a, b in zip(chain, chain[1:], strict=False)]
+    tree = expand(graph(nxt + 12, edges, {0: 200}), max_nodes=40)
+    assert set(chain) <= set(tree.func.tolist())
+    assert tree.truncated > 0 and len(tree.func) <= 40
 
 
 def test_time_follows_the_expensive_caller_and_calls_follow_the_calls() -> None:

@@ -82,7 +82,9 @@ def test_py3_totals_match_pstats(data) -> None:
     path = data(FOLDER) / "cprofile-cycle.pstats"
     gf = read(path)
     stats = pstats.Stats(str(path))
-    assert gf.metrics["calls"].sum() == stats.total_calls == 101204007
+    assert stats.total_calls == 101204007
+    # Shares of a caller's contexts are fractions: equal up to rounding in the last bit.
+    assert gf.metrics["calls"].sum() == pytest.approx(stats.total_calls, rel=1e-15)
     assert gf.metrics["time"].sum() == pytest.approx(stats.total_tt)
     # Per function, the tree's sums equal the flat totals (tottime and ncalls).
     per_func = (
@@ -209,3 +211,23 @@ def test_reading_through_registry_wraps_errors(tmp_path: Path) -> None:
     bad.write_bytes(b"{(\x03\x00\x00\x00")
     with pytest.raises(CctoolError):
         read(bad, "cprofile")
+
+
+def test_root_of_an_import_cycle_keeps_its_cumtime(tmp_path: Path) -> None:
+    # A whole-program profile: exec runs the module (run), which imports (imp), which execs
+    # more modules. cProfile's edges into exec from inside that cycle record calls nested in
+    # the outermost one, so subtracting them would leave the root exec with no time at all.
+    ex, run, imp = ("~", 0, "<built-in method builtins.exec>"), ("m.py", 1, "run"), (
+        "<frozen importlib._bootstrap>", 2, "imp")
+    stats = {
+        ex: (1, 4, 0.5, 10.0, {run: (1, 1, 0.1, 9.9), imp: (2, 2, 0.2, 4.0)}),
+        run: (1, 1, 1.0, 9.9, {ex: (1, 1, 1.0, 9.9)}),
+        imp: (2, 2, 0.3, 4.5, {run: (2, 2, 0.3, 4.5)}),
+    }
+    path = tmp_path / "prog.pstats"
+    path.write_bytes(marshal.dumps(stats))
+    gf = read(path)
+    roots = gf.nodes.filter(pl.col("parent").is_null())
+    assert roots["name"].to_list() == ["<built-in method builtins.exec>"]
+    values = gf.node_values()
+    assert values["time (inc)"][int(roots["node"][0])] == pytest.approx(10.0)

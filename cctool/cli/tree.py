@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 @precision_option
 @location_options
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
-              help="Hide subtrees whose inclusive value is below this fraction of the heaviest root's.")
+              help="Hide subtrees whose inclusive value is below this fraction of the heaviest "
+              "root's.")
 @click.option("--colormap", default="RdYlGn", show_default=True,
               help="Colormap: RdYlGn, viridis, magma, grey.")
 @click.option("--invert-colormap", is_flag=True, help="Color low values as high.")

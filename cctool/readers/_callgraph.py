@@ -19,7 +19,9 @@ which builds the call tree from the roots along caller -> callee edges:
   in which it is expanded, are those contexts' shares. Summed over all nodes of a function,
   an edge-level metric therefore equals the sum over the function's edges, so flat totals
   survive the expansion; only the split between contexts is an estimate.
-* A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``.
+* A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
+  heaviest contexts first (a context's weight times its function's activity), so the budget
+  cuts the lightest ones.
   Nodes left unexpanded (``truncated``) keep their own cost; their callees' cost goes to the
   function's expanded contexts, so totals hold for every function expanded somewhere.
 
@@ -28,7 +30,7 @@ Functions no root reaches (a cycle entered from outside the profile) become extr
 
 from __future__ import annotations
 
-from collections import deque
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -144,13 +146,17 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     has_caller = np.bincount(callee, minlength=n) > 0
     builder = _Builder(callee, order, starts, max(int(max_nodes), 1))
     builder.fracs = [frac.tolist() for frac, _ in fracs]
+    builder.scale = (np.bincount(callee, weights=weight, minlength=n) + root_weight).tolist()
     builder.weights = [[] for _ in fracs]
     for f in range(n):
         if not has_caller[f] or outside_root[f]:
             builder.add_root(f, [float(root_frac[f]) for _, root_frac in fracs])
     builder.run()
-    for f in range(n):  # cycles that no root reaches
-        if not builder.seen[f]:
+    # Cycles that no root reaches become roots; functions only the node budget kept out
+    # (reachable, never expanded) do not.
+    reachable = _reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
+    for f in range(n):
+        if not builder.seen[f] and not reachable[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
 
@@ -177,6 +183,24 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     return CallTree(parent, func, recursive, values, builder.truncated)
 
 
+def _reachable(
+    n: int, callee: np.ndarray, order: np.ndarray, starts: np.ndarray, sources: list[int]
+) -> np.ndarray:
+    """Whether each function can be reached along call edges from ``sources``."""
+    seen = np.zeros(n, dtype=bool)
+    seen[sources] = True
+    frontier = np.asarray(sources, dtype=np.int64)
+    while frontier.size:
+        # Edges out of the frontier: CSR slices of the caller-sorted edge order.
+        lo, count = starts[frontier], starts[frontier + 1] - starts[frontier]
+        first = count.cumsum() - count  # where each frontier function's edges start in pos
+        pos = np.repeat(lo - first, count) + np.arange(int(count.sum()))
+        targets = np.unique(callee[order[pos]])
+        frontier = targets[~seen[targets]]
+        seen[frontier] = True
+    return seen
+
+
 def _fractions(
     n: int, callee: np.ndarray, weight: np.ndarray, root_weight: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -191,7 +215,10 @@ def _fractions(
 
 
 class _Builder:
-    """Breadth-first expansion, so a node budget cuts the deepest contexts first.
+    """Heaviest-first expansion: a context's estimated activity is its weight times its
+    function's (``scale``), and the node budget cuts the lightest contexts, so a deep hot
+    path (a CLI's main under ten frames of argument parsing) is not starved by wide, cheap
+    subtrees such as imports.
 
     A node's weight is the product of the edge fractions along its path: the chance that a
     call of the function came that way if calls did not depend on how the caller was reached.
@@ -209,7 +236,8 @@ class _Builder:
         self.edge: list[int] = []
         self.state: list[int] = []
         self.seen = [False] * (len(starts) - 1)
-        self.queue: deque[int] = deque()
+        self.scale: list[float] = []  # per function: total weight of its activity
+        self.queue: list[tuple[float, int]] = []  # (-estimated activity, node) heap
         self.truncated = 0
 
     def _add(self, parent: int, func: int, edge: int, state: int) -> int:
@@ -230,11 +258,14 @@ class _Builder:
         for node_weights, w in zip(self.weights, weights, strict=True):
             node_weights.append(w)
         self.seen[f] = True
-        self.queue.append(len(self.parent) - 1)
+        self._push(len(self.parent) - 1)
+
+    def _push(self, v: int) -> None:
+        heapq.heappush(self.queue, (-self.weights[0][v] * self.scale[self.func[v]], v))
 
     def run(self) -> None:
         while self.queue:
-            v = self.queue.popleft()
+            v = heapq.heappop(self.queue)[1]
             kids = self.out[self.func[v]]
             if not kids:
                 continue
@@ -252,7 +283,7 @@ class _Builder:
                 if g in on_path:
                     self._add(v, g, e, _RECURSIVE)
                 else:
-                    self.queue.append(self._add(v, g, e, _EXPANDED))
+                    self._push(self._add(v, g, e, _EXPANDED))
 
 
 def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -265,3 +296,49 @@ def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> 
         share = np.where(total > 0, weight / total, 1.0 / np.maximum(count, 1))
     out: np.ndarray = np.where(expanded, share, 0.0)
     return out
+
+
+def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
+    """Strongly connected component of each function in the call graph (Tarjan, iterative)."""
+    order = np.argsort(caller, kind="stable")
+    succ = callee[order].tolist()
+    starts = np.searchsorted(caller[order], np.arange(n + 1)).tolist()
+    index, low, comp = [-1] * n, [0] * n, [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = ncomp = 0
+    for s in range(n):
+        if index[s] >= 0:
+            continue
+        index[s] = low[s] = counter
+        counter += 1
+        stack.append(s)
+        on_stack[s] = True
+        work = [(s, starts[s])]
+        while work:
+            v, i = work[-1]
+            if i < starts[v + 1]:
+                work[-1] = (v, i + 1)
+                w = succ[i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, starts[w]))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = ncomp
+                    if w == v:
+                        break
+                ncomp += 1
+    return np.asarray(comp, dtype=np.int64)

@@ -33,6 +33,7 @@ from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
     CallTree,
+    components,
     expand,
     split_by_weight,
 )
@@ -146,7 +147,7 @@ def _sum_cycle_calls(
     callees hang under the outer instance), so such a node's inclusive cost is its own cost
     plus its children's. Edges into a cycle from outside it keep their measured cost.
     """
-    comp = _components(n, caller, callee)
+    comp = components(n, caller, callee)
     parent, func = tree.parent, tree.func
     has_parent = parent >= 0
     parent_func = func[np.where(has_parent, parent, 0)]
@@ -171,51 +172,6 @@ def _sum_cycle_calls(
     for j, ev in enumerate(events):
         tree.values[ev + " (inc)"] = inc[:, j]
 
-
-def _components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
-    """Strongly connected component of each function in the call graph (Tarjan, iterative)."""
-    order = np.argsort(caller, kind="stable")
-    succ = callee[order].tolist()
-    starts = np.searchsorted(caller[order], np.arange(n + 1)).tolist()
-    index, low, comp = [-1] * n, [0] * n, [-1] * n
-    on_stack = [False] * n
-    stack: list[int] = []
-    counter = ncomp = 0
-    for s in range(n):
-        if index[s] >= 0:
-            continue
-        index[s] = low[s] = counter
-        counter += 1
-        stack.append(s)
-        on_stack[s] = True
-        work = [(s, starts[s])]
-        while work:
-            v, i = work[-1]
-            if i < starts[v + 1]:
-                work[-1] = (v, i + 1)
-                w = succ[i]
-                if index[w] < 0:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack[w] = True
-                    work.append((w, starts[w]))
-                elif on_stack[w]:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                while True:
-                    w = stack.pop()
-                    on_stack[w] = False
-                    comp[w] = ncomp
-                    if w == v:
-                        break
-                ncomp += 1
-    return np.asarray(comp, dtype=np.int64)
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:

@@ -36,6 +36,7 @@ from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
     activity_weights,
+    components,
     expand,
     split_by_weight,
 )
@@ -142,6 +143,13 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
     incoming = [np.bincount(callee, weights=x, minlength=n) for x in (calls, tt, ct)]
     # What the recorded callers do not explain was called from outside the profile.
     outside = [np.maximum(totals[:, k] - incoming[k], 0.0) for k in range(3)]
+    # cumtime counts outermost calls only, but an edge from a caller in the callee's own
+    # cycle (imports: exec -> ... -> exec) records calls nested in the outer one: for a
+    # function also called from outside, only edges from outside its cycle are subtracted.
+    comp = components(n, caller, callee)
+    foreign = comp[caller] != comp[callee]
+    outer_ct = np.bincount(callee[foreign], weights=ct[foreign], minlength=n)
+    outside[2] = np.where(outside[0] > 0, np.maximum(totals[:, 2] - outer_ct, 0.0), outside[2])
     weight, root_weight = activity_weights(n, callee, ct, calls, outside[2], outside[0])
     graph = CallGraph(
         nfunc=n,
