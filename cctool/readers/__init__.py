@@ -82,7 +82,10 @@ def detect(path: str | os.PathLike[str]) -> ModuleType:
 
 
 def _sniff(p: Path) -> ModuleType | None:
-    for mod in reader_modules():
+    # Import each reader only when its turn comes: importing all of them (lxml, the Caliper
+    # and Cube parsers, ...) costs more than reading a small profile.
+    for _, name in READERS:
+        mod = importlib.import_module(name)
         try:
             if mod.sniff(p):
                 return mod
