@@ -159,6 +159,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
         if not builder.seen[f] and not reachable[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
+            reachable |= _reachable(n, callee, order, starts, [f])
 
     parent = np.asarray(builder.parent, dtype=np.int64)
     func = np.asarray(builder.func, dtype=np.int64)
