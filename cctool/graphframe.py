@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
+from cctool.metrics import Metric, describe
 
 ID = pl.Int32
 KEY_COLUMNS = ("node", "rank", "thread")
@@ -59,6 +60,7 @@ class GraphFrame:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     default_metric: str | None = None
     derived: frozenset[str] = frozenset()
+    metric_info: Mapping[str, Metric] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.default_metric is None and self.metric_columns:
@@ -344,12 +346,15 @@ class GraphFrame:
     ) -> pl.DataFrame:
         """One row per node (all nodes, in node order) with metrics aggregated over locations.
 
-        Absent rows count as 0, so ``mean`` divides by the number of locations of the
-        profile (or of the chosen rank), and ``max``/``min``/``std``/``cv`` see those zeros too.
+        Each metric combines as its descriptor says (see :mod:`cctool.aggregate`): additive
+        ones sum the threads of a rank, then combine ranks by ``agg`` (``mean`` is per rank);
+        ratios and levels are never summed; derived formulas are evaluated after aggregation.
+        Absent rows count as 0.
         """
-        cols = list(metrics) if metrics is not None else list(self.metric_columns)
-        for c in cols:
-            self.resolve_metric(c)
+        from cctool import aggregate
+
+        cols = [self.resolve_metric(c) for c in metrics] if metrics is not None else list(
+            self.metric_columns)
         if agg not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {agg!r}")
         locs = self.locations
@@ -366,61 +371,23 @@ class GraphFrame:
                 f"{thread if thread is not None else 'any'}; the profile has ranks "
                 f"{_span(ranks)} and threads {_span(threads)}"
             )
-        nloc = max(int(loc_keep.sum()), 1)
-        n = self.num_nodes
-        if agg not in ("sum", "mean") and nloc * n > _DENSE_LIMIT:
-            return self._node_values_polars(cols, agg, rank, thread, nloc)
-        out: dict[str, Any] = {"node": np.arange(n, dtype=np.int32)}
-        if self._blocks is not None:
-            for c in cols:
-                block = self._block_column(c, loc_keep)
-                assert block is not None
-                if agg in ("sum", "mean"):
-                    # Row after row from 0.0: bincount's sums bit for bit (a reduce down axis
-                    # 0 may sum pairwise, depending on the shape).
-                    total = np.zeros(n, dtype=np.float64)
-                    for row in block:
-                        np.add(total, row, out=total)
-                    out[c] = total / nloc if agg == "mean" else total
-                else:
-                    out[c] = _reduce_block(block if block.shape[0] else np.zeros((1, n)), agg)
-            return pl.DataFrame(out)
-        row_keep = loc_keep[self.location_index] if not loc_keep.all() else None
-        node = self.metrics["node"].to_numpy()
-        if agg in ("sum", "mean"):
-            node_sel = node if row_keep is None else node[row_keep]
-            for c in cols:
-                w = self.metrics[c].to_numpy()
-                w = w if row_keep is None else w[row_keep]
-                total = np.bincount(node_sel, weights=w, minlength=n)
-                out[c] = total / nloc if agg == "mean" else total
-            return pl.DataFrame(out)
-        # max/min/std/cv over a dense (locations x nodes) block; absent rows stay 0.
-        slot = np.cumsum(loc_keep) - 1
-        loc = self.location_index if row_keep is None else self.location_index[row_keep]
-        node_sel = node if row_keep is None else node[row_keep]
-        for c in cols:
-            w = self.metrics[c].to_numpy()
-            block = np.zeros((nloc, n), dtype=np.float64)
-            block[slot[loc], node_sel] = w if row_keep is None else w[row_keep]
-            out[c] = _reduce_block(block, agg)
+        values = aggregate.node_values(self, cols, agg, loc_keep)
+        out: dict[str, Any] = {"node": np.arange(self.num_nodes, dtype=np.int32)}
+        out.update(values)
         return pl.DataFrame(out)
 
-    def _node_values_polars(
-        self, cols: list[str], agg: str, rank: int | None, thread: int | None, nloc: int
-    ) -> pl.DataFrame:
-        table = self.metrics
-        if rank is not None:
-            table = table.filter(pl.col("rank") == rank)
-        if thread is not None:
-            table = table.filter(pl.col("thread") == thread)
-        grouped = aggregate_locations(table, "node", cols, agg, nloc)
-        out = (
-            self.nodes.select("node")
-            .join(grouped, on="node", how="left")
-            .with_columns([pl.col(c).fill_null(0.0) for c in cols])
-        )
-        return out.sort("node")
+    def metric(self, column: str) -> Metric:
+        """The descriptor of metric ``column`` (an alias resolves first)."""
+        col = self.resolve_metric(column)
+        info = self.metric_info.get(col)
+        if info is not None:
+            return info
+        # Columns an op added without declaring them take their partner's meaning.
+        partner = self.metric_info.get(exclusive_name(col)) or self.metric_info.get(
+            inclusive_name(col))
+        if partner is not None:
+            return replace(partner, column=col, inclusive=col in self.inclusive)
+        return describe(col, None, inclusive=col in self.inclusive)
 
     def dense(self, metric: str) -> tuple[np.ndarray, pl.DataFrame]:
         """(values[locations, nodes], locations) for one metric, absent rows as 0."""
@@ -571,61 +538,11 @@ class GraphFrame:
         )
 
 
-_DENSE_LIMIT = 1 << 27  # cells of a (locations x nodes) block before falling back to Polars
-
-
-def _reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
-    """max/min/std/cv down the location axis of a dense block."""
-    if agg == "max":
-        return block.max(axis=0)
-    if agg == "min":
-        return block.min(axis=0)
-    std = block.std(axis=0)
-    if agg == "std":
-        return std
-    mean = block.mean(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(std == 0, 0.0, std / mean)
-
-
 def _span(values: list[int]) -> str:
     """'0-3' for a contiguous run, else the values listed."""
     if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
         return f"{values[0]}-{values[-1]}"
     return ", ".join(map(str, values))
-
-
-def aggregate_locations(
-    table: pl.DataFrame, key: str | Sequence[str], cols: Sequence[str], agg: str, nloc: int
-) -> pl.DataFrame:
-    """Aggregate metric ``cols`` of a long table over locations, one row per ``key`` value.
-
-    ``table`` holds at most one row per key value and location; a location without a row
-    counts as 0, so ``mean`` divides by ``nloc`` and ``max``/``min``/``std`` see the zeros.
-    ``std`` is the population standard deviation, ``cv`` = std / mean (0 where std is 0).
-    """
-    if agg not in AGGREGATIONS:
-        raise ValueError(f"unknown aggregation {agg!r}")
-    pad = pl.len() < nloc  # some location has no row: its value is 0
-    exprs: list[pl.Expr] = []
-    for c in cols:
-        x = pl.col(c)
-        mean = x.sum() / nloc
-        if agg == "sum":
-            e = x.sum()
-        elif agg == "mean":
-            e = mean
-        elif agg in ("max", "min"):
-            fn = pl.max_horizontal if agg == "max" else pl.min_horizontal
-            base = x.max() if agg == "max" else x.min()
-            e = pl.when(pad).then(fn(base, pl.lit(0.0))).otherwise(base)
-        else:
-            # Two-pass variance; each absent location contributes (0 - mean)^2.
-            sq = ((x - mean) ** 2).sum() + (nloc - pl.len()) * mean**2
-            std = (sq / nloc).clip(lower_bound=0.0).sqrt()
-            e = std if agg == "std" else pl.when(std == 0).then(0.0).otherwise(std / mean)
-        exprs.append(e.alias(c))
-    return table.group_by(key).agg(exprs)
 
 
 def _normalise_metric_table(mdf: pl.DataFrame, new_id: np.ndarray) -> pl.DataFrame:

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import orjson
 import polars as pl
+
+
+def with_units(df: pl.DataFrame, units: Mapping[str, str | None]) -> pl.DataFrame:
+    """Name each value column's unit in its header, ``time (inc) [s]``: records carry values
+    in base units (seconds, bytes), and say which."""
+    names = {c: f"{c} [{u}]" for c, u in units.items() if c in df.columns and u}
+    return df.rename(names) if names else df
 
 
 def to_json(df: pl.DataFrame) -> bytes:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
+from cctool.metrics import Metric, effective_agg, format_quantity
 from cctool.options import TreeOptions
 
 # Six colors per map, for values from high to low (fraction of the largest shown value).
@@ -45,12 +46,19 @@ def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
     return tuple(reversed(colors)) if invert else colors
 
 
-def format_value(value: float, precision: int) -> str:
-    """A metric value as text; NaN and infinities spelled out."""
-    if value is None or math.isnan(value):
+def format_value(value: float, precision: int, metric: Metric | None = None) -> str:
+    """A metric value as text, scaled with its unit when ``metric`` says what it is
+    (``3.998 s``, ``1.2 G``); NaN and infinities spelled out; zero as ``0``."""
+    if metric is not None:
+        return format_quantity(value, metric, precision)
+    if value is None:
+        return "-"
+    if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
     return f"{value:.{precision}f}"
 
 
@@ -64,12 +72,16 @@ def elide(name: str, width: int) -> str:
 
 
 def render_rows(
-    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *, ascii_markers: bool = False
+    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *, ascii_markers: bool = False,
+    info: Sequence[Metric | None] | None = None,
 ) -> TreeLines:
-    """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them."""
+    """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
+    ``info`` (one descriptor per metric) scales values and names their units."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     columns = [rows[m].to_list() for m in metrics]
-    texts = [[format_value(v, opts.precision) for v in col] for col in columns]
+    kinds = list(info) if info is not None else [None] * len(metrics)
+    texts = [[format_value(v, opts.precision, kinds[k]) for v in col]
+             for k, col in enumerate(columns)]
     widths = [max((len(t) for t in col), default=0) for col in texts]
     first = columns[0] if columns else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
@@ -192,12 +204,17 @@ def _fresh_style(definition: str) -> Style:
 
 
 def legend(
-    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool
+    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
+    info: Sequence[Metric | None] | None = None,
 ) -> Text:
-    """Legend lines: what the values are and which color means what."""
+    """Legend lines: what the values are, in which unit, and which color means what."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     text = Text()
-    shown = ", ".join(metrics) if metrics else "(no metric)"
+    kinds = list(info) if info is not None else [None] * len(metrics)
+    shown = ", ".join(
+        f"{m} [{k.unit}]" if k is not None else m for m, k in zip(metrics, kinds, strict=True)
+    ) if metrics else "(no metric)"
+    first = kinds[0] if kinds else None
     text.append(f"Legend (values: {shown}; {locations})\n", style="bold")
     upper = 1.0
     bins = (
@@ -207,7 +224,8 @@ def legend(
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
         text.append("  █ ", style=color)
-        text.append(f"{format_value(lo, opts.precision)} - {format_value(hi, opts.precision)}\n")
+        text.append(f"{format_value(lo, opts.precision, first)} - "
+                    f"{format_value(hi, opts.precision, first)}\n")
         upper = edge
     if markers:
         text.append("  ◀ / < only in A (the first profile)   ", style="red")
@@ -215,8 +233,11 @@ def legend(
     return text
 
 
-def describe_locations(gf: GraphFrame, opts: TreeOptions) -> str:
-    """Say which ranks/threads the values stand for (an op may say it in ``values_note``)."""
+def describe_locations(
+    gf: GraphFrame, opts: TreeOptions, info: Sequence[Metric | None] | None = None
+) -> str:
+    """Say which ranks/threads the values stand for and how they were combined (an op may
+    say it in ``values_note``)."""
     note = gf.metadata.get("values_note")
     if note:
         return str(note)
@@ -234,10 +255,18 @@ def describe_locations(gf: GraphFrame, opts: TreeOptions) -> str:
         # Spot-style files hold one row per node that the profiler already combined.
         return f"combined by the profiler over {int(size)} ranks" if size > 1 else "single process"
     ranks, threads = gf.num_ranks, gf.num_threads
-    return (
-        f"{opts.agg} over {ranks} rank{'s' * (ranks != 1)} × {threads} "
-        f"thread{'s' * (threads != 1)} ({n} locations)"
-    )
+    first = next((m for m in info or () if m is not None), None)
+    how = effective_agg(first, opts.agg) if first is not None else opts.agg
+    additive = first is None or first.additive
+    if how == "sum" and additive:
+        return f"sum over {ranks} rank{'s' * (ranks != 1)} × {threads} thread{'s' * (threads != 1)}"
+    text = f"{how} over {ranks} rank{'s' * (ranks != 1)}"
+    if threads > 1:
+        text += (f" (each rank's {threads} threads summed)" if additive
+                 else f" (each rank's threads: {first.combine if first else 'sum'})")
+    if first is not None and how != opts.agg:
+        text += f"; {first.column} is a {first.dimension}, never summed"
+    return text
 
 
 def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = False) -> Group:
@@ -246,7 +275,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = 
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts)
-    tree = render_rows(rows, metrics, opts, ascii_markers=ascii_markers)
+    info = [gf.metric(m) for m in metrics]
+    tree = render_rows(rows, metrics, opts, ascii_markers=ascii_markers, info=info)
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
@@ -254,7 +284,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = 
         peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
-        parts.append(legend(metrics, opts, peak, describe_locations(gf, opts), has_markers))
+        parts.append(legend(metrics, opts, peak, describe_locations(gf, opts, info),
+                            has_markers, info))
     return Group(*parts)
 
 

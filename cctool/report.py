@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cctool.ops.compare import Comparison, node_paths, top_changes
+from cctool.metrics import Metric
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
 from cctool.render import MARKERS, format_value, tree_renderable
@@ -38,9 +39,9 @@ def percent_text(value: float | None) -> str:
     return f"{value:+.1f}%"
 
 
-def signed(value: float | None, precision: int) -> str:
-    """A change with its sign, ``+`` included."""
-    text = format_value(math.nan if value is None else value, precision)
+def signed(value: float | None, precision: int, metric: Metric | None = None) -> str:
+    """A change with its sign, ``+`` included, scaled with its unit when ``metric`` says it."""
+    text = format_value(math.nan if value is None else value, precision, metric)
     return "+" + text if value is not None and value > 0 else text
 
 
@@ -60,14 +61,14 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) ->
     for m in cmp.shown:
         a, b = cmp.totals[m]
         base, other = (b, a) if cmp.opts.reverse else (a, b)
-        unit = f" {cmp.units(m)}" if cmp.units(m) else ""
+        info = cmp.metric(m)
         first, second = ("B", "A") if cmp.opts.reverse else ("A", "B")
-        line = (f"total {m}: A {format_value(a, precision)}{unit}, "
-                f"B {format_value(b, precision)}{unit}, ")
+        line = (f"total {m}: A {format_value(a, precision, info)}, "
+                f"B {format_value(b, precision, info)}, ")
         if cmp.opts.op == "div":
             line += f"{first} / {second} {format_value(_ratio(base, other), precision)}"
         else:
-            line += (f"{second} − {first} {signed(other - base, precision)}{unit} "
+            line += (f"{second} − {first} {signed(other - base, precision, info)} "
                      f"({percent_text(_pct(base, other))})")
         lines.append(line)
         if m in cmp.scale:
@@ -135,12 +136,12 @@ def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[st
             continue
         n = res.offenders.height
         what = "the total" if res.condition.total else f"{n} node{'s' * (n != 1)}"
-        lines.append(f"gate failed: {res.condition.text} ({what})")
-        unit = f" {res.unit}" if res.unit else ""
+        lines.append(f"gate failed: {res.condition.text} ({what}; evaluated {res.evaluated})")
         for r in res.offenders.iter_rows(named=True):
             where = "" if res.condition.total else f"  [node {r['node']}]"
-            lines.append(f"  {percent_text(r['percent']):>9} {signed(r['change'], precision):>16}"
-                         f"{unit}  {short_path(r['path'])}{where}")
+            change = signed(r["change"], precision, res.metric)
+            lines.append(f"  {percent_text(r['percent']):>9} {change:>16}"
+                         f"  {short_path(r['path'])}{where}")
     return lines
 
 
@@ -152,13 +153,13 @@ def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResul
     if results:
         failed = sum(not r.passed for r in results)
         out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
-                "| | condition | offenders | largest |", "|---|---|---:|---|"]
+                "| | condition | evaluated | offenders | largest |", "|---|---|---|---:|---|"]
         for r in results:
             worst = r.offenders.row(0, named=True) if r.offenders.height else None
             largest = (f"{percent_text(worst['percent'])} `{_md(short_path(worst['path']))}`"
                        if worst else "")
             out.append(f"| {'❌' if not r.passed else '✅'} | `{_md(r.condition.text)}` "
-                       f"| {r.offenders.height} | {largest} |")
+                       f"| {_md(r.evaluated)} | {r.offenders.height} | {largest} |")
     headers = _metric_headers(cmp)
     out += ["", f"### Largest changes of {_md(cmp.shown[0])}", "",
             "| call path | status | " + " | ".join(_md(h) for _, h in headers) + " |",
@@ -184,6 +185,8 @@ def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int =
                           skipped="0")
     for r in results:
         case = ET.SubElement(suite, "testcase", classname="cctool.gate", name=r.condition.text)
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="evaluated", value=r.evaluated)
         if not r.passed:
             fail = ET.SubElement(case, "failure", type="regression",
                                  message=f"{r.offenders.height} offending: {r.condition.text}")

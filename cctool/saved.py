@@ -29,6 +29,7 @@ import polars as pl
 
 from cctool.errors import CctoolError, SavedFormatError
 from cctool.graphframe import GraphFrame
+from cctool.metrics import info_from_json, info_to_json
 
 MAGIC = b"\x89CCT\r\n\x1a\n"
 VERSION = 1
@@ -58,6 +59,7 @@ def dumps(gf: GraphFrame, source_format: str | None = None) -> bytes:
         "exclusive": list(gf.exclusive),
         "inclusive": list(gf.inclusive),
         "derived": sorted(gf.derived),
+        "metric_info": info_to_json(gf.metric_info),
         "default_metric": gf.default_metric,
         "metadata": dict(gf.metadata),
         "source_format": source_format or gf.metadata.get("format"),
@@ -105,6 +107,7 @@ def loads(data: bytes | memoryview, name: str = "<bytes>") -> GraphFrame:
         metadata=header.get("metadata") or {},
         default_metric=header.get("default_metric"),
         derived=frozenset(header.get("derived", ())),
+        metric_info=info_from_json(header.get("metric_info")),
     )
 
 

@@ -17,6 +17,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from cctool.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, render_rows
 
@@ -95,25 +96,26 @@ def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3
 
 
 def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 3,
-                    name_width: int = 60) -> Group:
+                    metric: Metric | None = None, name_width: int = 60) -> Group:
     """Per-node statistics across locations under ``title``; ``verbose`` adds a block per
-    node with std, percentiles, the heaviest locations' values and the histogram's range."""
+    node with std, percentiles, the heaviest locations' values and the histogram's range.
+    ``metric`` scales the values and names their unit."""
     heads = ["node", "name", "mean", "max", "min", "max/mean", "cv", "top", "histogram"]
     rows = [[str(r["node"]), elide(r["name"], name_width),
-             *(format_value(r[c], precision) for c in ("mean", "max", "min")),
+             *(format_value(r[c], precision, metric) for c in ("mean", "max", "min")),
              format_value(r["imbalance"], 2), format_value(r["cv"], 2),
              ",".join(str(lab) for lab in r["top"][:3]), f"▕{sparkline(r['histogram'])}▏"]
             for r in df.iter_rows(named=True)]
     parts: list[RenderableType] = [Text(title, style="bold"),
                                    _table(heads, rows, left=["name", "top", "histogram"])]
     if verbose:
-        parts += [_imbalance_details(r, precision) for r in df.iter_rows(named=True)]
+        parts += [_imbalance_details(r, precision, metric) for r in df.iter_rows(named=True)]
     return Group(*parts)
 
 
-def _imbalance_details(r: dict[str, Any], precision: int) -> Text:
+def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None) -> Text:
     def fmt(v: float) -> str:
-        return format_value(v, precision)
+        return format_value(v, precision, metric)
 
     pct = "  ".join(f"p{p} {fmt(r[f'p{p}'])}" for p in (10, 25, 50, 75, 90))
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))

@@ -16,7 +16,7 @@ import pytest
 
 from cctool import kernels
 from cctool.errors import CctoolError, ReaderError, UnknownFormatError
-from cctool.readers import detect, read
+from cctool.readers import detect, read_declared as read
 from cctool.readers import hpctoolkit as reader
 
 

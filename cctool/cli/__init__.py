@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 
 import click
 
 from cctool.cli._options import derive_option
-from cctool.errors import CctoolError
+from cctool.errors import CctoolError, CctoolWarning
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -46,10 +47,14 @@ class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use; it is the error boundary."""
 
     def invoke(self, ctx: click.Context) -> object:
-        try:
-            return super().invoke(ctx)
-        except CctoolError as exc:
-            raise BadInputError(str(exc)) from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CctoolWarning)
+            _SHOWN.clear()
+            warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except CctoolError as exc:
+                raise BadInputError(str(exc)) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -98,6 +103,21 @@ def cli(ctx: click.Context, color: str) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["color"] = color
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: object,
+                  **kwargs: object) -> None:
+    """cctool's warnings as one ``warning: ...`` line on stderr; others as Python shows them."""
+    if issubclass(category, CctoolWarning):
+        if str(message) not in _SHOWN:  # each distinct message once per command
+            _SHOWN.add(str(message))
+            click.echo(f"warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, *args, **kwargs)  # type: ignore[arg-type]
+
+
+_python_showwarning = warnings.showwarning
+_SHOWN: set[str] = set()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -113,12 +113,25 @@ def emit_renderable(
     write_text(output, to_text(renderable, width=width or 120, color=False))
 
 
-def emit_table(df: pl.DataFrame, to: str, output: str) -> None:
-    """Write a table as JSON records or CSV."""
-    from cctool.records import to_csv, to_json
+def emit_table(
+    df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
+) -> None:
+    """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
+    from cctool.records import to_csv, to_json, with_units
 
+    df = with_units(df, units or {})
     data = to_json(df) if to == "json" else to_csv(df).encode()
     write_bytes(output, data)
+
+
+def metric_units(gf: GraphFrame, columns: Sequence[str]) -> dict[str, str | None]:
+    """{column: unit} of the metric columns among ``columns`` (for record headers)."""
+    out: dict[str, str | None] = {}
+    for c in columns:
+        if c in gf.metric_columns or c in gf.metric_info:
+            unit = gf.metric(c).unit
+            out[c] = None if unit == "unknown" else unit
+    return out
 
 
 def write_text(output: str, text: str) -> None:

@@ -63,11 +63,25 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
         lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
         if to == "csv":  # CSV has no lists: space-separated values in one field
             df = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(" ") for c in lists)
-        emit_table(df, to, output)
+        unit = gf.metric(col).unit
+        emit_table(df, to, output, {c: unit for c in ("mean", "max", "min", "std", "p10",
+                                                      "p25", "p50", "p75", "p90")})
         return
+    from cctool.ops.imbalance import profiler_statistics
     from cctool.tables import imbalance_table
 
-    units = {"rank": gf.num_ranks, "thread": gf.num_threads, "location": gf.locations.height}[dim]
-    title = (f"Load imbalance of {col} across {units} {dim}s; nodes with max ≥ {threshold:.0%} "
-             "of the largest, sorted by max − mean")
-    emit_renderable(ctx, imbalance_table(df, title, verbose, precision), output, width)
+    stats = profiler_statistics(gf, col)
+    if stats is not None:
+        ranks = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
+                      if isinstance(gf.metadata.get(k), int | float)), None)
+        over = f" over {int(ranks)} ranks" if ranks else ""
+        title = (f"Load imbalance of {col} from the profiler's own per-rank statistics{over} "
+                 f"(max: {stats['max']}, mean: {stats['mean']}; the profile holds no per-rank "
+                 f"values); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
+    else:
+        units = {"rank": gf.num_ranks, "thread": gf.num_threads,
+                 "location": gf.locations.height}[dim]
+        title = (f"Load imbalance of {col} across {units} {dim}s; nodes with max ≥ "
+                 f"{threshold:.0%} of the largest, sorted by max − mean")
+    emit_renderable(ctx, imbalance_table(df, title, verbose, precision, gf.metric(col)),
+                    output, width)

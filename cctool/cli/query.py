@@ -146,6 +146,8 @@ def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOp
         elif output != "-":
             write_bytes(output, b"")
         return
+    from cctool.cli._io import metric_units
     from cctool.ops.view import tree_rows
 
-    emit_table(tree_rows(gf, opts), to, output)
+    rows = tree_rows(gf, opts)
+    emit_table(rows, to, output, metric_units(gf, rows.columns))

@@ -109,9 +109,11 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         emit_renderable(ctx, tree_renderable(gf, opts), output, width)
     else:
+        from cctool.cli._io import metric_units
         from cctool.ops.view import tree_rows
 
-        emit_table(tree_rows(gf, opts), to, output)
+        rows = tree_rows(gf, opts)
+        emit_table(rows, to, output, metric_units(gf, rows.columns))
 
 
 def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:

@@ -9,15 +9,17 @@ rank, for ``max``/``min`` it compares the extreme processes. The shown values co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame, exclusive_name, inclusive_name
+from cctool.graphframe import GraphFrame
+from cctool.metrics import UNKNOWN, Combine, Dimension, Metric
 from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
+from cctool.ops.compat import harmonise, report_overlap
 from cctool.options import CompareOptions
 
 INF = float("inf")
@@ -39,6 +41,8 @@ class Comparison:
         shown: the metrics shown, first one first.
         opts: the options used.
         scale: with ``normalize``, the factor each metric of the scaled profile was multiplied by.
+        measured: per compared column, A's descriptor: what A and B values are (the shown
+            values of ``result`` carry their own: a percentage or a ratio for ``div``).
     """
 
     result: GraphFrame
@@ -47,12 +51,16 @@ class Comparison:
     shown: tuple[str, ...]
     opts: CompareOptions
     scale: dict[str, float]
+    measured: dict[str, Metric]
+
+    def metric(self, metric: str) -> Metric:
+        """What the compared values of ``metric`` are (A's descriptor: unit, dimension)."""
+        return self.measured[self.result.resolve_metric(metric)]
 
     def units(self, metric: str) -> str | None:
-        """The unit of ``metric`` as the profile states it (e.g. ``usec``), if known."""
-        units = self.result.metadata.get("source_units") or {}
-        names = (metric, exclusive_name(metric), inclusive_name(metric))
-        return next((str(units[n]) for n in names if units.get(n)), None)
+        """The unit the values of ``metric`` are in (``s``, ``B``, ...), None if unknown."""
+        unit = self.metric(metric).unit
+        return None if unit == UNKNOWN else unit
 
     @property
     def change_column(self) -> str:
@@ -69,9 +77,12 @@ def compare(
         raise CctoolError(f"unknown comparison {opts.op!r}; use sub or div")
     if opts.percent and opts.op != "sub":
         raise CctoolError("percent applies to differences only")
+    wanted = [*(opts.metrics or ((a.default_metric,) if a.default_metric else ())), *extra]
+    b = harmonise(a, b, wanted)
     base, other = (b, a) if opts.reverse else (a, b)
     shown = tuple(opts.metrics) or ((base.default_metric,) if base.default_metric else ())
     al = align(base, other, [*shown, *extra] or None, agg=opts.agg)
+    report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy())
     shown = tuple(base.resolve_metric(m) for m in shown) or al.metrics[:1]
     sums = {m: _root_sums(al, _total_column(al.metrics, m)) for m in al.metrics}
     totals = {m: (t[::-1] if opts.reverse else t) for m, t in sums.items()}
@@ -81,13 +92,27 @@ def compare(
     values = _values(al, opts)
     result = combine(al, base, other, _shown_op(opts), opts.missing, _meta(base, other, opts))
     marker = _markers(result.nodes["status"], opts.reverse)
+    measured = {m: base.metric(m) for m in al.metrics}
     result = GraphFrame(
         nodes=result.nodes.with_columns(marker=marker),
         metrics=result.metrics, exclusive=result.exclusive, inclusive=result.inclusive,
         metadata=result.metadata, default_metric=shown[0] if shown else None,
         derived=result.derived,
+        metric_info={m: _shown_metric(info, opts) for m, info in measured.items()},
     )
-    return Comparison(result, values, totals, shown, opts, scale)
+    return Comparison(result, values, totals, shown, opts, scale, measured)
+
+
+def _shown_metric(m: Metric, opts: CompareOptions) -> Metric:
+    """What the shown value of a compared metric is: a difference in its unit, a percentage
+    or a ratio."""
+    if opts.op == "div":
+        return replace(m, unit="ratio", dimension=Dimension.RATIO, combine=Combine.MEAN,
+                       source_unit=None, formula=None)
+    if opts.percent:
+        return replace(m, unit="%", dimension=Dimension.PERCENT, combine=Combine.MEAN,
+                       source_unit=None, formula=None)
+    return replace(m, formula=None)
 
 
 def percent_change(base: pl.Expr, other: pl.Expr) -> pl.Expr:
@@ -163,9 +188,8 @@ def _meta(base: GraphFrame, other: GraphFrame, opts: CompareOptions) -> dict[str
     if opts.normalize:
         what += f", {second} scaled to {first}'s total"
     return {
-        "values_note": f"{what}; {opts.agg} over ranks and threads",
+        "values_note": f"{what}; each profile: {opts.agg} over its ranks (threads summed per rank)",
         "metric_aliases": base.metadata.get("metric_aliases") or {},
-        "source_units": base.metadata.get("metric_units") or {},
     }
 
 

@@ -1,5 +1,13 @@
-"""Derived metrics: ``ipc = PAPI_TOT_INS / PAPI_TOT_CYC`` adds a column computed per
-(node, rank, thread) row.
+"""Derived metrics: ``ipc = PAPI_TOT_INS / PAPI_TOT_CYC``.
+
+By default a derived metric is evaluated after aggregation: its descriptor carries the
+formula, and wherever values are combined over ranks and threads (``sum``, ``mean``) the
+operands are combined first and the formula applied to the results, so ``ipc`` is the ratio
+of the sums, as hpcviewer shows it, and ``time / time`` is 1 on any number of ranks. The
+metric table also gets a column with the formula evaluated on each (node, rank, thread) row,
+for per-location views (imbalance, ``--rank``). With ``per_location=True`` the formula is
+evaluated on each row only, and the rows combine as the result's meaning says (a ratio by
+its mean, never a sum).
 
 The expression language is small and safe: numbers, column names (quote names with spaces,
 ``"time (inc)"``; ``time (inc)`` also works unquoted), ``+ - * /`` (also ``× ÷ −``),
@@ -9,7 +17,9 @@ into a small tree and compiled to one Polars expression; nothing is evaluated as
 A derived metric is inclusive when every column it reads is inclusive, and exclusive
 otherwise (constants count as exclusive). No partner column is derived for it: the subtree
 sum of a ratio means nothing. Results that are not finite (``x / 0``, ``log(0)``) become 0,
-the value of an absent row, so aggregations over ranks and nodes stay finite.
+the value of an absent row, so aggregations over ranks and nodes stay finite. The unit
+follows the formula: ``time / time`` is a ratio, ``time + time`` seconds, ``PAPI_FP_OPS /
+time`` ``count/s``.
 """
 
 from __future__ import annotations
@@ -21,8 +31,11 @@ from typing import Any
 
 import polars as pl
 
+import numpy as np
+
 from cctool.errors import CctoolError, MetricNotFoundError
 from cctool.graphframe import INC_SUFFIX, KEY_COLUMNS, GraphFrame
+from cctool.metrics import UNKNOWN, Combine, Dimension, Metric
 
 FUNCTIONS = {"abs": (1, 1), "log": (1, 1), "sqrt": (1, 1), "min": (2, 99), "max": (2, 99)}
 _TOKEN = re.compile(
@@ -65,8 +78,15 @@ def parse(text: str) -> Derivation:
     return Derivation(name, tree, tuple(dict.fromkeys(_columns(tree))))
 
 
-def derive(gf: GraphFrame, text: str) -> GraphFrame:
-    """A new GraphFrame with the metric defined by ``text`` (``NAME = EXPR``) added."""
+def derive(gf: GraphFrame, text: str, *, per_location: bool = False) -> GraphFrame:
+    """A new GraphFrame with the metric defined by ``text`` (``NAME = EXPR``) added.
+
+    Args:
+        gf: the profile.
+        text: ``NAME = EXPR``.
+        per_location: evaluate on each (node, rank, thread) row only, instead of after
+            aggregation (see the module docstring).
+    """
     d = parse(text)
     if d.name in gf.metric_columns or d.name in KEY_COLUMNS:
         raise DeriveError(f"column {d.name!r} already exists; pick another name")
@@ -79,11 +99,102 @@ def derive(gf: GraphFrame, text: str) -> GraphFrame:
     inclusive = bool(d.columns) and all(gf.is_inclusive(c) for c in d.columns)
     meta = dict(gf.metadata)
     meta["derived_metrics"] = {**meta.get("derived_metrics", {}), d.name: text.strip()}
+    dim, unit, additive = _unit(d.tree, gf)
+    formula = None if per_location or additive else _source(d.tree)
+    combine = Combine.SUM if additive else Combine.MEAN
+    info = Metric(d.name, d.name, inclusive, unit, dim, combine, formula=formula)
     return replace(
         gf, metrics=metrics, metadata=meta,
         inclusive=gf.inclusive + (d.name,) if inclusive else gf.inclusive,
         exclusive=gf.exclusive if inclusive else gf.exclusive + (d.name,),
+        metric_info={**gf.metric_info, d.name: info},
     )
+
+
+def evaluate(formula: str, operands: dict[str, np.ndarray]) -> np.ndarray:
+    """``formula`` (an expression, no ``NAME =``) on NumPy arrays; non-finite results are 0."""
+    tree = parse(f"_ = {formula}").tree
+    with np.errstate(all="ignore"):
+        out = np.asarray(_numpy(tree, operands), dtype=np.float64)
+    shape = next(iter(operands.values())).shape if operands else out.shape
+    out = np.broadcast_to(out, shape).copy()
+    out[~np.isfinite(out)] = 0.0
+    return out
+
+
+def _numpy(node: Node, cols: dict[str, np.ndarray]) -> Any:
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "col":
+        return cols[node[1]]
+    if kind == "neg":
+        return -_numpy(node[1], cols)
+    if kind == "bin":
+        a, b = _numpy(node[2], cols), _numpy(node[3], cols)
+        return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[node[1]](a, b)
+    args = [_numpy(arg, cols) for arg in node[2]]
+    fn = node[1]
+    if fn in ("abs", "sqrt", "log"):
+        return {"abs": np.abs, "sqrt": np.sqrt, "log": np.log}[fn](args[0])
+    reduce = np.minimum if fn == "min" else np.maximum
+    out = args[0]
+    for a in args[1:]:
+        out = reduce(out, a)
+    return out
+
+
+def _source(node: Node) -> str:
+    """The expression as text, column names quoted: parses back to the same tree."""
+    kind = node[0]
+    if kind == "num":
+        return repr(node[1])
+    if kind == "col":
+        return '"' + node[1] + '"'
+    if kind == "neg":
+        return f"-({_source(node[1])})"
+    if kind == "bin":
+        return f"({_source(node[2])} {node[1]} {_source(node[3])})"
+    return f"{node[1]}({', '.join(_source(a) for a in node[2])})"
+
+
+# (dimension, unit, additive) of an expression; a bare number is ("", "1", False).
+Unit = tuple[Dimension, str, bool]
+_CONST: Unit = (Dimension.RATIO, "1", False)
+
+
+def _unit(node: Node, gf: GraphFrame) -> Unit:
+    kind = node[0]
+    if kind == "num":
+        return _CONST
+    if kind == "col":
+        m = gf.metric(node[1])
+        return m.dimension, m.unit, m.additive
+    if kind == "neg":
+        return _unit(node[1], gf)
+    if kind == "call":
+        units = [_unit(a, gf) for a in node[2]]
+        if node[1] == "abs" or (node[1] in ("min", "max") and len({u[1] for u in units}) == 1):
+            return units[0][0], units[0][1], False
+        return Dimension.OTHER, UNKNOWN, False
+    a, b = _unit(node[2], gf), _unit(node[3], gf)
+    op = node[1]
+    if op in "+-":
+        if a[1] == b[1]:
+            return a[0], a[1], a[2] and b[2]
+        if a is _CONST or b is _CONST:
+            other = b if a is _CONST else a
+            return other[0], other[1], False
+        return Dimension.OTHER, UNKNOWN, False
+    if op == "*":
+        if a is _CONST or b is _CONST:
+            return b if a is _CONST else a
+        return Dimension.OTHER, f"{a[1]}*{b[1]}", False
+    if b is _CONST:
+        return a
+    if a[1] == b[1]:
+        return Dimension.RATIO, "ratio", False
+    return Dimension.OTHER, f"{a[1]}/{b[1]}", False
 
 
 def derive_all(gf: GraphFrame, texts: Iterable[str]) -> GraphFrame:

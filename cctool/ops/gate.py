@@ -9,8 +9,10 @@ Grammar (one condition per ``--fail-if``)::
 ``METRIC`` is a metric column (``time``, ``time (inc)``). The condition tests the change of
 each node (or, with ``total``, of the roots' total) in the direction the comparison shows
 (B − A). ``%`` makes it relative: the change as a percentage of A's value. A time unit or a
-plain number makes it absolute: a plain number is in the metric's own unit (HPCToolkit time
-is in microseconds; see ``metadata["metric_units"]``), a time unit is converted to it.
+plain number makes it absolute: a plain number is in the metric's own unit (seconds for every
+time, whatever unit the profiler wrote; see :mod:`cctool.metrics`), a time unit is converted.
+Each result names the exact column it checked and how ranks were combined (``evaluated``):
+the same column and aggregation the report next to it shows.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
+from cctool.metrics import Metric, effective_agg
 from cctool.ops.compare import Comparison, node_paths, percent_change
 
 # Time units as powers of ten of a second, so conversions multiply by exact powers of ten.
@@ -72,15 +75,26 @@ class GateResult:
             ``A``, ``B``, ``change``, ``percent`` and the node columns); for a ``total``
             condition one row named ``total``.
         unit: the metric's unit, if the profile states it.
+        metric: what the compared values are (unit, dimension).
+        how: how each profile's ranks were combined (``sum over ranks``).
     """
 
     condition: Condition
     offenders: pl.DataFrame
     unit: str | None = None
+    metric: Metric | None = None
+    how: str = ""
 
     @property
     def passed(self) -> bool:
         return self.offenders.height == 0
+
+    @property
+    def evaluated(self) -> str:
+        """The exact column checked and how its values were combined, for every report."""
+        unit = f", in {self.unit}" if self.unit else ""
+        total = "the roots' total of " if self.condition.total else ""
+        return f"{total}column {self.condition.metric!r} ({self.how}{unit})"
 
 
 def parse_condition(text: str) -> Condition:
@@ -173,7 +187,9 @@ def evaluate(
         hit = hit.sort(*keys, "node", descending=[up] * len(keys) + [False], nulls_last=True)
         if not cond.total and hit.height:
             hit = hit.with_columns(path=pl.Series(node_paths(cmp.result, hit["node"].to_numpy())))
-        results.append(GateResult(c, hit, unit))
+        info = cmp.metric(metric)
+        how = f"{effective_agg(info, cmp.opts.agg)} over each profile's ranks"
+        results.append(GateResult(c, hit, unit, info, how))
     return results
 
 

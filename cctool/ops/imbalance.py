@@ -14,6 +14,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
+from cctool.metrics import statistics_of
 
 BY_CHOICES = ("rank", "thread", "location")
 PERCENTILES = (10, 25, 50, 75, 90)
@@ -21,21 +22,48 @@ BINS = 10
 
 
 def location_matrix(gf: GraphFrame, metric: str, by: str) -> tuple[np.ndarray, list[object]]:
-    """(values[units, nodes], unit labels): per rank (threads summed), per thread id (ranks
-    summed) or per (rank, thread) location (label ``"rank.thread"``); absent rows are 0."""
+    """(values[units, nodes], unit labels): per rank (its threads combined), per thread id
+    (ranks combined) or per (rank, thread) location (label ``"rank.thread"``); absent rows
+    are 0. Threads and ranks combine as the metric's descriptor says (additive ones sum),
+    and a derived formula is evaluated on each unit's combined operands."""
     if by not in BY_CHOICES:
         raise CctoolError(f"unknown location dimension {by!r}; use one of {', '.join(BY_CHOICES)}")
-    dense, locs = gf.dense(metric)
+    m = gf.metric(metric)
+    locs = gf.locations
     ranks, threads = locs["rank"].to_numpy(), locs["thread"].to_numpy()
     if by == "location":
+        dense, _ = gf.dense(metric)
         return dense, [f"{r}.{t}" for r, t in zip(ranks.tolist(), threads.tolist(), strict=True)]
     key = ranks if by == "rank" else threads
     order = np.argsort(key, kind="stable")
     labels, starts = np.unique(key[order], return_index=True)
-    if dense.shape[0] == 0:
-        return dense, []
-    # reduceat sums each run of equal keys: one pass, no per-unit Python loop.
-    return np.add.reduceat(dense[order], starts, axis=0), labels.tolist()
+    if locs.height == 0:
+        return np.zeros((0, gf.num_nodes)), []
+    if m.formula is not None:
+        from cctool.ops.derive import evaluate, parse
+
+        operands = {c: location_matrix(gf, c, by)[0]
+                    for c in parse(f"_ = {m.formula}").columns}
+        return evaluate(m.formula, operands), labels.tolist()
+    dense, _ = gf.dense(metric)
+    # reduceat combines each run of equal keys: one pass, no per-unit Python loop.
+    ufunc = {"max": np.maximum, "min": np.minimum}.get(m.combine.value, np.add)
+    out = ufunc.reduceat(dense[order], starts, axis=0)
+    if m.combine.value == "mean":
+        out = out / np.diff(np.append(starts, order.size))[:, None]
+    return out, labels.tolist()
+
+
+def profiler_statistics(gf: GraphFrame, metric: str) -> dict[str, str] | None:
+    """{statistic: column} when ``gf`` holds no per-rank values but the profiler's own
+    per-rank max and mean of ``metric``'s quantity (Caliper Spot's ``Max time/rank`` and
+    ``Avg time/rank``); else None."""
+    if gf.locations.height > 1:
+        return None
+    stats = statistics_of(gf.metric_info, gf.metric(metric))
+    if "max" not in stats or "mean" not in stats:
+        return None
+    return {k: m.column for k, m in stats.items()}
 
 
 def default_dimension(gf: GraphFrame) -> str:
@@ -65,9 +93,12 @@ def imbalance(
         10 equal bins from min to max).
     """
     col = gf.resolve_metric(metric)
-    values, labels = location_matrix(gf, col, by or default_dimension(gf))
     if not 0.0 <= threshold <= 1.0:
         raise CctoolError(f"threshold {threshold} is not a fraction between 0 and 1")
+    stats_cols = profiler_statistics(gf, col)
+    if stats_cols is not None:
+        return _from_profiler_statistics(gf, stats_cols, threshold, top)
+    values, labels = location_matrix(gf, col, by or default_dimension(gf))
     if values.shape[0] == 0:
         values = np.zeros((1, gf.num_nodes))
         labels = ["-"]
@@ -80,6 +111,33 @@ def imbalance(
     if top > 0:
         nodes = nodes[:top]
     return _table(gf, nodes, values[:, nodes], stats, labels, k)
+
+
+def _from_profiler_statistics(
+    gf: GraphFrame, cols: dict[str, str], threshold: float, top: int
+) -> pl.DataFrame:
+    """The imbalance table from the profiler's per-rank max/mean (and min): no per-rank
+    values exist, so spread statistics and the heaviest ranks are left empty (null)."""
+    vals = gf.node_values(list(cols.values()))
+    mean, mx = vals[cols["mean"]].to_numpy(), vals[cols["max"]].to_numpy()
+    mn = vals[cols["min"]].to_numpy() if "min" in cols else np.full_like(mean, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(mean != 0, mx / np.where(mean != 0, mean, 1.0),
+                         np.where(mx == 0, 1.0, np.inf))
+    peak = float(mx.max(initial=0.0))
+    nodes = np.nonzero(mx >= threshold * peak)[0] if peak > 0 else np.arange(gf.num_nodes)
+    nodes = nodes[np.lexsort((nodes, -(mx[nodes] - mean[nodes])))]
+    if top > 0:
+        nodes = nodes[:top]
+    none = pl.lit(None, dtype=pl.Float64)
+    return gf.nodes.select(pl.col("node", "name").gather(nodes)).with_columns(
+        mean=pl.Series(mean[nodes]), max=pl.Series(mx[nodes]), min=pl.Series(mn[nodes]),
+        imbalance=pl.Series(ratio[nodes]), std=none, cv=none,
+        **{f"p{p}": none for p in PERCENTILES},
+        top=pl.lit([], dtype=pl.List(pl.String)),
+        top_values=pl.lit([], dtype=pl.List(pl.Float64)),
+        histogram=pl.lit([], dtype=pl.List(pl.Int64)),
+    )
 
 
 def _basic_stats(values: np.ndarray) -> dict[str, np.ndarray]:

@@ -24,6 +24,12 @@ from cctool.errors import CctoolError, ReaderError, UnknownFormatError
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
 
+
+def normalise(gf: GraphFrame) -> GraphFrame:
+    from cctool.metrics import normalise as to_base_units
+
+    return to_base_units(gf)
+
 # (name for --from, module). Kept as plain strings so the CLI can list formats without
 # importing any reader.
 READERS: tuple[tuple[str, str], ...] = (
@@ -123,11 +129,22 @@ def _resolve(path: Path) -> Path:
 def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
+    Values come out in base units (seconds, bytes) with a descriptor per metric column
+    (:func:`cctool.metrics.normalise`), whatever unit the profiler wrote.
+
     Args:
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
         **options: reader-specific options.
     """
+    return normalise(read_declared(path, fmt, **options))
+
+
+def read_declared(
+    path: str | os.PathLike[str], fmt: str | None = None, **options: Any
+) -> GraphFrame:
+    """What the reader decoded, values in the profiler's own units, with its declarations
+    (units, how metrics combine) still in the metadata: :func:`read` before normalising."""
     if str(path) == STDIN:
         from cctool.saved import load_stream
 
@@ -138,13 +155,14 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         path = _resolve(Path(path))
     mod = get_reader(fmt) if fmt else detect(path)
     try:
-        return mod.read(Path(path), **options)
+        gf: GraphFrame = mod.read(Path(path), **options)
     except CctoolError:
         raise
     except MemoryError:
         raise
     except Exception as exc:  # a broken file of a known format: name both, never a traceback
         raise ReaderError(path, _describe(exc), fmt=mod.NAME) from exc
+    return gf
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:

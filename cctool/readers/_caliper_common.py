@@ -102,6 +102,7 @@ class Metric:
     agg: str
     scale: float
     unit: str | None
+    of: str = ""  # the quantity a statistic over ranks summarises
 
 
 def region_type(attr_name: str) -> str:
@@ -140,6 +141,7 @@ def metric_for(attr: Attr) -> Metric | None:
         agg=_AGG.get(first, "sum"),
         scale=scale,
         unit=unit,
+        of=exc_form.split("#", 1)[1] if first in _AGG else exc_form,
     )
 
 
@@ -346,6 +348,14 @@ class ProfileBuilder:
         meta.setdefault("path", str(self.path))
         if units:
             meta.setdefault("metric_units", units)
+        # How each metric combines over ranks, and which are statistics of one quantity
+        # (Spot's Min/Max/Avg time/rank and Total time): the metric model's declarations.
+        combine = {"min": "min", "max": "max", "mean": "mean", "first": "mean"}
+        meta["metric_combine"] = {c: combine[m.agg] for c, m in metrics.items()
+                                  if m.agg in combine}
+        family = [m.of for m in metrics.values() if m.agg != "sum"]
+        meta["metric_stats"] = {c: ["sum" if m.agg == "sum" else m.agg, m.of]
+                                for c, m in metrics.items() if m.of in family}
         if self.snapshots:
             meta.setdefault("timeseries", [self.snapshots[k] for k in sorted(self.snapshots)])
         gf = GraphFrame.from_arrays(parent_new, attrs, table, exclusive=exc_add,
@@ -355,14 +365,8 @@ class ProfileBuilder:
         exc, inc = {*gf.exclusive, *exc_other}, {*gf.inclusive, *inc_other}
         gf = replace(gf, exclusive=tuple(c for c in cols if c in exc),
                      inclusive=tuple(c for c in cols if c in inc))
+        # `time` names the default time column (the metric model's alias rule).
         preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
-        if "time (inc)" not in cols and "Total time (inc)" in cols:
-            # Spot profiles: `Total time` is time summed over ranks, what `time` is elsewhere,
-            # so `--metric time` works on every format.
-            aliases = {"time (inc)": "Total time (inc)", "time": "Total time"}
-            meta = {**gf.metadata, "metric_aliases": {k: v for k, v in aliases.items()
-                                                      if v in cols}}
-            gf = replace(gf, metadata=meta)
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
 
     def _sibling_order(self, n: int) -> np.ndarray:

@@ -1,0 +1,239 @@
+"""Per-node values from the long metric table: combining locations as each metric's meaning asks.
+
+The rules (see :mod:`cctool.metrics`):
+
+- An additive metric sums the threads of a rank into the rank's value; ranks then combine by
+  the aggregation asked for: ``sum``, ``mean`` (per rank: divided by the number of ranks,
+  never by rank × thread locations), ``max``, ``min``, ``std``, ``cv``. Absent rows count as 0.
+- A non-additive metric (ratio, percentage, level, a statistic the profiler made) combines
+  threads and, asked for ``sum``, ranks by its own rule (mean, max or min); never by a sum.
+- A derived metric with a formula is evaluated after aggregation: its operands are
+  aggregated (``sum``/``mean``) and the formula applied to the results, the ratio of sums.
+  For ``max``/``min``/``std``/``cv`` it is evaluated on each rank's values first and those
+  per-rank results are reduced: the spread of a per-rank IPC, say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from cctool.metrics import Metric, effective_agg
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+
+AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
+_DENSE_LIMIT = 1 << 27  # cells of a (ranks x nodes) block before falling back to Polars
+
+
+def node_values(
+    gf: GraphFrame,
+    cols: Sequence[str],
+    agg: str,
+    loc_keep: np.ndarray,
+    by_location: bool = False,
+) -> dict[str, np.ndarray]:
+    """{column: value per node} over the kept locations (a bool mask over ``gf.locations``).
+
+    ``by_location`` treats every kept location as its own unit (no thread collapse): for a
+    view of one thread across ranks, or of the threads of one rank.
+    """
+    if agg not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {agg!r}")
+    groups = _groups(gf, loc_keep, by_location)
+    out: dict[str, np.ndarray] = {}
+    for c in cols:
+        m = gf.metric(c)
+        if m.formula is not None:
+            out[c] = _formula_values(gf, m, agg, loc_keep, groups)
+        else:
+            out[c] = _plain_values(gf, c, m, effective_agg(m, agg), loc_keep, groups)
+    return out
+
+
+def _groups(gf: GraphFrame, loc_keep: np.ndarray, by_location: bool) -> np.ndarray:
+    """Per kept location, the index of its unit (its rank, or itself)."""
+    kept = np.flatnonzero(loc_keep)
+    if by_location:
+        return np.arange(kept.size, dtype=np.int64)
+    ranks = gf.locations["rank"].to_numpy()[kept]
+    _, inverse = np.unique(ranks, return_inverse=True)
+    return inverse.astype(np.int64)
+
+
+def _plain_values(
+    gf: GraphFrame, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+) -> np.ndarray:
+    n = gf.num_nodes
+    nunits = int(groups.max(initial=-1)) + 1 if groups.size else 0
+    one_per_unit = nunits == groups.size
+    if agg in ("sum", "mean") and (m.combine.value == "sum" or one_per_unit):
+        total = _sum(gf, col, loc_keep)
+        return total / max(nunits, 1) if agg == "mean" else total
+    if nunits * n > _DENSE_LIMIT:
+        return _polars_values(gf, col, m, agg, loc_keep, groups, nunits)
+    block = _dense(gf, col, loc_keep)
+    units = block if one_per_unit else _collapse(block, groups, nunits, m.combine.value)
+    return reduce_block(units if units.shape[0] else np.zeros((1, n)), agg)
+
+
+def _sum(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
+    """Sum over the kept locations, bit for bit as a bincount in row order."""
+    n = gf.num_nodes
+    block = gf._block_column(col, loc_keep)
+    if block is not None:
+        total = np.zeros(n, dtype=np.float64)
+        for row in block:  # row after row from 0.0: bincount's order of additions
+            np.add(total, row, out=total)
+        return total
+    node = gf.metrics["node"].to_numpy()
+    w = gf.metrics[col].to_numpy()
+    if not loc_keep.all():
+        keep = loc_keep[gf.location_index]
+        node, w = node[keep], w[keep]
+    return np.bincount(node, weights=w, minlength=n)
+
+
+def _dense(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
+    """(kept locations, nodes) values; absent rows are 0."""
+    block = gf._block_column(col, loc_keep)
+    if block is not None:
+        return np.asarray(block, dtype=np.float64)
+    slot = np.cumsum(loc_keep) - 1
+    loc = gf.location_index
+    node = gf.metrics["node"].to_numpy()
+    w = gf.metrics[col].to_numpy()
+    if not loc_keep.all():
+        keep = loc_keep[loc]
+        loc, node, w = loc[keep], node[keep], w[keep]
+    out = np.zeros((int(loc_keep.sum()), gf.num_nodes), dtype=np.float64)
+    out[slot[loc], node] = w
+    return out
+
+
+def _collapse(block: np.ndarray, groups: np.ndarray, nunits: int, how: str) -> np.ndarray:
+    """Combine the rows of ``block`` that belong to one unit (the threads of a rank)."""
+    out = np.zeros((nunits, block.shape[1]), dtype=np.float64)
+    if how == "sum":
+        np.add.at(out, groups, block)
+    elif how == "max":
+        out[:] = -np.inf
+        np.maximum.at(out, groups, block)
+    elif how == "min":
+        out[:] = np.inf
+        np.minimum.at(out, groups, block)
+    else:
+        np.add.at(out, groups, block)
+        out /= np.bincount(groups, minlength=nunits)[:, None]
+    return out
+
+
+def reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
+    """sum/mean/max/min/std/cv down the first axis of a dense block."""
+    if agg == "sum":
+        return block.sum(axis=0)
+    if agg == "mean":
+        return block.mean(axis=0)
+    if agg == "max":
+        return block.max(axis=0)
+    if agg == "min":
+        return block.min(axis=0)
+    std = block.std(axis=0)
+    if agg == "std":
+        return std
+    mean = block.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(std == 0, 0.0, std / mean)
+
+
+def _polars_values(
+    gf: GraphFrame, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray,
+    nunits: int,
+) -> np.ndarray:
+    """The same as the dense path, in Polars, for blocks too large to hold densely."""
+    unit_of_loc = np.full(loc_keep.size, -1, dtype=np.int64)
+    unit_of_loc[np.flatnonzero(loc_keep)] = groups
+    unit = unit_of_loc[gf.location_index]
+    table = pl.DataFrame({"node": gf.metrics["node"], "unit": unit, col: gf.metrics[col]})
+    table = table.filter(pl.col("unit") >= 0)
+    how = m.combine.value
+    combine = {"sum": pl.col(col).sum(), "max": pl.col(col).max(), "min": pl.col(col).min(),
+               "mean": pl.col(col).mean()}[how]
+    per_unit = table.group_by("node", "unit").agg(combine)
+    grouped = aggregate_locations(per_unit, "node", [col], agg, nunits)
+    values = np.zeros(gf.num_nodes, dtype=np.float64)
+    values[grouped["node"].to_numpy()] = grouped[col].to_numpy()
+    return values
+
+
+def _formula_values(
+    gf: GraphFrame, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+) -> np.ndarray:
+    from cctool.ops.derive import evaluate
+
+    assert m.formula is not None
+    if agg in ("sum", "mean"):
+        operands = node_values_for(gf, m.formula, agg, loc_keep, groups)
+        return evaluate(m.formula, operands)
+    nunits = int(groups.max(initial=-1)) + 1
+    per_unit: dict[str, np.ndarray] = {}
+    for c in _operands(m.formula):
+        block = _dense(gf, c, loc_keep)
+        per_unit[c] = _collapse(block, groups, nunits, gf.metric(c).combine.value)
+    values = evaluate(m.formula, per_unit)
+    return reduce_block(values if values.shape[0] else np.zeros((1, gf.num_nodes)), agg)
+
+
+def node_values_for(
+    gf: GraphFrame, formula: str, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for c in _operands(formula):
+        op = gf.metric(c)
+        out[c] = (_formula_values(gf, op, agg, loc_keep, groups) if op.formula is not None
+                  else _plain_values(gf, c, op, effective_agg(op, agg), loc_keep, groups))
+    return out
+
+
+def _operands(formula: str) -> tuple[str, ...]:
+    from cctool.ops.derive import parse
+
+    return parse(f"_ = {formula}").columns
+
+
+def aggregate_locations(
+    table: pl.DataFrame, key: str | Sequence[str], cols: Sequence[str], agg: str, nloc: int
+) -> pl.DataFrame:
+    """Aggregate metric ``cols`` of a long table over locations, one row per ``key`` value.
+
+    ``table`` holds at most one row per key value and location; a location without a row
+    counts as 0, so ``mean`` divides by ``nloc`` and ``max``/``min``/``std`` see the zeros.
+    ``std`` is the population standard deviation, ``cv`` = std / mean (0 where std is 0).
+    """
+    if agg not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {agg!r}")
+    pad = pl.len() < nloc  # some location has no row: its value is 0
+    exprs: list[pl.Expr] = []
+    for c in cols:
+        x = pl.col(c)
+        mean = x.sum() / nloc
+        e: Any
+        if agg == "sum":
+            e = x.sum()
+        elif agg == "mean":
+            e = mean
+        elif agg in ("max", "min"):
+            fn = pl.max_horizontal if agg == "max" else pl.min_horizontal
+            base = x.max() if agg == "max" else x.min()
+            e = pl.when(pad).then(fn(base, pl.lit(0.0))).otherwise(base)
+        else:
+            # Two-pass variance; each absent location contributes (0 - mean)^2.
+            sq = ((x - mean) ** 2).sum() + (nloc - pl.len()) * mean**2
+            std = (sq / nloc).clip(lower_bound=0.0).sqrt()
+            e = std if agg == "std" else pl.when(std == 0).then(0.0).otherwise(std / mean)
+        exprs.append(e.alias(c))
+    return table.group_by(key).agg(exprs)

@@ -1,0 +1,345 @@
+"""The metric model: what a metric column means, in which unit, and how it combines.
+
+Every metric column of a GraphFrame has a :class:`Metric` descriptor (``gf.metric(col)``):
+its base name and exclusive/inclusive partner, its unit and dimension (time, count, bytes,
+ratio, percent, other) and how values of several locations combine into one (``combine``):
+
+- ``sum``: additive quantities (times, event counts, bytes allocated). Threads of a rank are
+  summed, then ranks combine by the aggregation asked for (``--agg``, sum by default).
+- ``mean``: intensive quantities (ratios, percentages, a per-rank average the profiler already
+  computed). They are never summed: asked for a sum, they give their mean.
+- ``max`` / ``min``: levels and extremes (memory in use, high-water marks, a profiler's
+  ``Max time/rank``). Asked for a sum or a mean, they give their max (min).
+
+A derived metric (``--derive``) carries its ``formula``; it is evaluated after aggregation
+(``ipc = PAPI_TOT_INS / PAPI_TOT_CYC`` is the ratio of the sums, as hpcviewer shows it), or on
+each rank first when asked.
+
+Units: readers declare the unit the profiler wrote (``declare``); :func:`normalise` converts
+times to seconds and byte multiples to bytes, so every profile compares with every other;
+event counts keep their own unit (``Ir``, ``cycles``) and only compare with the same unit.
+Display scales values as pprof does (``1.23 ms``, ``4.56 s``, ``12.3 M``, ``1.5 GiB``).
+
+Aliases: ``time`` names the profile's main time column when no column is called ``time``
+(Caliper Spot's ``Avg time/rank``); :func:`resolve` says which column an alias chose.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+
+INC_SUFFIX = " (inc)"
+
+
+class Dimension(StrEnum):
+    TIME = "time"
+    COUNT = "count"
+    BYTES = "bytes"
+    RATIO = "ratio"
+    PERCENT = "percent"
+    OTHER = "other"
+
+
+class Combine(StrEnum):
+    SUM = "sum"
+    MEAN = "mean"
+    MAX = "max"
+    MIN = "min"
+
+
+# Unit spellings profilers write -> (dimension, base unit, factor to the base unit).
+_TIME = {"s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+         "ms": 1e-3, "msec": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+         "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "μs": 1e-6, "microsecond": 1e-6,
+         "microseconds": 1e-6, "ns": 1e-9, "nsec": 1e-9, "nanosecond": 1e-9,
+         "nanoseconds": 1e-9, "min": 60.0, "minutes": 60.0, "h": 3600.0, "hours": 3600.0}
+_BYTES = {"b": 1.0, "byte": 1.0, "bytes": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+          "kib": 1024.0, "mib": 1024.0**2, "gib": 1024.0**3, "tib": 1024.0**4}
+_PERCENT = {"%", "percent", "percentage", "percent of total"}
+_RATIO = {"ratio", "fraction", "1", "ratio of totals"}
+_COUNT = {"count": "count", "counts": "count", "#": "count", "occ": "count",
+          "occurrences": "count", "calls": "calls", "visits": "visits", "samples": "samples",
+          "events": "count", "number": "count"}
+UNKNOWN = "unknown"
+
+
+def parse_unit(text: str | None) -> tuple[Dimension, str, float]:
+    """(dimension, base unit, factor) for a unit as a profiler spells it."""
+    raw = (text or "").strip()
+    low = raw.lower()
+    if low in _TIME:
+        return Dimension.TIME, "s", _TIME[low]
+    if raw in ("µs", "μs"):
+        return Dimension.TIME, "s", 1e-6
+    if low in _BYTES:
+        return Dimension.BYTES, "B", _BYTES[low]
+    if low in _PERCENT:
+        return Dimension.PERCENT, "%", 1.0
+    if low in _RATIO:
+        return Dimension.RATIO, "ratio", 1.0
+    if low in _COUNT:
+        return Dimension.COUNT, _COUNT[low], 1.0
+    if not raw or low == UNKNOWN:
+        return Dimension.OTHER, UNKNOWN, 1.0
+    # An event name (Ir, cycles, PAPI_TOT_INS) counts events of its own kind.
+    return Dimension.COUNT, raw, 1.0
+
+
+_DEFAULT_COMBINE = {Dimension.RATIO: Combine.MEAN, Dimension.PERCENT: Combine.MEAN}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What one metric column holds.
+
+    Attributes:
+        column: the column name (``time (inc)``).
+        base: the metric's exclusive name (``time``).
+        inclusive: True for ``M (inc)`` columns.
+        unit: the unit values are held in (``s``, ``B``, ``count``, ``%``, ``ratio`` or an
+            event name such as ``Ir``; ``unknown`` when the profile does not say).
+        dimension: what kind of quantity it is.
+        combine: how values of several locations combine (see the module docstring).
+        source_unit: the unit the profiler wrote, when cctool converted it.
+        formula: for a derived metric, the expression evaluated after aggregation.
+        statistic: for a statistic over ranks the profiler computed (Caliper Spot's
+            ``Max time/rank``): ``min``, ``max``, ``mean`` or ``sum``; ``of`` names the
+            quantity, the same for all statistics of one quantity.
+    """
+
+    column: str
+    base: str
+    inclusive: bool
+    unit: str
+    dimension: Dimension
+    combine: Combine
+    source_unit: str | None = None
+    formula: str | None = None
+    statistic: str | None = None
+    of: str | None = None
+
+    @property
+    def partner(self) -> str:
+        """The exclusive column of an inclusive metric, and the other way round."""
+        return self.base if self.inclusive else self.base + INC_SUFFIX
+
+    @property
+    def additive(self) -> bool:
+        return self.combine is Combine.SUM and self.formula is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Metric:
+        fields = dict(data)
+        fields["dimension"] = Dimension(fields["dimension"])
+        fields["combine"] = Combine(fields["combine"])
+        return cls(**fields)
+
+
+def base_name(column: str) -> str:
+    return column[: -len(INC_SUFFIX)] if column.endswith(INC_SUFFIX) else column
+
+
+def describe(
+    column: str, unit: str | None, combine: str | None = None, *, inclusive: bool | None = None
+) -> Metric:
+    """A descriptor for ``column`` in ``unit`` (as the profiler spells it), values unconverted."""
+    dim, _, _ = parse_unit(unit)
+    how = Combine(combine) if combine else _DEFAULT_COMBINE.get(dim, Combine.SUM)
+    inc = column.endswith(INC_SUFFIX) if inclusive is None else inclusive
+    return Metric(column, base_name(column), inc, (unit or UNKNOWN).strip() or UNKNOWN, dim, how)
+
+
+# Reader declarations travel in these metadata keys from a reader to ``normalise``, which
+# turns them into descriptors and removes them: nothing after the read looks at them.
+UNITS_KEY = "metric_units"
+COMBINE_KEY = "metric_combine"
+STATS_KEY = "metric_stats"  # {column: [statistic, quantity]}
+ALIASES_KEY = "metric_aliases"
+
+
+def declared(gf: GraphFrame) -> dict[str, Metric]:
+    """Descriptors for every metric column from what the reader declared (unconverted)."""
+    units = dict(gf.metadata.get(UNITS_KEY) or {})
+    combine = dict(gf.metadata.get(COMBINE_KEY) or {})
+    stats = dict(gf.metadata.get(STATS_KEY) or {})
+    out: dict[str, Metric] = {}
+    for col in gf.metric_columns:
+        if col in gf.metric_info:
+            out[col] = gf.metric_info[col]
+            continue
+        # A reader may declare either partner: the other one shares its meaning.
+        keys = (col, base_name(col), base_name(col) + INC_SUFFIX)
+        unit = next((units[k] for k in keys if k in units), None)
+        how = next((combine[k] for k in keys if k in combine), None)
+        stat = next((stats[k] for k in keys if k in stats), None)
+        m = describe(col, unit, how, inclusive=col in gf.inclusive)
+        out[col] = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+    return out
+
+
+def normalise(gf: GraphFrame) -> GraphFrame:
+    """Attach descriptors and hold every value in its base unit (seconds, bytes).
+
+    Idempotent: a GraphFrame that already carries descriptors in base units is returned as is.
+    """
+    import polars as pl
+
+    info = declared(gf)
+    scale: dict[str, float] = {}
+    for col, m in info.items():
+        dim, base_unit, factor = parse_unit(m.unit)
+        if dim in (Dimension.TIME, Dimension.BYTES) and m.unit != base_unit:
+            info[col] = replace(m, unit=base_unit, source_unit=m.unit)
+            if factor != 1.0:
+                scale[col] = factor
+        elif dim is Dimension.COUNT and m.unit != base_unit:
+            info[col] = replace(m, unit=base_unit)
+    metrics = gf.metrics
+    if scale:
+        metrics = metrics.with_columns([(pl.col(c) * f).alias(c) for c, f in scale.items()])
+    meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
+    aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
+    aliases.update(_time_alias(gf, info, aliases))
+    if aliases:
+        meta[ALIASES_KEY] = aliases
+    else:
+        meta.pop(ALIASES_KEY, None)
+    return replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+
+
+def _time_alias(
+    gf: GraphFrame, info: Mapping[str, Metric], aliases: Mapping[str, str]
+) -> dict[str, str]:
+    """``time`` -> the main time column (the default metric when it is a time) if absent."""
+    if "time" in info or "time" in aliases:
+        return {}
+    default = gf.default_metric
+    candidates = [default] if default else []
+    candidates += [c for c in gf.inclusive if c != default]
+    for col in candidates:
+        m = info.get(col) if col else None
+        if m is not None and m.dimension is Dimension.TIME and m.formula is None:
+            out = {"time": m.base} if m.base in info else {}
+            if m.inclusive:
+                out["time (inc)"] = col
+            return out
+    return {}
+
+
+# ---------------------------------------------------------------------------- aggregation
+def effective_agg(metric: Metric, agg: str) -> str:
+    """The aggregation actually applied to ``metric`` when ``agg`` is asked for.
+
+    Additive metrics take ``agg`` as it is. The others are never summed (nor averaged, for
+    levels): ``sum``/``mean`` become their own combine rule; max/min/std/cv keep their meaning.
+    """
+    if metric.combine is Combine.SUM or agg not in ("sum", "mean"):
+        return agg
+    return str(metric.combine)
+
+
+def thread_combine(metric: Metric) -> str:
+    """How the threads of one rank combine into the rank's value."""
+    return str(metric.combine)
+
+
+def describe_agg(metric: Metric, agg: str, ranks: int) -> str:
+    """``sum over 4 ranks`` / ``mean over ranks`` as a header says it."""
+    how = effective_agg(metric, agg)
+    if ranks <= 1:
+        return "one rank"
+    return f"{how} over {ranks} ranks"
+
+
+# ---------------------------------------------------------------------------- comparison
+def comparable(a: Metric, b: Metric) -> str | None:
+    """None when values of ``a`` and ``b`` compare; else why not (one line)."""
+    if a.unit == UNKNOWN or b.unit == UNKNOWN:
+        return None if a.unit == b.unit else (
+            f"{a.column!r} is in {a.unit} and {b.column!r} in {b.unit}"
+        )
+    if a.dimension is not b.dimension or a.unit != b.unit:
+        return f"{a.column!r} is in {a.unit} ({a.dimension}), {b.column!r} in {b.unit} ({b.dimension})"
+    return None
+
+
+# ---------------------------------------------------------------------------- display
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+_BYTE_SCALES = ((1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"))
+
+
+def format_quantity(value: float | None, metric: Metric | None, precision: int = 3) -> str:
+    """``value`` scaled for reading, with its unit: ``1.234 ms``, ``12.300 M``, ``1.5 GiB``.
+
+    Zero prints as ``0`` (never ``-0.000``); NaN and infinities are spelled out.
+    """
+    if value is None:
+        return "-"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    mag = abs(value)
+    dim = metric.dimension if metric is not None else Dimension.OTHER
+    if dim is Dimension.TIME and metric is not None and metric.unit == "s":
+        for factor, name in _TIME_SCALES:
+            if mag >= factor * 0.9995 or factor == 1e-9:
+                return f"{value / factor:.{precision}f} {name}"
+    if dim is Dimension.BYTES and metric is not None and metric.unit == "B":
+        for factor, name in _BYTE_SCALES:
+            if mag >= factor:
+                return f"{value / factor:.{precision}f} {name}"
+        return f"{value:.0f} B" if float(value).is_integer() else f"{value:.{precision}f} B"
+    if dim is Dimension.PERCENT:
+        return f"{value:.{min(precision, 2)}f} %"
+    if dim is Dimension.COUNT:
+        for factor, name in _SI:
+            if mag >= factor * 0.9995:
+                return f"{value / factor:.{precision}f} {name}"
+        return f"{value:.0f}" if float(value).is_integer() else f"{value:.{precision}f}"
+    return f"{value:.{precision}f}"
+
+
+def unit_label(metric: Metric) -> str:
+    """The unit as headers show it: ``s``, ``B``, ``count``, ``%``, ``Ir``."""
+    return metric.unit
+
+
+def header(metric: Metric) -> str:
+    """``time (inc) [s]``."""
+    return f"{metric.column} [{metric.unit}]"
+
+
+def statistics_of(info: Mapping[str, Metric], metric: Metric) -> dict[str, Metric]:
+    """{statistic: descriptor} of the profiler-made statistics of ``metric``'s quantity with
+    the same inclusiveness (``max``, ``mean``, ... of Caliper's per-rank time)."""
+    if metric.of is None:
+        return {}
+    return {m.statistic: m for m in info.values()
+            if m.of == metric.of and m.statistic and m.inclusive == metric.inclusive}
+
+
+def info_to_json(info: Mapping[str, Metric]) -> dict[str, dict[str, Any]]:
+    return {c: m.to_json() for c, m in info.items()}
+
+
+def info_from_json(data: Mapping[str, Any] | None) -> dict[str, Metric]:
+    return {c: Metric.from_json(m) for c, m in (data or {}).items()}
+
+
+def units_of(info: Mapping[str, Metric], columns: Iterable[str]) -> dict[str, str]:
+    """{column: unit} for records that name their units."""
+    return {c: info[c].unit for c in columns if c in info}
