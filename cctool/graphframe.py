@@ -81,6 +81,7 @@ class GraphFrame:
         default_metric: str | None = None,
         derive_inclusive: bool = True,
         derive_exclusive: bool = False,
+        metric_info: Mapping[str, Metric] | None = None,
     ) -> GraphFrame:
         """Build a canonical GraphFrame from nodes numbered 0..n-1 in any order.
 
@@ -95,6 +96,7 @@ class GraphFrame:
             default_metric: the metric commands use when none is given.
             derive_inclusive: add ``M (inc)`` for every exclusive ``M`` that lacks it.
             derive_exclusive: add ``M`` for every inclusive ``M (inc)`` that lacks it.
+            metric_info: descriptors of the metric columns (an op passes its input's on).
         """
         from cctool import kernels
 
@@ -146,6 +148,7 @@ class GraphFrame:
             inclusive=inc,
             metadata=dict(metadata or {}),
             default_metric=default_metric,
+            metric_info=dict(metric_info or {}),
         )
         if derive_inclusive:
             gf = gf.with_derived_inclusive()

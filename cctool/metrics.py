@@ -206,7 +206,7 @@ def normalise(gf: GraphFrame) -> GraphFrame:
             info[col] = replace(m, unit=base_unit)
     metrics = gf.metrics
     if scale:
-        metrics = metrics.with_columns([(pl.col(c) * f).alias(c) for c, f in scale.items()])
+        metrics = metrics.with_columns([_scaled(pl.col(c), f).alias(c) for c, f in scale.items()])
     meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
     aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
     aliases.update(_time_alias(gf, info, aliases))
@@ -215,6 +215,14 @@ def normalise(gf: GraphFrame) -> GraphFrame:
     else:
         meta.pop(ALIASES_KEY, None)
     return replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+
+
+def _scaled(col: Any, factor: float) -> Any:
+    """``col`` times ``factor``; by division where 1/factor is an integer (µs -> s divides by
+    1e6), so values the profiler wrote as whole numbers convert correctly rounded."""
+    inverse = 1.0 / factor
+    return col / round(inverse) if factor < 1 and abs(inverse - round(inverse)) < 1e-9 else (
+        col * factor)
 
 
 def _time_alias(

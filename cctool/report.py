@@ -105,7 +105,7 @@ def changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool
         name = Text(short_path(r["path"]))
         if mark:
             name.append(" " + (mark[1] if ascii_markers else mark[0]), style=mark[2])
-        table.add_row(name, *(_cell(r[col], col, precision) for col, _ in headers))
+        table.add_row(name, *(_cell(r[col], col, precision, cmp) for col, _ in headers))
     return table
 
 
@@ -120,12 +120,16 @@ def _metric_headers(cmp: Comparison) -> list[tuple[str, str]]:
     return out
 
 
-def _cell(value: float | None, column: str, precision: int) -> str:
+def _cell(value: float | None, column: str, precision: int, cmp: Comparison) -> str:
+    """One value of a comparison row, scaled with its metric's unit (changes signed)."""
     if column.endswith("[%]"):
         return percent_text(value)
+    metric = cmp.metric(column.rsplit(" [", 1)[0])
+    if column.endswith("[ratio]"):
+        return format_value(math.nan if value is None else value, precision)
     if column.endswith("[change]"):
-        return signed(value, precision)
-    return format_value(math.nan if value is None else value, precision)
+        return signed(value, precision, metric)
+    return format_value(math.nan if value is None else value, precision, metric)
 
 
 def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[str]:
@@ -165,7 +169,7 @@ def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResul
             "| call path | status | " + " | ".join(_md(h) for _, h in headers) + " |",
             "|---|---|" + "---:|" * len(headers)]
     for row in rows(cmp, top).iter_rows(named=True):
-        cells = [_cell(row[c], c, precision) for c, _ in headers]
+        cells = [_cell(row[c], c, precision, cmp) for c, _ in headers]
         path = _md(short_path(row["path"]))
         out.append(f"| `{path}` | {row['status']} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
@@ -206,12 +210,15 @@ def json_report(cmp: Comparison, labels: Sequence[str], results: Sequence[GateRe
         "A": labels[0],
         "B": labels[1],
         "values": cmp.result.metadata.get("values_note"),
+        # Units of the A, B and change values of each metric (times in seconds).
+        "units": {m: cmp.units(m) for m in cmp.measured},
         "totals": {m: {"A": _finite(a), "B": _finite(b), "unit": cmp.units(m)}
                    for m, (a, b) in cmp.totals.items() if m in cmp.shown},
         "rows": _records(rows(cmp, top)),
         "gates": [
             {"condition": r.condition.text, "passed": r.passed, "threshold": r.condition.value,
              "unit": r.condition.unit or cmp.units(r.condition.metric),
+             "column": r.condition.metric, "evaluated": r.evaluated,
              "offenders": _records(r.offenders)}
             for r in results
         ],

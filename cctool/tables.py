@@ -77,18 +77,20 @@ def _pct(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
 
 
-def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int = 60) -> FitTable:
-    """pprof's ``top``: self, self%, sum%, cum, cum%, then the name."""
-    rows = [[format_value(r["self"], precision), _pct(r["self%"]), _pct(r["sum%"]),
-             format_value(r["cum"], precision), _pct(r["cum%"]), elide(str(r[by]), name_width)]
+def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int = 60,
+               metric: Metric | None = None) -> FitTable:
+    """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units)."""
+    rows = [[format_value(r["self"], precision, metric), _pct(r["self%"]), _pct(r["sum%"]),
+             format_value(r["cum"], precision, metric), _pct(r["cum%"]),
+             elide(str(r[by]), name_width)]
             for r in df.iter_rows(named=True)]
     return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
 
 
 def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3,
-                   name_width: int = 60) -> Group:
+                   name_width: int = 60, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
-    rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision),
+    rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
              _pct(r["parent%"]), _pct(r["start%"]), elide(r["name"], name_width)]
             for r in df.iter_rows(named=True)]
     heads = ["node", "depth", metric, "parent%", "start%", "name"]
@@ -130,14 +132,15 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
 
 
 def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions,
-                     locations: str, note: bool = True) -> Group:
+                     locations: str, note: bool = True,
+                     info: Sequence[Metric | None] | None = None) -> Group:
     """Display rows (``GroupGraph.rows``, bottom-up rows) as a tree with a legend; ``note``
-    explains the ``↻`` and ``(see above)`` leaves of a graph walk."""
-    parts: list[RenderableType] = [render_rows(rows, metrics, opts)]
+    explains the ``↻`` and ``(see above)`` leaves of a graph walk; ``info`` gives units."""
+    parts: list[RenderableType] = [render_rows(rows, metrics, opts, info=info)]
     if opts.legend:
         first = rows[metrics[0]] if rows.height else pl.Series([0.0])
         peak = float(first.abs().max() or 0.0)  # type: ignore[arg-type]
-        parts += [Text(""), legend(metrics, opts, peak, locations, False)]
+        parts += [Text(""), legend(metrics, opts, peak, locations, False, info)]
         if note:
             parts.append(Text("  ↻ name: a call back into a node on the path (a cycle); "
                               "(see above): expanded earlier"))
@@ -145,8 +148,10 @@ def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptio
 
 
 def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 3,
-                name_width: int = 60) -> FitTable:
-    """Super-nodes of a groupby: metric values, members, then the name."""
-    rows = [[*(format_value(r[m], precision) for m in metrics), str(r["members"]),
+                name_width: int = 60, info: Sequence[Metric | None] | None = None) -> FitTable:
+    """Super-nodes of a groupby: metric values (with units), members, then the name."""
+    kinds = list(info) if info is not None else [None] * len(metrics)
+    rows = [[*(format_value(r[m], precision, k) for m, k in zip(metrics, kinds, strict=True)),
+             str(r["members"]),
              elide(r["name"], name_width)] for r in df.iter_rows(named=True)]
     return _table([*metrics, "members", "name"], rows, left=["name"])

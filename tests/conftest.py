@@ -75,3 +75,15 @@ def tiny():
          "time": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 4.0, 1.0, 8.0, 5.0, 0.0]},
         exclusive=["time"],
     )
+
+
+def metric_key(record: dict, metric: str) -> str:
+    """The key of ``metric`` in a JSON/CSV record, which names the unit: ``time (inc) [s]``."""
+    found = [k for k in record if k == metric or k.startswith(metric + " [")]
+    assert len(found) == 1, f"{metric!r} not among {list(record)}"
+    return found[0]
+
+
+def metric_value(record: dict, metric: str) -> float:
+    """The value of ``metric`` in a record whose keys name the units."""
+    return record[metric_key(record, metric)]

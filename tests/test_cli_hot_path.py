@@ -34,8 +34,9 @@ def test_hot_path_json(data) -> None:
     res = run("hot-path", str(data("hpctoolkit-cpi-database")), "--to", "json")
     rows = json.loads(res.stdout)
     assert len(rows) == 10
-    assert rows[0] == {"node": 0, "depth": 0, "name": "<program root>", "time (inc)": 3998242.0,
-                       "parent%": 100.0, "start%": 100.0}
+    assert rows[0] == {"node": 0, "depth": 0, "name": "<program root>",
+                       "time (inc) [s]": pytest.approx(3.998242), "parent%": 100.0,
+                       "start%": 100.0}
     assert rows[-1]["name"] == "<unknown procedure>"
 
 
@@ -45,8 +46,9 @@ def test_hot_path_csv_and_file(data, tmp_path) -> None:
               "--start", "MPI_Finalize")
     assert res.exit_code == 0 and res.stdout == ""
     lines = out.read_text().splitlines()
-    assert lines[0] == "node,depth,name,time (inc),parent%,start%"
-    assert lines[1].startswith("13,2,MPI_Finalize,3998242.0")
+    assert lines[0] == "node,depth,name,time (inc) [s],parent%,start%"
+    assert lines[1].split(",")[:3] == ["13", "2", "MPI_Finalize"]
+    assert float(lines[1].split(",")[3]) == pytest.approx(3.998242)
 
 
 def test_unknown_start_exits_2(data) -> None:
@@ -63,6 +65,7 @@ def test_unknown_metric_exits_2(data) -> None:
 
 def test_derived_metric(data) -> None:
     res = run("hot-path", str(data("hpctoolkit-cpi-database")), "--derive",
-              'ms = "time (inc)" / 1000', "-m", "ms", "--to", "json")
+              'ms = "time (inc)" * 1000', "-m", "ms", "--to", "json")
     assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)[0]["ms"] == pytest.approx(3998.242)
+    # Times are seconds; the derived metric names its unit: seconds times 1000.
+    assert json.loads(res.stdout)[0]["ms [1000*s]"] == pytest.approx(3998.242)

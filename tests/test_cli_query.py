@@ -14,7 +14,7 @@ from cctool.saved import loads
 from tests.conftest import check_golden
 
 PMPI = '[{"name": "main"}, "*", {"name": "P?MPI_.*"}]'
-HOT = 'MATCH ("*")->(p) WHERE p."time" > 500000'
+HOT = 'MATCH ("*")->(p) WHERE p."time" > 0.5'
 
 GOLDEN_CASES = {
     "allgather.pmpi": ("hpctoolkit-allgather-database", [PMPI]),
@@ -22,7 +22,7 @@ GOLDEN_CASES = {
                                       [PMPI, "--keep-inclusive", "-m", "time (inc)", "-m", "time"]),
     "cpi.hot": ("hpctoolkit-cpi-database", [HOT, "-m", "time", "-m", "time (inc)"]),
     "cpi.hot-any-rank": ("hpctoolkit-cpi-database",
-                         ['["*", {"time": "> 300000"}]', "--ranks", "any"]),
+                         ['["*", {"time": "> 0.3"}]', "--ranks", "any"]),
 }
 
 
@@ -69,7 +69,7 @@ def test_records_to_stdout(data) -> None:
     assert [r["name"] for r in json.loads(res.stdout)] == ["<program root>", "main"]
     res = run("query", db, HOT, "--to", "csv", "-m", "time")
     lines = res.stdout.splitlines()
-    assert lines[0] == "node,parent,name,depth,time" and len(lines) == 18
+    assert lines[0] == "node,parent,name,depth,time [s]" and len(lines) == 18
 
 
 def test_and_or_not(data) -> None:
@@ -99,7 +99,7 @@ def test_not_alone_is_the_complement(data) -> None:
     assert {"MPI_Init", "__GI_sched_yield"} <= {r["name"] for r in records}
     assert "main" not in {r["name"] for r in records}
     assert records[0]["name"] == "<unknown file>:0"
-    assert records[0]["time (inc)"] == 196947 + 179877
+    assert records[0]["time (inc) [s]"] == pytest.approx((196947 + 179877) / 1e6)  # usec
 
 
 def test_empty_match_exits_zero_with_a_note(data, tmp_path) -> None:
@@ -115,7 +115,7 @@ def test_empty_match_exits_zero_with_a_note(data, tmp_path) -> None:
 
 def test_no_squash_and_rank_modes(data) -> None:
     db = str(data("hpctoolkit-cpi-database"))
-    leaf = '[{"name": "<unknown file>:0", "time": "> 300000"}]'
+    leaf = '[{"name": "<unknown file>:0", "time": "> 0.3"}]'
     res = run("query", db, leaf, "--no-squash", "-o", "-")
     gf = loads(res.stdout_bytes)
     gf.validate()
@@ -128,7 +128,8 @@ def test_no_squash_and_rank_modes(data) -> None:
     res = run("query", db, leaf, "-o", "-")
     gf = loads(res.stdout_bytes)
     assert gf.num_nodes == 1
-    assert gf.node_values(["time"])["time"][0] == 1221250 + 1387897 + 838379
+    assert gf.node_values(["time"])["time"][0] == pytest.approx(
+        (1221250 + 1387897 + 838379) / 1e6)  # usec in the metric-db files
 
 
 @pytest.mark.parametrize(("query", "message"), [

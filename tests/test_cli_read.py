@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+
+import pytest
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -21,7 +23,11 @@ def test_read_json_cpi(data) -> None:
     assert out["format"] == "hpctoolkit"
     assert (out["nodes"], out["rows"], out["ranks"], out["threads"]) == (34, 136, 4, 1)
     assert out["metrics"] == ["time (inc)", "time"]
-    assert out["roots"] == [{"name": "<program root>", "time (inc)": 3998242.0, "time": 0.0}]
+    # experiment.xml's usec, held in seconds: 3998242 usec.
+    assert out["roots"] == [{"name": "<program root>", "time (inc)": pytest.approx(3.998242),
+                             "time": 0.0}]
+    assert out["units"] == {"time (inc)": "s", "time": "s"}
+    assert out["source_units"] == {"time (inc)": "usec", "time": "usec"}
 
 
 def test_read_json_allgather(data) -> None:
@@ -29,15 +35,15 @@ def test_read_json_allgather(data) -> None:
     out = json.loads(res.stdout)
     assert (out["nodes"], out["rows"], out["ranks"], out["threads"]) == (1474, 29480, 10, 2)
     totals = {r["name"]: r["time (inc)"] for r in out["roots"]}
-    assert totals["<program root>"] == 26140582.0
-    assert totals["<partial call paths>"] == 17786.0
+    assert totals["<program root>"] == pytest.approx(26.140582, rel=1e-12)
+    assert totals["<partial call paths>"] == pytest.approx(0.017786, rel=1e-12)
 
 
 def test_read_text_summary(data) -> None:
     res = run("read", str(data("hpctoolkit-cpi-database")))
     assert res.exit_code == 0
     assert "nodes    34" in res.stdout
-    assert "root     <program root>: time (inc)=3.99824e+06  time=0" in res.stdout
+    assert "root     <program root>: time (inc)=3.99824 s  time=0 s" in res.stdout
     assert res.stderr == ""
 
 

@@ -45,18 +45,18 @@ def test_tree_json_records(data) -> None:
               "-m", "time (inc)", "-m", "time")
     rows = json.loads(res.stdout)
     assert [r["name"] for r in rows] == ["<program root>", "main", "MPI_Finalize", "MPI_Init"]
+    # Records hold seconds and name the unit (experiment.xml: 3998242 usec).
     assert rows[0] == {"node": 0, "parent": None, "name": "<program root>", "depth": 0,
-                       "time (inc)": 3998242.0, "time": 0.0}
+                       "time (inc) [s]": pytest.approx(3.998242), "time [s]": 0.0}
     assert rows[2]["parent"] == 1
 
 
 def test_tree_csv(data) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--to", "csv", "--depth", "2")
-    assert res.stdout.splitlines() == [
-        "node,parent,name,depth,time (inc)",
-        "0,,<program root>,0,3998242.0",
-        "1,0,main,1,3998242.0",
-    ]
+    header, *rows = res.stdout.splitlines()
+    assert header == "node,parent,name,depth,time (inc) [s]"
+    assert [r.rsplit(",", 1)[0] for r in rows] == ["0,,<program root>,0", "1,0,main,1"]
+    assert [float(r.rsplit(",", 1)[1]) for r in rows] == pytest.approx([3.998242] * 2)
 
 
 def test_tree_from_stdin(data) -> None:
@@ -70,7 +70,7 @@ def test_tree_output_file(data, tmp_path) -> None:
     out = tmp_path / "tree.txt"
     res = run("tree", str(data("hpctoolkit-cpi-database")), "-o", str(out), "--depth", "2")
     assert res.exit_code == 0 and res.stdout == ""
-    assert out.read_text().startswith("3998242.000 <program root>")
+    assert out.read_text().startswith("3.998 s <program root>")
 
 
 def test_deep_tree_does_not_recurse(tmp_path) -> None:

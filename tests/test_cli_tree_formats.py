@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.readers import reader_names
-from tests.conftest import check_golden
+from tests.conftest import check_golden, metric_value
 
 REPO_DATA = Path(__file__).resolve().parent / "data"
 
@@ -129,8 +129,9 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # experiment.xml: <PF i="8"> (<program root>) has <M n="2" v="2.61406e+07"/> and
     # <PF i="2"> (<partial call paths>) v="17786" (<no thread>, i="6", has none); the exact
     # sums are those of metric 2 (CPUTIME Sum (I)) of the scope over the 20 big-endian
-    # *.metric-db files (struct, as tests/hpctoolkit_raw.py reads them).
-    "hpctoolkit": [("<program root>", 26140582.0), ("<partial call paths>", 17786.0),
+    # *.metric-db files (struct, as tests/hpctoolkit_raw.py reads them), in microseconds;
+    # cctool holds times in seconds.
+    "hpctoolkit": [("<program root>", 26140582.0e-6), ("<partial call paths>", 17786.0e-6),
                    ("<no thread>", 0.0)],
     # profile.db decoded with struct (test_readers_hpctoolkit_v4.decode): CPUTIME (sec)
     # execution values of the "main thread" and "application thread" entry contexts summed
@@ -165,8 +166,9 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "callgrind": [("0x000000000001ab70", 40401.0)],
     # root_frame: {"function": "<module>", "time": 0.47815}.
     "pyinstrument": [("<module>", 0.47815)],
-    # ".TAU application" 1 7 <excl> <incl> in profile.{0,1,2,3}.0.0: Incl column summed.
-    "tau": [(".TAU application", 51781.0 + 55329.0 + 54029.0 + 52908.0)],
+    # ".TAU application" 1 7 <excl> <incl> in profile.{0,1,2,3}.0.0: Incl column summed
+    # (TAU writes microseconds; cctool holds seconds).
+    "tau": [(".TAU application", (51781.0 + 55329.0 + 54029.0 + 52908.0) * 1e-6)],
     # wall.tree.json, the depth-1 children of each rank's graph: inclusive repr_data of
     # outer-loop-0 (35.638487535 + rank 1's) and outer-loop-1, in seconds.
     "timemory": [("generate_history/outer-loop-0", 35.638487535 + 33.403509927),
@@ -186,7 +188,7 @@ def test_root_records(fmt: str, profile) -> None:
     assert res.exit_code == 0, res.stderr
     rows = json.loads(res.stdout)
     assert all(r["parent"] is None and r["depth"] == 0 for r in rows)
-    got = [(r["name"], r[metric]) for r in rows]
+    got = [(r["name"], metric_value(r, metric)) for r in rows]
     want = ROOTS[fmt]
     assert [n for n, _ in got] == [n for n, _ in want]
     assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6, abs=1e-9)
@@ -210,7 +212,8 @@ def test_inclusive_never_grows_downwards(fmt: str, profile) -> None:
     res = tree(fmt, profile(fmt), "--to", "json")
     assert res.exit_code == 0, res.stderr
     rows = {r["node"]: r for r in json.loads(res.stdout)}
-    bad = [(rows[r["parent"]]["name"], r["name"], r[metric]) for r in rows.values()
+    value = {node: metric_value(r, metric) for node, r in rows.items()}
+    bad = [(rows[r["parent"]]["name"], r["name"], value[node]) for node, r in rows.items()
            if r["parent"] is not None
-           and r[metric] > rows[r["parent"]][metric] * (1 + 1e-9) + 1e-12]
+           and value[node] > value[r["parent"]] * (1 + 1e-9) + 1e-12]
     assert not bad

@@ -40,8 +40,9 @@ def test_flat_records(data) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--flat", "--by", "function",
               "--to", "json")
     rows = json.loads(res.stdout)
-    assert list(rows[0]) == ["function", "self", "self%", "sum%", "cum", "cum%", "contexts"]
-    assert sum(r["self"] for r in rows) == 3998242.0
+    assert list(rows[0]) == ["function", "self [s]", "self%", "sum%", "cum [s]", "cum%",
+                             "contexts"]
+    assert sum(r["self [s]"] for r in rows) == pytest.approx(3.998242)  # 3998242 usec
 
 
 def test_expand_hot_marks_the_path(data) -> None:
@@ -56,8 +57,8 @@ def test_expand_hot_marks_the_path(data) -> None:
 def test_std_cv_aggregations(data, agg: str) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--agg", agg, "--to", "json",
               "--depth", "1")
-    root = json.loads(res.stdout)[0]["time (inc)"]
-    ranks = [999238.0, 999390.0, 1000306.0, 999308.0]  # the four metric-db files
+    root = json.loads(res.stdout)[0]["time (inc) [s]"]
+    ranks = [0.999238, 0.999390, 1.000306, 0.999308]  # the four metric-db files, in seconds
     mean = sum(ranks) / 4
     std = (sum((r - mean) ** 2 for r in ranks) / 4) ** 0.5
     assert root == pytest.approx(std if agg == "std" else std / mean)
@@ -68,7 +69,7 @@ def test_derive_in_tree(data) -> None:
               'share = time / "time (inc)"', "--derive", "pct = share * 100", "-m", "pct",
               "--agg", "max", "--to", "json")
     assert res.exit_code == 0, res.stderr
-    vals = [r["pct"] for r in json.loads(res.stdout)]
+    vals = [r["pct [%]"] for r in json.loads(res.stdout)]
     assert max(vals) == pytest.approx(100.0) and min(vals) == 0.0
 
 
@@ -79,9 +80,11 @@ def test_views_are_alternatives(data) -> None:
 
 def test_root_derive_reaches_every_command(data) -> None:
     path = str(data("hpctoolkit-cpi-database"))
-    res = run("--derive", 'ms = "time (inc)" / 1000', "read", path, "--json")
+    res = run("--derive", 'ms = "time (inc)" * 1000', "read", path, "--json")
     assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)["roots"][0]["ms"] == pytest.approx(3998.242)
+    out = json.loads(res.stdout)
+    assert out["roots"][0]["ms"] == pytest.approx(3998.242)
+    assert out["units"]["ms"] == "1000*s"
     res = run("--derive", "x = (", "read", path)
     assert res.exit_code == 2 and "--derive" in res.stderr
 

@@ -1,7 +1,7 @@
 """The regression gate: expression parser, units, exit codes, stderr, JUnit and Markdown.
 
 Offenders below are worked out from `cctool tree <db> --to json -m "time (inc)"` of the two
-HPCToolkit databases (A = cpi, B = allgather; times in usec). Nodes in both trees with their
+HPCToolkit databases (A = cpi, B = allgather; times in usec in the files, in seconds in cctool). Nodes in both trees with their
 inclusive times A → B: <program root> and main 3998242 → 26140582 (+553.8%), MPI_Finalize and
 PMPI_Finalize 3998242 → 10008070 (+6009828, +150.3%), MPID_Finalize 3998242 → 10002113
 (+6003871, +150.2%), and the MPI_Init chain at 0. B's total is 26158368.
@@ -23,6 +23,11 @@ BOTH = '[{"status": "both"}]'  # object-dialect query: nodes found in both profi
 # --where uses the call path query language (cctool.ops.query).
 needs_query = pytest.mark.skipif(importlib.util.find_spec("cctool.ops.query") is None,
                                  reason="the query language (cctool.ops.query) is absent")
+
+
+WARNINGS = (
+        "warning: A and B share 9 call paths of A's 34 and B's 1,474: most values are compared with nothing (check that these are runs of the same program)\n"
+        "warning: A has 4 ranks × 1 thread and B 10 × 2: each is combined over its own ranks before comparing\n")
 
 
 def run(*args: str):
@@ -83,7 +88,7 @@ def test_gate_passes_exit_0(dbs) -> None:
     res = run("diff", *dbs, "--to", "json", "--fail-if", "total time > 600%",
               "--fail-if", "time (inc) > 5%", "--where", '[{"name": "MPI_Init"}]')
     assert res.exit_code == 0, res.stderr
-    assert res.stderr == "gate passed: 2 conditions\n"
+    assert res.stderr == WARNINGS + "gate passed: 2 conditions\n"
     gates = json.loads(res.stdout)["gates"]
     assert [(g["condition"], g["passed"]) for g in gates] == [("total time > 600%", True),
                                                              ("time (inc) > 5%", True)]
@@ -96,14 +101,17 @@ def test_gate_trips_exit_1_offenders_largest_first(dbs) -> None:
     assert res.exit_code == 1
     lines = res.stderr.splitlines()
     # MPID_Finalize (+150.16%) stays under the threshold.
-    assert lines == [
-        "gate failed: time (inc) > 150.2% (4 nodes)",
-        "    +553.8%    +22142340.000 usec  <program root>  [node 0]",
-        "    +553.8%    +22142340.000 usec  <program root> / main  [node 1]",
-        "    +150.3%     +6009828.000 usec  <program root> / main / MPI_Finalize  [node 20]",
-        "    +150.3%     +6009828.000 usec  … / main / MPI_Finalize / PMPI_Finalize  [node 21]",
+    assert lines[2:] == [
+        "gate failed: time (inc) > 150.2% (4 nodes; evaluated column 'time (inc)' "
+        "(sum over each profile's ranks, in s))",
+        "    +553.8%        +22.142 s  <program root>  [node 0]",
+        "    +553.8%        +22.142 s  <program root> / main  [node 1]",
+        "    +150.3%         +6.010 s  <program root> / main / MPI_Finalize  [node 20]",
+        "    +150.3%         +6.010 s  … / main / MPI_Finalize / PMPI_Finalize  [node 21]",
     ]
-    assert json.loads(res.stdout)["gates"][0]["offenders"][2]["B"] == 10008070.0
+    gate = json.loads(res.stdout)["gates"][0]
+    assert gate["offenders"][2]["B"] == pytest.approx(10.00807)
+    assert gate["column"] == "time (inc)"
 
 
 @needs_query
@@ -111,19 +119,23 @@ def test_absolute_threshold_in_seconds(dbs) -> None:
     # 6.005 s = 6005000 usec: MPID_Finalize's +6003871 usec stays below, the 4 above trip.
     res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6.005s", "--where", BOTH)
     gate = json.loads(res.stdout)["gates"][0]
-    assert res.exit_code == 1 and gate["threshold"] == 6005000.0
+    assert res.exit_code == 1 and gate["threshold"] == 6.005
     assert len(gate["offenders"]) == 4
-    res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6000000", "--where", BOTH)
-    assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 5  # plain usec
+    res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6005ms", "--where", BOTH)
+    assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 4
+    res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6", "--where", BOTH)
+    assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 5  # plain: seconds
 
 
 def test_total_condition(dbs) -> None:
     res = run("diff", *dbs, "--to", "json", "--fail-if", "total time > 554%")
     assert res.exit_code == 1
-    assert "gate failed: total time > 554% (the total)" in res.stderr
-    # (26158368 - 3998242) / 3998242 = +554.25%
+    assert ("gate failed: total time > 554% (the total; evaluated the roots' total of column "
+            "'time' (sum over each profile's ranks, in s))") in res.stderr
+    # (26158368 - 3998242) / 3998242 = +554.25% (usec in the files)
     total = json.loads(res.stdout)["gates"][0]["offenders"][0]
-    assert (total["A"], total["B"], total["change"]) == (3998242.0, 26158368.0, 22160126.0)
+    assert (total["A"], total["B"], total["change"]) == pytest.approx(
+        (3.998242, 26.158368, 22.160126))
     assert run("diff", *dbs, "--to", "json", "--fail-if", "total time > 555%").exit_code == 0
 
 
@@ -194,6 +206,8 @@ def test_markdown_report_has_gate_table(dbs) -> None:
     assert res.exit_code == 1
     md = res.stdout
     assert "### Regression gate: failed" in md
-    assert "| ✅ | `total time > 600%` | 0 |  |" in md
-    assert "| ❌ | `time (inc) > 150.2%` | 4 | +553.8% `<program root>` |" in md
+    assert ("| ✅ | `total time > 600%` | the roots' total of column 'time' (sum over each "
+            "profile's ranks, in s) | 0 |  |") in md
+    assert ("| ❌ | `time (inc) > 150.2%` | column 'time (inc)' (sum over each profile's ranks, "
+            "in s) | 4 | +553.8% `<program root>` |") in md
     assert md.count("\n| `") == 3  # three rows of largest changes

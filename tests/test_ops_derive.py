@@ -69,7 +69,7 @@ def test_arithmetic(text: str, want: float) -> None:
 
 def test_quoted_names_with_spaces_and_chained_definitions(data) -> None:
     gf = read(data("hpctoolkit-cpi-database"))
-    out = derive_all(gf, ['ms = "time (inc)" / 1000', "share = time / time (inc)",
+    out = derive_all(gf, ['ms = "time (inc)" * 1000', "share = time / time (inc)",
                           "ms2 = ms * 2"])
     root = out.node_values(["ms", "ms2"]).row(0, named=True)
     assert root["ms"] == pytest.approx(3998.242)

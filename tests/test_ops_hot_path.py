@@ -10,7 +10,7 @@ import pytest
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
 from cctool.ops.hot_path import default_inclusive, hot_path, hot_path_nodes
-from cctool.readers import read
+from cctool.readers import read_declared as read
 from tests import hpctoolkit_raw
 
 CPI_PATH = ["<program root>", "main", "MPI_Finalize", "PMPI_Finalize", "MPID_Finalize",

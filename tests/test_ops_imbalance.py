@@ -10,7 +10,7 @@ import pytest
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.ops.imbalance import default_dimension, imbalance, location_matrix
-from cctool.readers import READERS, read
+from cctool.readers import READERS, read_declared as read
 from tests import hpctoolkit_raw
 
 ALLGATHER = "hpctoolkit-allgather-database"
@@ -168,8 +168,11 @@ def test_errors(tiny) -> None:
 @pytest.mark.parametrize("agg", ["std", "cv"])
 def test_node_values_std_cv_match_numpy(data, agg: str) -> None:
     gf = read(data(ALLGATHER))
-    dense, _ = gf.dense("time")
+    dense, locs = gf.dense("time")
     got = gf.node_values(["time"], agg=agg)["time"].to_numpy()
+    # Across ranks of per-rank values: each rank's two threads summed first.
+    assert locs["thread"].to_list() == [0, 1] * 10
+    dense = dense.reshape(10, 2, -1).sum(axis=1)
     std = dense.std(axis=0)
     mean = dense.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from cctool.graphframe import GraphFrame
-from cctool.readers import read
+from cctool.readers import read_declared as read
 from cctool.synth import generate, main
 
 NODES, RANKS, THREADS = 1500, 6, 2

@@ -51,7 +51,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
       cctool groupby db/ --by module --to table
       cctool groupby run.cct --by name -o callgraph.cct
     """
-    from cctool.cli._io import emit_renderable, emit_table, load, write_bytes
+    from cctool.cli._io import emit_renderable, emit_table, load, metric_units, write_bytes
     from cctool.ops.groupby import groupby as merge
 
     gf = load(profile, fmt)
@@ -64,29 +64,31 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         write_bytes(output, dumps(graph.to_graphframe(cols[0])))
     elif to == "json":
-        write_bytes(output, _graph_json(graph, cols))
+        write_bytes(output, _graph_json(graph, cols, metric_units(gf, cols)))
     elif to == "csv":
-        emit_table(graph.table(cols), to, output)
+        emit_table(graph.table(cols), to, output, metric_units(gf, cols))
     else:
         from cctool.options import TreeOptions
         from cctool.render import describe_locations
         from cctool.tables import graph_renderable, group_table
 
         opts = TreeOptions(metrics=tuple(cols), precision=precision)
-        view = (group_table(graph.table(cols), cols, precision) if to == "table" else
-                graph_renderable(graph.rows(cols, depth), cols, opts,
-                                 describe_locations(gf, opts)))
+        info = [gf.metric(c) for c in cols]
+        view = (group_table(graph.table(cols), cols, precision, info=info) if to == "table"
+                else graph_renderable(graph.rows(cols, depth), cols, opts,
+                                      describe_locations(gf, opts, info), info=info))
         emit_renderable(ctx, view, output, width)
 
 
-def _graph_json(graph: object, cols: list[str]) -> bytes:
+def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) -> bytes:
     import orjson
 
     from cctool.ops.groupby import GroupGraph
-    from cctool.records import to_json
+    from cctool.records import to_json, with_units
 
     assert isinstance(graph, GroupGraph)
-    nodes = orjson.loads(to_json(graph.table(cols)))
-    edges = orjson.loads(to_json(graph.edges.select("source", "target", "count", *cols)))
+    nodes = orjson.loads(to_json(with_units(graph.table(cols), units)))
+    edges = orjson.loads(to_json(with_units(
+        graph.edges.select("source", "target", "count", *cols), units)))
     return orjson.dumps({"by": graph.by, "nodes": nodes, "edges": edges},
                         option=orjson.OPT_INDENT_2) + b"\n"

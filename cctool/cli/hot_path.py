@@ -54,12 +54,14 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     col = default_inclusive(gf, metric)
     df = follow(gf, col, threshold, start, agg, rank, thread)
     if to != "text":
-        emit_table(df, to, output)
+        emit_table(df, to, output, {col: gf.metric(col).unit})
         return
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
     from cctool.tables import hot_path_table
 
-    where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg))
+    where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg),
+                               [gf.metric(col)])
     title = f"Hot path of {col}, {where}; heaviest child while ≥ {threshold:.0%} of its parent"
-    emit_renderable(ctx, hot_path_table(df, col, title, precision), output, width)
+    emit_renderable(ctx, hot_path_table(df, col, title, precision, info=gf.metric(col)),
+                    output, width)

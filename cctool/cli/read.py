@@ -59,7 +59,9 @@ def _summary_text(path: str | None, s: dict) -> str:
     lines.append(f"  metrics  {', '.join(s['metrics'])}  (default: {s['default_metric']})")
     if s["derived"]:
         lines.append(f"  derived  {', '.join(s['derived'])}")
+    units = s.get("units", {})
     for root in s["roots"]:
-        vals = "  ".join(f"{m}={root[m]:.6g}" for m in s["metrics"])
+        vals = "  ".join(f"{m}={root[m]:.6g}" + (f" {units[m]}" if units.get(m) else "")
+                         for m in s["metrics"])
         lines.append(f"  root     {root['name']}: {vals}")
     return "\n".join(lines)

@@ -138,7 +138,8 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
     df = flat_profile(*args) if flat else bottom_up_rows(*args)
     if to != "text":
-        emit_table(df, to, output)
+        info = gf.metric(metric_pair(gf, metric)[0])
+        emit_table(df, to, output, {c: info.unit for c in ("self", "cum")})
         return
     from dataclasses import replace
 
@@ -146,10 +147,11 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     from cctool.tables import flat_table, graph_renderable
 
     view: RenderableType
+    cols = list(metric_pair(gf, metric))
+    info = [gf.metric(c) for c in cols]
     if flat:
-        view = flat_table(df, by, opts.precision, opts.name_width)
+        view = flat_table(df, by, opts.precision, opts.name_width, info[0])
     else:
-        cols = list(metric_pair(gf, metric))
         view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
-                                describe_locations(gf, opts), note=False)
+                                describe_locations(gf, opts, info), note=False, info=info)
     emit_renderable(ctx, view, output, width)

@@ -24,13 +24,14 @@ subtree, not a subtree sum of per-node ratios, and the result marks no column as
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError, MetricNotFoundError
 from cctool.graphframe import KEY_COLUMNS, GraphFrame
+from cctool.metrics import Combine, Dimension, Metric
 from cctool.ops.unify import Unified, unify
 
 Op = Callable[[pl.Expr, pl.Expr], pl.Expr]
@@ -156,7 +157,21 @@ def combine(
         metadata={**_metadata(al, a, b, op), **(metadata or {})},
         default_metric=a.default_metric if a.default_metric in al.metrics else None,
         derived=derived,
+        metric_info={m: _result_metric(a.metric(m), op) for m in al.metrics},
     )
+
+
+def _result_metric(m: Metric, op: str | Op) -> Metric:
+    """What ``op`` of two values of ``m`` is: the same quantity for sums and differences,
+    a ratio for ``div``, a product otherwise."""
+    if op in LINEAR:
+        return replace(m, formula=None)
+    if op == "div":
+        return replace(m, unit="ratio", dimension=Dimension.RATIO, combine=Combine.MEAN,
+                       source_unit=None, formula=None, statistic=None, of=None)
+    return replace(m, unit=f"{m.unit}*{m.unit}", dimension=Dimension.OTHER,
+                   combine=Combine.MEAN, source_unit=None, formula=None, statistic=None,
+                   of=None)
 
 
 def _binary_op(
@@ -173,7 +188,13 @@ def _binary_op(
         raise CctoolError(f"unknown operation {op!r}; use one of {', '.join(OPS)}")
     if not isinstance(b, GraphFrame):
         raise IncompatibleProfilesError(f"cannot combine a GraphFrame with {type(b).__name__}")
-    return combine(align(a, b, metrics, agg), a, b, op, missing)
+    from cctool.ops.compat import harmonise, report_overlap
+
+    b = harmonise(a, b, list(metrics) if metrics else [
+        m for m in a.metric_columns if m in b.metric_columns])
+    al = align(a, b, metrics, agg)
+    report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy())
+    return combine(al, a, b, op, missing)
 
 
 def sub(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
@@ -201,7 +222,6 @@ def div(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
 
 
 def _metadata(al: Aligned, a: GraphFrame, b: GraphFrame, op: str | Op) -> dict[str, Any]:
-    units = a.metadata.get("metric_units") if op in LINEAR else None
     meta = {
         "format": "comparison",
         "operation": op if isinstance(op, str) else getattr(op, "__name__", "custom"),
@@ -211,6 +231,4 @@ def _metadata(al: Aligned, a: GraphFrame, b: GraphFrame, op: str | Op) -> dict[s
     }
     if not al.per_location:
         meta["agg"] = al.agg
-    if units:
-        meta["metric_units"] = units
     return meta

@@ -163,6 +163,18 @@ Unit = tuple[Dimension, str, bool]
 _CONST: Unit = (Dimension.RATIO, "1", False)
 
 
+def _scaled(unit: Unit, num: Node, op: str) -> Unit:
+    """A quantity times or divided by a constant: the same unit only for a factor of 1 (a
+    time times 1000 is no longer in seconds, and is not shown as if it were)."""
+    if unit is _CONST or num[0] != "num" or num[1] == 1:
+        return unit
+    if unit[0] is Dimension.RATIO and op == "*" and num[1] == 100:
+        return Dimension.PERCENT, "%", False
+    factor = f"{num[1]:g}"
+    return Dimension.OTHER, (f"{factor}*{unit[1]}" if op == "*" else f"{unit[1]}/{factor}"), \
+        unit[2]
+
+
 def _unit(node: Node, gf: GraphFrame) -> Unit:
     kind = node[0]
     if kind == "num":
@@ -188,10 +200,11 @@ def _unit(node: Node, gf: GraphFrame) -> Unit:
         return Dimension.OTHER, UNKNOWN, False
     if op == "*":
         if a is _CONST or b is _CONST:
-            return b if a is _CONST else a
+            num, other = (node[2], b) if a is _CONST else (node[3], a)
+            return _scaled(other, num, "*")
         return Dimension.OTHER, f"{a[1]}*{b[1]}", False
     if b is _CONST:
-        return a
+        return _scaled(a, node[3], "/")
     if a[1] == b[1]:
         return Dimension.RATIO, "ratio", False
     return Dimension.OTHER, f"{a[1]}/{b[1]}", False

@@ -99,7 +99,8 @@ class GroupGraph:
         out = GraphFrame.from_arrays(
             parent, attrs, metrics, exclusive=self.frame.exclusive,
             inclusive=self.frame.inclusive, metadata=meta,
-            default_metric=self.frame.default_metric, derive_inclusive=False)
+            default_metric=self.frame.default_metric, derive_inclusive=False,
+            metric_info=self.frame.metric_info)
         # Visit order is a preorder of the spanning tree, so from_arrays kept the ids.
         return out
 
@@ -198,7 +199,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     metrics = _member_metrics(gf, group, outer, members, n_outer, agg)
     frame = GraphFrame(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
-                       default_metric=gf.default_metric)
+                       default_metric=gf.default_metric, metric_info=gf.metric_info)
     edges = edge_table(gf, group, outer).filter(pl.col("source") != pl.col("target"))
     roots = tuple(sorted(set(group[gf.roots].tolist())))
     return GroupGraph(frame=frame, edges=edges, roots=roots, by=by, agg=agg)

@@ -23,6 +23,11 @@ def summarize(gf: GraphFrame) -> dict[str, Any]:
         "exclusive": list(gf.exclusive),
         "inclusive": list(gf.inclusive),
         "derived": sorted(gf.derived),
+        # Values are in these units (times in seconds, whatever the profiler wrote).
+        "units": {m: gf.metric(m).unit for m in gf.metric_columns},
+        "source_units": {m: gf.metric(m).source_unit for m in gf.metric_columns
+                         if gf.metric(m).source_unit},
+        "metric_info": {m: gf.metric(m).to_json() for m in gf.metric_columns},
         "default_metric": gf.default_metric,
         "roots": [
             {"name": name, **{m: root_rows[m][i] for m in gf.metric_columns}}

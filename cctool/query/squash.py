@@ -53,6 +53,7 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
         inclusive=gf.inclusive,
         metadata=gf.metadata,
         default_metric=gf.default_metric,
+        metric_info=gf.metric_info,
     )
     stale = set() if not keep_inclusive else _pairs(gf, gf.inclusive)
     return replace(out, derived=out.derived | set(recompute) | (gf.derived - stale))
