@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cctool.ops.scaling import ScalingResult
+from cctool.metrics import Metric, effective_agg
 from cctool.render import format_value
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -61,7 +62,10 @@ class Sparkline:
 def describe(result: ScalingResult) -> str:
     """A title saying what the numbers are."""
     o = result.options
-    what = f"{result.metric} ({o.agg} over ranks)"
+    info = result.info
+    how = effective_agg(info, o.agg) if info is not None else o.agg
+    unit = f" [{info.unit}]" if info is not None and o.view == "table" and not o.percent else ""
+    what = f"{result.metric}{unit} ({how} over ranks, each rank's threads summed)"
     base = result.run_columns[0] if result.run_columns else "?"
     kind = "weak" if o.weak else "strong"
     if o.view == "speedup":
@@ -101,7 +105,9 @@ class ScalingTable:
     def __init__(self, result: ScalingResult, precision: int, name_width: int) -> None:
         self.result = result
         self.name_width = name_width
-        self.cells = [_cells(result.table[c].to_list(), precision) for c in result.run_columns]
+        unit = _value_metric(result)
+        self.cells = [_cells(result.table[c].to_list(), precision, unit)
+                      for c in result.run_columns]
         self.widths = [max([len(c), *map(len, col)])
                        for c, col in zip(result.run_columns, self.cells, strict=True)]
         self.widths.append(max(len(result.run_columns), 5))  # the trend column
@@ -117,7 +123,7 @@ class ScalingTable:
 
     def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
         result, by = self.result, self.result.options.by
-        table = Table(title=describe(result), caption="\n".join(notes(result)) or None,
+        table = Table(title=Text(describe(result)), caption="\n".join(notes(result)) or None,
                       title_justify="left", caption_justify="left", header_style="bold")
         table.add_column(by, no_wrap=True, overflow="ellipsis")
         for c, w in zip(result.run_columns, self.widths, strict=False):
@@ -141,15 +147,32 @@ def to_markdown(result: ScalingResult, precision: int = 3) -> str:
     lines.append("| --- | " + " | ".join("---:" for _ in cols) + " |")
     columns = [result.table[c].to_list() for c in cols]
     for i, label in enumerate(result.table[by].to_list()):
-        cells = _cells([col[i] for col in columns], precision)
+        cells = _cells([col[i] for col in columns], precision, _value_metric(result))
         lines.append("| " + " | ".join([_md_escape(label), *cells]) + " |")
     lines.extend(f"\n{n}" for n in notes(result))
     return "\n".join(lines) + "\n"
 
 
-def _cells(values: Iterable[float | None], precision: int) -> list[str]:
+def _value_metric(result: ScalingResult) -> Metric | None:
+    """The descriptor that scales the cells: the metric's own for values, none for
+    speedups, efficiencies and percentages (plain numbers)."""
+    plain = result.options.view != "table" or result.options.percent
+    return None if plain else result.info
+
+
+def value_unit(result: ScalingResult) -> str:
+    """The unit of the table's values: the metric's, ``%``, or ``ratio`` for speedups and
+    efficiencies."""
+    if result.options.percent:
+        return "%"
+    info = _value_metric(result)
+    return info.unit if info is not None else "ratio"
+
+
+def _cells(values: Iterable[float | None], precision: int,
+           info: Metric | None = None) -> list[str]:
     # Absent nodes stay empty, so a missing value never reads as a measured 0.
-    return ["" if v is None else format_value(v, precision) for v in values]
+    return ["" if v is None else format_value(v, precision, info) for v in values]
 
 
 def _md_escape(text: str) -> str:

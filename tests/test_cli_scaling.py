@@ -51,7 +51,7 @@ def test_csv_has_a_column_per_run_and_empty_cells_for_missing_nodes(rajaperf: Pa
     res = invoke(str(rajaperf), *LASSEN_TUNINGS, "--to", "csv")
     assert res.exit_code == 0
     df = pl.read_csv(io.StringIO(res.stdout))
-    assert df.columns == ["path", "block_128", "block_256"]
+    assert df.columns == ["path", "unit", "block_128", "block_256"]
     only_256 = df.filter(pl.col("block_128").is_null())
     # Three kernels exist only in the block_256 build (absent from every block_128 file).
     assert sorted(only_256["path"].str.split("/").list.last()) == [
@@ -68,7 +68,7 @@ def test_json_records_and_glob_input(lulesh: Path) -> None:
     res = invoke(str(lulesh / "*.cali"), "--speedup", "--to", "json", "--threshold", "0.1")
     assert res.exit_code == 0
     rows = json.loads(res.stdout)
-    assert list(rows[0]) == ["path", "27", "64", "125", "216", "343"]
+    assert list(rows[0]) == ["path", "unit", "27", "64", "125", "216", "343"]
     assert rows[0]["path"] == "main"
     assert rows[0]["64"] == pytest.approx(47.238297 / 55.112951)
     assert all(r["27"] == 1.0 for r in rows)
@@ -79,7 +79,7 @@ def test_key_from_name_and_explicit_key(lulesh: Path) -> None:
     by_name = invoke(*files, "--key-from-name", r"(\d+)_cores", "--to", "csv", "--top", "1")
     by_meta = invoke(*files, "--key", "jobsize", "--to", "csv", "--top", "1")
     assert by_name.stdout == by_meta.stdout
-    assert by_name.stdout.splitlines()[0] == "path,27,64,125,216,343"
+    assert by_name.stdout.splitlines()[0] == "path,unit,27,64,125,216,343"
 
 
 def test_weak_speedup_is_a_usage_error(lulesh: Path) -> None:
@@ -129,7 +129,7 @@ def test_png_plot(lulesh: Path, tmp_path: Path) -> None:
 def test_directory_of_runs_and_fallback_note(rajaperf: Path) -> None:
     res = invoke(str(rajaperf), "--to", "csv", "--top", "1")
     assert res.exit_code == 0
-    assert res.stdout.splitlines()[0] == "path,1"
+    assert res.stdout.splitlines()[0] == "path,unit,1"
     assert "ranks in the data = 1: mean of 18 runs" in res.stderr
     assert "--key KEY or --key-from-name REGEX" in res.stderr
 

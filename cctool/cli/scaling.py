@@ -161,4 +161,11 @@ def _emit(ctx: click.Context, result: ScalingResult, to: str, output: str,
 
         write_text(output, to_markdown(result, precision))
     else:
-        emit_table(result.table, to, output)
+        import polars as pl
+
+        from cctool.render_scaling import value_unit
+
+        # One column per run: the unit goes into a column of its own, not every header.
+        table = result.table
+        table = table.insert_column(1, pl.Series("unit", [value_unit(result)] * table.height))
+        emit_table(table, to, output)

@@ -36,6 +36,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import AGGREGATIONS, GraphFrame
+from cctool.metrics import Metric, comparable
 
 # Metadata keys that hold the number of processes, most specific first.
 PROCESS_KEYS = ("mpi.world.size", "jobsize", "mpi.size", "num_ranks", "nranks", "num_procs",
@@ -94,6 +95,7 @@ class ScalingResult:
             among the runs kept, in input order).
         metric: the metric tabulated.
         key_name: what the key is (e.g. ``mpi.world.size``).
+        info: the metric's descriptor (unit, how ranks combine), from the first run.
     """
 
     table: pl.DataFrame
@@ -101,6 +103,7 @@ class ScalingResult:
     metric: str
     key_name: str
     options: ScalingOptions
+    info: Metric | None = None
 
     @property
     def run_columns(self) -> tuple[str, ...]:
@@ -129,12 +132,27 @@ def scaling(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions) -> Sca
         raise ScalingError(f"no run matches {' and '.join(opts.where)} (of {len(runs)} runs)")
     runs_df, key_name = run_keys(kept, opts)
     metric = kept[0][1].resolve_metric(opts.metric)
+    _check_same_metric(kept, opts.metric, metric)
     labels = runs_df.sort("input")["label"].to_list()
     values, row_labels, totals = _long_values([gf for _, gf in kept], labels, metric, opts)
     order = list(runs_df["label"].unique(maintain_order=True))
     table = _pivot(values, row_labels, opts.by, order)
     table = _finish(table, totals, runs_df, opts)
-    return ScalingResult(table, runs_df, metric, key_name, opts)
+    return ScalingResult(table, runs_df, metric, key_name, opts, kept[0][1].metric(metric))
+
+
+def _check_same_metric(runs: Sequence[tuple[str, GraphFrame]], name: str | None,
+                       column: str) -> None:
+    """Every run must hold the same quantity under the metric: refuse other units."""
+    first_path, first = runs[0]
+    for path, gf in runs[1:]:
+        col = gf.resolve_metric(name)
+        if col != column:
+            raise ScalingError(f"{path}: the metric is {col!r} there but {column!r} in "
+                               f"{first_path}; name one column with --metric")
+        why = comparable(first.metric(column), gf.metric(col))
+        if why is not None:
+            raise ScalingError(f"{path}: {why}")
 
 
 # ------------------------------------------------------------------------- options, filters
