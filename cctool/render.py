@@ -216,8 +216,11 @@ def legend(
     ) if metrics else "(no metric)"
     first = kinds[0] if kinds else None
     text.append(f"Legend (values: {shown}; {locations})\n", style="bold")
+    if peak == 0:
+        text.append("  every value shown is 0\n")
+        bins = []
     upper = 1.0
-    bins = (
+    bins = [] if peak == 0 else (
         [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
         if opts.diverging else list(zip(BIN_EDGES, colors, strict=True))
     )
@@ -256,6 +259,12 @@ def describe_locations(
         return f"combined by the profiler over {int(size)} ranks" if size > 1 else "single process"
     ranks, threads = gf.num_ranks, gf.num_threads
     first = next((m for m in info or () if m is not None), None)
+    if first is not None and first.formula is not None:
+        where = f"{ranks} rank{'s' * (ranks != 1)} × {threads} thread{'s' * (threads != 1)}"
+        if opts.agg in ("sum", "mean"):
+            return f"{first.column} = {first.formula} of the values' {opts.agg} over {where}"
+        return (f"{opts.agg} over {ranks} rank{'s' * (ranks != 1)} of {first.column} = "
+                f"{first.formula}, each rank's threads summed first")
     how = effective_agg(first, opts.agg) if first is not None else opts.agg
     additive = first is None or first.additive
     if how == "sum" and additive:

@@ -179,6 +179,11 @@ def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[st
         if unit_match:
             units["time"] = unit_match.group(1)
             base = "time"
+        else:
+            # REALTIME (sec) and the like name their unit; hardware counters (PAPI_TOT_CYC,
+            # perf events) count events.
+            other = re.match(r"^.*\((\w+)\)$", base)
+            units.setdefault(base, other.group(1) if other else "count")
         name = base + (" (inc)" if kind == "inclusive" else "")
         names.append(name)
         kinds.append(kind)
