@@ -1,0 +1,203 @@
+"""Reader for Chrome / Perfetto trace-event JSON (``chrome://tracing``'s format).
+
+viztracer, Chromium's ``--trace-startup``, Node's ``--trace-events-enabled``, Clang's
+``-ftime-trace``, PyTorch and many tracers write it: a JSON array of events, or an object
+whose ``traceEvents`` holds them (a missing closing ``]``, which the format allows, is
+tolerated). Complete events (``ph: "X"``, ``ts`` and ``dur``) and ``B``/``E`` pairs (an
+``E`` closes the latest open ``B`` of its thread) become intervals; other phases (metadata,
+instants, counters, async and flow events) are not timed calls and are left out.
+
+Per thread, intervals nest by time into a CCT of event names (with their category): the
+``time`` of a node is its events' durations minus those of the events nested directly in
+them (exclusive = inclusive - children), in microseconds (``ts``/``dur`` are always us);
+``calls`` counts events. ``pid`` becomes the rank and ``tid`` the thread, both renumbered
+0, 1, ... in sorted order; ``metadata["locations"]`` maps them back to pids, tids and the
+process/thread names of ``M`` events. Intervals that overlap their parent only in part
+(broken nesting) are cut at the parent's end, and an ``E`` without a ``B`` or a ``B``
+never closed (closed at the thread's last timestamp) are warned about.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from cctool.errors import ReaderError
+from cctool.graphframe import GraphFrame
+from cctool.readers._stacks import StackTree, build
+
+NAME = "chrome-trace"
+DESCRIPTION = "Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, clang -ftime-trace)"
+
+_OBJECT = re.compile(rb'^\s*\{.*?"traceEvents"\s*:\s*\[', re.S)
+_ARRAY = re.compile(rb'^\s*\[\s*\{[^\[\]]*?"ph"\s*:\s*"[A-Za-z]"', re.S)
+# Rounding in tracers that write float microseconds lets a child end a hair after its
+# parent; a larger overshoot is broken nesting and is reported.
+_SLACK_US = 0.01
+
+Interval = tuple[float, float, str, str]  # start, end, name, category
+
+
+def sniff(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    return bool(_OBJECT.match(head) or _ARRAY.match(head[:4096]))
+
+
+def read(path: Path) -> GraphFrame:
+    """Read a trace-event JSON file."""
+    events = _load(path)
+    threads: dict[tuple[Any, Any], list[Interval]] = defaultdict(list)
+    names: dict[tuple[str, Any, Any], str] = {}
+    problems: dict[str, int] = defaultdict(int)
+    open_b: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+    last_ts: dict[tuple[Any, Any], float] = {}
+    for i, ev in enumerate(events):
+        _event(path, i, ev, threads, names, open_b, last_ts, problems)
+    for where, stack in open_b.items():
+        for ev in stack:
+            threads[where].append((ev["ts"], last_ts[where], *_label(ev)))
+            problems["B events never closed (closed at the thread's last timestamp)"] += 1
+    if not any(threads.values()):
+        raise ReaderError(path, "no complete (X) or B/E events", fmt=NAME)
+    tree = StackTree(("name", "category"))
+    cols: dict[str, list[Any]] = {k: [] for k in ("node", "rank", "thread", "time", "calls")}
+    locations = _locations(threads, names)
+    for loc in locations:
+        _nest(threads[(loc["pid"], loc["tid"])], tree, cols, loc, problems)
+    for what, count in problems.items():
+        warnings.warn(f"{path}: {count} {what}", stacklevel=3)
+    values = {"time": cols["time"], "calls": cols["calls"]}
+    metadata = {"format": NAME, "path": str(path), "locations": locations}
+    return build(tree, cols["node"], values, units={"time": "us", "calls": "count"},
+                 metadata=metadata, rank=cols["rank"], thread=cols["thread"],
+                 default_metric="time")
+
+
+def _load(path: Path) -> list[Any]:
+    raw = path.read_bytes()
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        doc = _unterminated_array(raw)
+        if doc is None:
+            raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    if isinstance(doc, dict):
+        doc = doc.get("traceEvents")
+    if not isinstance(doc, list):
+        raise ReaderError(path, "no list of trace events", fmt=NAME)
+    return doc
+
+
+def _unterminated_array(raw: bytes) -> list[Any] | None:
+    """The array form with its optional closing ``]`` left out (as streaming writers do)."""
+    text = raw.rstrip()
+    if not text.lstrip().startswith(b"[") or text.endswith(b"]"):
+        return None
+    try:
+        doc = orjson.loads(text.rstrip(b",") + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, list) else None
+
+
+def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
+           names: dict[tuple[str, Any, Any], str], open_b: dict[Any, list[dict[str, Any]]],
+           last_ts: dict[Any, float], problems: dict[str, int]) -> None:
+    if not isinstance(ev, dict):
+        raise ReaderError(path, f"event {i} is not an object", fmt=NAME)
+    ph = ev.get("ph")
+    where = (_ident(path, i, ev.get("pid")), _ident(path, i, ev.get("tid")))
+    if ph == "M":
+        if ev.get("name") in ("process_name", "thread_name"):
+            label = (ev.get("args") or {}).get("name") if isinstance(ev.get("args"), dict) else None
+            key = where if ev["name"] == "thread_name" else (where[0], None)
+            names[(ev["name"], *key)] = str(label)
+        return
+    if ph not in ("X", "B", "E"):
+        return
+    ts = ev.get("ts")
+    if not _is_number(ts):
+        raise ReaderError(path, f"event {i} ({ph}) has no numeric ts", fmt=NAME)
+    last_ts[where] = max(ts, last_ts.get(where, ts))
+    if ph == "X":
+        dur = ev.get("dur")
+        if not _is_number(dur) or dur < 0:
+            raise ReaderError(path, f"complete event {i} has no valid dur", fmt=NAME)
+        threads[where].append((ts, ts + dur, *_label(ev)))
+        last_ts[where] = max(ts + dur, last_ts[where])
+    elif ph == "B":
+        open_b[where].append(ev)
+    elif not open_b[where]:
+        problems["E events without an open B (left out)"] += 1
+    else:
+        begin = open_b[where].pop()
+        if ts < begin["ts"]:
+            raise ReaderError(path, f"event {i} ends before its B begins", fmt=NAME)
+        if "name" in ev and ev.get("name") != begin.get("name"):
+            problems["E events named unlike the B they close"] += 1
+        threads[where].append((begin["ts"], ts, *_label(begin)))
+
+
+def _label(ev: dict[str, Any]) -> tuple[str, str]:
+    name, cat = ev.get("name"), ev.get("cat")
+    return (name if isinstance(name, str) else "[unnamed]", cat if isinstance(cat, str) else "")
+
+
+def _ident(path: Path, i: int, value: Any) -> Any:
+    if value is None:
+        return 0
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return value
+    raise ReaderError(path, f"event {i} has a pid/tid that is not a number or string", fmt=NAME)
+
+
+def _locations(threads: dict[tuple[Any, Any], list[Interval]],
+               names: dict[tuple[str, Any, Any], str]) -> list[dict[str, Any]]:
+    """One entry per thread with events: rank, thread, pid, tid and names, sorted."""
+    def order(v: Any) -> tuple[bool, Any]:
+        return (isinstance(v, str), v if isinstance(v, str) else int(v))
+
+    pids = sorted({pid for pid, _ in threads}, key=order)
+    out = []
+    for rank, pid in enumerate(pids):
+        tids = sorted({tid for p, tid in threads if p == pid and threads[(p, tid)]}, key=order)
+        for thread, tid in enumerate(tids):
+            out.append({"rank": rank, "thread": thread, "pid": pid, "tid": tid,
+                        "process_name": names.get(("process_name", pid, None)),
+                        "thread_name": names.get(("thread_name", pid, tid))})
+    return out
+
+
+def _nest(intervals: list[Interval], tree: StackTree, cols: dict[str, list[Any]],
+          loc: dict[str, Any], problems: dict[str, int]) -> None:
+    """Nest one thread's intervals by time; record each one's exclusive time."""
+    intervals.sort(key=lambda iv: (iv[0], -iv[1]))
+    stack: list[list[Any]] = []  # [end, node, row]
+    for start, end, name, cat in intervals:
+        while stack and stack[-1][0] <= start + _SLACK_US:
+            stack.pop()
+        if stack and end > stack[-1][0]:
+            if end - stack[-1][0] > _SLACK_US:
+                problems["events overlap their parent only in part (cut at its end)"] += 1
+            end = stack[-1][0]
+        parent = stack[-1][1] if stack else -1
+        node = tree.child(parent, (name, cat))
+        dur = end - start
+        if stack:
+            cols["time"][stack[-1][2]] -= dur
+        stack.append([end, node, len(cols["node"])])
+        for key, value in (("node", node), ("rank", loc["rank"]), ("thread", loc["thread"]),
+                           ("time", dur), ("calls", 1.0)):
+            cols[key].append(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300
