@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read
 from cctool.readers import chrome_trace as reader
+from cctool.readers import detect, read
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "chrome-trace"

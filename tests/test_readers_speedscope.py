@@ -58,7 +58,9 @@ def test_pyinstrument_evented_profile_matches_its_text_report() -> None:
     assert _root_total(gf, "time (inc)") == pytest.approx(0.693, abs=5e-4)
 
 
-def _evented(tmp_path: Path, events: list[tuple[str, float, int]], unit: str = "milliseconds") -> Path:
+def _evented(
+    tmp_path: Path, events: list[tuple[str, float, int]], unit: str = "milliseconds"
+) -> Path:
     doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
            "shared": {"frames": [{"name": "main"}, {"name": "f"}]},
            "profiles": [{"type": "evented", "name": "t", "unit": unit, "startValue": 0,

@@ -123,13 +123,13 @@ def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
         return
     if ph not in ("X", "B", "E"):
         return
-    ts = ev.get("ts")
-    if not _is_number(ts):
+    ts = _number(ev.get("ts"))
+    if ts is None:
         raise ReaderError(path, f"event {i} ({ph}) has no numeric ts", fmt=NAME)
     last_ts[where] = max(ts, last_ts.get(where, ts))
     if ph == "X":
-        dur = ev.get("dur")
-        if not _is_number(dur) or dur < 0:
+        dur = _number(ev.get("dur"))
+        if dur is None or dur < 0:
             raise ReaderError(path, f"complete event {i} has no valid dur", fmt=NAME)
         threads[where].append((ts, ts + dur, *_label(ev)))
         last_ts[where] = max(ts + dur, last_ts[where])
@@ -139,7 +139,7 @@ def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
         problems["E events without an open B (left out)"] += 1
     else:
         begin = open_b[where].pop()
-        if ts < begin["ts"]:
+        if ts < begin["ts"]:  # a B's ts was checked when it was read
             raise ReaderError(path, f"event {i} ends before its B begins", fmt=NAME)
         if "name" in ev and ev.get("name") != begin.get("name"):
             problems["E events named unlike the B they close"] += 1
@@ -199,5 +199,8 @@ def _nest(intervals: list[Interval], tree: StackTree, cols: dict[str, list[Any]]
             cols[key].append(value)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300
+def _number(value: Any) -> float | None:
+    """A finite JSON number as a float, else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e300:
+        return float(value)
+    return None

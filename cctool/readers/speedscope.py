@@ -124,7 +124,7 @@ def _metric(path: Path, profiles: list[Any]) -> tuple[str, str]:
         # One column cannot hold values of different units, and they are not converted here.
         raise ReaderError(path, f"profiles in units {sorted(map(str, found))}: need one of "
                           f"{', '.join(_UNITS)}, the same for every profile", fmt=NAME)
-    return _UNITS[next(iter(found))]
+    return _UNITS[str(next(iter(found)))]
 
 
 def _sampled(path: Path, prof: dict[str, Any], keys: list[tuple[str, str | None]],
