@@ -6,6 +6,8 @@ Library code raises these; the CLI turns every :class:`CctoolError` into a one-l
 
 from __future__ import annotations
 
+import warnings
+
 
 class CctoolError(Exception):
     """Base class of every error cctool reports to a user."""
@@ -58,3 +60,14 @@ class IncompatibleProfilesError(CctoolError):
 
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
+
+
+class CctoolWarning(UserWarning):
+    """Something a user must know about a result: data missing, profiles that do not match,
+    a unit or aggregation cctool chose. The CLI prints each once as ``warning: ...`` on
+    stderr; library users see a Python warning."""
+
+
+def warn(message: str) -> None:
+    """Tell the user ``message`` (one line) without stopping: library code never prints."""
+    warnings.warn(message, CctoolWarning, stacklevel=2)

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import _austin, detect, read
+from cctool.readers import _austin, detect, get_reader
 from cctool.readers import folded as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
@@ -26,7 +26,7 @@ def _root_total(gf, metric: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def test_wall_mode() -> None:
-    gf = read(WALL)
+    gf = reader.read(WALL)
     gf.validate()
     assert gf.metadata["format"] == "folded" and gf.metadata["profiler"] == "austin"
     assert gf.metadata["metric_units"] == {"time": "us"}
@@ -39,12 +39,12 @@ def test_wall_mode() -> None:
 
 
 def test_from_folded_reads_austin() -> None:
-    gf = read(WALL, "folded")
+    gf = get_reader("folded").read(WALL)
     assert _root_total(gf, "time (inc)") == 299144
 
 
 def test_full_mode_threads() -> None:
-    gf = read(FULL)
+    gf = reader.read(FULL)
     gf.validate()
     assert gf.metadata["metric_units"] == {"time": "us", "cpu time": "us", "memory": "B"}
     assert gf.default_metric == "time (inc)"
@@ -62,7 +62,7 @@ def test_processes_become_ranks(tmp_path: Path) -> None:
     path.write_text("# austin: 3.7.0\n# mode: cpu\n\n"
                     "P20;T0:21;a.py:main:1;a.py:f:2 10\nP10;T0:11;a.py:main:1 5\n"
                     "P20;T0:22;a.py:main:1 7\nP10;T0:11 3\n\n# duration: 40\n")
-    gf = read(path)
+    gf = reader.read(path)
     assert gf.metadata["metric_units"] == {"cpu time": "us"}
     locs = {(d["pid"], d["tid"]): (d["rank"], d["thread"]) for d in gf.metadata["locations"]}
     assert locs == {(10, "0:11"): (0, 0), (20, "0:21"): (1, 0), (20, "0:22"): (1, 1)}

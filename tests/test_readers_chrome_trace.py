@@ -16,7 +16,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import chrome_trace as reader
-from cctool.readers import detect, read
+from cctool.readers import detect
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "chrome-trace"
@@ -35,7 +35,7 @@ def _row(gf, name: str) -> dict[str, float]:  # type: ignore[no-untyped-def]
 
 
 def test_viztracer_complete_events() -> None:
-    gf = read(VIZ)
+    gf = reader.read(VIZ)
     gf.validate()
     assert gf.metadata["metric_units"] == {"time": "us", "calls": "count"}
     assert gf.default_metric == "time (inc)"
@@ -50,7 +50,7 @@ def test_viztracer_complete_events() -> None:
 
 
 def test_threads_become_threads_of_one_rank() -> None:
-    gf = read(VIZ_THREADS)
+    gf = reader.read(VIZ_THREADS)
     gf.validate()
     assert gf.num_ranks == 1 and gf.num_threads == 3
     assert [loc["thread_name"] for loc in gf.metadata["locations"]] == [
@@ -60,7 +60,7 @@ def test_threads_become_threads_of_one_rank() -> None:
 
 
 def test_node_begin_end_pairs_and_complete_events() -> None:
-    gf = read(NODE)
+    gf = reader.read(NODE)
     gf.validate()
     assert _root_total(gf) == 7861 and _root_total(gf, "calls (inc)") == 19
     cleanup = _row(gf, "RunCleanup")  # a B/E pair with a nested B/E pair
@@ -68,14 +68,14 @@ def test_node_begin_end_pairs_and_complete_events() -> None:
 
 
 def test_cmake_array_form_and_missing_closing_bracket(tmp_path: Path) -> None:
-    gf = read(CMAKE)
+    gf = reader.read(CMAKE)
     gf.validate()
     assert _root_total(gf) == 9589 and _root_total(gf, "calls (inc)") == 282
     assert gf.nodes.filter(pl.col("name") == "count_to").height == 1
     cut = tmp_path / "trace.json"
     cut.write_bytes(CMAKE.read_bytes().rstrip()[:-1] + b",\n")  # the ] the format lets go
     assert detect(cut).NAME == "chrome-trace"
-    assert _root_total(read(cut)) == 9589
+    assert _root_total(reader.read(cut)) == 9589
 
 
 def _trace(tmp_path: Path, events: list[dict[str, object]]) -> Path:
@@ -89,14 +89,14 @@ def test_nesting_problems_are_reported(tmp_path: Path) -> None:
     path = _trace(tmp_path, [{**x, "name": "a", "ts": 0, "dur": 10},
                              {**x, "name": "b", "ts": 5, "dur": 10}])
     with pytest.warns(UserWarning, match="overlap their parent"):
-        gf = read(path)
+        gf = reader.read(path)
     assert _root_total(gf) == 10  # b is cut at a's end
     b = {"pid": 1, "tid": 2, "ts": 0}
     path = _trace(tmp_path, [{**b, "ph": "B", "name": "open"}, {**b, "ph": "E", "ts": 1},
                              {**b, "ph": "E", "ts": 2}, {**b, "ph": "B", "name": "x", "ts": 3},
                              {**b, "ph": "X", "name": "y", "ts": 4, "dur": 2}])
     with pytest.warns(UserWarning) as caught:
-        gf = read(path)
+        gf = reader.read(path)
     messages = " ".join(str(w.message) for w in caught)
     assert "without an open B" in messages and "never closed" in messages
     assert _root_total(gf) == 1 + 3  # 'x' closed at the thread's last timestamp (6)
@@ -105,7 +105,7 @@ def test_nesting_problems_are_reported(tmp_path: Path) -> None:
 def test_pids_and_tids_map_to_ranks_and_threads(tmp_path: Path) -> None:
     events = [{"ph": "X", "name": "w", "pid": pid, "tid": tid, "ts": 0, "dur": 1 + pid}
               for pid in (7, 3) for tid in (50, 9)]
-    gf = read(_trace(tmp_path, events))
+    gf = reader.read(_trace(tmp_path, events))
     locs = {(d["pid"], d["tid"]): (d["rank"], d["thread"]) for d in gf.metadata["locations"]}
     assert locs == {(3, 9): (0, 0), (3, 50): (0, 1), (7, 9): (1, 0), (7, 50): (1, 1)}
     assert _root_total(gf) == 2 * 4 + 2 * 8
@@ -119,7 +119,7 @@ def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
         (["x"], "not an object"),
     ):
         with pytest.raises(ReaderError, match=message):
-            read(_trace(tmp_path, events), "chrome-trace")
+            reader.read(_trace(tmp_path, events))
 
 
 def test_sniff_is_strict(tmp_path: Path) -> None:

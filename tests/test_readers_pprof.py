@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect
 from cctool.readers import pprof as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
@@ -33,7 +33,7 @@ def _by_name(gf, metric: str) -> dict[str, float]:  # type: ignore[no-untyped-de
 
 
 def test_cpu_profile_totals_match_go_tool_pprof() -> None:
-    gf = read(CPU)
+    gf = reader.read(CPU)
     gf.validate()
     assert gf.metadata["format"] == "pprof"
     assert gf.metadata["metric_units"] == {"samples": "count", "cpu": "ns"}
@@ -47,7 +47,7 @@ def test_cpu_profile_totals_match_go_tool_pprof() -> None:
 
 
 def test_inlined_function_is_its_own_node_under_its_caller() -> None:
-    gf = read(CPU)
+    gf = reader.read(CPU)
     spin = gf.nodes.filter(pl.col("name") == "main.spin")
     assert spin.height == 1
     parent = gf.nodes["name"][spin["parent"].item()]
@@ -58,7 +58,7 @@ def test_inlined_function_is_its_own_node_under_its_caller() -> None:
 
 
 def test_heap_profile_has_four_metrics_with_units() -> None:
-    gf = read(HEAP)
+    gf = reader.read(HEAP)
     gf.validate()
     assert gf.metadata["metric_units"] == {
         "alloc_objects": "count", "alloc_space": "B", "inuse_objects": "count", "inuse_space": "B"
@@ -75,7 +75,7 @@ def test_uncompressed_message_reads_the_same(tmp_path: Path) -> None:
     raw = tmp_path / "cpu.pb"
     raw.write_bytes(gzip.decompress(CPU.read_bytes()))
     assert reader.sniff(raw) and detect(raw).NAME == "pprof"
-    assert _root_total(read(raw), "cpu (inc)") == 190_000_000
+    assert _root_total(reader.read(raw), "cpu (inc)") == 190_000_000
     other = tmp_path / "cpu.bin"  # a raw message is only claimed under its usual names
     other.write_bytes(raw.read_bytes())
     assert not reader.sniff(other)
@@ -88,7 +88,7 @@ def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
         reader.read(path)
     path.write_bytes(CPU.read_bytes()[:-9])
     with pytest.raises(ReaderError, match="gzip"):
-        read(path)
+        reader.read(path)
 
 
 def test_sniff_is_strict(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect
 from cctool.readers import speedscope as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
@@ -32,7 +32,7 @@ def _root_total(gf, metric: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def test_pyspy_sampled_profile() -> None:
-    gf = read(PYSPY)
+    gf = reader.read(PYSPY)
     gf.validate()
     assert gf.metadata["format"] == "speedscope" and gf.metadata["exporter"] == "py-spy@0.4.3"
     assert gf.metadata["metric_units"] == {"time": "s", "samples": "count"}
@@ -48,7 +48,7 @@ def test_pyspy_sampled_profile() -> None:
 
 
 def test_pyinstrument_evented_profile_matches_its_text_report() -> None:
-    gf = read(PYINSTRUMENT)
+    gf = reader.read(PYINSTRUMENT)
     gf.validate()
     assert gf.metadata["metric_units"] == {"time": "s"}
     inc = _values(gf, "time (inc)")
@@ -74,7 +74,7 @@ def _evented(
 def test_evented_exclusive_is_inclusive_minus_children(tmp_path: Path) -> None:
     path = _evented(tmp_path, [("O", 0, 0), ("O", 2, 1), ("C", 5, 1), ("O", 6, 1), ("C", 7, 1),
                                ("C", 9, 0)])
-    gf = read(path)
+    gf = reader.read(path)
     rows = dict(zip(gf.nodes["name"], gf.node_values()["time"], strict=True))
     assert rows == {"main": 5, "f": 4} and _root_total(gf, "time (inc)") == 9
     assert gf.metadata["metric_units"] == {"time": "ms"}
@@ -83,14 +83,14 @@ def test_evented_exclusive_is_inclusive_minus_children(tmp_path: Path) -> None:
 def test_evented_broken_nesting(tmp_path: Path) -> None:
     path = _evented(tmp_path, [("O", 0, 0), ("O", 1, 1), ("C", 2, 0)])
     with pytest.raises(ReaderError, match="not open on top"):
-        read(path)
+        reader.read(path)
     path = _evented(tmp_path, [("O", 0, 0), ("O", 1, 1), ("C", 3, 1)])
     with pytest.warns(UserWarning, match="still open"):
-        gf = read(path)
+        gf = reader.read(path)
     assert _root_total(gf, "time (inc)") == 10  # closed at endValue
     path = _evented(tmp_path, [("O", 5, 0), ("C", 1, 0)])
     with pytest.raises(ReaderError, match="backwards"):
-        read(path)
+        reader.read(path)
 
 
 def test_refuses_mixed_or_unknown_units(tmp_path: Path) -> None:
@@ -99,10 +99,10 @@ def test_refuses_mixed_or_unknown_units(tmp_path: Path) -> None:
     path = tmp_path / "mixed.json"
     path.write_bytes(orjson.dumps(doc))
     with pytest.raises(ReaderError, match="units"):
-        read(path)
+        reader.read(path)
     doc["profiles"] = [doc["profiles"][0], {**doc["profiles"][0]}]  # two threads, one unit
     path.write_bytes(orjson.dumps(doc))
-    gf = read(path)
+    gf = reader.read(path)
     assert gf.num_threads == 2 and _root_total(gf, "samples (inc)") == 132
 
 

@@ -20,14 +20,13 @@ never closed (closed at the thread's last timestamp) are warned about.
 from __future__ import annotations
 
 import re
-import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from cctool.errors import ReaderError
+from cctool.errors import ReaderError, warn
 from cctool.graphframe import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
@@ -73,7 +72,7 @@ def read(path: Path) -> GraphFrame:
     for loc in locations:
         _nest(threads[(loc["pid"], loc["tid"])], tree, cols, loc, problems)
     for what, count in problems.items():
-        warnings.warn(f"{path}: {count} {what}", stacklevel=3)
+        warn(f"{path}: {count} {what}")
     values = {"time": cols["time"], "calls": cols["calls"]}
     metadata = {"format": NAME, "path": str(path), "locations": locations}
     return build(tree, cols["node"], values, units={"time": "us", "calls": "count"},

@@ -21,14 +21,13 @@ by name and file: the lines of one function (py-spy records the executing line) 
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
-from cctool.errors import ReaderError
+from cctool.errors import ReaderError, warn
 from cctool.graphframe import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
@@ -175,8 +174,8 @@ def _evented(path: Path, prof: dict[str, Any], keys: list[tuple[str, str | None]
     if stack:
         end = prof.get("endValue")
         end = end if _is_number(end) and last is not None and end >= last else last
-        warnings.warn(f"{path}: profile {thread}: {len(stack)} frames still open at the end; "
-                      f"closed at {end}", stacklevel=4)
+        warn(f"{path}: profile {thread}: {len(stack)} frames still open at the end; "
+             f"closed at {end}")
         cols.add(stack[-1][1], thread, float(end - last), 0.0)  # type: ignore[operator]
 
 
