@@ -136,3 +136,42 @@ def test_sniff_is_strict(tmp_path: Path) -> None:
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     for sample in (CMAKE, NODE):
         check_damaged(reader, sample, tmp_path / sample.name)
+
+
+def _paths(gf) -> dict[tuple[str, ...], int]:  # type: ignore[no-untyped-def]
+    names, parent = gf.nodes["name"].to_list(), gf.parent_array
+    calls = gf.node_values()["calls"]
+    out = {}
+    for node in range(gf.num_nodes):
+        path, up = [], node
+        while up >= 0:
+            path.append(names[up])
+            up = parent[up]
+        out[tuple(reversed(path))] = int(calls[node])
+    return out
+
+
+def test_cmake_nesting_is_the_begin_end_stack() -> None:
+    # CMake's events are B/E only: the stack of open B events is the true nesting; nesting
+    # by time must give the same call paths, even where microsecond timestamps tie.
+    truth: dict[tuple[str, ...], int] = {}
+    stack: list[str] = []
+    for ev in orjson.loads(CMAKE.read_bytes()):
+        if ev["ph"] == "B":
+            stack.append(ev["name"])
+            truth[tuple(stack)] = truth.get(tuple(stack), 0) + 1
+        else:
+            stack.pop()
+    assert _paths(reader.read(CMAKE)) == truth
+
+
+def test_equal_intervals_nest_outer_first(tmp_path: Path) -> None:
+    b = {"pid": 1, "tid": 1}
+    events = [{**b, "ph": "B", "name": "outer", "ts": 5},
+              {**b, "ph": "B", "name": "inner", "ts": 5},
+              {**b, "ph": "E", "ts": 9}, {**b, "ph": "E", "ts": 9},
+              # X events are written when they end: the inner one first
+              {**b, "ph": "X", "name": "x-inner", "ts": 20, "dur": 3},
+              {**b, "ph": "X", "name": "x-outer", "ts": 20, "dur": 3}]
+    assert set(_paths(reader.read(_trace(tmp_path, events)))) == {
+        ("outer",), ("outer", "inner"), ("x-outer",), ("x-outer", "x-inner")}

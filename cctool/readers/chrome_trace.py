@@ -39,7 +39,10 @@ _ARRAY = re.compile(rb'^\s*\[\s*\{[^\[\]]*?"ph"\s*:\s*"[A-Za-z]"', re.S)
 # parent; a larger overshoot is broken nesting and is reported.
 _SLACK_US = 0.01
 
-Interval = tuple[float, float, str, str]  # start, end, name, category
+# start, end, tie, name, category. ``tie`` orders intervals with the same start and end,
+# outer first: for a B/E pair its depth among the open B events; for X events, which a
+# tracer writes when they end (inner before outer), minus its position in the file.
+Interval = tuple[float, float, int, str, str]
 
 
 def sniff(path: Path) -> bool:
@@ -62,7 +65,7 @@ def read(path: Path) -> GraphFrame:
         _event(path, i, ev, threads, names, open_b, last_ts, problems)
     for where, stack in open_b.items():
         for ev in stack:
-            threads[where].append((ev["ts"], last_ts[where], *_label(ev)))
+            threads[where].append((ev["ts"], last_ts[where], ev["_depth"], *_label(ev)))
             problems["B events never closed (closed at the thread's last timestamp)"] += 1
     if not any(threads.values()):
         raise ReaderError(path, "no complete (X) or B/E events", fmt=NAME)
@@ -130,10 +133,10 @@ def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
         dur = _number(ev.get("dur"))
         if dur is None or dur < 0:
             raise ReaderError(path, f"complete event {i} has no valid dur", fmt=NAME)
-        threads[where].append((ts, ts + dur, *_label(ev)))
+        threads[where].append((ts, ts + dur, -i, *_label(ev)))
         last_ts[where] = max(ts + dur, last_ts[where])
     elif ph == "B":
-        open_b[where].append(ev)
+        open_b[where].append({**ev, "_depth": len(open_b[where])})
     elif not open_b[where]:
         problems["E events without an open B (left out)"] += 1
     else:
@@ -142,7 +145,7 @@ def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
             raise ReaderError(path, f"event {i} ends before its B begins", fmt=NAME)
         if "name" in ev and ev.get("name") != begin.get("name"):
             problems["E events named unlike the B they close"] += 1
-        threads[where].append((begin["ts"], ts, *_label(begin)))
+        threads[where].append((begin["ts"], ts, begin["_depth"], *_label(begin)))
 
 
 def _label(ev: dict[str, Any]) -> tuple[str, str]:
@@ -178,9 +181,9 @@ def _locations(threads: dict[tuple[Any, Any], list[Interval]],
 def _nest(intervals: list[Interval], tree: StackTree, cols: dict[str, list[Any]],
           loc: dict[str, Any], problems: dict[str, int]) -> None:
     """Nest one thread's intervals by time; record each one's exclusive time."""
-    intervals.sort(key=lambda iv: (iv[0], -iv[1]))
+    intervals.sort(key=lambda iv: (iv[0], -iv[1], iv[2]))
     stack: list[list[Any]] = []  # [end, node, row]
-    for start, end, name, cat in intervals:
+    for start, end, _, name, cat in intervals:
         while stack and stack[-1][0] <= start + _SLACK_US:
             stack.pop()
         if stack and end > stack[-1][0]:
