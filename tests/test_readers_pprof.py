@@ -108,3 +108,16 @@ def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     raw.write_bytes(gzip.decompress(HEAP.read_bytes()))
     outcome = check_damaged(reader, raw, tmp_path / "heap.pb")  # the decoder itself
     assert outcome["refused"] > 0
+
+
+def test_gperftools_profile_converted_by_pprof() -> None:
+    # gperftools' CPU profiler; pprof on its own file: 153000000ns, kernel 144000000ns flat,
+    # fib 9000000ns flat, solve 97000000ns cum.
+    gf = reader.read(DATA / "gperftools.pb.gz")
+    gf.validate()
+    assert _root_total(gf, "cpu (inc)") == 153_000_000 and _root_total(gf, "samples (inc)") == 153
+    flat = _by_name(gf, "cpu")
+    assert flat["kernel"] == 144_000_000 and flat["fib"] == 9_000_000
+    assert _by_name(gf, "cpu (inc)")["solve"] == 97_000_000
+    # start-up code without symbols is named after its binary, as pprof names it
+    assert gf.nodes["name"][:3].to_list() == ["[work]", "[libc.so.6]", "[libc.so.6]"]

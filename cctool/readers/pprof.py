@@ -5,7 +5,8 @@ other samplers write this format. Each sample holds a stack of location ids (lea
 one value per sample type. A location expands to its ``line`` entries (the last one is the
 caller the others were inlined into), so inlined functions become nodes of their own, as
 ``pprof -top`` shows them. Nodes are functions (name, file and the mapping's binary), as in
-pprof's default ``-functions`` granularity; locations without symbols are named by address.
+pprof's default ``-functions`` granularity; a location without symbols is named after its
+binary (``[libc.so.6]``), as pprof shows it, or by address when it has no mapping.
 
 Every sample type becomes an exclusive metric named after its type (``samples``, ``cpu``,
 ``alloc_space``, ...), with the unit the profile states (``nanoseconds`` -> ``ns``, ``bytes``
@@ -253,8 +254,8 @@ def _frames(prof: _Profile, loc: int) -> list[tuple[str, str | None, str | None]
     s = prof.strings
     mapping, address, lines = prof.locations[loc]
     module = s[prof.mappings[mapping]] or None if mapping in prof.mappings else None
-    if not lines:
-        return [(f"0x{address:x}", None, module)]
+    if not lines:  # no symbols: named after the binary, as pprof shows it
+        return [(f"[{module.rsplit('/', 1)[-1]}]" if module else f"0x{address:x}", None, module)]
     out = []
     for func in reversed(lines):
         name, file = prof.functions[func] if func else (0, 0)
