@@ -119,3 +119,15 @@ def test_sniff_is_strict(tmp_path: Path) -> None:
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     for sample in (PYSPY, PYINSTRUMENT):
         check_damaged(reader, sample, tmp_path / sample.name)
+
+
+def test_pyspy_threads_become_threads() -> None:
+    # py-spy: 'Samples: 34' over three threads (10, 7 and 17 samples of 0.004 s)
+    gf = reader.read(DATA / "pyspy-threads.speedscope.json")
+    gf.validate()
+    assert gf.num_ranks == 1 and gf.num_threads == 3
+    assert _root_total(gf, "samples (inc)") == 34
+    per_thread = gf.metrics.group_by("thread").agg(pl.col("samples").sum()).sort("thread")
+    assert per_thread["samples"].to_list() == [10, 7, 17]
+    assert gf.metadata["threads"][1] == 'Thread 20498 "Thread-1 (worker)"'
+    assert _root_total(gf, "time (inc)") == pytest.approx(0.136, rel=1e-9)
