@@ -99,3 +99,14 @@ def test_sniffing() -> None:
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     for sample in (WALL, FULL):
         check_damaged(reader, sample, tmp_path / sample.name)
+
+
+def test_child_processes_become_ranks() -> None:
+    # austin -C: the parent (pid 1331, 4 threads) and two pool workers (1397, 1398)
+    gf = reader.read(DATA / "austin-procs.austin")
+    gf.validate()
+    assert gf.metadata["austin"]["multiprocess"] == "on"
+    assert [(d["pid"], d["rank"], d["thread"]) for d in gf.metadata["locations"]] == [
+        (1331, 0, 0), (1331, 0, 1), (1331, 0, 2), (1331, 0, 3), (1397, 1, 0), (1398, 2, 0)]
+    assert gf.num_ranks == 3 and gf.num_threads == 4
+    assert _root_total(gf, "time (inc)") == 901554
