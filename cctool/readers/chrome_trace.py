@@ -55,26 +55,18 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a trace-event JSON file."""
-    events = _load(path)
-    threads: dict[tuple[Any, Any], list[Interval]] = defaultdict(list)
-    names: dict[tuple[str, Any, Any], str] = {}
-    problems: dict[str, int] = defaultdict(int)
-    open_b: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
-    last_ts: dict[tuple[Any, Any], float] = {}
-    for i, ev in enumerate(events):
-        _event(path, i, ev, threads, names, open_b, last_ts, problems)
-    for where, stack in open_b.items():
-        for ev in stack:
-            threads[where].append((ev["ts"], last_ts[where], ev["_depth"], *_label(ev)))
-            problems["B events never closed (closed at the thread's last timestamp)"] += 1
-    if not any(threads.values()):
+    timeline = _Timeline(path)
+    for i, ev in enumerate(_load(path)):
+        timeline.add(i, ev)
+    timeline.close_open_events()
+    if not any(timeline.threads.values()):
         raise ReaderError(path, "no complete (X) or B/E events", fmt=NAME)
     tree = StackTree(("name", "category"))
     cols: dict[str, list[Any]] = {k: [] for k in ("node", "rank", "thread", "time", "calls")}
-    locations = _locations(threads, names)
+    locations = _locations(timeline.threads, timeline.names)
     for loc in locations:
-        _nest(threads[(loc["pid"], loc["tid"])], tree, cols, loc, problems)
-    for what, count in problems.items():
+        _nest(timeline.threads[(loc["pid"], loc["tid"])], tree, cols, loc, timeline.problems)
+    for what, count in timeline.problems.items():
         warn(f"{path}: {count} {what}")
     values = {"time": cols["time"], "calls": cols["calls"]}
     metadata = {"format": NAME, "path": str(path), "locations": locations}
@@ -110,42 +102,64 @@ def _unterminated_array(raw: bytes) -> list[Any] | None:
     return doc if isinstance(doc, list) else None
 
 
-def _event(path: Path, i: int, ev: Any, threads: dict[Any, list[Interval]],
-           names: dict[tuple[str, Any, Any], str], open_b: dict[Any, list[dict[str, Any]]],
-           last_ts: dict[Any, float], problems: dict[str, int]) -> None:
-    if not isinstance(ev, dict):
-        raise ReaderError(path, f"event {i} is not an object", fmt=NAME)
-    ph = ev.get("ph")
-    where = (_ident(path, i, ev.get("pid")), _ident(path, i, ev.get("tid")))
-    if ph == "M":
+class _Timeline:
+    """The intervals of each (pid, tid), thread and process names, and what was amiss."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.threads: dict[tuple[Any, Any], list[Interval]] = defaultdict(list)
+        self.names: dict[tuple[str, Any, Any], str] = {}
+        self.problems: dict[str, int] = defaultdict(int)
+        self.open_b: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+        self.last_ts: dict[tuple[Any, Any], float] = {}
+
+    def add(self, i: int, ev: Any) -> None:
+        if not isinstance(ev, dict):
+            raise ReaderError(self.path, f"event {i} is not an object", fmt=NAME)
+        ph = ev.get("ph")
+        where = (_ident(self.path, i, ev.get("pid")), _ident(self.path, i, ev.get("tid")))
+        if ph == "M":
+            self._name(ev, where)
+        elif ph in ("X", "B", "E"):
+            ts = _number(ev.get("ts"))
+            if ts is None:
+                raise ReaderError(self.path, f"event {i} ({ph}) has no numeric ts", fmt=NAME)
+            self.last_ts[where] = max(ts, self.last_ts.get(where, ts))
+            self._timed(i, ph, ev, ts, where)
+
+    def _name(self, ev: dict[str, Any], where: tuple[Any, Any]) -> None:
         if ev.get("name") in ("process_name", "thread_name"):
-            label = (ev.get("args") or {}).get("name") if isinstance(ev.get("args"), dict) else None
+            args = ev.get("args")
+            label = args.get("name") if isinstance(args, dict) else None
             key = where if ev["name"] == "thread_name" else (where[0], None)
-            names[(ev["name"], *key)] = str(label)
-        return
-    if ph not in ("X", "B", "E"):
-        return
-    ts = _number(ev.get("ts"))
-    if ts is None:
-        raise ReaderError(path, f"event {i} ({ph}) has no numeric ts", fmt=NAME)
-    last_ts[where] = max(ts, last_ts.get(where, ts))
-    if ph == "X":
-        dur = _number(ev.get("dur"))
-        if dur is None or dur < 0:
-            raise ReaderError(path, f"complete event {i} has no valid dur", fmt=NAME)
-        threads[where].append((ts, ts + dur, -i, *_label(ev)))
-        last_ts[where] = max(ts + dur, last_ts[where])
-    elif ph == "B":
-        open_b[where].append({**ev, "_depth": len(open_b[where])})
-    elif not open_b[where]:
-        problems["E events without an open B (left out)"] += 1
-    else:
-        begin = open_b[where].pop()
-        if ts < begin["ts"]:  # a B's ts was checked when it was read
-            raise ReaderError(path, f"event {i} ends before its B begins", fmt=NAME)
-        if "name" in ev and ev.get("name") != begin.get("name"):
-            problems["E events named unlike the B they close"] += 1
-        threads[where].append((begin["ts"], ts, begin["_depth"], *_label(begin)))
+            self.names[(ev["name"], *key)] = str(label)
+
+    def _timed(self, i: int, ph: str, ev: dict[str, Any], ts: float,
+               where: tuple[Any, Any]) -> None:
+        if ph == "X":
+            dur = _number(ev.get("dur"))
+            if dur is None or dur < 0:
+                raise ReaderError(self.path, f"complete event {i} has no valid dur", fmt=NAME)
+            self.threads[where].append((ts, ts + dur, -i, *_label(ev)))
+            self.last_ts[where] = max(ts + dur, self.last_ts[where])
+        elif ph == "B":
+            self.open_b[where].append({**ev, "_depth": len(self.open_b[where])})
+        elif not self.open_b[where]:
+            self.problems["E events without an open B (left out)"] += 1
+        else:
+            begin = self.open_b[where].pop()
+            if ts < begin["ts"]:  # a B's ts was checked when it was read
+                raise ReaderError(self.path, f"event {i} ends before its B begins", fmt=NAME)
+            if "name" in ev and ev.get("name") != begin.get("name"):
+                self.problems["E events named unlike the B they close"] += 1
+            self.threads[where].append((begin["ts"], ts, begin["_depth"], *_label(begin)))
+
+    def close_open_events(self) -> None:
+        for where, stack in self.open_b.items():
+            for ev in stack:
+                self.threads[where].append(
+                    (ev["ts"], self.last_ts[where], ev["_depth"], *_label(ev)))
+                self.problems["B events never closed (closed at the thread's last timestamp)"] += 1
 
 
 def _label(ev: dict[str, Any]) -> tuple[str, str]:
