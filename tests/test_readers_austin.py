@@ -110,3 +110,10 @@ def test_child_processes_become_ranks() -> None:
         (1331, 0, 0), (1331, 0, 1), (1331, 0, 2), (1331, 0, 3), (1397, 1, 0), (1398, 2, 0)]
     assert gf.num_ranks == 3 and gf.num_threads == 4
     assert _root_total(gf, "time (inc)") == 901554
+
+
+def test_memory_mode() -> None:
+    gf = reader.read(DATA / "austin-memory.austin")
+    gf.validate()
+    assert gf.metadata["metric_units"] == {"memory": "B"} and gf.default_metric == "memory (inc)"
+    assert _root_total(gf, "memory (inc)") == 1036288
