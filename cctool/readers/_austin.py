@@ -30,7 +30,8 @@ from cctool.graphframe import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
 NAME = "folded"
-_HEAD = re.compile(r"^P(\d+);T([^;\s]+)(?:;(.*?))?\s+(-?\d+(?:,-?\d+)*)\s*$")
+_HEAD = re.compile(r"P(\d+);T([^;\s]+)(?:;(.*))?")
+_VALUE = re.compile(r"-?\d+(?:,-?\d+)*")
 _META = re.compile(r"^#\s*([\w .-]+?)\s*:\s*(.*?)\s*$")
 _SNIFF = re.compile(rb"^(?:# austin: \S+|P\d+;T[\d:]+[; ])")
 NO_STACK = "[no stack]"
@@ -62,11 +63,13 @@ def read(path: Path) -> GraphFrame:
                 if m is not None:
                     meta[m.group(1)] = m.group(2)
                 continue
-            m = _HEAD.match(line)
-            if m is None:
+            # The value follows the last space; frames may hold spaces ("<frozen abc>").
+            head, _, value = line.rpartition(" ")
+            m = _HEAD.fullmatch(head.rstrip())
+            if m is None or _VALUE.fullmatch(value) is None:
                 raise ReaderError(path, f"line {lineno}: not an Austin sample "
                                   "('P<pid>;T<tid>;file:function:line;... value')", NAME)
-            pid, tid, stack, value = m.groups()
+            pid, tid, stack = m.groups()
             node = tree.path(_frame(f) for f in stack.split(";")) if stack else tree.child(
                 -1, (NO_STACK, None))
             rows.append((node, int(pid), tid, [int(v) for v in value.split(",")]))
