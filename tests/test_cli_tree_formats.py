@@ -60,6 +60,11 @@ CASES: dict[str, Case] = {
     "timemory": Case("timemory/wall.tree.json", ("wall_clock (inc)", "wall_clock", "laps")),
     "hatchet": Case("json/hatchet-graph-literal.json", ("time (inc)", "time")),
     "folded": Case("repo:folded/python.folded", ("samples (inc)", "samples"), ("--depth", "8",)),
+    "pprof": Case("repo:pprof/heap.pb.gz", ("alloc_space (inc)", "alloc_space", "alloc_objects")),
+    "speedscope": Case("repo:speedscope/pyspy.speedscope.json",
+                       ("time (inc)", "time", "samples (inc)")),
+    "chrome-trace": Case("repo:chrome-trace/viztracer.json", ("time (inc)", "time", "calls"),
+                         ("--depth", "7")),
 }
 
 
@@ -178,6 +183,14 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "hatchet": [("foo", 135.0), ("waldo", 30.0)],
     # Every stack starts with "<module> (sampler.py:1)": 55 + 1 + 2 + 1 + 1 + 2 + 57.
     "folded": [("<module> (sampler.py:1)", 119.0)],
+    # go tool pprof -raw heap.pb.gz: alloc_space of the samples by outermost location:
+    # runtime.main 2105354 + 592551 + 1212696 + 524336, profileWriter and systemstack alone.
+    "pprof": [("runtime.main", 4434937.0), ("runtime/pprof.profileWriter", 924248.0),
+              ("runtime.systemstack", 524496.0)],
+    # 65 of py-spy's 66 samples of 0.005 s start at <module>; the last one has no frame.
+    "speedscope": [("<module>", 0.325), ("[no stack]", 0.005)],
+    # viztracer's outermost X event: {"name": "builtins.exec", "dur": 517999.901}.
+    "chrome-trace": [("builtins.exec", 517999.901)],
 }
 
 

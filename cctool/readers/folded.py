@@ -6,6 +6,10 @@ adds its count to the leaf frame of its path as the exclusive ``samples`` metric
 ``samples (inc)`` is derived. Frames are kept verbatim (``python`` annotations such as
 ``main (app.py:12)`` and suffixes such as ``_[k]`` included); equal paths add up.
 
+Austin's output (``#`` metadata lines, ``P<pid>;T<tid>;file:function:line;... value``
+samples) is this format too; it is read by :mod:`cctool.readers._austin` (time in
+microseconds, processes and threads as ranks and threads).
+
 Differential input (two counts per line, as ``difffolded.pl`` writes) is refused rather than
 misread. ``sniff`` only accepts a file whose first lines all have this shape and at least
 one of which has a ``;``, so other line-oriented text formats are not claimed.
@@ -20,6 +24,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
+from cctool.readers import _austin
 
 NAME = "folded"
 DESCRIPTION = "folded stacks (a;b;c 123 lines: stackcollapse, py-spy, ...)"
@@ -43,6 +48,8 @@ def sniff(path: Path) -> bool:
         if exc.start < len(head) - 4:
             return False
         text = head[: exc.start].decode("utf-8")
+    if _austin.looks_like_austin(head):
+        return True
     lines = text.splitlines()
     if len(head) == 16384 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut short
@@ -58,7 +65,10 @@ def sniff(path: Path) -> bool:
 
 
 def read(path: Path) -> GraphFrame:
-    """Read a folded-stacks file."""
+    """Read a folded-stacks file (or Austin's output)."""
+    with open(path, "rb") as fh:
+        if _austin.looks_like_austin(fh.read(4096)):
+            return _austin.read(path)
     index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
     parent: list[int] = []
     names: list[str] = []
@@ -100,7 +110,8 @@ def read(path: Path) -> GraphFrame:
         {"name": names, "type": ["function"] * n},
         {"node": np.arange(n, dtype=np.int64), "samples": samples},
         exclusive=["samples"],
-        metadata={"format": NAME, "path": str(path), "total_samples": float(sum(samples))},
+        metadata={"format": NAME, "path": str(path), "total_samples": float(sum(samples)),
+                  "metric_units": {"samples": "count"}},
         default_metric="samples (inc)",
     )
 

@@ -1,0 +1,3 @@
+module pprofsample
+
+go 1.19
