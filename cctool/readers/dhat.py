@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +90,7 @@ def _head(path: Path, size: int = 512) -> bytes:
         try:
             with gzip.open(path, "rb") as gz:
                 return gz.read(size)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):
             return b""
     return head
 
@@ -113,9 +115,14 @@ def read(path: Path) -> GraphFrame:
     builder = _Builder()
     runs = []
     for rank, f in zip(ranks, files, strict=True):
-        doc = _load(f)
-        runs.append(_run_facts(f, doc, rank))
-        builder.add(f, doc, rank)
+        try:
+            doc = _load(f)
+            runs.append(_run_facts(f, doc, rank))
+            builder.add(f, doc, rank)
+        except (ValueError, TypeError, KeyError, AttributeError, OSError, EOFError,
+                zlib.error) as exc:
+            # gzip, JSON and field errors of a damaged file: one line naming it
+            raise ReaderError(f, f"cannot parse ({type(exc).__name__}: {exc})", fmt=NAME) from exc
     _check_consistent(path, runs)
     return builder.build(path, runs)
 
@@ -138,7 +145,9 @@ def _load(path: Path) -> dict[str, Any]:
     with (gzip.open(path, "rt", encoding="utf-8") if compressed
           else open(path, encoding="utf-8")) as fh:
         doc = json.load(fh)
-    if not isinstance(doc, dict) or doc.get("dhatFileVersion") != 2:
+    if not isinstance(doc, dict):
+        raise ReaderError(path, "not a DHAT profile (no JSON object)", fmt=NAME)
+    if doc.get("dhatFileVersion") != 2:
         raise ReaderError(path, f"DHAT file version {doc.get('dhatFileVersion')!r} "
                           "(only version 2, valgrind 3.15 and later, is read)", fmt=NAME)
     if doc.get("mode") != "heap":
@@ -197,8 +206,10 @@ class _Builder:
             except (IndexError, TypeError):
                 raise ReaderError(path, f"program point {k} names a frame not in the frame "
                                   "table", fmt=NAME) from None
-            leaf = self._path(stack)
-            self.rows.append((leaf, rank, [float(pp.get(f, 0)) for f, *_ in FIELDS]))
+            values = [float(pp.get(f, 0)) for f, *_ in FIELDS]
+            if not all(math.isfinite(v) for v in values):
+                raise ReaderError(path, f"program point {k} has a non-finite value", fmt=NAME)
+            self.rows.append((self._path(stack), rank, values))
 
     def _path(self, stack: list[dict[str, Any]]) -> int:
         """The allocation leaf of one stack (innermost frame first, as DHAT lists it)."""
