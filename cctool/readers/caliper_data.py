@@ -112,7 +112,7 @@ def _with_metadata(gf: GraphFrame, extra: Mapping[str, Any]) -> GraphFrame:
 
 def _job_metadata(path: Path, metas: list[dict[str, Any]]) -> dict[str, Any]:
     """The first file's globals, after checking that the files are the ranks of one job."""
-    if len(metas) == 1:
+    if not path.is_dir():  # one file: one rank, read alone
         return {**metas[0], "format": NAME, "path": str(path)}
     ranks = [m["ranks"] for m in metas]
     flat = [r for rs in ranks for r in rs]
