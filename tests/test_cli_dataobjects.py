@@ -90,3 +90,15 @@ def test_scaling_text_table_of_dhat_runs() -> None:
     assert "% of each run's total: bytes" in res.stdout
     assert "alloc_matrix_block (datacentric.c:22)" in res.stdout
     assert "24.540" in res.stdout and "12.142" in res.stdout and "5.586" in res.stdout
+
+
+def test_groupby_and_scaling_warn_when_summing_peaks() -> None:
+    res = run("groupby", DHAT / "np2", "--by", "variable", "--metric", "max bytes", "--to",
+              "csv")
+    assert res.exit_code == 0 and res.stderr.startswith("warning: max bytes is a peak")
+    res = run("scaling", DHAT / "np1", DHAT / "np2", "--by", "variable", "--metric",
+              "max bytes", "--agg", "sum", "--to", "csv")
+    assert res.exit_code == 0 and "warning: max bytes is a peak" in res.stderr
+    res = run("scaling", DHAT / "np1", DHAT / "np2", "--by", "variable", "--metric",
+              "max bytes", "--agg", "max", "--to", "csv")
+    assert res.exit_code == 0 and res.stderr == ""

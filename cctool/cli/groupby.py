@@ -66,6 +66,10 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         to = "cct"
     graph = merge(gf, by, agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
+    from cctool.ops.dataobjects import combine_warnings
+
+    for line in combine_warnings(gf, cols, "sum"):  # shown values are sums over ranks
+        click.echo(f"warning: {line}", err=True)
     if to == "cct":
         from cctool.saved import dumps
 

@@ -88,6 +88,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
                           key_from_name=key_from_name, where=where, view=view,
                           weak=not strong, percent=percent, threshold=threshold, top=top)
     runs = load_runs(profiles, fmt)
+    _warn_combine(runs, opts.metric, agg)
     if by in ("variable", "function"):
         from cctool.ops.dataobjects import scaling_by_attribute
 
@@ -101,6 +102,22 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
         write_bytes(plot, render_plot(result, plot, top or 8))
     _emit(ctx, result, to, output, width, precision)
+
+
+def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: str) -> None:
+    """Warn once (from the first run with several ranks) when ``agg`` sums a peak."""
+    from cctool.errors import CctoolError
+    from cctool.ops.dataobjects import combine_warnings
+
+    for _, gf in runs:
+        try:
+            lines = combine_warnings(gf, [gf.resolve_metric(metric)], agg)
+        except CctoolError:  # the table reports a missing metric in its own words
+            continue
+        for line in lines:
+            click.echo(f"warning: {line}", err=True)
+        if lines:
+            return
 
 
 def load_runs(paths: tuple[str, ...], fmt: str | None) -> list[tuple[str, GraphFrame]]:
