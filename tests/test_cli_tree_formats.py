@@ -60,6 +60,10 @@ CASES: dict[str, Case] = {
     "timemory": Case("timemory/wall.tree.json", ("wall_clock (inc)", "wall_clock", "laps")),
     "hatchet": Case("json/hatchet-graph-literal.json", ("time (inc)", "time")),
     "folded": Case("repo:folded/python.folded", ("samples (inc)", "samples"), ("--depth", "8",)),
+    "dhat": Case("repo:dhat/np2", ("bytes (inc)", "reads (inc)", "writes (inc)"),
+                 ("--depth", "4", "--threshold", "0.05")),
+    "caliper-data": Case("repo:caliper-data/np2", ("bytes allocated (inc)", "allocations",
+                                                   "time (inc)")),
 }
 
 
@@ -176,6 +180,12 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "hatchet": [("foo", 135.0), ("waldo", 30.0)],
     # Every stack starts with "<module> (sampler.py:1)": 55 + 1 + 2 + 1 + 1 + 2 + 57.
     "folded": [("<module> (sampler.py:1)", 119.0)],
+    # valgrind-summary.txt of np2: the two ranks' "Total:" bytes, 3,451,530 + 3,025,444.
+    "dhat": [("heap", 3451530.0 + 3025444.0)],
+    # cali-query -q "select sum(alloc.total_size) where mem.alloc group by mpi.world.size"
+    # np2/*.cali gives 1277952; the region roots hold time, no tracked bytes.
+    "caliper-data": [("tracked objects", 1277952.0), ("setup", 0.0), ("sweep", 0.0),
+                     ("scratch", 0.0)],
 }
 
 
