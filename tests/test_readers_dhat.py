@@ -138,3 +138,17 @@ def test_truncated_file_is_one_line_exit_2(tmp_path: Path) -> None:
     assert res.stderr.count("\n") == 1 and "dhat" in res.stderr and str(path) in res.stderr
     with pytest.raises(CctoolError):
         read(path)
+
+
+def test_fields_dhat_did_not_record_are_left_out(tmp_path: Path) -> None:
+    """Without access data (bkacc false) there are no reads/writes columns, not zeros."""
+    doc = json.loads(gzip.decompress((DATA / "np1" / "dhat.out.0.gz").read_bytes()))
+    doc["bkacc"] = False
+    for pp in doc["pps"]:
+        for key in ("rb", "wb", "acc"):
+            pp.pop(key, None)
+    path = tmp_path / "dhat.out.3"
+    path.write_text(json.dumps(doc))
+    gf = read(path)
+    assert "reads" not in gf.metric_columns and "reads" not in gf.metadata["metric_units"]
+    assert gf.node_values(["bytes (inc)"])["bytes (inc)"][0] == 4272846

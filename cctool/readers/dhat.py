@@ -30,9 +30,10 @@ columns (subtree sums); a site's own peak (``max bytes``) does not, since peaks 
 different sites fall at different times. ``metadata["metric_combine"]`` says how each
 metric combines over ranks: levels and peaks by ``max``, never by sum.
 
-One file is one process (rank 0). A folder of files is an MPI job run with each rank under
-valgrind (``--dhat-out-file=dhat.out.%q{PMI_RANK}``): the rank is the number ending each file
-name. Files may be gzip-compressed (``.gz``). Only ``--mode=heap`` profiles are read.
+One file is one process (rank 0). A folder of files whose names hold ``dhat`` is an MPI job
+run with each rank under valgrind (``--dhat-out-file=dhat.out.%q{PMI_RANK}``): the rank is
+the number ending each file name. Files may be gzip-compressed (``.gz``). Only
+``--mode=heap`` profiles are read.
 """
 
 from __future__ import annotations
@@ -101,9 +102,10 @@ def _is_dhat(path: Path) -> bool:
 
 
 def dhat_files(folder: Path) -> list[Path]:
-    """The DHAT files directly inside ``folder``, by name."""
-    return sorted(f for f in folder.iterdir()
-                  if f.is_file() and not f.name.startswith(".") and _is_dhat(f))
+    """The DHAT files directly inside ``folder`` (names holding ``dhat``, so that sniffing a
+    big folder of other files opens none of them), by name."""
+    return sorted(f for f in folder.iterdir() if "dhat" in f.name.lower()
+                  and not f.name.startswith(".") and f.is_file() and _is_dhat(f))
 
 
 def read(path: Path) -> GraphFrame:
@@ -182,6 +184,7 @@ class _Builder:
             "name": [HEAP_ROOT], "type": [ROOT_TYPE], "function": [None], "file": [None],
             "line": [None], "module": [None], "variable": [None]}
         self.rows: list[tuple[int, int, list[float]]] = []
+        self.present: set[str] = set()  # DHAT fields some program point has
 
     def node(self, parent: int, name: str, typ: str, attrs: dict[str, Any]) -> int:
         key = (parent, name, typ)
@@ -206,6 +209,7 @@ class _Builder:
             except (IndexError, TypeError):
                 raise ReaderError(path, f"program point {k} names a frame not in the frame "
                                   "table", fmt=NAME) from None
+            self.present.update(pp)
             values = [float(pp.get(f, 0)) for f, *_ in FIELDS]
             if not all(math.isfinite(v) for v in values):
                 raise ReaderError(path, f"program point {k} has a non-finite value", fmt=NAME)
@@ -235,7 +239,8 @@ class _Builder:
         table = pl.DataFrame({
             "node": np.asarray([r[0] for r in self.rows], dtype=np.int64),
             "rank": np.asarray([r[1] for r in self.rows], dtype=np.int32),
-            **{name: values[:, j] for j, (_, name, *_) in enumerate(FIELDS)},
+            **{name: values[:, j] for j, (field, name, *_) in enumerate(FIELDS)
+               if field in self.present},
         })
         cols = [c for c in table.columns if c not in ("node", "rank")]
         # Program points merged into one node add up, as dh_view adds them into a tree node;
@@ -243,14 +248,17 @@ class _Builder:
         table = table.group_by("node", "rank", maintain_order=True).agg(
             [pl.col(c).sum() for c in cols])
         tu = str(runs[0].get("tu") or "instrs")
-        units = {name: unit or _TIME_UNITS.get(tu, tu) for _, name, unit, _, _ in FIELDS}
+        # Fields DHAT did not record (no access data without --mode=heap's block tracking,
+        # say) are left out rather than shown as zeros.
+        fields = [f for f in FIELDS if f[0] in self.present]
+        units = {name: unit or _TIME_UNITS.get(tu, tu) for _, name, unit, _, _ in fields}
         meta = {
             "format": NAME, "path": str(path), "runs": runs, "mpi.world.size": len(runs),
             "metric_units": units,
-            "metric_combine": {name: how for _, name, _, how, _ in FIELDS},
+            "metric_combine": {name: how for _, name, _, how, _ in fields},
             "data_centric": True,
         }
-        with_inc = [name for _, name, _, _, inc in FIELDS if inc]
+        with_inc = [name for _, name, _, _, inc in fields if inc]
         gf = GraphFrame.from_arrays(self.parent, self.attrs, table, exclusive=with_inc,
                                     metadata=meta, default_metric="bytes (inc)")
         from dataclasses import replace
