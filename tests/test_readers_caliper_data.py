@@ -99,3 +99,24 @@ def test_rank_files_of_different_jobs_refused(tmp_path: Path) -> None:
 def test_damaged_files_give_errors(tmp_path: Path) -> None:
     outcome = check_damaged(reader, DATA / "np2" / "rank0.cali", tmp_path / "rank0.cali")
     assert outcome["refused"] > 0
+
+
+def test_sampled_addresses_resolved_by_caliper() -> None:
+    """sampled/sampled.cali: cali-query gives a 512, b 1024 and 163 unresolved samples, all
+    in region compute; every sampled record's time stays with the region (329632 ns)."""
+    gf = read(DATA / "sampled" / "sampled.cali")
+    gf.validate()
+    tree = gf.nodes
+    sampled = int(tree.filter(tree["name"] == "sampled objects")["node"][0])
+    vals = gf.node_values(["samples (inc)"])["samples (inc)"]
+    labels = {tree["name"][int(k)]: vals[int(k)] for k in gf.children(sampled)}
+    assert labels == {"a": 512, "b": 1024, reader.UNRESOLVED: 163}
+    for k in gf.children(sampled):
+        assert tree["name"].gather(gf.children(int(k))).to_list() == ["compute"]
+    code = int(tree.filter((tree["name"] == "compute") & tree["parent"].is_null())["node"][0])
+    assert gf.node_values(["time (inc)"])["time (inc)"][code] == pytest.approx(329632e-9,
+                                                                               rel=1e-12)
+    tracked = int(tree.filter(tree["name"] == "tracked objects")["node"][0])
+    nbytes = gf.node_values(["bytes allocated (inc)"])["bytes allocated (inc)"]
+    assert {tree["name"][int(k)]: nbytes[int(k)] for k in gf.children(tracked)} == {
+        "a": 4096 * 8, "b": 4 * 4096 * 8}

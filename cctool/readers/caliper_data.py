@@ -12,7 +12,9 @@ beside it one root per kind of data attribution (type ``data``):
 
 * ``tracked objects`` / label / region path where it was tracked: ``bytes allocated``,
   ``bytes freed`` (B), ``allocations`` and ``frees`` (count);
-* ``sampled objects`` / label / region path of the sample: ``samples`` (count).
+* ``sampled objects`` / label / region path of the sample: ``samples`` (count); samples of
+  an address attribute (class ``memoryaddress``, e.g. ``libpfm.addr``) that fell in no
+  tracked object go to the label ``[no tracked object]``, so the labels add up to all samples.
 
 Label nodes and everything under them carry the label as their ``variable`` attribute.
 The times of tracking snapshots (``time.duration``) stay with the region they were spent
@@ -41,6 +43,7 @@ DESCRIPTION = "Caliper .cali file(s) with data tracking (alloc service; a folder
 
 ROOT_TYPE = "data"
 TRACKED, SAMPLED = "tracked objects", "sampled objects"
+UNRESOLVED = "[no tracked object]"
 _SIGNS = (b"data=mem.alloc", b"data=alloc.label#")
 # Per-event identifiers and timestamps: summing them measures nothing.
 _EVENT_ATTRS = ("alloc.uid", "alloc.address", "alloc.index#", "alloc.uid#", "time.offset",
@@ -84,6 +87,7 @@ def read(path: Path) -> GraphFrame:
     for f in files:
         stream = caliper._CaliStream(f)
         stream.builder = builder
+        builder.stream = stream
         start = len(builder.rows)
         stream.parse()
         metas.append({**stream.metadata(), "file": f.name,
@@ -139,6 +143,8 @@ class DataBuilder(ProfileBuilder):
         # id -> (data node, code node or None, kind).
         self._virtual: dict[int, tuple[int, int | None, str]] = {}
         self._own_attrs: dict[str, Attr] = {}
+        self.stream: Any = None  # the .cali stream being parsed, for attribute metadata
+        self._address: dict[str, bool] = {}
 
     def role(self, attr: Attr) -> Role:
         if attr.name.startswith(_EVENT_ATTRS):
@@ -147,7 +153,7 @@ class DataBuilder(ProfileBuilder):
 
     def locate(self, region: Sequence[tuple[str, str]], callpath: Sequence[str],
                strings: Mapping[str, str]) -> int | None:
-        kind, root, label = _data_label(strings)
+        kind, root, label = self._data_label(strings)
         code = super().locate(region, callpath, strings)
         if kind is None or label is None:
             return code
@@ -175,6 +181,28 @@ class DataBuilder(ProfileBuilder):
         if code is not None and rest:
             super().measure(code, [*where, *rest])
 
+    def _data_label(self, strings: Mapping[str, str]) -> tuple[str | None, str, str | None]:
+        """(kind, root name, label) of a data snapshot, or (None, "", None)."""
+        if "mem.alloc" in strings:
+            return "alloc", TRACKED, strings["mem.alloc"]
+        if "mem.free" in strings:
+            return "free", TRACKED, strings["mem.free"]
+        for key, value in strings.items():
+            if key.startswith("alloc.label#"):
+                return "sample", SAMPLED, value
+        # A sampled address in no tracked object still counts towards the samples' total.
+        if any(self._is_address(key) for key in strings):
+            return "sample", SAMPLED, UNRESOLVED
+        return None, "", None
+
+    def _is_address(self, name: str) -> bool:
+        """True for an attribute of class ``memoryaddress`` (what the alloc service resolves)."""
+        if name not in self._address:
+            attrs = {a.name: a for a, _ in getattr(self.stream, "_attrs", {}).values()}
+            attr = attrs.get(name)
+            self._address[name] = bool(attr and attr.meta.get("class.memoryaddress") == "true")
+        return self._address[name]
+
     def _own_role(self, column: str) -> Role:
         """The role of a metric this reader makes (registered so ``build`` keeps it)."""
         if column not in self._own_attrs:
@@ -184,13 +212,3 @@ class DataBuilder(ProfileBuilder):
         return ("metric", column, 1.0)
 
 
-def _data_label(strings: Mapping[str, str]) -> tuple[str | None, str, str | None]:
-    """(kind, root name, label) of a data-tracking snapshot, or (None, "", None)."""
-    if "mem.alloc" in strings:
-        return "alloc", TRACKED, strings["mem.alloc"]
-    if "mem.free" in strings:
-        return "free", TRACKED, strings["mem.free"]
-    for key, value in strings.items():
-        if key.startswith("alloc.label#"):
-            return "sample", SAMPLED, value
-    return None, "", None
