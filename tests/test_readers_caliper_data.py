@@ -120,3 +120,18 @@ def test_sampled_addresses_resolved_by_caliper() -> None:
     nbytes = gf.node_values(["bytes allocated (inc)"])["bytes allocated (inc)"]
     assert {tree["name"][int(k)]: nbytes[int(k)] for k in gf.children(tracked)} == {
         "a": 4096 * 8, "b": 4 * 4096 * 8}
+
+
+def test_json_split_export_reads_like_the_cali_files() -> None:
+    """np2-split.json is cali-query's json-split of np2/*.cali: same objects and values."""
+    split = DATA / "np2-split.json"
+    assert detect(split) is reader
+    a, b = read(DATA / "np2"), read(split)
+    b.validate()
+    cols = ["bytes allocated (inc)", "allocations (inc)", "bytes freed (inc)", "time (inc)"]
+    for gf in (a, b):
+        assert gf.num_ranks == 2
+    key = ["name", "type", "depth"]
+    va = a.nodes.select("node", *key).join(a.node_values(cols), on="node").drop("node")
+    vb = b.nodes.select("node", *key).join(b.node_values(cols), on="node").drop("node")
+    assert sorted(va.rows()) == pytest.approx(sorted(vb.rows()))

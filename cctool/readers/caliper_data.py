@@ -23,7 +23,9 @@ metrics. cctool does not infer which code touched which object: exclusive vs inc
 *blame* (through dataflow) is only shown where the profiler recorded it.
 
 One file is one process. A folder of ``.cali`` files, one per rank of one job (each with a
-single ``mpi.rank``, all with the same ``mpi.world.size``), reads as that job.
+single ``mpi.rank``, all with the same ``mpi.world.size``), reads as that job. Caliper JSON
+(``json-split``, or records) holding such labels reads the same way; it keeps no attribute
+classes, so unresolved samples are only counted in ``.cali`` files.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers import caliper
+from cctool.readers import caliper, caliper_json
 from cctool.readers._caliper_common import Attr, Metric, ProfileBuilder, Role
 
 NAME = "caliper-data"
@@ -44,7 +46,8 @@ DESCRIPTION = "Caliper .cali file(s) with data tracking (alloc service; a folder
 ROOT_TYPE = "data"
 TRACKED, SAMPLED = "tracked objects", "sampled objects"
 UNRESOLVED = "[no tracked object]"
-_SIGNS = (b"data=mem.alloc", b"data=alloc.label#")
+_SIGNS = (b"data=mem.alloc", b"data=alloc.label#")  # attribute definitions in a .cali
+_JSON_SIGNS = (b'"mem.alloc"', b'"alloc.label#')  # column or key names in Caliper JSON
 # Per-event identifiers and timestamps: summing them measures nothing.
 _EVENT_ATTRS = ("alloc.uid", "alloc.address", "alloc.index#", "alloc.uid#", "time.offset",
                 "mem.active")
@@ -60,15 +63,19 @@ _UNITS = {"bytes allocated": "B", "bytes freed": "B", "allocations": "count", "f
 def sniff(path: Path) -> bool:
     if path.is_dir():
         return bool(data_files(path))
-    return path.is_file() and caliper.sniff(path) and _tracks_data(path)
+    if not path.is_file():
+        return False
+    if caliper.sniff(path):
+        return _tracks_data(path)
+    return caliper_json.sniff(path) and _tracks_data(path, _JSON_SIGNS)
 
 
-def _tracks_data(path: Path) -> bool:
-    """True when the file defines a data-tracking attribute (a fast byte search)."""
+def _tracks_data(path: Path, signs: tuple[bytes, ...] = _SIGNS) -> bool:
+    """True when the file names a data-tracking attribute (a fast byte search)."""
     if path.stat().st_size == 0:
         return False
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return any(mm.find(sign) >= 0 for sign in _SIGNS)
+        return any(mm.find(sign) >= 0 for sign in signs)
 
 
 def data_files(folder: Path) -> list[Path]:
@@ -78,7 +85,11 @@ def data_files(folder: Path) -> list[Path]:
 
 
 def read(path: Path) -> GraphFrame:
-    """Read one ``.cali`` file with data tracking, or a folder of them (one per rank)."""
+    """Read one ``.cali`` file with data tracking, or a folder of them (one per rank), or
+    Caliper JSON (``cali-query -q "format json-split"``) of such files."""
+    if path.is_file() and not caliper.sniff(path):
+        builder = DataBuilder(path, NAME)
+        return _declare(caliper_json.read(path, builder=builder))
     files = data_files(path) if path.is_dir() else [path]
     if not files:
         raise ReaderError(path, "no .cali file with data tracking here", fmt=NAME)
@@ -92,8 +103,11 @@ def read(path: Path) -> GraphFrame:
         stream.parse()
         metas.append({**stream.metadata(), "file": f.name,
                       "ranks": sorted({r[1] for r in builder.rows[start:]})})
-    meta = _job_metadata(path, metas)
-    gf = builder.build(meta)
+    return _declare(builder.build(_job_metadata(path, metas)))
+
+
+def _declare(gf: GraphFrame) -> GraphFrame:
+    """``gf`` with the unit and the combination over ranks of every metric declared."""
     units = {c: _unit(c, u) for c, u in (gf.metadata.get("metric_units") or {}).items()}
     for col in gf.exclusive:
         units.setdefault(col, _UNITS.get(col, col))
