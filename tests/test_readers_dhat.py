@@ -64,8 +64,14 @@ def test_single_file_is_one_process() -> None:
     path = DATA / "np1" / "dhat.out.0.gz"
     assert detect(path) is reader and detect(DATA / "np2") is reader
     gf = read(path)
-    assert gf.num_ranks == 1 and gf.num_nodes == 1922
+    assert gf.num_ranks == 1
     assert gf.node_values(["bytes (inc)"])["bytes (inc)"][0] == 4272846
+    # one allocation leaf per DHAT program point, one node per distinct stack prefix
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    stacks = [tuple(reversed(pp["fs"])) for pp in doc["pps"]]
+    prefixes = {s[:k] for s in stacks for k in range(1, len(s) + 1)}
+    assert (gf.nodes["type"] == "allocation").sum() == len(doc["pps"]) == 2161
+    assert gf.num_nodes == 1 + len(prefixes)
 
 
 def test_allocation_sites_of_the_program() -> None:

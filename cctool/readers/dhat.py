@@ -4,9 +4,10 @@ The nodes are data objects, not code: one root ``heap`` (type ``data``) holds th
 call paths, outermost frame first, each ending in an ``allocation`` leaf named by the
 allocator (``malloc``, ``calloc``, ...). The leaf is the data object: its ``variable``
 attribute is the allocation site (the frame that called the allocator, e.g.
-``alloc_vector (vec.c:12)``) and its ``function`` that frame's function. Frame names are
-DHAT's frame text without the code address, so runs and ranks line up; frames that differ
-only by address are merged (their values add, as ``dh_view`` adds them in its tree).
+``alloc_vector (vec.c:12)``) and its ``function`` that frame's function. Nodes are keyed by
+DHAT's frame text, code address included, so every program point keeps its own leaf and
+values (peaks too) are DHAT's, never merged. A frame with a source line is named without its
+address, so rebuilt binaries line up by name; one without (``??? (in libx.so)``) keeps it.
 
 Metrics per allocation site (DHAT's "program point"), all exclusive at the leaf:
 
@@ -187,7 +188,7 @@ class _Builder:
         self.present: set[str] = set()  # DHAT fields some program point has
 
     def node(self, parent: int, name: str, typ: str, attrs: dict[str, Any]) -> int:
-        key = (parent, name, typ)
+        key = (parent, attrs.get("key") or name, typ)
         i = self.index.get(key)
         if i is None:
             i = self.index[key] = len(self.parent)
@@ -221,12 +222,13 @@ class _Builder:
             return self.node(0, "[unknown]", "allocation", {})
         allocator, callers = stack[0], stack[1:]
         if _ALLOCATOR_MODULE not in (allocator.get("module") or ""):
-            allocator, callers = {"name": "[allocation]", "function": None}, stack
+            allocator, callers = {"name": "[allocation]", "function": None, "key": None}, stack
         site = callers[0] if callers else allocator
         node = 0
         for frame in reversed(callers):
             node = self.node(node, frame["name"], "function", frame)
-        leaf_attrs = {"function": site.get("function"), "variable": site["name"]}
+        leaf_attrs = {"function": site.get("function"), "variable": site["name"],
+                      "key": allocator.get("key")}
         return self.node(node, allocator.get("function") or allocator["name"], "allocation",
                          leaf_attrs)
 
@@ -243,8 +245,8 @@ class _Builder:
                if field in self.present},
         })
         cols = [c for c in table.columns if c not in ("node", "rank")]
-        # Program points merged into one node add up, as dh_view adds them into a tree node;
-        # a site's own peak then becomes the sum of the merged peaks (an upper bound).
+        # One row per (leaf, rank): DHAT writes one program point per distinct stack, so this
+        # sums nothing unless a file repeats a stack.
         table = table.group_by("node", "rank", maintain_order=True).agg(
             [pl.col(c).sum() for c in cols])
         tu = str(runs[0].get("tu") or "instrs")
@@ -272,6 +274,10 @@ def _parse_frame(text: str) -> dict[str, Any]:
     m = _FRAME.match(text.strip())
     assert m is not None  # the pattern matches any text
     func, module, file, line = m.groups()
-    name = text.split(": ", 1)[1] if re.match(r"^0x[0-9A-Fa-f]+: ", text) else text
-    return {"name": name.strip(), "function": func or None, "module": module,
+    text = text.strip()
+    # A frame with a source line is named by it, so rebuilt binaries still line up; one
+    # without keeps its code address, as dh_view shows it: two such frames of one library
+    # are different call sites.
+    name = text.split(": ", 1)[1] if line and re.match(r"^0x[0-9A-Fa-f]+: ", text) else text
+    return {"key": text, "name": name, "function": func or None, "module": module,
             "file": file, "line": int(line) if line else None}
