@@ -184,7 +184,7 @@ class DataBuilder(ProfileBuilder):
             return
         data, code, kind = self._virtual[node]
         size = [f for f in fields if f[1].name == "alloc.total_size"]
-        where = [f for f in fields if f[0][0] in ("rank", "thread")]
+        where = [f for f in fields if f[0][0] in ("rank", "thread", "snapshot")]
         rest = [f for f in fields if f[1].name != "alloc.total_size" and f[0][0] == "metric"]
         bytes_col, count_col = _OWN[kind]
         own = [(self._own_role(count_col), self._own_attrs[count_col], 1.0)]
