@@ -25,7 +25,7 @@ _cctool() {
         command) _describe command commands ;;
         args)
             case $words[1] in
-                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
@@ -48,7 +48,7 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
@@ -66,8 +66,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
-                    ''--by'[Node attribute: name (the call graph), module, file, type, any attribu]:value: ' \
+                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                    ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Text view: show this many levels.]:value: ' \
@@ -79,7 +79,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
@@ -94,9 +94,10 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
+                    ''--data'[Data objects only (a profile with data attribution: DHAT, Calipers all]' \
                     ''--threshold'[Drop nodes whose max is below this fraction of the largest max.]:value: ' \
                     ''--top'[Show this many nodes (0: all).]:value: ' \
                     '(--verbose -v)'{--verbose,-v}'[Also show std, quartiles and the values of the heaviest locations.]' \
@@ -108,7 +109,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
@@ -125,15 +126,15 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(mean max min sum)' \
-                    ''--by'[Rows: call paths, or nodes summed by name/file/module.]:value:(path name file module)' \
+                    ''--by'[Rows: call paths, or nodes summed by name/file/module; variable (data ]:value:(path name file module variable function)' \
                     ''--key'[Order runs by this metadata key (default: the number of processes).]:value: ' \
                     ''--key-from-name'[Order runs by a number in the path: the regexs first group.]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
@@ -152,7 +153,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet folded)' \
+                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
@@ -168,6 +169,7 @@ _cctool() {
                     ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent, by]' \
                     ''--flat'[Flat profile instead of the tree: per --by value self, self%, sum%, cu]' \
                     ''--bottom-up'[Callers view: each --by value (heaviest self first) with the callers i]' \
+                    ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
                     ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \

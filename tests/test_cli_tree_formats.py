@@ -65,6 +65,10 @@ CASES: dict[str, Case] = {
                        ("time (inc)", "time", "samples (inc)")),
     "chrome-trace": Case("repo:chrome-trace/viztracer.json", ("time (inc)", "time", "calls"),
                          ("--depth", "7")),
+    "dhat": Case("repo:dhat/np2", ("bytes (inc)", "reads (inc)", "writes (inc)"),
+                 ("--depth", "4", "--threshold", "0.05")),
+    "caliper-data": Case("repo:caliper-data/np2", ("bytes allocated (inc)", "allocations",
+                                                   "time (inc)")),
 }
 
 
@@ -191,6 +195,12 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "speedscope": [("<module>", 0.325), ("[no stack]", 0.005)],
     # viztracer's outermost X event: {"name": "builtins.exec", "dur": 517999.901}.
     "chrome-trace": [("builtins.exec", 517999.901)],
+    # valgrind-summary.txt of np2: the two ranks' "Total:" bytes, 3,451,530 + 3,025,444.
+    "dhat": [("heap", 3451530.0 + 3025444.0)],
+    # cali-query -q "select sum(alloc.total_size) where mem.alloc group by mpi.world.size"
+    # np2/*.cali gives 1277952; the region roots hold time, no tracked bytes.
+    "caliper-data": [("tracked objects", 1277952.0), ("setup", 0.0), ("sweep", 0.0),
+                     ("scratch", 0.0)],
 }
 
 

@@ -20,8 +20,9 @@ from cctool.cli._options import (
 @profile_argument()
 @from_option
 @click.option("--by", required=True, metavar="COLUMN",
-              help="Node attribute: name (the call graph), module, file, type, any attribute "
-              "the reader provides, or function (loops and lines folded into their function).")
+              help="Node attribute: name (the call graph), module, file, type, variable (data "
+              "objects), any attribute the reader provides, or function (loops and lines "
+              "folded into their function).")
 @click.option("--agg", type=click.Choice(["sum", "mean", "max", "min"]), default="sum",
               show_default=True, help="How to combine the merged nodes' values (per rank and "
               "thread); values shown are then summed over ranks and threads.")
@@ -50,15 +51,25 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
       cctool groupby db/ --by name            # the call graph
       cctool groupby db/ --by module --to table
       cctool groupby run.cct --by name -o callgraph.cct
+      cctool groupby dhat-run/ --by variable --to table
     """
     from cctool.cli._io import emit_renderable, emit_table, load, metric_units, write_bytes
     from cctool.ops.groupby import groupby as merge
 
     gf = load(profile, fmt)
+    if by == "variable":  # data objects only: other nodes have no variable to group by
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
     if output.endswith(".cct") and ctx.get_parameter_source("to") is ParameterSource.DEFAULT:
         to = "cct"
     graph = merge(gf, by, agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
+    from cctool.ops.dataobjects import combine_warnings
+
+    for line in combine_warnings(gf, cols, "sum"):  # shown values are sums over ranks
+        click.echo(f"warning: {line}", err=True)
     if to == "cct":
         from cctool.saved import dumps
 

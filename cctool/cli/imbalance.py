@@ -22,6 +22,9 @@ from cctool.cli._options import (
 @click.option("--by", type=click.Choice(["rank", "thread", "location"]), default=None,
               help="Compare ranks (threads summed per rank), thread ids (ranks summed) or "
               "every (rank, thread) location. Default: ranks, or threads when there is one rank.")
+@click.option("--data", is_flag=True,
+              help="Data objects only (a profile with data attribution: DHAT, Caliper's "
+              "alloc service): imbalance per variable across ranks.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.01, show_default=True,
               help="Drop nodes whose max is below this fraction of the largest max.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
@@ -34,7 +37,7 @@ from cctool.cli._options import (
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
-              by: str | None, threshold: float, top: int, verbose: bool, precision: int,
+              by: str | None, data: bool, threshold: float, top: int, verbose: bool, precision: int,
               width: int | None, to: str, output: str) -> None:
     """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
     variation, percentiles, the heaviest ranks and a histogram of the rank values.
@@ -48,12 +51,18 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
       cctool imbalance db/ --metric time --top 5
       cctool imbalance db/ --by location --verbose
       cctool imbalance db/ --to csv -o imbalance.csv
+      cctool imbalance dhat-run/ --data --metric bytes
     """
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.ops.imbalance import default_dimension
     from cctool.ops.imbalance import imbalance as measure
 
     gf = load(profile, fmt)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metric = metric or gf.metadata.get("data_metric")
     col = gf.resolve_metric(metric)
     dim = by or default_dimension(gf)
     df = measure(gf, col, dim, threshold, top)

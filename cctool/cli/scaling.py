@@ -31,8 +31,10 @@ AGGS = ("mean", "max", "min", "sum")  # over the ranks of one run; mean first (p
 @click.option("--agg", type=click.Choice(AGGS), default="mean", show_default=True,
               help="How to combine the ranks of a run: mean is per-process time, what "
               "scaling studies plot; max is the slowest process.")
-@click.option("--by", type=click.Choice(("path", "name", "file", "module")), default="path",
-              show_default=True, help="Rows: call paths, or nodes summed by name/file/module.")
+@click.option("--by", type=click.Choice(("path", "name", "file", "module", "variable",
+                                         "function")), default="path", show_default=True,
+              help="Rows: call paths, or nodes summed by name/file/module; variable (data "
+              "objects) and function sum an exclusive metric per data object or function.")
 @click.option("--key", default=None, metavar="KEY",
               help="Order runs by this metadata key (default: the number of processes).")
 @click.option("--key-from-name", default=None, metavar="REGEX",
@@ -75,6 +77,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling runs/ --speedup --threshold 0.01 --plot speedup.svg
       cctool scaling runs/ --efficiency --weak --to markdown -o table.md
       cctool scaling rajaperf/ --key ProblemSizeRunParam --where cluster=quartz
+      cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
     """
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
@@ -85,7 +88,13 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
                           key_from_name=key_from_name, where=where, view=view,
                           weak=not strong, percent=percent, threshold=threshold, top=top)
     runs = load_runs(profiles, fmt)
-    result = tabulate(runs, opts)
+    _warn_combine(runs, opts.metric, agg)
+    if by in ("variable", "function"):
+        from cctool.ops.dataobjects import scaling_by_attribute
+
+        result = scaling_by_attribute(runs, opts)
+    else:
+        result = tabulate(runs, opts)
     _report(result, len(runs), where)
     if plot:
         from cctool.cli._io import write_bytes
@@ -93,6 +102,22 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
         write_bytes(plot, render_plot(result, plot, top or 8))
     _emit(ctx, result, to, output, width, precision)
+
+
+def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: str) -> None:
+    """Warn once (from the first run with several ranks) when ``agg`` sums a peak."""
+    from cctool.errors import CctoolError
+    from cctool.ops.dataobjects import combine_warnings
+
+    for _, gf in runs:
+        try:
+            lines = combine_warnings(gf, [gf.resolve_metric(metric)], agg)
+        except CctoolError:  # the table reports a missing metric in its own words
+            continue
+        for line in lines:
+            click.echo(f"warning: {line}", err=True)
+        if lines:
+            return
 
 
 def load_runs(paths: tuple[str, ...], fmt: str | None) -> list[tuple[str, GraphFrame]]:

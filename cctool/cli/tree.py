@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 @click.option("--bottom-up", is_flag=True,
               help="Callers view: each --by value (heaviest self first) with the callers it "
               "was called from and the cost that came through each.")
+@click.option("--data", is_flag=True,
+              help="The data-object tree (profiles with data attribution: DHAT, Caliper's "
+              "alloc service) instead of the whole profile.")
 @click.option("--by", default="name", show_default=True, metavar="COLUMN",
               help="Group for --flat/--bottom-up: name, function (loops and lines folded "
               "into their function), file, module or another node attribute.")
@@ -66,7 +69,7 @@ if TYPE_CHECKING:
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
-         no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, by: str,
+         no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, data: bool, by: str,
          width: int | None, to: str, output: str, html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
@@ -82,6 +85,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --flat --by function
       cctool read db/ -o - | cctool tree - --to json
       cctool tree db/ --html tree.html
+      cctool tree dhat-run/ --data --metric bytes --metric reads
     """
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.options import TreeOptions
@@ -89,6 +93,12 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     if flat + bottom_up + expand_hot > 1:
         raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
     gf = load(profile, fmt)
+    if data:
+        from cctool.ops.dataobjects import data_tree
+
+        gf = data_tree(gf)
+        metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
+    _warn_combine(gf, metrics, agg, rank)
     opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
@@ -114,6 +124,14 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         rows = tree_rows(gf, opts)
         emit_table(rows, to, output, metric_units(gf, rows.columns))
+
+
+def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int | None) -> None:
+    from cctool.ops.dataobjects import combine_warnings
+
+    shown = metrics or ((gf.default_metric,) if gf.default_metric else ())
+    for line in combine_warnings(gf, shown, agg, rank):
+        click.echo(f"warning: {line}", err=True)
 
 
 def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:

@@ -37,6 +37,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("hpctoolkit", "cctool.readers.hpctoolkit"),
     ("hpctoolkit-v4", "cctool.readers.hpctoolkit_v4"),
     ("cube", "cctool.readers.cube"),
+    ("caliper-data", "cctool.readers.caliper_data"),
     ("caliper", "cctool.readers.caliper"),
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),
@@ -50,6 +51,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
+    ("dhat", "cctool.readers.dhat"),
     ("folded", "cctool.readers.folded"),
 )
 

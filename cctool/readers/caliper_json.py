@@ -58,8 +58,11 @@ def sniff(path: Path) -> bool:
     return path.suffix.lower() == ".json" and bool(_RECORDS_HEAD.match(head))
 
 
-def read(path: Path) -> GraphFrame:
-    """Read a Caliper JSON file (json-split, json records or json object layout)."""
+def read(path: Path, builder: ProfileBuilder | None = None) -> GraphFrame:
+    """Read a Caliper JSON file (json-split, json records or json object layout).
+
+    ``builder`` replaces the default :class:`ProfileBuilder` (the data-tracking reader
+    passes one that keeps data-object labels)."""
     import orjson
 
     try:
@@ -68,7 +71,7 @@ def read(path: Path) -> GraphFrame:
         raise ReaderError(path, f"cannot read ({exc.strerror})", fmt=NAME) from exc
     except orjson.JSONDecodeError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from None
-    builder = ProfileBuilder(path, NAME)
+    builder = builder or ProfileBuilder(path, NAME)
     if isinstance(doc, dict) and "data" in doc:
         meta = _read_split(doc, builder)
     elif isinstance(doc, dict) and isinstance(doc.get("records"), list):
