@@ -30,7 +30,7 @@ def test_tree_data_shows_only_the_objects() -> None:
               "--width", "100")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["1064960.000", "tracked", "objects"]
+    assert lines[0].split() == ["1.016", "MiB", "tracked", "objects"]  # 1064960 B
     assert "sweep" not in res.stdout and res.stderr == ""
     assert [ln.split()[-1] for ln in lines[1::2]] == ["m", "tmp", "u"]
 
@@ -41,21 +41,24 @@ def test_tree_data_on_a_profile_without_objects_is_exit_2(data) -> None:
     assert res.stderr.count("\n") == 1
 
 
-def test_summing_a_peak_over_ranks_warns_on_stderr() -> None:
+def test_a_peak_is_never_summed_over_ranks_and_stderr_says_so() -> None:
+    # DHAT's t-gmax bytes of the two ranks: 1510311 and 1181807; the run's is no sum of them.
     res = run("tree", DHAT / "np2", "--data", "--metric", "bytes at t-gmax (inc)", "--depth",
               "1", "--to", "csv")
     assert res.exit_code == 0
-    assert rows(res.stdout)[0]["bytes at t-gmax (inc)"] == str(float(1510311 + 1181807))
-    assert res.stderr.startswith("warning: bytes at t-gmax (inc) is a peak or level")
+    assert rows(res.stdout)[0]["bytes at t-gmax (inc) [B]"] == "1510311.0"
+    assert res.stderr.startswith("warning: bytes at t-gmax (inc) is a peak or level: shown "
+                                 "as its max over 2 ranks")
     res = run("tree", DHAT / "np2", "--metric", "bytes at t-gmax (inc)", "--agg", "max",
               "--depth", "1", "--to", "csv")
-    assert rows(res.stdout)[0]["bytes at t-gmax (inc)"] == "1510311.0" and res.stderr == ""
+    assert rows(res.stdout)[0]["bytes at t-gmax (inc) [B]"] == "1510311.0"
+    assert res.stderr == ""
 
 
 def test_groupby_variable() -> None:
     res = run("groupby", CALI / "np2", "--by", "variable", "--to", "csv")
     assert res.exit_code == 0, res.output
-    got = {r["name"]: float(r["bytes allocated (inc)"]) for r in rows(res.stdout)}
+    got = {r["name"]: float(r["bytes allocated (inc) [B]"]) for r in rows(res.stdout)}
     assert got == {"m": 786432, "tmp": 393216, "u": 98304}
 
 
@@ -64,7 +67,7 @@ def test_imbalance_per_data_object() -> None:
     assert res.exit_code == 0, res.output
     first = json.loads(res.stdout)[0]
     assert first["name"] == "alloc_matrix_block (datacentric.c:22)"
-    assert (first["max"], first["min"], first["mean"]) == (262144, 131072, 163840)
+    assert (first["max [B]"], first["min [B]"], first["mean [B]"]) == (262144, 131072, 163840)
 
 
 @pytest.mark.parametrize(("by", "metric", "label", "expected"), [
@@ -77,7 +80,8 @@ def test_scaling_percent_by_variable_and_function(by: str, metric: str, label: s
               "--metric", metric, "--to", "csv")
     assert res.exit_code == 0, res.output
     table = rows(res.stdout)
-    assert list(table[0]) == [by, "1", "2", "4"]
+    assert list(table[0]) == [by, "unit", "1", "2", "4"]
+    assert table[0]["unit"] == "%"
     row = next(r for r in table if r[by] == label)
     assert float(row["1"]) == pytest.approx(expected, rel=1e-12)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import caliper, detect, read
+from cctool.readers import caliper, detect, read_declared as read
 from cctool.readers import caliper_data as reader
 from tests.reader_checks import check_damaged
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.errors import CctoolError, ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect, read_declared as read
 from cctool.readers import dhat as reader
 from tests.reader_checks import check_damaged
 

@@ -66,10 +66,13 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         to = "cct"
     graph = merge(gf, by, agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
-    from cctool.ops.dataobjects import combine_warnings
+    from cctool.errors import warn
 
-    for line in combine_warnings(gf, cols, "sum"):  # shown values are sums over ranks
-        click.echo(f"warning: {line}", err=True)
+    for c in cols:  # groupby adds members location by location, then sums the locations
+        how = gf.metric(c).combine.value
+        if how != "sum" and gf.num_ranks > 1:
+            warn(f"{c} is a peak or level ({how} over ranks): groupby sums it over "
+                 f"{gf.num_ranks} ranks; read one rank with the tree view (--rank) instead")
     if to == "cct":
         from cctool.saved import dumps
 

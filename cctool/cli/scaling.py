@@ -114,8 +114,10 @@ def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: s
             lines = combine_warnings(gf, [gf.resolve_metric(metric)], agg)
         except CctoolError:  # the table reports a missing metric in its own words
             continue
+        from cctool.errors import warn
+
         for line in lines:
-            click.echo(f"warning: {line}", err=True)
+            warn(line)
         if lines:
             return
 

@@ -130,8 +130,10 @@ def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int 
     from cctool.ops.dataobjects import combine_warnings
 
     shown = metrics or ((gf.default_metric,) if gf.default_metric else ())
+    from cctool.errors import warn
+
     for line in combine_warnings(gf, shown, agg, rank):
-        click.echo(f"warning: {line}", err=True)
+        warn(line)
 
 
 def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:

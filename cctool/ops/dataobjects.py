@@ -18,7 +18,7 @@ Exclusive vs inclusive *blame* (the cost of code that computed a value, charged 
 object it flowed into) needs dataflow facts only the profiler has; cctool does not infer
 it, and shows only the attribution the file holds.
 
-``metadata["metric_combine"]`` says how a reader's metric combines over ranks (``sum``,
+The metric model (:mod:`cctool.metrics`) says how a reader's metric combines over ranks (``sum``,
 ``max`` for peaks and levels, ``mean``); :func:`combine_warnings` says when a view would
 sum one that does not add up.
 """
@@ -179,15 +179,14 @@ def scaling_by_attribute(runs: Sequence[tuple[str, GraphFrame]],
 
 def combine_warnings(gf: GraphFrame, metrics: Sequence[str], agg: str,
                      rank: int | None = None) -> list[str]:
-    """Why a view of ``metrics`` aggregated by ``agg`` over ranks may mislead: summing a
-    metric the reader declares a peak or level (``metric_combine`` = max or mean)."""
-    combine = gf.metadata.get("metric_combine") or {}
+    """What a user asking for a sum over ranks of a peak or level gets instead: the metric
+    model never sums them (see :mod:`cctool.metrics`), and says so."""
     if agg != "sum" or rank is not None or gf.num_ranks < 2:
         return []
     out = []
     for m in metrics:
-        how = combine.get(exclusive_name(m))
-        if how in ("max", "mean"):
-            out.append(f"{m} is a peak or level: its sum over {gf.num_ranks} ranks is no "
-                       f"quantity of the run; use --agg {how} (or --rank)")
+        info = gf.metric(m)
+        if info.combine.value in ("max", "min", "mean") and info.formula is None:
+            out.append(f"{m} is a peak or level: shown as its {info.combine} over "
+                       f"{gf.num_ranks} ranks, not a sum (its sum is no quantity of the run)")
     return out
