@@ -194,7 +194,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # 65 of py-spy's 66 samples of 0.005 s start at <module>; the last one has no frame.
     "speedscope": [("<module>", 0.325), ("[no stack]", 0.005)],
     # viztracer's outermost X event: {"name": "builtins.exec", "dur": 517999.901}.
-    "chrome-trace": [("builtins.exec", 517999.901)],
+    # (Chrome traces are in microseconds; cctool holds seconds.)
+    "chrome-trace": [("builtins.exec", 517999.901e-6)],
     # valgrind-summary.txt of np2: the two ranks' "Total:" bytes, 3,451,530 + 3,025,444.
     "dhat": [("heap", 3451530.0 + 3025444.0)],
     # cali-query -q "select sum(alloc.total_size) where mem.alloc group by mpi.world.size"
