@@ -80,7 +80,8 @@ def test_recursive_leaves_take_their_exclusive_as_inclusive() -> None:
     g.inclusive = {"cost (inc)": "cost"}
     tree = expand(g)
     assert tree.recursive.tolist() == [False, False, True]
-    assert tree.values["cost (inc)"].tolist() == [10.0, 9.0, 4.0]
+    # A root's inclusive value is its subtree's exclusive sum, not the measured 10.
+    assert tree.values["cost (inc)"].tolist() == [6.0, 9.0, 4.0]
 
 
 def test_a_cycle_nobody_calls_becomes_a_root() -> None:

@@ -25,7 +25,17 @@ which builds the call tree from the roots along caller -> callee edges:
   Nodes left unexpanded (``truncated``) keep their own cost; their callees' cost goes to the
   function's expanded contexts, so totals hold for every function expanded somewhere.
 
-Functions no root reaches (a cycle entered from outside the profile) become extra roots.
+Functions no root reaches (a cycle entered from outside the profile) become extra roots,
+the heaviest first.
+
+A root's inclusive values are its subtree's exclusive sums, not a measured inclusive cost:
+measured costs miss what the profile records elsewhere (a root inside a recursion cycle,
+``exec -> import -> exec``, has callers and so no cost of its own; a thread's start routine
+is called from ``clone`` in another thread's stack) or count it twice (yappi's threads), while
+exclusive costs are conserved by the expansion. So the roots add up to the sum of all
+exclusive costs, the profile's own total (pstats ``total_tt``, callgrind ``totals:``). For a
+graph that leaves functions out (gprof2dot's thresholds, ``complete=False``) a root keeps its
+measured cost where that is the larger.
 """
 
 from __future__ import annotations
@@ -59,7 +69,11 @@ class CallGraph:
         metric_weights: metric -> (edge weight, root weight) for metrics whose edges are
             shared among contexts by another weighting than ``weight`` (call counts by
             calls, say, while times go by time).
-        inclusive: inclusive metric -> its exclusive partner, for recursive leaves.
+        inclusive: inclusive metric -> its exclusive partner, for recursive leaves and roots.
+        complete: whether every function's self cost is in the graph (see the module
+            docstring, on roots).
+        size: per function, its inclusive cost, to pick the entry of a cycle that no root
+            reaches (default: its activity weight).
     """
 
     nfunc: int
@@ -72,6 +86,8 @@ class CallGraph:
     outside_root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     metric_weights: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     inclusive: Mapping[str, str] = field(default_factory=dict)
+    complete: bool = True
+    size: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -155,7 +171,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     # Cycles that no root reaches become roots; functions only the node budget kept out
     # (reachable, never expanded) do not.
     reachable = _reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
-    for f in range(n):
+    for f in _cycle_entries(graph, caller, callee, builder.scale):
         if not builder.seen[f] and not reachable[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
@@ -181,7 +197,39 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     recursive = state == _RECURSIVE
     for inc, exc in graph.inclusive.items():
         values[inc] = np.where(recursive, values[exc], values[inc])
+    _root_totals(values, parent, graph.inclusive, graph.complete)
     return CallTree(parent, func, recursive, values, builder.truncated)
+
+
+def _cycle_entries(
+    graph: CallGraph, caller: np.ndarray, callee: np.ndarray, scale: list[float]
+) -> list[int]:
+    """Candidate roots for cycles no root reaches: functions of cycles that no function
+    outside the cycle calls, heaviest first (``exec`` above the imports it runs). A cycle
+    called from another one is reached from there (a recursive ``fib`` under its caller)."""
+    comp = components(graph.nfunc, caller, callee)
+    cross = comp[caller] != comp[callee]
+    called = np.zeros(int(comp.max()) + 1 if comp.size else 0, dtype=bool)
+    called[comp[callee[cross]]] = True
+    size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
+    candidates = np.flatnonzero(~called[comp])
+    return candidates[np.argsort(-size[candidates], kind="stable")].tolist()
+
+
+def _root_totals(
+    values: dict[str, np.ndarray], parent: np.ndarray, inclusive: Mapping[str, str], complete: bool
+) -> None:
+    """Set each root's inclusive values to its subtree's exclusive sums (module docstring)."""
+    if not inclusive or not parent.size:
+        return
+    from cctool import kernels
+
+    pairs = list(inclusive.items())
+    sums = kernels.subtree_sums(np.vstack([values[exc] for _, exc in pairs]), parent)
+    roots = parent < 0
+    for row, (inc, _) in enumerate(pairs):
+        total = sums[row] if complete else np.maximum(sums[row], values[inc])
+        values[inc] = np.where(roots, total, values[inc])
 
 
 def _reachable(

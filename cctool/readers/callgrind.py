@@ -94,7 +94,10 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     pairs = {ev + " (inc)": ev for ev in events}
     # Split by calls, not by inclusive cost as the cProfile reader does: callgrind counts
     # nested calls again in the inclusive cost of edges inside a cycle, which would skew it.
-    graph = CallGraph(n, caller, callee, calls, edge_values, root_values, inclusive=pairs)
+    graph = CallGraph(
+        n, caller, callee, calls, edge_values, root_values, inclusive=pairs,
+        size=self_cost[:, 0] + out_inc[:, 0],  # picks the entry of a cycle nobody calls
+    )
     tree = expand(graph, max_nodes)
     _sum_cycle_calls(tree, caller, callee, n, events)
     f = tree.func

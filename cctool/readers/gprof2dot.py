@@ -88,10 +88,12 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         },
         root_values={
             "time": np.where(has_caller, 0.0, own),
-            "time (inc)": np.where(has_caller, 0.0, total),
+            "time (inc)": total,  # used by roots only: also a cycle's entry
             "calls": np.where(has_caller, 0.0, calls),
         },
         inclusive={"time (inc)": "time"},
+        complete=False,  # gprof2dot drops functions below its thresholds
+        size=total,
     )
     tree = expand(graph, max_nodes)
     f = tree.func
