@@ -30,7 +30,7 @@ def test_cpi_tree(data) -> None:
     gf = read(data(CPI[0]) / CPI[1])
     assert gf.metadata["format"] == "gprof2dot"
     assert gf.metadata["num_functions"] == 105  # 105 labelled nodes, 107 edges in the file
-    assert gf.metadata["metric_units"] == {"time": "percent of total"}
+    assert gf.metadata["metric_units"] == {"time": "%", "calls": "count"}
     assert gf.metric_columns == ("time", "time (inc)", "calls")
     assert gf.num_nodes == 126
     roots = gf.nodes.filter(pl.col("parent").is_null())

@@ -120,6 +120,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "num_functions": n,
         "truncated_nodes": tree.truncated,
         "totals": dict(zip(events, prof.totals, strict=False)) if prof.totals else None,
+        "metric_units": {**{ev: _unit(ev) for ev in events}, "calls": "count"},
         **{
             key: prof.header[key]
             for key in ("cmd", "pid", "part", "thread", "creator")
@@ -259,6 +260,10 @@ class _Parser:
                 pending_call = (target, self._count(lineno, value.split()[0] if value else ""))
             elif eq and spec in ("jump", "jcnd"):
                 continue  # jump counts carry no cost
+            elif eq and spec in ("jfi", "jfn"):
+                # A jump target's file or function (--collect-jumps=yes): no cost either,
+                # but it may define a compressed name used later.
+                self._name(lineno, "fl" if spec == "jfi" else "fn", value)
             else:
                 self._header(lineno, line)
         if pending_call is not None:
@@ -352,6 +357,15 @@ class _Parser:
         costs = [self._count(lineno, x) for x in parts[self.npos :]]
         costs += [0.0] * (len(self.events) - len(costs))
         return pos, costs
+
+
+def _unit(event: str) -> str:
+    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``),
+    otherwise the event itself (``Ir``: instructions executed)."""
+    return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
+
+
+_TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}
 
 
 def _int(text: str) -> int:

@@ -90,7 +90,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "path": str(path),
         "num_functions": len(funcs),
         "truncated_nodes": tree.truncated,
-        "metric_units": {"time": "seconds"},
+        "metric_units": {"time": "s", "calls": "count"},
     }
     return GraphFrame.from_arrays(
         tree.parent,

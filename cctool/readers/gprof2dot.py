@@ -109,7 +109,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "path": str(path),
         "num_functions": n,
         "truncated_nodes": tree.truncated,
-        "metric_units": {"time": "percent of total"},
+        "metric_units": {"time": "%", "calls": "count"},  # percent of the whole run
     }
     return GraphFrame.from_arrays(
         tree.parent,
