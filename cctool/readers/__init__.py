@@ -37,6 +37,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
+    ("gprof", "cctool.readers.gprof"),
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),

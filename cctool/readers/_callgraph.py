@@ -35,7 +35,7 @@ is called from ``clone`` in another thread's stack) or count it twice (yappi's t
 exclusive costs are conserved by the expansion. So the roots add up to the sum of all
 exclusive costs, the profile's own total (pstats ``total_tt``, callgrind ``totals:``). For a
 graph that leaves functions out (gprof2dot's thresholds, ``complete=False``) a root keeps its
-measured cost where that is the larger.
+measured cost where it has one.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def _root_totals(
     sums = kernels.subtree_sums(np.vstack([values[exc] for _, exc in pairs]), parent)
     roots = parent < 0
     for row, (inc, _) in enumerate(pairs):
-        total = sums[row] if complete else np.maximum(sums[row], values[inc])
+        total = sums[row] if complete else np.where(values[inc] > 0, values[inc], sums[row])
         values[inc] = np.where(roots, total, values[inc])
 
 
@@ -391,3 +391,42 @@ def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
                         break
                 ncomp += 1
     return np.asarray(comp, dtype=np.int64)
+
+
+def sum_cycle_edges(
+    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, inclusive: Mapping[str, str]
+) -> None:
+    """Inclusive costs of calls between functions of one cycle, added up from the tree.
+
+    Profilers record such edges badly: callgrind adds an edge's inclusive cost over all its
+    calls, nested ones included, so inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``)
+    the inner calls are counted again; gprof records no time on them at all. In the
+    expanded tree the inner calls are folded into the outer one (cut leaves keep their self
+    cost, their callees hang under the outer instance), so such a node's inclusive cost is
+    its own cost plus its children's. Edges into a cycle from outside keep their measured
+    cost.
+    """
+    comp = components(n, caller, callee)
+    parent, func = tree.parent, tree.func
+    has_parent = parent >= 0
+    parent_func = func[np.where(has_parent, parent, 0)]
+    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
+    if not redo.any():
+        return
+    pairs = list(inclusive.items())
+    own = np.column_stack([tree.values[exc] for _, exc in pairs])
+    inc = np.column_stack([tree.values[name] for name, _ in pairs])
+    below = np.zeros_like(inc)
+    from cctool import kernels
+
+    depth = kernels.depths(parent)  # parents come before children, as depths() needs
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
+        level = by_depth[bounds[d] : bounds[d + 1]]
+        fix = level[redo[level]]
+        inc[fix] = own[fix] + below[fix]
+        np.add.at(below, parent[level], inc[level])
+    for j, (name, _) in enumerate(pairs):
+        tree.values[name] = inc[:, j]
+

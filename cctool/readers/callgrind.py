@@ -32,10 +32,9 @@ from cctool.graphframe import GraphFrame
 from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
-    CallTree,
-    components,
     expand,
     split_by_weight,
+    sum_cycle_edges,
 )
 
 NAME = "callgrind"
@@ -99,7 +98,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         size=self_cost[:, 0] + out_inc[:, 0],  # picks the entry of a cycle nobody calls
     )
     tree = expand(graph, max_nodes)
-    _sum_cycle_calls(tree, caller, callee, n, events)
+    sum_cycle_edges(tree, caller, callee, n, pairs)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [prof.keys[i][2] for i in f],
@@ -137,45 +136,6 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         default_metric=events[0] + " (inc)",
         derive_inclusive=False,
     )
-
-
-def _sum_cycle_calls(
-    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, events: list[str]
-) -> None:
-    """Inclusive costs of calls between functions of one cycle, added up from the tree.
-
-    callgrind adds an edge's inclusive cost over all its calls, nested ones included, so on
-    an edge inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``) the inner calls are
-    counted again and the callee would cost more than its caller. In the expanded tree the
-    inner calls are folded into the outer one (cut leaves keep their self cost, their
-    callees hang under the outer instance), so such a node's inclusive cost is its own cost
-    plus its children's. Edges into a cycle from outside it keep their measured cost.
-    """
-    comp = components(n, caller, callee)
-    parent, func = tree.parent, tree.func
-    has_parent = parent >= 0
-    parent_func = func[np.where(has_parent, parent, 0)]
-    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
-    if not redo.any():
-        return
-    levels = [0] * len(parent)
-    for v, p in enumerate(parent.tolist()):  # parents come before their children
-        if p >= 0:
-            levels[v] = levels[p] + 1
-    depth = np.asarray(levels, dtype=np.int64)
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
-    own = np.column_stack([tree.values[ev] for ev in events])
-    inc = np.column_stack([tree.values[ev + " (inc)"] for ev in events])
-    below = np.zeros_like(inc)
-    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
-        level = by_depth[bounds[d] : bounds[d + 1]]
-        fix = level[redo[level]]
-        inc[fix] = own[fix] + below[fix]
-        np.add.at(below, parent[level], inc[level])
-    for j, ev in enumerate(events):
-        tree.values[ev + " (inc)"] = inc[:, j]
-
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:
