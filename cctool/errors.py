@@ -58,3 +58,7 @@ class IncompatibleProfilesError(CctoolError):
 
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
+
+
+class CctoolWarning(UserWarning):
+    """Something a result may be wrong or incomplete about; the CLI prints it on stderr."""

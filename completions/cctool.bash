@@ -49,15 +49,15 @@ _cctool() {
     esac
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read scaling tree";;
-        diff) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o --html -h --help";;
-        div) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
-        groupby) opts="--from --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
-        hot-path) opts="--from --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
-        imbalance) opts="--from --metric -m --by --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
-        query) opts="--from --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
-        read) opts="--from --output -o --json -h --help";;
-        scaling) opts="--from --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
-        tree) opts="--from --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --by --derive --width --color --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o --html -h --help";;
+        div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
+        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
+        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
+        imbalance) opts="--from --max-nodes --metric -m --by --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
+        query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
+        read) opts="--from --max-nodes --output -o --json -h --help";;
+        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --by --derive --width --color --to --output -o --html -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cctool.errors import CctoolError, ReaderError
+from cctool.errors import CctoolError, CctoolWarning, ReaderError
 from cctool.readers import cprofile as reader
 from cctool.readers import detect, read
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
@@ -177,7 +177,10 @@ def test_dag_is_split_by_caller(tmp_path: Path, profiler: str) -> None:
 
 
 def test_max_nodes_truncates_and_says_so(data) -> None:
-    gf = reader.read(data(FOLDER) / "cprofile-cycle.pstats", max_nodes=6)
+    # The warning names the file, the limit, the contexts left out and their share of time.
+    pattern = r"cprofile-cycle.pstats: .*limit of 6 nodes; 4 contexts .* holding 98.67% of 'time'"
+    with pytest.warns(CctoolWarning, match=pattern):
+        gf = reader.read(data(FOLDER) / "cprofile-cycle.pstats", max_nodes=6)
     assert gf.num_nodes <= 6 + 9
     assert gf.metadata["truncated_nodes"] > 0
     gf.validate()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import inspect
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -139,13 +140,23 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         path = _resolve(Path(path))
     mod = get_reader(fmt) if fmt else detect(path)
     try:
-        return mod.read(Path(path), **options)
+        return mod.read(Path(path), **_accepted(mod, options))
     except CctoolError:
         raise
     except MemoryError:
         raise
     except Exception as exc:  # a broken file of a known format: name both, never a traceback
         raise ReaderError(path, _describe(exc), fmt=mod.NAME) from exc
+
+
+def _accepted(mod: ModuleType, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` less the shared ones ``mod.read`` does not take: ``max_nodes`` may go to
+    every read, and formats without a call graph to expand ignore it."""
+    params = inspect.signature(mod.read).parameters
+    return {k: v for k, v in options.items() if k in params or k not in _SHARED_OPTIONS}
+
+
+_SHARED_OPTIONS = frozenset({"max_nodes"})
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:

@@ -99,6 +99,8 @@ class CallTree:
     recursive: np.ndarray
     values: dict[str, np.ndarray]
     truncated: int
+    root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def split_by_weight(total: np.ndarray, callee: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -142,8 +144,12 @@ def activity_weights(
     return weight, root_weight
 
 
-def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
-    """Build the calling context tree of ``graph`` (see the module docstring)."""
+def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
+    """Build the calling context tree of ``graph`` (see the module docstring).
+
+    Warns (:class:`CctoolWarning`, naming ``source``) when the node budget left contexts
+    unexpanded, with how many and how much of the first exclusive metric they hold.
+    """
     n = graph.nfunc
     caller = np.asarray(graph.caller, dtype=np.int64)
     callee = np.asarray(graph.callee, dtype=np.int64)
@@ -161,6 +167,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     starts = np.searchsorted(caller[order], np.arange(n + 1))
     has_caller = np.bincount(callee, minlength=n) > 0
     builder = _Builder(callee, order, starts, max(int(max_nodes), 1))
+    builder.comp = components(n, caller, callee).tolist()
     builder.fracs = [frac.tolist() for frac, _ in fracs]
     builder.scale = (np.bincount(callee, weights=weight, minlength=n) + root_weight).tolist()
     builder.weights = [[] for _ in fracs]
@@ -197,8 +204,36 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     recursive = state == _RECURSIVE
     for inc, exc in graph.inclusive.items():
         values[inc] = np.where(recursive, values[exc], values[inc])
-    _root_totals(values, parent, graph.inclusive, graph.complete)
-    return CallTree(parent, func, recursive, values, builder.truncated)
+    root = np.asarray(builder.root, dtype=np.int64)
+    _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    depth = np.asarray(builder.depth, dtype=np.int64)
+    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth)
+    if tree.truncated:
+        _warn_truncated(graph, tree, int(max_nodes), source)
+    return tree
+
+
+def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
+    import warnings
+
+    from cctool.errors import CctoolWarning
+
+    text = f"{source}: " if source is not None else ""
+    text += (
+        f"call graph expansion stopped at the limit of {limit:,} nodes; "
+        f"{tree.truncated:,} contexts were not expanded"
+    )
+    exc = next(iter(graph.inclusive.values()), None)
+    if exc is not None:
+        has_caller = np.bincount(graph.callee, minlength=graph.nfunc) > 0
+        outside = graph.outside_root if graph.outside_root.size else graph.root_weight > 0
+        eligible = ~has_caller | outside if outside.size else ~has_caller
+        expected = float(np.sum(graph.edge_values[exc]))
+        expected += float(np.sum(np.asarray(graph.root_values[exc])[eligible]))
+        lost = expected - float(np.sum(tree.values[exc]))
+        if expected > 0 and lost > 1e-9 * expected:
+            text += f", holding {lost / expected:.2%} of {exc!r} (left out of every total)"
+    warnings.warn(text + "; raise the node limit to see them", CctoolWarning, stacklevel=3)
 
 
 def _cycle_entries(
@@ -217,18 +252,19 @@ def _cycle_entries(
 
 
 def _root_totals(
-    values: dict[str, np.ndarray], parent: np.ndarray, inclusive: Mapping[str, str], complete: bool
+    values: dict[str, np.ndarray],
+    parent: np.ndarray,
+    root: np.ndarray,
+    inclusive: Mapping[str, str],
+    complete: bool,
 ) -> None:
     """Set each root's inclusive values to its subtree's exclusive sums (module docstring)."""
-    if not inclusive or not parent.size:
+    if not parent.size:
         return
-    from cctool import kernels
-
-    pairs = list(inclusive.items())
-    sums = kernels.subtree_sums(np.vstack([values[exc] for _, exc in pairs]), parent)
     roots = parent < 0
-    for row, (inc, _) in enumerate(pairs):
-        total = sums[row] if complete else np.where(values[inc] > 0, values[inc], sums[row])
+    for inc, exc in inclusive.items():
+        sums = np.bincount(root, weights=values[exc], minlength=len(parent))
+        total = sums if complete else np.where(values[inc] > 0, values[inc], sums)
         values[inc] = np.where(roots, total, values[inc])
 
 
@@ -284,6 +320,9 @@ class _Builder:
         self.func: list[int] = []
         self.edge: list[int] = []
         self.state: list[int] = []
+        self.comp: list[int] = []  # strongly connected component per function
+        self.root: list[int] = []
+        self.depth: list[int] = []
         self.seen = [False] * (len(starts) - 1)
         self.scale: list[float] = []  # per function: total weight of its activity
         self.queue: list[tuple[float, int]] = []  # (-estimated activity, node) heap
@@ -294,6 +333,8 @@ class _Builder:
         self.func.append(func)
         self.edge.append(edge)
         self.state.append(state)
+        self.root.append(self.root[parent])
+        self.depth.append(self.depth[parent] + 1)
         for weights, fracs in zip(self.weights, self.fracs, strict=True):
             weights.append(weights[parent] * fracs[edge])
         self.seen[func] = True
@@ -304,6 +345,8 @@ class _Builder:
         self.func.append(f)
         self.edge.append(-1)
         self.state.append(_EXPANDED)
+        self.root.append(len(self.parent) - 1)
+        self.depth.append(0)
         for node_weights, w in zip(self.weights, weights, strict=True):
             node_weights.append(w)
         self.seen[f] = True
@@ -322,9 +365,12 @@ class _Builder:
                 self.state[v] = _TRUNCATED
                 self.truncated += 1
                 continue
+            # Only a function of v's own cycle can be on v's path again, and those ancestors
+            # are the path's last stretch (a path never re-enters a cycle it left).
+            here = self.comp[self.func[v]]
             on_path = set()
             u = v
-            while u >= 0:
+            while u >= 0 and self.comp[self.func[u]] == here:
                 on_path.add(self.func[u])
                 u = self.parent[u]
             for e in kids:
@@ -417,9 +463,7 @@ def sum_cycle_edges(
     own = np.column_stack([tree.values[exc] for _, exc in pairs])
     inc = np.column_stack([tree.values[name] for name, _ in pairs])
     below = np.zeros_like(inc)
-    from cctool import kernels
-
-    depth = kernels.depths(parent)  # parents come before children, as depths() needs
+    depth = tree.depth
     by_depth = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
     for d in range(len(bounds) - 2, 0, -1):  # deepest level first

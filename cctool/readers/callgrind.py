@@ -97,7 +97,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         n, caller, callee, calls, edge_values, root_values, inclusive=pairs,
         size=self_cost[:, 0] + out_inc[:, 0],  # picks the entry of a cycle nobody calls
     )
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
     sum_cycle_edges(tree, caller, callee, n, pairs)
     f = tree.func
     attrs: dict[str, Any] = {

@@ -73,7 +73,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     except (ValueError, IndexError, struct.error, RecursionError) as exc:
         raise ReaderError(path, f"not a readable marshal/pstats file ({exc})", fmt=NAME) from exc
     funcs, graph = _call_graph(path, stats)
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [funcs[i][2] for i in f],

@@ -75,7 +75,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     report = _Report(path)
     report.parse(path.read_text(encoding="utf-8", errors="replace").splitlines())
     graph = report.graph()
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
     sum_cycle_edges(tree, graph.caller, graph.callee, graph.nfunc, graph.inclusive)
     f = tree.func
     attrs: dict[str, Any] = {

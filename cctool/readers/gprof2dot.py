@@ -95,7 +95,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         complete=False,  # gprof2dot drops functions below its thresholds
         size=total,
     )
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [funcs[i][1] for i in f],
