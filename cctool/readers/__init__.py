@@ -102,10 +102,32 @@ def profile_files(folder: Path) -> list[Path]:
     Many profilers write one file into an output folder (``caliper-cpi-json/``,
     ``timemory/``); pointing cctool at the folder should just work.
     """
-    if not folder.is_dir() or _sniff(folder) is not None:
+    return [f for f, _ in _profile_modules(folder)]
+
+
+def _profile_modules(folder: Path, runs: bool = False) -> list[tuple[Path, ModuleType]]:
+    """Profile files in ``folder`` with their readers; with ``runs``, also the run files of
+    a folder format made of runs (a SpotDB folder of .cali files)."""
+    whole = _sniff(folder) if folder.is_dir() else None
+    if whole is not None and not (runs and hasattr(whole, "run_files")):
         return []
-    files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
-    return [f for f in files if _sniff(f) is not None]
+    if whole is not None:
+        files = list(whole.run_files(folder))
+    else:
+        files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    found = [(f, _sniff(f)) for f in files]
+    return [(f, mod) for f, mod in found if mod is not None]
+
+
+def _one_run(path: Path, fmt: str | None) -> tuple[list[Path], ModuleType] | None:
+    """The files and reader of a folder holding the parts of one run (see ``_parts``)."""
+    found = _profile_modules(path, runs=True) if path.is_dir() else []
+    if not found or (fmt and any(mod.NAME != fmt for _, mod in found)):
+        return None
+    from cctool.readers import _parts
+
+    files, mods = [f for f, _ in found], [mod for _, mod in found]
+    return (files, mods[0]) if _parts.one_run(files, mods) else None
 
 
 def _resolve(path: Path) -> Path:
@@ -136,6 +158,9 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         return load_stream()
     if not Path(path).exists():
         raise UnknownFormatError(f"{path}: no such file or directory")
+    parts = _one_run(Path(path), fmt)
+    if parts is not None:
+        return _read_parts(Path(path), *parts, options)
     if not fmt:
         path = _resolve(Path(path))
     mod = get_reader(fmt) if fmt else detect(path)
@@ -147,6 +172,19 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         raise
     except Exception as exc:  # a broken file of a known format: name both, never a traceback
         raise ReaderError(path, _describe(exc), fmt=mod.NAME) from exc
+
+
+def _read_parts(
+    folder: Path, files: list[Path], mod: ModuleType, options: dict[str, Any]
+) -> GraphFrame:
+    from cctool.readers._parts import read_parts
+
+    try:
+        return read_parts(folder, files, mod, **_accepted(mod, options))
+    except CctoolError:
+        raise
+    except Exception as exc:
+        raise ReaderError(folder, _describe(exc), fmt=mod.NAME) from exc
 
 
 def _accepted(mod: ModuleType, options: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +199,8 @@ _SHARED_OPTIONS = frozenset({"max_nodes"})
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
-    folder, or a folder of profile files), keeping order and ``-``."""
+    folder, or a folder of profile files that are not the parts of one run), keeping order
+    and ``-``."""
     out: list[str] = []
     for p in paths:
         if p != STDIN and any(ch in p for ch in "*?[") and not Path(p).exists():
@@ -177,6 +216,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
 
 def _runs_in(folder: Path) -> list[Path]:
+    if _one_run(folder, None) is not None:
+        return [folder]
     mod = _sniff(folder)
     if mod is not None and hasattr(mod, "run_files"):
         return list(mod.run_files(folder))
