@@ -241,3 +241,32 @@ def test_root_of_an_import_cycle_keeps_its_cumtime(tmp_path: Path) -> None:
     values = gf.node_values()
     # Its inclusive time is all tottime below it (total_tt 1.8), not 0.
     assert values["time (inc)"][int(roots["node"][0])] == pytest.approx(1.8)
+
+
+CORPUS = Path(__file__).parent / "data" / "cprofile"
+
+
+@pytest.mark.parametrize("version", ["27", "36", "38", "310", "311", "312", "313"])
+def test_profile_module_keys_holding_a_code_object(version: str) -> None:
+    # python -m profile keys the profiled code ('profile', 0, <code object <module> ...>);
+    # each Python marshals code objects in its own layout.
+    gf = read(CORPUS / f"profile-py{version}.pstats")
+    gf.validate()
+    script = "small.py" if version != "311" else "workload.py"
+    code = f'<code object <module>, file "{script}", line 1>'
+    assert code in set(gf.nodes["name"])
+    roots = gf.nodes.filter(pl.col("parent").is_null())
+    assert roots["name"].to_list() == ["profiler"]
+
+
+def test_yappi_threads_add_up_to_total_tt() -> None:
+    # yappi merges three worker threads into one pstats file; its per-edge times of a
+    # function called in several threads can exceed the function's own, and some functions
+    # have time from outside without a call count to show for it.
+    for name in ("yappi-wall.pstats", "yappi-cpu.pstats"):
+        gf = read(CORPUS / name)
+        gf.validate()
+        roots = gf.nodes.filter(pl.col("parent").is_null()).join(gf.metrics, on="node")
+        total = pstats.Stats(str(CORPUS / name)).total_tt
+        assert roots["time (inc)"].sum() == pytest.approx(total, rel=1e-12)
+        assert gf.metrics["time"].sum() == pytest.approx(total, rel=1e-12)

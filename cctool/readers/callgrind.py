@@ -34,8 +34,8 @@ from cctool.readers._callgraph import (
     CallGraph,
     expand,
     split_by_weight,
-    sum_cycle_edges,
 )
+from cctool.readers._cycles import sum_cycle_edges
 
 NAME = "callgrind"
 DESCRIPTION = "callgrind profile (callgrind.out.*, callgrind format version 1)"
@@ -77,6 +77,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     if prof.self_rows:
         fids, costs = zip(*prof.self_rows, strict=True)
         np.add.at(self_cost, np.asarray(fids), np.asarray(costs))
+    _check_totals(path, prof, self_cost.sum(axis=0))
     edges = _merge_edges(prof.edge_rows, k)
     caller, callee = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
     calls, inc = edges[:, 2], edges[:, 3:]
@@ -136,6 +137,27 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         default_metric=events[0] + " (inc)",
         derive_inclusive=False,
     )
+
+
+def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
+    """Warn where the cost lines do not add up to the file's ``totals:`` (or, lacking one,
+    ``summary:``) line: the tree shows the cost lines, the file states another total."""
+    line, stated = "totals", prof.totals
+    if not stated and "summary" in prof.header:
+        line, stated = "summary", [float(x) for x in prof.header["summary"].split()]
+    for ev, got, want in zip(prof.events, sums.tolist(), stated, strict=False):
+        if abs(got - want) > 1e-9 * max(abs(want), 1.0):
+            import warnings
+
+            from cctool.errors import CctoolWarning
+
+            warnings.warn(
+                f"{path}: the cost lines add up to {got:.17g} {ev}, the file's {line}: line "
+                f"says {want:.17g}; the tree holds the cost lines",
+                CctoolWarning,
+                stacklevel=3,
+            )
+            return
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:

@@ -36,10 +36,10 @@ from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
     activity_weights,
-    components,
     expand,
     split_by_weight,
 )
+from cctool.readers._cycles import components
 
 NAME = "cprofile"
 DESCRIPTION = "Python cProfile/profile pstats file (marshal, Python 2 or 3)"

@@ -32,8 +32,8 @@ from cctool.readers._callgraph import (
     activity_weights,
     expand,
     split_by_weight,
-    sum_cycle_edges,
 )
+from cctool.readers._cycles import sum_cycle_edges
 
 NAME = "gprof"
 DESCRIPTION = "gprof text report (flat profile and call graph)"
