@@ -28,8 +28,9 @@ which builds the call tree from the roots along caller -> callee edges:
 Functions no root reaches (a cycle entered from outside the profile) become extra roots,
 the heaviest first.
 
-A root's inclusive values are its subtree's exclusive sums, not a measured inclusive cost:
-measured costs miss what the profile records elsewhere (a root inside a recursion cycle,
+A root's inclusive values are its subtree's exclusive sums unless the measured ones add up to
+the same total (then the split between roots is the profiler's, not an estimate). Measured
+costs can miss what the profile records elsewhere (a root inside a recursion cycle,
 ``exec -> import -> exec``, has callers and so no cost of its own; a thread's start routine
 is called from ``clone`` in another thread's stack) or count it twice (yappi's threads), while
 exclusive costs are conserved by the expansion. So the roots add up to the sum of all
@@ -266,6 +267,10 @@ def _root_totals(
     roots = parent < 0
     for inc, exc in inclusive.items():
         sums = np.bincount(root, weights=values[exc], minlength=len(parent))
+        measured = values[inc][roots]
+        whole = float(sums[roots].sum())
+        if complete and abs(float(measured.sum()) - whole) <= 1e-9 * abs(whole):
+            continue  # the measured costs already add up: keep them
         total = sums if complete else np.where(values[inc] > 0, values[inc], sums)
         values[inc] = np.where(roots, total, values[inc])
 
