@@ -78,6 +78,10 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
     """The ``mpi.rank`` values in a ``.cali`` file's records, and its ``mpi.world.size``."""
     from cctool.readers.caliper import split_fields
 
+    with open(path, "rb") as fh:  # attributes are defined before use: near the top
+        head = fh.read(1 << 16)
+    if b"data=mpi.rank" not in head or b"data=mpi.world.size" not in head:
+        return set(), None
     ids: dict[str, str] = {}  # attribute node id -> "mpi.rank" / "mpi.world.size"
     values: dict[str, set[str]] = {"mpi.rank": set(), "mpi.world.size": set()}
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -94,6 +98,8 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
                 for attr, value in zip(rec.get("attr", []), rec.get("data", []), strict=False):
                     if attr in ids:
                         values[ids[attr]].add(value)
+            if len(values["mpi.rank"]) > 1:
+                break  # not one rank's file
     sizes = values["mpi.world.size"]
     return values["mpi.rank"], (next(iter(sizes)) if len(sizes) == 1 else None)
 
