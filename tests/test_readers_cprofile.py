@@ -178,7 +178,7 @@ def test_dag_is_split_by_caller(tmp_path: Path, profiler: str) -> None:
 
 def test_max_nodes_truncates_and_says_so(data) -> None:
     # The warning names the file, the limit, the contexts left out and their share of time.
-    pattern = r"cprofile-cycle.pstats: .*limit of 6 nodes; 4 contexts .* holding 98.67% of 'time'"
+    pattern = r"cprofile-cycle.pstats: .*limit of 6 nodes; 4 contexts .* holding 98.7% of 'time'"
     with pytest.warns(CctoolWarning, match=pattern):
         gf = reader.read(data(FOLDER) / "cprofile-cycle.pstats", max_nodes=6)
     assert gf.num_nodes <= 6 + 9

@@ -30,7 +30,7 @@ def from_option(f: F) -> F:
         expose_value=False,
         callback=_store_max_nodes,
         help="Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the call "
-        "tree to at most this many nodes (default 200000; a warning says what is left out).",
+        "tree to at most this many nodes (default 1000000; a warning says what is left out).",
     )(f)
     return click.option(
         "--from",
