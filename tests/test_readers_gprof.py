@@ -92,3 +92,13 @@ def test_damaged_report_is_a_reader_error(tmp_path: Path) -> None:
     empty.write_text("Flat profile:\n\nEach sample counts as 0.01 seconds.\n no time accumulated\n")
     with pytest.raises(ReaderError, match="no functions"):
         read(empty)
+
+
+def test_code_built_without_pg_keeps_its_time() -> None:
+    # kernel (no -pg): 0.17 s self, no calls, <spontaneous>; driver's caller main [8] has no
+    # entry, so driver stands alone.
+    gf = read(DATA / "mixed.gprof.txt")
+    gf.validate()
+    roots = gf.nodes.filter(pl.col("parent").is_null()).join(gf.metrics, on="node")
+    assert dict(zip(roots["name"], roots["time (inc)"], strict=True)) == {"kernel": 0.17,
+                                                                          "driver": 0.0}

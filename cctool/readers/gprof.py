@@ -13,7 +13,8 @@ carries the whole cycle's time; arcs inside a cycle, which gprof leaves without 
 their subtree's sum); ``calls`` the arc's call count. The roots add up to gprof's total (the
 flat profile's last cumulative seconds), to the report's two decimals per function.
 Cycles as a whole (``<cycle 1 as a whole>``) are gprof's summaries, not functions, and are
-left out; their members stay. Without a call graph every function is a root.
+left out; their members stay. Functions of the flat profile the call graph does not list
+(all of them without a call graph) are roots of their own.
 """
 
 from __future__ import annotations
@@ -125,8 +126,11 @@ class _Report:
     def parse(self, lines: list[str]) -> None:
         flat = self._flat(lines)
         self._call_graph(lines)
-        if not self.by_index:  # flat profile only: each function on its own
-            for name, self_s, calls in flat:
+        # Functions with time the call graph does not list (a flat profile only, or code
+        # built without -pg) stand on their own, so the roots still add up to the total.
+        known = set(self.names)
+        for name, self_s, calls in flat:
+            if name not in known:
                 self._function(0, name, self_s, calls)
         if not self.names:
             raise ReaderError(self.path, "no functions in the flat profile or call graph", NAME)
