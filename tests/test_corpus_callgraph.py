@@ -37,9 +37,11 @@ def root_total(path: Path, fmt: str | None, metric: str) -> float:
     return float(gf.metrics.join(roots, on="node")[metric].sum())
 
 
-@pytest.mark.parametrize(
-    ("folder", "entry"), entries(), ids=lambda x: x["path"] + ":" + x["metric"] if isinstance(x, dict) else x.name
-)
+def case_id(x: Path | dict) -> str:
+    return f"{x['path']}:{x['metric']}" if isinstance(x, dict) else x.name
+
+
+@pytest.mark.parametrize(("folder", "entry"), entries(), ids=case_id)
 def test_roots_add_up_to_the_profilers_total(folder: Path, entry: dict) -> None:
     got = root_total(folder / entry["path"], entry["from"], entry["metric"])
     assert got == pytest.approx(entry["total"], rel=entry["rel"]), entry["source"]

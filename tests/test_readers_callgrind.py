@@ -171,4 +171,5 @@ def test_collect_jumps_file_reads_with_all_13_events() -> None:
     totals = [5493259, 398058, 381543, 1402, 1110, 1891, 1373, 792, 1783, 613658, 11408, 337, 183]
     sums = gf.metrics.select(gf.exclusive).sum().row(0)
     assert sums == pytest.approx(totals, rel=1e-12)
-    assert gf.metadata["metric_units"]["Ir"] == "Ir" and gf.metadata["metric_units"]["calls"] == "count"
+    units = gf.metadata["metric_units"]
+    assert units["Ir"] == "Ir" and units["calls"] == "count"

@@ -158,8 +158,8 @@ def _metadata(folder: Path, files: Sequence[Path], parts: Sequence[GraphFrame]) 
     meta = {k: v for k, v in parts[0].metadata.items() if k not in ("part", "thread", "path")}
     meta["path"] = str(folder)
     meta["parts"] = [f.name for f in files]
-    totals = [p.metadata.get("totals") for p in parts]
-    if all(isinstance(t, dict) for t in totals):
-        meta["totals"] = {k: sum(t[k] for t in totals) for k in totals[0]}  # type: ignore[index]
+    totals = [t for t in (p.metadata.get("totals") for p in parts) if isinstance(t, dict)]
+    if totals and len(totals) == len(parts):
+        meta["totals"] = {k: sum(t[k] for t in totals) for k in totals[0]}
     meta["truncated_nodes"] = sum(int(p.metadata.get("truncated_nodes") or 0) for p in parts)
     return meta
