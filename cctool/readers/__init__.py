@@ -7,6 +7,10 @@ sniffed: specific signatures before loose ones.
 
 "Not my format" (``sniff`` is False) is kept apart from "my format but broken": once a reader
 is chosen, any failure becomes a :class:`ReaderError` naming that format and the file.
+
+A folder holding one profile file stands for it; a folder holding the parts of one run
+(callgrind threads or dumps, Caliper ranks: see :mod:`cctool.readers._parts`) reads as one
+profile; any other folder of profiles is a set of runs for the multi-run commands.
 """
 
 from __future__ import annotations
