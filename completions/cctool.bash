@@ -8,40 +8,40 @@ _cctool() {
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
         diff:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit" -- "$cur")); return;;
-        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         div:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown" -- "$cur")); return;;
-        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         groupby:--agg) COMPREPLY=($(compgen -W "sum mean max min" -- "$cur")); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct" -- "$cur")); return;;
-        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         hot-path:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         hot-path:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         hot-path:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
-        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         imbalance:--by) COMPREPLY=($(compgen -W "rank thread location" -- "$cur")); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
-        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         query:--ranks) COMPREPLY=($(compgen -W "aggregate any all" -- "$cur")); return;;
         query:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv" -- "$cur")); return;;
-        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
-        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown" -- "$cur")); return;;
-        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         tree:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -49,15 +49,15 @@ _cctool() {
     esac
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read scaling tree";;
-        diff) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o --html -h --help";;
-        div) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
-        groupby) opts="--from --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
-        hot-path) opts="--from --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
-        imbalance) opts="--from --metric -m --by --data --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
-        query) opts="--from --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
-        read) opts="--from --output -o --json -h --help";;
-        scaling) opts="--from --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
-        tree) opts="--from --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --width --color --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o --html -h --help";;
+        div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
+        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
+        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
+        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
+        query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
+        read) opts="--from --max-nodes --output -o --json -h --help";;
+        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --width --color --to --output -o --html -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -15,7 +15,8 @@ complete -c cctool -n '__fish_use_subcommand' -l derive -r -d 'Add a metric comp
 complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version and exit.'
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -F
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l agg -r -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l missing -r -a 'zero nan' -d 'A node found in one profile only counts as 0 in the other, or nan.'
@@ -38,7 +39,8 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l output -s o -r -d 'W
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -F
-complete -c cctool -n '__fish_seen_subcommand_from div' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l agg -r -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l missing -r -a 'zero nan' -d 'A node found in one profile only counts as 0 in the other, or nan.'
@@ -56,7 +58,8 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l to -r -a 'tree table 
 complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -F
-complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from groupby' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l by -r -d 'Node attribute: name (the call graph), module, file, type, variable (d'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l agg -r -a 'sum mean max min' -d 'How to combine the merged nodes values (per rank and thread); values s'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
@@ -69,7 +72,8 @@ complete -c cctool -n '__fish_seen_subcommand_from groupby' -l to -r -a 'text ta
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -F
-complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l metric -s m -r -d 'Metric to follow. Default: an inclusive metric (the default metrics in'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l threshold -r -d 'Follow the heaviest child while it holds at least this fraction of its'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l start -r -d 'Start here: a node id or an exact name (the heaviest node of that name'
@@ -84,7 +88,8 @@ complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l to -r -a 'text j
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -F
-complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l metric -s m -r -d 'Metric column (default: the profiles default metric).'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l by -r -a 'rank thread location' -d 'Compare ranks (threads summed per rank), thread ids (ranks summed) or '
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l data -d 'Data objects only (a profile with data attribution: DHAT, Calipers all'
@@ -99,7 +104,8 @@ complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l to -r -a 'text 
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -F
-complete -c cctool -n '__fish_seen_subcommand_from query' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l and -r -d 'Also require query Q (intersection).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l or -r -d 'Add the nodes query Q matches (union).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l not -r -d 'Drop the nodes query Q matches; alone, keep every node Q does not matc'
@@ -116,12 +122,14 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l to -r -a 'tree cct 
 complete -c cctool -n '__fish_seen_subcommand_from query' -l output -s o -r -d 'Write here; - is stdout (a .cct for pipelines).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from read' -F
-complete -c cctool -n '__fish_seen_subcommand_from read' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from read' -l output -s o -r -d 'Save the GraphFrame as a .cct file (- writes it to stdout). One input '
 complete -c cctool -n '__fish_seen_subcommand_from read' -l json -d 'Print the summary as JSON (a list when several profiles are given).'
 complete -c cctool -n '__fish_seen_subcommand_from read' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -F
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -r -a 'mean max min sum' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l by -r -a 'path name file module variable function' -d 'Rows: call paths, or nodes summed by name/file/module; variable (data '
@@ -143,7 +151,8 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -r -a 'text cs
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -F
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -r -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -r -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l metric -s m -r -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l depth -r -d 'Show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l precision -r -d 'Digits after the decimal point.'

@@ -54,6 +54,7 @@ CASES: dict[str, Case] = {
     "gprof2dot": Case("gprof2dot-cpi/callgrind.dot.64042.0.1", ("time (inc)", "time", "calls"),
                       ("--depth", "6", "--threshold", "0.1")),
     "callgrind": Case("repo:callgrind/callgrind.out.sample", ("Ir (inc)", "Ir", "calls")),
+    "gprof": Case("repo:gprof/cycles.gprof.txt", ("time (inc)", "time", "calls")),
     "pyinstrument": Case("pyinstrument-hatchet-json/pyinstrument-hatchet-profile.json",
                          ("time (inc)", "time"), ("--depth", "6", "--threshold", "0.1")),
     "tau": Case("tau-cpi-mpi", ("time (inc)", "time", "calls")),
@@ -173,6 +174,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # fn=(0) 0x000000000001ab70 calls (below main) once with cost "0 40401 ..."; nothing
     # calls it, and totals: is 40401 Ir.
     "callgrind": [("0x000000000001ab70", 40401.0)],
+    # The flat profile's last cumulative seconds, 0.34; main [1] is <spontaneous>.
+    "gprof": [("main", 0.34)],
     # root_frame: {"function": "<module>", "time": 0.47815}.
     "pyinstrument": [("<module>", 0.47815)],
     # ".TAU application" 1 7 <excl> <incl> in profile.{0,1,2,3}.0.0: Incl column summed

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cctool.errors import CctoolWarning
 from cctool.graphframe import GraphFrame
 from cctool.readers._callgraph import (
     CallGraph,
@@ -80,7 +81,8 @@ def test_recursive_leaves_take_their_exclusive_as_inclusive() -> None:
     g.inclusive = {"cost (inc)": "cost"}
     tree = expand(g)
     assert tree.recursive.tolist() == [False, False, True]
-    assert tree.values["cost (inc)"].tolist() == [10.0, 9.0, 4.0]
+    # A root's inclusive value is its subtree's exclusive sum, not the measured 10.
+    assert tree.values["cost (inc)"].tolist() == [6.0, 9.0, 4.0]
 
 
 def test_a_cycle_nobody_calls_becomes_a_root() -> None:
@@ -92,7 +94,8 @@ def test_budget_stops_expansion_and_counts_it() -> None:
     # A complete DAG of 25 functions has 2**23 paths to the last one.
     n = 25
     edges = [(i, j, 1, 1) for i in range(n) for j in range(i + 1, n)]
-    tree = expand(graph(n, edges, {0: 1}), max_nodes=500)
+    with pytest.warns(CctoolWarning, match=r"limit of 500 nodes; \d+ contexts were not"):
+        tree = expand(graph(n, edges, {0: 1}), max_nodes=500)
     assert len(tree.func) <= 500 and tree.truncated > 0
     # Functions the budget kept out are reachable from the root: they do not become roots.
     assert (tree.parent < 0).sum() == 1
@@ -117,7 +120,8 @@ def test_budget_goes_to_the_heaviest_contexts_first() -> None:
     chain = list(range(nxt, nxt + 12))
     edges.append((0, chain[0], 100, 100))
     edges += [(a, b, 100, 100) for a, b in zip(chain, chain[1:], strict=False)]
-    tree = expand(graph(nxt + 12, edges, {0: 200}), max_nodes=40)
+    with pytest.warns(CctoolWarning, match="limit of 40 nodes"):
+        tree = expand(graph(nxt + 12, edges, {0: 200}), max_nodes=40)
     assert set(chain) <= set(tree.func.tolist())
     assert tree.truncated > 0 and len(tree.func) <= 40
 

@@ -9,12 +9,13 @@ solve -> work 24024 over 3 calls, io -> work 8008 over 1 call).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from cctool.errors import ReaderError
+from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import callgrind as reader
 from cctool.readers import detect, read
 from tests.reader_checks import check_damaged, shared_sample_paths
@@ -143,7 +144,10 @@ def test_broken_files_are_reader_errors(tmp_path: Path) -> None:
 
 
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
-    outcome = check_damaged(reader, SAMPLE, tmp_path / SAMPLE.name)
+    # A damaged file that still parses warns that its cost lines miss its totals: line.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        outcome = check_damaged(reader, SAMPLE, tmp_path / SAMPLE.name)
     assert outcome["refused"] > 0
 
 
@@ -151,3 +155,21 @@ def test_sniff_accepts_only_callgrind() -> None:
     assert reader.sniff(SAMPLE) and detect(SAMPLE).NAME == "callgrind"
     for path in shared_sample_paths():  # the gprof2dot-cpi DOT file is named callgrind.dot.*
         assert not reader.sniff(path), path
+
+
+JUMPS = Path(__file__).parent / "data" / "callgrind" / "callgrind.out.jumps"
+
+
+def test_collect_jumps_file_reads_with_all_13_events() -> None:
+    # --collect-jumps=yes --dump-instr=yes --cache-sim=yes --branch-sim=yes: jump=, jcnd=,
+    # jfi=, jfn= lines between cost lines, instruction positions
+    gf = read(JUMPS)
+    gf.validate()
+    assert gf.exclusive == ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw",
+                            "Bc", "Bcm", "Bi", "Bim")
+    # summed over the tree, every event's self cost is the totals: line
+    totals = [5493259, 398058, 381543, 1402, 1110, 1891, 1373, 792, 1783, 613658, 11408, 337, 183]
+    sums = gf.metrics.select(gf.exclusive).sum().row(0)
+    assert sums == pytest.approx(totals, rel=1e-12)
+    units = gf.metadata["metric_units"]
+    assert units["Ir"] == "Ir" and units["calls"] == "count"

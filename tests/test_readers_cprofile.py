@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cctool.errors import CctoolError, ReaderError
+from cctool.errors import CctoolError, CctoolWarning, ReaderError
 from cctool.readers import cprofile as reader
 from cctool.readers import detect, read
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
@@ -43,7 +43,13 @@ def test_py3_tree_shape_and_roots(data) -> None:
     # 1000 from f, so one call came from outside the profile and g is also a root.
     assert sorted(roots["name"]) == ["__exit__", "e", "g"]
     e = by_name(gf, "e").row(0, named=True)
-    assert (e["time"], e["time (inc)"], e["calls"], e["line"]) == (0.000267, 23.0226, 1.0, 17)
+    assert (e["time"], e["calls"], e["line"]) == (0.000267, 1.0, 17)
+    # A root's inclusive time is its subtree's tottime: near e's cumtime, and the roots add
+    # up to pstats' total_tt.
+    assert e["time (inc)"] == pytest.approx(23.0226, rel=1e-5)
+    root_inc = roots.join(gf.metrics, on="node")["time (inc)"].sum()
+    stats = pstats.Stats(str(data(FOLDER) / "cprofile-cycle.pstats"))
+    assert root_inc == pytest.approx(stats.total_tt, rel=1e-12)
     outside_g = roots.filter(pl.col("name") == "g").join(gf.metrics, on="node").row(0, named=True)
     assert outside_g["calls"] == 1.0
     assert outside_g["time"] == pytest.approx(0.257369 - 0.257098)  # tottime minus f->g edge
@@ -171,7 +177,10 @@ def test_dag_is_split_by_caller(tmp_path: Path, profiler: str) -> None:
 
 
 def test_max_nodes_truncates_and_says_so(data) -> None:
-    gf = reader.read(data(FOLDER) / "cprofile-cycle.pstats", max_nodes=6)
+    # The warning names the file, the limit, the contexts left out and their share of time.
+    pattern = r"cprofile-cycle.pstats: .*limit of 6 nodes; 4 contexts .* holding 98.7% of 'time'"
+    with pytest.warns(CctoolWarning, match=pattern):
+        gf = reader.read(data(FOLDER) / "cprofile-cycle.pstats", max_nodes=6)
     assert gf.num_nodes <= 6 + 9
     assert gf.metadata["truncated_nodes"] > 0
     gf.validate()
@@ -230,4 +239,34 @@ def test_root_of_an_import_cycle_keeps_its_cumtime(tmp_path: Path) -> None:
     roots = gf.nodes.filter(pl.col("parent").is_null())
     assert roots["name"].to_list() == ["<built-in method builtins.exec>"]
     values = gf.node_values()
-    assert values["time (inc)"][int(roots["node"][0])] == pytest.approx(10.0)
+    # Its inclusive time is all tottime below it (total_tt 1.8), not 0.
+    assert values["time (inc)"][int(roots["node"][0])] == pytest.approx(1.8)
+
+
+CORPUS = Path(__file__).parent / "data" / "cprofile"
+
+
+@pytest.mark.parametrize("version", ["27", "36", "38", "310", "311", "312", "313"])
+def test_profile_module_keys_holding_a_code_object(version: str) -> None:
+    # python -m profile keys the profiled code ('profile', 0, <code object <module> ...>);
+    # each Python marshals code objects in its own layout.
+    gf = read(CORPUS / f"profile-py{version}.pstats")
+    gf.validate()
+    script = "small.py" if version != "311" else "workload.py"
+    code = f'<code object <module>, file "{script}", line 1>'
+    assert code in set(gf.nodes["name"])
+    roots = gf.nodes.filter(pl.col("parent").is_null())
+    assert roots["name"].to_list() == ["profiler"]
+
+
+def test_yappi_threads_add_up_to_total_tt() -> None:
+    # yappi merges three worker threads into one pstats file; its per-edge times of a
+    # function called in several threads can exceed the function's own, and some functions
+    # have time from outside without a call count to show for it.
+    for name in ("yappi-wall.pstats", "yappi-cpu.pstats"):
+        gf = read(CORPUS / name)
+        gf.validate()
+        roots = gf.nodes.filter(pl.col("parent").is_null()).join(gf.metrics, on="node")
+        total = pstats.Stats(str(CORPUS / name)).total_tt
+        assert roots["time (inc)"].sum() == pytest.approx(total, rel=1e-12)
+        assert gf.metrics["time"].sum() == pytest.approx(total, rel=1e-12)

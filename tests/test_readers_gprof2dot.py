@@ -8,12 +8,13 @@ percentages with ``awk -F'\\\\n'`` over the labels, and single labels with grep 
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from cctool.errors import ReaderError
+from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import detect, read_declared as read
 from cctool.readers import gprof2dot as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
@@ -27,10 +28,12 @@ def node(gf, name: str) -> dict:
 
 
 def test_cpi_tree(data) -> None:
-    gf = read(data(CPI[0]) / CPI[1])
+    # Roots: (below main) 97.95% plus six whose callers gprof2dot dropped, 100.06% in all.
+    with pytest.warns(CctoolWarning, match=r"the 7 roots add up to 100.06% of the run"):
+        gf = read(data(CPI[0]) / CPI[1])
     assert gf.metadata["format"] == "gprof2dot"
     assert gf.metadata["num_functions"] == 105  # 105 labelled nodes, 107 edges in the file
-    assert gf.metadata["metric_units"] == {"time": "percent of total"}
+    assert gf.metadata["metric_units"] == {"time": "%", "calls": "count"}
     assert gf.metric_columns == ("time", "time (inc)", "calls")
     assert gf.num_nodes == 126
     roots = gf.nodes.filter(pl.col("parent").is_null())
@@ -109,7 +112,9 @@ def test_broken_dot_is_a_reader_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sample", [CPI, TEST])
 def test_damaged_files_fail_cleanly(data, tmp_path: Path, sample: tuple[str, str]) -> None:
-    outcome = check_damaged(reader, data(sample[0]) / sample[1], tmp_path / sample[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)  # roots over 100% after damage
+        outcome = check_damaged(reader, data(sample[0]) / sample[1], tmp_path / sample[1])
     assert outcome["refused"] > 0
 
 

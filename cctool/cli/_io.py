@@ -21,12 +21,22 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile, with a status spinner on stderr when it is a terminal."""
     from cctool.readers import read
 
+    options = {**reader_options(), **options}
     if sys.stderr.isatty() and path != "-":
         from rich.console import Console
 
         with Console(stderr=True).status(f"reading {path}", spinner="dots"):
             return with_derived(read(path, fmt, **options))
     return with_derived(read(path, fmt, **options))
+
+
+def reader_options() -> dict[str, Any]:
+    """Reader options the command line set (``--max-nodes``)."""
+    from cctool.cli._options import MAX_NODES_KEY
+
+    ctx = click.get_current_context(silent=True)
+    limit = ctx.meta.get(MAX_NODES_KEY) if ctx is not None else None
+    return {} if limit is None else {"max_nodes": limit}
 
 
 def with_derived(gf: GraphFrame) -> GraphFrame:
@@ -68,7 +78,7 @@ def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
         task = bar.add_task("", total=len(expanded))
         for p in expanded:
             bar.update(task, description=p)
-            out.append(read(p, fmt))
+            out.append(read(p, fmt, **reader_options()))
             bar.advance(task)
     return out
 

@@ -22,6 +22,16 @@ def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
 
 
 def from_option(f: F) -> F:
+    """``--from FORMAT``, and ``--max-nodes`` for the formats that expand a call graph."""
+    f = click.option(
+        "--max-nodes",
+        type=click.IntRange(min=1),
+        default=None,
+        expose_value=False,
+        callback=_store_max_nodes,
+        help="Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the call "
+        "tree to at most this many nodes (default 1000000; a warning says what is left out).",
+    )(f)
     return click.option(
         "--from",
         "fmt",
@@ -29,6 +39,14 @@ def from_option(f: F) -> F:
         default=None,
         help="Input format, instead of detecting it.",
     )(f)
+
+
+MAX_NODES_KEY = "cctool.max_nodes"  # ctx.meta key; cctool.cli._io passes it to the readers
+
+
+def _store_max_nodes(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    if value is not None:
+        ctx.meta[MAX_NODES_KEY] = value
 
 
 def metric_option(f: F) -> F:

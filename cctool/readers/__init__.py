@@ -7,12 +7,17 @@ sniffed: specific signatures before loose ones.
 
 "Not my format" (``sniff`` is False) is kept apart from "my format but broken": once a reader
 is chosen, any failure becomes a :class:`ReaderError` naming that format and the file.
+
+A folder holding one profile file stands for it; a folder holding the parts of one run
+(callgrind threads or dumps, Caliper ranks: see :mod:`cctool.readers._parts`) reads as one
+profile; any other folder of profiles is a set of runs for the multi-run commands.
 """
 
 from __future__ import annotations
 
 import glob
 import importlib
+import inspect
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -45,6 +50,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
+    ("gprof", "cctool.readers.gprof"),
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
@@ -111,10 +117,32 @@ def profile_files(folder: Path) -> list[Path]:
     Many profilers write one file into an output folder (``caliper-cpi-json/``,
     ``timemory/``); pointing cctool at the folder should just work.
     """
-    if not folder.is_dir() or _sniff(folder) is not None:
+    return [f for f, _ in _profile_modules(folder)]
+
+
+def _profile_modules(folder: Path, runs: bool = False) -> list[tuple[Path, ModuleType]]:
+    """Profile files in ``folder`` with their readers; with ``runs``, also the run files of
+    a folder format made of runs (a SpotDB folder of .cali files)."""
+    whole = _sniff(folder) if folder.is_dir() else None
+    if whole is not None and not (runs and hasattr(whole, "run_files")):
         return []
-    files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
-    return [f for f in files if _sniff(f) is not None]
+    if whole is not None:
+        files = list(whole.run_files(folder))
+    else:
+        files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    found = [(f, _sniff(f)) for f in files]
+    return [(f, mod) for f, mod in found if mod is not None]
+
+
+def _one_run(path: Path, fmt: str | None) -> tuple[list[Path], ModuleType] | None:
+    """The files and reader of a folder holding the parts of one run (see ``_parts``)."""
+    found = _profile_modules(path, runs=True) if path.is_dir() else []
+    if not found or (fmt and any(mod.NAME != fmt for _, mod in found)):
+        return None
+    from cctool.readers import _parts
+
+    files, mods = [f for f, _ in found], [mod for _, mod in found]
+    return (files, mods[0]) if _parts.one_run(files, mods) else None
 
 
 def _resolve(path: Path) -> Path:
@@ -156,11 +184,14 @@ def read_declared(
         return load_stream()
     if not Path(path).exists():
         raise UnknownFormatError(f"{path}: no such file or directory")
+    parts = _one_run(Path(path), fmt)
+    if parts is not None:
+        return _read_parts(Path(path), *parts, options)
     if not fmt:
         path = _resolve(Path(path))
     mod = get_reader(fmt) if fmt else detect(path)
     try:
-        gf: GraphFrame = mod.read(Path(path), **options)
+        gf: GraphFrame = mod.read(Path(path), **_accepted(mod, options))
     except CctoolError:
         raise
     except MemoryError:
@@ -170,9 +201,33 @@ def read_declared(
     return gf
 
 
+def _read_parts(
+    folder: Path, files: list[Path], mod: ModuleType, options: dict[str, Any]
+) -> GraphFrame:
+    from cctool.readers._parts import read_parts
+
+    try:
+        return read_parts(folder, files, mod, **_accepted(mod, options))
+    except CctoolError:
+        raise
+    except Exception as exc:
+        raise ReaderError(folder, _describe(exc), fmt=mod.NAME) from exc
+
+
+def _accepted(mod: ModuleType, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` less the shared ones ``mod.read`` does not take: ``max_nodes`` may go to
+    every read, and formats without a call graph to expand ignore it."""
+    params = inspect.signature(mod.read).parameters
+    return {k: v for k, v in options.items() if k in params or k not in _SHARED_OPTIONS}
+
+
+_SHARED_OPTIONS = frozenset({"max_nodes"})
+
+
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
-    folder, or a folder of profile files), keeping order and ``-``."""
+    folder, or a folder of profile files that are not the parts of one run), keeping order
+    and ``-``."""
     out: list[str] = []
     for p in paths:
         if p != STDIN and any(ch in p for ch in "*?[") and not Path(p).exists():
@@ -188,6 +243,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
 
 def _runs_in(folder: Path) -> list[Path]:
+    if _one_run(folder, None) is not None:
+        return [folder]
     mod = _sniff(folder)
     if mod is not None and hasattr(mod, "run_files"):
         return list(mod.run_files(folder))

@@ -20,23 +20,37 @@ which builds the call tree from the roots along caller -> callee edges:
   an edge-level metric therefore equals the sum over the function's edges, so flat totals
   survive the expansion; only the split between contexts is an estimate.
 * A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
-  heaviest contexts first (a context's weight times its function's activity), so the budget
-  cuts the lightest ones.
+  heaviest contexts first (a context's weight times its function's activity, to within 9%),
+  so the budget cuts the lightest ones.
   Nodes left unexpanded (``truncated``) keep their own cost; their callees' cost goes to the
   function's expanded contexts, so totals hold for every function expanded somewhere.
 
-Functions no root reaches (a cycle entered from outside the profile) become extra roots.
+Functions no root reaches (a cycle entered from outside the profile) become extra roots,
+the heaviest first.
+
+A root's inclusive values are its subtree's exclusive sums unless the measured ones add up to
+the same total (then the split between roots is the profiler's, not an estimate). Measured
+costs can miss what the profile records elsewhere (a root inside a recursion cycle,
+``exec -> import -> exec``, has callers and so no cost of its own; a thread's start routine
+is called from ``clone`` in another thread's stack) or count it twice (yappi's threads), while
+exclusive costs are conserved by the expansion. So the roots add up to the sum of all
+exclusive costs, the profile's own total (pstats ``total_tt``, callgrind ``totals:``). For a
+graph that leaves functions out (gprof2dot's thresholds, ``complete=False``) a root keeps its
+measured cost where it has one.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-DEFAULT_MAX_NODES = 200_000
+from cctool.readers._cycles import components
+
+DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
 
 
@@ -59,7 +73,11 @@ class CallGraph:
         metric_weights: metric -> (edge weight, root weight) for metrics whose edges are
             shared among contexts by another weighting than ``weight`` (call counts by
             calls, say, while times go by time).
-        inclusive: inclusive metric -> its exclusive partner, for recursive leaves.
+        inclusive: inclusive metric -> its exclusive partner, for recursive leaves and roots.
+        complete: whether every function's self cost is in the graph (see the module
+            docstring, on roots).
+        size: per function, its inclusive cost, to pick the entry of a cycle that no root
+            reaches (default: its activity weight).
     """
 
     nfunc: int
@@ -72,6 +90,8 @@ class CallGraph:
     outside_root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     metric_weights: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     inclusive: Mapping[str, str] = field(default_factory=dict)
+    complete: bool = True
+    size: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -83,6 +103,8 @@ class CallTree:
     recursive: np.ndarray
     values: dict[str, np.ndarray]
     truncated: int
+    root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def split_by_weight(total: np.ndarray, callee: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -126,8 +148,12 @@ def activity_weights(
     return weight, root_weight
 
 
-def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
-    """Build the calling context tree of ``graph`` (see the module docstring)."""
+def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
+    """Build the calling context tree of ``graph`` (see the module docstring).
+
+    Warns (:class:`CctoolWarning`, naming ``source``) when the node budget left contexts
+    unexpanded, with how many and how much of the first exclusive metric they hold.
+    """
     n = graph.nfunc
     caller = np.asarray(graph.caller, dtype=np.int64)
     callee = np.asarray(graph.callee, dtype=np.int64)
@@ -145,6 +171,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     starts = np.searchsorted(caller[order], np.arange(n + 1))
     has_caller = np.bincount(callee, minlength=n) > 0
     builder = _Builder(callee, order, starts, max(int(max_nodes), 1))
+    builder.set_components(components(n, caller, callee))
     builder.fracs = [frac.tolist() for frac, _ in fracs]
     builder.scale = (np.bincount(callee, weights=weight, minlength=n) + root_weight).tolist()
     builder.weights = [[] for _ in fracs]
@@ -155,7 +182,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     # Cycles that no root reaches become roots; functions only the node budget kept out
     # (reachable, never expanded) do not.
     reachable = _reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
-    for f in range(n):
+    for f in _cycle_entries(graph, caller, callee, builder.scale):
         if not builder.seen[f] and not reachable[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
@@ -181,7 +208,72 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES) -> CallTree:
     recursive = state == _RECURSIVE
     for inc, exc in graph.inclusive.items():
         values[inc] = np.where(recursive, values[exc], values[inc])
-    return CallTree(parent, func, recursive, values, builder.truncated)
+    root = np.asarray(builder.root, dtype=np.int64)
+    _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    depth = np.asarray(builder.depth, dtype=np.int64)
+    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth)
+    if tree.truncated:
+        _warn_truncated(graph, tree, int(max_nodes), source)
+    return tree
+
+
+def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
+    import warnings
+
+    from cctool.errors import CctoolWarning
+
+    text = f"{source}: " if source is not None else ""
+    text += (
+        f"call graph expansion stopped at the limit of {limit:,} nodes; "
+        f"{tree.truncated:,} contexts were not expanded"
+    )
+    exc = next(iter(graph.inclusive.values()), None)
+    if exc is not None:
+        has_caller = np.bincount(graph.callee, minlength=graph.nfunc) > 0
+        outside = graph.outside_root if graph.outside_root.size else graph.root_weight > 0
+        eligible = ~has_caller | outside if outside.size else ~has_caller
+        expected = float(np.sum(graph.edge_values[exc]))
+        expected += float(np.sum(np.asarray(graph.root_values[exc])[eligible]))
+        lost = expected - float(np.sum(tree.values[exc]))
+        if expected > 0 and lost > 1e-9 * expected:
+            text += f", holding {100 * lost / expected:.3g}% of {exc!r} (left out of every total)"
+    warnings.warn(text + "; raise the node limit to see them", CctoolWarning, stacklevel=3)
+
+
+def _cycle_entries(
+    graph: CallGraph, caller: np.ndarray, callee: np.ndarray, scale: list[float]
+) -> list[int]:
+    """Candidate roots for cycles no root reaches: functions of cycles that no function
+    outside the cycle calls, heaviest first (``exec`` above the imports it runs). A cycle
+    called from another one is reached from there (a recursive ``fib`` under its caller)."""
+    comp = components(graph.nfunc, caller, callee)
+    cross = comp[caller] != comp[callee]
+    called = np.zeros(int(comp.max()) + 1 if comp.size else 0, dtype=bool)
+    called[comp[callee[cross]]] = True
+    size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
+    candidates = np.flatnonzero(~called[comp])
+    return candidates[np.argsort(-size[candidates], kind="stable")].tolist()
+
+
+def _root_totals(
+    values: dict[str, np.ndarray],
+    parent: np.ndarray,
+    root: np.ndarray,
+    inclusive: Mapping[str, str],
+    complete: bool,
+) -> None:
+    """Set each root's inclusive values to its subtree's exclusive sums (module docstring)."""
+    if not parent.size:
+        return
+    roots = parent < 0
+    for inc, exc in inclusive.items():
+        sums = np.bincount(root, weights=values[exc], minlength=len(parent))
+        measured = values[inc][roots]
+        whole = float(sums[roots].sum())
+        if complete and abs(float(measured.sum()) - whole) <= 1e-9 * abs(whole):
+            continue  # the measured costs already add up: keep them
+        total = sums if complete else np.where(values[inc] > 0, values[inc], sums)
+        values[inc] = np.where(roots, total, values[inc])
 
 
 def _reachable(
@@ -229,6 +321,8 @@ class _Builder:
     def __init__(self, callee: np.ndarray, order: np.ndarray, starts: np.ndarray, cap: int):
         self.callee = callee.tolist()
         self.out = [order[starts[f] : starts[f + 1]].tolist() for f in range(len(starts) - 1)]
+        self.kid_funcs = [[self.callee[e] for e in kids] for kids in self.out]
+        self.cyclic: list[bool] = []
         self.cap = cap
         self.fracs: list[list[float]] = []
         self.weights: list[list[float]] = []
@@ -236,55 +330,114 @@ class _Builder:
         self.func: list[int] = []
         self.edge: list[int] = []
         self.state: list[int] = []
+        self.comp: list[int] = []  # strongly connected component per function
+        self.root: list[int] = []
+        self.depth: list[int] = []
         self.seen = [False] * (len(starts) - 1)
         self.scale: list[float] = []  # per function: total weight of its activity
-        self.queue: list[tuple[float, int]] = []  # (-estimated activity, node) heap
+        self.queue = _BucketQueue()
         self.truncated = 0
 
-    def _add(self, parent: int, func: int, edge: int, state: int) -> int:
-        self.parent.append(parent)
-        self.func.append(func)
-        self.edge.append(edge)
-        self.state.append(state)
-        for weights, fracs in zip(self.weights, self.fracs, strict=True):
-            weights.append(weights[parent] * fracs[edge])
-        self.seen[func] = True
-        return len(self.parent) - 1
+    def set_components(self, comp: np.ndarray) -> None:
+        """Strongly connected component per function; a function is ``cyclic`` if one of
+        its callees is in its own component (only then can a callee be on the path)."""
+        self.comp = comp.tolist()
+        self.cyclic = [any(self.comp[g] == self.comp[f] for g in gs)
+                       for f, gs in enumerate(self.kid_funcs)]
 
     def add_root(self, f: int, weights: list[float]) -> None:
         self.parent.append(-1)
         self.func.append(f)
         self.edge.append(-1)
         self.state.append(_EXPANDED)
+        self.root.append(len(self.parent) - 1)
+        self.depth.append(0)
         for node_weights, w in zip(self.weights, weights, strict=True):
             node_weights.append(w)
         self.seen[f] = True
-        self._push(len(self.parent) - 1)
+        v = len(self.parent) - 1
+        self.queue.push(self.weights[0][v] * self.scale[f], v)
 
-    def _push(self, v: int) -> None:
-        heapq.heappush(self.queue, (-self.weights[0][v] * self.scale[self.func[v]], v))
 
     def run(self) -> None:
-        while self.queue:
-            v = heapq.heappop(self.queue)[1]
-            kids = self.out[self.func[v]]
+        """Expand contexts heaviest first; each one's callees are added in one batch."""
+        queue, out, kid_funcs, comp = self.queue, self.out, self.kid_funcs, self.comp
+        parent, func, edge, state = self.parent, self.func, self.edge, self.state
+        root, depth, seen, scale = self.root, self.depth, self.seen, self.scale
+        first = self.weights[0]
+        push = queue.push
+        while queue:
+            v = queue.pop()
+            f = func[v]
+            kids = out[f]
             if not kids:
                 continue
-            if len(self.parent) + len(kids) > self.cap:
-                self.state[v] = _TRUNCATED
+            if len(parent) + len(kids) > self.cap:
+                state[v] = _TRUNCATED
                 self.truncated += 1
                 continue
-            on_path = set()
-            u = v
-            while u >= 0:
-                on_path.add(self.func[u])
-                u = self.parent[u]
-            for e in kids:
-                g = self.callee[e]
+            gs, k, start = kid_funcs[f], len(kids), len(parent)
+            parent.extend([v] * k)
+            func.extend(gs)
+            edge.extend(kids)
+            root.extend([root[v]] * k)
+            depth.extend([depth[v] + 1] * k)
+            for weights, fracs in zip(self.weights, self.fracs, strict=True):
+                wv = weights[v]
+                weights.extend([wv * fracs[e] for e in kids])
+            for g in gs:
+                seen[g] = True
+            if not self.cyclic[f]:
+                state.extend([_EXPANDED] * k)
+                for i, g in enumerate(gs, start):
+                    push(first[i] * scale[g], i)
+                continue
+            # Only a function of v's own cycle can be on v's path again, and those ancestors
+            # are the path's last stretch (a path never re-enters a cycle it left).
+            here, on_path, u = comp[f], set(), v
+            while u >= 0 and comp[func[u]] == here:
+                on_path.add(func[u])
+                u = parent[u]
+            for i, g in enumerate(gs, start):
                 if g in on_path:
-                    self._add(v, g, e, _RECURSIVE)
+                    state.append(_RECURSIVE)
                 else:
-                    self._push(self._add(v, g, e, _EXPANDED))
+                    state.append(_EXPANDED)
+                    push(first[i] * scale[g], i)
+
+
+class _BucketQueue:
+    """Nodes by estimated activity, heaviest first to within 9% (eighth-octave buckets):
+    comparing small ints in a heap of buckets costs far less than a heap of (float, node)
+    tuples, and the node budget needs no finer order."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, list[int]] = {}
+        self.order: list[int] = []  # heap of the keys of non-empty buckets
+
+    def __bool__(self) -> bool:
+        return bool(self.order)
+
+    def push(self, activity: float, node: int) -> None:
+        key = int(-8 * math.log2(activity)) if activity > 0 else _LAST
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [node]
+            heapq.heappush(self.order, key)
+        else:
+            bucket.append(node)
+
+    def pop(self) -> int:
+        key = self.order[0]
+        bucket = self.buckets[key]
+        node = bucket.pop()
+        if not bucket:
+            del self.buckets[key]
+            heapq.heappop(self.order)
+        return node
+
+
+_LAST = 1 << 40  # the bucket of contexts with no activity at all
 
 
 def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -297,49 +450,3 @@ def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> 
         share = np.where(total > 0, weight / total, 1.0 / np.maximum(count, 1))
     out: np.ndarray = np.where(expanded, share, 0.0)
     return out
-
-
-def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
-    """Strongly connected component of each function in the call graph (Tarjan, iterative)."""
-    order = np.argsort(caller, kind="stable")
-    succ = callee[order].tolist()
-    starts = np.searchsorted(caller[order], np.arange(n + 1)).tolist()
-    index, low, comp = [-1] * n, [0] * n, [-1] * n
-    on_stack = [False] * n
-    stack: list[int] = []
-    counter = ncomp = 0
-    for s in range(n):
-        if index[s] >= 0:
-            continue
-        index[s] = low[s] = counter
-        counter += 1
-        stack.append(s)
-        on_stack[s] = True
-        work = [(s, starts[s])]
-        while work:
-            v, i = work[-1]
-            if i < starts[v + 1]:
-                work[-1] = (v, i + 1)
-                w = succ[i]
-                if index[w] < 0:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack[w] = True
-                    work.append((w, starts[w]))
-                elif on_stack[w]:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                while True:
-                    w = stack.pop()
-                    on_stack[w] = False
-                    comp[w] = ncomp
-                    if w == v:
-                        break
-                ncomp += 1
-    return np.asarray(comp, dtype=np.int64)

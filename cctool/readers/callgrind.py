@@ -32,11 +32,10 @@ from cctool.graphframe import GraphFrame
 from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
-    CallTree,
-    components,
     expand,
     split_by_weight,
 )
+from cctool.readers._cycles import sum_cycle_edges
 
 NAME = "callgrind"
 DESCRIPTION = "callgrind profile (callgrind.out.*, callgrind format version 1)"
@@ -78,6 +77,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     if prof.self_rows:
         fids, costs = zip(*prof.self_rows, strict=True)
         np.add.at(self_cost, np.asarray(fids), np.asarray(costs))
+    _check_totals(path, prof, self_cost.sum(axis=0))
     edges = _merge_edges(prof.edge_rows, k)
     caller, callee = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
     calls, inc = edges[:, 2], edges[:, 3:]
@@ -94,9 +94,12 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     pairs = {ev + " (inc)": ev for ev in events}
     # Split by calls, not by inclusive cost as the cProfile reader does: callgrind counts
     # nested calls again in the inclusive cost of edges inside a cycle, which would skew it.
-    graph = CallGraph(n, caller, callee, calls, edge_values, root_values, inclusive=pairs)
-    tree = expand(graph, max_nodes)
-    _sum_cycle_calls(tree, caller, callee, n, events)
+    graph = CallGraph(
+        n, caller, callee, calls, edge_values, root_values, inclusive=pairs,
+        size=self_cost[:, 0] + out_inc[:, 0],  # picks the entry of a cycle nobody calls
+    )
+    tree = expand(graph, max_nodes, path)
+    sum_cycle_edges(tree, caller, callee, n, pairs)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [prof.keys[i][2] for i in f],
@@ -117,6 +120,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "num_functions": n,
         "truncated_nodes": tree.truncated,
         "totals": dict(zip(events, prof.totals, strict=False)) if prof.totals else None,
+        "metric_units": {**{ev: _unit(ev) for ev in events}, "calls": "count"},
         **{
             key: prof.header[key]
             for key in ("cmd", "pid", "part", "thread", "creator")
@@ -135,43 +139,25 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     )
 
 
-def _sum_cycle_calls(
-    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, events: list[str]
-) -> None:
-    """Inclusive costs of calls between functions of one cycle, added up from the tree.
+def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
+    """Warn where the cost lines do not add up to the file's ``totals:`` (or, lacking one,
+    ``summary:``) line: the tree shows the cost lines, the file states another total."""
+    line, stated = "totals", prof.totals
+    if not stated and "summary" in prof.header:
+        line, stated = "summary", [float(x) for x in prof.header["summary"].split()]
+    for ev, got, want in zip(prof.events, sums.tolist(), stated, strict=False):
+        if abs(got - want) > 1e-9 * max(abs(want), 1.0):
+            import warnings
 
-    callgrind adds an edge's inclusive cost over all its calls, nested ones included, so on
-    an edge inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``) the inner calls are
-    counted again and the callee would cost more than its caller. In the expanded tree the
-    inner calls are folded into the outer one (cut leaves keep their self cost, their
-    callees hang under the outer instance), so such a node's inclusive cost is its own cost
-    plus its children's. Edges into a cycle from outside it keep their measured cost.
-    """
-    comp = components(n, caller, callee)
-    parent, func = tree.parent, tree.func
-    has_parent = parent >= 0
-    parent_func = func[np.where(has_parent, parent, 0)]
-    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
-    if not redo.any():
-        return
-    levels = [0] * len(parent)
-    for v, p in enumerate(parent.tolist()):  # parents come before their children
-        if p >= 0:
-            levels[v] = levels[p] + 1
-    depth = np.asarray(levels, dtype=np.int64)
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
-    own = np.column_stack([tree.values[ev] for ev in events])
-    inc = np.column_stack([tree.values[ev + " (inc)"] for ev in events])
-    below = np.zeros_like(inc)
-    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
-        level = by_depth[bounds[d] : bounds[d + 1]]
-        fix = level[redo[level]]
-        inc[fix] = own[fix] + below[fix]
-        np.add.at(below, parent[level], inc[level])
-    for j, ev in enumerate(events):
-        tree.values[ev + " (inc)"] = inc[:, j]
+            from cctool.errors import CctoolWarning
 
+            warnings.warn(
+                f"{path}: the cost lines add up to {got:.17g} {ev}, the file's {line}: line "
+                f"says {want:.17g}; the tree holds the cost lines",
+                CctoolWarning,
+                stacklevel=3,
+            )
+            return
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:
@@ -256,6 +242,10 @@ class _Parser:
                 pending_call = (target, self._count(lineno, value.split()[0] if value else ""))
             elif eq and spec in ("jump", "jcnd"):
                 continue  # jump counts carry no cost
+            elif eq and spec in ("jfi", "jfn"):
+                # A jump target's file or function (--collect-jumps=yes): no cost either,
+                # but it may define a compressed name used later.
+                self._name(lineno, "fl" if spec == "jfi" else "fn", value)
             else:
                 self._header(lineno, line)
         if pending_call is not None:
@@ -349,6 +339,15 @@ class _Parser:
         costs = [self._count(lineno, x) for x in parts[self.npos :]]
         costs += [0.0] * (len(self.events) - len(costs))
         return pos, costs
+
+
+def _unit(event: str) -> str:
+    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``),
+    otherwise the event itself (``Ir``: instructions executed)."""
+    return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
+
+
+_TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}
 
 
 def _int(text: str) -> int:

@@ -36,15 +36,16 @@ from cctool.readers._callgraph import (
     DEFAULT_MAX_NODES,
     CallGraph,
     activity_weights,
-    components,
     expand,
     split_by_weight,
 )
+from cctool.readers._cycles import components
 
 NAME = "cprofile"
 DESCRIPTION = "Python cProfile/profile pstats file (marshal, Python 2 or 3)"
 
-_MAX_DEPTH = 16  # pstats nests 4 levels deep; anything deeper is not a pstats file
+# pstats nests 4 levels deep, plus nested code objects in a `profile` key's constants
+_MAX_DEPTH = 64
 
 
 def sniff(path: Path) -> bool:
@@ -72,7 +73,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     except (ValueError, IndexError, struct.error, RecursionError) as exc:
         raise ReaderError(path, f"not a readable marshal/pstats file ({exc})", fmt=NAME) from exc
     funcs, graph = _call_graph(path, stats)
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [funcs[i][2] for i in f],
@@ -89,7 +90,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "path": str(path),
         "num_functions": len(funcs),
         "truncated_nodes": tree.truncated,
-        "metric_units": {"time": "seconds"},
+        "metric_units": {"time": "s", "calls": "count"},
     }
     return GraphFrame.from_arrays(
         tree.parent,
@@ -140,6 +141,11 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
     if synth.any():  # split the callee's times by call counts where edges lack them
         tt = np.where(synth, split_by_weight(totals[:, 1], callee, calls), tt)
         ct = np.where(synth, split_by_weight(totals[:, 2], callee, calls), ct)
+    # Edges never hold more self time than the function has in all (yappi's edges of a
+    # function called in several threads can): scale them down so tottime adds up.
+    in_tt = np.bincount(callee, weights=tt, minlength=n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tt = tt * np.where(in_tt > totals[:, 1], totals[:, 1] / in_tt, 1.0)[callee]
     incoming = [np.bincount(callee, weights=x, minlength=n) for x in (calls, tt, ct)]
     # What the recorded callers do not explain was called from outside the profile.
     outside = [np.maximum(totals[:, k] - incoming[k], 0.0) for k in range(3)]
@@ -159,9 +165,11 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
         edge_values={"time": tt, "time (inc)": ct, "calls": calls},
         root_values={"time": outside[1], "time (inc)": outside[2], "calls": outside[0]},
         root_weight=root_weight,
-        outside_root=outside[0] > 0,
+        # time from outside counts even where the call counts do not show it (yappi)
+        outside_root=(outside[0] > 0) | (outside[1] > 1e-6 * totals[:, 1]),
         metric_weights={"calls": (calls, outside[0])},
         inclusive={"time (inc)": "time"},
+        size=totals[:, 2],
     )
     return funcs, graph
 
@@ -185,6 +193,18 @@ def _num(path: Path, x: Any) -> float:
     if not np.isfinite(value):
         raise ReaderError(path, f"non-finite number {value}", fmt=NAME)
     return value
+
+
+# Code object layouts (marshal.c, w_object TYPE_CODE) by Python version: "i" an int32,
+# "b" a bytes object, "t" a tuple, "u" a string, "o" anything; ":name" keeps the value.
+# The raw line number is an int32 ("n:line").
+_CODE_LAYOUTS = (
+    "i i i i i b o t t b u:file u:name u n:line b b",  # 3.11-3.13
+    "i i i i i i b o t t t t u:file u:name n:line b",  # 3.8-3.10
+    "i i i i i b o t t t t u:file u:name n:line b",  # 3.0-3.7
+    "i i i i b o t t t t u:file u:name n:line b",  # 2.7
+)
+_KINDS = {"b": "sr", "t": "()r", "u": "uatAzZsrR"}
 
 
 class _Unmarshaller:
@@ -267,7 +287,56 @@ class _Unmarshaller:
             return tuple(self._object(depth + 1) for _ in range(self._take(1)[0]))
         if kind == "{":
             return self._dict(depth)
+        if kind == "c":
+            return self._code(depth)
+        if kind in "<>":  # frozenset/set, in a code object's constants
+            return frozenset(self._object(depth + 1) for _ in range(self._size()))
+        if kind in ".S":  # Ellipsis, StopIteration
+            return kind
+        if kind == "y":  # binary complex
+            return complex(*struct.unpack("<dd", self._take(16)))
         raise ValueError(f"marshal type {kind!r} at byte {self.pos - 1} is not used by pstats")
+
+    def _code(self, depth: int) -> str:
+        """A code object (``python -m profile`` keys the profiled code by one): its
+        description as Python prints it, without the address. Layouts differ by Python
+        version; the first one whose field types match is taken."""
+        start, nrefs, ninterned = self.pos, len(self.refs), len(self.interned)
+        for layout in _CODE_LAYOUTS:
+            try:
+                fields = self._fields(layout, depth)
+            except ValueError:
+                self.pos, self.interned = start, self.interned[:ninterned]
+                del self.refs[nrefs:]
+                continue
+            return f'<code object {fields["name"]}, file "{fields["file"]}", line {fields["line"]}>'
+        raise ValueError(f"code object at byte {start - 1} has no known layout")
+
+    def _fields(self, layout: str, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for spec in layout.split():
+            if spec == "i":
+                self._int32()
+                continue
+            expect, _, name = spec.partition(":")
+            if expect in _KINDS and not self._next_is(expect):
+                raise ValueError("field type does not match")
+            value = self._int32() if expect == "n" else self._object(depth + 1)
+            if name:
+                out[name] = value
+        return out
+
+    def _next_is(self, expect: str) -> bool:
+        """Whether the next object is of the kind a code object field expects (a back
+        reference by the type of what it refers to)."""
+        kind = chr(self.data[self.pos] & 0x7F) if self.pos < len(self.data) else ""
+        if kind not in _KINDS[expect]:
+            return False
+        if kind == "r" and self.pos + 5 <= len(self.data):
+            (i,) = struct.unpack("<i", self.data[self.pos + 1 : self.pos + 5])
+            target = self.refs[i] if 0 <= i < len(self.refs) else None
+            return isinstance(target, tuple if expect == "t" else str)
+        return True
 
     def _long(self) -> int:
         n = self._int32()

@@ -88,12 +88,16 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         },
         root_values={
             "time": np.where(has_caller, 0.0, own),
-            "time (inc)": np.where(has_caller, 0.0, total),
+            "time (inc)": total,  # used by roots only: also a cycle's entry
             "calls": np.where(has_caller, 0.0, calls),
         },
         inclusive={"time (inc)": "time"},
+        complete=False,  # gprof2dot drops functions below its thresholds
+        size=total,
     )
-    tree = expand(graph, max_nodes)
+    tree = expand(graph, max_nodes, path)
+    if own.sum() <= 100.0 + 0.005 * n:  # (gprof2dot shows 100% everywhere without samples)
+        _warn_lost_callers(path, tree.values["time (inc)"][tree.parent < 0])
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [funcs[i][1] for i in f],
@@ -107,7 +111,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "path": str(path),
         "num_functions": n,
         "truncated_nodes": tree.truncated,
-        "metric_units": {"time": "percent of total"},
+        "metric_units": {"time": "%", "calls": "count"},  # percent of the whole run
     }
     return GraphFrame.from_arrays(
         tree.parent,
@@ -153,6 +157,24 @@ def _node_label(
         raise ReaderError(path, f"node {nid!r}: label {label!r:.60} is not gprof2dot's", NAME)
     module = lines[-2] if len(lines) >= 2 else None
     return module, lines[-1], total, own or 0.0, calls or 0.0
+
+
+def _warn_lost_callers(path: Path, roots: np.ndarray) -> None:
+    """Percentages are of the whole run, so roots above 100% in all overlap: gprof2dot
+    dropped the callers of some (below its thresholds) and they are also inside others."""
+    over = float(roots.sum()) - 100.0
+    if over > 0.005 * len(roots):  # labels are rounded to 0.01%
+        import warnings
+
+        from cctool.errors import CctoolWarning
+
+        warnings.warn(
+            f"{path}: the {len(roots)} roots add up to {100 + over:.2f}% of the run: gprof2dot "
+            "drops nodes and edges below its thresholds, so some roots lost their callers and "
+            "their time is also inside another root",
+            CctoolWarning,
+            stacklevel=3,
+        )
 
 
 def _edge_label(path: Path, label: str | None) -> tuple[float, float]:

@@ -1,0 +1,94 @@
+"""Recursion cycles of a call graph: its strongly connected components, and the inclusive
+costs of calls inside them once the graph is expanded into a tree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cctool.readers._callgraph import CallTree
+
+
+def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
+    """Strongly connected component of each function in the call graph (Tarjan, iterative)."""
+    order = np.argsort(caller, kind="stable")
+    succ = callee[order].tolist()
+    starts = np.searchsorted(caller[order], np.arange(n + 1)).tolist()
+    index, low, comp = [-1] * n, [0] * n, [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = ncomp = 0
+    for s in range(n):
+        if index[s] >= 0:
+            continue
+        index[s] = low[s] = counter
+        counter += 1
+        stack.append(s)
+        on_stack[s] = True
+        work = [(s, starts[s])]
+        while work:
+            v, i = work[-1]
+            if i < starts[v + 1]:
+                work[-1] = (v, i + 1)
+                w = succ[i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, starts[w]))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = ncomp
+                    if w == v:
+                        break
+                ncomp += 1
+    return np.asarray(comp, dtype=np.int64)
+
+
+def sum_cycle_edges(
+    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, inclusive: Mapping[str, str]
+) -> None:
+    """Inclusive costs of calls between functions of one cycle, added up from the tree.
+
+    Profilers record such edges badly: callgrind adds an edge's inclusive cost over all its
+    calls, nested ones included, so inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``)
+    the inner calls are counted again; gprof records no time on them at all. In the
+    expanded tree the inner calls are folded into the outer one (cut leaves keep their self
+    cost, their callees hang under the outer instance), so such a node's inclusive cost is
+    its own cost plus its children's. Edges into a cycle from outside keep their measured
+    cost.
+    """
+    comp = components(n, caller, callee)
+    parent, func = tree.parent, tree.func
+    has_parent = parent >= 0
+    parent_func = func[np.where(has_parent, parent, 0)]
+    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
+    if not redo.any():
+        return
+    pairs = list(inclusive.items())
+    own = np.column_stack([tree.values[exc] for _, exc in pairs])
+    inc = np.column_stack([tree.values[name] for name, _ in pairs])
+    below = np.zeros_like(inc)
+    depth = tree.depth
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
+        level = by_depth[bounds[d] : bounds[d + 1]]
+        fix = level[redo[level]]
+        inc[fix] = own[fix] + below[fix]
+        np.add.at(below, parent[level], inc[level])
+    for j, (name, _) in enumerate(pairs):
+        tree.values[name] = inc[:, j]

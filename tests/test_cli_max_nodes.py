@@ -1,0 +1,44 @@
+"""``--max-nodes``: the call graph expansion limit reaches the readers, and what it leaves
+out is reported on stderr, not only inside ``read --json``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cctool.cli import cli
+
+PSTATS = Path(__file__).parent / "data" / "cprofile" / "cprofile-py311.pstats"
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_limit_warns_on_stderr_with_what_is_left_out() -> None:
+    res = run("read", "--json", "--max-nodes", "300", str(PSTATS))
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["nodes"] <= 300
+    assert res.stderr.startswith(f"Warning: {PSTATS}: call graph expansion stopped at the limit "
+                                 "of 300 nodes; ")
+    assert "contexts were not expanded, holding " in res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_default_limit_is_silent_and_applies_to_every_command() -> None:
+    res = run("read", "--json", str(PSTATS))
+    assert res.exit_code == 0 and res.stderr == ""
+    assert json.loads(res.stdout)["nodes"] == 2921
+    res = run("tree", "--max-nodes", "50", str(PSTATS))
+    assert res.exit_code == 0 and "limit of 50 nodes" in res.stderr
+
+
+def test_formats_without_a_call_graph_ignore_the_limit(tmp_path: Path) -> None:
+    folded = Path(__file__).parent / "data" / "folded" / "python.folded"
+    res = run("read", "--json", "--max-nodes", "5", str(folded))
+    assert res.exit_code == 0 and res.stderr == ""
+    res = run("read", "--max-nodes", "0", str(PSTATS))
+    assert res.exit_code == 2
