@@ -22,7 +22,7 @@ def test_limit_warns_on_stderr_with_what_is_left_out() -> None:
     assert res.exit_code == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["nodes"] <= 300
-    assert res.stderr.startswith(f"Warning: {PSTATS}: call graph expansion stopped at the limit "
+    assert res.stderr.startswith(f"warning: {PSTATS}: call graph expansion stopped at the limit "
                                  "of 300 nodes; ")
     assert "contexts were not expanded, holding " in res.stderr
     assert res.stderr.count("\n") == 1

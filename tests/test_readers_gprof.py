@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect, read_declared as read
 
 DATA = Path(__file__).parent / "data" / "gprof"
 

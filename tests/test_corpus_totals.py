@@ -1,6 +1,10 @@
-"""Every file of the call graph corpus (tests/data/{cprofile,callgrind,gprof,gprof2dot,
-caliper-parts}) reads, and its roots add up to the profiler's own total from the folder's
-``totals.json`` (summed over roots, ranks and threads)."""
+"""Every profile of the corpus reads, and its roots add up to the profiler's own total.
+
+Each sample folder under tests/data with a ``totals.json`` lists its files with the total the
+profiler itself reports (pstats ``total_tt``, callgrind ``totals:``, gprof's flat profile,
+``go tool pprof -top``, DHAT's summary, cali-query, ...), in the profiler's unit. The roots'
+values, summed over roots, ranks and threads, must equal it once converted to cctool's base
+units (seconds, bytes), and the reader must have declared that same unit."""
 
 from __future__ import annotations
 
@@ -12,10 +16,11 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning
+from cctool.metrics import parse_unit
 from cctool.readers import read
 
 DATA = Path(__file__).parent / "data"
-FOLDERS = ("cprofile", "callgrind", "gprof", "gprof2dot", "caliper-parts")
+FOLDERS = tuple(sorted(p.parent.name for p in DATA.glob("*/totals.json")))
 
 
 def entries() -> list[tuple[Path, dict]]:
@@ -27,12 +32,15 @@ def entries() -> list[tuple[Path, dict]]:
     return out
 
 
-def root_total(path: Path, fmt: str | None, metric: str) -> float:
+def root_total(path: Path, fmt: str | None, metric: str, unit: str) -> float:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gf = read(path, fmt)
     # a truncated expansion would miss part of the total
     assert not [w for w in caught if "expansion stopped" in str(w.message)]
+    declared = gf.metric(metric)
+    assert (declared.source_unit or declared.unit) == parse_unit(unit)[1] or parse_unit(
+        declared.source_unit or declared.unit) == parse_unit(unit), (declared, unit)
     roots = gf.nodes.filter(pl.col("parent").is_null()).select("node")
     return float(gf.metrics.join(roots, on="node")[metric].sum())
 
@@ -43,8 +51,9 @@ def case_id(x: Path | dict) -> str:
 
 @pytest.mark.parametrize(("folder", "entry"), entries(), ids=case_id)
 def test_roots_add_up_to_the_profilers_total(folder: Path, entry: dict) -> None:
-    got = root_total(folder / entry["path"], entry["from"], entry["metric"])
-    assert got == pytest.approx(entry["total"], rel=entry["rel"]), entry["source"]
+    got = root_total(folder / entry["path"], entry["from"], entry["metric"], entry["unit"])
+    factor = parse_unit(entry["unit"])[2]  # the profiler's unit -> seconds or bytes
+    assert got == pytest.approx(entry["total"] * factor, rel=entry["rel"]), entry["source"]
 
 
 def test_every_corpus_file_has_a_total() -> None:
@@ -57,7 +66,8 @@ def test_every_corpus_file_has_a_total() -> None:
         profiles = {
             p.name
             for p in folder.iterdir()
-            if p.suffix not in (".md", ".json", ".c", ".cpp", ".h", ".py")
+            if p.suffix not in (".md", ".json", ".c", ".cpp", ".h", ".py", ".go", ".js", ".txt")
+            and p.name not in ("CMakeLists.txt", "go.mod")
         }
         assert profiles <= listed, f"{name}: no total for {sorted(profiles - listed)}"
 
