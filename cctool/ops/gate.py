@@ -25,16 +25,9 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.metrics import Metric, effective_agg
+from cctool.metrics import Dimension, Metric, effective_agg, parse_unit
 from cctool.ops.compare import Comparison, node_paths, percent_change
 
-# Time units as powers of ten of a second, so conversions multiply by exact powers of ten.
-SECONDS = {
-    "s": 0, "sec": 0, "secs": 0, "second": 0, "seconds": 0,
-    "ms": -3, "msec": -3, "millisecond": -3, "milliseconds": -3,
-    "us": -6, "usec": -6, "µs": -6, "microsecond": -6, "microseconds": -6,
-    "ns": -9, "nsec": -9, "nanosecond": -9, "nanoseconds": -9,
-}
 COMPARATORS = (">=", "<=", ">", "<")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -51,7 +44,7 @@ class Condition:
     metric: str
     op: str
     value: float
-    unit: str | None = None  # "%", a key of SECONDS, or None: the metric's own unit
+    unit: str | None = None  # "%", a time unit, or None: the metric's own unit
     total: bool = False
 
     @property
@@ -121,7 +114,7 @@ def parse_quantity(
     if not m:
         raise GateExpressionError(f"{where}: expected a number, got {s or 'nothing'!r}")
     unit = s[m.end() :].strip() or None
-    if unit is not None and unit not in SECONDS and not (percent and unit == "%"):
+    if unit is not None and not _is_time(unit) and not (percent and unit == "%"):
         known = ("%, " if percent else "") + "s, ms, us, usec, ns"
         raise GateExpressionError(f"{where}: unknown unit {unit!r} (use {known} or none)")
     return float(m.group()), unit
@@ -143,14 +136,19 @@ def in_metric_unit(value: float, unit: str | None, metric_unit: str | None, what
     """Convert ``value`` given in time ``unit`` (None: already in the metric's unit)."""
     if unit is None or unit == "%":
         return value
-    mu = (metric_unit or "").strip().lower()
-    if mu not in SECONDS:
+    if not _is_time(metric_unit or ""):
         raise GateExpressionError(
             f"{what}: the profile gives no time unit for this metric "
             f"({metric_unit or 'none'}); use a plain number in the metric's own unit"
         )
-    shift = SECONDS[unit] - SECONDS[mu]
-    return value * 10.0**shift if shift >= 0 else value / 10.0**-shift
+    # Exact for powers of ten: 6005ms is 6.005 s, not 6.005000000000001.
+    ratio = parse_unit(unit)[2] / parse_unit(metric_unit)[2]
+    inverse = round(1 / ratio)
+    return value / inverse if ratio < 1 and abs(1 / ratio - inverse) < 1e-9 else value * ratio
+
+
+def _is_time(unit: str) -> bool:
+    return parse_unit(unit)[0] is Dimension.TIME
 
 
 def evaluate(
