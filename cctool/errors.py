@@ -58,3 +58,14 @@ class IncompatibleProfilesError(CctoolError):
 
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
+
+
+class CctoolWarning(UserWarning):
+    """The input was read, but something in it may make numbers incomplete or approximate."""
+
+
+def warn(message: str) -> None:
+    """Report a :class:`CctoolWarning`; the CLI prints it as one ``warning: ...`` line."""
+    import warnings
+
+    warnings.warn(message, CctoolWarning, stacklevel=3)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 
 import click
 
 from cctool.cli._options import derive_option
-from cctool.errors import CctoolError
+from cctool.errors import CctoolError, CctoolWarning
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -42,14 +43,32 @@ class BadInputError(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """Reader warnings as one ``warning: ...`` line on stderr; others as Python shows them."""
+    if issubclass(category, CctoolWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use; it is the error boundary."""
 
     def invoke(self, ctx: click.Context) -> object:
-        try:
-            return super().invoke(ctx)
-        except CctoolError as exc:
-            raise BadInputError(str(exc)) from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CctoolWarning)
+            warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except CctoolError as exc:
+                raise BadInputError(str(exc)) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
