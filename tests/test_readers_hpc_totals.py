@@ -13,7 +13,7 @@ from cctool.errors import CctoolWarning
 from cctool.readers import read
 
 DATA = Path(__file__).resolve().parent / "data"
-FOLDERS = ("caliper", "tau")
+FOLDERS = ("caliper", "cube", "tau")
 ENTRIES = [
     (folder, entry)
     for folder in FOLDERS
