@@ -37,7 +37,8 @@ def test_gap_in_rank_ids_names_the_rank(data) -> None:
 def test_last_rank_missing_is_caught_by_the_summary(data) -> None:
     folder = data(FOLDER)
     next(folder.glob("*-000003-000-*.metric-db")).unlink()
-    with pytest.warns(CctoolWarning, match=r"summary says 3\.99824e\+06 \(25\.0% missing\).*after rank 2"):
+    says = r"summary says 3\.99824e\+06 \(25\.0% missing\).*after rank 2"
+    with pytest.warns(CctoolWarning, match=says):
         read(folder)
 
 

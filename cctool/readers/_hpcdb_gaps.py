@@ -82,7 +82,8 @@ def check_files(folder: Path, ranks: np.ndarray, threads: np.ndarray) -> bool:
     all_threads = set(threads.tolist())
     short = {r: sorted(all_threads - t) for r, t in per_rank.items() if t != all_threads}
     if short:
-        what = "; ".join(f"rank {r} thread {_list(np.asarray(t))}" for r, t in list(short.items())[:8])
+        parts = [f"rank {r} thread {_list(np.asarray(t))}" for r, t in list(short.items())[:8]]
+        what = "; ".join(parts)
         warn(f"{folder}: metric-db files missing for {what}; totals leave them out")
     return bool(missing.size or short)
 

@@ -119,7 +119,9 @@ def _lenient_tarinfo() -> Any:
         fixed = 0
 
         @classmethod
-        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
+        def frombuf(  # type: ignore[override]
+            cls, buf: bytes | bytearray, encoding: str, errors: str
+        ) -> tarfile.TarInfo:
             if len(buf) == tarfile.BLOCKSIZE and buf.count(0) != tarfile.BLOCKSIZE:
                 computed = 256 + sum(buf[:148]) + sum(buf[156:])
                 stored = buf[148:156].rstrip(b"\0 ")

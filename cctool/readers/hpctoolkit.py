@@ -64,6 +64,10 @@ def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
     xml = _experiment_xml(path)
     folder = xml.parent
+    if not _metric_db_paths(folder):  # values in experiment-N.mdb, profile.db or the XML
+        from cctool.readers import _hpcxml_values
+
+        return _hpcxml_values.read(xml)
     # Numba's load (about a second, when the compiled kernel is worth it) overlaps the parse.
     threading.Thread(target=_warm_kernel, args=(folder,), daemon=True).start()
     root = _parse_xml(xml)

@@ -9,9 +9,9 @@ a column), loops ``Loop@<basename>:<line>``, source lines ``statement`` nodes ``
 and entry points (``main thread``, ...) roots of type ``entry``. Instruction contexts are folded
 into their enclosing node, as the XML reader folds call sites, except an instruction reached by a
 call (code of an unknown function), which becomes ``<unknown procedure>``, or, in databases
-without structure information, ``<unknown procedure> 0x<offset>`` in its module. A callee hangs from the
-function or loop that calls it, with the call's line in ``callsite``; the line context of the call
-stays only if it has cost of its own.
+without structure information, ``<unknown procedure> 0x<offset>`` in its module. A callee hangs
+from the function or loop that calls it, with the call's line in ``callsite``; the line context
+of the call stays only if it has cost of its own.
 
 Metric columns: ``M`` is the cost measured at the node itself: its inclusive (*execution*
 scope) value less its children's, so it also holds the instructions folded into it and the

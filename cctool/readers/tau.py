@@ -165,9 +165,11 @@ def _tree_entries(
 ) -> tuple[list[Entry], int]:
     """Entries keyed by their full call path from the one root, and how many cut call paths
     could not be placed."""
-    paths = [(tuple(p.strip() for p in name.split("=>")), v, g) for name, v, g in entries]
+    paths: list[Entry] = [
+        (tuple(p.strip() for p in name.split("=>")), v, g) for name, v, g in entries
+    ]
     ends = {p[-1] for p, _, _ in paths if len(p) > 1}
-    flat = [(p, v, g) for p, v, g in paths if len(p) == 1 and p[0] not in ends]
+    flat: list[Entry] = [(p, v, g) for p, v, g in paths if len(p) == 1 and p[0] not in ends]
     if not flat:
         return [e for e in paths if len(e[0]) > 1], 0
     app = _application(flat)
@@ -188,7 +190,9 @@ def _application(flat: list[Entry]) -> str:
     return max(flat, key=lambda e: e[1][3])[0][0]
 
 
-def _join_cut(cut: list[Entry], known: list[tuple[str, ...]], depth: int) -> tuple[list[Entry], int]:
+def _join_cut(
+    cut: list[Entry], known: list[tuple[str, ...]], depth: int
+) -> tuple[list[Entry], int]:
     """Cut call paths joined, shallowest first, to the one known context ending with their
     first ``depth - 1`` frames; (joined entries, number left out)."""
     by_tail: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
