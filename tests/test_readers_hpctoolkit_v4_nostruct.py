@@ -42,3 +42,28 @@ def test_siblings_keep_distinct_names_so_diff_pairs_them_by_code() -> None:
     assert d.num_nodes == gf.num_nodes
     assert (d.metrics["time (inc)"] == 0).all()
     gf.validate()
+
+
+def test_missing_thread_profile_is_reported(tmp_path: Path) -> None:
+    """A profile whose values are gone (value and context counts zeroed) must not go unnoticed:
+    the summary profile still holds hpcprof's total, 3.973308 s."""
+    import shutil
+    import struct
+    import warnings
+
+    from cctool.errors import CctoolWarning
+
+    folder = tmp_path / "db"
+    shutil.copytree(DATA / "loops-cputime-t.nostruct.d", folder)
+    data = bytearray((folder / "profile.db").read_bytes())
+    sec = struct.unpack_from("<Q", data, 0x18)[0]  # profile-info section
+    first, stride = struct.unpack_from("<Q", data, sec)[0], data[sec + 12]
+    struct.pack_into("<Q", data, first + stride * 2, 0)  # profile 2: no values ...
+    struct.pack_into("<I", data, first + stride * 2 + 16, 0)  # ... and no contexts
+    (folder / "profile.db").write_bytes(bytes(data))
+    says = r"hold .* of CPUTIME \(sec\), its summary profile 3\.97331"
+    with pytest.warns(CctoolWarning, match=says):
+        gf = read(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        assert gf.node_values(["time (inc)"])["time (inc)"].gather(gf.roots).sum() < 3.97

@@ -41,6 +41,7 @@ import numpy as np
 
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.readers import _hpcv4_checks
 from cctool.readers import _hpcv4_nostruct as nostruct
 from cctool.readers._hpcdb import Db, dtype, read_meta
 
@@ -96,6 +97,7 @@ def _build(
 ) -> GraphFrame:
     tree = _tree(meta)
     infos, tuples = _profiles(prof)
+    _hpcv4_checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
     loc, raw, own = _own_costs(*_values(prof, infos, meta, tree["owner"]), len(meta["metrics"]))
     nodes, node_id, parent = _prune(tree, raw[(own != 0).any(axis=1)])
     raw_names = [m[0] for m in meta["metrics"]]
