@@ -3,8 +3,8 @@
 Layout: ``{"timemory": {<COMPONENT>: {"properties": {"id": ...}, "unit_repr": ..., "mpi":
 [rank][tree]}}}``; timemory 3.3 and later name the per-rank tree list ``graph`` (and put a flat
 ``ranks`` list beside it, which is not read). Every tree node has a ``prefix`` (the region
-label), ``tid``/``pid`` lists and ``inclusive``/``exclusive`` entries whose ``repr_data`` is the value in
-``unit_repr`` and ``laps`` the number of times the region ran. Nodes with hash 0 are
+label), ``tid``/``pid`` lists and ``inclusive``/``exclusive`` entries whose ``repr_data`` is
+the value in ``unit_repr`` and ``laps`` the number of times the region ran. Nodes with hash 0 are
 timemory's placeholder roots; their children are attached to the placeholder's parent.
 
 Metrics: per component, exclusive ``<id>`` and inclusive ``<id> (inc)`` as written (e.g.
