@@ -49,3 +49,10 @@ def test_cli_prints_one_warning_line(data) -> None:
     assert result.exit_code == 0
     assert result.stderr.startswith("warning: ") and "rank 2 " in result.stderr
     assert result.stderr.count("\n") == 1 and "ranks    3" in result.stdout
+
+
+def test_missing_thread_file_names_rank_and_thread(data) -> None:
+    folder = data("hpctoolkit-allgather-database")  # 2 threads per rank
+    next(folder.glob("*-000003-001-*.metric-db")).unlink()
+    with pytest.warns(CctoolWarning, match="metric-db files missing for rank 3 thread 1"):
+        read(folder)
