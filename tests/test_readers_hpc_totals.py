@@ -13,7 +13,7 @@ from cctool.errors import CctoolWarning
 from cctool.readers import read
 
 DATA = Path(__file__).resolve().parent / "data"
-FOLDERS = ("caliper", "cube", "hpctoolkit", "hpctoolkit-v4", "tau")
+FOLDERS = ("caliper", "cube", "hpctoolkit", "hpctoolkit-v4", "tau", "timemory")
 ENTRIES = [
     (folder, entry)
     for folder in FOLDERS

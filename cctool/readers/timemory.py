@@ -80,6 +80,9 @@ class _State:
         cid = props.get("id") if isinstance(props, dict) else None
         # timemory <= 3.2 keys the per-rank trees "mpi" (or "upcxx"); later releases "graph".
         ranks = next((comp[k] for k in ("graph", "mpi", "upcxx") if k in comp), None)
+        if ranks is None and isinstance(comp.get("ranks"), list):
+            raise self.error(f"component {key!r} holds only timemory's flat 'ranks' list, no "
+                             "call tree: read the matching *.tree.json")
         if not isinstance(cid, str) or not isinstance(ranks, list):
             raise self.error(f"component {key!r} lacks properties.id or the mpi tree list")
         if cid in self.units:
