@@ -152,9 +152,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "cube": [("cpi", 20.222507982262172)],
     # The sum#time.duration (attr 111, third data value) of the 19 ctx records with a region
     # (ref=155 for main .. ref=182), 0.025121 + 0.000206 + ... = 0.492491: all 20 records
-    # add up to 0.493788, less the first one (ref=28, 0.001297 s), which lies outside every
-    # region and has no node.
-    "caliper": [("main", 0.492491)],
+    # add up to 0.493788; the first one (ref=28, 0.001297 s) lies outside every region.
+    "caliper": [("main", 0.492491), ("<outside regions>", 0.001297)],
     # json-split rows: sum of sum#time.duration over rows whose callpath node
     # (source.function#callpath.address) descends from node 1 "_start", resp. is one of the
     # pthread_spin_lock / log2 call paths that lack _start (truncated unwinds).
@@ -162,7 +161,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
                      ("log2", 5006.0)],
     # 0.cali: the ctx record of main has "avg#inclusive#sum#time.duration" (alias
     # "Avg time/rank") = 235.060251 s; one run, so the tree value is that record's.
-    "spotdb": [("main", 235.060251)],
+    # The record outside every region: avg#inclusive#sum#time.duration=0.009060 (cali-query).
+    "spotdb": [("main", 235.060251), ("<outside regions>", 0.009060)],
     # pstats: e has no callers (ct 23.0226); g has 1001 calls but only 1000 from f, whose edge
     # ct is 22.950701, so its root call is 22.973431 - 22.950701; __exit__ ct 7.3e-05.
     "cprofile": [("e", 23.0226), ("g", 22.973431 - 22.950701), ("__exit__", 7.3e-05)],

@@ -32,8 +32,10 @@ MAIN = {27: 47.238297, 64: 55.112951, 125: 56.238243, 216: 42.838467, 343: 52.58
 TIME_INCREMENT = {27: 7.865013, 64: 11.415305, 125: 13.522663, 216: 8.877513, 343: 16.427899}
 TI_PATH = "main/lulesh.cycle/TimeIncrement"
 # The roots of the 27-rank run: MPI_Comm_split, MPI_Bcast, MPI_Allreduce, MPI_Comm_free,
-# MPI_Gather, main, MPI_Initialized, MPI_Comm_dup.
-TOTAL_27 = 0.001465 + 0.000484 + 0.000026 + 0.000008 + 0.00001 + 47.238297 + 0.000004 + 0.010508
+# MPI_Gather, main, MPI_Initialized, MPI_Comm_dup, and the record outside every region
+# (avg#inclusive#sum#time.duration=0.001989).
+TOTAL_27 = (0.001465 + 0.000484 + 0.000026 + 0.000008 + 0.00001 + 47.238297 + 0.000004
+            + 0.010508 + 0.001989)
 
 
 def run(p: int, solve: float, io: float | None = 1.0, *, ranks: int = 1,

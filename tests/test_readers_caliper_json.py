@@ -66,7 +66,7 @@ def test_lulesh_inclusive_matches_the_tree(data) -> None:
     gf = caliper_json.read(jfile(data, "caliper-lulesh-json"))
     assert gf.metric_columns == ("time (inc)", "time")
     assert gf.derived == frozenset()  # both come from the file
-    assert gf.num_nodes == 24 and gf.num_ranks == 8
+    assert gf.num_nodes == 25 and gf.num_ranks == 8  # 24 regions, <outside regions>
     # Caliper's own inclusive#sum#time.duration equals the subtree sums of sum#time.duration
     # over cctool's tree, on every rank: the tree is the one Caliper measured.
     exc, _ = gf.dense("time")
@@ -81,10 +81,12 @@ def test_lulesh_inclusive_matches_the_tree(data) -> None:
 @pytest.mark.parametrize("folder", ["caliper-ordered-json", "caliper-ordered-duplicate-json"])
 def test_ordered_json(data, folder: str) -> None:
     gf = caliper_json.read(jfile(data, folder))
-    assert gf.num_nodes == 19 and gf.metric_columns == ("time", "time (inc)")
+    assert gf.num_nodes == 20 and gf.metric_columns == ("time", "time (inc)")
     assert "Node order" not in gf.metric_columns
-    # sum of the time column over the rows that have a path
-    assert gf.metrics["time"].sum() == pytest.approx(1.257162, abs=1e-12)
+    # sum of the time column over all rows: 1.257162 with a path, 0.009792 without one
+    assert gf.metrics["time"].sum() == pytest.approx(1.266954, abs=1e-12)
+    outside = gf.nodes.filter(pl.col("name") == "<outside regions>")["node"].item()
+    assert gf.metrics.filter(pl.col("node") == outside)["time"].item() == 0.009792
     kids = gf.nodes["name"].gather(gf.children(by_path(gf, "main", "lulesh.cycle"))).to_list()
     assert kids == ["TimeIncrement", "LagrangeLeapFrog"]
     meta = gf.metadata
@@ -92,7 +94,7 @@ def test_ordered_json(data, folder: str) -> None:
     assert meta["figure_of_merit"] == 218.037069 and meta["launchdate"] == 1685046480
     assert meta["Compiler Version"] == "10.3.1"  # not a number
     assert meta["cali.caliper.version"] == "2.10.0-dev"
-    assert meta["metric_units"] == {"time": "sec"}
+    assert meta["metric_units"] == {"time": "s"}
     gf.validate()
 
 
@@ -102,7 +104,7 @@ def test_json_records_layouts(tmp_path: Path) -> None:
         {"path": "main/solve", "mpi.rank": 0, "sum#time.duration": 2.5},
         {"path": "main/solve", "mpi.rank": 1, "sum#time.duration": 3.0},
         {"path": "main/io", "mpi.rank": 1, "sum#time.duration": 0.5},
-        {"mpi.rank": 1, "sum#time.duration": 9.0},  # outside every region: skipped
+        {"mpi.rank": 1, "sum#time.duration": 9.0},  # outside every region
     ]
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps(records))
@@ -115,10 +117,10 @@ def test_json_records_layouts(tmp_path: Path) -> None:
     for path in (plain, obj):
         assert caliper_json.sniff(path)
         gf = caliper_json.read(path)
-        assert gf.nodes["name"].to_list() == ["main", "solve", "io"]
+        assert gf.nodes["name"].to_list() == ["main", "solve", "io", "<outside regions>"]
         assert gf.num_ranks == 2
         inc = gf.node_values(["time (inc)"])["time (inc)"].to_list()
-        assert inc == [7.0, 5.5, 0.5]
+        assert inc == [7.0, 5.5, 0.5, 9.0]
         gf.validate()
     assert caliper_json.read(obj).metadata["mpi.world.size"] == 2
 

@@ -29,7 +29,7 @@ def test_cpi_tree_and_ranks(data) -> None:
     assert gf.metadata["format"] == "tau"
     assert gf.metric_columns == ("calls", "subrs", "time", "time (inc)")
     assert (gf.exclusive, gf.inclusive) == (("time",), ("time (inc)",))
-    assert gf.metadata["metric_units"] == {"time": "usec"}
+    assert gf.metadata["metric_units"] == {"time": "us", "calls": "count", "subrs": "count"}
     assert gf.metadata["tau"]["TAU_CALLPATH"] == "on"
     assert gf.num_nodes == 12 and gf.metrics.height == 48
     assert (gf.num_ranks, gf.num_threads) == (4, 1)
@@ -90,7 +90,8 @@ def test_flat_profile_and_source_locations(tmp_path: Path) -> None:
     assert gf.nodes["name"].to_list() == ["main", "solve"]
     assert gf.nodes["file"].to_list() == ["app.c", "app.c"]
     assert gf.nodes["line"].to_list() == [12, 50]
-    assert gf.roots.tolist() == [0, 1]  # without call paths every entry is a root
+    assert gf.roots.tolist() == [0]  # flat: the largest inclusive entry holds the others
+    assert gf.children(0).tolist() == [1]
     assert gf.metrics["thread"].to_list() == [1, 1]
     gf.validate()
 

@@ -28,7 +28,7 @@ def test_tree_ranks_and_values(data) -> None:
     gf = read(data(FOLDER) / FILE)
     assert gf.metadata["format"] == "timemory"
     assert gf.metric_columns == ("wall_clock", "wall_clock (inc)", "laps")
-    assert gf.metadata["metric_units"] == {"wall_clock": "sec"}
+    assert gf.metadata["metric_units"] == {"wall_clock": "s", "laps": "count"}
     assert gf.metadata["threads_combined"] == [[1, 2]]
     assert gf.num_nodes == 14 and gf.metrics.height == 28
     assert (gf.num_ranks, gf.num_threads) == (2, 1)

@@ -11,8 +11,9 @@ The rules applied there are the same for every layout:
   The type comes from the nesting attribute (``function``, ``loop``, ``mpi.function`` → ``mpi``,
   ``region``/``annotation``/others → ``region``); GPU activities add a ``kernel`` (or
   ``memcpy``...) leaf, sampled source locations a ``statement`` leaf (``file.c:42``).
-* Records of a Spot channel other than ``regionprofile`` and records outside every region
-  are skipped: they have no place in the call tree.
+* Records of a Spot channel other than ``regionprofile`` are skipped. Records outside every
+  region (time before the first region, between top-level regions, ...) go to one root
+  named ``<outside regions>``, so the roots add up to the run, as ``cali-query`` sums it.
 * ``mpi.rank`` becomes ``rank``, ``omp.thread.id``/``thread.id``/``pthread.id`` ``thread``.
   Other numeric attributes are metrics, named by their alias (``Avg time/rank``) or by a
   short well-known name (``sum#time.duration`` → ``time``); inclusive ones (``inclusive#``,
@@ -73,6 +74,9 @@ _KNOWN: dict[str, tuple[str, float]] = {
     "sum#count": ("count", 1.0),
 }
 _NS_UNITS = {"time.duration.ns", "sum#time.duration.ns"}
+# Caliper's attribute.unit spellings -> the unit strings of metadata["metric_units"].
+_UNITS = {"sec": "s", "seconds": "s", "msec": "ms", "usec": "us", "nsec": "ns", "byte": "B",
+          "bytes": "B"}
 _REGION_TYPES = {"function": "function", "loop": "loop", "mpi.function": "mpi",
                  "cupti.runtimeAPI": "gpu-api", "cupti.driverAPI": "gpu-api", "rocm.api": "gpu-api"}
 _ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned long": "uint",
@@ -80,6 +84,8 @@ _ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned
 _INT_RE = re.compile(r"-?\d{1,18}")
 _FLOAT_RE = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
 _INT32_MAX = 2**31 - 1
+OUTSIDE = -3  # locate(): a record outside every region
+OUTSIDE_NAME = "<outside regions>"
 
 
 @dataclass(frozen=True)
@@ -127,9 +133,10 @@ def metric_for(attr: Attr) -> Metric | None:
         column = alias[: -len(INC_SUFFIX)] if alias.endswith(INC_SUFFIX) else alias
     elif exc_form in _KNOWN:
         column, scale = _KNOWN[exc_form]
-        unit = "sec" if exc_form in _NS_UNITS else unit
+        unit = "s" if exc_form in _NS_UNITS else unit
     else:
         column = exc_form
+    unit = _UNITS.get(unit or "", unit) or _event_unit(tokens[-1])
     # An average of per-rank sums is linear in them (Spot's "Avg time/rank"); an average of
     # raw event values (avg#time.duration) is not.
     rest = tokens[1:2]
@@ -143,6 +150,11 @@ def metric_for(attr: Attr) -> Metric | None:
         unit=unit,
         of=exc_form.split("#", 1)[1] if first in _AGG else exc_form,
     )
+
+
+def _event_unit(event: str) -> str:
+    """The unit of a metric whose attribute declares none: counts, or the event itself."""
+    return "count" if event == "count" or event.endswith((".count", "count")) else event
 
 
 def leaf_elements(strings: Mapping[str, str]) -> list[tuple[str, str, tuple[tuple[str, Any], ...]]]:
@@ -213,6 +225,7 @@ class ProfileBuilder:
         self.type: list[str] = []
         self.extra: dict[str, dict[int, Any]] = {}
         self.order: dict[int, float] = {}
+        self.outside: int | None = None  # the node of records outside every region
         self._metrics: dict[Attr, Metric | None] = {}
         self._owner: dict[str, Attr] = {}
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
@@ -266,7 +279,8 @@ class ProfileBuilder:
     def locate(
         self, region: Sequence[tuple[str, str]], callpath: Sequence[str], strings: Mapping[str, str]
     ) -> int | None:
-        """The node of a record, or None when the record has no place in the call tree."""
+        """The node of a record: None when it has no place in the call tree, ``OUTSIDE`` when
+        it lies outside every region."""
         channel = strings.get("spot.channel")
         if channel is not None and channel != "regionprofile":
             return None
@@ -276,7 +290,7 @@ class ProfileBuilder:
             if not elements or elements[-1][:2] != leaf[:2]:
                 elements.append(leaf)
         if not elements:
-            return None
+            return OUTSIDE
         module = strings.get("module#cali.sampler.pc")
         if module:  # the sampled PC's module belongs to the innermost function and statement
             for k in range(len(elements) - 1, -1, -1):
@@ -303,6 +317,11 @@ class ProfileBuilder:
                 order = value
             elif kind == "summary":
                 summary = True
+        if node == OUTSIDE:
+            if summary or not values:
+                return
+            node = self.outside = self.node([(OUTSIDE_NAME, "region", ())])
+            order = None  # it goes after every region, whatever its slot
         if node is None:
             return
         if summary:
@@ -342,7 +361,7 @@ class ProfileBuilder:
         exc_other = [c for c, m in metrics.items() if not m.inclusive and not m.additive]
         inc_add = [c for c, m in metrics.items() if m.inclusive and m.additive]
         inc_other = [c for c, m in metrics.items() if m.inclusive and not m.additive]
-        units = {c: m.unit for c, m in metrics.items() if m.unit}
+        units = {c.removesuffix(INC_SUFFIX): m.unit for c, m in metrics.items() if m.unit}
         meta = {**metadata}
         meta.setdefault("format", self.fmt)
         meta.setdefault("path", str(self.path))
@@ -370,9 +389,11 @@ class ProfileBuilder:
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
 
     def _sibling_order(self, n: int) -> np.ndarray:
-        """New id per node: siblings by ``Node order`` where recorded, else first appearance."""
-        if not self.order:
-            return np.arange(n, dtype=np.int64)
+        """New id per node: siblings by ``Node order`` where recorded, else first appearance;
+        the ``<outside regions>`` root last."""
+        seen = np.arange(n)
+        if self.outside is not None:
+            seen[self.outside] = n
         key = np.full(n, np.inf)
         for i, v in self.order.items():
             key[i] = v
@@ -381,7 +402,7 @@ class ProfileBuilder:
             p = self.parent[i]
             if p >= 0 and not own[p]:
                 key[p] = min(key[p], key[i])
-        perm = np.lexsort((np.arange(n), key))
+        perm = np.lexsort((seen, key))
         new_id = np.empty(n, dtype=np.int64)
         new_id[perm] = np.arange(n)
         return new_id

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cctool.errors import MetricNotFoundError, ReaderError
+from cctool.errors import MetricNotFoundError, ReaderError, warn
 from cctool.graphframe import GraphFrame, inclusive_name
 
 NAME = "cube"
@@ -47,6 +47,8 @@ _DTYPES = {
 _NOT_ADDITIVE = {"MINDOUBLE": "min", "MAXDOUBLE": "max"}
 _REGION_PARADIGMS = {"user", "openmp", "openacc", "measurement", "kokkos"}
 _MEMBER_RE = re.compile(rb"(anchor\.xml|\d+\.(index|data)|remapping\.spec)")
+# Cube's uom spellings -> the unit strings of metadata["metric_units"].
+_UNITS = {"sec": "s", "occ": "count", "bytes": "B", "byte": "B", "usec": "us", "nsec": "ns"}
 _MAX_MEMBER = 1 << 34  # refuse members claiming more than 16 GiB before allocating them
 
 
@@ -82,14 +84,53 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     if archive is None:
         raise ReaderError(path, "no single .cubex file here", fmt=NAME)
     try:
-        with tarfile.open(archive, mode="r:*") as tar:
-            files = {m.name: m for m in tar.getmembers() if m.isfile()}
-            anchor = _parse_anchor(_member(tar, files, "anchor.xml", archive), archive)
-            return _build(anchor, tar, files, archive, metrics)
+        try:
+            return _read_archive(archive, metrics, tarfile.TarInfo)
+        except tarfile.ReadError as exc:
+            if "checksum" not in str(exc):
+                raise
+        lenient = _lenient_tarinfo()
+        gf = _read_archive(archive, metrics, lenient)
+        warn(f"{archive}: {lenient.fixed} tar header{'s' * (lenient.fixed != 1)} with a wrong "
+             "checksum (as CubeWriter 4.8 wrote them); read without checking them")
+        return gf
     except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
         raise ReaderError(archive, f"damaged archive ({exc})", fmt=NAME) from exc
     except (ValueError, KeyError, IndexError, OverflowError) as exc:
         raise ReaderError(archive, f"inconsistent profile ({exc})", fmt=NAME) from exc
+
+
+def _read_archive(archive: Path, metrics: Sequence[str] | None,
+                  tarinfo: type[tarfile.TarInfo]) -> GraphFrame:
+    with tarfile.open(archive, mode="r:*", tarinfo=tarinfo) as tar:
+        files = {m.name: m for m in tar.getmembers() if m.isfile()}
+        anchor = _parse_anchor(_member(tar, files, "anchor.xml", archive), archive)
+        return _build(anchor, tar, files, archive, metrics)
+
+
+def _lenient_tarinfo() -> Any:
+    """A TarInfo class that accepts headers whose checksum is wrong, counting them.
+
+    CubeWriter 4.8 wrote checksums 32 too high in every header; the fields are otherwise
+    sound, so the header gets its computed checksum and tarfile parses it as usual.
+    """
+
+    class LenientTarInfo(tarfile.TarInfo):
+        fixed = 0
+
+        @classmethod
+        def frombuf(  # type: ignore[override]
+            cls, buf: bytes | bytearray, encoding: str, errors: str
+        ) -> tarfile.TarInfo:
+            if len(buf) == tarfile.BLOCKSIZE and buf.count(0) != tarfile.BLOCKSIZE:
+                computed = 256 + sum(buf[:148]) + sum(buf[156:])
+                stored = buf[148:156].rstrip(b"\0 ")
+                if stored != b"%o" % computed and stored.lstrip(b"0") != b"%o" % computed:
+                    cls.fixed += 1
+                    buf = buf[:148] + b"%06o\0 " % computed + buf[156:]
+            return super().frombuf(buf, encoding, errors)
+
+    return LenientTarInfo
 
 
 def _member(tar: tarfile.TarFile, files: dict[str, tarfile.TarInfo], name: str,
@@ -249,7 +290,7 @@ def _build(anchor: dict[str, Any], tar: tarfile.TarFile, files: dict[str, tarfil
         "cube_version": anchor["version"],
         "num_ranks": int(np.unique(rank).size),
         "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
-        "metric_units": {m["name"]: m["unit"] for m in chosen if m["unit"]},
+        "metric_units": {m["name"]: _UNITS.get(m["unit"], m["unit"] or m["name"]) for m in chosen},
         "metric_aggregation": aggregation,
         "skipped_metrics": [m["name"] for m in stored if m not in usable],
         "locations": [{k: r[k] for k in ("id", "name", "type", "group", "rank", "thread")}

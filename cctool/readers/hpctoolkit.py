@@ -36,6 +36,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
+from cctool.readers import _hpcdb_gaps
 
 NAME = "hpctoolkit"
 DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
@@ -63,6 +64,10 @@ def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
     xml = _experiment_xml(path)
     folder = xml.parent
+    if not _metric_db_paths(folder):  # values in experiment-N.mdb, profile.db or the XML
+        from cctool.readers import _hpcxml_values
+
+        return _hpcxml_values.read(xml)
     # Numba's load (about a second, when the compiled kernel is worth it) overlaps the parse.
     threading.Thread(target=_warm_kernel, args=(folder,), daemon=True).start()
     root = _parse_xml(xml)
@@ -71,6 +76,7 @@ def read(path: Path) -> GraphFrame:
     scan = _scan_tree(root, tables, xml)
     header = root.find("Header")
     program = header.get("n") if header is not None else None
+    summary = _hpcdb_gaps.summary_totals(root)
     del root, header  # the element tree is as large as a metric column: free it before those
     files = _metric_files(folder)
     num_db_nodes, nmetrics = _db_header(files[0][2])
@@ -96,6 +102,7 @@ def read(path: Path) -> GraphFrame:
     ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
     threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
     nfiles, k = len(files), keep_rows.shape[0]
+    _hpcdb_gaps.check_complete(folder, (ranks, threads), summary, metric_names, values, scan)
     columns: dict[str, Any] = {
         "node": _repeat_rows(np.arange(k, dtype=np.int32), nfiles),
         "rank": _repeat_rows(ranks[:, None], k),

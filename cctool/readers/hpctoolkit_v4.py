@@ -8,9 +8,10 @@ contexts become ``function`` nodes (hpcprof's `` [module]`` name suffix is dropp
 a column), loops ``Loop@<basename>:<line>``, source lines ``statement`` nodes ``<basename>:<line>``
 and entry points (``main thread``, ...) roots of type ``entry``. Instruction contexts are folded
 into their enclosing node, as the XML reader folds call sites, except an instruction reached by a
-call (code of an unknown function), which becomes ``<unknown procedure>``. A callee hangs from the
-function or loop that calls it, with the call's line in ``callsite``; the line context of the call
-stays only if it has cost of its own.
+call (code of an unknown function), which becomes ``<unknown procedure>``, or, in databases
+without structure information, ``<unknown procedure> 0x<offset>`` in its module. A callee hangs
+from the function or loop that calls it, with the call's line in ``callsite``; the line context
+of the call stays only if it has cost of its own.
 
 Metric columns: ``M`` is the cost measured at the node itself: its inclusive (*execution*
 scope) value less its children's, so it also holds the instructions folded into it and the
@@ -40,12 +41,15 @@ import numpy as np
 
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.readers import _hpcv4_checks
+from cctool.readers import _hpcv4_nostruct as nostruct
 from cctool.readers._hpcdb import Db, dtype, read_meta
 
 NAME = "hpctoolkit-v4"
 DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
 
 _FILES = ("meta.db", "profile.db", "cct.db", "trace.db")
+_UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms"}  # -> metric_units strings
 _ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
 _PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
              "ctxs": ("<u8", 24), "tuple": ("<u8", 32), "flags": ("<u4", 40)})
@@ -76,7 +80,11 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     """
     folder = _folder(path)
     try:
-        meta = read_meta(Db(folder / "meta.db", b"meta", NAME))
+        mdb = Db(folder / "meta.db", b"meta", NAME)
+        meta = read_meta(mdb)
+        ctx = meta["contexts"]
+        if ((ctx["lex"] == _INSTRUCTION) & (ctx["rel"] != 0) & (ctx["function"] < 0)).any():
+            ctx["offset"] = nostruct.context_offsets(mdb, int((ctx["parent"] < 0).sum()))
         prof = Db(folder / "profile.db", b"prof", NAME)
         return _build(meta, prof, folder, metrics)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
@@ -89,6 +97,7 @@ def _build(
 ) -> GraphFrame:
     tree = _tree(meta)
     infos, tuples = _profiles(prof)
+    _hpcv4_checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
     loc, raw, own = _own_costs(*_values(prof, infos, meta, tree["owner"]), len(meta["metrics"]))
     nodes, node_id, parent = _prune(tree, raw[(own != 0).any(axis=1)])
     raw_names = [m[0] for m in meta["metrics"]]
@@ -105,7 +114,8 @@ def _build(
         "program": meta["title"],
         "num_ranks": int(np.unique(rank).size),
         "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
-        "metric_units": {names[c]: units[c] for c in chosen if units[c]},
+        "metric_units": {names[c]: _UNITS.get(units[c] or "", units[c] or names[c])
+                         for c in chosen},
         "empty_metrics": [n for c, n in enumerate(names) if c not in chosen],
         "profiles": profiles,
     }
@@ -167,13 +177,16 @@ def _tree(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     src = np.char.add(np.char.add(base.astype(str), ":"), ctx["line"].astype(str)).astype(object)
 
     name = np.full(lex.size, "<unknown procedure>", dtype=object)
+    if "offset" in ctx:  # no function names (no structure information): module + offset
+        unknown = frame & ~has_fn & (ctx["module"] >= 0)
+        name[unknown] = nostruct.unknown_names(ctx["offset"][unknown])
     name[lex == _ENTRY] = ctx["entry_name"]
     name[has_fn & (lex == _FUNCTION)] = fns["name"][fn[has_fn & (lex == _FUNCTION)]]
     name[lex == _LOOP] = "Loop@" + src[lex == _LOOP]
     name[lex == _LINE] = src[lex == _LINE]
     kind = np.select([lex == _ENTRY, frame, lex == _LOOP], ["entry", "function", "loop"],
                      "statement").astype(object)
-    fn_module = np.where(has_fn, fns["module"][fsafe], ctx["module"])
+    fn_module = np.where(has_fn, nostruct.gather(fns["module"], fsafe, -1), ctx["module"])
     in_frame = _nearest(frame | (lex == _ENTRY), par)
     module = modules[np.where(frame, fn_module, fn_module[in_frame])]
     module[lex == _ENTRY] = None
@@ -181,8 +194,9 @@ def _tree(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     return {
         "name": name,
         "type": kind,
-        "file": np.where(is_fn, paths[fns["file"][fsafe]], paths[ctx["file"]]),
-        "line": np.where(is_fn, fns["line"][fsafe], np.where(frame, 0, ctx["line"])),
+        "file": np.where(is_fn, paths[nostruct.gather(fns["file"], fsafe, -1)], paths[ctx["file"]]),
+        "line": np.where(is_fn, nostruct.gather(fns["line"], fsafe, 0),
+                         np.where(frame, 0, ctx["line"])),
         "module": module,
         "callsite": line,
         "hpctoolkit_id": ctx["id"],

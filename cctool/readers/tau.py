@@ -5,8 +5,13 @@ Excl Incl ProfileCalls #`` line carrying XML metadata, then N function lines
 ``"<name>" calls subrs excl incl profilecalls GROUP="..."``. With ``TAU_CALLPATH`` the names
 include call-path entries ``a => b => c``, which give the tree: one node per call path, its
 prefixes included. Flat entries of functions that also end a call path only repeat the sum
-over their contexts and are skipped; the other flat entries (the top-level timer) become
-roots. Without call paths every flat entry is a root. Several metrics come as
+over their contexts and are skipped. The top-level timer (``.TAU application``, else the flat
+entry with the largest inclusive value) is the one root; every other flat entry becomes its
+child, so the roots add up to the run (a flat profile's entries nest in ways the file does not
+say, so children may add up to more than their parent). With ``TAU_CALLPATH_DEPTH`` = D, TAU
+keeps only the last D frames of deeper paths: such a cut path is joined to the one context
+its first D-1 frames end; when several contexts could hold it, it is left out with a warning
+(its time stays in its callers' inclusive values). Several metrics come as
 ``MULTI__<metric>/`` subdirectories of profile files.
 
 Metrics: ``time``/``time (inc)`` for TAU's ``TIME`` (microseconds), ``<metric>``/``<metric>
@@ -23,7 +28,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.errors import ReaderError
+from cctool.errors import ReaderError, warn
 from cctool.graphframe import GraphFrame
 
 NAME = "tau"
@@ -35,6 +40,7 @@ _ENTRY = re.compile(r'^"(.*)"\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+GROUP="(
 _LOCATION = re.compile(r"^(.*?)\s*\[\{(.*?)\}\s*\{(\d+)(?:,\d+)?\}(?:-\{\d+(?:,\d+)?\})?\]$")
 _ATTRIBUTE = re.compile(r"<attribute><name>(.*?)</name><value>(.*?)</value></attribute>", re.S)
 _MAX_ENTRIES = 10_000_000
+_APPLICATION = ".TAU application"
 
 
 def sniff(path: Path) -> bool:
@@ -67,7 +73,12 @@ def read(path: Path) -> GraphFrame:
             if name != metric:
                 raise ReaderError(file, f"metric {name} among files of metric {metric}", NAME)
             meta = meta or attrs
-            for path_key, values, group in _tree_entries(entries):
+            tree, cut = _tree_entries(entries, _depth(attrs))
+            if cut:
+                warn(f"{file}: {cut} call path{'s' * (cut > 1)} cut at TAU_CALLPATH_DEPTH="
+                     f"{attrs.get('TAU_CALLPATH_DEPTH')} could sit under several contexts; "
+                     "left out (their time stays in their callers' inclusive values)")
+            for path_key, values, group in tree:
                 nid = _node(nodes, path_key)
                 node_group.setdefault(nid, group)
                 row = rows.setdefault((nid, rank, thread), {})
@@ -138,13 +149,73 @@ def _parse_file(file: Path) -> tuple[str, list[tuple[str, list[float], str]], di
     return ("time" if metric in ("TIME", "CPU_TIME") else metric), entries, attrs
 
 
+Entry = tuple[tuple[str, ...], list[float], str]
+
+
+def _depth(attrs: dict[str, str]) -> int | None:
+    """TAU's call-path depth limit, when call paths are on and the limit is stated."""
+    try:
+        return int(attrs["TAU_CALLPATH_DEPTH"]) if attrs.get("TAU_CALLPATH") == "on" else None
+    except (KeyError, ValueError):
+        return None
+
+
 def _tree_entries(
-    entries: list[tuple[str, list[float], str]],
-) -> list[tuple[tuple[str, ...], list[float], str]]:
-    """Call-path entries, plus the flat entries no call path ends with."""
-    paths = [(tuple(p.strip() for p in name.split("=>")), v, g) for name, v, g in entries]
+    entries: list[tuple[str, list[float], str]], depth: int | None = None
+) -> tuple[list[Entry], int]:
+    """Entries keyed by their full call path from the one root, and how many cut call paths
+    could not be placed."""
+    paths: list[Entry] = [
+        (tuple(p.strip() for p in name.split("=>")), v, g) for name, v, g in entries
+    ]
     ends = {p[-1] for p, _, _ in paths if len(p) > 1}
-    return [(p, v, g) for p, v, g in paths if len(p) > 1 or p[0] not in ends]
+    flat: list[Entry] = [(p, v, g) for p, v, g in paths if len(p) == 1 and p[0] not in ends]
+    if not flat:
+        return [e for e in paths if len(e[0]) > 1], 0
+    app = _application(flat)
+    out: list[Entry] = [(p, v, g) if p[0] == app else ((app, *p), v, g) for p, v, g in flat]
+    calls = [(p, v, g) for p, v, g in paths if len(p) > 1]
+    whole = [e for e in calls if e[0][0] == app or not depth or len(e[0]) < depth]
+    cut = [e for e in calls if e not in whole]
+    out += [(p if p[0] == app else (app, *p), v, g) for p, v, g in whole]
+    placed, lost = _join_cut(cut, [p for p, _, _ in out], depth or 0)
+    return out + placed, lost
+
+
+def _application(flat: list[Entry]) -> str:
+    """The top-level timer among the entries that end no call path."""
+    names = [p[0] for p, _, _ in flat]
+    if _APPLICATION in names:
+        return _APPLICATION
+    return max(flat, key=lambda e: e[1][3])[0][0]
+
+
+def _join_cut(
+    cut: list[Entry], known: list[tuple[str, ...]], depth: int
+) -> tuple[list[Entry], int]:
+    """Cut call paths joined, shallowest first, to the one known context ending with their
+    first ``depth - 1`` frames; (joined entries, number left out)."""
+    by_tail: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for key in known:
+        by_tail.setdefault(key[-(depth - 1):], []).append(key)
+    placed: list[Entry] = []
+    pending = cut if depth > 1 else []
+    while pending:
+        left = []
+        # A context some unplaced cut path may still end in is not known to be unique yet.
+        open_tails = {p[1:] for p, _, _ in pending}
+        for p, v, g in pending:
+            hosts = by_tail.get(p[:-1], [])
+            if len(hosts) == 1 and p[:-1] not in open_tails:
+                key = (*hosts[0], p[-1])
+                placed.append((key, v, g))
+                by_tail.setdefault(key[-(depth - 1):], []).append(key)
+            else:
+                left.append((p, v, g))
+        if len(left) == len(pending):
+            break
+        pending = left
+    return placed, len(cut) - len(placed)
 
 
 def _node(nodes: dict[tuple[str, ...], int], key: tuple[str, ...]) -> int:
@@ -181,7 +252,8 @@ def _graphframe(
         "format": NAME,
         "path": str(path),
         "num_ranks": len(ranks),
-        "metric_units": {"time": "usec"} if "time" in exclusive else {},
+        "metric_units": {m: "us" if m == "time" else m for m in exclusive}
+        | {"calls": "count", "subrs": "count"},
         "tau": {k: v for k, v in meta.items() if len(v) < 200},
     }
     return GraphFrame.from_arrays(

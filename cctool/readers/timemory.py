@@ -1,9 +1,10 @@
 """Reader for timemory's JSON call trees (``<component>.tree.json``, e.g. ``wall.tree.json``).
 
 Layout: ``{"timemory": {<COMPONENT>: {"properties": {"id": ...}, "unit_repr": ..., "mpi":
-[rank][tree]}}}``. Every tree node has a ``prefix`` (the region label), ``tid``/``pid``
-lists and ``inclusive``/``exclusive`` entries whose ``repr_data`` is the value in
-``unit_repr`` and ``laps`` the number of times the region ran. Nodes with hash 0 are
+[rank][tree]}}}``; timemory 3.3 and later name the per-rank tree list ``graph`` (and put a flat
+``ranks`` list beside it, which is not read). Every tree node has a ``prefix`` (the region
+label), ``tid``/``pid`` lists and ``inclusive``/``exclusive`` entries whose ``repr_data`` is
+the value in ``unit_repr`` and ``laps`` the number of times the region ran. Nodes with hash 0 are
 timemory's placeholder roots; their children are attached to the placeholder's parent.
 
 Metrics: per component, exclusive ``<id>`` and inclusive ``<id> (inc)`` as written (e.g.
@@ -31,6 +32,7 @@ from cctool.graphframe import GraphFrame
 NAME = "timemory"
 DESCRIPTION = "timemory JSON tree (*.tree.json)"
 
+_UNITS = {"sec": "s", "msec": "ms", "usec": "us", "nsec": "ns", "KB": "KB", "MB": "MB"}
 _SNIFF = re.compile(rb'^\s*\{\s*"timemory"\s*:')
 _LABEL = re.compile(r"^(?P<func>[^@\s/]+)[@/](?P<file>[^\s:/]+):(?P<line>\d+)(?:/(?P<tail>.*))?$")
 
@@ -76,12 +78,17 @@ class _State:
     def component(self, key: str, comp: dict[str, Any]) -> None:
         props = comp.get("properties")
         cid = props.get("id") if isinstance(props, dict) else None
-        ranks = comp.get("mpi", comp.get("upcxx"))
+        # timemory <= 3.2 keys the per-rank trees "mpi" (or "upcxx"); later releases "graph".
+        ranks = next((comp[k] for k in ("graph", "mpi", "upcxx") if k in comp), None)
+        if ranks is None and isinstance(comp.get("ranks"), list):
+            raise self.error(f"component {key!r} holds only timemory's flat 'ranks' list, no "
+                             "call tree: read the matching *.tree.json")
         if not isinstance(cid, str) or not isinstance(ranks, list):
             raise self.error(f"component {key!r} lacks properties.id or the mpi tree list")
         if cid in self.units:
             raise self.error(f"component {cid!r} appears twice")
-        self.units[cid] = str(comp.get("unit_repr", ""))
+        unit = str(comp.get("unit_repr", "") or cid)
+        self.units[cid] = _UNITS.get(unit, unit)
         self.info[cid] = {
             k: comp[k]
             for k in ("description", "thread_count", "process_count", "mpi_size")
@@ -161,7 +168,8 @@ class _State:
         metadata = {
             "format": NAME,
             "path": str(self.path),
-            "metric_units": {m: self.units.get(m.split("[")[0], "") for m in self.exclusive},
+            "metric_units": {m: self.units.get(m.split("[")[0], m) for m in self.exclusive}
+            | {"laps": "count"},
             "components": self.info,
             "threads_combined": [list(t) for t in combined],
         }
