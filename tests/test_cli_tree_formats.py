@@ -204,7 +204,7 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # cali-query -q "select sum(alloc.total_size) where mem.alloc group by mpi.world.size"
     # np2/*.cali gives 1277952; the region roots hold time, no tracked bytes.
     "caliper-data": [("tracked objects", 1277952.0), ("setup", 0.0), ("sweep", 0.0),
-                     ("scratch", 0.0)],
+                     ("scratch", 0.0), ("<outside regions>", 0.0)],
 }
 
 

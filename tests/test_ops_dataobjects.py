@@ -26,9 +26,13 @@ MATRIX = {"np1": 1048576, "np2": 786432, "np4": 655360}      # calloc, 8 columns
 VECTOR = {"np1": 131072, "np2": 98304, "np4": 81920}          # malloc
 SCRATCH = {"np1": 524288, "np2": 393216, "np4": 327680}      # 16 mallocs of n/4p doubles
 # cali-query: sum(time.duration.ns) per region
-REGION_NS = {"np1": {"setup": 81812, "sweep": 343426407, "scratch": 256793},
-             "np2": {"setup": 85568, "sweep": 262779136, "scratch": 245626},
-             "np4": {"setup": 101131, "sweep": 337030547, "scratch": 267049}}
+# cali-query ... where region / where not region (the <outside regions> root), summed over ranks
+REGION_NS = {"np1": {"setup": 81812, "sweep": 343426407, "scratch": 256793,
+                     "<outside regions>": 3351031},
+             "np2": {"setup": 85568, "sweep": 262779136, "scratch": 245626,
+                     "<outside regions>": 39217302},
+             "np4": {"setup": 101131, "sweep": 337030547, "scratch": 267049,
+                     "<outside regions>": 352331791}}
 
 
 def runs(kind: str) -> list[tuple[str, object]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect, read_declared as read
 
 FILE = Path(__file__).resolve().parent / "data" / "cube" / "cube4.8_with_checksum_bug.cubex"
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.errors import CctoolWarning
-from cctool.readers import read
+from cctool.readers import read_declared as read
 
 FOLDER = "hpctoolkit-cpi-database"
 SUMMARY = 3.99824e06  # experiment.xml's :Sum (I) root value, six significant digits

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read
+from cctool.readers import detect, read_declared as read
 
 DATA = Path(__file__).resolve().parent / "data" / "hpctoolkit"
 

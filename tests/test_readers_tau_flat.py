@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning
-from cctool.readers import read
+from cctool.readers import read_declared as read
 from cctool.readers import tau as reader
 
 DATA = Path(__file__).resolve().parent / "data" / "tau"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import read
+from cctool.readers import read_declared as read
 
 DATA = Path(__file__).resolve().parent / "data" / "timemory"
 

@@ -42,7 +42,8 @@ def harmonise(a: GraphFrame, b: GraphFrame, names: Sequence[str]) -> GraphFrame:
             renames.update(_partner_renames(a, b, col_a, col_b))
     for col_b, col_a in renames.items():
         _check(a, b, col_a, col_b)
-    for col in {a.resolve_metric(n) for n in names} - set(renames.values()):
+    checked = dict.fromkeys(a.resolve_metric(n) for n in names)  # in the order asked
+    for col in (c for c in checked if c not in renames.values()):
         if col in b.metric_columns:
             _check(a, b, col, col)
     if not renames:

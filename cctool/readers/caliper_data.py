@@ -179,7 +179,7 @@ class DataBuilder(ProfileBuilder):
         return vid
 
     def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
-        if node is None or node >= 0:
+        if node is None or node not in self._virtual:  # a region, or outside every region
             super().measure(node, fields)
             return
         data, code, kind = self._virtual[node]
