@@ -206,14 +206,17 @@ def test_loads_without_errors_and_shows_top_levels(allgather: Page) -> None:
 
 def test_hover_shows_name_path_and_metrics(allgather: Page) -> None:
     main = allgather.node_id("main")
-    kid = int(allgather.gf.children(main)[0])
+    kids = allgather.gf.children(main)
+    inc = allgather.gf.node_values(["time (inc)"])["time (inc)"].to_numpy()
+    kid = int(kids[np.argmax(inc[kids])])  # a child with time, shown with its unit
     allgather.circle(kid).hover()
     tip = allgather.page.locator("#tooltip")
     assert tip.is_visible()
     text = tip.text_content()
     assert allgather.gf.nodes["name"][kid] in text
     assert "<program root> › main" in text
-    assert "time (inc)" in text and "usec" in text
+    # Times are held in seconds and shown scaled with their unit (allgather's XML: usec).
+    assert re.search(r"time \(inc\)16\.02 s", text), text  # 16024775 usec in the XML
 
 
 def test_double_click_collapses_and_reopens_a_subtree(allgather: Page) -> None:
@@ -266,7 +269,7 @@ def test_metric_menu_recolors(allgather: Page) -> None:
     before = allgather.fills()
     allgather.page.select_option("#color-metric", label="time")
     assert allgather.fills() != before
-    assert "color: time (usec)" in allgather.page.text_content("#color-legend")
+    assert "color: time (s)" in allgather.page.text_content("#color-legend")
     allgather.page.select_option("#colormap", "viridis")
     allgather.page.check("#invert")
     assert allgather.errors == []

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cctool.errors import CctoolError
-from cctool.graphframe import exclusive_name
 
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
@@ -190,10 +189,12 @@ def _partner(gf: GraphFrame, metric: str) -> str:
 
 
 def _units(gf: GraphFrame) -> Callable[[str], str]:
-    """Unit of a metric as the profile states it (``usec``), or "" when unknown."""
-    meta = gf.metadata
-    units = {**(meta.get("metric_units") or {}), **(meta.get("source_units") or {})}
-    return lambda m: str(units.get(m) or units.get(exclusive_name(m)) or "")
+    """Unit of a metric's values (``s``, ``B``; see :mod:`cctool.metrics`), "" when unknown."""
+    def unit(m: str) -> str:
+        u = gf.metric(m).unit
+        return "" if u == "unknown" else u
+
+    return unit
 
 
 def _priority(gf: GraphFrame, color: str) -> str:

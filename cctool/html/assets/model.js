@@ -238,10 +238,21 @@ CCT.elide = function (name, max) {
   return s.slice(0, head) + "…" + s.slice(s.length - (max - 1 - head));
 };
 
-CCT.formatValue = function (v) {
+// Times arrive in seconds and sizes in bytes (cctool's base units): scale them as the text
+// output does (3.998 s, 53.6 ms, 1.5 GiB); other values print plainly.
+CCT.SCALES = {
+  s: [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]],
+  B: [[1024 ** 4, "TiB"], [1024 ** 3, "GiB"], [1024 ** 2, "MiB"], [1024, "KiB"], [1, "B"]],
+};
+CCT.formatValue = function (v, unit) {
   if (v === null || Number.isNaN(v)) return "–";
   if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
   const a = Math.abs(v);
+  const scales = CCT.SCALES[unit];
+  if (scales && a !== 0) {
+    const [f, name] = scales.find(([f]) => a >= f * 0.9995) || scales[scales.length - 1];
+    return `${(v / f).toLocaleString("en-US", { maximumSignificantDigits: 4 })} ${name}`;
+  }
   if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(3);
   return v.toLocaleString("en-US", { maximumSignificantDigits: 6 });
 };

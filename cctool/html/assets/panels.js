@@ -91,9 +91,9 @@
       defs.appendChild(grad);
       svg.append(defs, el("rect", { x: 0, y: 4, width: W, height: 12, fill: "url(#cbar)" }));
       const tick = (x, text, anchor) => svg.appendChild(el("text", { x, y: 30, "text-anchor": anchor }, text));
-      tick(0, CCT.formatValue(lo), "start");
+      tick(0, CCT.formatValue(lo, metric.unit), "start");
       if (scale.centered) tick(W / 2, "0", "middle");
-      tick(W, CCT.formatValue(hi), "end");
+      tick(W, CCT.formatValue(hi, metric.unit), "end");
       box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`), svg);
       this.showSizeLegend();
       this.showMarks();
@@ -108,7 +108,7 @@
       for (const f of [1, 0.25, 0.05]) {
         const r = v.sizeScale.radius(max * f);
         svg.appendChild(el("circle", { cx: x, cy: 14, r, class: "legend-dot" }));
-        svg.appendChild(el("text", { x: x + r + 4, y: 18 }, CCT.formatValue(max * f)));
+        svg.appendChild(el("text", { x: x + r + 4, y: 18 }, CCT.formatValue(max * f, metric.unit)));
         x += r + 84;
       }
       box.replaceChildren(el("div", { class: "legend-title" }, `size: |${metric.name}|${metric.unit ? ` (${metric.unit})` : ""}`), svg);
@@ -151,7 +151,8 @@
       const fa = Math.min(a, b) / 1000, fb = Math.max(a, b) / 1000;
       const lo = fa <= 0 ? -Infinity : s.at(fa), hi = fb >= 1 ? Infinity : s.at(fb);
       const hidden = this.state.prune(s.values, lo, hi);
-      $("prune-text").textContent = `${this.model.metrics[this.view.enc.color].name} in [${CCT.formatValue(fa <= 0 ? s.lo : lo)}, ${CCT.formatValue(fb >= 1 ? s.hi : hi)}] · ${hidden} nodes hidden`;
+      const pm = this.model.metrics[this.view.enc.color];
+      $("prune-text").textContent = `${pm.name} in [${CCT.formatValue(fa <= 0 ? s.lo : lo, pm.unit)}, ${CCT.formatValue(fb >= 1 ? s.hi : hi, pm.unit)}] · ${hidden} nodes hidden`;
       this.drawHistogram(fa, fb, s);
       this.view.refresh();
     }
@@ -183,7 +184,7 @@
         const tr = el("tr", { "data-id": i, title: m.path(i).map((j) => m.name(j)).join(" › ") });
         tr.appendChild(el("td", { class: "name" }, m.name(i)));
         tr.appendChild(el("td", {}, String(m.depth[i])));
-        m.metrics.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i]))));
+        m.metrics.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i], x.unit))));
         tr.addEventListener("click", () => this.goTo(i));
         return tr;
       });

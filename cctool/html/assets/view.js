@@ -362,8 +362,8 @@
       m.metrics.forEach((metric, k) => {
         const tr = el("tr", k === this.enc.color ? "primary" : "");
         const sum = folded && metric.summable;
-        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(m.value(k, i, folded))),
-          el("td", "unit", metric.unit));
+        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(m.value(k, i, folded), metric.unit)),
+          el("td", "unit", CCT.SCALES[metric.unit] ? "" : metric.unit));
         table.appendChild(tr);
       });
       parts.push(table);
