@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import mmap
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -50,6 +51,8 @@ READABLE = (1, 2)
 _PREAMBLE = struct.Struct("<IQ")
 _ALIGN = 64  # Arrow's buffer alignment: NumPy and Polars use the values where they lie
 _RAW_KINDS = "iuf"  # signed, unsigned and floating-point NumPy kinds are stored raw
+_RAW_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
+              pl.UInt64, pl.Float32, pl.Float64)
 
 
 def is_saved(head: bytes) -> bool:
@@ -62,7 +65,7 @@ def is_saved(head: bytes) -> bool:
 
 def dumps(gf: GraphFrame, source_format: str | None = None) -> bytes:
     """Serialise ``gf`` to bytes in the ``.cct`` format."""
-    return b"".join(bytes(c) for c in _chunks(gf, source_format))
+    return b"".join(_chunks(gf, source_format))
 
 
 def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
@@ -132,12 +135,11 @@ def _split_columns(metrics: pl.DataFrame) -> tuple[list[tuple[str, np.ndarray]],
     """(name, little-endian values) of the columns stored raw, and the names of the others."""
     raw, other = [], []
     for s in metrics.iter_columns():
-        if s.dtype.is_numeric() and s.null_count() == 0 and not s.dtype.is_decimal():
+        if s.dtype in _RAW_TYPES and s.null_count() == 0:
             arr = s.to_numpy()
-            if arr.dtype.kind in _RAW_KINDS:
-                raw.append((s.name, np.ascontiguousarray(arr, arr.dtype.newbyteorder("<"))))
-                continue
-        other.append(s.name)
+            raw.append((s.name, np.ascontiguousarray(arr, arr.dtype.newbyteorder("<"))))
+        else:
+            other.append(s.name)
     return raw, other
 
 
@@ -192,8 +194,10 @@ def load(path: str | os.PathLike[str]) -> GraphFrame:
     """Load a ``.cct`` file, memory-mapped: columns are read from disk when first used."""
     p = Path(path)
     with open(p, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):  # a pipe or device cannot be mapped: read it
+            return loads(fh.read(), name=str(p))
+        if st.st_size == 0:
             raise SavedFormatError(p, "empty file (expected a cctool saved file)")
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         # Spot checks read through the descriptor: a touch of the mapping maps a whole

@@ -158,3 +158,17 @@ def test_empty_file(tmp_path: Path) -> None:
     (tmp_path / "e.cct").write_bytes(b"")
     with pytest.raises(SavedFormatError, match="empty"):
         load(tmp_path / "e.cct")
+
+
+def test_a_pipe_is_read_not_mapped(tiny: GraphFrame, tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.cct"
+    os.mkfifo(fifo)
+    blob = dumps(tiny)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(blob))
+    writer.start()
+    back = load(fifo)
+    writer.join()
+    _same(tiny, back)
