@@ -100,7 +100,7 @@ def _chunks(gf: GraphFrame, source_format: str | None) -> Iterator[bytes | memor
 
     nodes = put(_ipc(gf.nodes))
     raw, other = _split_columns(gf.metrics)
-    columns = [[name, arr.dtype.str, *put(memoryview(arr).cast("B"))] for name, arr in raw]
+    columns = [[name, arr.dtype.str, *put(arr.data.cast("B"))] for name, arr in raw]
     header = {
         "version": VERSION,
         "exclusive": list(gf.exclusive),
@@ -224,7 +224,8 @@ def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFram
     if version == 1:
         frames = {key: _read_ipc(data, body, header.get("tables", {}).get(key), key, name)
                   for key in ("nodes", "metrics")}
-        nodes, metrics, blocks, raw = frames["nodes"], frames["metrics"], None, {}
+        nodes, metrics, blocks = frames["nodes"], frames["metrics"], None
+        raw: dict[str, tuple[int, np.dtype]] = {}
     else:
         nodes = _read_ipc(data, body, header.get("nodes"), "nodes", name)
         metrics, blocks, raw = _metric_table(data, body, header.get("metrics"), name)

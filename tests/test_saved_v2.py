@@ -59,7 +59,8 @@ def test_columns_are_used_where_they_lie(data, tmp_path: Path) -> None:
     values = back.metrics["time"].to_numpy()
     assert not values.flags.writeable
     if Path("/proc/self/maps").exists():  # the values lie in the file's mapping
-        spans = [line.split()[0].split("-") for line in Path("/proc/self/maps").read_text().splitlines()
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        spans = [line.split()[0].split("-") for line in maps
                  if line.rstrip().endswith(str(tmp_path / "ag.cct"))]
         at = values.ctypes.data
         assert any(int(lo, 16) <= at < int(hi, 16) for lo, hi in spans)
