@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +13,14 @@ from cctool.kernels import _ahead, _reference
 
 
 @pytest.fixture
-def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(_ahead.BACKGROUND_ENV, raising=False)
     monkeypatch.setattr(kernels, "_impl", None)
-    return tmp_path
+    monkeypatch.setattr(_ahead, "_started", [])
+    _ahead.marker.cache_clear()
+    yield tmp_path
+    _ahead.marker.cache_clear()
 
 
 def test_large_inputs_use_the_twins_until_the_cache_is_ready(fresh_cache: Path,
@@ -43,7 +47,9 @@ def test_a_running_compile_is_not_started_twice(fresh_cache: Path, monkeypatch) 
     spawned = []
     monkeypatch.setattr(_ahead.subprocess, "Popen", lambda *a, **k: spawned.append(a))
     assert _ahead.start_background()
-    assert not _ahead.start_background()  # the lock is fresh
+    assert not _ahead.start_background()  # once per process
+    monkeypatch.setattr(_ahead, "_started", [])
+    assert not _ahead.start_background()  # another process: the lock is fresh
     assert len(spawned) == 1
 
 

@@ -15,6 +15,7 @@ the package's ``__pycache__`` when writable, else the user's cache folder.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -41,8 +42,10 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cctool"
 
 
+@functools.cache
 def marker() -> Path:
-    """The file whose presence says every kernel is compiled and cached."""
+    """The file whose presence says every kernel is compiled and cached (worked out once per
+    process: dispatchers ask for every large call)."""
     try:
         numba = metadata.version("numba")
     except metadata.PackageNotFoundError:
@@ -96,8 +99,15 @@ def compile_all() -> Path:
     return done
 
 
+_started: list[bool] = []  # one attempt per process
+
+
 def start_background() -> bool:
-    """Start the background compile unless one is running; whether one was started."""
+    """Start the background compile unless one is running or this process tried already;
+    whether one was started."""
+    if _started:
+        return False
+    _started.append(True)
     lock = marker().with_suffix(".lock")
     try:
         if lock.exists() and time.time() - lock.stat().st_mtime < _LOCK_STALE_S:
