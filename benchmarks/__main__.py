@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     import benchmarks.cases  # noqa: F401  (registers the cases)
+    import benchmarks.cases_speed  # noqa: F401
 
     if args.child:
         return _child(*args.child)
@@ -104,7 +105,10 @@ def _select(patterns: list[str], quick: bool) -> list[Case]:
 def _run(c: Case, hatchet: dict[str, Any] | None = None) -> dict[str, Any]:
     """Prepare, floor and run ``c``, each in a fresh process, then its Hatchet twin if
     ``hatchet`` (limits, and the inputs Hatchet already failed on) is given; one result row."""
-    row: dict[str, Any] = {"case": c.name, "description": c.doc}
+    # Other work on a shared machine slows every figure: keep the load next to them.
+    row: dict[str, Any] = {"case": c.name, "description": c.doc,
+                           "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg")
+                           else None}
     for phase in ("prepare", "floor", "run"):
         if (phase == "prepare" and c.prepare is None) or (phase == "floor" and c.floor is None):
             continue

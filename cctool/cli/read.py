@@ -25,7 +25,7 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
       cctool read hpctoolkit-db/ -o run.cct      # save for fast re-use
       cctool read runs/*.cali --json
     """
-    from cctool.cli._io import load_many, write_bytes
+    from cctool.cli._io import load_many
     from cctool.ops.summary import summarize
     from cctool.readers import expand_paths
 
@@ -34,9 +34,9 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
     if output is not None:
         if len(gfs) != 1:
             raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")
-        from cctool.saved import dumps
+        from cctool.saved import save
 
-        write_bytes(output, dumps(gfs[0]))
+        save(gfs[0], output)
         if output == "-":
             return
     summaries = [summarize(gf) for gf in gfs]

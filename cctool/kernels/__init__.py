@@ -5,6 +5,9 @@ Each kernel exists twice: a Numba-compiled version (``_jit``) and a plain NumPy 
 import Numba only on first use, so the CLI starts without it. Small inputs go to the
 reference: loading Numba and its cached machine code costs about a second, far more than a
 few thousand nodes take in NumPy, and a command on a small profile should feel instant.
+Until the compiled kernels are cached (after an install or upgrade), large inputs go to the
+reference too while one background process compiles them (:mod:`cctool.kernels._ahead`), so
+no command pays the ~4 s compile; ``python -m cctool.kernels`` compiles in the foreground.
 
 Kernels:
     preorder(parent) -> ids in depth-first preorder (siblings by increasing id)
@@ -21,6 +24,7 @@ Kernels:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -46,7 +50,23 @@ GROUP_SUMS_COMPILED_WORK = 150_000_000
 
 
 def _pick(work: int) -> ModuleType:
-    return _reference if work < SMALL_WORK and _impl is None else _compiled()
+    return _fast(work >= SMALL_WORK)
+
+
+def _fast(large: bool) -> ModuleType:
+    """The compiled kernels when they are loaded, or when the input is ``large`` and they are
+    compiled already; else the NumPy twins (starting the background compile if the compiled
+    kernels are not cached yet: see :mod:`cctool.kernels._ahead`)."""
+    if _impl is not None:
+        return _impl
+    if not large:
+        return _reference
+    from cctool.kernels import _ahead
+
+    if _ahead.ready() or os.environ.get(_ahead.BACKGROUND_ENV):
+        return _compiled()
+    _ahead.start_background()
+    return _reference
 
 
 def _compiled() -> ModuleType:
@@ -60,12 +80,12 @@ def _compiled() -> ModuleType:
 
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Node ids in depth-first preorder; nodes on parent cycles are left out."""
-    return _pick(len(parent)).preorder(np.ascontiguousarray(parent, dtype=np.int64))
+    return _pick(len(parent)).preorder(_as_i64(parent))
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
     """Depth per node of a preorder-numbered tree (parent[i] < i, -1 for roots)."""
-    return _pick(len(parent)).depths(np.ascontiguousarray(parent, dtype=np.int64))
+    return _pick(len(parent)).depths(_as_i64(parent))
 
 
 def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -78,16 +98,15 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
     cheap = len(parent) * 2e-6 + len(parent) * rows * 5e-9 < 0.3
     impl = _reference if cheap and _impl is None else _pick(len(parent) * rows)
     if vals.ndim == 1:
-        return impl.subtree_sums(vals[None, :], _as_i64(parent))[0]
-    return impl.subtree_sums(vals, _as_i64(parent))
+        return impl.subtree_sums(_ro(vals[None, :]), _as_i64(parent))[0]
+    return impl.subtree_sums(_ro(vals), _as_i64(parent))
 
 
 def subtract_strided(
     values: np.ndarray, child: np.ndarray, parent: np.ndarray, stride: int, blocks: int
 ) -> None:
     """In place: subtract each child's value from its parent's in every sub-block."""
-    work = len(child) * blocks
-    impl = _compiled() if _impl is not None or work >= SUBTRACT_COMPILED_WORK else _reference
+    impl = _fast(len(child) * blocks >= SUBTRACT_COMPILED_WORK)
     impl.subtract_strided(values, _as_i64(child), _as_i64(parent), stride, blocks)
 
 
@@ -95,9 +114,8 @@ def metric_db_rows_impl(work: int) -> tuple[Callable[..., None], bool]:
     """The metric-db decoding kernel for ``work`` values (see ``_reference.metric_db_rows``),
     and whether it is the compiled one. The compiled kernel releases the GIL, so batches of
     files can run on several threads; the NumPy one gains nothing from threads."""
-    if _impl is not None or work >= METRIC_DB_COMPILED_WORK:
-        return _compiled().metric_db_rows, True
-    return _reference.metric_db_rows, False
+    impl = _fast(work >= METRIC_DB_COMPILED_WORK)
+    return impl.metric_db_rows, impl is not _reference
 
 
 def warm_metric_db_rows(work: int) -> None:
@@ -121,16 +139,22 @@ def group_block_sums(
     """Per row of the (locations, nodes) ``block``, the sums of its kept columns by node
     group: a (locations, ``ngroups``) array. ``work``: the values the caller will sum in all
     (several columns, say), which decides whether loading Numba pays off."""
-    work = max(work, block.size)
-    impl = _compiled() if _impl is not None or work >= GROUP_SUMS_COMPILED_WORK else _reference
+    impl = _fast(max(work, block.size) >= GROUP_SUMS_COMPILED_WORK)
     return impl.group_block_sums(
-        np.ascontiguousarray(block, dtype=np.float64), _as_i64(group),
-        np.ascontiguousarray(keep, dtype=np.bool_), int(ngroups),
+        _ro(np.ascontiguousarray(block, dtype=np.float64)), _as_i64(group),
+        _ro(np.ascontiguousarray(keep, dtype=np.bool_)), int(ngroups),
     )
 
 
 def _as_i64(a: Any) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=np.int64)
+    """A contiguous int64 input, read-only (see ``_ahead.readonly``)."""
+    return _ro(np.ascontiguousarray(a, dtype=np.int64))
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False  # one compiled signature whatever the caller's array
+    return view
 
 
 def path_hashes(parent: np.ndarray, key: np.ndarray, seed: int = 0) -> np.ndarray:
@@ -151,6 +175,6 @@ def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.nda
     repeatable); see ``_reference.path_match``."""
     impl = _pick(pred.shape[0] * max(pred.shape[1], 1))
     return impl.path_match(
-        _as_i64(parent), np.ascontiguousarray(pred, dtype=np.bool_),
-        np.ascontiguousarray(star, dtype=np.bool_),
+        _as_i64(parent), _ro(np.ascontiguousarray(pred, dtype=np.bool_)),
+        _ro(np.ascontiguousarray(star, dtype=np.bool_)),
     )

@@ -2,6 +2,10 @@
 
 All four are one :func:`_binary_op`: unify the trees (:mod:`cctool.ops.unify`), align the
 two metric tables on the union's node ids, then apply one Polars expression per metric.
+When both tables are one block of rows per location with the same locations (readers of
+databases and ``.cct`` files give them so), the rank-by-rank op needs no join: each block of
+each side is scattered onto the union's node ids and the same expressions are applied, a few
+blocks at a time, so the op costs about the memory of its result.
 
 Locations. When both profiles have the same (rank, thread) pairs and no ``agg`` is given, the
 op works rank by rank and thread by thread, and the result keeps every location. Otherwise
@@ -27,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError, MetricNotFoundError
@@ -70,10 +75,14 @@ class Aligned:
     def side(self, prefix: str, metric: str, missing: str = "zero") -> pl.Expr:
         """One side's value of ``metric``: 0 where its row is absent, NaN or 0 where its
         node is absent (by ``missing``)."""
-        value = pl.col(prefix + metric).fill_null(0.0)
-        if missing == "nan":
-            value = pl.when(pl.col(prefix + "on")).then(value).otherwise(float("nan"))
-        return value
+        return _side(prefix, metric, missing)
+
+
+def _side(prefix: str, metric: str, missing: str) -> pl.Expr:
+    value = pl.col(prefix + metric).fill_null(0.0)
+    if missing == "nan":
+        value = pl.when(pl.col(prefix + "on")).then(value).otherwise(float("nan"))
+    return value
 
 
 def shared_metrics(a: GraphFrame, b: GraphFrame, metrics: Sequence[str] | None) -> tuple[str, ...]:
@@ -139,25 +148,34 @@ def combine(
     metadata: dict[str, Any] | None = None,
 ) -> GraphFrame:
     """The GraphFrame of ``op(left, right)`` per metric column of an :class:`Aligned`."""
+    metrics = al.table.select(*KEY_COLUMNS, *_exprs(al.metrics, op, missing))
+    return _result(a, b, al.unified, al.metrics, metrics, op, missing,
+                   {**_metadata(al.per_location, al.agg, a, b, op), **(metadata or {})})
+
+
+def _exprs(cols: Sequence[str], op: str | Op, missing: str) -> list[pl.Expr]:
+    """``op(left, right)`` per metric, on a table with ``l:M``, ``r:M``, ``l:on``, ``r:on``."""
     if missing not in MISSING:
         raise CctoolError(f"unknown missing-node policy {missing!r}; use zero or nan")
     fn = OPS[op] if isinstance(op, str) else op
-    exprs = [
-        fn(al.side(LEFT, m, missing), al.side(RIGHT, m, missing)).cast(pl.Float64).alias(m)
-        for m in al.metrics
-    ]
-    metrics = al.table.select(*KEY_COLUMNS, *exprs)
+    return [fn(_side(LEFT, m, missing), _side(RIGHT, m, missing)).cast(pl.Float64).alias(m)
+            for m in cols]
+
+
+def _result(a: GraphFrame, b: GraphFrame, u: Unified, cols: Sequence[str],
+            metrics: pl.DataFrame, op: str | Op, missing: str,
+            metadata: dict[str, Any]) -> GraphFrame:
     linear = isinstance(op, str) and op in LINEAR and missing == "zero"
-    derived = (a.derived & b.derived & frozenset(al.metrics)) if linear else frozenset()
+    derived = (a.derived & b.derived & frozenset(cols)) if linear else frozenset()
     return GraphFrame(
-        nodes=al.unified.tree.nodes,
+        nodes=u.tree.nodes,
         metrics=metrics,
-        exclusive=tuple(m for m in al.metrics if m in a.exclusive),
-        inclusive=tuple(m for m in al.metrics if m in a.inclusive),
-        metadata={**_metadata(al, a, b, op), **(metadata or {})},
-        default_metric=a.default_metric if a.default_metric in al.metrics else None,
+        exclusive=tuple(m for m in cols if m in a.exclusive),
+        inclusive=tuple(m for m in cols if m in a.inclusive),
+        metadata=metadata,
+        default_metric=a.default_metric if a.default_metric in cols else None,
         derived=derived,
-        metric_info={m: _result_metric(a.metric(m), op) for m in al.metrics},
+        metric_info={m: _result_metric(a.metric(m), op) for m in cols},
     )
 
 
@@ -172,6 +190,50 @@ def _result_metric(m: Metric, op: str | Op) -> Metric:
     return replace(m, unit=f"{m.unit}*{m.unit}", dimension=Dimension.OTHER,
                    combine=Combine.MEAN, source_unit=None, formula=None, statistic=None,
                    of=None)
+
+
+_CHUNK_ROWS = 1 << 20  # rows per step of the block path: its temporaries stay small
+
+
+def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
+             missing: str) -> GraphFrame | None:
+    """``op(a, b)`` location by location when both metric tables are one block per location
+    with the same locations (as the HPCToolkit readers and ``.cct`` files give them), else
+    None. Each step scatters a few blocks of each side onto the union's node ids and applies
+    the same expressions as :func:`combine`: the same values, without a join or a sort."""
+    if a._blocks is None or b._blocks is None or not a.locations.equals(b.locations):
+        return None
+    if any(gf.metrics[c].dtype != pl.Float64 or gf.metrics[c].null_count()
+           for gf in (a, b) for c in cols):
+        return None  # nulls and integers keep the general path's exact semantics
+    exprs = _exprs(cols, op, missing)
+    u = unify(a, b)
+    nu, nb = u.tree.num_nodes, a.locations.height
+    on = {}
+    for prefix, ids in ((LEFT, u.left), (RIGHT, u.right)):
+        on[prefix] = np.zeros(nu, dtype=np.bool_)
+        on[prefix][ids] = True
+    out = {c: np.empty(nb * nu, dtype=np.float64) for c in cols}
+    step = max(1, _CHUNK_ROWS // max(nu, 1))
+    for lo in range(0, nb, step):
+        hi = min(nb, lo + step)
+        frame: dict[str, np.ndarray] = {p + "on": np.tile(on[p], hi - lo) for p in on}
+        for c in cols:
+            for gf, prefix, ids in ((a, LEFT, u.left), (b, RIGHT, u.right)):
+                full = np.zeros((hi - lo, nu), dtype=np.float64)
+                for row, values in zip(full, gf.metrics[c].to_numpy().reshape(nb, -1)[lo:hi],
+                                       strict=True):
+                    row[ids] = values  # row by row: NumPy's 1-D scatter is twice as fast
+                frame[prefix + c] = full.reshape(-1)
+        done = pl.DataFrame(frame).select(exprs)
+        for c in cols:
+            out[c][lo * nu : hi * nu] = done[c].to_numpy()
+    keys = {k: np.empty((nb, nu), dtype=np.int32) for k in KEY_COLUMNS}
+    keys["node"][:] = np.arange(nu, dtype=np.int32)  # broadcasts: faster than tile/repeat
+    for k in ("rank", "thread"):
+        keys[k][:] = a.locations[k].to_numpy()[:, None]
+    metrics = pl.DataFrame({**{k: v.reshape(-1) for k, v in keys.items()}, **out})
+    return _result(a, b, u, cols, metrics, op, missing, _metadata(True, "sum", a, b, op))
 
 
 def _binary_op(
@@ -192,6 +254,11 @@ def _binary_op(
 
     b = harmonise(a, b, list(metrics) if metrics else [
         m for m in a.metric_columns if m in b.metric_columns])
+    if agg is None and missing in MISSING:
+        fast = _blocked(a, b, shared_metrics(a, b, metrics), op, missing)
+        if fast is not None:
+            report_overlap(a, b, fast.nodes["status"].to_numpy())
+            return fast
     al = align(a, b, metrics, agg)
     report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy())
     return combine(al, a, b, op, missing)
@@ -221,14 +288,15 @@ def div(a: GraphFrame, b: GraphFrame, *, metrics: Sequence[str] | None = None,
     return _binary_op(a, b, "div", metrics=metrics, missing=missing, agg=agg)
 
 
-def _metadata(al: Aligned, a: GraphFrame, b: GraphFrame, op: str | Op) -> dict[str, Any]:
+def _metadata(per_location: bool, agg: str, a: GraphFrame, b: GraphFrame,
+              op: str | Op) -> dict[str, Any]:
     meta = {
         "format": "comparison",
         "operation": op if isinstance(op, str) else getattr(op, "__name__", "custom"),
         "left": a.metadata.get("path"),
         "right": b.metadata.get("path"),
-        "per_location": al.per_location,
+        "per_location": per_location,
     }
-    if not al.per_location:
-        meta["agg"] = al.agg
+    if not per_location:
+        meta["agg"] = agg
     return meta
