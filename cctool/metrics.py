@@ -273,9 +273,7 @@ def describe_agg(metric: Metric, agg: str, ranks: int) -> str:
 def comparable(a: Metric, b: Metric) -> str | None:
     """None when values of ``a`` and ``b`` compare; else why not (one line)."""
     if a.unit == UNKNOWN or b.unit == UNKNOWN:
-        return None if a.unit == b.unit else (
-            f"{a.column!r} is in {a.unit} and {b.column!r} in {b.unit}"
-        )
+        return None  # nothing to hold against it: the caller says it compared plain numbers
     if a.dimension is not b.dimension or a.unit != b.unit:
         return f"{a.column!r} is in {a.unit} ({a.dimension}), {b.column!r} in {b.unit} ({b.dimension})"
     return None

@@ -43,11 +43,13 @@ def _same(a: GraphFrame, b: GraphFrame) -> None:
 
 def test_version_1_files_still_load(data) -> None:
     """A file written by the previous layout (LZ4 IPC) loads to the same frame."""
-    old = load(V1)
+    raw = load(V1)  # as written then: values in the profiler's usec, with their declaration
+    # hpcprof's own sum of the root's inclusive CPUTIME over the 4 ranks, in usec.
+    assert raw.node_values(["time (inc)"])["time (inc)"][0] == 3998242.0
+    old = read(V1)  # read through the registry: held in seconds like any fresh read
     fresh = read(data("hpctoolkit-cpi-database"))
     _same(old, fresh)
-    # hpcprof's own sum of the root's inclusive CPUTIME over the 4 ranks, in usec.
-    assert old.node_values(["time (inc)"])["time (inc)"][0] == 3998242.0
+    assert old.metric("time (inc)").source_unit == "usec"
     old.validate()
 
 

@@ -69,7 +69,11 @@ def _check(a: GraphFrame, b: GraphFrame, col_a: str, col_b: str) -> None:
             f"cannot compare {col_a!r} ({ma.combine} over ranks) with {col_b!r} "
             f"({mb.combine} over ranks): they measure different things"
         )
-    if ma.unit == "unknown":
+    if "unknown" in (ma.unit, mb.unit) and ma.unit != mb.unit:
+        known = ma if ma.unit != "unknown" else mb
+        side = "B" if known is ma else "A"
+        warn(f"{col_a!r}: {side} does not say its unit; compared as if in {known.unit}")
+    elif ma.unit == "unknown":
         warn(f"{col_a!r}: the profiles do not say its unit; compared as plain numbers")
 
 
