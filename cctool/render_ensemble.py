@@ -88,10 +88,21 @@ def _pct(value: float | None) -> str:
     return f"{value:+.1f}%"
 
 
+def _signed(value: float | None, precision: int) -> str:
+    """A signed number; values too small for ``precision`` decimals keep their digits."""
+    if value is None or math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    if value != 0 and abs(value) < 10.0 ** -precision:
+        return f"{value:+.{max(precision, 1)}g}"
+    return f"{value:+.{precision}f}"
+
+
 def _interval(low: float | None, high: float | None, precision: int) -> str:
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return f"[{low:+.{precision}f}, {high:+.{precision}f}]"
+    return f"[{_signed(low, precision)}, {_signed(high, precision)}]"
 
 
 def comparison_rows(cmp: EnsembleComparison, top: int | None) -> pl.DataFrame:
@@ -115,7 +126,7 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> T
         out.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in comparison_rows(cmp, top).iter_rows(named=True):
         out.add_row(_short(r["path"]), format_value(r["median A"], precision),
-                    format_value(r["median B"], precision), f"{r['change']:+.{precision}f}",
+                    format_value(r["median B"], precision), _signed(r["change"], precision),
                     _pct(r["percent"]), _interval(r["low"], r["high"], precision), _p(r["p"]))
     return out
 
@@ -144,7 +155,7 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3) ->
         lines.append(f"gate failed: {res.text} ({n} path{'s' * (n != 1)} changed and "
                      f"significant at {res.confidence:.0%})")
         for r in res.offenders.iter_rows(named=True):
-            lines.append(f"  {_pct(r['percent']):>9} {r['change']:+16.{precision}f}  "
+            lines.append(f"  {_pct(r['percent']):>9} {_signed(r['change'], precision):>16}  "
                          f"p={_p(r['p'])}  {_interval(r['low'], r['high'], precision)}  "
                          f"{_short(r['path'])}")
         if res.noisy:
@@ -170,7 +181,7 @@ def markdown(cmp: EnsembleComparison, labels: Sequence[str],
             f"{cmp.confidence:.0%} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in comparison_rows(cmp, top).iter_rows(named=True):
         out.append(f"| `{_md(_short(r['path']))}` | {format_value(r['median A'], precision)} | "
-                   f"{format_value(r['median B'], precision)} | {r['change']:+.{precision}f} | "
+                   f"{format_value(r['median B'], precision)} | {_signed(r['change'], precision)} | "
                    f"{_pct(r['percent'])} | {_interval(r['low'], r['high'], precision)} | "
                    f"{_p(r['p'])} |")
     return "\n".join(out) + "\n"
@@ -200,3 +211,27 @@ def junit(results: Sequence[EnsembleGateResult], labels: Sequence[str],
     ET.indent(suites)
     xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
     return xml + b"\n"
+
+
+def json_report(cmp: EnsembleComparison, labels: Sequence[str],
+                results: Sequence[EnsembleGateResult], top: int | None) -> bytes:
+    """One JSON object: inputs, metric, unit, confidence, rows with p-values and intervals,
+    and the gate results. Infinities and NaN become null."""
+    import orjson
+
+    from cctool.records import to_json
+
+    def records(df: pl.DataFrame) -> Any:
+        return orjson.loads(to_json(df))
+
+    payload = {
+        "A": labels[0], "B": labels[1], "runs": {"A": cmp.runs[0], "B": cmp.runs[1]},
+        "metric": cmp.metric, "unit": cmp.unit, "confidence": cmp.confidence,
+        "test": "Mann-Whitney U (two-sided); interval: Hodges-Lehmann shift of B over A",
+        "notes": list(cmp.notes), "rows": records(comparison_rows(cmp, top)),
+        "gates": [{"condition": r.text, "passed": r.passed, "threshold": r.threshold,
+                   "not_significant": r.noisy, "offenders": records(r.offenders)}
+                  for r in results],
+    }
+    data: bytes = orjson.dumps(payload, option=orjson.OPT_INDENT_2)
+    return data + b"\n"

@@ -26,6 +26,13 @@ def group_by_option(f: F) -> F:
                         help="Split the runs by the value of this metadata key.")(f)
 
 
+def confidence_option(f: F) -> F:
+    return click.option("--confidence", type=click.FloatRange(0.5, 1.0, max_open=True),
+                        default=0.95, show_default=True,
+                        help="Repeated runs: a gate condition trips only where the change is "
+                        "significant at this level (Mann-Whitney U).")(f)
+
+
 def executor_options(f: F) -> F:
     """``--jobs N`` (local worker processes) and ``--scheduler ADDRESS`` (a Dask cluster)."""
     f = click.option("--scheduler", default=None, metavar="ADDRESS",
