@@ -12,6 +12,7 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
+from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> T
     """The ``top`` largest changes: medians, change, %, its interval and the p-value."""
     unit = f" ({cmp.unit})" if cmp.unit else ""
     out = Table(title=f"{cmp.metric}{unit}: {cmp.runs[0]} vs {cmp.runs[1]} runs, "
-                f"medians, {cmp.confidence:.0%} interval of the shift, Mann-Whitney p",
+                f"medians, {level(cmp.confidence)} interval of the shift, Mann-Whitney p",
                 title_justify="left")
     for col, justify in (("call path", "left"), ("median A", "right"), ("median B", "right"),
                          ("change", "right"), ("change %", "right"), ("interval", "right"),
@@ -153,7 +154,7 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3) ->
             continue
         n = res.offenders.height
         lines.append(f"gate failed: {res.text} ({n} path{'s' * (n != 1)} changed and "
-                     f"significant at {res.confidence:.0%})")
+                     f"significant at {level(res.confidence)})")
         for r in res.offenders.iter_rows(named=True):
             lines.append(f"  {_pct(r['percent']):>9} {_signed(r['change'], precision):>16}  "
                          f"p={_p(r['p'])}  {_interval(r['low'], r['high'], precision)}  "
@@ -178,7 +179,7 @@ def markdown(cmp: EnsembleComparison, labels: Sequence[str],
                        f"| {r.offenders.height} | {r.noisy} |")
     out += ["", f"### Largest changes of the median {_md(cmp.metric)}", "",
             "| call path | median A | median B | change | change % | "
-            f"{cmp.confidence:.0%} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
+            f"{level(cmp.confidence)} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in comparison_rows(cmp, top).iter_rows(named=True):
         out.append(f"| `{_md(_short(r['path']))}` | {format_value(r['median A'], precision)} | "
                    f"{format_value(r['median B'], precision)} | {_signed(r['change'], precision)} | "

@@ -129,12 +129,17 @@ def _path_info(pv: PathValues) -> pl.DataFrame:
     })
 
 
+def level(confidence: float) -> str:
+    """``0.95`` -> ``95%``, ``0.999`` -> ``99.9%``."""
+    return f"{confidence * 100:.10g}%"
+
+
 def _notes(na: int, nb: int, confidence: float) -> tuple[str, ...]:
     best = smallest_p(na, nb)
     if best < 1.0 - confidence:
         return ()
     return (f"with {na} run{'s' * (na != 1)} of A and {nb} of B no change can be significant "
-            f"at {confidence:.0%} (the smallest possible p-value is {best:.2g}); the gate "
+            f"at {level(confidence)} (the smallest possible p-value is {best:.2g}); the gate "
             "cannot trip: repeat the runs",)
 
 
