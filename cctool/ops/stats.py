@@ -118,7 +118,9 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
         "path": np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
         "run": np.repeat(np.arange(len(runs)), [r.num_nodes for r in runs]),
         "value": np.concatenate([r.values[metric] for r in runs]) if runs else np.zeros(0),
-    }).group_by("path", "run").agg(pl.col("value").sum())
+    }).group_by("path", "run").agg(pl.col("value").sum()).sort("path", "run")
+    # Sorted, so that every later reduction adds the runs in one order: results do not depend
+    # on where or in which order the runs were read (bit for bit).
     return PathValues(parent, pl.Series("name", names, dtype=pl.String), labels, long)
 
 
