@@ -50,7 +50,7 @@ def stats_table(result: StatsResult, precision: int = 3) -> Table:
     t = result.table
     unit = f" ({result.unit})" if result.unit else ""
     grouped = result.group_key is not None
-    title = f"{result.metric}{unit} across {result.runs} runs" + (
+    title = f"{result.metric}{unit} across {result.runs} {result.across}" + (
         f", by {result.group_key}" if grouped else "")
     out = Table(title=title, title_justify="left")
     if grouped:

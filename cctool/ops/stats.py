@@ -17,14 +17,19 @@ Runs whose metric has another unit than the first run's are refused, not mixed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError
 from cctool.ops.runs import RunSummary, group_runs
+
+if TYPE_CHECKING:
+    from cctool.distributed.partials import Partials
+    from cctool.graphframe import GraphFrame
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,7 @@ class StatsResult:
     runs: int
     group_key: str | None
     options: StatsOptions
+    across: str = "runs"
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,3 +194,40 @@ def _in_tree_order(table: pl.DataFrame, pv: PathValues, opts: StatsOptions) -> p
     out = out.sort("group", "order")
     return out.select("group", pl.col("label").alias("path"), "name", "depth",
                       *[c for c in table.columns if c not in ("group", "path")])
+
+
+def rank_stats(frame: GraphFrame, partials: Mapping[str, Partials], units: int,
+               opts: StatsOptions) -> StatsResult:
+    """Per-node statistics across the ranks of one database, from merged partials
+    (:mod:`cctool.distributed.hpcdb`): count is the number of ranks (absent values are
+    zeros, as in ``imbalance``), std the population one, percentiles from the sketch."""
+    col = frame.resolve_metric(opts.metric)
+    part = partials[col]
+    mean, std = part.mean, part.std
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cv = np.where(mean != 0, std / np.abs(mean), np.nan)
+    cols: dict[str, object] = {
+        "path": _node_paths(frame), "name": frame.nodes["name"],
+        "depth": frame.nodes["depth"], "count": np.full(frame.num_nodes, units),
+        "mean": mean, "std": std, "cv": cv, "min": part.min}
+    cols.update({percentile_column(q): part.quantile(q / 100.0) for q in opts.percentiles})
+    cols.update({"median": part.quantile(0.5), "max": part.max})
+    table = pl.DataFrame(cols).with_columns(pl.col("cv").fill_nan(None))
+    if opts.depth is not None:
+        table = table.filter(pl.col("depth") < opts.depth)
+    if opts.threshold > 0:
+        roots = float(np.abs(mean[frame.roots]).max(initial=0.0))
+        table = table.filter(pl.col("mean").abs() >= opts.threshold * roots)
+    from cctool.ops.runs import metric_unit
+
+    return StatsResult(table, col, metric_unit(frame, col), units, None, opts, "ranks")
+
+
+def _node_paths(frame: GraphFrame) -> pl.Series:
+    """``/``-joined names from the root per node (nodes are in preorder, parents first)."""
+    names = frame.nodes["name"].cast(pl.String).fill_null("").to_list()
+    parent = frame.parent_array.tolist()
+    out: list[str] = []
+    for i, name in enumerate(names):  # one string per node, as the tree needs
+        out.append(name if parent[i] < 0 else f"{out[parent[i]]}/{name}")
+    return pl.Series("path", out, dtype=pl.String)
