@@ -62,7 +62,8 @@ def stats_table(result: StatsResult, precision: int = 3) -> Table:
     for row in t.iter_rows(named=True):
         name = Text("  " * row["depth"] + str(row["name"]))
         cells = [_number(row[c], c, precision) for c in numbers]
-        out.add_row(*([str(row[result.group_key])] if grouped else []), name, *cells)
+        group = [str(row[str(result.group_key)])] if grouped else []
+        out.add_row(*group, name, *cells)
     return out
 
 
@@ -174,17 +175,17 @@ def markdown(cmp: EnsembleComparison, labels: Sequence[str],
         out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
                 "| | condition | significant offenders | past threshold, not significant |",
                 "|---|---|---:|---:|"]
-        for r in results:
-            out.append(f"| {'❌' if not r.passed else '✅'} | `{_md(r.text)}` "
-                       f"| {r.offenders.height} | {r.noisy} |")
+        for res in results:
+            out.append(f"| {'❌' if not res.passed else '✅'} | `{_md(res.text)}` "
+                       f"| {res.offenders.height} | {res.noisy} |")
     out += ["", f"### Largest changes of the median {_md(cmp.metric)}", "",
             "| call path | median A | median B | change | change % | "
             f"{level(cmp.confidence)} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in comparison_rows(cmp, top).iter_rows(named=True):
-        out.append(f"| `{_md(_short(r['path']))}` | {format_value(r['median A'], precision)} | "
-                   f"{format_value(r['median B'], precision)} | {_signed(r['change'], precision)} | "
-                   f"{_pct(r['percent'])} | {_interval(r['low'], r['high'], precision)} | "
-                   f"{_p(r['p'])} |")
+        cells = [format_value(r["median A"], precision), format_value(r["median B"], precision),
+                 _signed(r["change"], precision), _pct(r["percent"]),
+                 _interval(r["low"], r["high"], precision), _p(r["p"])]
+        out.append(f"| `{_md(_short(r['path']))}` | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -16,7 +16,8 @@ from cctool.cli import cli
 TRIALS = "lassen/clang10.0.1_nvcc10.2.89_1048576"
 # The root's inclusive time per trial 1..10, from Caliper itself:
 #   cali-query -q "select annotation,avg#inclusive#sum#time.duration format expand" \
-#       lassen/clang10.0.1_nvcc10.2.89_1048576/$i/Base_CUDA-block_128.cali | grep '^annotation=RAJAPerf,'
+#       lassen/clang10.0.1_nvcc10.2.89_1048576/$i/Base_CUDA-block_128.cali \
+#       | grep '^annotation=RAJAPerf,'
 ROOT_TIMES = [1.780923, 1.778333, 1.784490, 1.776836, 1.776237,
               1.769638, 1.766568, 1.773772, 1.780948, 1.778154]
 

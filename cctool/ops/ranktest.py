@@ -116,7 +116,7 @@ def exact_cdf(m: int, n: int) -> np.ndarray:
     # f[i][j] holds the counts of U for samples of sizes i and j, as a polynomial in u:
     # f(i, j) = f(i - 1, j) shifted by j  +  f(i, j - 1).
     prev = [np.ones(1) for _ in range(n + 1)]  # i = 0: U is 0
-    for i in range(1, m + 1):
+    for _ in range(m):
         cur = [np.ones(1)]
         for j in range(1, n + 1):
             shifted = np.concatenate([np.zeros(j), prev[j]])

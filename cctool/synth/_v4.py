@@ -261,7 +261,7 @@ def _write_profile(fh: object, pos: int, values: np.ndarray, info: np.ndarray,
     ctxs_at = values_at + vals.nbytes + (-(values_at + vals.nbytes) % 8)
     fh.write(bytes(pad) + vals.tobytes() + bytes(ctxs_at - values_at - vals.nbytes)  # type: ignore[attr-defined]
              + idx.tobytes())
-    struct.pack_into("<QQIxxxxQQI", info, 0, ctx.size, values_at, ids.size, ctxs_at, 0,
+    struct.pack_into("<QQIxxxxQQI", info.data, 0, ctx.size, values_at, ids.size, ctxs_at, 0,
                      1 if summary else 0)
     return ctxs_at + idx.nbytes
 
