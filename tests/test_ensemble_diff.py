@@ -172,3 +172,39 @@ def test_mixed_units_are_refused() -> None:
     b = RunSummary(**{**a.__dict__, "path": "usec-run", "units": {"t": "usec"}})
     with pytest.raises(IncompatibleProfilesError, match="usec-run.*usec"):
         compare_ensembles([a, a], [b, b], "t")
+
+
+CALIPER_ENSEMBLE = Path(__file__).resolve().parent / "data" / "caliper-ensemble"
+
+
+def test_noisy_real_caliper_runs_do_not_trip_the_gate(tmp_path: Path) -> None:
+    # Runs written by Caliper on a loaded machine (see the folder's README): several kernels
+    # move by more than 20% by chance, one by design, with overlapping samples.
+    data = tmp_path / "caliper-ensemble"
+    shutil.copytree(CALIPER_ENSEMBLE, data)
+    res = invoke(data / "base", data / "slow", "--fail-if", "time (inc) > 20%", "--to", "json",
+                 "-m", "time (inc)")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    rows = {r["path"]: r for r in report["rows"]}
+    k03 = rows["main/Lcals/Lcals_K03"]
+    # Medians of cali-query's sum#inclusive#sum#time.duration per run (README).
+    assert k03["median A"] == pytest.approx(0.016988, abs=5e-7)
+    assert k03["median B"] == pytest.approx(0.023336, abs=5e-7)
+    assert rows["main"]["median A"] == pytest.approx(2.108660, abs=5e-7)
+    assert rows["main"]["median B"] == pytest.approx(1.719850, abs=5e-7)
+    assert k03["p"] == pytest.approx(106 / 252)  # exact: U = 17 of 25 pairs
+    gate = report["gates"][0]
+    assert gate["passed"] and gate["not_significant"] >= 5
+    # Each path alone at 95%: noise alone would trip it (a false alarm Holm prevents).
+    alone = invoke(data / "base", data / "slow", "--fail-if", "time (inc) > 20%",
+                   "--correction", "none", "-m", "time (inc)", "--to", "json")
+    assert json.loads(alone.stdout)["gates"][0]["not_significant"] >= 5
+
+
+def test_holm_adjusted_p_values() -> None:
+    from cctool.ops.ensemble_compare import holm
+
+    got = holm(np.array([0.01, 0.04, 0.03]))
+    assert got.tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert holm(np.array([])).size == 0

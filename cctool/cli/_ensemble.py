@@ -27,6 +27,11 @@ def group_by_option(f: F) -> F:
 
 
 def confidence_option(f: F) -> F:
+    """``--confidence`` and ``--correction`` of the noise-aware gate."""
+    f = click.option("--correction", type=click.Choice(("holm", "none")), default="holm",
+                     show_default=True,
+                     help="Repeated runs: adjust the p-values of the paths past a threshold "
+                     "for their number (Holm), or test each path alone.")(f)
     return click.option("--confidence", type=click.FloatRange(0.5, 1.0, max_open=True),
                         default=0.95, show_default=True,
                         help="Repeated runs: a gate condition trips only where the change is "

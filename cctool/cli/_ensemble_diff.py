@@ -34,13 +34,15 @@ def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str
 
 def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence[str],
         fmt: str | None, metrics: Sequence[str], agg: str, conditions: Sequence[Condition],
-        confidence: float, where: str | None, min_value: tuple[float, str | None] | None,
-        to: str, output: str, view: dict[str, Any]) -> None:
+        significance: tuple[float, str], where: str | None,
+        min_value: tuple[float, str | None] | None, to: str, output: str,
+        view: dict[str, Any]) -> None:
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
     from cctool.cli._ensemble import executor
     from cctool.ops.ensemble_compare import compare_ensembles
     from cctool.ops.runs import SummaryRequest
 
+    confidence, correction = significance
     if agg not in RANK_AGGS:
         raise click.UsageError(f"--agg {agg} does not apply to ensembles; use "
                                f"{', '.join(RANK_AGGS)}")
@@ -59,16 +61,16 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     cmp = cmps[shown]
     for note in cmp.notes:
         click.echo(f"note: {note}", err=True)
-    results = [_check(cmps[c.metric], c, min_value) for c in conditions]
+    results = [_check(cmps[c.metric], c, min_value, correction) for c in conditions]
     _emit(ctx, cmp, labels, results, to, output, view)
     _finish(ctx, results, view["precision"])
 
 
 def _check(cmp: EnsembleComparison, cond: Condition,
-           min_value: tuple[float, str | None] | None) -> EnsembleGateResult:
+           min_value: tuple[float, str | None] | None, correction: str) -> EnsembleGateResult:
     from cctool.ops.ensemble_compare import evaluate
 
-    return evaluate(cmp, cond, min_value)
+    return evaluate(cmp, cond, min_value, correction)
 
 
 def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],

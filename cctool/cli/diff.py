@@ -28,7 +28,8 @@ from cctool.cli._options import output_options
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
-         min_value: tuple[float, str | None] | None, confidence: float, to: str, output: str,
+         min_value: tuple[float, str | None] | None, confidence: float, correction: str, to: str,
+         output: str,
          html: str | None, **view: Any) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
@@ -53,7 +54,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     the runs of A and of B are compared as two samples: medians, their change, a
     confidence interval of the shift and a Mann-Whitney U p-value. A --fail-if condition
     then trips only where the change of medians passes it AND is significant at
-    --confidence. --jobs/--scheduler read the runs on Dask workers.
+    --confidence, after Holm's adjustment over the paths past the threshold
+    (--correction none: each path alone). --jobs/--scheduler read the runs on Dask workers.
 
     \b
     Example:
@@ -72,7 +74,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
             raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
                                    "not to folders of runs")
         _ensemble_diff.run(ctx, sides, _labels(profile_a, profile_b), fmt, metrics, agg,
-                           fail_if, confidence, where, min_value, to, output,
+                           fail_if, (confidence, correction), where, min_value, to, output,
                            {**view, "reverse": reverse})
         return
     from cctool.cli import _compare
