@@ -12,6 +12,7 @@ _cctool() {
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
         diff:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        diff:--correction) COMPREPLY=($(compgen -W "holm none" -- "$cur")); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper caliper-json spotdb cprofile gprof2dot callgrind pyinstrument tau timemory hatchet folded" -- "$cur")); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -57,7 +58,7 @@ _cctool() {
     esac
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;
-        diff) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --jobs -j --scheduler --to --output -o --html -h --help";;
+        diff) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
         div) opts="--from --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
         groupby) opts="--from --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;

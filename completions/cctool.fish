@@ -36,6 +36,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l fail-if -r -d 'Exit 
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l where -r -d 'Gate: check only the nodes this call path query matches in the union t'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -r -d 'Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l confidence -r -d 'Repeated runs: a gate condition trips only where the change is signifi'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l correction -r -a 'holm none' -d 'Repeated runs: adjust the p-values of the paths past a threshold for t'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l jobs -s j -r -d 'Read runs on N local worker processes (Dask); default: in this process'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l scheduler -r -d 'Read runs on this Dask schedulers workers (tcp://host:8786; default: $'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l to -r -a 'tree table json csv markdown junit' -d 'Output format.'

@@ -46,6 +46,7 @@ _cctool() {
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
+                    ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
                     ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
