@@ -67,6 +67,35 @@ class Executor:
             done = client.gather(futures)
         return [r for batch in done for r in batch]
 
+    def map_reduce(self, fn: Callable[[T], R], items: Sequence[T],
+                   merge: Callable[[R, R], R]) -> R | None:
+        """``merge`` of ``fn(x)`` over ``items``, folded left in input order (so the result is
+        the same bit for bit wherever it runs), keeping only the results that arrived ahead
+        of their turn, not all of them."""
+        if len(items) == 0:
+            return None
+        if self.in_process:
+            acc = fn(items[0])
+            for x in items[1:]:
+                acc = merge(acc, fn(x))
+            return acc
+        from dask.distributed import as_completed
+
+        with self._client() as client:
+            futures = client.map(fn, list(items), pure=False)
+            index = {f.key: i for i, f in enumerate(futures)}
+            waiting: dict[int, R] = {}
+            out: R | None = None
+            turn = 0
+            for fut in as_completed(futures):
+                waiting[index[fut.key]] = fut.result()
+                fut.release()
+                while turn in waiting:
+                    got = waiting.pop(turn)
+                    out = got if out is None else merge(out, got)
+                    turn += 1
+        return out
+
     @contextmanager
     def _client(self) -> Iterator[Any]:
         try:

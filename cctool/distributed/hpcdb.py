@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from cctool.distributed import Executor
-from cctool.distributed.partials import Partials, merge_all
+from cctool.distributed.partials import Partials
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, inclusive_name
 
-CELLS_PER_TASK = 16_000_000  # ranks x nodes x metrics values a task holds at once (~256 MB)
+CELLS_PER_TASK = 8_000_000  # ranks x nodes x metrics values a task holds at once (~128 MB)
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
@@ -77,9 +77,12 @@ def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None 
     profile_index = np.flatnonzero((infos["flags"] & 1) == 0)
     plan = _plan(folder, meta, tree)
     tasks = _tasks(profile_index, rank, plan.parent.size, len(plan.metrics), ranks_per_task)
-    parts = (executor or Executor()).map(_Task(plan), tasks)
-    merged = {c: merge_all([p[c] for p in parts]) for c in parts[0]} if parts else {}
+    merged = (executor or Executor()).map_reduce(_Task(plan), tasks, _merge) or {}
     return _finish(plan, tree, meta, merged, agg, int(np.unique(rank).size))
+
+
+def _merge(a: dict[str, Partials], b: dict[str, Partials]) -> dict[str, Partials]:
+    return {c: a[c].merge(b[c]) for c in a}
 
 
 def _plan(folder: Path, meta: dict[str, Any], tree: dict[str, np.ndarray]) -> _Plan:
