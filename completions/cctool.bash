@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in diff|div|groupby|hot-path|imbalance|query|read|scaling|tree) cmd="$w"; break;; esac
+        case "$w" in diff|div|groupby|hot-path|imbalance|query|read|runs|scaling|stats|tree) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -12,6 +12,7 @@ _cctool() {
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
         diff:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        diff:--correction) COMPREPLY=($(compgen -W "holm none" -- "$cur")); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -36,11 +37,19 @@ _cctool() {
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv" -- "$cur")); return;;
         read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        runs:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        runs:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown" -- "$cur")); return;;
+        stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        stats:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        stats:--across) COMPREPLY=($(compgen -W "runs ranks" -- "$cur")); return;;
+        stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        stats:--to) COMPREPLY=($(compgen -W "tree json csv cct" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         tree:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
@@ -48,15 +57,17 @@ _cctool() {
         tree:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
     esac
     case "$cmd" in
-        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read scaling tree";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --to --output -o --html -h --help";;
+        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
+        runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --width --color --to --output -o --html -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then

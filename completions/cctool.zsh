@@ -11,7 +11,9 @@ _cctool() {
         'imbalance:Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
         'query:Keep the call paths that match QUERY: every node on a matching path st'
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
+        'runs:List the runs of an ensemble: path, format, nodes, ranks, threads and '
         'scaling:Compare runs of a program across process counts: a table of one metric'
+        'stats:Statistics of one metric per call path across runs: the number of runs'
         'tree:Show the calling context tree with metric values, colored by the first'
     )
     _arguments -C \
@@ -44,6 +46,10 @@ _cctool() {
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
+                    ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
+                    ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
+                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
+                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
                     ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value: ' \
@@ -138,6 +144,19 @@ _cctool() {
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
+                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                    ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
+                    ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
+                    ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
+                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(text json csv)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
                 scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
@@ -158,6 +177,25 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     ''--to'[Output format.]:value:(text csv json markdown)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
+                    ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(mean max min sum)' \
+                    ''--across'[runs: statistics over the runs given; ranks: over the ranks of one HPC]:value:(runs ranks)' \
+                    ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
+                    ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
+                    ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
+                    ''--depth'[Show this many levels (roots are level 1).]:value: ' \
+                    ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
+                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--to'[Output format.]:value:(tree json csv cct)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

@@ -32,7 +32,9 @@ COMMANDS: dict[str, str] = {
     "imbalance": "cctool.cli.imbalance:imbalance",
     "query": "cctool.cli.query:query",
     "read": "cctool.cli.read:read",
+    "runs": "cctool.cli.runs:runs",
     "scaling": "cctool.cli.scaling:scaling",
+    "stats": "cctool.cli.stats:stats",
     "tree": "cctool.cli.tree:tree",
 }
 

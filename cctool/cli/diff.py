@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from cctool.cli._compare import compare_options, gate_options
+from cctool.cli._ensemble import confidence_option, executor_options
 from cctool.cli._options import output_options
 
 
@@ -17,6 +18,8 @@ from cctool.cli._options import output_options
 @click.option("--normalize", is_flag=True,
               help="Scale B so that each metric's total equals A's before comparing.")
 @gate_options
+@confidence_option
+@executor_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the union tree as one interactive HTML page instead (nodes only in A "
@@ -25,8 +28,9 @@ from cctool.cli._options import output_options
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
-         min_value: tuple[float, str | None] | None, to: str, output: str, html: str | None,
-         **view: Any) -> None:
+         min_value: tuple[float, str | None] | None, confidence: float, correction: str, to: str,
+         output: str,
+         html: str | None, **view: Any) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
     A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
@@ -46,13 +50,33 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     largest first), 2 bad input or a malformed expression.
 
     \b
+    Repeated runs: when A or B is a folder of several runs, each call path's values in
+    the runs of A and of B are compared as two samples: medians, their change, a
+    confidence interval of the shift and a Mann-Whitney U p-value. A --fail-if condition
+    then trips only where the change of medians passes it AND is significant at
+    --confidence, after Holm's adjustment over the paths past the threshold
+    (--correction none: each path alone). --jobs/--scheduler read the runs on Dask workers.
+
+    \b
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
       cctool diff base.cct new.cct --html diff.html
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --to junit -o gate.xml
+      cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
     """
+    from cctool.cli import _ensemble_diff
+
+    sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
+    if sides is not None:
+        if html is not None or normalize or percent:
+            raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
+                                   "not to folders of runs")
+        _ensemble_diff.run(ctx, sides, _labels(profile_a, profile_b), fmt, metrics, agg,
+                           fail_if, (confidence, correction), where, min_value, to, output,
+                           {**view, "reverse": reverse})
+        return
     from cctool.cli import _compare
     from cctool.options import CompareOptions
 
@@ -74,3 +98,9 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     else:
         _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
     _compare.finish_gate(ctx, results, view["precision"])
+
+
+def _labels(a: str, b: str) -> tuple[str, str]:
+    from cctool.cli._compare import labels
+
+    return labels(a, b)

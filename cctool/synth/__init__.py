@@ -53,7 +53,8 @@ class SynthResult:
 
 
 def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: int = 1,
-             metrics: int = 1, seed: int = 0, program: str = "flowsim") -> SynthResult:
+             metrics: int = 1, seed: int = 0, program: str = "flowsim",
+             fmt: str = "xml") -> SynthResult:
     """Write a synthetic HPCToolkit XML database into ``out_dir``.
 
     Args:
@@ -64,6 +65,8 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
         metrics: metric kinds, each an (I)/(E) pair: CPUTIME (usec), PAPI_TOT_CYC, PAPI_TOT_INS.
         seed: random seed; the same arguments give the same bytes.
         program: program name (file names and the header).
+        fmt: ``xml`` (experiment.xml + metric-db files) or ``v4`` (meta.db + profile.db,
+            the sparse format hpcprof writes since 2022).
 
     Returns:
         What was written, with the tree's node count and depth.
@@ -93,6 +96,11 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    if fmt == "v4":
+        from cctool.synth._v4 import write_v4
+
+        files = write_v4(folder, prog, lay, Sampler(lay, ranks, threads, seed), metrics)
+        return SynthResult(folder, lay.nodes, lay.end.size, files, lay.max_depth)
     for old in [*folder.glob("*.metric-db"), folder / "experiment.xml"]:
         old.unlink(missing_ok=True)
     sums = _write_metric_dbs(folder, lay, Sampler(lay, ranks, threads, seed), program, metrics)
@@ -136,13 +144,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="metric kinds: 1 CPUTIME, 2 +PAPI_TOT_CYC, 3 +PAPI_TOT_INS")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--program", default="flowsim", help="program name (default flowsim)")
+    parser.add_argument("--format", dest="fmt", choices=("xml", "v4"), default="xml",
+                        help="xml: experiment.xml + *.metric-db (default); v4: meta.db + "
+                        "profile.db")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
         res = generate(args.out_dir, args.nodes, args.ranks, args.threads, args.metrics,
-                       args.seed, args.program)
+                       args.seed, args.program, args.fmt)
     except ValueError as exc:
         parser.error(str(exc))
-    print(f"wrote {res.path}: {res.nodes} nodes, depth {res.max_depth}, {res.files} metric-db "
-          f"files in {time.perf_counter() - start:.2f} s", file=sys.stderr)
+    what = "profiles in profile.db" if args.fmt == "v4" else "metric-db files"
+    print(f"wrote {res.path}: {res.nodes} nodes, depth {res.max_depth}, {res.files} {what} "
+          f"in {time.perf_counter() - start:.2f} s", file=sys.stderr)
     return 0

@@ -1,0 +1,114 @@
+"""``cctool diff A/ B/`` when a side holds repeated runs: the noise-aware comparison and gate.
+
+``cctool diff`` calls :func:`ensemble_sides` first; when either side names more than one run
+it hands the whole command to :func:`run`. Imports only click at the top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
+    from cctool.ops.gate import Condition
+
+RANK_AGGS = ("sum", "mean", "max", "min")
+
+
+def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str]] | None:
+    """The runs of A and of B when at least one side holds several, else None."""
+    if "-" in (a, b):
+        return None
+    from cctool.cli._ensemble import run_paths
+    from cctool.errors import CctoolError
+
+    try:
+        runs_a, runs_b = run_paths([a], fmt), run_paths([b], fmt)
+    except CctoolError:
+        return None  # let the two-profile path report it as it always has
+    return (runs_a, runs_b) if len(runs_a) > 1 or len(runs_b) > 1 else None
+
+
+def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence[str],
+        fmt: str | None, metrics: Sequence[str], agg: str, conditions: Sequence[Condition],
+        significance: tuple[float, str], where: str | None,
+        min_value: tuple[float, str | None] | None, to: str, output: str,
+        view: dict[str, Any]) -> None:
+    """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
+    from cctool.cli._ensemble import executor
+    from cctool.ops.ensemble_compare import compare_ensembles
+    from cctool.ops.runs import SummaryRequest
+
+    confidence, correction = significance
+    if agg not in RANK_AGGS:
+        raise click.UsageError(f"--agg {agg} does not apply to ensembles; use "
+                               f"{', '.join(RANK_AGGS)}")
+    if where is not None:
+        raise click.UsageError("--where does not apply to ensembles yet; use --min-value")
+    if view.get("reverse"):
+        sides = (sides[1], sides[0])
+        labels = (labels[1], labels[0])
+    shown = metrics[0] if metrics else None
+    asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
+    ex = executor(view.get("jobs"), view.get("scheduler"))
+    request = SummaryRequest(fmt, tuple(asked), agg)
+    found = ex.map(request, [*sides[0], *sides[1]])
+    a, b = found[: len(sides[0])], found[len(sides[0]):]
+    cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
+    cmp = cmps[shown]
+    for note in cmp.notes:
+        click.echo(f"note: {note}", err=True)
+    results = [_check(cmps[c.metric], c, min_value, correction) for c in conditions]
+    _emit(ctx, cmp, labels, results, to, output, view)
+    _finish(ctx, results, view["precision"])
+
+
+def _check(cmp: EnsembleComparison, cond: Condition,
+           min_value: tuple[float, str | None] | None, correction: str) -> EnsembleGateResult:
+    from cctool.ops.ensemble_compare import evaluate
+
+    return evaluate(cmp, cond, min_value, correction)
+
+
+def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
+          results: Sequence[EnsembleGateResult], to: str, output: str,
+          view: dict[str, Any]) -> None:
+    from cctool import render_ensemble as render
+    from cctool.cli._io import emit_renderable, emit_table, write_bytes, write_text
+
+    top, precision = view.get("top"), view["precision"]
+    if to in ("tree", "table"):
+        from rich.console import Group
+        from rich.text import Text
+
+        lines = Text("\n".join(render.summary_lines(cmp, labels, precision)))
+        table = render.comparison_table(cmp, top or 20, precision)
+        emit_renderable(ctx, Group(lines, table), output, view.get("width"))
+    elif to == "markdown":
+        write_text(output, render.markdown(cmp, labels, results, top or 20, precision))
+    elif to == "junit":
+        write_bytes(output, render.junit(results, labels, precision))
+    elif to == "json":
+        write_bytes(output, render.json_report(cmp, labels, results, top))
+    else:
+        emit_table(render.comparison_rows(cmp, top), to, output)
+
+
+def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision: int) -> None:
+    if not results:
+        return
+    from cctool import render_ensemble as render
+    from cctool.cli import EXIT_GATE
+
+    for line in render.offender_lines(results, precision):
+        click.echo(line, err=True)
+    if any(not r.passed for r in results):
+        ctx.exit(EXIT_GATE)
+    noisy = sum(r.noisy for r in results)
+    extra = f"; {noisy} change{'s' * (noisy != 1)} past a threshold not significant" if noisy \
+        else ""
+    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)}{extra}",
+               err=True)

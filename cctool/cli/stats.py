@@ -1,0 +1,115 @@
+"""``cctool stats``: per-call-path statistics of a metric across an ensemble of runs."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._ensemble import executor, executor_options, group_by_option, where_option
+from cctool.cli._options import from_option, output_options, precision_option, width_option
+
+
+def _percentiles(_ctx: click.Context, _param: click.Parameter,
+                 value: tuple[float, ...]) -> tuple[float, ...]:
+    if any(not 0 < q < 100 for q in value):
+        raise click.BadParameter("percentiles lie strictly between 0 and 100")
+    return value or (25.0, 75.0)
+
+
+@click.command()
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(allow_dash=True),
+                metavar="PROFILE...")
+@from_option
+@click.option("--metric", "-m", default=None,
+              help="Metric to summarise (default: each run's default metric).")
+@click.option("--agg", type=click.Choice(("mean", "max", "min", "sum")), default="mean",
+              show_default=True, help="How a run's ranks are combined (threads of a rank are "
+              "summed first): mean is the per-process value, max the slowest process.")
+@click.option("--across", type=click.Choice(("runs", "ranks")), default="runs",
+              show_default=True, help="runs: statistics over the runs given; ranks: over the "
+              "ranks of one HPCToolkit v4 database, reduced in parts so that its long table "
+              "is never held (with --jobs/--scheduler, on Dask workers).")
+@where_option
+@group_by_option
+@click.option("--percentile", "percentiles", type=float, multiple=True, callback=_percentiles,
+              metavar="Q", help="Percentiles besides the median (repeatable; default 25, 75).")
+@click.option("--depth", type=click.IntRange(min=1), default=None,
+              help="Show this many levels (roots are level 1).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Hide paths whose mean is below this fraction of the largest root's.")
+@executor_options
+@precision_option
+@width_option
+@output_options(("tree", "json", "csv", "cct"))
+@click.pass_context
+def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric: str | None,
+          agg: str, across: str, where: tuple[str, ...], group_by: str | None,
+          percentiles: tuple[float, ...], depth: int | None, threshold: float,
+          jobs: int | None, scheduler: str | None, precision: int, width: int | None,
+          to: str, output: str) -> None:
+    """Statistics of one metric per call path across runs: the number of runs a path appears
+    in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
+    per-process value. Paths are matched by their names from the root.
+
+    With --across ranks, PROFILE is one HPCToolkit v4 database and the statistics are over
+    its ranks (threads of a rank summed; population std; percentiles within 1%). It is
+    read in parts of whole ranks, each reduced to mergeable sums, extremes and a quantile
+    sketch, so memory stays bounded; --to cct -o FILE saves the tree with each metric
+    combined over ranks by --agg, for tree, imbalance-free views and diff.
+
+    \b
+    Example:
+      cctool stats rajaperf/lassen/ --group-by tuning --depth 2
+      cctool stats trials/*.cali --metric "time (inc)" --percentile 5 --percentile 95
+      cctool stats nightly/ --group-by variant --to csv -o stats.csv --jobs 2
+      cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
+      cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
+    """
+    from cctool.ops.stats import StatsOptions
+
+    opts = StatsOptions(metric=metric, group_by=group_by, percentiles=percentiles,
+                        depth=depth, threshold=threshold)
+    if across == "ranks":
+        _across_ranks(ctx, profiles, opts, agg, jobs, scheduler, precision, width, to, output)
+        return
+    if to == "cct":
+        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
+    from cctool.cli._ensemble import summaries
+    from cctool.ops.stats import ensemble_stats
+
+    found = summaries(profiles, fmt, (metric,), agg, executor(jobs, scheduler), where)
+    result = ensemble_stats(found, opts)
+    _emit(ctx, result, precision, width, to, output)
+
+
+def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, agg: str,
+                  jobs: int | None, scheduler: str | None, precision: int, width: int | None,
+                  to: str, output: str) -> None:
+    from cctool.distributed.hpcdb import aggregate_v4
+    from cctool.ops.stats import rank_stats
+
+    if len(profiles) != 1:
+        raise click.UsageError("--across ranks takes one database")
+    if opts.group_by is not None:  # type: ignore[attr-defined]
+        raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
+    agg_db = aggregate_v4(profiles[0], agg, executor(jobs, scheduler))
+    if to == "cct":
+        from cctool.cli._io import write_bytes
+        from cctool.saved import dumps
+
+        write_bytes(output, dumps(agg_db.frame, "hpctoolkit-v4"))
+        return
+    result = rank_stats(agg_db.frame, agg_db.partials, agg_db.ranks, opts)  # type: ignore[arg-type]
+    _emit(ctx, result, precision, width, to, output)
+
+
+def _emit(ctx: click.Context, result: object, precision: int, width: int | None, to: str,
+          output: str) -> None:
+    if to != "tree":
+        from cctool.cli._io import emit_table
+
+        emit_table(result.table, to, output)  # type: ignore[attr-defined]
+        return
+    from cctool.cli._io import emit_renderable
+    from cctool.render_ensemble import stats_table
+
+    emit_renderable(ctx, stats_table(result, precision), output, width)  # type: ignore[arg-type]

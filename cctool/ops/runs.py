@@ -1,0 +1,227 @@
+"""Ensembles of runs: one small summary per run, and the run table.
+
+A :class:`RunSummary` is what multi-run commands keep of a run: its file facts, its scalar
+metadata (Caliper/Spot globals, HPCToolkit/Cube/TAU headers), its tree shape and, per node,
+the *per-process* value of each asked metric. Per process means per rank: the threads of a
+rank are summed first, then the ranks are combined (``mean`` by default; absent rows count as
+0, so a node seen on 3 of 4 ranks averages over 4). Summaries are small and picklable, so
+they are made where the run is read (in this process or on a Dask worker) and only they
+travel.
+
+Filters (``key=value``, ``key>=number``, ...) and grouping use the metadata, as
+``cctool scaling --where`` does (:func:`cctool.ops.scaling.filter_runs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError
+from cctool.graphframe import GraphFrame, exclusive_name
+
+RANK_AGGS = ("mean", "max", "min", "sum")
+# Metadata the run table leaves out: units and aliases are per-metric facts, not run facts.
+_HIDDEN = {"metric_units", "metric_aliases", "source_units", "path", "format"}
+FACT_COLUMNS = ("path", "format", "nodes", "ranks", "threads", "metrics")
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """What a multi-run command keeps of one run (see the module docstring)."""
+
+    path: str
+    facts: dict[str, Any]
+    metadata: dict[str, Any]
+    names: np.ndarray  # object array of node names, node order
+    parent: np.ndarray  # int64, -1 for roots
+    depth: np.ndarray  # int32
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # asked metric -> per node
+    columns: dict[str, str] = field(default_factory=dict)  # asked metric -> column read
+    units: dict[str, str | None] = field(default_factory=dict)  # asked metric -> unit
+    inclusive: dict[str, bool] = field(default_factory=dict)
+
+    # The three members below let :func:`cctool.ops.scaling.path_ids` number paths of
+    # summaries exactly as it numbers those of GraphFrames.
+    @property
+    def nodes(self) -> pl.DataFrame:
+        return pl.DataFrame({"name": pl.Series(self.names, dtype=pl.String),
+                             "depth": self.depth})
+
+    @property
+    def parent_array(self) -> np.ndarray:
+        return self.parent
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.parent.shape[0])
+
+    def total(self, metric: str) -> float:
+        """The run's total: roots summed for an inclusive metric, all nodes otherwise."""
+        vals = self.values[metric]
+        return float(vals[self.parent < 0].sum() if self.inclusive[metric] else vals.sum())
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """What to keep of each run: metrics (None: the run's default metric) and the
+    combination over ranks."""
+
+    fmt: str | None = None
+    metrics: tuple[str | None, ...] = ()
+    agg: str = "mean"
+
+    def __call__(self, path: str) -> RunSummary:
+        from cctool.readers import read
+
+        return summarize(path, read(path, self.fmt), self.metrics, self.agg)
+
+
+def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
+              agg: str = "mean") -> RunSummary:
+    """The summary of run ``gf`` read from ``path``."""
+    if agg not in RANK_AGGS:
+        raise CctoolError(f"unknown combination over ranks {agg!r}; use {', '.join(RANK_AGGS)}")
+    values, columns, units, inclusive = {}, {}, {}, {}
+    for asked in metrics:
+        try:
+            col = gf.resolve_metric(asked)
+        except CctoolError as exc:
+            raise CctoolError(f"{path}: {exc}") from None
+        key = asked or "(default)"
+        values[key] = per_process(gf, col, agg)
+        columns[key] = col
+        units[key] = metric_unit(gf, col)
+        inclusive[key] = gf.is_inclusive(col)
+    facts = {"path": path, "format": str(gf.metadata.get("format", "")), "nodes": gf.num_nodes,
+             "ranks": gf.num_ranks, "threads": gf.num_threads, "metrics": len(gf.exclusive)
+             + len([m for m in gf.inclusive if exclusive_name(m) not in gf.exclusive])}
+    names = gf.nodes["name"].cast(pl.String).fill_null("").to_numpy()
+    return RunSummary(path, facts, scalar_metadata(gf.metadata), names.astype(object),
+                      gf.parent_array.copy(), gf.nodes["depth"].to_numpy().astype(np.int32),
+                      values, columns, units, inclusive)
+
+
+def per_process(gf: GraphFrame, column: str, agg: str) -> np.ndarray:
+    """Per node: ``column`` summed over the threads of each rank, then combined over ranks
+    with ``agg`` (absent rows count as 0)."""
+    n = gf.num_nodes
+    m = gf.metrics
+    ranks = max(gf.num_ranks, 1)
+    node = m["node"].to_numpy()
+    if agg in ("sum", "mean"):
+        total = np.bincount(node, weights=m[column].fill_null(0).to_numpy(), minlength=n)
+        return total / ranks if agg == "mean" else total
+    per_rank = m.group_by("node", "rank").agg(pl.col(column).fill_null(0).sum())
+    red = per_rank.group_by("node").agg(
+        pl.col(column).max().alias("max"), pl.col(column).min().alias("min"), pl.len())
+    out = np.zeros(n)
+    idx = red["node"].to_numpy()
+    vals = red[agg].to_numpy()
+    full = red["len"].to_numpy() >= ranks  # otherwise some rank has an implicit 0
+    out[idx] = np.where(full, vals, np.maximum(vals, 0) if agg == "max" else np.minimum(vals, 0))
+    return out
+
+
+def metric_unit(gf: GraphFrame, column: str) -> str | None:
+    """The unit a reader declared for ``column`` (or its exclusive partner), if any."""
+    for key in ("metric_units", "source_units"):
+        units = gf.metadata.get(key)
+        if isinstance(units, dict):
+            for name in (column, exclusive_name(column)):
+                if units.get(name):
+                    return str(units[name])
+    return None
+
+
+def scalar_metadata(meta: Any) -> dict[str, Any]:
+    """The run facts of ``meta``: scalars, and lists of scalars; nested tables left out."""
+    out: dict[str, Any] = {}
+    for key, value in dict(meta).items():
+        if key in _HIDDEN or isinstance(value, dict):
+            continue
+        if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+            continue
+        out[str(key)] = value
+    return out
+
+
+# ------------------------------------------------------------------------ the run table
+def filter_summaries(runs: Sequence[RunSummary], where: Sequence[str]) -> list[RunSummary]:
+    """The runs whose metadata satisfies every ``where`` filter (a missing key fails it)."""
+    if not where:
+        return list(runs)
+    from cctool.ops.scaling import filter_runs
+
+    kept = filter_runs([(r.path, r) for r in runs], where)  # type: ignore[misc]
+    return [r for _, r in kept]  # type: ignore[misc]
+
+
+def run_table(runs: Sequence[RunSummary], keys: Sequence[str] = ()) -> pl.DataFrame:
+    """One row per run: file facts, then metadata (``keys``, or every key in first-seen
+    order); lists are joined with ``, `` and a run lacking a key has null."""
+    cols = list(keys) or _all_keys(runs)
+    table: dict[str, list[Any]] = {c: [r.facts[c] for r in runs] for c in FACT_COLUMNS}
+    for key in cols:
+        if key in table:
+            continue
+        table[key] = [_cell(r.metadata.get(key, r.facts.get(key))) for r in runs]
+    return pl.DataFrame([_column(k, v) for k, v in table.items()])
+
+
+def _column(name: str, values: list[Any]) -> pl.Series:
+    """Numbers stay numbers; a key with text in some run is text in every run."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {int} or kinds <= {int, float}:
+        return pl.Series(name, values, dtype=pl.Int64 if kinds <= {int} else pl.Float64)
+    return pl.Series(name, [None if v is None else str(v) for v in values], dtype=pl.String)
+
+
+def group_runs(runs: Sequence[RunSummary], key: str) -> dict[str, list[RunSummary]]:
+    """Runs grouped by the value of metadata ``key`` (as text), groups in sorted order; a run
+    lacking the key is an error rather than a silent group of its own."""
+    groups: dict[str, list[RunSummary]] = {}
+    for r in runs:
+        if key not in r.metadata and key not in r.facts:
+            raise CctoolError(f"{r.path}: no metadata key {key!r} to group by")
+        groups.setdefault(group_label(r.metadata.get(key, r.facts.get(key))), []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: _sort_key(kv[0])))
+
+
+def group_table(runs: Sequence[RunSummary], key: str) -> pl.DataFrame:
+    """One row per group: the key's value, the number of runs and their paths."""
+    groups = group_runs(runs, key)
+    return pl.DataFrame({key: list(groups), "runs": [len(v) for v in groups.values()],
+                         "paths": [[r.path for r in v] for v in groups.values()]})
+
+
+def group_label(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _sort_key(label: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def _all_keys(runs: Sequence[RunSummary]) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in runs:
+        seen.update(dict.fromkeys(r.metadata))
+    return list(seen)
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value if isinstance(value, int | float) or value is None else str(value)
