@@ -26,10 +26,12 @@ def test_v4_database_holds_the_same_costs_as_the_xml_one(tmp_path: Path, ranks: 
     a, b = cctool.read(v4.path), cctool.read(xml.path)
     a.validate()
     assert a.metadata["format"] == "hpctoolkit-v4"
-    assert a.metadata["metric_units"] == {"time": "sec"}
+    assert a.metric("time").unit == "s"
     assert (a.num_ranks, a.num_threads) == (ranks, threads)
-    # CPUTIME: the XML database records usec, hpcprof's v4 database seconds.
-    assert _root_total(a, "time (inc)") == pytest.approx(_root_total(b, "time (inc)") * 1e-6,
+    # CPUTIME: the XML database records usec, hpcprof's v4 database seconds; cctool holds
+    # both in seconds.
+    assert b.metric("time").source_unit == "usec"
+    assert _root_total(a, "time (inc)") == pytest.approx(_root_total(b, "time (inc)"),
                                                          rel=1e-12)
     assert _root_total(a, "PAPI_TOT_CYC (inc)") == _root_total(b, "PAPI_TOT_CYC (inc)")
     # Per rank too: the same sampler draws the same values.
