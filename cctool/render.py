@@ -49,17 +49,7 @@ def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
 def format_value(value: float, precision: int, metric: Metric | None = None) -> str:
     """A metric value as text, scaled with its unit when ``metric`` says what it is
     (``3.998 s``, ``1.2 G``); NaN and infinities spelled out; zero as ``0``."""
-    if metric is not None:
-        return format_quantity(value, metric, precision)
-    if value is None:
-        return "-"
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "0"
-    return f"{value:.{precision}f}"
+    return format_quantity(value, metric, precision)
 
 
 def elide(name: str, width: int) -> str:
