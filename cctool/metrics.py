@@ -214,7 +214,14 @@ def normalise(gf: GraphFrame) -> GraphFrame:
         meta[ALIASES_KEY] = aliases
     else:
         meta.pop(ALIASES_KEY, None)
-    return replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+    out = replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+    if metrics is gf.metrics:
+        # Same table: keep what the input already knows about its layout (a saved profile
+        # primes its location blocks from the header instead of scanning three key columns).
+        for cached in ("_blocks", "_locations"):
+            if cached in gf.__dict__:
+                out.__dict__[cached] = gf.__dict__[cached]
+    return out
 
 
 def _scaled(col: Any, factor: float) -> Any:
