@@ -8,42 +8,103 @@ _cctool() {
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        :--derive) COMPREPLY=(); return;;
         diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        diff:--metric|diff:-m) COMPREPLY=(); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        diff:--top) COMPREPLY=(); return;;
+        diff:--depth) COMPREPLY=(); return;;
+        diff:--threshold) COMPREPLY=(); return;;
+        diff:--precision) COMPREPLY=(); return;;
+        diff:--width) COMPREPLY=(); return;;
         diff:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        diff:--fail-if) COMPREPLY=(); return;;
+        diff:--where) COMPREPLY=(); return;;
+        diff:--min-value) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        div:--metric|div:-m) COMPREPLY=(); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         div:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        div:--top) COMPREPLY=(); return;;
+        div:--depth) COMPREPLY=(); return;;
+        div:--threshold) COMPREPLY=(); return;;
+        div:--precision) COMPREPLY=(); return;;
+        div:--width) COMPREPLY=(); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown" -- "$cur")); return;;
         groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        groupby:--by) COMPREPLY=(); return;;
         groupby:--agg) COMPREPLY=($(compgen -W "sum mean max min" -- "$cur")); return;;
+        groupby:--metric|groupby:-m) COMPREPLY=(); return;;
+        groupby:--depth) COMPREPLY=(); return;;
+        groupby:--precision) COMPREPLY=(); return;;
+        groupby:--derive) COMPREPLY=(); return;;
+        groupby:--width) COMPREPLY=(); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct" -- "$cur")); return;;
         hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        hot-path:--metric|hot-path:-m) COMPREPLY=(); return;;
+        hot-path:--threshold) COMPREPLY=(); return;;
+        hot-path:--start) COMPREPLY=(); return;;
+        hot-path:--rank) COMPREPLY=(); return;;
+        hot-path:--thread) COMPREPLY=(); return;;
         hot-path:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        hot-path:--precision) COMPREPLY=(); return;;
+        hot-path:--derive) COMPREPLY=(); return;;
+        hot-path:--width) COMPREPLY=(); return;;
         hot-path:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         hot-path:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
         imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        imbalance:--metric|imbalance:-m) COMPREPLY=(); return;;
         imbalance:--by) COMPREPLY=($(compgen -W "rank thread location" -- "$cur")); return;;
+        imbalance:--threshold) COMPREPLY=(); return;;
+        imbalance:--top) COMPREPLY=(); return;;
+        imbalance:--precision) COMPREPLY=(); return;;
+        imbalance:--derive) COMPREPLY=(); return;;
+        imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
         query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        query:--and) COMPREPLY=(); return;;
+        query:--or) COMPREPLY=(); return;;
+        query:--not) COMPREPLY=(); return;;
         query:--ranks) COMPREPLY=($(compgen -W "aggregate any all" -- "$cur")); return;;
         query:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        query:--metric|query:-m) COMPREPLY=(); return;;
+        query:--depth) COMPREPLY=(); return;;
+        query:--precision) COMPREPLY=(); return;;
+        query:--width) COMPREPLY=(); return;;
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv" -- "$cur")); return;;
         read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        scaling:--metric|scaling:-m) COMPREPLY=(); return;;
         scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
+        scaling:--key) COMPREPLY=(); return;;
+        scaling:--key-from-name) COMPREPLY=(); return;;
+        scaling:--where) COMPREPLY=(); return;;
+        scaling:--threshold) COMPREPLY=(); return;;
+        scaling:--top) COMPREPLY=(); return;;
+        scaling:--precision) COMPREPLY=(); return;;
+        scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        tree:--metric|tree:-m) COMPREPLY=(); return;;
+        tree:--depth) COMPREPLY=(); return;;
+        tree:--precision) COMPREPLY=(); return;;
+        tree:--rank) COMPREPLY=(); return;;
+        tree:--thread) COMPREPLY=(); return;;
         tree:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        tree:--threshold) COMPREPLY=(); return;;
+        tree:--colormap) COMPREPLY=($(compgen -W "RdYlGn viridis magma grey" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
+        tree:--by) COMPREPLY=(); return;;
+        tree:--derive) COMPREPLY=(); return;;
+        tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
     esac
@@ -62,7 +123,9 @@ _cctool() {
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     else
+        compopt -o filenames 2>/dev/null
+        local IFS=$'\n'
         COMPREPLY=($(compgen -f -- "$cur"))
     fi
 }
-complete -o default -F _cctool cctool
+complete -F _cctool cctool

@@ -45,7 +45,7 @@ _cctool() {
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
                     ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value: ' \
+                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
@@ -146,7 +146,7 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value: ' \
+                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     ''--to'[Output format.]:value:(text csv json markdown)' \
@@ -161,7 +161,7 @@ _cctool() {
                     ''--thread'[Show only this thread.]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
-                    ''--colormap'[Colormap: RdYlGn, viridis, magma, grey.]:value: ' \
+                    ''--colormap'[Colormap of the values.]:value:(RdYlGn viridis magma grey)' \
                     ''--invert-colormap'[Color low values as high.]' \
                     ''--sort'[Order of siblings: by the first metric (descending), by profile order,]:value:(metric nid name)' \
                     ''--full-names'[Never elide long names.]' \
@@ -176,11 +176,15 @@ _cctool() {
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     ''--to'[Output format.]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value: ' \
+                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;
     esac
 }
 
-_cctool "$@"
+if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
+    _cctool "$@"
+else
+    compdef _cctool cctool
+fi

@@ -80,7 +80,17 @@ def color_enabled(ctx: click.Context, output: str) -> bool:
         return False
     if choice == "always":
         return True
-    return "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    return auto_color(dict(os.environ), sys.stdout.isatty())
+
+
+def auto_color(env: Mapping[str, str], isatty: bool) -> bool:
+    """``--color auto``: a non-empty NO_COLOR disables color (no-color.org: an empty one does
+    not); a non-empty FORCE_COLOR or CLICOLOR_FORCE other than ``0`` forces it; else a tty."""
+    if env.get("NO_COLOR", ""):
+        return False
+    if any(env.get(k, "") not in ("", "0") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
+        return True
+    return isatty
 
 
 def console(ctx: click.Context, output: str, width: int | None) -> Console:
