@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -62,6 +63,22 @@ def format_value(value: float, precision: int, metric: Metric | None = None) -> 
     return f"{value:.{precision}f}"
 
 
+# C0/C1 controls, line and paragraph separators, and bidirectional overrides: in a name they
+# would move the cursor, forge a tree line, color the terminal or reverse the text around them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters spelled as escapes (``\\n``, ``\\x1b``, ``\\u202e``)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
 def elide(name: str, width: int) -> str:
     """Shorten ``name`` to ``width`` characters by cutting its middle."""
     if len(name) <= width or width < 5:
@@ -85,7 +102,7 @@ def render_rows(
     widths = [max((len(t) for t in col), default=0) for col in texts]
     first = columns[0] if columns else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
-    names = rows["name"].fill_null("").to_list()
+    names = [printable(n) for n in rows["name"].fill_null("").to_list()]
     if not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
     cells = [

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from cctool.ops.scaling import ScalingResult
 from cctool.metrics import Metric, effective_agg
-from cctool.render import format_value
+from cctool.render import format_value, printable
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 ASCII_LEVELS = "_.-:=+*#"
@@ -133,7 +133,7 @@ class ScalingTable:
         values = [result.table[c].to_list() for c in result.run_columns]
         for i, label in enumerate(result.table[by].to_list()):
             spark = [Sparkline([col[i] for col in values])] if trend else []
-            table.add_row(elide_head(label, label_width, mark),
+            table.add_row(elide_head(printable(label), label_width, mark),
                           *[col[i] for col in self.cells], *spark)
         return table
 
@@ -176,4 +176,4 @@ def _cells(values: Iterable[float | None], precision: int,
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    return printable(text).replace("\\", "\\\\").replace("|", "\\|")

@@ -20,15 +20,16 @@ from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.metrics import Metric
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
-from cctool.render import MARKERS, format_value, tree_renderable
+from cctool.render import MARKERS, format_value, printable, tree_renderable
 
 PATH_TAIL = 3  # frames of a call path shown in tables and offender lists
 
 
 def short_path(path: str, frames: int = PATH_TAIL, sep: str = " / ") -> str:
-    """The last ``frames`` frames of a call path, with ``…`` for the rest."""
-    parts = path.split(sep)
-    return path if len(parts) <= frames else sep.join(["…", *parts[-frames:]])
+    """The last ``frames`` frames of a call path, with ``…`` for the rest (control
+    characters escaped: this text goes to terminals and reports)."""
+    parts = printable(path).split(sep)
+    return sep.join(parts if len(parts) <= frames else ["…", *parts[-frames:]])
 
 
 def percent_text(value: float | None) -> str:
@@ -176,7 +177,7 @@ def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResul
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")
+    return printable(text).replace("|", "\\|").replace("`", "'")
 
 
 def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3) -> bytes:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from cctool.metrics import Metric
 from cctool.options import TreeOptions
-from cctool.render import elide, format_value, legend, render_rows
+from cctool.render import elide, format_value, legend, printable, render_rows
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -46,9 +46,9 @@ class FitTable:
         self.headers, self.rows, self.left, self.shrink = list(headers), rows, set(left), shrink
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        widths = [max([cell_len(h), *(cell_len(r[k]) for r in self.rows)])
+        rows = [[printable(cell) for cell in r] for r in self.rows]
+        widths = [max([cell_len(h), *(cell_len(r[k]) for r in rows)])
                   for k, h in enumerate(self.headers)]
-        rows = self.rows
         if self.shrink in self.headers:
             k = self.headers.index(self.shrink)
             room = options.max_width - (sum(widths) - widths[k]) - self.GAP * (len(widths) - 1)
@@ -122,7 +122,7 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
     pct = "  ".join(f"p{p} {fmt(r[f'p{p}'])}" for p in (10, 25, 50, 75, 90))
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
     text = Text()
-    text.append(f"{r['node']} {r['name']}\n", style="bold")
+    text.append(f"{r['node']} {printable(r['name'])}\n", style="bold")
     text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], 2)}"
                 f"  max/mean {format_value(r['imbalance'], 2)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
