@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
@@ -295,12 +296,14 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = False) -> Group:
-    """The tree view of ``gf`` (with legend) as a Rich renderable."""
+def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = False,
+                    sort_key: np.ndarray | None = None) -> Group:
+    """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
+    :func:`cctool.ops.view.tree_rows` takes it."""
     from cctool.ops.view import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
-    rows = tree_rows(gf, opts)
+    rows = tree_rows(gf, opts, sort_key)
     info = [gf.metric(m) for m in metrics]
     tree = render_rows(rows, metrics, opts, ascii_markers=ascii_markers, info=info)
     parts: list[RenderableType] = [tree]
@@ -313,6 +316,29 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = 
         parts.append(legend(metrics, opts, peak, describe_locations(gf, opts, info),
                             has_markers, info))
     return Group(*parts)
+
+
+class Trimmed:
+    """``renderable`` without the trailing spaces Rich pads lines and table cells with."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in console.render_lines(self.renderable, options, pad=False):
+            yield from _rstrip(line)
+            yield Segment.line()
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """The segments of one line with trailing whitespace removed (styles kept)."""
+    out = list(line)
+    while out and not out[-1].control and not out[-1].text.rstrip():
+        out.pop()
+    if out and not out[-1].control:
+        last = out[-1]
+        out[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return out
 
 
 def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -> str:
@@ -328,7 +354,7 @@ def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -
         emoji=False,
         highlight=False,
     )
-    console.print(renderable)
+    console.print(Trimmed(renderable))
     return buf.getvalue()
 
 

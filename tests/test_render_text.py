@@ -50,3 +50,27 @@ def test_no_control_character_reaches_the_terminal(tmp_path: Path, args: list[st
     assert "forged" not in out or "evil\\n" in out
     for line in out.splitlines():
         assert "forged" not in line or "evil\\n" in line  # never a line of its own
+
+
+def test_diff_percent_sorts_by_the_change_and_prints_percent(data) -> None:
+    a, b = data("hpctoolkit-cpi-database"), data("hpctoolkit-allgather-database")
+    res = CliRunner().invoke(cli, ["diff", str(a), str(b), "--percent", "--depth", "2",
+                                   "--no-legend", "--width", "100"])
+    assert res.exit_code == 0, res.output
+    tree = res.stdout.split("\n\n", 1)[1].splitlines()
+    # <program root> carries the +22.160 s of the total change; the roots only in B (inf %)
+    # carry less, so they come after it even though their percentage is larger.
+    assert tree[0] == "553.80 % <program root>"
+    assert tree[1] == "└── 553.80 % main"
+
+
+@pytest.mark.parametrize("args", [
+    ["tree", "--flat"], ["hot-path"], ["imbalance", "--verbose"], ["groupby", "--by", "name",
+                                                                    "--to", "table"],
+    ["diff", "B", "--top", "3"], ["tree"],
+])
+def test_no_line_ends_in_spaces(tmp_path: Path, args: list[str]) -> None:
+    a, b = _save(tmp_path, "a.cct"), _save(tmp_path, "b.cct", 2.0)
+    argv = [args[0], str(a), *[str(b) if x == "B" else x for x in args[1:]], "--width", "120"]
+    out = CliRunner().invoke(cli, argv).stdout
+    assert out and [line for line in out.splitlines() if line != line.rstrip()] == []

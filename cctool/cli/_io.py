@@ -115,10 +115,11 @@ def emit_renderable(
     ctx: click.Context, renderable: RenderableType, output: str, width: int | None
 ) -> None:
     """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
+    from cctool.render import Trimmed, to_text
+
     if output == "-":
-        console(ctx, output, width).print(renderable)
+        console(ctx, output, width).print(Trimmed(renderable))
         return
-    from cctool.render import to_text
 
     write_text(output, to_text(renderable, width=width or 120, color=False))
 

@@ -16,8 +16,12 @@ def view_metrics(gf: GraphFrame, opts: TreeOptions) -> list[str]:
     return [gf.resolve_metric(m) for m in names]
 
 
-def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
+def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = None
+              ) -> pl.DataFrame:
     """Rows of the tree view in display order.
+
+    ``sort_key`` (one value per node id) orders siblings instead of the first metric's
+    values, e.g. a percentage view sorted by the amount behind each percentage.
 
     Columns: ``node``, ``parent``, ``name``, ``depth`` and the shown metric columns
     (aggregated over locations as ``opts`` says), plus any ``marker`` column of the node table
@@ -34,6 +38,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
 
     keep = _kept(gf, values, opts, prune_metric or (metrics[0] if metrics else None))
     key = values[metrics[0]].to_numpy() if metrics else None
+    if sort_key is not None:
+        key = sort_key
     order = display_order(gf, opts.sort, key)
     order = order[keep[order]]
 
