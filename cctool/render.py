@@ -224,8 +224,28 @@ def _fresh_style(definition: str) -> Style:
 def legend(
     metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
     info: Sequence[Metric | None] | None = None,
-) -> Text:
+) -> Legend:
     """Legend lines: what the values are, in which unit, and which color means what."""
+    return Legend(metrics, opts, peak, locations, markers, info)
+
+
+class Legend:
+    """The legend, laid out when the console is known: color bins only where there is color
+    (without it six identical swatches say nothing), marker glyphs as the console can draw."""
+
+    def __init__(self, metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str,
+                 markers: bool, info: Sequence[Metric | None] | None = None) -> None:
+        self.args = (metrics, opts, peak, locations, markers, info)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        colored = console.color_system is not None and not console.no_color
+        yield _legend_text(*self.args, colored=colored, ascii_only=options.ascii_only)
+
+
+def _legend_text(
+    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
+    info: Sequence[Metric | None] | None, *, colored: bool, ascii_only: bool,
+) -> Text:
     colors = colormap(opts.colormap, opts.invert_colormap)
     text = Text()
     kinds = list(info) if info is not None else [None] * len(metrics)
@@ -238,19 +258,20 @@ def legend(
         text.append("  every value shown is 0\n")
         bins = []
     upper = 1.0
-    bins = [] if peak == 0 else (
+    bins = [] if peak == 0 or not colored else (
         [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
         if opts.diverging else list(zip(BIN_EDGES, colors, strict=True))
     )
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
-        text.append("  █ ", style=color)
+        text.append("  # " if ascii_only else "  █ ", style=color)
         text.append(f"{format_value(lo, opts.precision, first)} - "
                     f"{format_value(hi, opts.precision, first)}\n")
         upper = edge
     if markers:
-        text.append("  ◀ / < only in A (the first profile)   ", style="red")
-        text.append("▶ / > only in B (the second profile)\n", style="green")
+        left, right = (MARKERS[k][1 if ascii_only else 0] for k in ("left", "right"))
+        text.append(f"  {left} only in A (the first profile)   ", style="red")
+        text.append(f"{right} only in B (the second profile)\n", style="green")
     return text
 
 

@@ -74,3 +74,25 @@ def test_no_line_ends_in_spaces(tmp_path: Path, args: list[str]) -> None:
     argv = [args[0], str(a), *[str(b) if x == "B" else x for x in args[1:]], "--width", "120"]
     out = CliRunner().invoke(cli, argv).stdout
     assert out and [line for line in out.splitlines() if line != line.rstrip()] == []
+
+
+def test_legend_has_swatches_only_with_color(tiny) -> None:
+    from cctool.options import TreeOptions
+    from cctool.render import to_text, tree_renderable
+
+    view = tree_renderable(tiny, TreeOptions())
+    plain = to_text(view, width=100)
+    assert "█" not in plain and "Legend (values: time (inc)" in plain
+    colored = to_text(view, width=100, color=True)
+    assert colored.count("█") == 6
+
+
+def test_all_zero_legend_says_so(tmp_path: Path) -> None:
+    from cctool.graphframe import GraphFrame
+    from cctool.options import TreeOptions
+    from cctool.render import to_text, tree_renderable
+
+    gf = GraphFrame.from_arrays([-1, 0], {"name": ["a", "b"], "type": ["function"] * 2},
+                                {"node": [0, 1], "time": [0.0, 0.0]}, exclusive=["time"])
+    text = to_text(tree_renderable(gf, TreeOptions()), width=80, color=True)
+    assert "every value shown is 0" in text and "0 - 0" not in text and "█" not in text
