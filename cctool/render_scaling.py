@@ -93,7 +93,8 @@ def elide_head(text: str, width: int, mark: str = "…") -> str:
     return mark + tail
 
 
-def scaling_table(result: ScalingResult, precision: int = 3, name_width: int = 60) -> ScalingTable:
+def scaling_table(result: ScalingResult, precision: int = 3, name_width: int | None = None
+                  ) -> ScalingTable:
     """The scaling table as a Rich renderable: label, one column per run key, a trend."""
     return ScalingTable(result, precision, name_width)
 
@@ -102,7 +103,8 @@ class ScalingTable:
     """Builds the Rich Table at render time, when the width is known: numbers and the
     sparkline keep their width, and labels lose their head (never their leaf) to fit."""
 
-    def __init__(self, result: ScalingResult, precision: int, name_width: int) -> None:
+    def __init__(self, result: ScalingResult, precision: int, name_width: int | None
+                 ) -> None:
         self.result = result
         self.name_width = name_width
         unit = _value_metric(result)
@@ -118,7 +120,8 @@ class ScalingTable:
         trend = options.max_width - fixed >= 12  # on a narrow screen numbers matter more
         if not trend:
             fixed -= self.widths[-1] + 3
-        width = max(12, min(self.name_width, options.max_width - fixed))
+        room = options.max_width - fixed
+        width = max(12, room if self.name_width is None else min(self.name_width, room))
         yield self.build(width, "..." if options.ascii_only else "…", trend)
 
     def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
