@@ -37,7 +37,8 @@ def test_printable_escapes_controls() -> None:
 @pytest.mark.parametrize("args", [
     ["tree"], ["tree", "--flat"], ["tree", "--bottom-up"], ["hot-path"],
     ["groupby", "--by", "name", "--to", "table"], ["groupby", "--by", "name"],
-    ["imbalance"], ["imbalance", "--verbose"], ["query", '["*", {"name": "evil.*"}]', "--to", "tree"],
+    ["imbalance"], ["imbalance", "--verbose"],
+    ["query", '["*", {"name": "evil.*"}]', "--to", "tree"],
     ["diff", "B"], ["diff", "B", "--top", "5"], ["diff", "B", "--to", "markdown"],
 ])
 def test_no_control_character_reaches_the_terminal(tmp_path: Path, args: list[str]) -> None:

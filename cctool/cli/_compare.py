@@ -98,8 +98,8 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
          width: int | None, top: int | None, names: Sequence[str],
          results: Sequence[GateResult] = ()) -> None:
     """Write the comparison in the format ``to`` asks for."""
-    from cctool import report
     from cctool.cli._io import console, emit_renderable, write_bytes, write_text
+    from cctool.render import report
 
     ascii_markers = output == "-" and not console(ctx, output, width).encoding.startswith("utf")
     if to == "tree":
@@ -178,8 +178,8 @@ def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: in
     """Report the gate on stderr; exit 1 if a condition tripped."""
     if not results:
         return
-    from cctool import report
     from cctool.cli import EXIT_GATE
+    from cctool.render import report
 
     failed = [r for r in results if not r.passed]
     for line in report.offender_lines(failed, precision):

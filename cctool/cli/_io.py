@@ -128,7 +128,7 @@ def emit_table(
     df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
 ) -> None:
     """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
-    from cctool.records import to_csv, to_json, with_units
+    from cctool.render.records import to_csv, to_json, with_units
 
     df = with_units(df, units or {})
     data = to_json(df) if to == "json" else to_csv(df).encode()

@@ -84,7 +84,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
     else:
         from cctool.options import TreeOptions
         from cctool.render import describe_locations
-        from cctool.tables import graph_renderable, group_table
+        from cctool.render.tables import graph_renderable, group_table
 
         opts = TreeOptions(metrics=tuple(cols), precision=precision)
         info = [gf.metric(c) for c in cols]
@@ -98,7 +98,7 @@ def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) ->
     import orjson
 
     from cctool.ops.groupby import GroupGraph
-    from cctool.records import to_json, with_units
+    from cctool.render.records import to_json, with_units
 
     assert isinstance(graph, GroupGraph)
     nodes = orjson.loads(to_json(with_units(graph.table(cols), units)))

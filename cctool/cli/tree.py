@@ -165,7 +165,7 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     from dataclasses import replace
 
     from cctool.render import describe_locations
-    from cctool.tables import flat_table, graph_renderable
+    from cctool.render.tables import flat_table, graph_renderable
 
     view: RenderableType
     cols = list(metric_pair(gf, metric))

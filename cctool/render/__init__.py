@@ -181,7 +181,7 @@ class TreeLines:
             name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
             line.append(Segment(name, bold if is_hot else None))
             line += tail
-            if room < 1 and not self.full_names:  # not even a name fits beside the values: cut the line itself
+            if room < 1 and not self.full_names:  # not even a name fits beside the values
                 line = Segment.adjust_line_length(line, width - 1)
                 line.append(Segment(mark))
             yield from line

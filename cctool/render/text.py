@@ -6,7 +6,9 @@ the cursor or forge lines, so every text renderer passes names through :func:`pr
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 
 # C0/C1 controls, line and paragraph separators, and bidirectional overrides: in a name they
 # would move the cursor, forge a tree line, color the terminal or reverse the text around them.
@@ -65,3 +67,64 @@ def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out) if depth == 0 else s
+
+
+def elide_head(text: str, width: int, mark: str = "…") -> str:
+    """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
+    if len(text) <= width or width < 5:
+        return text
+    tail = text[-(width - len(mark)):]
+    cut = tail.find("/")
+    # Start the tail at a frame boundary when that keeps most of it.
+    if 0 <= cut < len(tail) // 2:
+        tail = tail[cut:]
+    return mark + tail
+
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+ASCII_LEVELS = "_.-:=+*#"
+
+
+def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
+              ascii_only: bool = False) -> str:
+    """One character per value. ``from_zero`` (histogram counts): heights from 0 to the
+    largest value, a value ≤ 0 is a blank. Otherwise (a trend): scaled between the smallest
+    and largest value, a flat row sits in the middle. Missing (None/NaN) values are blanks."""
+    levels = ASCII_LEVELS if ascii_only else BLOCKS
+    top = len(levels) - 1
+    present = [v if v is not None and math.isfinite(v) else None for v in values]
+    finite = [v for v in present if v is not None]
+    lo, hi = (0.0, max(finite, default=0.0)) if from_zero else (
+        min(finite, default=0.0), max(finite, default=0.0))
+    if not finite or (from_zero and hi <= 0):
+        return " " * len(values)
+    out = []
+    for v in present:
+        if v is None or (from_zero and v <= 0):
+            out.append(" ")
+        elif from_zero:
+            out.append(levels[min(top, math.ceil(v / hi * len(levels)) - 1)])
+        elif hi == lo:
+            out.append(levels[top // 2])
+        else:
+            out.append(levels[round((v - lo) / (hi - lo) * top)])
+    return "".join(out)
+
+
+def percent(value: float | None, *, signed: bool = False, missing: str = "-") -> str:
+    """A percentage with one decimal, ``+`` on gains when ``signed``; NaN/None as
+    ``missing``, infinities as ``+inf%``/``-inf%``."""
+    if value is None or math.isnan(value):
+        return missing
+    if math.isinf(value):
+        return "+inf%" if value > 0 else "-inf%"
+    return f"{value:+.1f}%" if signed else f"{value:.1f}%"
+
+
+def markdown_cell(text: str, *, code: bool = False) -> str:
+    """``text`` safe in a Markdown table cell; ``code``: for a code span, where backslash
+    escapes do not work and a backtick would end the span."""
+    text = printable(text)
+    if code:
+        return text.replace("|", "\\|").replace("`", "'")
+    return text.replace("\\", "\\\\").replace("|", "\\|")

@@ -6,7 +6,6 @@ Like :mod:`cctool.render`, nothing here looks at the terminal; the caller's Cons
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,19 +19,7 @@ from rich.text import Text
 from cctool.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
-
-SPARKS = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(counts: Sequence[int]) -> str:
-    """One character per bin, height proportional to the count; an empty bin is a space."""
-    peak = max(counts, default=0)
-    if peak <= 0:
-        return " " * len(counts)
-    return "".join(
-        " " if c <= 0 else SPARKS[min(len(SPARKS) - 1, math.ceil(c / peak * len(SPARKS)) - 1)]
-        for c in counts
-    )
+from cctool.render.text import percent, sparkline
 
 
 class FitTable:
@@ -99,15 +86,11 @@ def _fit(name: str, width: int | None) -> str:
     return name if width is None else elide(name, width)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
-
-
 def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int | None = None,
                metric: Metric | None = None) -> FitTable:
     """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units)."""
-    rows = [[format_value(r["self"], precision, metric), _pct(r["self%"]), _pct(r["sum%"]),
-             format_value(r["cum"], precision, metric), _pct(r["cum%"]),
+    rows = [[format_value(r["self"], precision, metric), percent(r["self%"]), percent(r["sum%"]),
+             format_value(r["cum"], precision, metric), percent(r["cum%"]),
              _fit(str(r[by]), name_width)]
             for r in df.iter_rows(named=True)]
     return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
@@ -117,7 +100,7 @@ def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3
                    name_width: int | None = None, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
     rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
-             _pct(r["parent%"]), _pct(r["start%"]), _fit(r["name"], name_width)]
+             percent(r["parent%"]), percent(r["start%"]), _fit(r["name"], name_width)]
             for r in df.iter_rows(named=True)]
     heads = ["node", "depth", metric, "parent%", "start%", "name"]
     return _titled(title, _table(heads, rows, left=["name"]))
@@ -132,7 +115,7 @@ def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precisi
     rows = [[str(r["node"]), _fit(r["name"], name_width),
              *(format_value(r[c], precision, metric) for c in ("mean", "max", "min")),
              format_value(r["imbalance"], 2), format_value(r["cv"], 2),
-             ",".join(str(lab) for lab in r["top"][:3]), f"▕{sparkline(r['histogram'])}▏"]
+             ",".join(str(lab) for lab in r["top"][:3]), f"▕{_histogram(r)}▏"]
             for r in df.iter_rows(named=True)]
     parts: list[RenderableType] = [Text(title, style="bold"),
                                    _table(heads, rows, left=["name", "top", "histogram"],
@@ -140,6 +123,10 @@ def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precisi
     if verbose:
         parts += [_imbalance_details(r, precision, metric) for r in df.iter_rows(named=True)]
     return Group(*parts)
+
+
+def _histogram(r: dict[str, Any]) -> str:
+    return sparkline(r["histogram"], from_zero=True)
 
 
 def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None) -> Text:
@@ -153,7 +140,7 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
     text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], 2)}"
                 f"  max/mean {format_value(r['imbalance'], 2)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
-    text.append(f"  histogram ▕{sparkline(r['histogram'])}▏ {fmt(r['min'])} … {fmt(r['max'])}"
+    text.append(f"  histogram ▕{_histogram(r)}▏ {fmt(r['min'])} … {fmt(r['max'])}"
                 f"  counts {' '.join(map(str, r['histogram']))}\n")
     return text
 
@@ -175,7 +162,8 @@ def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptio
 
 
 def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 3,
-                name_width: int | None = None, info: Sequence[Metric | None] | None = None) -> FitTable:
+                name_width: int | None = None, info: Sequence[Metric | None] | None = None
+                ) -> FitTable:
     """Super-nodes of a groupby: metric values (with units), members, then the name."""
     kinds = list(info) if info is not None else [None] * len(metrics)
     rows = [[*(format_value(r[m], precision, k) for m, k in zip(metrics, kinds, strict=True)),
