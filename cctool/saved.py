@@ -20,14 +20,13 @@ import io
 import os
 import struct
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 import polars as pl
 
-from cctool.errors import CctoolError, SavedFormatError
+from cctool.errors import SavedFormatError
 from cctool.graphframe import GraphFrame
 from cctool.metrics import info_from_json, info_to_json
 
@@ -129,37 +128,6 @@ def load_stream(stream: IO[bytes] | None = None) -> GraphFrame:
 
 def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
     """Write ``gf`` to ``path`` atomically (``-`` writes to stdout)."""
+    from cctool.render.files import write_bytes_atomic
+
     write_bytes_atomic(path, dumps(gf, source_format))
-
-
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and rename; ``-`` is stdout."""
-    if str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    try:
-        _write(target, data)
-    except OSError as exc:
-        raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
-
-
-def _write(target: Path, data: bytes) -> None:
-    if target.exists() and not target.is_file():
-        # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
-        with open(target, "wb") as fh:
-            fh.write(data)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

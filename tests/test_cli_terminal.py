@@ -69,7 +69,7 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
 
 def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
-    from cctool import saved
+    from cctool.render import files as saved
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt

@@ -98,14 +98,13 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
          width: int | None, top: int | None, names: Sequence[str],
          results: Sequence[GateResult] = ()) -> None:
     """Write the comparison in the format ``to`` asks for."""
-    from cctool.cli._io import console, emit_renderable, write_bytes, write_text
+    from cctool.cli._io import emit_renderable, write_bytes, write_text
     from cctool.render import report
 
-    ascii_markers = output == "-" and not console(ctx, output, width).encoding.startswith("utf")
     if to == "tree":
-        emit_renderable(ctx, report.tree_view(cmp, view, names, ascii_markers), output, width)
+        emit_renderable(ctx, report.tree_view(cmp, view, names), output, width)
     elif to == "table":
-        table = report.changes_table(cmp, top or TABLE_TOP, view.precision, ascii_markers)
+        table = report.changes_table(cmp, top or TABLE_TOP, view.precision)
         emit_renderable(ctx, table, output, width)
     elif to == "markdown":
         write_text(output, report.markdown(cmp, names, results, top or TABLE_TOP, view.precision))

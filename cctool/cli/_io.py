@@ -150,6 +150,6 @@ def write_text(output: str, text: str) -> None:
 
 
 def write_bytes(output: str, data: bytes) -> None:
-    from cctool.saved import write_bytes_atomic
+    from cctool.render.files import write_bytes_atomic
 
     write_bytes_atomic(output, data)

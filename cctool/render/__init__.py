@@ -68,7 +68,7 @@ def format_value(value: float, precision: int, metric: Metric | None = None) -> 
 
 
 def render_rows(
-    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *, ascii_markers: bool = False,
+    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *,
     info: Sequence[Metric | None] | None = None,
 ) -> TreeLines:
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
@@ -97,7 +97,6 @@ def render_rows(
         markers=rows["marker"].to_list() if "marker" in rows.columns else None,
         hidden=rows["hidden"].to_list() if "hidden" in rows.columns else None,
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
-        force_ascii=ascii_markers,
         full_names=opts.full_names,
     )
 
@@ -152,16 +151,15 @@ class TreeLines:
         names: list[str],
         markers: list[str | None] | None,
         hot: list[bool] | None,
-        force_ascii: bool,
         hidden: list[int] | None = None,
         full_names: bool = False,
     ) -> None:
         self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
-        self.markers, self.hot, self.force_ascii = markers, hot, force_ascii
+        self.markers, self.hot = markers, hot
         self.hidden, self.full_names = hidden, full_names
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        ascii_only = self.force_ascii or options.ascii_only
+        ascii_only = options.ascii_only
         pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
         width = options.max_width
         mark = "~" if ascii_only else "…"
@@ -317,8 +315,7 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = False,
-                    sort_key: np.ndarray | None = None) -> Group:
+def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray | None = None) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
     :func:`cctool.ops.view.tree_rows` takes it."""
     from cctool.ops.view import tree_rows, view_metrics
@@ -326,7 +323,7 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
     info = [gf.metric(m) for m in metrics]
-    tree = render_rows(rows, metrics, opts, ascii_markers=ascii_markers, info=info)
+    tree = render_rows(rows, metrics, opts, info=info)
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])

@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 import polars as pl
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -77,12 +77,11 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) ->
 
 
 def tree_view(
-    cmp: Comparison, opts: TreeOptions, labels: Sequence[str], ascii_markers: bool
+    cmp: Comparison, opts: TreeOptions, labels: Sequence[str]
 ) -> Group:
     """Summary lines, then the union tree with the shown values."""
     head = Text("\n".join(summary_lines(cmp, labels, opts.precision)) + "\n")
-    return Group(head, tree_renderable(cmp.result, opts, ascii_markers=ascii_markers,
-                                       sort_key=_change_key(cmp)))
+    return Group(head, tree_renderable(cmp.result, opts, sort_key=_change_key(cmp)))
 
 
 def _change_key(cmp: Comparison) -> np.ndarray | None:
@@ -103,8 +102,22 @@ def rows(cmp: Comparison, top: int | None) -> pl.DataFrame:
                                              dtype=pl.String))
 
 
-def changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
-    """The ``top`` largest changes of the first shown metric as a Rich table."""
+def changes_table(cmp: Comparison, top: int, precision: int) -> ChangesTable:
+    """The ``top`` largest changes of the first shown metric as a Rich renderable."""
+    return ChangesTable(cmp, top, precision)
+
+
+class ChangesTable:
+    """The table of largest changes, built when the console says whether it can draw ◀/▶."""
+
+    def __init__(self, cmp: Comparison, top: int, precision: int) -> None:
+        self.cmp, self.top, self.precision = cmp, top, precision
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield _changes_table(self.cmp, self.top, self.precision, options.ascii_only)
+
+
+def _changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
     data = rows(cmp, top)
     table = Table(title=f"largest changes of {cmp.shown[0]}", title_justify="left")
     table.add_column("call path (last frames)", overflow="fold")
