@@ -43,7 +43,7 @@ _cctool() {
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
-                    ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -62,7 +62,7 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
-                    ''--to'[Output format.]:value:(tree table json csv markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -75,7 +75,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text table json csv cct)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -90,7 +90,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -105,7 +105,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -149,7 +149,7 @@ _cctool() {
                     ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text csv json markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -174,7 +174,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \

@@ -89,9 +89,9 @@ def tree_options(opts: CompareOptions, depth: int | None, threshold: float, prec
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
-    """``--top`` alone asks for the table."""
+    """``--top`` alone asks for the table (unless --to or -o's suffix chose a format)."""
     given = ctx.get_parameter_source("to") != click.core.ParameterSource.DEFAULT
-    return "table" if top is not None and not given else to
+    return "table" if top is not None and not given and to == "tree" else to
 
 
 def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output: str,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from click.core import ParameterSource
 
 from cctool.cli._options import (
     derive_option,
@@ -62,8 +61,6 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         gf = data_objects(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    if output.endswith(".cct") and ctx.get_parameter_source("to") is ParameterSource.DEFAULT:
-        to = "cct"
     graph = merge(gf, by, agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
     from cctool.errors import warn
