@@ -40,7 +40,7 @@ def main(out: Path, quick: bool = False) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"points": rows_out, "fit": fit}, indent=2) + "\n")
     _print(rows_out, fit)
-    from cctool import plot
+    from cctool.render import plot
 
     cv = chart(rows_out, fit)
     svg, png = out.with_suffix(".svg"), out.with_suffix(".png")
@@ -118,7 +118,7 @@ def _print(points: list[dict[str, Any]], fit: dict[str, float]) -> None:
 
 def chart(points: list[dict[str, Any]], fit: dict[str, float]) -> Any:
     """Points (first and second read) against millions of rows, and the fitted line."""
-    from cctool.plot import Canvas, nice_ticks
+    from cctool.render.plot import Canvas, nice_ticks
 
     width, height, left, right, top, bottom = 760, 460, 80, 190, 50, 60
     xs = [p["rows"] / 1e6 for p in points]

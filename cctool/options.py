@@ -24,7 +24,7 @@ class TreeOptions:
         invert_colormap: color low values as high.
         sort: order of siblings: ``metric`` (descending), ``nid`` (profile order), ``name``.
         full_names: never elide long names.
-        name_width: elide names longer than this in the middle.
+        name_width: elide names longer than this; None fits them to the width at render time.
         legend: append a legend.
         diverging: color signed values (differences) by sign: high positive as high, high
             negative as low, near zero uncolored.
@@ -43,7 +43,7 @@ class TreeOptions:
     invert_colormap: bool = False
     sort: str = "metric"
     full_names: bool = False
-    name_width: int = 60
+    name_width: int | None = None
     legend: bool = True
     diverging: bool = False
     highlight: tuple[int, ...] = ()

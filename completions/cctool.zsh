@@ -50,9 +50,9 @@ _cctool() {
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
-                    ''--to'[Output format.]:value:(tree table json csv markdown junit)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value: ' \
+                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
@@ -70,7 +70,7 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
-                    ''--to'[Output format.]:value:(tree table json csv markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -84,7 +84,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text table json csv cct)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -100,7 +100,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -116,7 +116,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -153,7 +153,7 @@ _cctool() {
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -173,10 +173,10 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value: ' \
+                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text csv json markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -195,7 +195,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(tree json csv cct)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -208,7 +208,7 @@ _cctool() {
                     ''--thread'[Show only this thread.]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
-                    ''--colormap'[Colormap: RdYlGn, viridis, magma, grey.]:value: ' \
+                    ''--colormap'[Colormap of the values.]:value:(RdYlGn viridis magma grey)' \
                     ''--invert-colormap'[Color low values as high.]' \
                     ''--sort'[Order of siblings: by the first metric (descending), by profile order,]:value:(metric nid name)' \
                     ''--full-names'[Never elide long names.]' \
@@ -221,13 +221,17 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
-                    ''--to'[Output format.]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value: ' \
+                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;
     esac
 }
 
-_cctool "$@"
+if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
+    _cctool "$@"
+else
+    compdef _cctool cctool
+fi

@@ -72,8 +72,8 @@ def test_summary_and_markers_by_hand(data) -> None:
     assert lines[0] == f"A: {CPI}   B: {ALLGATHER}"
     assert lines[1] == "total time (inc): A 3.998 s, B 26.158 s, B − A +22.160 s (+554.2%)"
     assert "22.142 s <program root>" in lines[3]  # 26140582 - 3998242 usec, no marker: both
-    assert any(line.endswith("16.025 s Loop@osu_allgather.c:86 ▶") for line in lines)
-    assert "◀ / < only in A (the first profile)" in res.stdout  # explained without color
+    assert any(line.endswith("16.025 s Loop@osu_allgather.c:86 ▶ [+1]") for line in lines)
+    assert "◀ only in A (the first profile)" in res.stdout  # explained without color
 
 
 def test_json_rows_and_totals(data) -> None:

@@ -160,13 +160,14 @@ def test_query_is_required_without_not(data) -> None:
 
 
 def test_never_writes_a_cct_to_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cctool.cli import _formats
     from cctool.cli import query as mod
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    monkeypatch.setattr(mod.sys, "stdout", Tty())
+    monkeypatch.setattr(_formats.sys, "stdout", Tty())
     assert mod._output_format(None, None) == "tree"
     assert mod._output_format(None, "x.cct") == "cct"
     for to, output in ((None, "-"), ("cct", None), ("cct", "-")):

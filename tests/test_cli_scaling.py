@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from cctool.cli import cli
-from cctool.render_scaling import Sparkline, sparkline
+from cctool.render.scaling import Sparkline, sparkline
 from tests.conftest import check_golden
 
 LASSEN_TUNINGS = ["--key", "tuning", "--where", "cluster=lassen",
@@ -151,7 +151,7 @@ def test_sparkline_levels_and_ascii_fallback() -> None:
 def test_narrow_and_ascii_consoles(lulesh: Path) -> None:
     import cctool
     from cctool.ops.scaling import ScalingOptions, scaling
-    from cctool.render_scaling import scaling_table
+    from cctool.render.scaling import scaling_table
 
     narrow = invoke(str(lulesh), "--top", "3", "--width", "66")
     assert "trend" not in narrow.stdout  # dropped so that the numbers fit

@@ -63,7 +63,7 @@ def test_tree_from_stdin(data) -> None:
     saved = run("read", str(data("hpctoolkit-cpi-database")), "-o", "-")
     res = run("tree", "-", "--depth", "2", "--no-legend", input=saved.stdout_bytes)
     assert res.exit_code == 0, res.stderr
-    assert res.stdout.splitlines()[1].endswith("main")
+    assert res.stdout.splitlines()[1].endswith("main [+2]")  # MPI_Init, MPI_Finalize hidden
 
 
 def test_tree_output_file(data, tmp_path) -> None:
@@ -93,13 +93,18 @@ def test_deep_tree_does_not_recurse(tmp_path) -> None:
     "flags, message",
     [
         (["--metric", "cycles"], "unknown metric 'cycles'"),
-        (["--colormap", "rainbow"], "unknown colormap 'rainbow'"),
     ],
 )
 def test_tree_bad_options(data, flags, message) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), *flags)
     assert res.exit_code == 2
     assert message in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_tree_unknown_colormap_is_a_usage_error(data) -> None:
+    res = run("tree", str(data("hpctoolkit-cpi-database")), "--colormap", "rainbow")
+    assert res.exit_code == 2
+    assert "'rainbow' is not one of 'RdYlGn', 'viridis', 'magma', 'grey'" in res.stderr
 
 
 def test_long_names_are_elided(tmp_path) -> None:

@@ -4,7 +4,7 @@ Subcommand modules are imported only when a command runs (or when help lists the
 imports Polars/Numba inside its callback, so ``cctool --help`` stays fast.
 
 Exit codes: 0 success; 1 a regression gate (``--fail-if``) tripped; 2 usage error or bad
-input (unreadable profile, unknown metric, malformed query, ...).
+input (unreadable profile, unknown metric, malformed query, ...); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from cctool.errors import CctoolError, CctoolWarning
 EXIT_OK = 0
 EXIT_GATE = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it; never the gate's 1
 
 # name -> "module:function"; help text listing imports these modules, which import only click.
 COMMANDS: dict[str, str] = {
@@ -125,9 +126,23 @@ _SHOWN: set[str] = set()
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
-        cli.main(args=argv, prog_name="cctool")
+        # standalone_mode=False: Click would turn Ctrl-C into "Aborted!" and exit 1.
+        rv = cli.main(args=argv, prog_name="cctool", standalone_mode=False)
+    except KeyboardInterrupt:
+        # Output files are written to a temporary name and renamed, so none is left half done.
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
     except BrokenPipeError:
         # The reader of our stdout went away (e.g. `| head`): not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_OK)
+    sys.exit(rv if isinstance(rv, int) else EXIT_OK)

@@ -89,23 +89,22 @@ def tree_options(opts: CompareOptions, depth: int | None, threshold: float, prec
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
-    """``--top`` alone asks for the table."""
+    """``--top`` alone asks for the table (unless --to or -o's suffix chose a format)."""
     given = ctx.get_parameter_source("to") != click.core.ParameterSource.DEFAULT
-    return "table" if top is not None and not given else to
+    return "table" if top is not None and not given and to == "tree" else to
 
 
 def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output: str,
          width: int | None, top: int | None, names: Sequence[str],
          results: Sequence[GateResult] = ()) -> None:
     """Write the comparison in the format ``to`` asks for."""
-    from cctool import report
-    from cctool.cli._io import console, emit_renderable, write_bytes, write_text
+    from cctool.cli._io import emit_renderable, write_bytes, write_text
+    from cctool.render import report
 
-    ascii_markers = output == "-" and not console(ctx, output, width).encoding.startswith("utf")
     if to == "tree":
-        emit_renderable(ctx, report.tree_view(cmp, view, names, ascii_markers), output, width)
+        emit_renderable(ctx, report.tree_view(cmp, view, names), output, width)
     elif to == "table":
-        table = report.changes_table(cmp, top or TABLE_TOP, view.precision, ascii_markers)
+        table = report.changes_table(cmp, top or TABLE_TOP, view.precision)
         emit_renderable(ctx, table, output, width)
     elif to == "markdown":
         write_text(output, report.markdown(cmp, names, results, top or TABLE_TOP, view.precision))
@@ -178,8 +177,8 @@ def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: in
     """Report the gate on stderr; exit 1 if a condition tripped."""
     if not results:
         return
-    from cctool import report
     from cctool.cli import EXIT_GATE
+    from cctool.render import report
 
     failed = [r for r in results if not r.passed]
     for line in report.offender_lines(failed, precision):

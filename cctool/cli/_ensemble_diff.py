@@ -76,7 +76,7 @@ def _check(cmp: EnsembleComparison, cond: Condition,
 def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
           results: Sequence[EnsembleGateResult], to: str, output: str,
           view: dict[str, Any]) -> None:
-    from cctool import render_ensemble as render
+    from cctool.render import ensemble as render
     from cctool.cli._io import emit_renderable, emit_table, write_bytes, write_text
 
     top, precision = view.get("top"), view["precision"]
@@ -100,7 +100,7 @@ def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
 def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision: int) -> None:
     if not results:
         return
-    from cctool import render_ensemble as render
+    from cctool.render import ensemble as render
     from cctool.cli import EXIT_GATE
 
     for line in render.offender_lines(results, precision):

@@ -90,7 +90,17 @@ def color_enabled(ctx: click.Context, output: str) -> bool:
         return False
     if choice == "always":
         return True
-    return "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    return auto_color(dict(os.environ), sys.stdout.isatty())
+
+
+def auto_color(env: Mapping[str, str], isatty: bool) -> bool:
+    """``--color auto``: a non-empty NO_COLOR disables color (no-color.org: an empty one does
+    not); a non-empty FORCE_COLOR or CLICOLOR_FORCE other than ``0`` forces it; else a tty."""
+    if env.get("NO_COLOR", ""):
+        return False
+    if any(env.get(k, "") not in ("", "0") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
+        return True
+    return isatty
 
 
 def console(ctx: click.Context, output: str, width: int | None) -> Console:
@@ -115,10 +125,11 @@ def emit_renderable(
     ctx: click.Context, renderable: RenderableType, output: str, width: int | None
 ) -> None:
     """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
+    from cctool.render import Trimmed, to_text
+
     if output == "-":
-        console(ctx, output, width).print(renderable)
+        console(ctx, output, width).print(Trimmed(renderable))
         return
-    from cctool.render import to_text
 
     write_text(output, to_text(renderable, width=width or 120, color=False))
 
@@ -127,7 +138,7 @@ def emit_table(
     df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
 ) -> None:
     """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
-    from cctool.records import to_csv, to_json, with_units
+    from cctool.render.records import to_csv, to_json, with_units
 
     df = with_units(df, units or {})
     data = to_json(df) if to == "json" else to_csv(df).encode()
@@ -149,6 +160,6 @@ def write_text(output: str, text: str) -> None:
 
 
 def write_bytes(output: str, data: bytes) -> None:
-    from cctool.saved import write_bytes_atomic
+    from cctool.render.files import write_bytes_atomic
 
     write_bytes_atomic(output, data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,6 +15,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # The registry module imports no reader, so listing the names here costs nothing at start-up.
 FORMAT_NAMES = tuple(reader_names())
 AGG_CHOICES = ("sum", "mean", "max", "min", "std", "cv")
+# The names of cctool.render.COLORMAPS (a test keeps them equal), without importing Rich.
+COLORMAP_NAMES = ("RdYlGn", "viridis", "magma", "grey")
 
 
 def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
@@ -61,24 +64,32 @@ def metric_option(f: F) -> F:
 
 
 def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
-    """``--to FORMAT`` (first one is the default) and ``-o/--output FILE``."""
+    """``--to FORMAT`` and ``-o/--output FILE``; without ``--to`` the format comes from
+    -o's suffix, else the first of ``formats`` (see :mod:`cctool.cli._formats`)."""
 
     def deco(f: F) -> F:
-        f = click.option(
+        @functools.wraps(f)
+        def resolved(*args: Any, **kwargs: Any) -> Any:
+            from cctool.cli._formats import refuse_binary_terminal, resolve_format
+
+            kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)
+            refuse_binary_terminal(kwargs["to"], kwargs["output"])
+            return f(*args, **kwargs)
+
+        g = click.option(
             "--output",
             "-o",
             default="-",
             metavar="FILE",
             help="Write here instead of stdout ('-'); written atomically.",
-        )(f)
-        return click.option(
+        )(resolved)
+        return click.option(  # type: ignore[no-any-return]
             "--to",
             "to",
             type=click.Choice(formats),
-            default=formats[0],
-            show_default=True,
-            help="Output format.",
-        )(f)
+            default=None,
+            help=f"Output format (default: from -o's suffix, else {formats[0]}).",
+        )(g)
 
     return deco
 

@@ -50,7 +50,7 @@ def _options(cmd: click.Command) -> tuple[Opt, ...]:
             continue
         names = tuple(p.opts + p.secondary_opts)
         choices = tuple(p.type.choices) if isinstance(p.type, click.Choice) else ()
-        is_path = isinstance(p.type, click.Path) or p.name == "output"
+        is_path = isinstance(p.type, click.Path) or p.name == "output" or p.metavar == "FILE"
         out.append(Opt(names, not p.is_flag and not p.count, tuple(map(str, choices)),
                        _first_line(p.help or ""), is_path))
     out.append(Opt(("-h", "--help"), False, (), "Show help and exit."))
@@ -72,19 +72,25 @@ def bash(group: click.Group) -> str:
              "    done", '    case "$cmd:$prev" in']
     for c in (Cmd("", "", top), *cmds):
         for o in c.options:
+            pats = "|".join(f"{c.name}:{n}" for n in o.names)
             if o.choices:
-                pats = "|".join(f"{c.name}:{n}" for n in o.names)
                 lines.append(f'        {pats}) COMPREPLY=($(compgen -W "{" ".join(o.choices)}" '
                              '-- "$cur")); return;;')
+            elif o.takes_value and not o.is_path:
+                # A free value (a metric, a column, a number): no file names to offer.
+                lines.append(f"        {pats}) COMPREPLY=(); return;;")
     lines.append('    esac\n    case "$cmd" in')
     lines.append(f'        "") opts="{_flat(top)} {names}";;')
     for c in cmds:
         lines.append(f'        {c.name}) opts="{_flat(c.options)}";;')
+    # File names may hold spaces: one per line into COMPREPLY, quoted by -o filenames.
     lines += ["    esac",
               '    if [[ "$cur" == -* || -z "$cmd" ]]; then',
               '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
-              "    else", '        COMPREPLY=($(compgen -f -- "$cur"))', "    fi", "}",
-              "complete -o default -F _cctool cctool", ""]
+              "    else", "        compopt -o filenames 2>/dev/null",
+              "        local IFS=$'\\n'",
+              '        COMPREPLY=($(compgen -f -- "$cur"))', "    fi", "}",
+              "complete -F _cctool cctool", ""]
     return "\n".join(lines)
 
 
@@ -103,7 +109,10 @@ def zsh(group: click.Group) -> str:
         specs = " \\\n                    ".join(_zsh_spec(o) for o in c.options)
         lines.append(f"                {c.name}) _arguments {specs} \\\n"
                      "                    '*:file:_files' ;;")
-    lines += ["            esac ;;", "    esac", "}", "", '_cctool "$@"', ""]
+    # Autoloaded from $fpath the file is the function's body; sourced, it registers itself.
+    lines += ["            esac ;;", "    esac", "}", "",
+              'if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then', '    _cctool "$@"',
+              "else", "    compdef _cctool cctool", "fi", ""]
     return "\n".join(lines)
 
 
@@ -117,7 +126,10 @@ def fish(group: click.Group) -> str:
         lines.append(_fish_opt("__fish_use_subcommand", o))
     for c in cmds:
         cond = f"__fish_seen_subcommand_from {c.name}"
-        lines.append(f"complete -c cctool -n '{cond}' -F")
+        # Files only where no option waits for a value (a choice or a free value).
+        free = " ".join(n for o in c.options if o.takes_value and not o.is_path for n in o.names)
+        files = f"{cond}; and not __fish_prev_arg_in {free}" if free else cond
+        lines.append(f"complete -c cctool -n '{files}' -F")
         lines += [_fish_opt(cond, o) for o in c.options]
     lines.append(f"# commands: {names}\n")
     return "\n".join(lines)
@@ -142,7 +154,9 @@ def _fish_opt(cond: str, o: Opt) -> str:
     for n in o.names:
         parts.append(f"-l {n[2:]}" if n.startswith("--") else f"-s {n[1:]}")
     if o.takes_value:
-        parts.append("-r")
+        parts.append("-r" if o.is_path else "-x")  # -x: a value, and no file names
+        if o.is_path:
+            parts.append("-F")
         if o.choices:
             parts.append(f"-a '{' '.join(o.choices)}'")
     parts.append(f"-d '{o.help}'")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from click.core import ParameterSource
 
 from cctool.cli._options import (
     derive_option,
@@ -62,8 +61,6 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         gf = data_objects(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    if output.endswith(".cct") and ctx.get_parameter_source("to") is ParameterSource.DEFAULT:
-        to = "cct"
     graph = merge(gf, by, agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
     from cctool.errors import warn
@@ -84,7 +81,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
     else:
         from cctool.options import TreeOptions
         from cctool.render import describe_locations
-        from cctool.tables import graph_renderable, group_table
+        from cctool.render.tables import graph_renderable, group_table
 
         opts = TreeOptions(metrics=tuple(cols), precision=precision)
         info = [gf.metric(c) for c in cols]
@@ -98,7 +95,7 @@ def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) ->
     import orjson
 
     from cctool.ops.groupby import GroupGraph
-    from cctool.records import to_json, with_units
+    from cctool.render.records import to_json, with_units
 
     assert isinstance(graph, GroupGraph)
     nodes = orjson.loads(to_json(with_units(graph.table(cols), units)))

@@ -58,7 +58,7 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
         return
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
-    from cctool.tables import hot_path_table
+    from cctool.render.tables import hot_path_table
 
     where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg),
                                [gf.metric(col)])

@@ -77,7 +77,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
                                                       "p25", "p50", "p75", "p90")})
         return
     from cctool.ops.imbalance import profiler_statistics
-    from cctool.tables import imbalance_table
+    from cctool.render.tables import imbalance_table
 
     stats = profiler_statistics(gf, col)
     if stats is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from cctool.options import TreeOptions
 
 FORMATS = ("tree", "cct", "json", "csv")
-_SUFFIX = {".cct": "cct", ".json": "json", ".csv": "csv"}
 
 
 @click.command()
@@ -114,18 +112,13 @@ def _combined(text: str | None, ands: tuple[str, ...], ors: tuple[str, ...],
 
 
 def _output_format(to: str | None, output: str | None) -> str:
-    """The output format: --to, else by -o's suffix, '-o -' a .cct, no -o a tree."""
-    if to is None:
-        if output is None:
-            to = "tree"
-        elif output == "-":
-            to = "cct"
-        else:
-            to = next((f for s, f in _SUFFIX.items() if output.lower().endswith(s)), "tree")
-    if to == "cct" and (output or "-") == "-" and sys.stdout.isatty():
-        raise click.UsageError("will not write a binary .cct to a terminal; "
-                               "pipe or redirect stdout, or use -o FILE")
-    return to
+    """The output format as every command picks it, except that '-o -' means a .cct (the
+    pipeline form) and no -o a tree."""
+    from cctool.cli._formats import refuse_binary_terminal, resolve_format
+
+    fmt = resolve_format(to, output, FORMATS, "cct" if output == "-" else "tree")
+    refuse_binary_terminal(fmt, output)
+    return fmt
 
 
 def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOptions,
@@ -149,5 +142,5 @@ def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOp
     from cctool.cli._io import metric_units
     from cctool.ops.view import tree_rows
 
-    rows = tree_rows(gf, opts)
+    rows = tree_rows(gf, opts).drop("hidden")
     emit_table(rows, to, output, metric_units(gf, rows.columns))

@@ -46,6 +46,6 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         emit_table(table, to, output)
         return
     from cctool.cli._io import emit_renderable
-    from cctool.render_ensemble import runs_table
+    from cctool.render.ensemble import runs_table
 
     emit_renderable(ctx, runs_table(table), output, width)

@@ -98,7 +98,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     _report(result, len(runs), where)
     if plot:
         from cctool.cli._io import write_bytes
-        from cctool.plot import render_plot
+        from cctool.render.plot import render_plot
 
         write_bytes(plot, render_plot(result, plot, top or 8))
     _emit(ctx, result, to, output, width, precision)
@@ -163,7 +163,7 @@ def _profiles_in(p: Path) -> list[str]:
 
 
 def _report(result: ScalingResult, given: int, where: tuple[str, ...]) -> None:
-    from cctool.render_scaling import notes
+    from cctool.render.scaling import notes
 
     kept = result.runs.height
     if where:
@@ -180,17 +180,17 @@ def _emit(ctx: click.Context, result: ScalingResult, to: str, output: str,
     from cctool.cli._io import emit_renderable, emit_table, write_text
 
     if to == "text":
-        from cctool.render_scaling import scaling_table
+        from cctool.render.scaling import scaling_table
 
         emit_renderable(ctx, scaling_table(result, precision), output, width)
     elif to == "markdown":
-        from cctool.render_scaling import to_markdown
+        from cctool.render.scaling import to_markdown
 
         write_text(output, to_markdown(result, precision))
     else:
         import polars as pl
 
-        from cctool.render_scaling import value_unit
+        from cctool.render.scaling import value_unit
 
         # One column per run: the unit goes into a column of its own, not every header.
         table = result.table

@@ -110,6 +110,6 @@ def _emit(ctx: click.Context, result: object, precision: int, width: int | None,
         emit_table(result.table, to, output)  # type: ignore[attr-defined]
         return
     from cctool.cli._io import emit_renderable
-    from cctool.render_ensemble import stats_table
+    from cctool.render.ensemble import stats_table
 
     emit_renderable(ctx, stats_table(result, precision), output, width)  # type: ignore[arg-type]

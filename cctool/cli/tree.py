@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cctool.cli._options import (
+    COLORMAP_NAMES,
     derive_option,
     from_option,
     location_options,
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="Hide subtrees whose inclusive value is below this fraction of the heaviest "
               "root's.")
-@click.option("--colormap", default="RdYlGn", show_default=True,
-              help="Colormap: RdYlGn, viridis, magma, grey.")
+@click.option("--colormap", type=click.Choice(COLORMAP_NAMES), default="RdYlGn",
+              show_default=True, help="Colormap of the values.")
 @click.option("--invert-colormap", is_flag=True, help="Color low values as high.")
 @click.option("--sort", type=click.Choice(["metric", "nid", "name"]), default="metric",
               show_default=True, help="Order of siblings: by the first metric (descending), "
@@ -122,7 +123,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.cli._io import metric_units
         from cctool.ops.view import tree_rows
 
-        rows = tree_rows(gf, opts)
+        rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))
 
 
@@ -164,7 +165,7 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     from dataclasses import replace
 
     from cctool.render import describe_locations
-    from cctool.tables import flat_table, graph_renderable
+    from cctool.render.tables import flat_table, graph_renderable
 
     view: RenderableType
     cols = list(metric_pair(gf, metric))

@@ -167,7 +167,7 @@ class HtmlView:
 
     def save(self, path: str | Path) -> None:
         """Write the page to ``path`` (atomically)."""
-        from cctool.saved import write_bytes_atomic
+        from cctool.render.files import write_bytes_atomic
 
         write_bytes_atomic(path, self.page.encode())
 

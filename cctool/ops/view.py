@@ -16,12 +16,17 @@ def view_metrics(gf: GraphFrame, opts: TreeOptions) -> list[str]:
     return [gf.resolve_metric(m) for m in names]
 
 
-def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
+def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = None
+              ) -> pl.DataFrame:
     """Rows of the tree view in display order.
+
+    ``sort_key`` (one value per node id) orders siblings instead of the first metric's
+    values, e.g. a percentage view sorted by the amount behind each percentage.
 
     Columns: ``node``, ``parent``, ``name``, ``depth`` and the shown metric columns
     (aggregated over locations as ``opts`` says), plus any ``marker`` column of the node table
-    and a ``highlight`` column when ``opts.highlight`` names nodes.
+    and a ``highlight`` column when ``opts.highlight`` names nodes. ``hidden`` counts each
+    row's children that the view leaves out (depth limit, threshold, expansion).
     """
     if opts.sort not in SORT_KEYS:
         raise CctoolError(f"unknown sort key {opts.sort!r}; use one of {', '.join(SORT_KEYS)}")
@@ -34,13 +39,15 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions) -> pl.DataFrame:
 
     keep = _kept(gf, values, opts, prune_metric or (metrics[0] if metrics else None))
     key = values[metrics[0]].to_numpy() if metrics else None
+    if sort_key is not None:
+        key = sort_key
     order = display_order(gf, opts.sort, key)
     order = order[keep[order]]
 
     extra = [c for c in ("marker",) if c in gf.nodes.columns]
     table = gf.nodes.select("node", "parent", "name", "depth", *extra).join(
         values.select("node", *metrics), on="node", how="left"
-    )
+    ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
     return table[order.tolist()] if order.size != table.height else table[order]
@@ -67,6 +74,13 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     from cctool import kernels
 
     return sib_rank[kernels.preorder(relabelled_parent)]
+
+
+def _hidden_children(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
+    """Per node, how many of its children are left out of the view."""
+    par = gf.parent_array
+    cut = ~keep & (par >= 0)
+    return np.bincount(par[cut], minlength=gf.num_nodes)
 
 
 def _kept(

@@ -10,6 +10,7 @@ import io
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
@@ -20,6 +21,9 @@ from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.metrics import Metric, effective_agg, format_quantity
 from cctool.options import TreeOptions
+from cctool.render.text import elide, printable
+
+__all__ = ["elide", "printable"]  # re-exported: their old home
 
 # Six colors per map, for values from high to low (fraction of the largest shown value).
 COLORMAPS: dict[str, tuple[str, ...]] = {
@@ -32,6 +36,7 @@ BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high
 # Signed values (differences): (lower edge of value / largest |value|, color index), high to
 # low; the bin around zero (index None) stays uncolored so that only real changes stand out.
 DIVERGING = ((0.5, 0), (0.1, 1), (-0.1, None), (-0.5, 4), (-1.0, 5))
+HIDDEN_NOTE = "[+N]: N children not shown (depth limit, threshold or collapsed)"
 MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 
@@ -52,17 +57,8 @@ def format_value(value: float, precision: int, metric: Metric | None = None) -> 
     return format_quantity(value, metric, precision)
 
 
-def elide(name: str, width: int) -> str:
-    """Shorten ``name`` to ``width`` characters by cutting its middle."""
-    if len(name) <= width or width < 5:
-        return name
-    head = (width - 1) // 2
-    tail = width - 1 - head
-    return f"{name[:head]}…{name[-tail:]}"
-
-
 def render_rows(
-    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *, ascii_markers: bool = False,
+    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *,
     info: Sequence[Metric | None] | None = None,
 ) -> TreeLines:
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
@@ -75,8 +71,8 @@ def render_rows(
     widths = [max((len(t) for t in col), default=0) for col in texts]
     first = columns[0] if columns else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
-    names = rows["name"].fill_null("").to_list()
-    if not opts.full_names:
+    names = [printable(n) for n in rows["name"].fill_null("").to_list()]
+    if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
     cells = [
         " ".join(col[i].rjust(widths[k]) for k, col in enumerate(texts)) + " " if texts else ""
@@ -89,8 +85,9 @@ def render_rows(
         styles=styles,
         names=names,
         markers=rows["marker"].to_list() if "marker" in rows.columns else None,
+        hidden=rows["hidden"].to_list() if "hidden" in rows.columns else None,
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
-        force_ascii=ascii_markers,
+        full_names=opts.full_names,
     )
 
 
@@ -144,46 +141,61 @@ class TreeLines:
         names: list[str],
         markers: list[str | None] | None,
         hot: list[bool] | None,
-        force_ascii: bool,
+        hidden: list[int] | None = None,
+        full_names: bool = False,
     ) -> None:
         self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
-        self.markers, self.hot, self.force_ascii = markers, hot, force_ascii
+        self.markers, self.hot = markers, hot
+        self.hidden, self.full_names = hidden, full_names
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        ascii_only = self.force_ascii or options.ascii_only
-        pick = 1 if ascii_only else 0
-        pieces = [g[pick] for g in _GUIDES]
+        ascii_only = options.ascii_only
+        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
         width = options.max_width
+        mark = "~" if ascii_only else "…"
         dim, bold = Style(dim=True), Style(bold=True)
-        hot_mark = Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta"))
         style_cache: dict[str, Style] = {}
         for i, code in enumerate(self.guides):
-            guide = "".join(pieces[c] for c in code)
+            guide = _guide_text(code, pieces, width)
             cell = self.cells[i]
-            name = self.names[i]
-            room = width - len(guide) - len(cell)
-            if len(name) > room:
-                name = name[: max(room - 1, 0)] + ("~" if ascii_only else "…") if room > 1 else ""
-            line = []
-            if guide:
-                line.append(Segment(guide, dim))
+            is_hot = bool(self.hot and self.hot[i])
+            tail = self._suffix(i, ascii_only)
+            room = width - len(guide) - len(cell) - sum(len(seg.text) for seg in tail)
+            line = [Segment(guide, dim)] if guide else []
             if cell:
                 key = self.styles[i] if self.styles else ""
                 style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
                 line.append(Segment(cell, style))
-            is_hot = bool(self.hot and self.hot[i])
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
             line.append(Segment(name, bold if is_hot else None))
-            if is_hot:
-                line.append(hot_mark)
-            mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
-            if mark:
-                line.append(Segment(" " + (mark[1] if ascii_only else mark[0]),
-                                    _fresh_style(mark[2])))
-            if room <= 1:  # deep lines: even guides and values do not fit, so cut the line
+            line += tail
+            if room < 1 and not self.full_names:  # not even a name fits beside the values
                 line = Segment.adjust_line_length(line, width - 1)
-                line.append(Segment("~" if ascii_only else "…"))
+                line.append(Segment(mark))
             yield from line
             yield Segment.line()
+
+    def _suffix(self, i: int, ascii_only: bool) -> list[Segment]:
+        """What follows row ``i``'s name: hot-path, only-in-A/B and hidden-children marks."""
+        out = []
+        if self.hot and self.hot[i]:
+            out.append(Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta")))
+        mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
+        if mark:
+            out.append(Segment(" " + (mark[1] if ascii_only else mark[0]), _fresh_style(mark[2])))
+        if self.hidden and self.hidden[i]:
+            out.append(Segment(f" [+{self.hidden[i]}]", Style(dim=True)))
+        return out
+
+
+def _guide_text(code: tuple[int, ...], pieces: Sequence[str], width: int) -> str:
+    """The guides of one row; beyond half the width the outer levels fold into a count
+    (``[+27] ``), so that a deep node still shows its name."""
+    if 4 * len(code) <= width // 2:
+        return "".join(pieces[c] for c in code)
+    keep = max(1, (width // 2) // 4 - 2)
+    folded = len(code) - keep
+    return f"[+{folded}] " + "".join(pieces[c] for c in code[-keep:])
 
 
 def _fresh_style(definition: str) -> Style:
@@ -196,8 +208,32 @@ def _fresh_style(definition: str) -> Style:
 def legend(
     metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
     info: Sequence[Metric | None] | None = None,
-) -> Text:
+) -> Legend:
     """Legend lines: what the values are, in which unit, and which color means what."""
+    return Legend(metrics, opts, peak, locations, markers, info)
+
+
+class Legend:
+    """The legend, laid out when the console is known: color bins only where there is color
+    (without it six identical swatches say nothing), marker glyphs as the console can draw."""
+
+    def __init__(self, metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str,
+                 markers: bool, info: Sequence[Metric | None] | None = None) -> None:
+        self.args = (metrics, opts, peak, locations, markers, info)
+        self.notes: tuple[str, ...] = ()  # further lines, e.g. what a mark on names means
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        colored = console.color_system is not None and not console.no_color
+        text = _legend_text(*self.args, colored=colored, ascii_only=options.ascii_only)
+        for note in self.notes:
+            text.append(f"  {note}\n")
+        yield text
+
+
+def _legend_text(
+    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
+    info: Sequence[Metric | None] | None, *, colored: bool, ascii_only: bool,
+) -> Text:
     colors = colormap(opts.colormap, opts.invert_colormap)
     text = Text()
     kinds = list(info) if info is not None else [None] * len(metrics)
@@ -210,19 +246,20 @@ def legend(
         text.append("  every value shown is 0\n")
         bins = []
     upper = 1.0
-    bins = [] if peak == 0 else (
+    bins = [] if peak == 0 or not colored else (
         [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
         if opts.diverging else list(zip(BIN_EDGES, colors, strict=True))
     )
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
-        text.append("  █ ", style=color)
+        text.append("  # " if ascii_only else "  █ ", style=color)
         text.append(f"{format_value(lo, opts.precision, first)} - "
                     f"{format_value(hi, opts.precision, first)}\n")
         upper = edge
     if markers:
-        text.append("  ◀ / < only in A (the first profile)   ", style="red")
-        text.append("▶ / > only in B (the second profile)\n", style="green")
+        left, right = (MARKERS[k][1 if ascii_only else 0] for k in ("left", "right"))
+        text.append(f"  {left} only in A (the first profile)   ", style="red")
+        text.append(f"{right} only in B (the second profile)\n", style="green")
     return text
 
 
@@ -268,14 +305,15 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = False) -> Group:
-    """The tree view of ``gf`` (with legend) as a Rich renderable."""
+def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray | None = None) -> Group:
+    """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
+    :func:`cctool.ops.view.tree_rows` takes it."""
     from cctool.ops.view import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
-    rows = tree_rows(gf, opts)
+    rows = tree_rows(gf, opts, sort_key)
     info = [gf.metric(m) for m in metrics]
-    tree = render_rows(rows, metrics, opts, ascii_markers=ascii_markers, info=info)
+    tree = render_rows(rows, metrics, opts, info=info)
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
@@ -283,9 +321,34 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, ascii_markers: bool = 
         peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
-        parts.append(legend(metrics, opts, peak, describe_locations(gf, opts, info),
-                            has_markers, info))
+        key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
+        if rows["hidden"].sum():
+            key.notes = (HIDDEN_NOTE,)
+        parts.append(key)
     return Group(*parts)
+
+
+class Trimmed:
+    """``renderable`` without the trailing spaces Rich pads lines and table cells with."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in console.render_lines(self.renderable, options, pad=False):
+            yield from _rstrip(line)
+            yield Segment.line()
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """The segments of one line with trailing whitespace removed (styles kept)."""
+    out = list(line)
+    while out and not out[-1].control and not out[-1].text.rstrip():
+        out.pop()
+    if out and not out[-1].control:
+        last = out[-1]
+        out[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return out
 
 
 def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -> str:
@@ -301,7 +364,7 @@ def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -
         emoji=False,
         highlight=False,
     )
-    console.print(renderable)
+    console.print(Trimmed(renderable))
     return buf.getvalue()
 
 

@@ -52,7 +52,7 @@ class Canvas:
 
 def chart(result: ScalingResult, top: int = 8) -> Canvas:
     """Lay out a line chart of the first ``top`` rows of ``result`` across its runs."""
-    from cctool.render_scaling import describe, elide_head
+    from cctool.render.scaling import describe, elide_head
 
     cols = result.run_columns
     table = result.table.head(top)

@@ -6,7 +6,6 @@ Console's options whether it may use Unicode block characters and falls back to 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -14,37 +13,12 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from cctool.ops.scaling import ScalingResult
 from cctool.metrics import Metric, effective_agg
-from cctool.render import format_value
+from cctool.ops.scaling import ScalingResult
+from cctool.render import format_value, printable
+from cctool.render.text import elide_head, markdown_cell, sparkline
 
-BLOCKS = "▁▂▃▄▅▆▇█"
-ASCII_LEVELS = "_.-:=+*#"
-MISSING = " "
-
-
-def sparkline(values: Sequence[float | None], ascii_only: bool = False) -> str:
-    """One character per value, scaled between the row's smallest and largest value.
-
-    Missing (None/NaN) values are blanks; a flat row sits in the middle.
-    """
-    levels = ASCII_LEVELS if ascii_only else BLOCKS
-    present = [v if v is not None and math.isfinite(v) else None for v in values]
-    finite = [v for v in present if v is not None]
-    if not finite:
-        return MISSING * len(values)
-    lo, hi = min(finite), max(finite)
-    top = len(levels) - 1
-    out = []
-    for v in present:
-        if v is None:
-            out.append(MISSING)
-        elif hi == lo:
-            out.append(levels[top // 2])
-        else:
-            out.append(levels[round((v - lo) / (hi - lo) * top)])
-    return "".join(out)
-
+__all__ = ["elide_head", "sparkline"]  # re-exported: their old home
 
 class Sparkline:
     """A sparkline cell that picks block characters or ASCII from the Console's encoding."""
@@ -53,7 +27,8 @@ class Sparkline:
         self.values = list(values)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Text(sparkline(self.values, options.ascii_only), style="cyan", no_wrap=True)
+        yield Text(sparkline(self.values, ascii_only=options.ascii_only), style="cyan",
+                   no_wrap=True)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(len(self.values), len(self.values))
@@ -81,19 +56,8 @@ def notes(result: ScalingResult) -> list[str]:
     return [f"{result.key_name} = {label}: mean of {n} runs" for label, n in result.averaged]
 
 
-def elide_head(text: str, width: int, mark: str = "…") -> str:
-    """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
-    if len(text) <= width or width < 5:
-        return text
-    tail = text[-(width - len(mark)):]
-    cut = tail.find("/")
-    # Start the tail at a frame boundary when that keeps most of it.
-    if 0 <= cut < len(tail) // 2:
-        tail = tail[cut:]
-    return mark + tail
-
-
-def scaling_table(result: ScalingResult, precision: int = 3, name_width: int = 60) -> ScalingTable:
+def scaling_table(result: ScalingResult, precision: int = 3, name_width: int | None = None
+                  ) -> ScalingTable:
     """The scaling table as a Rich renderable: label, one column per run key, a trend."""
     return ScalingTable(result, precision, name_width)
 
@@ -102,7 +66,8 @@ class ScalingTable:
     """Builds the Rich Table at render time, when the width is known: numbers and the
     sparkline keep their width, and labels lose their head (never their leaf) to fit."""
 
-    def __init__(self, result: ScalingResult, precision: int, name_width: int) -> None:
+    def __init__(self, result: ScalingResult, precision: int, name_width: int | None
+                 ) -> None:
         self.result = result
         self.name_width = name_width
         unit = _value_metric(result)
@@ -118,7 +83,8 @@ class ScalingTable:
         trend = options.max_width - fixed >= 12  # on a narrow screen numbers matter more
         if not trend:
             fixed -= self.widths[-1] + 3
-        width = max(12, min(self.name_width, options.max_width - fixed))
+        room = options.max_width - fixed
+        width = max(12, room if self.name_width is None else min(self.name_width, room))
         yield self.build(width, "..." if options.ascii_only else "…", trend)
 
     def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
@@ -133,7 +99,7 @@ class ScalingTable:
         values = [result.table[c].to_list() for c in result.run_columns]
         for i, label in enumerate(result.table[by].to_list()):
             spark = [Sparkline([col[i] for col in values])] if trend else []
-            table.add_row(elide_head(label, label_width, mark),
+            table.add_row(elide_head(printable(label), label_width, mark),
                           *[col[i] for col in self.cells], *spark)
         return table
 
@@ -148,7 +114,7 @@ def to_markdown(result: ScalingResult, precision: int = 3) -> str:
     columns = [result.table[c].to_list() for c in cols]
     for i, label in enumerate(result.table[by].to_list()):
         cells = _cells([col[i] for col in columns], precision, _value_metric(result))
-        lines.append("| " + " | ".join([_md_escape(label), *cells]) + " |")
+        lines.append("| " + " | ".join([markdown_cell(label), *cells]) + " |")
     lines.extend(f"\n{n}" for n in notes(result))
     return "\n".join(lines) + "\n"
 
@@ -173,7 +139,3 @@ def _cells(values: Iterable[float | None], precision: int,
            info: Metric | None = None) -> list[str]:
     # Absent nodes stay empty, so a missing value never reads as a measured 0.
     return ["" if v is None else format_value(v, precision, info) for v in values]
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")

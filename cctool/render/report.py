@@ -8,35 +8,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 from xml.etree import ElementTree as ET
 
+import numpy as np
 import polars as pl
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.metrics import Metric
+from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
-from cctool.render import MARKERS, format_value, tree_renderable
+from cctool.render import MARKERS, format_value, printable, tree_renderable
+from cctool.render.records import clean_float, finite_records
+from cctool.render.text import markdown_cell, percent
 
 PATH_TAIL = 3  # frames of a call path shown in tables and offender lists
 
 
 def short_path(path: str, frames: int = PATH_TAIL, sep: str = " / ") -> str:
-    """The last ``frames`` frames of a call path, with ``…`` for the rest."""
-    parts = path.split(sep)
-    return path if len(parts) <= frames else sep.join(["…", *parts[-frames:]])
+    """The last ``frames`` frames of a call path, with ``…`` for the rest (control
+    characters escaped: this text goes to terminals and reports)."""
+    parts = printable(path).split(sep)
+    return sep.join(parts if len(parts) <= frames else ["…", *parts[-frames:]])
 
 
 def percent_text(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "+inf%" if value > 0 else "-inf%"
-    return f"{value:+.1f}%"
+    """A signed percentage change (``+12.5%``), ``nan`` when undefined."""
+    return percent(value, signed=True, missing="nan")
 
 
 def signed(value: float | None, precision: int, metric: Metric | None = None) -> str:
@@ -77,11 +77,22 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) ->
 
 
 def tree_view(
-    cmp: Comparison, opts: TreeOptions, labels: Sequence[str], ascii_markers: bool
+    cmp: Comparison, opts: TreeOptions, labels: Sequence[str]
 ) -> Group:
     """Summary lines, then the union tree with the shown values."""
     head = Text("\n".join(summary_lines(cmp, labels, opts.precision)) + "\n")
-    return Group(head, tree_renderable(cmp.result, opts, ascii_markers=ascii_markers))
+    return Group(head, tree_renderable(cmp.result, opts, sort_key=_change_key(cmp)))
+
+
+def _change_key(cmp: Comparison) -> np.ndarray | None:
+    """Percentages order siblings by the change behind them: a +900% on 10 µs must not
+    head a +5% on a minute."""
+    if not cmp.opts.percent:
+        return None
+    key = np.full(cmp.result.nodes.height, np.nan)
+    change = cmp.values[f"{cmp.shown[0]} [change]"].cast(pl.Float64).fill_null(np.nan)
+    key[cmp.values["node"].to_numpy()] = change.to_numpy()
+    return key
 
 
 def rows(cmp: Comparison, top: int | None) -> pl.DataFrame:
@@ -91,8 +102,22 @@ def rows(cmp: Comparison, top: int | None) -> pl.DataFrame:
                                              dtype=pl.String))
 
 
-def changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
-    """The ``top`` largest changes of the first shown metric as a Rich table."""
+def changes_table(cmp: Comparison, top: int, precision: int) -> ChangesTable:
+    """The ``top`` largest changes of the first shown metric as a Rich renderable."""
+    return ChangesTable(cmp, top, precision)
+
+
+class ChangesTable:
+    """The table of largest changes, built when the console says whether it can draw ◀/▶."""
+
+    def __init__(self, cmp: Comparison, top: int, precision: int) -> None:
+        self.cmp, self.top, self.precision = cmp, top, precision
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield _changes_table(self.cmp, self.top, self.precision, options.ascii_only)
+
+
+def _changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
     data = rows(cmp, top)
     table = Table(title=f"largest changes of {cmp.shown[0]}", title_justify="left")
     table.add_column("call path (last frames)", overflow="fold")
@@ -153,30 +178,27 @@ def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResul
              top: int, precision: int = 3) -> str:
     """A report a CI job can post on a pull request: summary, gate results, largest changes."""
     out = ["## cctool " + ("div" if cmp.opts.op == "div" else "diff"), ""]
-    out += [f"- {_md(line)}" for line in summary_lines(cmp, labels, precision)]
+    out += [f"- {markdown_cell(line)}" for line in summary_lines(cmp, labels, precision)]
     if results:
         failed = sum(not r.passed for r in results)
         out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
                 "| | condition | evaluated | offenders | largest |", "|---|---|---|---:|---|"]
         for r in results:
             worst = r.offenders.row(0, named=True) if r.offenders.height else None
-            largest = (f"{percent_text(worst['percent'])} `{_md(short_path(worst['path']))}`"
-                       if worst else "")
-            out.append(f"| {'❌' if not r.passed else '✅'} | `{_md(r.condition.text)}` "
-                       f"| {_md(r.evaluated)} | {r.offenders.height} | {largest} |")
+            where = markdown_cell(short_path(worst["path"]), code=True) if worst else ""
+            largest = f"{percent_text(worst['percent'])} `{where}`" if worst else ""
+            cond = markdown_cell(r.condition.text, code=True)
+            out.append(f"| {'❌' if not r.passed else '✅'} | `{cond}` "
+                       f"| {markdown_cell(r.evaluated)} | {r.offenders.height} | {largest} |")
     headers = _metric_headers(cmp)
-    out += ["", f"### Largest changes of {_md(cmp.shown[0])}", "",
-            "| call path | status | " + " | ".join(_md(h) for _, h in headers) + " |",
+    out += ["", f"### Largest changes of {markdown_cell(cmp.shown[0])}", "",
+            "| call path | status | " + " | ".join(markdown_cell(h) for _, h in headers) + " |",
             "|---|---|" + "---:|" * len(headers)]
     for row in rows(cmp, top).iter_rows(named=True):
         cells = [_cell(row[c], c, precision, cmp) for c, _ in headers]
-        path = _md(short_path(row["path"]))
+        path = markdown_cell(short_path(row["path"]), code=True)
         out.append(f"| `{path}` | {row['status']} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")
 
 
 def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3) -> bytes:
@@ -212,28 +234,16 @@ def json_report(cmp: Comparison, labels: Sequence[str], results: Sequence[GateRe
         "values": cmp.result.metadata.get("values_note"),
         # Units of the A, B and change values of each metric (times in seconds).
         "units": {m: cmp.units(m) for m in cmp.measured},
-        "totals": {m: {"A": _finite(a), "B": _finite(b), "unit": cmp.units(m)}
+        "totals": {m: {"A": clean_float(a), "B": clean_float(b), "unit": cmp.units(m)}
                    for m, (a, b) in cmp.totals.items() if m in cmp.shown},
-        "rows": _records(rows(cmp, top)),
+        "rows": finite_records(rows(cmp, top)),
         "gates": [
             {"condition": r.condition.text, "passed": r.passed, "threshold": r.condition.value,
              "unit": r.condition.unit or cmp.units(r.condition.metric),
              "column": r.condition.metric, "evaluated": r.evaluated,
-             "offenders": _records(r.offenders)}
+             "offenders": finite_records(r.offenders)}
             for r in results
         ],
     }
     data: bytes = orjson.dumps(payload, option=orjson.OPT_INDENT_2)
     return data + b"\n"
-
-
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
-
-def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
-    floats = [c for c, t in df.schema.items() if t.is_float()]
-    clean = df.with_columns(
-        [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats]
-    )
-    return clean.to_dicts()

@@ -6,7 +6,6 @@ Like :mod:`cctool.render`, nothing here looks at the terminal; the caller's Cons
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,53 +18,62 @@ from rich.text import Text
 
 from cctool.metrics import Metric
 from cctool.options import TreeOptions
-from cctool.render import elide, format_value, legend, render_rows
-
-SPARKS = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(counts: Sequence[int]) -> str:
-    """One character per bin, height proportional to the count; an empty bin is a space."""
-    peak = max(counts, default=0)
-    if peak <= 0:
-        return " " * len(counts)
-    return "".join(
-        " " if c <= 0 else SPARKS[min(len(SPARKS) - 1, math.ceil(c / peak * len(SPARKS)) - 1)]
-        for c in counts
-    )
+from cctool.render import elide, format_value, legend, printable, render_rows
+from cctool.render.text import percent, sparkline
 
 
 class FitTable:
-    """Columns of text cells; at render time the ``shrink`` column (the names) is elided in
-    the middle so the table fits the console, and no other column is ever cut."""
+    """Columns of text cells laid out for the console's width: the ``optional`` columns go
+    (in that order, with a note) while the names would get fewer than ``MIN_NAME``
+    characters, then the ``shrink`` column (the names) is elided to fit; no other column is
+    ever cut."""
 
     GAP = 3  # padding and separator between columns of a borderless Rich table
+    MIN_NAME = 24
 
     def __init__(self, headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
-                 shrink: str = "name") -> None:
+                 shrink: str = "name", optional: Sequence[str] = ()) -> None:
         self.headers, self.rows, self.left, self.shrink = list(headers), rows, set(left), shrink
+        self.optional = list(optional)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        widths = [max([cell_len(h), *(cell_len(r[k]) for r in self.rows)])
-                  for k, h in enumerate(self.headers)]
-        rows = self.rows
-        if self.shrink in self.headers:
-            k = self.headers.index(self.shrink)
-            room = options.max_width - (sum(widths) - widths[k]) - self.GAP * (len(widths) - 1)
-            fit = max(room, min(widths[k], 12))
-            rows = [[*r[:k], elide(r[k], fit), *r[k + 1:]] for r in rows]
+        headers = list(self.headers)
+        rows = [[printable(cell) for cell in r] for r in self.rows]
+        widths = [max([cell_len(h), *(cell_len(r[k]) for r in rows)])
+                  for k, h in enumerate(headers)]
+        dropped = []
+        for col in self.optional:
+            if self.shrink not in headers or self._name_room(headers, widths, options) >= min(
+                    self.MIN_NAME, widths[headers.index(self.shrink)]):
+                break
+            k = headers.index(col)
+            dropped.append(headers.pop(k))
+            widths.pop(k)
+            rows = [[*r[:k], *r[k + 1:]] for r in rows]
+        if self.shrink in headers:
+            k = headers.index(self.shrink)
+            fit = max(self._name_room(headers, widths, options), min(widths[k], 12))
+            mark = "~" if options.ascii_only else "…"
+            rows = [[*r[:k], elide(r[k], fit, mark), *r[k + 1:]] for r in rows]
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
-        for h in self.headers:
+        for h in headers:
             table.add_column(Text(h), justify="left" if h in self.left else "right",
                              no_wrap=True)
         for r in rows:
             table.add_row(*(Text(cell) for cell in r))  # names may look like [markup]
         yield table
+        if dropped:
+            yield Text(f"(left out at width {options.max_width}: {', '.join(dropped)})",
+                       style="dim")
+
+    def _name_room(self, headers: list[str], widths: list[int], options: ConsoleOptions) -> int:
+        k = headers.index(self.shrink)
+        return options.max_width - (sum(widths) - widths[k]) - self.GAP * (len(widths) - 1)
 
 
 def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
-           shrink: str = "name") -> FitTable:
-    return FitTable(headers, rows, left, shrink)
+           shrink: str = "name", optional: Sequence[str] = ()) -> FitTable:
+    return FitTable(headers, rows, left, shrink, optional)
 
 
 def _titled(title: str, table: FitTable) -> Group:
@@ -73,46 +81,52 @@ def _titled(title: str, table: FitTable) -> Group:
     return Group(Text(title, style="bold"), table)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.1f}%"
+def _fit(name: str, width: int | None) -> str:
+    # Without a width the table elides names at render time, when the console is known.
+    return name if width is None else elide(name, width)
 
 
-def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int = 60,
+def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int | None = None,
                metric: Metric | None = None) -> FitTable:
     """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units)."""
-    rows = [[format_value(r["self"], precision, metric), _pct(r["self%"]), _pct(r["sum%"]),
-             format_value(r["cum"], precision, metric), _pct(r["cum%"]),
-             elide(str(r[by]), name_width)]
+    rows = [[format_value(r["self"], precision, metric), percent(r["self%"]), percent(r["sum%"]),
+             format_value(r["cum"], precision, metric), percent(r["cum%"]),
+             _fit(str(r[by]), name_width)]
             for r in df.iter_rows(named=True)]
     return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
 
 
 def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3,
-                   name_width: int = 60, info: Metric | None = None) -> Group:
+                   name_width: int | None = None, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
     rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
-             _pct(r["parent%"]), _pct(r["start%"]), elide(r["name"], name_width)]
+             percent(r["parent%"]), percent(r["start%"]), _fit(r["name"], name_width)]
             for r in df.iter_rows(named=True)]
     heads = ["node", "depth", metric, "parent%", "start%", "name"]
     return _titled(title, _table(heads, rows, left=["name"]))
 
 
 def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 3,
-                    metric: Metric | None = None, name_width: int = 60) -> Group:
+                    metric: Metric | None = None, name_width: int | None = None) -> Group:
     """Per-node statistics across locations under ``title``; ``verbose`` adds a block per
     node with std, percentiles, the heaviest locations' values and the histogram's range.
     ``metric`` scales the values and names their unit."""
     heads = ["node", "name", "mean", "max", "min", "max/mean", "cv", "top", "histogram"]
-    rows = [[str(r["node"]), elide(r["name"], name_width),
+    rows = [[str(r["node"]), _fit(r["name"], name_width),
              *(format_value(r[c], precision, metric) for c in ("mean", "max", "min")),
              format_value(r["imbalance"], 2), format_value(r["cv"], 2),
-             ",".join(str(lab) for lab in r["top"][:3]), f"▕{sparkline(r['histogram'])}▏"]
+             ",".join(str(lab) for lab in r["top"][:3]), f"▕{_histogram(r)}▏"]
             for r in df.iter_rows(named=True)]
     parts: list[RenderableType] = [Text(title, style="bold"),
-                                   _table(heads, rows, left=["name", "top", "histogram"])]
+                                   _table(heads, rows, left=["name", "top", "histogram"],
+                                          optional=["histogram", "top", "cv", "min", "node"])]
     if verbose:
         parts += [_imbalance_details(r, precision, metric) for r in df.iter_rows(named=True)]
     return Group(*parts)
+
+
+def _histogram(r: dict[str, Any]) -> str:
+    return sparkline(r["histogram"], from_zero=True)
 
 
 def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None) -> Text:
@@ -122,11 +136,11 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
     pct = "  ".join(f"p{p} {fmt(r[f'p{p}'])}" for p in (10, 25, 50, 75, 90))
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
     text = Text()
-    text.append(f"{r['node']} {r['name']}\n", style="bold")
+    text.append(f"{r['node']} {printable(r['name'])}\n", style="bold")
     text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], 2)}"
                 f"  max/mean {format_value(r['imbalance'], 2)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
-    text.append(f"  histogram ▕{sparkline(r['histogram'])}▏ {fmt(r['min'])} … {fmt(r['max'])}"
+    text.append(f"  histogram ▕{_histogram(r)}▏ {fmt(r['min'])} … {fmt(r['max'])}"
                 f"  counts {' '.join(map(str, r['histogram']))}\n")
     return text
 
@@ -148,10 +162,11 @@ def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptio
 
 
 def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 3,
-                name_width: int = 60, info: Sequence[Metric | None] | None = None) -> FitTable:
+                name_width: int | None = None, info: Sequence[Metric | None] | None = None
+                ) -> FitTable:
     """Super-nodes of a groupby: metric values (with units), members, then the name."""
     kinds = list(info) if info is not None else [None] * len(metrics)
     rows = [[*(format_value(r[m], precision, k) for m, k in zip(metrics, kinds, strict=True)),
              str(r["members"]),
-             elide(r["name"], name_width)] for r in df.iter_rows(named=True)]
+             _fit(r["name"], name_width)] for r in df.iter_rows(named=True)]
     return _table([*metrics, "members", "name"], rows, left=["name"])

@@ -221,7 +221,7 @@ def json_report(cmp: EnsembleComparison, labels: Sequence[str],
     and the gate results. Infinities and NaN become null."""
     import orjson
 
-    from cctool.records import to_json
+    from cctool.render.records import to_json
 
     def records(df: pl.DataFrame) -> Any:
         return orjson.loads(to_json(df))

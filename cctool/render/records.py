@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import orjson
 import polars as pl
@@ -18,11 +19,16 @@ def with_units(df: pl.DataFrame, units: Mapping[str, str | None]) -> pl.DataFram
 
 def to_json(df: pl.DataFrame) -> bytes:
     """A JSON list of records, one per row; NaN and infinities become null (JSON has none)."""
+    return orjson.dumps(finite_records(df), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def finite_records(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``df`` as dicts, NaN and infinities as None."""
     floats = [c for c, t in df.schema.items() if t.is_float()]
     clean = df.with_columns(
         [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats]
     )
-    return orjson.dumps(clean.to_dicts(), option=orjson.OPT_INDENT_2) + b"\n"
+    return clean.to_dicts()
 
 
 def to_csv(df: pl.DataFrame) -> str:
@@ -30,6 +36,6 @@ def to_csv(df: pl.DataFrame) -> str:
     return df.write_csv()
 
 
-def clean_float(value: float) -> float | None:
+def clean_float(value: float | None) -> float | None:
     """A float for JSON: None for NaN and infinities."""
     return value if value is not None and math.isfinite(value) else None

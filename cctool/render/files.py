@@ -1,0 +1,44 @@
+"""Writing results to files: atomically, so that an interrupted or failed run never leaves
+a half-written output behind (a reader of the file sees the old one or the new one)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from cctool.errors import CctoolError
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file and rename; ``-`` is stdout."""
+    if str(path) == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    try:
+        _write(target, data)
+    except OSError as exc:
+        raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
+
+
+def _write(target: Path, data: bytes) -> None:
+    if target.exists() and not target.is_file():
+        # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
+        with open(target, "wb") as fh:
+            fh.write(data)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,130 @@
+"""Text helpers every renderer shares: escaping names for terminals and shortening them.
+
+Names come from profiled programs and are not to be trusted: control characters would move
+the cursor or forge lines, so every text renderer passes names through :func:`printable`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+# C0/C1 controls, line and paragraph separators, and bidirectional overrides: in a name they
+# would move the cursor, forge a tree line, color the terminal or reverse the text around them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_PATH = re.compile(r"^\S*/\S*$")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters spelled as escapes (``\\n``, ``\\x1b``, ``\\u202e``)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def elide(name: str, width: int, mark: str = "…") -> str:
+    """Shorten ``name`` to at most ``width`` characters, as the HTML view does: a path loses
+    its folders, a C++ name its template and parameter lists and then its outer qualifiers
+    (``…vector<…>::push_back(…)``); what is still too long loses its middle."""
+    if len(name) <= width:
+        return name
+    s = name
+    if _PATH.match(s):
+        s = s[s.rfind("/") + 1:] or s
+    if len(s) > width:
+        s = strip_nested(strip_nested(s, "<", ">", f"<{mark}>"), "(", ")", f"({mark})")
+    if len(s) <= width:
+        return s
+    parts = s.split("::")
+    for k in range(1, len(parts)):
+        s = mark + "::".join(parts[k:])
+        if len(s) <= width:
+            return s
+    if width <= len(mark):
+        return mark[:width]
+    head = -(-(width - len(mark)) * 3 // 5)  # ceil(0.6 * room): the head says more
+    return s[:head] + mark + s[len(s) - (width - len(mark) - head):]
+
+
+def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
+    """``s`` with each outermost ``open_ … close`` group that follows a name (``vector<…>``,
+    ``f(…)``, not ``<unknown procedure>``) replaced by ``repl``; unbalanced text is returned
+    as it is."""
+    out: list[str] = []
+    depth = 0
+    for ch in s:
+        if ch == open_ and (depth > 0 or (out and (out[-1][-1:].isalnum() or out[-1] == "_"))):
+            if depth == 0:
+                out.append(repl)
+            depth += 1
+        elif ch == close and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out) if depth == 0 else s
+
+
+def elide_head(text: str, width: int, mark: str = "…") -> str:
+    """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
+    if len(text) <= width or width < 5:
+        return text
+    tail = text[-(width - len(mark)):]
+    cut = tail.find("/")
+    # Start the tail at a frame boundary when that keeps most of it.
+    if 0 <= cut < len(tail) // 2:
+        tail = tail[cut:]
+    return mark + tail
+
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+ASCII_LEVELS = "_.-:=+*#"
+
+
+def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
+              ascii_only: bool = False) -> str:
+    """One character per value. ``from_zero`` (histogram counts): heights from 0 to the
+    largest value, a value ≤ 0 is a blank. Otherwise (a trend): scaled between the smallest
+    and largest value, a flat row sits in the middle. Missing (None/NaN) values are blanks."""
+    levels = ASCII_LEVELS if ascii_only else BLOCKS
+    top = len(levels) - 1
+    present = [v if v is not None and math.isfinite(v) else None for v in values]
+    finite = [v for v in present if v is not None]
+    lo, hi = (0.0, max(finite, default=0.0)) if from_zero else (
+        min(finite, default=0.0), max(finite, default=0.0))
+    if not finite or (from_zero and hi <= 0):
+        return " " * len(values)
+    out = []
+    for v in present:
+        if v is None or (from_zero and v <= 0):
+            out.append(" ")
+        elif from_zero:
+            out.append(levels[min(top, math.ceil(v / hi * len(levels)) - 1)])
+        elif hi == lo:
+            out.append(levels[top // 2])
+        else:
+            out.append(levels[round((v - lo) / (hi - lo) * top)])
+    return "".join(out)
+
+
+def percent(value: float | None, *, signed: bool = False, missing: str = "-") -> str:
+    """A percentage with one decimal, ``+`` on gains when ``signed``; NaN/None as
+    ``missing``, infinities as ``+inf%``/``-inf%``."""
+    if value is None or math.isnan(value):
+        return missing
+    if math.isinf(value):
+        return "+inf%" if value > 0 else "-inf%"
+    return f"{value:+.1f}%" if signed else f"{value:.1f}%"
+
+
+def markdown_cell(text: str, *, code: bool = False) -> str:
+    """``text`` safe in a Markdown table cell; ``code``: for a code span, where backslash
+    escapes do not work and a backtick would end the span."""
+    text = printable(text)
+    if code:
+        return text.replace("|", "\\|").replace("`", "'")
+    return text.replace("\\", "\\\\").replace("|", "\\|")

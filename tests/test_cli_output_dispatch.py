@@ -1,0 +1,81 @@
+"""Every command picks its output format the same way: --to, else -o's suffix, else text;
+binary output never goes to a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cctool.cli import cli
+from cctool.cli._formats import resolve_format
+
+ROOT = Path(__file__).resolve().parents[1]
+CALLGRIND = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
+
+
+def test_resolve_format() -> None:
+    fmts = ("text", "json", "csv")
+    assert resolve_format(None, "-", fmts) == "text"
+    assert resolve_format(None, "x.JSON", fmts) == "json"
+    assert resolve_format(None, "x.csv", fmts) == "csv"
+    assert resolve_format(None, "x.cct", fmts) == "text"  # not a format of this command
+    assert resolve_format("csv", "x.json", fmts) == "csv"  # --to wins
+    assert resolve_format(None, "notes.txt", fmts) == "text"
+
+
+@pytest.mark.parametrize("cmd", [["tree"], ["hot-path"], ["imbalance"], ["groupby", "--by", "name"],
+                                 ["query", '["*"]']])
+def test_dash_o_json_writes_json_everywhere(tmp_path: Path, cmd: list[str]) -> None:
+    out = tmp_path / "x.json"
+    res = CliRunner().invoke(cli, [cmd[0], str(CALLGRIND), *cmd[1:], "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert isinstance(json.loads(out.read_text()), list | dict)
+
+
+@pytest.mark.parametrize("cmd", [["tree"], ["hot-path"], ["imbalance"], ["query", '["*"]']])
+def test_dash_o_csv_writes_csv_everywhere(tmp_path: Path, cmd: list[str]) -> None:
+    out = tmp_path / "x.csv"
+    res = CliRunner().invoke(cli, [cmd[0], str(CALLGRIND), *cmd[1:], "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    header = out.read_text().splitlines()[0]
+    assert "," in header and "─" not in header
+
+
+def test_diff_dash_o_md_writes_markdown(tmp_path: Path) -> None:
+    out = tmp_path / "x.md"
+    res = CliRunner().invoke(cli, ["diff", str(CALLGRIND), str(CALLGRIND), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "| call path |" in out.read_text()
+
+
+def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+    """Run cctool with stdout on a pseudo-terminal; its exit code and what reached it."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "cctool", *args], stdout=follower,
+                          stderr=subprocess.PIPE, env=env, timeout=120)
+    os.close(follower)
+    out = b""
+    try:
+        while chunk := os.read(leader, 65536):
+            out += chunk
+    except OSError:
+        pass
+    os.close(leader)
+    return proc.returncode, out
+
+
+@pytest.mark.parametrize("args", [["read", str(CALLGRIND), "-o", "-"],
+                                  ["groupby", str(CALLGRIND), "--to", "cct"],
+                                  ["query", str(CALLGRIND), '["*"]', "-o", "-"]])
+def test_binary_never_goes_to_a_terminal(args: list[str]) -> None:
+    code, out = _on_a_terminal(args)
+    assert code == 2
+    assert b"CCT" not in out

@@ -1,0 +1,135 @@
+"""Terminal policy of the CLI: color environment, Ctrl-C, shell completions."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cctool.cli._io import auto_color
+from cctool.cli._options import COLORMAP_NAMES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("env", "isatty", "expected"),
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"NO_COLOR": ""}, True, True),  # no-color.org: only a non-empty value counts
+        ({"NO_COLOR": "1"}, True, False),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"FORCE_COLOR": "0"}, False, False),
+        ({"CLICOLOR_FORCE": "1"}, False, True),
+        ({"FORCE_COLOR": ""}, False, False),
+    ],
+)
+def test_auto_color_follows_the_environment(env: dict[str, str], isatty: bool,
+                                            expected: bool) -> None:
+    assert auto_color(env, isatty) is expected
+
+
+def test_force_color_colors_a_pipe(tmp_path: Path) -> None:
+    prof = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": "1"}
+    env.pop("NO_COLOR", None)
+    out = subprocess.run([sys.executable, "-m", "cctool", "tree", str(prof), "--depth", "2"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "\x1b[" in out.stdout
+    env["NO_COLOR"] = "1"
+    out = subprocess.run([sys.executable, "-m", "cctool", "tree", str(prof), "--depth", "2"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert "\x1b[" not in out.stdout
+
+
+def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
+    # stdin is a pipe nobody writes to: the command blocks mid-read until interrupted.
+    out = tmp_path / "out.cct"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "cctool", "read", "-", "-o", str(out)],
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip() == "interrupted"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    from cctool.render import files as saved
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(saved.os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        saved.write_bytes_atomic(tmp_path / "x.json", b"{}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_colormap_names_match_the_renderer() -> None:
+    from cctool.render import COLORMAPS
+
+    assert tuple(COLORMAPS) == COLORMAP_NAMES
+
+
+def _bash_complete(words: list[str], cwd: Path) -> list[str]:
+    script = (ROOT / "completions" / "cctool.bash").as_posix()
+    arr = " ".join(f"'{w}'" for w in words)
+    code = (f"source '{script}'; COMP_WORDS=({arr}); COMP_CWORD={len(words) - 1}; _cctool; "
+            'printf "%s\\n" "${COMPREPLY[@]}"')
+    out = subprocess.run(["bash", "-c", code], cwd=cwd, capture_output=True, text=True,
+                         check=True)
+    return [line for line in out.stdout.splitlines() if line]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_bash_completes_paths_with_spaces_and_no_files_for_free_values(tmp_path: Path) -> None:
+    (tmp_path / "my run.cali").touch()
+    (tmp_path / "other.cct").touch()
+    assert _bash_complete(["cctool", "tree", "my"], tmp_path) == ["my run.cali"]
+    assert _bash_complete(["cctool", "tree", "--colormap", ""], tmp_path) == list(
+        COLORMAP_NAMES)
+    assert _bash_complete(["cctool", "tree", "--by", ""], tmp_path) == []
+    assert _bash_complete(["cctool", "tree", "-o", "oth"], tmp_path) == ["other.cct"]
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_file_can_be_sourced() -> None:
+    script = (ROOT / "completions" / "cctool.zsh").as_posix()
+    out = subprocess.run(["zsh", "-fc", f"autoload -Uz compinit && compinit -u && "
+                          f"source '{script}' && echo ${{_comps[cctool]}}"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert out.stdout.strip() == "_cctool"
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+def test_fish_offers_no_files_beside_choices(tmp_path: Path) -> None:
+    (tmp_path / "my run.cali").touch()
+    script = (ROOT / "completions" / "cctool.fish").as_posix()
+
+    def complete(line: str) -> list[str]:
+        out = subprocess.run(["fish", "--no-config", "-c",
+                              f"source '{script}'; complete -C '{line}'"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return [c.split("\t")[0] for c in out.stdout.splitlines()]
+
+    assert sorted(complete("cctool tree --colormap ")) == sorted(COLORMAP_NAMES)
+    assert complete("cctool tree --by ") == []
+    assert "my run.cali" in complete("cctool tree ")
