@@ -68,6 +68,16 @@ class CctoolWarning(UserWarning):
     stderr; library users see a Python warning."""
 
 
+class CctoolNote(CctoolWarning):
+    """A choice cctool made that the user should see (which column a metric alias named);
+    the CLI prints it as ``note: ...``."""
+
+
 def warn(message: str) -> None:
     """Tell the user ``message`` (one line) without stopping: library code never prints."""
     warnings.warn(message, CctoolWarning, stacklevel=2)
+
+
+def note(message: str) -> None:
+    """Tell the user what cctool chose (one line), as :func:`warn` does."""
+    warnings.warn(message, CctoolNote, stacklevel=2)

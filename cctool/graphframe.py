@@ -324,6 +324,9 @@ class GraphFrame:
         # A reader may name a column by the uniform name too (Caliper's `Total time` is `time`).
         alias = (self.metadata.get("metric_aliases") or {}).get(name)
         if alias in self.metric_columns:
+            from cctool.errors import note
+
+            note(f"{name!r} is {alias!r} in this profile")  # aliases are always reported back
             return str(alias)
         raise MetricNotFoundError(name, self.metric_columns)
 

@@ -17,7 +17,7 @@ import warnings
 import click
 
 from cctool.cli._options import derive_option
-from cctool.errors import CctoolError, CctoolWarning
+from cctool.errors import CctoolError, CctoolNote, CctoolWarning
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -114,7 +114,8 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: object
     if issubclass(category, CctoolWarning):
         if str(message) not in _SHOWN:  # each distinct message once per command
             _SHOWN.add(str(message))
-            click.echo(f"warning: {message}", err=True)
+            kind = "note" if issubclass(category, CctoolNote) else "warning"
+            click.echo(f"{kind}: {message}", err=True)
     else:
         _python_showwarning(message, category, *args, **kwargs)  # type: ignore[arg-type]
 
