@@ -128,14 +128,9 @@ def per_process(gf: GraphFrame, column: str, agg: str) -> np.ndarray:
 
 
 def metric_unit(gf: GraphFrame, column: str) -> str | None:
-    """The unit a reader declared for ``column`` (or its exclusive partner), if any."""
-    for key in ("metric_units", "source_units"):
-        units = gf.metadata.get(key)
-        if isinstance(units, dict):
-            for name in (column, exclusive_name(column)):
-                if units.get(name):
-                    return str(units[name])
-    return None
+    """The unit of ``column``'s values (``s``, ``B``; see :mod:`cctool.metrics`), if known."""
+    unit = gf.metric(column).unit
+    return None if unit == "unknown" else unit
 
 
 def scalar_metadata(meta: Any) -> dict[str, Any]:

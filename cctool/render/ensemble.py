@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cctool.ops.ensemble_compare import level
+from cctool.metrics import Dimension, Metric, describe
 from cctool.render import format_value
 
 if TYPE_CHECKING:
@@ -101,10 +102,24 @@ def _signed(value: float | None, precision: int) -> str:
     return f"{value:+.{precision}f}"
 
 
-def _interval(low: float | None, high: float | None, precision: int) -> str:
+def _interval(low: float | None, high: float | None, precision: int,
+              info: Metric | None = None) -> str:
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return f"[{_signed(low, precision)}, {_signed(high, precision)}]"
+    return f"[{_change(low, precision, info)}, {_change(high, precision, info)}]"
+
+
+def _scaled(cmp: EnsembleComparison) -> Metric | None:
+    """The descriptor that scales values with their unit (seconds, bytes), else None."""
+    info = describe(cmp.metric, cmp.unit)
+    return info if info.dimension in (Dimension.TIME, Dimension.BYTES) else None
+
+
+def _change(value: float | None, precision: int, info: Metric | None) -> str:
+    """A signed change, scaled with its unit where it has one (``+2.996 s``)."""
+    if info is None or value is None or not math.isfinite(value) or value == 0:
+        return _signed(value, precision)
+    return ("+" if value > 0 else "") + format_value(value, precision, info)
 
 
 def comparison_rows(cmp: EnsembleComparison, top: int | None) -> pl.DataFrame:
@@ -126,10 +141,12 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> T
                          ("change", "right"), ("change %", "right"), ("interval", "right"),
                          ("p", "right")):
         out.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    info = _scaled(cmp)
     for r in comparison_rows(cmp, top).iter_rows(named=True):
-        out.add_row(_short(r["path"]), format_value(r["median A"], precision),
-                    format_value(r["median B"], precision), _signed(r["change"], precision),
-                    _pct(r["percent"]), _interval(r["low"], r["high"], precision), _p(r["p"]))
+        out.add_row(_short(r["path"]), format_value(r["median A"], precision, info),
+                    format_value(r["median B"], precision, info),
+                    _change(r["change"], precision, info), _pct(r["percent"]),
+                    _interval(r["low"], r["high"], precision, info), _p(r["p"]))
     return out
 
 
@@ -141,8 +158,9 @@ def _short(path: str, frames: int = 3) -> str:
 def summary_lines(cmp: EnsembleComparison, labels: Sequence[str], precision: int) -> list[str]:
     a, b = cmp.totals
     lines = [f"A: {labels[0]} ({cmp.runs[0]} runs), B: {labels[1]} ({cmp.runs[1]} runs)",
-             f"total {cmp.metric}: median A {format_value(a, precision)}, median B "
-             f"{format_value(b, precision)}" + (f" {cmp.unit}" if cmp.unit else "")]
+             f"total {cmp.metric}: median A {format_value(a, precision, _scaled(cmp))}, "
+             f"median B {format_value(b, precision, _scaled(cmp))}"
+             + (f" {cmp.unit}" if cmp.unit and _scaled(cmp) is None else "")]
     lines += [f"note: {n}" for n in cmp.notes]
     return lines
 
