@@ -170,7 +170,21 @@ def check_gate(cmp: Comparison, conditions: Sequence[Condition], where: str | No
             nodes = match_nodes(cmp.result, where)
         except CctoolError as exc:
             raise CctoolError(f"--where: {exc}") from None
-    return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
+    try:
+        return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
+    except CctoolError as exc:
+        raise CctoolError(_with_flags(str(exc))) from None
+
+
+# The library names what it checked; the command line names the flag that gave it.
+_FLAGS = (("condition ", "--fail-if "), ("minimum value ", "--min-value "))
+
+
+def _with_flags(message: str) -> str:
+    for said, flag in _FLAGS:
+        if message.startswith(said):
+            return flag + message[len(said):]
+    return message
 
 
 def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: int) -> None:

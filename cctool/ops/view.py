@@ -91,7 +91,7 @@ def _kept(
     keep = np.ones(n, dtype=bool)
     if opts.depth is not None:
         if opts.depth < 1:
-            raise CctoolError("--depth must be at least 1")
+            raise CctoolError(f"depth {opts.depth} is not at least 1")
         keep &= depth < opts.depth
     if opts.threshold > 0 and prune_metric is not None and n:
         # Relative to the heaviest root, so that in a forest (a cProfile file's stray roots,
