@@ -81,7 +81,7 @@ _cctool() {
         read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
-        scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        scaling:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
         scaling:--key) COMPREPLY=(); return;;
         scaling:--key-from-name) COMPREPLY=(); return;;

@@ -123,7 +123,7 @@ complete -c cctool -n '__fish_seen_subcommand_from read' -s h -l help -d 'Show h
 complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --metric -m --agg --by --key --key-from-name --where --threshold --top --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -x -a 'mean max min sum' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -x -a 'sum mean max min std cv' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l by -x -a 'path name file module variable function' -d 'Rows: call paths, or nodes summed by name/file/module; variable (data '
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key -x -d 'Order runs by this metadata key (default: the number of processes).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key-from-name -x -d 'Order runs by a number in the path: the regexs first group.'

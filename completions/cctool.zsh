@@ -133,7 +133,7 @@ _cctool() {
                     '*:file:_files' ;;
                 scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
-                    ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(mean max min sum)' \
+                    ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
                     ''--by'[Rows: call paths, or nodes summed by name/file/module; variable (data ]:value:(path name file module variable function)' \
                     ''--key'[Order runs by this metadata key (default: the number of processes).]:value: ' \
                     ''--key-from-name'[Order runs by a number in the path: the regexs first group.]:value: ' \
