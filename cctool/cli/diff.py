@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from cctool.cli import _compare
 from cctool.cli._compare import compare_options, gate_options
 from cctool.cli._options import output_options
 
@@ -26,7 +27,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, to: str, output: str, html: str | None,
-         **view: Any) -> None:
+         view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
     A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
@@ -53,24 +54,22 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --to junit -o gate.xml
     """
-    from cctool.cli import _compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
                           normalize=normalize, reverse=reverse, missing=missing)
-    to = _compare.resolve_to(ctx, to, view["top"])
+    to = _compare.resolve_to(ctx, to, view.top)
     if to == "junit" and not fail_if:
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
     results = _compare.check_gate(cmp, fail_if, where, min_value)
-    tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
-                                 view["full_names"], view["no_legend"])
+    tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
         from cctool.cli._io import write_text
         from cctool.html import HtmlOptions, comparison_html
 
-        write_text(html, comparison_html(cmp, HtmlOptions(depth=view["depth"]), names))
+        write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
     else:
-        _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
-    _compare.finish_gate(ctx, results, view["precision"])
+        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
+    _compare.finish_gate(ctx, results, view.precision)
