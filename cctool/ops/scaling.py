@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
+from cctool.frames import frame_name, frame_strings
 from cctool.graphframe import AGGREGATIONS, GraphFrame
 from cctool.metrics import Metric, comparable
 
@@ -297,12 +298,14 @@ def path_ids(gfs: Sequence[GraphFrame]) -> tuple[list[np.ndarray], pl.Series]:
     """Exact call-path ids shared by all runs, and the ``/``-joined path of each id.
 
     Nodes of all runs are numbered together, one tree level at a time: a node's id is the
-    rank of the pair (its parent's id, its name id) among the pairs at its depth, so equal
+    rank of the pair (its parent's id, its frame id) among the pairs at its depth, so equal
     paths get equal ids without hashing, in one ``np.unique`` per depth for the whole
     ensemble instead of any per-node Python.
     """
-    names = pl.concat([gf.nodes["name"].cast(pl.String).fill_null("") for gf in gfs])
-    name_id, vocab = _dense_ids(names)
+    # Frames as cctool.frames defines them (as diff and query match nodes); labels show names.
+    frames = pl.concat([frame_strings(gf.nodes) for gf in gfs])
+    name_id, vocab = _dense_ids(frames)
+    vocab = frame_name(vocab)
     sizes = np.cumsum([0] + [gf.num_nodes for gf in gfs])
     parent = np.concatenate([np.where(gf.parent_array >= 0, gf.parent_array + off, -1)
                              for gf, off in zip(gfs, sizes, strict=False)] or [np.zeros(0)])

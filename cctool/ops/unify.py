@@ -28,9 +28,9 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
+from cctool.frames import frame_strings
 from cctool.graphframe import GraphFrame
 
-POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
 STATUS = ("both", "left", "right")
 _SEEDS = (0, 0x5DEECE66D, 0x2545F4914F6CDD1D)
 
@@ -113,15 +113,8 @@ def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarra
 
 
 def _frame_strings(gf: GraphFrame) -> pl.Series:
-    """One string per node naming its frame (see the module docstring)."""
-    cols = gf.nodes.columns
-    positioned = pl.col("type").is_in(POSITIONED_TYPES)
-    parts = [pl.col("name").fill_null(""), pl.col("type").fill_null("")]
-    for extra in ("file", "line"):
-        if extra in cols:
-            value = pl.col(extra).cast(pl.String).fill_null("")
-            parts.append(pl.when(positioned).then(value).otherwise(pl.lit("")))
-    return gf.nodes.select(pl.concat_str(parts, separator="\x1f").alias("frame")).to_series()
+    """One string per node naming its frame (:mod:`cctool.frames` defines it)."""
+    return frame_strings(gf.nodes)
 
 
 def _match(
