@@ -193,6 +193,14 @@ class GraphFrame:
         return ids[offsets[node] : offsets[node + 1]]
 
     @cached_property
+    def levels(self) -> tuple[np.ndarray, ...]:
+        """Node ids grouped by depth, shallowest first (computed once per frame)."""
+        depth = self.nodes["depth"].to_numpy()
+        order = np.argsort(depth, kind="stable")
+        bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+        return tuple(order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+
+    @cached_property
     def subtree_end(self) -> np.ndarray:
         """End (exclusive) of each node's contiguous preorder subtree block."""
         par = self.parent_array

@@ -208,22 +208,10 @@ def _union_order(
     # Each array gets one trailing entry that index -1 (no parent, a new root) picks.
     hook = np.append(b_to_a, -1)[par_b[block]]
     depth_a = a.nodes["depth"].to_numpy().astype(np.int64)
-    at = np.append(_subtree_end(a.parent_array, depth_a), n_a)[hook]
+    at = np.append(a.subtree_end, n_a)[hook]
     depth = np.append(depth_a, -1)[hook]
     primary = np.concatenate([np.arange(n_a), at])
     after_blocks = np.concatenate([np.ones(n_a), np.zeros(n_b)])  # a node follows blocks before it
     deeper_first = np.concatenate([np.zeros(n_a), -depth])
     b_order = np.concatenate([np.zeros(n_a), ids[only_b]])
     return np.lexsort((b_order, deeper_first, after_blocks, primary))
-
-
-def _subtree_end(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """End (exclusive) of each node's preorder block: its id plus its subtree size."""
-    n = parent.shape[0]
-    size = np.ones(n, dtype=np.int64)
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
-    for d in range(bounds.shape[0] - 2, 0, -1):  # deepest level first, one pass per level
-        idx = by_depth[bounds[d] : bounds[d + 1]]
-        size += np.bincount(parent[idx], weights=size[idx], minlength=n).astype(np.int64)
-    return np.arange(n) + size

@@ -106,7 +106,6 @@ def _kept(
         expanded[list(opts.expand)] = True
         keep &= (par < 0) | expanded[np.maximum(par, 0)]
     # A node is shown only if its parent is: close the set level by level.
-    for d in range(1, int(depth.max(initial=0)) + 1):
-        idx = np.nonzero(depth == d)[0]
+    for idx in gf.levels[1:]:
         keep[idx] &= keep[par[idx]]
     return keep

@@ -75,10 +75,7 @@ def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
 
 def _levels(gf: GraphFrame) -> list[np.ndarray]:
     """Node ids grouped by depth, shallowest first."""
-    depth = gf.nodes["depth"].to_numpy()
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-    return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return list(gf.levels)
 
 
 def _nearest_kept(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
