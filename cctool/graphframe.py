@@ -22,32 +22,23 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from cctool.columns import INC_SUFFIX, DerivedColumns, exclusive_name, inclusive_name
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
-from cctool.locations import ID, KEY_COLUMNS, Locations, dense_to_long, normalise_metric_table
+from cctool.locations import ID, KEY_COLUMNS, Locations, normalise_metric_table
 from cctool.metrics import Metric, describe
 
-__all__ = ["ID", "KEY_COLUMNS", "GraphFrame"]  # ID, KEY_COLUMNS re-exported: their old home
+# Re-exported from their modules: these names have always been importable from here.
+__all__ = ["ID", "INC_SUFFIX", "KEY_COLUMNS", "GraphFrame", "exclusive_name", "inclusive_name"]
 
 STRUCTURE_COLUMNS = ("node", "parent", "depth")
-INC_SUFFIX = " (inc)"
 Agg = Literal["sum", "mean", "max", "min", "std", "cv"]
 # std and cv are hpcprof's statistics across processes: population standard deviation and
 # coefficient of variation (std / mean), with absent rows as zeros like every other aggregation.
 AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
 
 
-def inclusive_name(metric: str) -> str:
-    """The inclusive column name of exclusive metric ``metric``."""
-    return metric if metric.endswith(INC_SUFFIX) else metric + INC_SUFFIX
-
-
-def exclusive_name(metric: str) -> str:
-    """The exclusive column name of inclusive metric ``metric``."""
-    return metric[: -len(INC_SUFFIX)] if metric.endswith(INC_SUFFIX) else metric
-
-
 @dataclass(frozen=True, eq=False)
-class GraphFrame(Locations):
+class GraphFrame(DerivedColumns, Locations):
     """A calling context tree: node table, long metric table, metadata.
 
     Build one with :meth:`from_arrays` (any node order) or directly from canonical tables.
@@ -293,56 +284,6 @@ class GraphFrame(Locations):
         if partner is not None:
             return replace(partner, column=col, inclusive=col in self.inclusive)
         return describe(col, None, inclusive=col in self.inclusive)
-
-    # ---------------------------------------------------------------- derived columns
-    def with_derived_inclusive(self) -> GraphFrame:
-        """Add ``M (inc)`` (subtree sums per location) for every exclusive ``M`` lacking it."""
-        missing = [m for m in self.exclusive if inclusive_name(m) not in self.metrics.columns]
-        if not missing:
-            return self
-        new_cols = {}
-        for m in missing:
-            new_cols[inclusive_name(m)] = self._subtree_sum_column(m)
-        return self._with_metric_columns(new_cols, inclusive=True)
-
-    def with_derived_exclusive(self) -> GraphFrame:
-        """Add ``M`` = ``M (inc)`` minus the children's ``M (inc)`` for inclusive-only metrics."""
-        missing = [m for m in self.inclusive if exclusive_name(m) not in self.metrics.columns]
-        if not missing:
-            return self
-        par = self.parent_array
-        has_parent = par >= 0
-        new_cols = {}
-        for m in missing:
-            vals, locs = self.dense(m)
-            exc = vals.copy()
-            # Subtract each node's inclusive value from its parent's, per location.
-            np.subtract.at(exc, (slice(None), par[has_parent]), vals[:, has_parent])
-            new_cols[exclusive_name(m)] = dense_to_long(exc, locs, exclusive_name(m))
-        return self._with_metric_columns(new_cols, inclusive=False)
-
-    def _subtree_sum_column(self, metric: str) -> pl.DataFrame:
-        from cctool import kernels
-
-        vals, locs = self.dense(metric)
-        inc = kernels.subtree_sums(vals, self.parent_array)
-        return dense_to_long(inc, locs, inclusive_name(metric))
-
-    def _with_metric_columns(self, cols: Mapping[str, pl.DataFrame], inclusive: bool) -> GraphFrame:
-        metrics = self.metrics
-        for long in cols.values():
-            # Derived columns cover every (node, location): join so absent rows appear.
-            metrics = metrics.join(long, on=list(KEY_COLUMNS), how="full", coalesce=True)
-        metric_cols = [c for c in metrics.columns if c not in KEY_COLUMNS]
-        metrics = metrics.with_columns([pl.col(c).fill_null(0.0) for c in metric_cols])
-        names = tuple(cols)
-        return replace(
-            self,
-            metrics=metrics.sort(["rank", "thread", "node"]),
-            inclusive=self.inclusive + names if inclusive else self.inclusive,
-            exclusive=self.exclusive if inclusive else self.exclusive + names,
-            derived=self.derived | frozenset(names),
-        )
 
     # ---------------------------------------------------------------- checks
     def validate(self, rtol: float = 1e-9, atol: float = 1e-6) -> None:
