@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import polars as pl
@@ -47,7 +47,7 @@ class DerivedColumns:
         """Add ``M (inc)`` (subtree sums per location) for every exclusive ``M`` lacking it."""
         missing = [m for m in self.exclusive if inclusive_name(m) not in self.metrics.columns]
         if not missing:
-            return self
+            return cast("GraphFrame", self)
         new_cols = {}
         for m in missing:
             new_cols[inclusive_name(m)] = self._subtree_sum_column(m)
@@ -57,7 +57,7 @@ class DerivedColumns:
         """Add ``M`` = ``M (inc)`` minus the children's ``M (inc)`` for inclusive-only metrics."""
         missing = [m for m in self.inclusive if exclusive_name(m) not in self.metrics.columns]
         if not missing:
-            return self
+            return cast("GraphFrame", self)
         par = self.parent_array
         has_parent = par >= 0
         new_cols = {}
@@ -65,7 +65,8 @@ class DerivedColumns:
             vals, locs = self.dense(m)
             exc = vals.copy()
             # Subtract each node's inclusive value from its parent's, per location.
-            np.subtract.at(exc, (slice(None), par[has_parent]), vals[:, has_parent])
+            np.subtract.at(exc, (slice(None), par[has_parent]),  # type: ignore[arg-type]
+                           vals[:, has_parent])
             new_cols[exclusive_name(m)] = dense_to_long(exc, locs, exclusive_name(m))
         return self._with_metric_columns(new_cols, inclusive=False)
 
@@ -76,7 +77,8 @@ class DerivedColumns:
         inc = kernels.subtree_sums(vals, self.parent_array)
         return dense_to_long(inc, locs, inclusive_name(metric))
 
-    def _with_metric_columns(self, cols: Mapping[str, pl.DataFrame], inclusive: bool) -> GraphFrame:
+    def _with_metric_columns(self, cols: Mapping[str, pl.DataFrame],
+                             inclusive: bool) -> GraphFrame:
         metrics = self.metrics
         for long in cols.values():
             # Derived columns cover every (node, location): join so absent rows appear.
@@ -85,7 +87,7 @@ class DerivedColumns:
         metrics = metrics.with_columns([pl.col(c).fill_null(0.0) for c in metric_cols])
         names = tuple(cols)
         return replace(
-            self,
+            cast("GraphFrame", self),
             metrics=metrics.sort(["rank", "thread", "node"]),
             inclusive=self.inclusive + names if inclusive else self.inclusive,
             exclusive=self.exclusive if inclusive else self.exclusive + names,

@@ -356,10 +356,11 @@ class GraphFrame(DerivedColumns, Locations):
 
     def _arith(self, op: str, other: object) -> GraphFrame:
         if not isinstance(other, GraphFrame):
-            return NotImplemented
+            return NotImplemented  # type: ignore[no-any-return]
         from cctool.ops.arith import _binary_op
 
-        return _binary_op(self, other, op)
+        out: GraphFrame = _binary_op(self, other, op)
+        return out
 
     def _repr_html_(self) -> str:
         """The interactive tree, for Jupyter (see :func:`cctool.html.show`)."""

@@ -21,7 +21,7 @@ import os
 import struct
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import orjson
 import polars as pl
@@ -33,7 +33,7 @@ from cctool.metrics import info_from_json, info_to_json
 MAGIC = b"\x89CCT\r\n\x1a\n"
 VERSION = 1
 _PREAMBLE = struct.Struct("<IQ")
-COMPRESSION = "lz4"
+COMPRESSION: Literal["lz4"] = "lz4"
 
 
 def is_saved(head: bytes) -> bool:

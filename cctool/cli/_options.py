@@ -78,7 +78,7 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
             metavar="FILE",
             help="Write here instead of stdout ('-'); written atomically.",
         )(resolved)
-        return click.option(  # type: ignore[no-any-return]
+        return click.option(  # type: ignore[return-value]
             "--to",
             "to",
             type=click.Choice(formats),

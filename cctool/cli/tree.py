@@ -159,8 +159,8 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
     df = flat_profile(*args) if flat else bottom_up_rows(*args)
     if to != "text":
-        info = gf.metric(metric_pair(gf, metric)[0])
-        emit_table(df, to, output, {c: info.unit for c in ("self", "cum")})
+        unit = gf.metric(metric_pair(gf, metric)[0]).unit
+        emit_table(df, to, output, {c: unit for c in ("self", "cum")})
         return
     from dataclasses import replace
 

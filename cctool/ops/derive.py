@@ -148,9 +148,9 @@ def _source(node: Node) -> str:
     """The expression as text, column names quoted: parses back to the same tree."""
     kind = node[0]
     if kind == "num":
-        return repr(node[1])
+        return str(repr(node[1]))
     if kind == "col":
-        return '"' + node[1] + '"'
+        return '"' + str(node[1]) + '"'
     if kind == "neg":
         return f"-({_source(node[1])})"
     if kind == "bin":

@@ -50,7 +50,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
-    return table[order.tolist()] if order.size != table.height else table[order]
+    out: pl.DataFrame = table[order.tolist()] if order.size != table.height else table[order]
+    return out
 
 
 def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> np.ndarray:
@@ -73,7 +74,7 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     relabelled_parent[label[has]] = label[par[has]]
     from cctool import kernels
 
-    return sib_rank[kernels.preorder(relabelled_parent)]
+    return np.asarray(sib_rank[kernels.preorder(relabelled_parent)])
 
 
 def _hidden_children(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:

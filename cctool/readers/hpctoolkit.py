@@ -230,7 +230,7 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
                 name = f"Loop@{os.path.basename(files.get(file_id, ''))}:{line}"
                 scopes = (*scopes, xid)
             else:
-                name = f"{os.path.basename(files.get(file_id, '<unknown file>'))}:{line}"
+                name = f"{os.path.basename(files.get(file_id or '', '<unknown file>'))}:{line}"
                 out["stmt_ids"].extend([xid] * len(scopes))
                 out["stmt_parents"].extend(scopes)
             own = len(out["ids"])

@@ -328,7 +328,7 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray |
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
         finite = first.filter(first.is_finite()) if first.dtype.is_float() else first
-        peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0
+        peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0  # type: ignore[arg-type]
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
