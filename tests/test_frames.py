@@ -47,7 +47,7 @@ def test_squash_and_unify_agree_on_modules() -> None:
 
 
 def test_scaling_rows_tell_loops_apart_like_diff() -> None:
-    from cctool.ops.scaling import path_ids
+    from cctool.frames import path_ids
 
     a = _gf([-1, 0, 0], ["main", "L", "L"], ["function", "loop", "loop"], ["m"] * 3,
             [1, 10, 20], [1.0, 1.0, 1.0])
