@@ -363,8 +363,8 @@ class GraphFrame(DerivedColumns, Locations):
         return out
 
     def _repr_html_(self) -> str:
-        """The interactive tree, for Jupyter (see :func:`cctool.html.show`)."""
-        from cctool.html import show
+        """The interactive tree, for Jupyter (see :func:`cctool.render.html.show`)."""
+        from cctool.render.html import show
 
         return show(self)._repr_html_()
 

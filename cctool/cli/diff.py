@@ -67,7 +67,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
         from cctool.cli._io import write_text
-        from cctool.html import HtmlOptions, comparison_html
+        from cctool.render.html import HtmlOptions, comparison_html
 
         write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
     else:

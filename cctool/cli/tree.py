@@ -106,7 +106,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        legend=not no_legend)
     if html is not None:
         from cctool.cli._io import write_text
-        from cctool.html import HtmlOptions, to_html
+        from cctool.render.html import HtmlOptions, to_html
 
         write_text(html, to_html(gf, HtmlOptions.from_tree(opts, title=profile)))
         return
