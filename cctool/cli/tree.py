@@ -121,7 +121,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         emit_renderable(ctx, tree_renderable(gf, opts), output, width)
     else:
         from cctool.cli._io import metric_units
-        from cctool.ops.view import tree_rows
+        from cctool.render.rows import tree_rows
 
         rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))

@@ -315,10 +315,11 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray | None = None) -> Group:
+def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
+                    sort_key: np.ndarray | None = None) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
-    :func:`cctool.ops.view.tree_rows` takes it."""
-    from cctool.ops.view import tree_rows, view_metrics
+    :func:`cctool.render.rows.tree_rows` takes it."""
+    from cctool.render.rows import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)

@@ -1,4 +1,5 @@
-"""Select and order the rows of a tree view (depth limit, threshold pruning, sibling sort)."""
+"""Select and order the rows of a tree view (depth limit, threshold pruning, sibling sort):
+the step before any tree renderer draws them."""
 
 from __future__ import annotations
 
