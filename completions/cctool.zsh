@@ -15,7 +15,7 @@ _cctool() {
         'tree:Show the calling context tree with metric values, colored by the first'
     )
     _arguments -C \
-        ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is set.]:value:(auto always never)' \
+        ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
         ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -37,7 +37,7 @@ _cctool() {
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--percent'[Show the change as a percentage of As value.]' \
                     ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
@@ -60,7 +60,7 @@ _cctool() {
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -74,7 +74,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -89,7 +89,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -104,7 +104,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -121,7 +121,7 @@ _cctool() {
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Tree: digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: see below).]:value:(tree cct json csv)' \
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -148,7 +148,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -173,7 +173,7 @@ _cctool() {
                     ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
-                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is set]:value:(auto always never)' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \

@@ -130,7 +130,7 @@ def color_option(f: F) -> F:
         default=None,
         expose_value=False,
         callback=_store_color,
-        help="Color in text output (default auto: a terminal, unless NO_COLOR is set).",
+        help="Color in text output (default auto: a terminal, unless NO_COLOR is non-empty).",
     )(f)
 
 
