@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     import benchmarks.cases  # noqa: F401  (registers the cases)
-    import benchmarks.cases_speed  # noqa: F401
     import benchmarks.cases_ensembles  # noqa: F401
+    import benchmarks.cases_speed  # noqa: F401
 
     if args.child:
         return _child(*args.child)

@@ -8,7 +8,7 @@ from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
-    from cctool.html import show
+    from cctool.render.html import show
 
 __all__ = ["CctoolError", "GraphFrame", "read", "show"]
 __version__ = "0.1.0"
@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
         return read
     if name == "show":
-        from cctool.html import show
+        from cctool.render.html import show
 
         return show
     raise AttributeError(name)

@@ -135,14 +135,14 @@ def _collapse(block: np.ndarray, groups: np.ndarray, nunits: int, how: str) -> n
 def reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
     """sum/mean/max/min/std/cv down the first axis of a dense block."""
     if agg == "sum":
-        return block.sum(axis=0)
+        return np.asarray(block.sum(axis=0))
     if agg == "mean":
-        return block.mean(axis=0)
+        return np.asarray(block.mean(axis=0))
     if agg == "max":
-        return block.max(axis=0)
+        return np.asarray(block.max(axis=0))
     if agg == "min":
-        return block.min(axis=0)
-    std = block.std(axis=0)
+        return np.asarray(block.min(axis=0))
+    std = np.asarray(block.std(axis=0))
     if agg == "std":
         return std
     mean = block.mean(axis=0)

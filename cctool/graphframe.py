@@ -22,31 +22,23 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from cctool.columns import INC_SUFFIX, DerivedColumns, exclusive_name, inclusive_name
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
+from cctool.locations import ID, KEY_COLUMNS, Locations, normalise_metric_table
 from cctool.metrics import Metric, describe
 
-ID = pl.Int32
-KEY_COLUMNS = ("node", "rank", "thread")
+# Re-exported from their modules: these names have always been importable from here.
+__all__ = ["ID", "INC_SUFFIX", "KEY_COLUMNS", "GraphFrame", "exclusive_name", "inclusive_name"]
+
 STRUCTURE_COLUMNS = ("node", "parent", "depth")
-INC_SUFFIX = " (inc)"
 Agg = Literal["sum", "mean", "max", "min", "std", "cv"]
 # std and cv are hpcprof's statistics across processes: population standard deviation and
 # coefficient of variation (std / mean), with absent rows as zeros like every other aggregation.
 AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
 
 
-def inclusive_name(metric: str) -> str:
-    """The inclusive column name of exclusive metric ``metric``."""
-    return metric if metric.endswith(INC_SUFFIX) else metric + INC_SUFFIX
-
-
-def exclusive_name(metric: str) -> str:
-    """The exclusive column name of inclusive metric ``metric``."""
-    return metric[: -len(INC_SUFFIX)] if metric.endswith(INC_SUFFIX) else metric
-
-
 @dataclass(frozen=True, eq=False)
-class GraphFrame:
+class GraphFrame(DerivedColumns, Locations):
     """A calling context tree: node table, long metric table, metadata.
 
     Build one with :meth:`from_arrays` (any node order) or directly from canonical tables.
@@ -138,7 +130,7 @@ class GraphFrame:
         mdf = metrics if isinstance(metrics, pl.DataFrame) else pl.DataFrame(
             {k: (v if isinstance(v, pl.Series) else pl.Series(k, v)) for k, v in metrics.items()}
         )
-        mdf = _normalise_metric_table(mdf, new_id)
+        mdf = normalise_metric_table(mdf, new_id)
         exc = tuple(exclusive)
         inc = tuple(inclusive)
         gf = cls(
@@ -193,6 +185,14 @@ class GraphFrame:
         return ids[offsets[node] : offsets[node + 1]]
 
     @cached_property
+    def levels(self) -> tuple[np.ndarray, ...]:
+        """Node ids grouped by depth, shallowest first (computed once per frame)."""
+        depth = self.nodes["depth"].to_numpy()
+        order = np.argsort(depth, kind="stable")
+        bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+        return tuple(order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+
+    @cached_property
     def subtree_end(self) -> np.ndarray:
         """End (exclusive) of each node's contiguous preorder subtree block."""
         par = self.parent_array
@@ -205,113 +205,6 @@ class GraphFrame:
     @property
     def roots(self) -> np.ndarray:
         return np.nonzero(self.parent_array < 0)[0]
-
-    @cached_property
-    def _location_codes(self) -> tuple[np.ndarray, pl.DataFrame]:
-        """(index into ``locations`` per metric row, ``locations``).
-
-        Ranks and threads are small integers, so one bincount over a packed (rank, thread)
-        code finds the distinct pairs and a lookup array maps every row to its pair: tens of
-        milliseconds for 18M rows, where a multi-column unique and join take seconds.
-        """
-        rank = self.metrics["rank"].to_numpy()
-        thread = self.metrics["thread"].to_numpy()
-        if rank.size == 0:
-            empty = pl.DataFrame({"rank": [], "thread": []}, schema={"rank": ID, "thread": ID})
-            return np.zeros(0, dtype=np.int64), empty
-        if self._blocks is not None:
-            n = self.num_nodes
-            return np.repeat(np.arange(rank.size // n, dtype=np.int64), n), self._locations
-        rmin, rmax = int(rank.min()), int(rank.max())
-        tmin, tmax = int(thread.min()), int(thread.max())
-        width = tmax + 1
-        if rmin >= 0 and tmin >= 0 and (rmax + 1) * width <= 1 << 26:
-            code = rank.astype(np.int64) * width + thread
-            present = np.flatnonzero(np.bincount(code, minlength=(rmax + 1) * width))
-            lookup = np.full((rmax + 1) * width, -1, dtype=np.int64)
-            lookup[present] = np.arange(present.size)
-            locs = pl.DataFrame(
-                {"rank": (present // width).astype(np.int32),
-                 "thread": (present % width).astype(np.int32)}
-            )
-            return lookup[code], locs
-        locs = self.metrics.select("rank", "thread").unique().sort("rank", "thread")
-        idx = self.metrics.select("rank", "thread").join(
-            locs.with_row_index("loc"), on=["rank", "thread"], how="left", maintain_order="left"
-        )
-        return idx["loc"].to_numpy().astype(np.int64), locs
-
-    @cached_property
-    def _blocks(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(rank, thread) per block when the metric table is one block of rows per location,
-        each block every node in order and the blocks in (rank, thread) order, as the
-        HPCToolkit readers emit it; else None.
-
-        Then location i is rows i*n to (i+1)*n, and sums over locations are sums down the
-        block axis of a reshaped column: no per-row location codes (an int64 per row) and no
-        scatter. Checking costs three vectorised compares of the key columns.
-        """
-        n, height = self.num_nodes, self.metrics.height
-        if n == 0 or height == 0 or height % n:
-            return None
-        nb = height // n
-        node = self.metrics["node"].to_numpy().reshape(nb, n)
-        if not (node == np.arange(n, dtype=node.dtype)).all():
-            return None
-        rank = self.metrics["rank"].to_numpy().reshape(nb, n)
-        thread = self.metrics["thread"].to_numpy().reshape(nb, n)
-        br, bt = rank[:, 0].copy(), thread[:, 0].copy()
-        if not ((rank == br[:, None]).all() and (thread == bt[:, None]).all()):
-            return None
-        ascending = (br[1:] > br[:-1]) | ((br[1:] == br[:-1]) & (bt[1:] > bt[:-1]))
-        return (br, bt) if ascending.all() else None
-
-    @cached_property
-    def _locations(self) -> pl.DataFrame:
-        blocks = self._blocks
-        if blocks is None:
-            return self._location_codes[1]
-        return pl.DataFrame({"rank": blocks[0], "thread": blocks[1]},
-                            schema={"rank": ID, "thread": ID})
-
-    @property
-    def locations(self) -> pl.DataFrame:
-        """Distinct (rank, thread) pairs present in the metric table, sorted."""
-        return self._locations
-
-    @property
-    def location_index(self) -> np.ndarray:
-        """Per metric row, its position in :attr:`locations`."""
-        return self._location_codes[0]
-
-    def _block_column(self, col: str, loc_keep: np.ndarray) -> np.ndarray | None:
-        """Column ``col`` as a (locations kept, nodes) array when the table is in blocks."""
-        if self._blocks is None:
-            return None
-        block = self.metrics[col].to_numpy().reshape(-1, self.num_nodes)
-        return block if loc_keep.all() else block[loc_keep]
-
-    def location_block(self, metric: str) -> np.ndarray | None:
-        """A read-only (locations, nodes) view of one metric column when the metric table
-        is one block of rows per location (as the HPCToolkit readers emit it), else None."""
-        block = self._block_column(self.resolve_metric(metric),
-                                   np.ones(self.locations.height, dtype=bool))
-        if block is None:
-            return None
-        view = block.view()
-        view.flags.writeable = False
-        return view
-
-    @property
-    def num_ranks(self) -> int:
-        return self.locations["rank"].n_unique()
-
-    @property
-    def num_threads(self) -> int:
-        """Largest number of threads of any rank."""
-        if self.locations.is_empty():
-            return 0
-        return int(self.locations.group_by("rank").len()["len"].max())  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------- metrics
     def resolve_metric(self, metric: str | None = None) -> str:
@@ -395,66 +288,6 @@ class GraphFrame:
             return replace(partner, column=col, inclusive=col in self.inclusive)
         return describe(col, None, inclusive=col in self.inclusive)
 
-    def dense(self, metric: str) -> tuple[np.ndarray, pl.DataFrame]:
-        """(values[locations, nodes], locations) for one metric, absent rows as 0."""
-        col = self.resolve_metric(metric)
-        block = self._block_column(col, np.ones(self.locations.height, dtype=bool))
-        if block is not None:
-            return block.astype(np.float64, copy=True), self.locations
-        out = np.zeros((self.locations.height, self.num_nodes), dtype=np.float64)
-        out[self.location_index, self.metrics["node"].to_numpy()] = self.metrics[col].to_numpy()
-        return out, self.locations
-
-    # ---------------------------------------------------------------- derived columns
-    def with_derived_inclusive(self) -> GraphFrame:
-        """Add ``M (inc)`` (subtree sums per location) for every exclusive ``M`` lacking it."""
-        missing = [m for m in self.exclusive if inclusive_name(m) not in self.metrics.columns]
-        if not missing:
-            return self
-        new_cols = {}
-        for m in missing:
-            new_cols[inclusive_name(m)] = self._subtree_sum_column(m)
-        return self._with_metric_columns(new_cols, inclusive=True)
-
-    def with_derived_exclusive(self) -> GraphFrame:
-        """Add ``M`` = ``M (inc)`` minus the children's ``M (inc)`` for inclusive-only metrics."""
-        missing = [m for m in self.inclusive if exclusive_name(m) not in self.metrics.columns]
-        if not missing:
-            return self
-        par = self.parent_array
-        has_parent = par >= 0
-        new_cols = {}
-        for m in missing:
-            vals, locs = self.dense(m)
-            exc = vals.copy()
-            # Subtract each node's inclusive value from its parent's, per location.
-            np.subtract.at(exc, (slice(None), par[has_parent]), vals[:, has_parent])
-            new_cols[exclusive_name(m)] = _dense_to_long(exc, locs, exclusive_name(m))
-        return self._with_metric_columns(new_cols, inclusive=False)
-
-    def _subtree_sum_column(self, metric: str) -> pl.DataFrame:
-        from cctool import kernels
-
-        vals, locs = self.dense(metric)
-        inc = kernels.subtree_sums(vals, self.parent_array)
-        return _dense_to_long(inc, locs, inclusive_name(metric))
-
-    def _with_metric_columns(self, cols: Mapping[str, pl.DataFrame], inclusive: bool) -> GraphFrame:
-        metrics = self.metrics
-        for long in cols.values():
-            # Derived columns cover every (node, location): join so absent rows appear.
-            metrics = metrics.join(long, on=list(KEY_COLUMNS), how="full", coalesce=True)
-        metric_cols = [c for c in metrics.columns if c not in KEY_COLUMNS]
-        metrics = metrics.with_columns([pl.col(c).fill_null(0.0) for c in metric_cols])
-        names = tuple(cols)
-        return replace(
-            self,
-            metrics=metrics.sort(["rank", "thread", "node"]),
-            inclusive=self.inclusive + names if inclusive else self.inclusive,
-            exclusive=self.exclusive if inclusive else self.exclusive + names,
-            derived=self.derived | frozenset(names),
-        )
-
     # ---------------------------------------------------------------- checks
     def validate(self, rtol: float = 1e-9, atol: float = 1e-6) -> None:
         """Check the invariants; raise :class:`InvalidGraphError` on the first broken one.
@@ -526,14 +359,15 @@ class GraphFrame:
 
     def _arith(self, op: str, other: object) -> GraphFrame:
         if not isinstance(other, GraphFrame):
-            return NotImplemented
+            return NotImplemented  # type: ignore[no-any-return]
         from cctool.ops.arith import _binary_op
 
-        return _binary_op(self, other, op)
+        out: GraphFrame = _binary_op(self, other, op)
+        return out
 
     def _repr_html_(self) -> str:
-        """The interactive tree, for Jupyter (see :func:`cctool.html.show`)."""
-        from cctool.html import show
+        """The interactive tree, for Jupyter (see :func:`cctool.render.html.show`)."""
+        from cctool.render.html import show
 
         return show(self)._repr_html_()
 
@@ -549,46 +383,3 @@ def _span(values: list[int]) -> str:
     if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
         return f"{values[0]}-{values[-1]}"
     return ", ".join(map(str, values))
-
-
-def _normalise_metric_table(mdf: pl.DataFrame, new_id: np.ndarray) -> pl.DataFrame:
-    if "node" not in mdf.columns:
-        raise InvalidGraphError("metric table needs a 'node' column")
-    n = new_id.shape[0]
-    node = mdf["node"]
-    if node.dtype.is_integer() and not node.null_count():
-        # Checked and renumbered in Int32, without int64 copies of a possibly huge column.
-        lo, hi = node.min(), node.max()
-        if lo is not None and (lo < 0 or hi >= n):  # type: ignore[operator]
-            raise InvalidGraphError("metric rows refer to nodes that do not exist")
-        if np.array_equal(new_id, np.arange(n)):  # readers that emit preorder: ids stay
-            ids = node.cast(ID).alias("node")
-        else:
-            ids = pl.Series("node", new_id.astype(np.int32)[node.to_numpy()])
-    else:
-        old = node.to_numpy().astype(np.int64, copy=False)
-        if old.size and (old.min() < 0 or old.max() >= n):
-            raise InvalidGraphError("metric rows refer to nodes that do not exist")
-        ids = pl.Series("node", new_id[old].astype(np.int32))
-    cols: list[pl.Series] = [ids]
-    for key in ("rank", "thread"):
-        if key in mdf.columns:
-            cols.append(mdf[key].cast(ID))
-        else:
-            cols.append(pl.Series(key, np.zeros(mdf.height, dtype=np.int32)))
-    for c in mdf.columns:
-        if c not in KEY_COLUMNS:
-            cols.append(mdf[c].cast(pl.Float64))
-    return pl.DataFrame(cols)
-
-
-def _dense_to_long(values: np.ndarray, locs: pl.DataFrame, name: str) -> pl.DataFrame:
-    nloc, n = values.shape
-    return pl.DataFrame(
-        {
-            "node": np.tile(np.arange(n, dtype=np.int32), nloc),
-            "rank": np.repeat(locs["rank"].to_numpy().astype(np.int32), n),
-            "thread": np.repeat(locs["thread"].to_numpy().astype(np.int32), n),
-            name: values.reshape(-1),
-        }
-    )

@@ -282,7 +282,8 @@ def comparable(a: Metric, b: Metric) -> str | None:
     if a.unit == UNKNOWN or b.unit == UNKNOWN:
         return None  # nothing to hold against it: the caller says it compared plain numbers
     if a.dimension is not b.dimension or a.unit != b.unit:
-        return f"{a.column!r} is in {a.unit} ({a.dimension}), {b.column!r} in {b.unit} ({b.dimension})"
+        return (f"{a.column!r} is in {a.unit} ({a.dimension}), "
+                f"{b.column!r} in {b.unit} ({b.dimension})")
     return None
 
 

@@ -33,7 +33,6 @@ import os
 import stat
 import struct
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -42,7 +41,7 @@ import numpy as np
 import orjson
 import polars as pl
 
-from cctool.errors import CctoolError, SavedFormatError
+from cctool.errors import SavedFormatError
 from cctool.graphframe import KEY_COLUMNS, GraphFrame
 from cctool.metrics import info_from_json, info_to_json
 
@@ -71,17 +70,9 @@ def dumps(gf: GraphFrame, source_format: str | None = None) -> bytes:
 
 def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
     """Write ``gf`` to ``path`` atomically (``-`` writes to stdout), column by column."""
-    chunks = _chunks(gf, source_format)
-    if str(path) == "-":
-        for chunk in chunks:
-            sys.stdout.buffer.write(chunk)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    try:
-        _write(target, chunks)
-    except OSError as exc:
-        raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    from cctool.render.files import write_atomic
+
+    write_atomic(path, _chunks(gf, source_format))
 
 
 def _chunks(gf: GraphFrame, source_format: str | None) -> Iterator[bytes | memoryview]:
@@ -150,43 +141,6 @@ def _block_header(gf: GraphFrame) -> dict[str, list[int]] | None:
     if blocks is None:
         return None
     return {"nodes": gf.num_nodes, "rank": blocks[0].tolist(), "thread": blocks[1].tolist()}
-
-
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and rename; ``-`` is stdout."""
-    if str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    try:
-        _write(target, iter([data]))
-    except OSError as exc:
-        raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
-
-
-def _write(target: Path, chunks: Iterator[bytes | memoryview]) -> None:
-    if target.exists() and not target.is_file():
-        # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
-        with open(target, "wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb", buffering=0) as fh:
-            for chunk in chunks:
-                view = memoryview(chunk)
-                while view.nbytes:  # an unbuffered write may take only part of a large chunk
-                    view = view[fh.write(view):]
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --------------------------------------------------------------------------- reading

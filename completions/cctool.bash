@@ -103,7 +103,7 @@ _cctool() {
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--max-nodes) COMPREPLY=(); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
-        scaling:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        scaling:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
         scaling:--key) COMPREPLY=(); return;;
         scaling:--key-from-name) COMPREPLY=(); return;;
@@ -117,7 +117,7 @@ _cctool() {
         stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
         stats:--metric|stats:-m) COMPREPLY=(); return;;
-        stats:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        stats:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         stats:--across) COMPREPLY=($(compgen -W "runs ranks" -- "$cur")); return;;
         stats:--where) COMPREPLY=(); return;;
         stats:--group-by) COMPREPLY=(); return;;

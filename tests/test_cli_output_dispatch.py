@@ -79,3 +79,30 @@ def test_binary_never_goes_to_a_terminal(args: list[str]) -> None:
     code, out = _on_a_terminal(args)
     assert code == 2
     assert b"CCT" not in out
+
+
+@pytest.mark.parametrize("cmd", ["hot-path", "imbalance"])
+def test_single_metric_commands_refuse_a_second_metric(cmd: str) -> None:
+    res = CliRunner().invoke(cli, [cmd, str(CALLGRIND), "-m", "Ir", "-m", "Ir (inc)"])
+    assert res.exit_code == 2
+    assert "follows one metric; got 2" in res.stderr
+    ok = CliRunner().invoke(cli, [cmd, str(CALLGRIND), "-m", "Ir (inc)", "--to", "json"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_agg_accepts_the_same_values_everywhere() -> None:
+    from cctool.cli import COMMANDS
+    from cctool.cli._options import AGG_CHOICES
+
+    group = cli
+    import click
+
+    ctx = click.Context(group, info_name="cctool")
+    for name in COMMANDS:
+        if name == "groupby":  # its --agg combines a group's members, not ranks
+            continue
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None
+        for p in cmd.params:
+            if p.name == "agg":
+                assert tuple(p.type.choices) == AGG_CHOICES, name  # type: ignore[attr-defined]

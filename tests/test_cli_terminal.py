@@ -58,7 +58,7 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "cctool", "read", "-", "-o", str(out)],
                             stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(3)
+    _wait_until_reading(proc.pid)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
@@ -67,16 +67,32 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def _wait_until_reading(pid: int, timeout: float = 60.0) -> None:
+    """Wait until the process sleeps in a read (its imports done), or at most ``timeout``."""
+    wchan = Path(f"/proc/{pid}/wchan")
+    end = time.monotonic() + timeout
+    time.sleep(0.5)
+    while time.monotonic() < end:
+        try:
+            if "read" in wchan.read_text():
+                time.sleep(0.2)
+                return
+        except OSError:
+            break
+        time.sleep(0.1)
+    time.sleep(3)  # no wchan to look at: give start-up a moment
+
+
 def test_interrupted_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
-    from cctool.render import files as saved
+    from cctool.render import files
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(saved.os, "replace", interrupt)
+    monkeypatch.setattr(files.os, "replace", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        saved.write_bytes_atomic(tmp_path / "x.json", b"{}")
+        files.write_bytes_atomic(tmp_path / "x.json", b"{}")
     assert list(tmp_path.iterdir()) == []
 
 

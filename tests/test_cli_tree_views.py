@@ -93,8 +93,8 @@ def test_threshold_is_relative_to_the_heaviest_root() -> None:
     import numpy as np
 
     from cctool.graphframe import GraphFrame
-    from cctool.ops.view import tree_rows
     from cctool.options import TreeOptions
+    from cctool.render.rows import tree_rows
 
     # Two trees: main (100: a 60, b 1) and a stray root worth 2, as cProfile files have.
     gf = GraphFrame.from_arrays(

@@ -1,7 +1,8 @@
 """The regression gate: expression parser, units, exit codes, stderr, JUnit and Markdown.
 
 Offenders below are worked out from `cctool tree <db> --to json -m "time (inc)"` of the two
-HPCToolkit databases (A = cpi, B = allgather; times in usec in the files, in seconds in cctool). Nodes in both trees with their
+HPCToolkit databases (A = cpi, B = allgather; times in usec in the files, in seconds in
+cctool). Nodes in both trees with their
 inclusive times A → B: <program root> and main 3998242 → 26140582 (+553.8%), MPI_Finalize and
 PMPI_Finalize 3998242 → 10008070 (+6009828, +150.3%), MPID_Finalize 3998242 → 10002113
 (+6003871, +150.2%), and the MPI_Init chain at 0. B's total is 26158368.
@@ -26,8 +27,10 @@ needs_query = pytest.mark.skipif(importlib.util.find_spec("cctool.ops.query") is
 
 
 WARNINGS = (
-        "warning: A and B share 9 call paths of A's 34 and B's 1,474: most values are compared with nothing (check that these are runs of the same program)\n"
-        "warning: A has 4 ranks × 1 thread and B 10 × 2: each is combined over its own ranks before comparing\n")
+    "warning: A and B share 9 call paths of A's 34 and B's 1,474: most values are compared "
+    "with nothing (check that these are runs of the same program)\n"
+    "warning: A has 4 ranks × 1 thread and B 10 × 2: each is combined over its own ranks "
+    "before comparing\n")
 
 
 def run(*args: str):

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 import cctool
 from cctool.cli import cli
 from cctool.graphframe import GraphFrame
-from cctool.html import HtmlOptions, HtmlView, comparison_html, to_html
 from cctool.readers import read
+from cctool.render.html import HtmlOptions, HtmlView, comparison_html, to_html
 
 EVIL = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
         "<!--<script>", '<img src=x onerror="alert(3)">', "{{DATA}}"]

@@ -11,7 +11,8 @@ import pytest
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
 from cctool.ops.flat import bottom_up_rows, caller_table, callers, flat_profile, metric_pair
-from cctool.readers import READERS, read_declared as read
+from cctool.readers import READERS
+from cctool.readers import read_declared as read
 from tests.test_ops_groupby import recursive_tree
 
 

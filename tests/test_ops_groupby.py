@@ -14,7 +14,8 @@ from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.kernels import _jit, _reference
 from cctool.ops.groupby import enclosing_function, groupby, outermost, to_callgraph
-from cctool.readers import READERS, read_declared as read
+from cctool.readers import READERS
+from cctool.readers import read_declared as read
 from tests import hpctoolkit_raw
 
 

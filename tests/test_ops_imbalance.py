@@ -10,7 +10,8 @@ import pytest
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.ops.imbalance import default_dimension, imbalance, location_matrix
-from cctool.readers import READERS, read_declared as read
+from cctool.readers import READERS
+from cctool.readers import read_declared as read
 from tests import hpctoolkit_raw
 
 ALLGATHER = "hpctoolkit-allgather-database"

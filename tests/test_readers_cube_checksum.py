@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
-from cctool.readers import detect, read_declared as read
+from cctool.readers import detect
+from cctool.readers import read_declared as read
 
 FILE = Path(__file__).resolve().parent / "data" / "cube" / "cube4.8_with_checksum_bug.cubex"
 

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read_declared as read
+from cctool.readers import detect
+from cctool.readers import read_declared as read
 
 DATA = Path(__file__).parent / "data" / "gprof"
 

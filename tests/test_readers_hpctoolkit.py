@@ -16,8 +16,9 @@ import pytest
 
 from cctool import kernels
 from cctool.errors import CctoolError, ReaderError, UnknownFormatError
-from cctool.readers import detect, read_declared as read
+from cctool.readers import detect
 from cctool.readers import hpctoolkit as reader
+from cctool.readers import read_declared as read
 
 
 def test_cpi_shape_and_totals(data) -> None:

@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolError, CctoolWarning, MetricNotFoundError
-from cctool.readers import READERS, hpctoolkit, hpctoolkit_v4, read_declared as read
+from cctool.readers import READERS, hpctoolkit, hpctoolkit_v4
+from cctool.readers import read_declared as read
 from tests.conftest import SHARED_DATA
 from tests.hpctoolkit_v4_writer import (
     CALL,

@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import detect, read_declared as read
+from cctool.readers import detect
+from cctool.readers import read_declared as read
 from cctool.readers import tau as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 

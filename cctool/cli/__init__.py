@@ -81,7 +81,8 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     type=click.Choice(["auto", "always", "never"]),
     default="auto",
     show_default=True,
-    help="Color in text output; 'auto' colors a terminal unless NO_COLOR is set.",
+    help="Color in text output; 'auto' colors a terminal unless NO_COLOR is non-empty "
+    "(FORCE_COLOR or CLICOLOR_FORCE color a pipe).",
 )
 @derive_option
 @click.version_option(package_name="cctool", prog_name="cctool")

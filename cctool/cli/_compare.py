@@ -3,7 +3,9 @@ top; the comparison machinery is imported when a command runs."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,8 +22,48 @@ F = TypeVar("F", bound=Callable[..., Any])
 TABLE_TOP = 20  # rows of --to table / markdown when --top is not given
 
 
+@dataclass(frozen=True)
+class CompareView:
+    """How to show a comparison, from the flags both commands share (one object instead of
+    a bag of keyword arguments)."""
+
+    top: int | None
+    depth: int | None
+    threshold: float
+    precision: int
+    full_names: bool
+    legend: bool
+    width: int | None
+
+    def tree_options(self, opts: CompareOptions, invert: bool = False) -> TreeOptions:
+        """How to draw the union tree: signed changes diverge around zero, ratios by size."""
+        from cctool.options import TreeOptions
+
+        return TreeOptions(metrics=opts.metrics, depth=self.depth, threshold=self.threshold,
+                           precision=self.precision, full_names=self.full_names,
+                           legend=self.legend, diverging=opts.op == "sub",
+                           invert_colormap=invert)
+
+
+_VIEW_FLAGS = ("top", "depth", "threshold", "precision", "full_names", "no_legend", "width")
+
+
+def _bundled(f: F) -> F:
+    """``f`` called with ``view=CompareView(...)`` in place of the view flags."""
+
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        flags = {k: kwargs.pop(k) for k in _VIEW_FLAGS}
+        flags["legend"] = not flags.pop("no_legend")
+        return f(*args, view=CompareView(**flags), **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
 def compare_options(f: F) -> F:
-    """Arguments A and B and the options both commands take."""
+    """Arguments A and B and the options both commands take; the view flags reach the
+    command as one ``view: CompareView``."""
+    f = _bundled(f)
     decorators = [
         click.argument("profile_a", type=click.Path(allow_dash=True), metavar="A"),
         click.argument("profile_b", type=click.Path(allow_dash=True), metavar="B"),
@@ -76,16 +118,6 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
             except CctoolError as exc:
                 raise CctoolError(f"--fail-if {cond.text!r}: {exc}") from None
     return compare(gf_a, gf_b, opts, extra=[c.metric for c in conditions])
-
-
-def tree_options(opts: CompareOptions, depth: int | None, threshold: float, precision: int,
-                 full_names: bool, no_legend: bool, invert: bool = False) -> TreeOptions:
-    """How to draw the union tree: signed changes diverge around zero, ratios by size."""
-    from cctool.options import TreeOptions
-
-    return TreeOptions(metrics=opts.metrics, depth=depth, threshold=threshold,
-                       precision=precision, full_names=full_names, legend=not no_legend,
-                       diverging=opts.op == "sub", invert_colormap=invert)
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
@@ -170,7 +202,21 @@ def check_gate(cmp: Comparison, conditions: Sequence[Condition], where: str | No
             nodes = match_nodes(cmp.result, where)
         except CctoolError as exc:
             raise CctoolError(f"--where: {exc}") from None
-    return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
+    try:
+        return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
+    except CctoolError as exc:
+        raise CctoolError(_with_flags(str(exc))) from None
+
+
+# The library names what it checked; the command line names the flag that gave it.
+_FLAGS = (("condition ", "--fail-if "), ("minimum value ", "--min-value "))
+
+
+def _with_flags(message: str) -> str:
+    for said, flag in _FLAGS:
+        if message.startswith(said):
+            return flag + message[len(said):]
+    return message
 
 
 def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: int) -> None:

@@ -76,8 +76,8 @@ def _check(cmp: EnsembleComparison, cond: Condition,
 def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
           results: Sequence[EnsembleGateResult], to: str, output: str,
           view: dict[str, Any]) -> None:
-    from cctool.render import ensemble as render
     from cctool.cli._io import emit_renderable, emit_table, write_bytes, write_text
+    from cctool.render import ensemble as render
 
     top, precision = view.get("top"), view["precision"]
     if to in ("tree", "table"):
@@ -100,8 +100,8 @@ def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
 def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision: int) -> None:
     if not results:
         return
-    from cctool.render import ensemble as render
     from cctool.cli import EXIT_GATE
+    from cctool.render import ensemble as render
 
     for line in render.offender_lines(results, precision):
         click.echo(line, err=True)

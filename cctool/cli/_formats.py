@@ -26,7 +26,7 @@ def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
     if output is not None and output != "-":
         suffix = output[output.rfind("."):].lower() if "." in output else ""
         by_suffix = SUFFIXES.get(suffix)
-        if by_suffix in formats:
+        if by_suffix is not None and by_suffix in formats:
             return by_suffix
     return default if default is not None else formats[0]
 

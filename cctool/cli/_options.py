@@ -63,6 +63,19 @@ def metric_option(f: F) -> F:
     )(f)
 
 
+def single_metric_option(help: str) -> Callable[[F], F]:
+    """``--metric/-m`` as every command parses it, for commands that follow one metric: more
+    than one is a usage error (Click would silently keep the last)."""
+
+    def one(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+        if len(value) > 1:
+            raise click.BadParameter(f"this command follows one metric; got {len(value)}",
+                                     ctx=ctx, param=param)
+        return value[0] if value else None
+
+    return click.option("--metric", "-m", "metric", multiple=True, callback=one, help=help)
+
+
 def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     """``--to FORMAT`` and ``-o/--output FILE``; without ``--to`` the format comes from
     -o's suffix, else the first of ``formats`` (see :mod:`cctool.cli._formats`)."""
@@ -83,7 +96,7 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
             metavar="FILE",
             help="Write here instead of stdout ('-'); written atomically.",
         )(resolved)
-        return click.option(  # type: ignore[no-any-return]
+        return click.option(  # type: ignore[return-value]
             "--to",
             "to",
             type=click.Choice(formats),
@@ -135,7 +148,7 @@ def color_option(f: F) -> F:
         default=None,
         expose_value=False,
         callback=_store_color,
-        help="Color in text output (default auto: a terminal, unless NO_COLOR is set).",
+        help="Color in text output (default auto: a terminal, unless NO_COLOR is non-empty).",
     )(f)
 
 

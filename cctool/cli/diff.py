@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from cctool.cli import _compare
 from cctool.cli._compare import compare_options, gate_options
 from cctool.cli._ensemble import confidence_option, executor_options
 from cctool.cli._options import output_options
@@ -28,9 +29,9 @@ from cctool.cli._options import output_options
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
-         min_value: tuple[float, str | None] | None, confidence: float, correction: str, to: str,
-         output: str,
-         html: str | None, **view: Any) -> None:
+         min_value: tuple[float, str | None] | None, confidence: float, correction: str,
+         jobs: int | None, scheduler: str | None, to: str, output: str, html: str | None,
+         view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
     A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
@@ -66,6 +67,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
           --to junit -o gate.xml
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
     """
+    from dataclasses import asdict
+
     from cctool.cli import _ensemble_diff
 
     sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
@@ -73,34 +76,27 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         if html is not None or normalize or percent:
             raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
                                    "not to folders of runs")
-        _ensemble_diff.run(ctx, sides, _labels(profile_a, profile_b), fmt, metrics, agg,
+        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
                            fail_if, (confidence, correction), where, min_value, to, output,
-                           {**view, "reverse": reverse})
+                           {**asdict(view), "reverse": reverse, "jobs": jobs,
+                            "scheduler": scheduler})
         return
-    from cctool.cli import _compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
                           normalize=normalize, reverse=reverse, missing=missing)
-    to = _compare.resolve_to(ctx, to, view["top"])
+    to = _compare.resolve_to(ctx, to, view.top)
     if to == "junit" and not fail_if:
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
     results = _compare.check_gate(cmp, fail_if, where, min_value)
-    tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
-                                 view["full_names"], view["no_legend"])
+    tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
         from cctool.cli._io import write_text
-        from cctool.html import HtmlOptions, comparison_html
+        from cctool.render.html import HtmlOptions, comparison_html
 
-        write_text(html, comparison_html(cmp, HtmlOptions(depth=view["depth"]), names))
+        write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
     else:
-        _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names, results)
-    _compare.finish_gate(ctx, results, view["precision"])
-
-
-def _labels(a: str, b: str) -> tuple[str, str]:
-    from cctool.cli._compare import labels
-
-    return labels(a, b)
+        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
+    _compare.finish_gate(ctx, results, view.precision)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
+from cctool.cli import _compare
 from cctool.cli._compare import compare_options
 from cctool.cli._options import output_options
 
@@ -18,7 +17,7 @@ from cctool.cli._options import output_options
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
-        to: str, output: str, **view: Any) -> None:
+        to: str, output: str, view: _compare.CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
 
     Each profile is first combined over its ranks and threads with --agg, so a node's value
@@ -33,13 +32,11 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool div slow-run/ fast-run/ --metric "time (inc)" --depth 5
       cctool div base.cct new.cct --top 15 --to markdown -o speedup.md
     """
-    from cctool.cli import _compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)
-    to = _compare.resolve_to(ctx, to, view["top"])
+    to = _compare.resolve_to(ctx, to, view.top)
     cmp = _compare.run(profile_a, profile_b, fmt, opts)
-    tree = _compare.tree_options(opts, view["depth"], view["threshold"], view["precision"],
-                                 view["full_names"], view["no_legend"], invert_colormap)
+    tree = view.tree_options(opts, invert_colormap)
     names = _compare.labels(profile_a, profile_b)
-    _compare.emit(ctx, cmp, tree, to, output, view["width"], view["top"], names)
+    _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names)

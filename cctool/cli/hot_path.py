@@ -11,6 +11,7 @@ from cctool.cli._options import (
     output_options,
     precision_option,
     profile_argument,
+    single_metric_option,
     width_option,
 )
 
@@ -18,7 +19,7 @@ from cctool.cli._options import (
 @click.command("hot-path")
 @profile_argument()
 @from_option
-@click.option("--metric", "-m", default=None,
+@single_metric_option(
               help="Metric to follow. Default: an inclusive metric (the default metric's "
               "inclusive partner); an exclusive one compares a node's own cost with its "
               "children's, which rarely finds where the time goes.")

@@ -10,6 +10,7 @@ from cctool.cli._options import (
     output_options,
     precision_option,
     profile_argument,
+    single_metric_option,
     width_option,
 )
 
@@ -17,8 +18,7 @@ from cctool.cli._options import (
 @click.command()
 @profile_argument()
 @from_option
-@click.option("--metric", "-m", default=None,
-              help="Metric column (default: the profile's default metric).")
+@single_metric_option(help="Metric column (default: the profile's default metric).")
 @click.option("--by", type=click.Choice(["rank", "thread", "location"]), default=None,
               help="Compare ranks (threads summed per rank), thread ids (ranks summed) or "
               "every (rank, thread) location. Default: ranks, or threads when there is one rank.")

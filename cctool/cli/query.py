@@ -140,7 +140,7 @@ def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOp
             write_bytes(output, b"")
         return
     from cctool.cli._io import metric_units
-    from cctool.ops.view import tree_rows
+    from cctool.render.rows import tree_rows
 
     rows = tree_rows(gf, opts).drop("hidden")
     emit_table(rows, to, output, metric_units(gf, rows.columns))

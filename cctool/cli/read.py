@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from cctool.cli._options import from_option
@@ -52,7 +54,7 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
         click.echo(_summary_text(path, s))
 
 
-def _summary_text(path: str | None, s: dict) -> str:
+def _summary_text(path: str | None, s: dict[str, Any]) -> str:
     lines = [f"{path}:" if path else "profile:"]
     lines.append(f"  format   {s['format']}")
     lines.append(f"  nodes    {s['nodes']}")

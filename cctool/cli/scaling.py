@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cctool.cli._options import (
+    AGG_CHOICES,
     from_option,
     metric_option,
     output_options,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
     from cctool.ops.scaling import ScalingResult
 
-AGGS = ("mean", "max", "min", "sum")  # over the ranks of one run; mean first (per process)
+AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
 
 @click.command()

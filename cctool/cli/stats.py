@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from cctool.cli._ensemble import executor, executor_options, group_by_option, where_option
-from cctool.cli._options import from_option, output_options, precision_option, width_option
+from cctool.cli._options import (
+    AGG_CHOICES,
+    from_option,
+    output_options,
+    precision_option,
+    width_option,
+)
 
 
 def _percentiles(_ctx: click.Context, _param: click.Parameter,
@@ -21,7 +27,7 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 @from_option
 @click.option("--metric", "-m", default=None,
               help="Metric to summarise (default: each run's default metric).")
-@click.option("--agg", type=click.Choice(("mean", "max", "min", "sum")), default="mean",
+@click.option("--agg", type=click.Choice(AGG_CHOICES), default="mean",
               show_default=True, help="How a run's ranks are combined (threads of a rank are "
               "summed first): mean is the per-process value, max the slowest process.")
 @click.option("--across", type=click.Choice(("runs", "ranks")), default="runs",

@@ -106,7 +106,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        legend=not no_legend)
     if html is not None:
         from cctool.cli._io import write_text
-        from cctool.html import HtmlOptions, to_html
+        from cctool.render.html import HtmlOptions, to_html
 
         write_text(html, to_html(gf, HtmlOptions.from_tree(opts, title=profile)))
         return
@@ -121,7 +121,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         emit_renderable(ctx, tree_renderable(gf, opts), output, width)
     else:
         from cctool.cli._io import metric_units
-        from cctool.ops.view import tree_rows
+        from cctool.render.rows import tree_rows
 
         rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))
@@ -159,8 +159,8 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
     df = flat_profile(*args) if flat else bottom_up_rows(*args)
     if to != "text":
-        info = gf.metric(metric_pair(gf, metric)[0])
-        emit_table(df, to, output, {c: info.unit for c in ("self", "cum")})
+        unit = gf.metric(metric_pair(gf, metric)[0]).unit
+        emit_table(df, to, output, {c: unit for c in ("self", "cum")})
         return
     from dataclasses import replace
 

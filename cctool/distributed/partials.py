@@ -72,7 +72,8 @@ class Partials:
     def std(self) -> np.ndarray:
         """Population standard deviation over the units (hpcprof's and ``--agg std``'s)."""
         var = self.sumsq / max(self.units, 1) - np.square(self.mean)
-        return np.sqrt(np.maximum(var, 0.0))
+        out: np.ndarray = np.sqrt(np.maximum(var, 0.0))
+        return out
 
     def quantile(self, q: float) -> np.ndarray:
         """Per node, the sketch's value at quantile ``q`` (nearest rank), clamped to min..max."""
@@ -91,7 +92,8 @@ class Partials:
         target = before + np.rint(q * (self.units - 1)).astype(np.int64) + 1
         at = np.searchsorted(cum, target, side="left")
         out = value[rank_in_node[np.minimum(at, cum.size - 1)]]
-        return np.clip(out, self.min, self.max)
+        clipped: np.ndarray = np.clip(out, self.min, self.max)
+        return clipped
 
 
 def merge_all(parts: Sequence[Partials]) -> Partials:
@@ -107,7 +109,8 @@ def _slot(x: np.ndarray) -> np.ndarray:
     """Signed bucket slot in 0.._WIDTH: negatives below _SPAN, positives from _SPAN up."""
     bucket = np.ceil(np.log(np.abs(x)) / _LOG_GAMMA).astype(np.int64)
     half = _SPAN // 2
-    return np.where(x > 0, _SPAN + half + bucket, half - 1 - bucket)
+    ids: np.ndarray = np.where(x > 0, _SPAN + half + bucket, half - 1 - bucket)
+    return ids
 
 
 def _value(slot: np.ndarray) -> np.ndarray:

@@ -131,7 +131,7 @@ def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
         return np.zeros(needles.shape[0], dtype=np.bool_)
     pos = np.searchsorted(haystack, needles)
     pos = np.minimum(pos, haystack.shape[0] - 1)
-    return haystack[pos] == needles
+    return np.asarray(haystack[pos] == needles)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

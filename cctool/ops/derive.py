@@ -29,9 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import polars as pl
-
 import numpy as np
+import polars as pl
 
 from cctool.errors import CctoolError, MetricNotFoundError
 from cctool.graphframe import INC_SUFFIX, KEY_COLUMNS, GraphFrame
@@ -148,9 +147,9 @@ def _source(node: Node) -> str:
     """The expression as text, column names quoted: parses back to the same tree."""
     kind = node[0]
     if kind == "num":
-        return repr(node[1])
+        return str(repr(node[1]))
     if kind == "col":
-        return '"' + node[1] + '"'
+        return '"' + str(node[1]) + '"'
     if kind == "neg":
         return f"-({_source(node[1])})"
     if kind == "bin":

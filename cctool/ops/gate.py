@@ -173,7 +173,7 @@ def evaluate(
     for cond in conditions:
         metric = _resolve(cmp, cond)
         unit = cmp.units(metric)
-        t = in_metric_unit(cond.value, cond.unit, unit, f"--fail-if {cond.text!r}")
+        t = in_metric_unit(cond.value, cond.unit, unit, f"condition {cond.text!r}")
         c = Condition(cond.text, metric, cond.op, t, cond.unit, cond.total)
         table = _node_table(cmp, metric) if not cond.total else _total_table(cmp, metric)
         if not cond.total:
@@ -195,7 +195,7 @@ def _resolve(cmp: Comparison, cond: Condition) -> str:
     try:
         return cmp.result.resolve_metric(cond.metric)
     except CctoolError as exc:
-        raise CctoolError(f"--fail-if {cond.text!r}: {exc}") from None
+        raise CctoolError(f"condition {cond.text!r}: {exc}") from None
 
 
 def _node_table(cmp: Comparison, m: str) -> pl.DataFrame:
@@ -223,6 +223,6 @@ def _restrict(table: pl.DataFrame, nodes: np.ndarray | None,
         table = table.filter(pl.col("node").is_in(np.asarray(nodes).tolist()))
     if min_value is not None:
         floor = in_metric_unit(min_value[0], min_value[1], unit,
-                               f"--min-value for {cond.metric!r}")
+                               f"minimum value for {cond.metric!r}")
         table = table.filter(pl.max_horizontal(pl.col("A").abs(), pl.col("B").abs()) >= floor)
     return table

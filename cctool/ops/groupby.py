@@ -135,11 +135,10 @@ def enclosing_function(gf: GraphFrame) -> pl.Series:
     lines fold into their function); nodes above any function keep their own name."""
     is_fn = (gf.nodes["type"] == "function").to_numpy()
     owner = np.where(is_fn | (gf.parent_array < 0), np.arange(gf.num_nodes), -1)
-    depth = gf.nodes["depth"].to_numpy()
     par = gf.parent_array
     # Level by level, so each parent's owner is final before its children read it.
-    for d in range(1, int(depth.max(initial=0)) + 1):
-        idx = np.nonzero((depth == d) & (owner < 0))[0]
+    for level in gf.levels[1:]:
+        idx = level[owner[level] < 0]
         owner[idx] = owner[par[idx]]
     return gf.nodes["name"].gather(owner).alias(FUNCTION)
 

@@ -93,7 +93,8 @@ def _normal_p(u: np.ndarray, ties: np.ndarray, m: int, n: int) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.maximum(np.abs(u - mu) - 0.5, 0.0) / sd
     p = np.array([math.erfc(x / math.sqrt(2.0)) if np.isfinite(x) else 1.0 for x in z])
-    return np.minimum(p, 1.0)
+    out: np.ndarray = np.minimum(p, 1.0)
+    return out
 
 
 def tie_term(pooled: np.ndarray) -> np.ndarray:

@@ -44,13 +44,16 @@ class RunSummary:
     columns: dict[str, str] = field(default_factory=dict)  # asked metric -> column read
     units: dict[str, str | None] = field(default_factory=dict)  # asked metric -> unit
     inclusive: dict[str, bool] = field(default_factory=dict)
+    # type, and file/line where the node table has them: what makes two nodes the same
+    # frame (cctool.frames), so paths match across runs as diff and query match them
+    frame_columns: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     # The three members below let :func:`cctool.ops.scaling.path_ids` number paths of
     # summaries exactly as it numbers those of GraphFrames.
     @property
     def nodes(self) -> pl.DataFrame:
         return pl.DataFrame({"name": pl.Series(self.names, dtype=pl.String),
-                             "depth": self.depth})
+                             "depth": self.depth}).hstack(self.frame_columns)
 
     @property
     def parent_array(self) -> np.ndarray:
@@ -101,30 +104,16 @@ def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
              "ranks": gf.num_ranks, "threads": gf.num_threads, "metrics": len(gf.exclusive)
              + len([m for m in gf.inclusive if exclusive_name(m) not in gf.exclusive])}
     names = gf.nodes["name"].cast(pl.String).fill_null("").to_numpy()
+    kinds = gf.nodes.select(c for c in ("type", "file", "line") if c in gf.nodes.columns)
     return RunSummary(path, facts, scalar_metadata(gf.metadata), names.astype(object),
                       gf.parent_array.copy(), gf.nodes["depth"].to_numpy().astype(np.int32),
-                      values, columns, units, inclusive)
+                      values, columns, units, inclusive, kinds)
 
 
 def per_process(gf: GraphFrame, column: str, agg: str) -> np.ndarray:
-    """Per node: ``column`` summed over the threads of each rank, then combined over ranks
-    with ``agg`` (absent rows count as 0)."""
-    n = gf.num_nodes
-    m = gf.metrics
-    ranks = max(gf.num_ranks, 1)
-    node = m["node"].to_numpy()
-    if agg in ("sum", "mean"):
-        total = np.bincount(node, weights=m[column].fill_null(0).to_numpy(), minlength=n)
-        return total / ranks if agg == "mean" else total
-    per_rank = m.group_by("node", "rank").agg(pl.col(column).fill_null(0).sum())
-    red = per_rank.group_by("node").agg(
-        pl.col(column).max().alias("max"), pl.col(column).min().alias("min"), pl.len())
-    out = np.zeros(n)
-    idx = red["node"].to_numpy()
-    vals = red[agg].to_numpy()
-    full = red["len"].to_numpy() >= ranks  # otherwise some rank has an implicit 0
-    out[idx] = np.where(full, vals, np.maximum(vals, 0) if agg == "max" else np.minimum(vals, 0))
-    return out
+    """Per node: ``column`` per process (threads of each rank summed), combined over ranks
+    with ``agg``, as the metric model combines it (see :mod:`cctool.aggregate`)."""
+    return gf.node_values([column], agg)[column].to_numpy()
 
 
 def metric_unit(gf: GraphFrame, column: str) -> str | None:

@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
+from cctool.frames import dense_ids, path_ids, split_ids
 from cctool.graphframe import AGGREGATIONS, GraphFrame
 from cctool.metrics import Metric, comparable
 
@@ -289,60 +290,8 @@ def row_ids(gfs: Sequence[GraphFrame], by: str) -> tuple[list[np.ndarray], pl.Se
             where = gf.metadata.get("path", "a profile")
             raise ScalingError(f"{where}: nodes have no {by!r} attribute to group by")
     values = pl.concat([gf.nodes[by].cast(pl.String).fill_null("<unknown>") for gf in gfs])
-    ids, vocab = _dense_ids(values)
-    return _split(ids, gfs), vocab.alias(by)
-
-
-def path_ids(gfs: Sequence[GraphFrame]) -> tuple[list[np.ndarray], pl.Series]:
-    """Exact call-path ids shared by all runs, and the ``/``-joined path of each id.
-
-    Nodes of all runs are numbered together, one tree level at a time: a node's id is the
-    rank of the pair (its parent's id, its name id) among the pairs at its depth, so equal
-    paths get equal ids without hashing, in one ``np.unique`` per depth for the whole
-    ensemble instead of any per-node Python.
-    """
-    names = pl.concat([gf.nodes["name"].cast(pl.String).fill_null("") for gf in gfs])
-    name_id, vocab = _dense_ids(names)
-    sizes = np.cumsum([0] + [gf.num_nodes for gf in gfs])
-    parent = np.concatenate([np.where(gf.parent_array >= 0, gf.parent_array + off, -1)
-                             for gf, off in zip(gfs, sizes, strict=False)] or [np.zeros(0)])
-    depth = np.concatenate([gf.nodes["depth"].to_numpy() for gf in gfs] or [np.zeros(0)])
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-    width = int(name_id.max(initial=0)) + 1
-    pid = np.zeros(len(parent), dtype=np.int64)
-    up_parts, name_parts, next_id = [], [], 0
-    for d in range(len(bounds) - 1):
-        idx = order[bounds[d] : bounds[d + 1]]
-        up = pid[parent[idx]] + 1 if d else np.zeros(len(idx), dtype=np.int64)
-        pairs, inverse = np.unique(up * width + name_id[idx], return_inverse=True)
-        pid[idx] = inverse.reshape(-1) + next_id
-        up_parts.append(pairs // width - 1)
-        name_parts.append(pairs % width)
-        next_id += len(pairs)
-    return _split(pid, gfs), _path_labels(up_parts, name_parts, vocab)
-
-
-def _path_labels(ups: list[np.ndarray], names: list[np.ndarray], vocab: pl.Series) -> pl.Series:
-    """``/``-joined path per path id; ids are numbered level by level, parents first."""
-    labels = pl.Series("path", [], dtype=pl.String)
-    for d, (up, name) in enumerate(zip(ups, names, strict=True)):
-        leaf = vocab.gather(name)
-        labels.append(leaf if d == 0 else labels.gather(up) + "/" + leaf)
-    return labels
-
-
-def _dense_ids(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
-    """(id per value, value per id) with ids 0..k-1 in sorted value order."""
-    # Sort only the distinct values (few), then a hash join numbers every value.
-    vocab = values.unique().sort().alias("v")
-    ids = values.alias("v").to_frame().join(
-        vocab.to_frame().with_row_index("id"), on="v", how="left", maintain_order="left")
-    return ids["id"].cast(pl.Int64).to_numpy(), vocab
-
-
-def _split(ids: np.ndarray, gfs: Sequence[GraphFrame]) -> list[np.ndarray]:
-    return np.split(ids, np.cumsum([gf.num_nodes for gf in gfs])[:-1])
+    ids, vocab = dense_ids(values)
+    return split_ids(ids, gfs), vocab.alias(by)
 
 
 # ------------------------------------------------------------------------- values

@@ -110,7 +110,7 @@ def check_units(runs: Sequence[RunSummary], metric: str) -> str | None:
 
 def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
     """Match the call paths of ``runs`` and collect each run's value per path."""
-    from cctool.ops.scaling import path_ids
+    from cctool.frames import path_ids
 
     ids, labels = path_ids(runs)  # type: ignore[arg-type]
     count = labels.len()

@@ -28,9 +28,9 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
+from cctool.frames import frame_strings
 from cctool.graphframe import GraphFrame
 
-POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
 STATUS = ("both", "left", "right")
 _SEEDS = (0, 0x5DEECE66D, 0x2545F4914F6CDD1D)
 
@@ -113,15 +113,8 @@ def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarra
 
 
 def _frame_strings(gf: GraphFrame) -> pl.Series:
-    """One string per node naming its frame (see the module docstring)."""
-    cols = gf.nodes.columns
-    positioned = pl.col("type").is_in(POSITIONED_TYPES)
-    parts = [pl.col("name").fill_null(""), pl.col("type").fill_null("")]
-    for extra in ("file", "line"):
-        if extra in cols:
-            value = pl.col(extra).cast(pl.String).fill_null("")
-            parts.append(pl.when(positioned).then(value).otherwise(pl.lit("")))
-    return gf.nodes.select(pl.concat_str(parts, separator="\x1f").alias("frame")).to_series()
+    """One string per node naming its frame (:mod:`cctool.frames` defines it)."""
+    return frame_strings(gf.nodes)
 
 
 def _match(
@@ -215,22 +208,10 @@ def _union_order(
     # Each array gets one trailing entry that index -1 (no parent, a new root) picks.
     hook = np.append(b_to_a, -1)[par_b[block]]
     depth_a = a.nodes["depth"].to_numpy().astype(np.int64)
-    at = np.append(_subtree_end(a.parent_array, depth_a), n_a)[hook]
+    at = np.append(a.subtree_end, n_a)[hook]
     depth = np.append(depth_a, -1)[hook]
     primary = np.concatenate([np.arange(n_a), at])
     after_blocks = np.concatenate([np.ones(n_a), np.zeros(n_b)])  # a node follows blocks before it
     deeper_first = np.concatenate([np.zeros(n_a), -depth])
     b_order = np.concatenate([np.zeros(n_a), ids[only_b]])
     return np.lexsort((b_order, deeper_first, after_blocks, primary))
-
-
-def _subtree_end(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """End (exclusive) of each node's preorder block: its id plus its subtree size."""
-    n = parent.shape[0]
-    size = np.ones(n, dtype=np.int64)
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
-    for d in range(bounds.shape[0] - 2, 0, -1):  # deepest level first, one pass per level
-        idx = by_depth[bounds[d] : bounds[d + 1]]
-        size += np.bincount(parent[idx], weights=size[idx], minlength=n).astype(np.int64)
-    return np.arange(n) + size

@@ -15,11 +15,8 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from cctool.frames import frame_strings
 from cctool.graphframe import GraphFrame, exclusive_name
-
-# Columns that say which frame (function, loop, statement) a node is; siblings equal on
-# these are the same call path and merge. Per-node ids and call sites do not count.
-FRAME_COLUMNS = ("name", "type", "file", "line", "module")
 
 
 def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
@@ -78,10 +75,7 @@ def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
 
 def _levels(gf: GraphFrame) -> list[np.ndarray]:
     """Node ids grouped by depth, shallowest first."""
-    depth = gf.nodes["depth"].to_numpy()
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-    return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return list(gf.levels)
 
 
 def _nearest_kept(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
@@ -167,12 +161,12 @@ def _identity(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
 
 
 def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
-    """Dense integer id of each kept node's frame (equal frames, equal ids)."""
-    cols = [c for c in FRAME_COLUMNS if c in gf.nodes.columns]
-    if not cols or not kept.size:
-        return np.zeros(kept.size, dtype=np.int64)
-    frames = gf.nodes.select(pl.struct(cols).gather(kept).rank("dense"))
-    return frames.to_series().to_numpy().astype(np.int64) - 1
+    """Dense integer id of each kept node's frame (equal frames, equal ids; the frame as
+    :mod:`cctool.frames` defines it, so that query and diff agree on what is the same)."""
+    if not kept.size:
+        return np.zeros(0, dtype=np.int64)
+    frames = frame_strings(gf.nodes).gather(kept).rank("dense")
+    return frames.to_numpy().astype(np.int64) - 1
 
 
 def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,

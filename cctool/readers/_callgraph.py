@@ -41,14 +41,13 @@ measured cost where it has one.
 
 from __future__ import annotations
 
-import heapq
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from cctool.readers._cycles import components
+from cctool.readers._weights import BucketQueue
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
@@ -105,47 +104,6 @@ class CallTree:
     truncated: int
     root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-
-def split_by_weight(total: np.ndarray, callee: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Per-edge share of each callee's ``total``, in proportion to the edges' ``weight``.
-
-    Callees whose incoming weights are all zero are split evenly among their edges.
-    """
-    n = total.shape[0]
-    w = np.asarray(weight, dtype=np.float64)
-    wsum = np.bincount(callee, weights=w, minlength=n)
-    count = np.bincount(callee, minlength=n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(wsum[callee] > 0, w / wsum[callee], 1.0 / np.maximum(count[callee], 1))
-    out: np.ndarray = total[callee] * frac
-    return out
-
-
-def activity_weights(
-    n: int,
-    callee: np.ndarray,
-    cost: np.ndarray,
-    calls: np.ndarray,
-    root_cost: np.ndarray | None = None,
-    root_calls: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Edge and root weights for :class:`CallGraph`: the inclusive ``cost`` along each edge,
-    or call counts for a callee whose recorded inclusive costs are all zero.
-
-    Splitting by cost rather than by calls keeps a cheap caller that makes many calls from
-    taking the callees' time of an expensive one: when ``result()`` waits 2.3 s in 755 calls
-    of ``wait`` and a semaphore spends 8 ms in 768 calls of it, the 2.3 s stay under
-    ``result()``. Within one context children then never add up to more than their parent.
-    """
-    root_cost = np.zeros(n) if root_cost is None else np.asarray(root_cost, dtype=np.float64)
-    root_calls = np.zeros(n) if root_calls is None else np.asarray(root_calls, dtype=np.float64)
-    cost = np.asarray(cost, dtype=np.float64)
-    calls = np.asarray(calls, dtype=np.float64)
-    by_cost = np.bincount(callee, weights=cost, minlength=n) + root_cost > 0
-    weight = np.where(by_cost[callee], cost, calls)
-    root_weight = np.where(by_cost, root_cost, root_calls)
-    return weight, root_weight
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
@@ -252,7 +210,8 @@ def _cycle_entries(
     called[comp[callee[cross]]] = True
     size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
     candidates = np.flatnonzero(~called[comp])
-    return candidates[np.argsort(-size[candidates], kind="stable")].tolist()
+    order: list[int] = candidates[np.argsort(-size[candidates], kind="stable")].tolist()
+    return order
 
 
 def _root_totals(
@@ -335,7 +294,7 @@ class _Builder:
         self.depth: list[int] = []
         self.seen = [False] * (len(starts) - 1)
         self.scale: list[float] = []  # per function: total weight of its activity
-        self.queue = _BucketQueue()
+        self.queue = BucketQueue()
         self.truncated = 0
 
     def set_components(self, comp: np.ndarray) -> None:
@@ -404,40 +363,6 @@ class _Builder:
                 else:
                     state.append(_EXPANDED)
                     push(first[i] * scale[g], i)
-
-
-class _BucketQueue:
-    """Nodes by estimated activity, heaviest first to within 9% (eighth-octave buckets):
-    comparing small ints in a heap of buckets costs far less than a heap of (float, node)
-    tuples, and the node budget needs no finer order."""
-
-    def __init__(self) -> None:
-        self.buckets: dict[int, list[int]] = {}
-        self.order: list[int] = []  # heap of the keys of non-empty buckets
-
-    def __bool__(self) -> bool:
-        return bool(self.order)
-
-    def push(self, activity: float, node: int) -> None:
-        key = int(-8 * math.log2(activity)) if activity > 0 else _LAST
-        bucket = self.buckets.get(key)
-        if bucket is None:
-            self.buckets[key] = [node]
-            heapq.heappush(self.order, key)
-        else:
-            bucket.append(node)
-
-    def pop(self) -> int:
-        key = self.order[0]
-        bucket = self.buckets[key]
-        node = bucket.pop()
-        if not bucket:
-            del self.buckets[key]
-            heapq.heappop(self.order)
-        return node
-
-
-_LAST = 1 << 40  # the bucket of contexts with no activity at all
 
 
 def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> np.ndarray:

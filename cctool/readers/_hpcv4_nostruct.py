@@ -43,4 +43,5 @@ def gather(values: np.ndarray, index: np.ndarray, fill: int) -> np.ndarray:
     """``values[index]``, or ``fill`` everywhere when ``values`` is empty (no function table)."""
     if values.size == 0:
         return np.full(index.shape, fill, dtype=np.int64)
-    return values[index]
+    out: np.ndarray = values[index]
+    return out

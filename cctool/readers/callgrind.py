@@ -29,13 +29,9 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import (
-    DEFAULT_MAX_NODES,
-    CallGraph,
-    expand,
-    split_by_weight,
-)
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import sum_cycle_edges
+from cctool.readers._weights import split_by_weight
 
 NAME = "callgrind"
 DESCRIPTION = "callgrind profile (callgrind.out.*, callgrind format version 1)"

@@ -32,14 +32,9 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import (
-    DEFAULT_MAX_NODES,
-    CallGraph,
-    activity_weights,
-    expand,
-    split_by_weight,
-)
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components
+from cctool.readers._weights import activity_weights, split_by_weight
 
 NAME = "cprofile"
 DESCRIPTION = "Python cProfile/profile pstats file (marshal, Python 2 or 3)"

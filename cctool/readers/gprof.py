@@ -27,14 +27,9 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import (
-    DEFAULT_MAX_NODES,
-    CallGraph,
-    activity_weights,
-    expand,
-    split_by_weight,
-)
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import sum_cycle_edges
+from cctool.readers._weights import activity_weights, split_by_weight
 
 NAME = "gprof"
 DESCRIPTION = "gprof text report (flat profile and call graph)"

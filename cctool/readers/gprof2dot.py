@@ -24,7 +24,8 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand, split_by_weight
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
+from cctool.readers._weights import split_by_weight
 
 NAME = "gprof2dot"
 DESCRIPTION = "gprof2dot DOT call graph (labels with total%, (self%), calls×)"

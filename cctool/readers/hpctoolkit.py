@@ -187,8 +187,7 @@ def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[st
             units["time"] = unit_match.group(1)
             base = "time"
         else:
-            # REALTIME (sec) and the like name their unit; hardware counters (PAPI_TOT_CYC,
-            # perf events) count events.
+            # REALTIME (sec) names its unit; hardware counters (PAPI_TOT_CYC) count events
             other = re.match(r"^.*\((\w+)\)$", base)
             units.setdefault(base, other.group(1) if other else "count")
         name = base + (" (inc)" if kind == "inclusive" else "")
@@ -237,7 +236,7 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
                 name = f"Loop@{os.path.basename(files.get(file_id, ''))}:{line}"
                 scopes = (*scopes, xid)
             else:
-                name = f"{os.path.basename(files.get(file_id, '<unknown file>'))}:{line}"
+                name = f"{os.path.basename(files.get(file_id or '', '<unknown file>'))}:{line}"
                 out["stmt_ids"].extend([xid] * len(scopes))
                 out["stmt_parents"].extend(scopes)
             own = len(out["ids"])

@@ -305,10 +305,11 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray | None = None) -> Group:
+def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
+                    sort_key: np.ndarray | None = None) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
-    :func:`cctool.ops.view.tree_rows` takes it."""
-    from cctool.ops.view import tree_rows, view_metrics
+    :func:`cctool.render.rows.tree_rows` takes it."""
+    from cctool.render.rows import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
@@ -318,7 +319,7 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray |
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
         finite = first.filter(first.is_finite()) if first.dtype.is_float() else first
-        peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0
+        peak = float(finite.abs().max() or 0.0) if finite.len() else 0.0  # type: ignore[arg-type]
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)

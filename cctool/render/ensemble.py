@@ -12,8 +12,8 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
-from cctool.ops.ensemble_compare import level
 from cctool.metrics import Dimension, Metric, describe
+from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 
 if TYPE_CHECKING:

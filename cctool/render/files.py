@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from cctool.errors import CctoolError
@@ -13,22 +14,30 @@ from cctool.errors import CctoolError
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file and rename; ``-`` is stdout."""
+    write_atomic(path, [data])
+
+
+def write_atomic(path: str | os.PathLike[str], chunks: Iterable[bytes | memoryview]) -> None:
+    """Write ``chunks`` in order to ``path`` via a temporary file and rename (devices and
+    pipes are written in place); ``-`` is stdout. A large output streams piece by piece."""
     if str(path) == "-":
-        sys.stdout.buffer.write(data)
+        for chunk in chunks:
+            sys.stdout.buffer.write(chunk)
         sys.stdout.buffer.flush()
         return
     target = Path(path)
     try:
-        _write(target, data)
+        _write(target, chunks)
     except OSError as exc:
         raise CctoolError(f"cannot write {target}: {exc.strerror or exc}") from exc
 
 
-def _write(target: Path, data: bytes) -> None:
+def _write(target: Path, chunks: Iterable[bytes | memoryview]) -> None:
     if target.exists() and not target.is_file():
         # A device or pipe (-o /dev/null, a FIFO): renaming over it would replace it.
         with open(target, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
         return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     try:
@@ -36,8 +45,11 @@ def _write(target: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb", buffering=0) as fh:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view.nbytes:  # an unbuffered write may take only part of a large chunk
+                    view = view[fh.write(view):]
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,7 +1,8 @@
 """Profile workload.main with yappi (wall clock, all threads) and save pstats."""
 import sys
-import yappi
+
 import workload
+import yappi
 
 yappi.set_clock_type(sys.argv[1])
 yappi.start()

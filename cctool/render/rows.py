@@ -1,4 +1,5 @@
-"""Select and order the rows of a tree view (depth limit, threshold pruning, sibling sort)."""
+"""Select and order the rows of a tree view (depth limit, threshold pruning, sibling sort):
+the step before any tree renderer draws them."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
-    return table[order.tolist()] if order.size != table.height else table[order]
+    out: pl.DataFrame = table[order.tolist()] if order.size != table.height else table[order]
+    return out
 
 
 def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> np.ndarray:
@@ -73,7 +75,7 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     relabelled_parent[label[has]] = label[par[has]]
     from cctool import kernels
 
-    return sib_rank[kernels.preorder(relabelled_parent)]
+    return np.asarray(sib_rank[kernels.preorder(relabelled_parent)])
 
 
 def _hidden_children(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
@@ -91,7 +93,7 @@ def _kept(
     keep = np.ones(n, dtype=bool)
     if opts.depth is not None:
         if opts.depth < 1:
-            raise CctoolError("--depth must be at least 1")
+            raise CctoolError(f"depth {opts.depth} is not at least 1")
         keep &= depth < opts.depth
     if opts.threshold > 0 and prune_metric is not None and n:
         # Relative to the heaviest root, so that in a forest (a cProfile file's stray roots,
@@ -106,7 +108,6 @@ def _kept(
         expanded[list(opts.expand)] = True
         keep &= (par < 0) | expanded[np.maximum(par, 0)]
     # A node is shown only if its parent is: close the set level by level.
-    for d in range(1, int(depth.max(initial=0)) + 1):
-        idx = np.nonzero(depth == d)[0]
+    for idx in gf.levels[1:]:
         keep[idx] &= keep[par[idx]]
     return keep

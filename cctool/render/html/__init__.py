@@ -8,7 +8,7 @@ collapses subtrees on double-click, prunes by a metric range, and turns a select
 
 Example::
 
-    from cctool.html import HtmlOptions, to_html
+    from cctool.render.html import HtmlOptions, to_html
     page = to_html(gf, HtmlOptions(color="time (inc)", size="time"))
 """
 
@@ -90,9 +90,9 @@ def to_html(gf: GraphFrame, options: HtmlOptions | None = None) -> str:
     Returns:
         The HTML text.
     """
-    from cctool.html import _payload
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
+    from cctool.render.html import _payload
 
     opts = options or HtmlOptions()
     color = gf.resolve_metric(opts.color)
@@ -120,7 +120,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
         options: initial view (``color`` defaults to the first compared metric).
         names: labels of the two profiles, for the legend.
     """
-    from cctool.html import _payload
+    from cctool.render.html import _payload
 
     opts = options or HtmlOptions()
     gf = cmp.result
@@ -214,12 +214,13 @@ def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: st
 
 
 def _asset(name: str) -> str:
-    return resources.files("cctool.html").joinpath("assets", name).read_text(encoding="utf-8")
+    asset = resources.files("cctool.render.html").joinpath("assets", name)
+    return asset.read_text(encoding="utf-8")
 
 
 def _page(data: dict[str, Any], title: str) -> str:
     """Fill the page template; one pass, so text inside the data is never taken for a slot."""
-    from cctool.html._payload import to_script_json
+    from cctool.render.html._payload import to_script_json
 
     slots = {
         "TITLE": html.escape(title),

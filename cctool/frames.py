@@ -1,0 +1,99 @@
+"""What makes two nodes the same frame: one definition for every place that matches nodes.
+
+A frame is a node's ``name`` and ``type``, plus ``file`` and ``line`` for statements and
+loops (their position is what tells them apart). Modules, call-site lines and definition
+lines are left out on purpose: library paths, versions and line numbers change between
+builds of the same program, and runs of different commits must still line ``MPI_Init`` up
+with ``MPI_Init``. Two nodes are on the same call path when their frames are equal all the
+way from the root.
+
+Used by :mod:`cctool.ops.unify` (diff, div), :mod:`cctool.query.squash` (siblings that
+become equal merge) and :mod:`cctool.ops.scaling` (rows by call path), so that ``query``,
+``diff`` and ``scaling`` agree about which nodes are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+
+POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
+SEPARATOR = "\x1f"  # joins a frame's parts; no name contains it
+
+
+def frame_strings(nodes: pl.DataFrame) -> pl.Series:
+    """One string per node (row of a node table) naming its frame; equal frames, equal
+    strings. The name comes first, up to :data:`SEPARATOR`."""
+    kind = pl.col("type") if "type" in nodes.columns else pl.lit("", dtype=pl.String)
+    positioned = kind.is_in(POSITIONED_TYPES)
+    parts = [pl.col("name").fill_null(""), kind.fill_null("")]
+    for extra in ("file", "line"):
+        if extra in nodes.columns:
+            value = pl.col(extra).cast(pl.String).fill_null("")
+            parts.append(pl.when(positioned).then(value).otherwise(pl.lit("")))
+    return nodes.select(pl.concat_str(parts, separator=SEPARATOR).alias("frame")).to_series()
+
+
+def frame_name(frames: pl.Series) -> pl.Series:
+    """The name part of each frame string."""
+    return frames.str.split(SEPARATOR).list.first()
+
+
+def path_ids(gfs: Sequence[GraphFrame]) -> tuple[list[np.ndarray], pl.Series]:
+    """Exact call-path ids shared by all runs, and the ``/``-joined path of each id.
+
+    Nodes of all runs are numbered together, one tree level at a time: a node's id is the
+    rank of the pair (its parent's id, its frame id) among the pairs at its depth, so equal
+    paths get equal ids without hashing, in one ``np.unique`` per depth for the whole
+    ensemble instead of any per-node Python.
+    """
+    # Frames as defined above (as diff and query match nodes); labels show names.
+    frames = pl.concat([frame_strings(gf.nodes) for gf in gfs])
+    name_id, vocab = dense_ids(frames)
+    vocab = frame_name(vocab)
+    sizes = np.cumsum([0] + [gf.num_nodes for gf in gfs])
+    parent = np.concatenate([np.where(gf.parent_array >= 0, gf.parent_array + off, -1)
+                             for gf, off in zip(gfs, sizes, strict=False)] or [np.zeros(0)])
+    depth = np.concatenate([gf.nodes["depth"].to_numpy() for gf in gfs] or [np.zeros(0)])
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    width = int(name_id.max(initial=0)) + 1
+    pid = np.zeros(len(parent), dtype=np.int64)
+    up_parts, name_parts, next_id = [], [], 0
+    for d in range(len(bounds) - 1):
+        idx = order[bounds[d] : bounds[d + 1]]
+        up = pid[parent[idx]] + 1 if d else np.zeros(len(idx), dtype=np.int64)
+        pairs, inverse = np.unique(up * width + name_id[idx], return_inverse=True)
+        pid[idx] = inverse.reshape(-1) + next_id
+        up_parts.append(pairs // width - 1)
+        name_parts.append(pairs % width)
+        next_id += len(pairs)
+    return split_ids(pid, gfs), _path_labels(up_parts, name_parts, vocab)
+
+
+def _path_labels(ups: list[np.ndarray], names: list[np.ndarray], vocab: pl.Series) -> pl.Series:
+    """``/``-joined path per path id; ids are numbered level by level, parents first."""
+    labels = pl.Series("path", [], dtype=pl.String)
+    for d, (up, name) in enumerate(zip(ups, names, strict=True)):
+        leaf = vocab.gather(name)
+        labels.append(leaf if d == 0 else labels.gather(up) + "/" + leaf)
+    return labels
+
+
+def dense_ids(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """(id per value, value per id) with ids 0..k-1 in sorted value order."""
+    # Sort only the distinct values (few), then a hash join numbers every value.
+    vocab = values.unique().sort().alias("v")
+    ids = values.alias("v").to_frame().join(
+        vocab.to_frame().with_row_index("id"), on="v", how="left", maintain_order="left")
+    return ids["id"].cast(pl.Int64).to_numpy(), vocab
+
+
+def split_ids(ids: np.ndarray, gfs: Sequence[GraphFrame]) -> list[np.ndarray]:
+    return np.split(ids, np.cumsum([gf.num_nodes for gf in gfs])[:-1])
