@@ -33,7 +33,6 @@ The rules applied there are the same for every layout:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +43,7 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import INC_SUFFIX, GraphFrame, inclusive_name
+from cctool.readers._caliper_values import leaf_elements
 
 CALLPATH_ATTR = "source.function#callpath.address"
 RANK_ATTRS = frozenset({"mpi.rank"})
@@ -79,10 +79,6 @@ _UNITS = {"sec": "s", "seconds": "s", "msec": "ms", "usec": "us", "nsec": "ns", 
           "bytes": "B"}
 _REGION_TYPES = {"function": "function", "loop": "loop", "mpi.function": "mpi",
                  "cupti.runtimeAPI": "gpu-api", "cupti.driverAPI": "gpu-api", "rocm.api": "gpu-api"}
-_ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned long": "uint",
-                  "double": "double", "float": "double"}
-_INT_RE = re.compile(r"-?\d{1,18}")
-_FLOAT_RE = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
 _INT32_MAX = 2**31 - 1
 OUTSIDE = -3  # locate(): a record outside every region
 OUTSIDE_NAME = "<outside regions>"
@@ -155,53 +151,6 @@ def metric_for(attr: Attr) -> Metric | None:
 def _event_unit(event: str) -> str:
     """The unit of a metric whose attribute declares none: counts, or the event itself."""
     return "count" if event == "count" or event.endswith((".count", "count")) else event
-
-
-def leaf_elements(strings: Mapping[str, str]) -> list[tuple[str, str, tuple[tuple[str, Any], ...]]]:
-    """Extra leaf nodes a record implies: GPU activities and sampled source locations."""
-    out: list[tuple[str, str, tuple[tuple[str, Any], ...]]] = []
-    kind = strings.get("cupti.activity.kind")
-    if kind is not None:
-        kernel = strings.get("cupti.kernel.name")
-        out.append((kernel, "kernel", ()) if kind == "kernel" and kernel else (kind, kind, ()))
-    elif "rocm.activity" in strings:
-        kernel = strings.get("rocm.kernel.name")
-        activity = strings["rocm.activity"]
-        out.append((kernel, "kernel", ()) if kernel else (activity, "gpu-activity", ()))
-    func = strings.get("source.function#cali.sampler.pc")
-    if func:
-        out.append((func, "function", ()))
-    loc = strings.get("sourceloc#cali.sampler.pc")
-    if loc:
-        file, _, line = loc.rpartition(":")
-        if file and line.isdigit() and int(line) > 0 and file != "UNKNOWN":
-            name = f"{file.rsplit('/', 1)[-1]}:{line}"
-            out.append((name, "statement", (("file", file), ("line", int(line)))))
-    return out
-
-
-def plain_value(text: str, ctype: str | None = None, adiak_type: str | None = None) -> Any:
-    """A metadata value as a JSON-serialisable Python value, typed by Caliper or by its look."""
-    container, _, elem = (adiak_type or "").partition(" of ")
-    if container in ("set", "list", "array", "tuple") and elem:
-        if len(text) >= 2 and text[0] in "[{(" and text[-1] in "]})":
-            etype = _ADIAK_ELEMENT.get(elem, "string")
-            inner = text[1:-1]
-            return [plain_value(x, etype) for x in inner.split(",")] if inner else []
-    if ctype == "bool":
-        return text.strip().lower() in ("true", "1")
-    if ctype in ("int", "uint") or (ctype is None and _INT_RE.fullmatch(text)):
-        try:
-            return int(text)
-        except ValueError:
-            return text
-    if ctype == "double" or (ctype is None and _FLOAT_RE.fullmatch(text)):
-        try:
-            value = float(text)
-        except ValueError:
-            return text
-        return value if math.isfinite(value) else text
-    return text
 
 
 def location_id(value: float, attr: str, path: Path, fmt: str) -> int:

@@ -32,9 +32,9 @@ from cctool.readers._caliper_common import (
     Attr,
     ProfileBuilder,
     Role,
-    plain_value,
     region_type,
 )
+from cctool.readers._caliper_values import plain_value
 
 NAME = "caliper"
 DESCRIPTION = "Caliper native .cali file"

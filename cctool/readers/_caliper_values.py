@@ -1,0 +1,61 @@
+"""Values in Caliper records: metadata strings typed as Python values, and the leaf nodes a
+record implies (GPU activities, sampled source locations). Shared by the Caliper readers."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned long": "uint",
+                  "double": "double", "float": "double"}
+_INT_RE = re.compile(r"-?\d{1,18}")
+_FLOAT_RE = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
+
+
+def leaf_elements(strings: Mapping[str, str]) -> list[tuple[str, str, tuple[tuple[str, Any], ...]]]:
+    """Extra leaf nodes a record implies: GPU activities and sampled source locations."""
+    out: list[tuple[str, str, tuple[tuple[str, Any], ...]]] = []
+    kind = strings.get("cupti.activity.kind")
+    if kind is not None:
+        kernel = strings.get("cupti.kernel.name")
+        out.append((kernel, "kernel", ()) if kind == "kernel" and kernel else (kind, kind, ()))
+    elif "rocm.activity" in strings:
+        kernel = strings.get("rocm.kernel.name")
+        activity = strings["rocm.activity"]
+        out.append((kernel, "kernel", ()) if kernel else (activity, "gpu-activity", ()))
+    func = strings.get("source.function#cali.sampler.pc")
+    if func:
+        out.append((func, "function", ()))
+    loc = strings.get("sourceloc#cali.sampler.pc")
+    if loc:
+        file, _, line = loc.rpartition(":")
+        if file and line.isdigit() and int(line) > 0 and file != "UNKNOWN":
+            name = f"{file.rsplit('/', 1)[-1]}:{line}"
+            out.append((name, "statement", (("file", file), ("line", int(line)))))
+    return out
+
+
+def plain_value(text: str, ctype: str | None = None, adiak_type: str | None = None) -> Any:
+    """A metadata value as a JSON-serialisable Python value, typed by Caliper or by its look."""
+    container, _, elem = (adiak_type or "").partition(" of ")
+    if container in ("set", "list", "array", "tuple") and elem:
+        if len(text) >= 2 and text[0] in "[{(" and text[-1] in "]})":
+            etype = _ADIAK_ELEMENT.get(elem, "string")
+            inner = text[1:-1]
+            return [plain_value(x, etype) for x in inner.split(",")] if inner else []
+    if ctype == "bool":
+        return text.strip().lower() in ("true", "1")
+    if ctype in ("int", "uint") or (ctype is None and _INT_RE.fullmatch(text)):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if ctype == "double" or (ctype is None and _FLOAT_RE.fullmatch(text)):
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+        return value if math.isfinite(value) else text
+    return text
