@@ -57,7 +57,9 @@ class LazyGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except CctoolError as exc:
-                raise BadInputError(str(exc)) from exc
+                # The library says what to do; the command line names the flag that does it.
+                message = str(exc).replace("(name its format:", "(name its format with --from:")
+                raise BadInputError(message) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

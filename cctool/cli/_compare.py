@@ -205,14 +205,14 @@ def check_gate(cmp: Comparison, conditions: Sequence[Condition], where: str | No
     try:
         return evaluate(cmp, conditions, nodes=nodes, min_value=min_value)
     except CctoolError as exc:
-        raise CctoolError(_with_flags(str(exc))) from None
+        raise CctoolError(with_flags(str(exc))) from None
 
 
 # The library names what it checked; the command line names the flag that gave it.
 _FLAGS = (("condition ", "--fail-if "), ("minimum value ", "--min-value "))
 
 
-def _with_flags(message: str) -> str:
+def with_flags(message: str) -> str:
     for said, flag in _FLAGS:
         if message.startswith(said):
             return flag + message[len(said):]

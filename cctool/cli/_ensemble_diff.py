@@ -68,9 +68,14 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
 
 def _check(cmp: EnsembleComparison, cond: Condition,
            min_value: tuple[float, str | None] | None, correction: str) -> EnsembleGateResult:
+    from cctool.cli._compare import with_flags
+    from cctool.errors import CctoolError
     from cctool.ops.ensemble_compare import evaluate
 
-    return evaluate(cmp, cond, min_value, correction)
+    try:
+        return evaluate(cmp, cond, min_value, correction)
+    except CctoolError as exc:  # the library names the condition; the command line its flag
+        raise CctoolError(with_flags(str(exc))) from None
 
 
 def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],

@@ -181,13 +181,13 @@ def evaluate(cmp: EnsembleComparison, cond: Condition,
     """
     if correction not in CORRECTIONS:
         raise CctoolError(f"unknown correction {correction!r}; use {', '.join(CORRECTIONS)}")
-    what = f"--fail-if {cond.text!r}"
+    what = f"condition {cond.text!r}"
     threshold = in_metric_unit(cond.value, cond.unit, cmp.unit, what)
     c = Condition(cond.text, cond.metric, cond.op, threshold, cond.unit, cond.total)
     rows = cmp.table.filter(pl.col("path") == TOTAL) if cond.total else cmp.paths
     if min_value is not None and not cond.total:
         floor = in_metric_unit(min_value[0], min_value[1], cmp.unit,
-                               f"--min-value for {cond.metric!r}")
+                               f"minimum value for {cond.metric!r}")
         rows = rows.filter(pl.max_horizontal(pl.col("median A").abs(),
                                              pl.col("median B").abs()) >= floor)
     x = rows["percent" if c.relative else "change"].to_numpy()

@@ -150,7 +150,7 @@ def _check_same_metric(runs: Sequence[tuple[str, GraphFrame]], name: str | None,
         col = gf.resolve_metric(name)
         if col != column:
             raise ScalingError(f"{path}: the metric is {col!r} there but {column!r} in "
-                               f"{first_path}; name one column with --metric")
+                               f"{first_path}; name one column")
         why = comparable(first.metric(column), gf.metric(col))
         if why is not None:
             raise ScalingError(f"{path}: {why}")

@@ -80,7 +80,7 @@ def get_reader(name: str) -> ModuleType:
         if known == name:
             return importlib.import_module(module)
     raise UnknownFormatError(
-        f"unknown format {name!r} for --from; known: {', '.join(reader_names())}"
+        f"unknown format {name!r}; known: {', '.join(reader_names())}"
     )
 
 
@@ -92,7 +92,7 @@ def detect(path: str | os.PathLike[str]) -> ModuleType:
     mod = _sniff(p)
     if mod is None:
         raise UnknownFormatError(
-            f"{p}: not a profile format cctool knows (use --from to name one: "
+            f"{p}: not a profile format cctool knows (name its format: "
             f"{', '.join(reader_names())})"
         )
     return mod
