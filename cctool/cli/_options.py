@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from cctool.colormaps import TERMINAL
 from cctool.readers import reader_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -15,8 +16,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # The registry module imports no reader, so listing the names here costs nothing at start-up.
 FORMAT_NAMES = tuple(reader_names())
 AGG_CHOICES = ("sum", "mean", "max", "min", "std", "cv")
-# The names of cctool.render.COLORMAPS (a test keeps them equal), without importing Rich.
-COLORMAP_NAMES = ("RdYlGn", "viridis", "magma", "grey")
+COLORMAP_NAMES = tuple(TERMINAL)
 
 
 def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:

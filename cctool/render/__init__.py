@@ -17,6 +17,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
+from cctool.colormaps import TERMINAL
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.metrics import Metric, effective_agg, format_quantity
@@ -25,13 +26,7 @@ from cctool.render.text import elide, printable
 
 __all__ = ["elide", "printable"]  # re-exported: their old home
 
-# Six colors per map, for values from high to low (fraction of the largest shown value).
-COLORMAPS: dict[str, tuple[str, ...]] = {
-    "RdYlGn": ("#d73027", "#fc8d59", "#fee08b", "#d9ef8b", "#91cf60", "#1a9850"),
-    "viridis": ("#fde725", "#7ad151", "#22a884", "#2a788e", "#414487", "#440154"),
-    "magma": ("#fcfdbf", "#fe9f6d", "#de4968", "#8c2981", "#3b0f70", "#000004"),
-    "grey": ("#ffffff", "#d9d9d9", "#bdbdbd", "#969696", "#737373", "#525252"),
-}
+COLORMAPS = TERMINAL  # six colors per map, high to low (see cctool.colormaps)
 BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high to low
 # Signed values (differences): (lower edge of value / largest |value|, color index), high to
 # low; the bin around zero (index None) stays uncolored so that only real changes stand out.

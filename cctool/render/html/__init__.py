@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cctool.colormaps import PAGE
 from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
 
-# The page's colormaps; "auto" is single-hue for values of one sign, diverging otherwise.
-COLORMAPS = ("auto", "reds", "blues", "viridis", "magma", "grey", "RdYlGn", "RdBu")
+COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 
