@@ -27,7 +27,7 @@ _cctool() {
         diff:--correction) COMPREPLY=($(compgen -W "holm none" -- "$cur")); return;;
         diff:--jobs|diff:-j) COMPREPLY=(); return;;
         diff:--scheduler) COMPREPLY=(); return;;
-        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit" -- "$cur")); return;;
+        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit text" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
@@ -39,7 +39,7 @@ _cctool() {
         div:--precision) COMPREPLY=(); return;;
         div:--width) COMPREPLY=(); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown" -- "$cur")); return;;
+        div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown text" -- "$cur")); return;;
         groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         groupby:--max-nodes) COMPREPLY=(); return;;
         groupby:--by) COMPREPLY=(); return;;
@@ -50,7 +50,7 @@ _cctool() {
         groupby:--derive) COMPREPLY=(); return;;
         groupby:--width) COMPREPLY=(); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct" -- "$cur")); return;;
+        groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct tree" -- "$cur")); return;;
         hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         hot-path:--max-nodes) COMPREPLY=(); return;;
         hot-path:--metric|hot-path:-m) COMPREPLY=(); return;;
@@ -63,7 +63,7 @@ _cctool() {
         hot-path:--derive) COMPREPLY=(); return;;
         hot-path:--width) COMPREPLY=(); return;;
         hot-path:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        hot-path:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
+        hot-path:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         imbalance:--max-nodes) COMPREPLY=(); return;;
         imbalance:--metric|imbalance:-m) COMPREPLY=(); return;;
@@ -74,7 +74,7 @@ _cctool() {
         imbalance:--derive) COMPREPLY=(); return;;
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        imbalance:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
+        imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
@@ -87,7 +87,7 @@ _cctool() {
         query:--precision) COMPREPLY=(); return;;
         query:--width) COMPREPLY=(); return;;
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        query:--to) COMPREPLY=($(compgen -W "tree cct json csv" -- "$cur")); return;;
+        query:--to) COMPREPLY=($(compgen -W "tree cct json csv text" -- "$cur")); return;;
         read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         read:--max-nodes) COMPREPLY=(); return;;
         runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
@@ -99,7 +99,7 @@ _cctool() {
         runs:--scheduler) COMPREPLY=(); return;;
         runs:--width) COMPREPLY=(); return;;
         runs:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        runs:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
+        runs:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         scaling:--max-nodes) COMPREPLY=(); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
@@ -113,7 +113,7 @@ _cctool() {
         scaling:--precision) COMPREPLY=(); return;;
         scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown" -- "$cur")); return;;
+        scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
         stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
         stats:--metric|stats:-m) COMPREPLY=(); return;;
@@ -129,7 +129,7 @@ _cctool() {
         stats:--precision) COMPREPLY=(); return;;
         stats:--width) COMPREPLY=(); return;;
         stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        stats:--to) COMPREPLY=($(compgen -W "tree json csv cct" -- "$cur")); return;;
+        stats:--to) COMPREPLY=($(compgen -W "tree json csv cct text" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--metric|tree:-m) COMPREPLY=(); return;;
@@ -145,7 +145,7 @@ _cctool() {
         tree:--derive) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        tree:--to) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return;;
+        tree:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
     esac
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;

@@ -50,7 +50,7 @@ _cctool() {
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -70,7 +70,7 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -84,7 +84,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -100,7 +100,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -116,7 +116,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -134,7 +134,7 @@ _cctool() {
                     ''--precision'[Tree: digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: see below).]:value:(tree cct json csv)' \
+                    ''--to'[Output format (default: see below).]:value:(tree cct json csv text)' \
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -153,7 +153,7 @@ _cctool() {
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -176,7 +176,7 @@ _cctool() {
                     ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -195,7 +195,7 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -221,7 +221,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \

@@ -106,3 +106,17 @@ def test_agg_accepts_the_same_values_everywhere() -> None:
         for p in cmd.params:
             if p.name == "agg":
                 assert tuple(p.type.choices) == AGG_CHOICES, name  # type: ignore[attr-defined]
+
+
+def test_text_and_tree_name_the_human_view_everywhere(data) -> None:
+    """`--to text` and `--to tree` mean the same in every command that draws for a person."""
+    from click.testing import CliRunner
+
+    db = str(data("hpctoolkit-cpi-database"))
+    for args in (["tree", db], ["hot-path", db], ["imbalance", db],
+                 ["groupby", db, "--by", "name"], ["diff", db, db], ["div", db, db],
+                 ["query", db, '[{"name": "main"}]']):
+        out = {to: CliRunner().invoke(cli, [*args, "--to", to, "--color", "never"])
+               for to in ("text", "tree")}
+        assert out["text"].exit_code == 0 and out["tree"].exit_code == 0, args
+        assert out["text"].stdout == out["tree"].stdout, args

@@ -81,10 +81,18 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     -o's suffix, else the first of ``formats`` (see :mod:`cctool.cli._formats`)."""
 
     def deco(f: F) -> F:
+        # `text` and `tree` both name the human-readable view in every command: the one
+        # a command lists means the other too.
+        human = formats[0]
+        accepted = tuple(dict.fromkeys([*formats, *(n for n in ("text", "tree")
+                                                    if human in ("text", "tree"))]))
+
         @functools.wraps(f)
         def resolved(*args: Any, **kwargs: Any) -> Any:
             from cctool.cli._formats import refuse_binary_terminal, resolve_format
 
+            if kwargs["to"] in ("text", "tree") and kwargs["to"] not in formats:
+                kwargs["to"] = human
             kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)
             refuse_binary_terminal(kwargs["to"], kwargs["output"])
             return f(*args, **kwargs)
@@ -99,7 +107,7 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
         return click.option(  # type: ignore[return-value]
             "--to",
             "to",
-            type=click.Choice(formats),
+            type=click.Choice(accepted),
             default=None,
             help=f"Output format (default: from -o's suffix, else {formats[0]}).",
         )(g)

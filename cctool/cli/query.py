@@ -47,7 +47,7 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
               help="Tree: digits after the decimal point.")
 @width_option
-@click.option("--to", "to", type=click.Choice(FORMATS), default=None,
+@click.option("--to", "to", type=click.Choice((*FORMATS, "text")), default=None,
               help="Output format (default: see below).")
 @click.option("--output", "-o", default=None, metavar="FILE",
               help="Write here; '-' is stdout (a .cct for pipelines).")
@@ -116,6 +116,7 @@ def _output_format(to: str | None, output: str | None) -> str:
     pipeline form) and no -o a tree."""
     from cctool.cli._formats import refuse_binary_terminal, resolve_format
 
+    to = "tree" if to == "text" else to  # text and tree name the same view everywhere
     fmt = resolve_format(to, output, FORMATS, "cct" if output == "-" else "tree")
     refuse_binary_terminal(fmt, output)
     return fmt
