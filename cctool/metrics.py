@@ -27,7 +27,7 @@ Aliases: ``time`` names the profile's main time column when no column is called 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -263,19 +263,6 @@ def effective_agg(metric: Metric, agg: str) -> str:
     return str(metric.combine)
 
 
-def thread_combine(metric: Metric) -> str:
-    """How the threads of one rank combine into the rank's value."""
-    return str(metric.combine)
-
-
-def describe_agg(metric: Metric, agg: str, ranks: int) -> str:
-    """``sum over 4 ranks`` / ``mean over ranks`` as a header says it."""
-    how = effective_agg(metric, agg)
-    if ranks <= 1:
-        return "one rank"
-    return f"{how} over {ranks} ranks"
-
-
 # ---------------------------------------------------------------------------- comparison
 def comparable(a: Metric, b: Metric) -> str | None:
     """None when values of ``a`` and ``b`` compare; else why not (one line)."""
@@ -327,16 +314,6 @@ def format_quantity(value: float | None, metric: Metric | None, precision: int =
     return f"{value:.{precision}f}"
 
 
-def unit_label(metric: Metric) -> str:
-    """The unit as headers show it: ``s``, ``B``, ``count``, ``%``, ``Ir``."""
-    return metric.unit
-
-
-def header(metric: Metric) -> str:
-    """``time (inc) [s]``."""
-    return f"{metric.column} [{metric.unit}]"
-
-
 def statistics_of(info: Mapping[str, Metric], metric: Metric) -> dict[str, Metric]:
     """{statistic: descriptor} of the profiler-made statistics of ``metric``'s quantity with
     the same inclusiveness (``max``, ``mean``, ... of Caliper's per-rank time)."""
@@ -352,8 +329,3 @@ def info_to_json(info: Mapping[str, Metric]) -> dict[str, dict[str, Any]]:
 
 def info_from_json(data: Mapping[str, Any] | None) -> dict[str, Metric]:
     return {c: Metric.from_json(m) for c, m in (data or {}).items()}
-
-
-def units_of(info: Mapping[str, Metric], columns: Iterable[str]) -> dict[str, str]:
-    """{column: unit} for records that name their units."""
-    return {c: info[c].unit for c in columns if c in info}
