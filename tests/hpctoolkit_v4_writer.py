@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cctool.synth._v4 import FileImage
+
 KINDS = ["SUMMARY", "NODE", "RANK", "THREAD", "GPUDEVICE", "GPUCONTEXT", "GPUSTREAM", "CORE"]
 FUNCTION, LOOP, LINE, INSTRUCTION = 0, 1, 2, 3
 LEXICAL, CALL, INLINED = 0, 1, 2
@@ -63,25 +65,7 @@ class Database:
     pad: int = 0
 
 
-class _Buf:
-    def __init__(self, size: int) -> None:
-        self.b = bytearray(size)
-
-    def put(self, data: bytes, align: int = 8) -> int:
-        self.b += bytes(-len(self.b) % align)
-        at = len(self.b)
-        self.b += data
-        return at
-
-    def reserve(self, size: int, align: int = 8) -> int:
-        return self.put(bytes(size), align)
-
-    def pack(self, fmt: str, at: int, *values: object) -> None:
-        struct.pack_into("<" + fmt, self.b, at, *values)
-
-    def string(self, text: str) -> int:
-        return self.put(text.encode() + b"\0", 1)
-
+class _Buf(FileImage):
     def finish(self, magic: bytes, sections: list[tuple[int, int]], footer: bytes) -> bytes:
         self.b[:16] = b"HPCTOOLKIT" + magic + bytes([4, 0])
         for i, (start, end) in enumerate(sections):

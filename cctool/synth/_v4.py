@@ -32,8 +32,8 @@ _PI_SIZE = 48
 BLOCK = 32  # locations per random stream, as the XML writer, so values do not depend on chunking
 
 
-class _Buf:
-    """A growing file image with 8-byte aligned records."""
+class FileImage:
+    """A growing file image with 8-byte aligned records (also the tests' v4 writer's)."""
 
     def __init__(self, size: int) -> None:
         self.b = bytearray(size)
@@ -110,7 +110,7 @@ def _meta(prog: object, lay: Layout, kinds: int) -> bytes:
     modules = sorted({p.module for p in procs.values()})
     file_names = {i: p for p, i in prog.files.items()}  # type: ignore[attr-defined]
     module_names = {i: p for p, i in prog.modules.items()}  # type: ignore[attr-defined]
-    buf = _Buf(16 + 16 * 8)
+    buf = FileImage(16 + 16 * 8)
     secs: list[tuple[int, int]] = []
     start = buf.reserve(16)  # general properties
     buf.pack("QQ", start, buf.string(prog.name), buf.string("cctool synth"))  # type: ignore[attr-defined]
@@ -150,7 +150,7 @@ def _meta(prog: object, lay: Layout, kinds: int) -> bytes:
     return bytes(buf.b)
 
 
-def _path_table(buf: _Buf, secs: list[tuple[int, int]], strings: list[int]) -> int:
+def _path_table(buf: FileImage, secs: list[tuple[int, int]], strings: list[int]) -> int:
     start = buf.reserve(16)
     arr = buf.reserve(16 * len(strings))
     for i, s in enumerate(strings):
@@ -160,7 +160,7 @@ def _path_table(buf: _Buf, secs: list[tuple[int, int]], strings: list[int]) -> i
     return arr
 
 
-def _metric_section(buf: _Buf, kinds: int) -> tuple[int, int]:
+def _metric_section(buf: FileImage, kinds: int) -> tuple[int, int]:
     start = buf.reserve(32)
     scope = buf.reserve(16)
     buf.pack("QBB", scope, buf.string("execution"), 2, 255)  # type 2: execution (inclusive)
@@ -176,7 +176,7 @@ def _metric_section(buf: _Buf, kinds: int) -> tuple[int, int]:
     return start, len(buf.b)
 
 
-def _context_section(buf: _Buf, ctxs: list[tuple[int, int, int, int, int, int]],
+def _context_section(buf: FileImage, ctxs: list[tuple[int, int, int, int, int, int]],
                      tops: list[int], lay: Layout, tables: tuple[dict[int, int], dict[int, int]],
                      entry_str: list[int]) -> tuple[int, int]:
     fn_at, file_at = tables
