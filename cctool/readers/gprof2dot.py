@@ -113,6 +113,8 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "num_functions": n,
         "truncated_nodes": tree.truncated,
         "metric_units": {"time": "%", "calls": "count"},  # percent of the whole run
+        # Shares of one run add up over the tree like the times they stand for.
+        "metric_combine": {"time": "sum"},
     }
     return GraphFrame.from_arrays(
         tree.parent,
