@@ -18,7 +18,10 @@ from cctool.ops.imbalance import imbalance
 from cctool.readers import read
 from cctool.render.html import HtmlOptions, to_html
 from cctool.render.html._ranks import decode, heaviest
-from tests.test_html import Page, browser, embedded_data  # noqa: F401  (browser: a fixture)
+from tests import test_html
+from tests.test_html import Page, embedded_data
+
+browser = test_html.browser  # the Chromium fixture, shared with the page's own tests
 
 ALLGATHER = "hpctoolkit-allgather-database"
 SPOT_343 = ("mpi_scaling_cali", "343_cores.cali")
@@ -90,8 +93,8 @@ def test_profiler_statistics_and_single_locations(data) -> None:
 
 # ------------------------------------------------------------------ in the browser
 def panel_stats(page: Page, node: int) -> dict[str, Any]:
-    page.js("i => { cctool.state.reveal(i); cctool.view.refresh(); cctool.view.select([i], 'replace'); }",
-            node)
+    page.js("i => { cctool.state.reveal(i); cctool.view.refresh(); "
+            "cctool.view.select([i], 'replace'); }", node)
     return dict(page.js("""i => { const r = cctool.ranks, m = r.metric().name, v = r.data.of(m, i);
         return v ? CCT.rankStats(v) : {}; }""", node))
 
@@ -126,6 +129,23 @@ def test_rank_panel_says_when_values_are_missing(browser, data, tmp_path: Path) 
     assert "not embedded for this node: only the 10 heaviest nodes by time (inc)" in text
     assert 'cctool imbalance PROFILE --metric "time (inc)"' in text
     page.page.select_option("#colormap", "viridis")
+    assert page.errors == []
+
+
+def test_rank_panel_histogram_for_many_ranks(browser, tmp_path: Path) -> None:
+    from cctool.synth import generate
+
+    generate(tmp_path / "db", nodes=120, ranks=100, seed=2)
+    gf = read(tmp_path / "db")
+    page = Page(browser, gf, tmp_path / "many.html")
+    top = imbalance(gf, None, "rank", top=1).row(0, named=True)
+    s = panel_stats(page, top["node"])
+    np.testing.assert_allclose([s["max"], s["mean"], s["min"]],
+                               [top["max"], top["mean"], top["min"]], rtol=1e-6)
+    titles = page.js("() => [...document.querySelectorAll('#ranks-chart rect title')]"
+                     ".map(t => t.textContent)")
+    assert len(titles) == 20  # bins, not 100 bars
+    assert sum(int(t.split()[0]) for t in titles) == 100
     assert page.errors == []
 
 

@@ -19,7 +19,10 @@ from cctool.ops.query import match_nodes
 from cctool.readers import read
 from cctool.render.html._selection import selection_query
 from cctool.render.widget import subtree_ids
-from tests.test_html import Page, browser, random_frame  # noqa: F401  (browser: a fixture)
+from tests import test_html
+from tests.test_html import Page, random_frame
+
+browser = test_html.browser  # the Chromium fixture, shared with the page's own tests
 
 pytest.importorskip("anywidget", reason="the widget needs anywidget (pip install '.[notebook]')")
 
