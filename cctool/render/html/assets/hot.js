@@ -1,5 +1,6 @@
 // hot.js: `cctool tree --expand-hot --html`. The page opens only the hot path at first (as
-// the text tree does) and draws it as a trail under the nodes, kept in step with the layout.
+// the text tree does) and, unless the page marks the hot path itself, draws it as a trail
+// under the nodes, kept in step with the layout.
 (() => {
   const NS = "http://www.w3.org/2000/svg";
 
@@ -7,7 +8,16 @@
     const { model, state, view } = CCT, data = model.data;
     const path = (data.hotPath || []).filter((i) => Number.isInteger(i) && i >= 0 && i < model.n);
     if (!data.expandHot || !path.length) return;
-    const trail = document.createElementNS(NS, "path");
+    if (!model.hot) drawTrail(path);  // a page that marks the hot path itself needs no trail
+    state.expanded.fill(0);
+    state.reveal(path[path.length - 1]);
+    path.forEach((i) => state.open(i));
+    view.refresh();
+    view.fit(true);
+  }
+
+  function drawTrail(path) {
+    const view = CCT.view, trail = document.createElementNS(NS, "path");
     trail.id = "hot-trail";
     Object.entries({ fill: "none", stroke: "#fb8c00", "stroke-width": 6, "stroke-opacity": 0.55,
       "stroke-linecap": "round", "vector-effect": "non-scaling-stroke", "pointer-events": "none" })
@@ -24,11 +34,6 @@
       trail.setAttribute("d", parts.join(""));
     };
     view.on("refresh", draw);
-    state.expanded.fill(0);
-    state.reveal(path[path.length - 1]);
-    path.forEach((i) => state.open(i));
-    view.refresh();
-    view.fit(true);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
