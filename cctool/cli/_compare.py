@@ -148,13 +148,6 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
         write_text(output, report.rows(cmp, top).write_csv())
 
 
-def html_option(what: str) -> Callable[[F], F]:
-    """``--html FILE``: the union tree as one interactive page; ``what`` ends the help."""
-    return click.option("--html", "html", default=None, metavar="FILE",
-                        help="Write the union tree as one interactive HTML page instead (nodes "
-                        f"only in A or only in B marked){what}.")
-
-
 def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[str],
                invert: bool = False) -> None:
     """Write the comparison's page; ratios use the text tree's colormap (high = green when

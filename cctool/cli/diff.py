@@ -22,7 +22,9 @@ from cctool.cli._options import output_options
 @confidence_option
 @executor_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit"))
-@_compare.html_option("; the gate still runs")
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write the union tree as one interactive HTML page instead (nodes only in A "
+              "or only in B marked); the gate still runs.")
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
@@ -91,7 +93,10 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
-        _compare.write_html(html, cmp, view, names)
+        from cctool.cli._io import write_text
+        from cctool.render.html import HtmlOptions, comparison_html
+
+        write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
     else:
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
     _compare.finish_gate(ctx, results, view.precision)

@@ -14,7 +14,9 @@ from cctool.cli._options import output_options
 @click.option("--invert-colormap/--no-invert-colormap", default=True, show_default=True,
               help="Color high ratios green and low ones red (speedups good).")
 @output_options(("tree", "table", "json", "csv", "markdown"))
-@_compare.html_option(", colored as the tree (high ratios green)")
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write the union tree as one interactive HTML page instead (nodes only in A "
+              "or only in B marked, high ratios green as in the tree).")
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
