@@ -35,9 +35,11 @@ if TYPE_CHECKING:
 __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
-SCRIPTS = ("model.js", "query.js", "view.js", "panels.js", "ranks.js", "hot.js")
-STYLES = ("tree.css", "ranks.css")
+SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
+# The rank panel and the --expand-hot start run after the page's own scripts.
+PANEL_SCRIPTS = ("ranks.js", "hot.js")
+STYLES = ("tree.css", "ranks.css")
 
 
 @dataclass(frozen=True)
@@ -120,15 +122,15 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
                               or "calling context tree")
     priority = _priority(gf, color)
     settings = _settings(opts, color, size, priority, title, where)
-    weight = values[priority].to_numpy()
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     else:
+        weight = values[priority].to_numpy()
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
-    if opts.expand_hot:
-        _expand_hot(gf, settings, weight)
+        if opts.expand_hot:
+            _expand_hot(gf, settings, weight)
     return _payload.build(gf.nodes, metrics, settings), title
 
 
@@ -268,7 +270,7 @@ def _page(data: dict[str, Any], title: str, extra: tuple[str, ...] = ()) -> str:
     slots = {
         "TITLE": html.escape(title),
         "CSS": "\n".join(_asset(name) for name in STYLES),
-        "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *extra)),
+        "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra)),
         "DATA": to_script_json(data),
     }
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
