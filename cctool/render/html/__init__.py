@@ -120,13 +120,12 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     where = describe_locations(gf, TreeOptions(agg=opts.agg, rank=opts.rank, thread=opts.thread))
     title = opts.title or str(gf.metadata.get("program") or gf.metadata.get("path")
                               or "calling context tree")
-    priority = _priority(gf, color)
-    settings = _settings(opts, color, size, priority, title, where)
+    settings = _settings(opts, color, size, _priority(gf, color), title, where)
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     else:
-        weight = values[priority].to_numpy()
+        weight = values[settings["priority"]].to_numpy()
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
         if opts.expand_hot:
