@@ -89,6 +89,9 @@ def test_profiler_statistics_and_single_locations(data) -> None:
     assert "343 ranks" in ranks["statisticsNote"]
     single = embedded_data(to_html(read(data("cprofile-hatchet-pstats") / "cprofile-cycle.pstats")))
     assert single["ranks"]["count"] == 1 and "statistics" not in single["ranks"]
+    assert single["ranks"]["single"] == "a single process and thread"
+    one = embedded_data(to_html(read(data(ALLGATHER)), HtmlOptions(rank=2, thread=0)))["ranks"]
+    assert (one["count"], one["single"]) == (1, "the page shows rank 2, thread 0 only")
 
 
 # ------------------------------------------------------------------ in the browser
@@ -161,6 +164,12 @@ def test_rank_panel_with_profiler_statistics(browser, data, tmp_path: Path) -> N
     assert f"{vals['Max time/rank (inc)'] * 1e3:.4g} ms" in text  # 37.26 ms in the file
     assert f"{vals['Max time/rank (inc)'] / vals['Avg time/rank (inc)']:.6g}" in text
     assert page.errors == []
+    one = Page(browser, read(data("cprofile-hatchet-pstats") / "cprofile-cycle.pstats"),
+               tmp_path / "one.html")
+    panel_stats(one, 1)
+    assert "One location (a single process and thread): nothing to compare" in \
+        one.page.text_content("#ranks-body")
+    assert one.errors == []
 
 
 # ------------------------------------------------------------------ --expand-hot

@@ -59,6 +59,9 @@ def rank_data(gf: GraphFrame, metrics: Sequence[str], weight: np.ndarray, budget
         out["statistics"] = stats
         out["statisticsNote"] = describe_locations(gf, TreeOptions())
     if sub.locations.height <= 1:
+        picked = [f"{k} {v}" for k, v in (("rank", rank), ("thread", thread)) if v is not None]
+        out["single"] = f"the page shows {', '.join(picked)} only" if picked \
+            else "a single process and thread"
         return out
     blocks = [location_matrix(sub, m, by) for m in metrics]
     units = blocks[0][0].shape[0]

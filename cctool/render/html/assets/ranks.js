@@ -81,15 +81,19 @@
     idle(m) {
       const d = this.data;
       if (d.statistics && d.statistics[m.name]) return `Select a node to see the profiler's per-rank statistics of ${m.name}.`;
-      if (d.count <= 1) return "One location (a single process and thread): nothing to compare across ranks.";
+      if (d.count <= 1) return this.single();
       return `Select a node to see how its ${m.name} spreads over the ${d.count} ${d.by}s.`;
+    }
+
+    single() {
+      return `One location (${this.data.single || "a single process and thread"}): nothing to compare across ranks.`;
     }
 
     detail(i, m) {
       const d = this.data, fmt = (v) => CCT.formatValue(v, m.unit);
       const stats = d.statistics && d.statistics[m.name];
       if (stats) return this.profilerStats(i, m, stats);
-      if (d.count <= 1) return [el("div", { class: "ranks-note" }, "One location (a single process and thread): nothing to compare across ranks.")];
+      if (d.count <= 1) return [el("div", { class: "ranks-note" }, this.single())];
       const v = d.of(m.name, i);
       if (!v) return [this.missing(i, m)];
       const s = CCT.rankStats(v);
