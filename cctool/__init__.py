@@ -9,8 +9,9 @@ from cctool.errors import CctoolError
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
     from cctool.render.html import show
+    from cctool.render.widget import widget
 
-__all__ = ["CctoolError", "GraphFrame", "read", "show"]
+__all__ = ["CctoolError", "GraphFrame", "read", "show", "widget"]
 __version__ = "0.1.0"
 
 
@@ -28,4 +29,8 @@ def __getattr__(name: str) -> Any:
         from cctool.render.html import show
 
         return show
+    if name == "widget":
+        from cctool.render.widget import widget
+
+        return widget
     raise AttributeError(name)

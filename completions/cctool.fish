@@ -62,6 +62,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l color -x -a 'auto alw
 complete -c cctool -n '__fish_seen_subcommand_from div' -l invert-colormap -l no-invert-colormap -d 'Color high ratios green and low ones red (speedups good).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l to -x -a 'tree table json csv markdown text' -d 'Output format (default: from -os suffix, else tree).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby; and not __fish_prev_arg_in --from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'

@@ -72,6 +72,7 @@ _cctool() {
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \

@@ -148,6 +148,19 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
         write_text(output, report.rows(cmp, top).write_csv())
 
 
+def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[str],
+               invert: bool = False) -> None:
+    """Write the comparison's page; ratios use the text tree's colormap (high = green when
+    ``invert``), changes diverge around zero."""
+    from cctool.cli._io import write_text
+    from cctool.render.html import HtmlOptions, comparison_html
+
+    opts = HtmlOptions(depth=view.depth)
+    if cmp.opts.op == "div":
+        opts = HtmlOptions(depth=view.depth, colormap="RdYlGn", invert=invert)
+    write_text(path, comparison_html(cmp, opts, (names[0], names[1])))
+
+
 def gate_options(f: F) -> F:
     """``--fail-if`` (repeatable), ``--where`` and ``--min-value``."""
     f = click.option("--min-value", callback=_parse_min_value, default=None, metavar="X",

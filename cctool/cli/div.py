@@ -14,10 +14,13 @@ from cctool.cli._options import output_options
 @click.option("--invert-colormap/--no-invert-colormap", default=True, show_default=True,
               help="Color high ratios green and low ones red (speedups good).")
 @output_options(("tree", "table", "json", "csv", "markdown"))
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write the union tree as one interactive HTML page instead (nodes only in A "
+              "or only in B marked, high ratios green as in the tree).")
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
-        to: str, output: str, view: _compare.CompareView) -> None:
+        to: str, output: str, html: str | None, view: _compare.CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
 
     Each profile is first combined over its ranks and threads with --agg, so a node's value
@@ -31,6 +34,7 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     Example:
       cctool div slow-run/ fast-run/ --metric "time (inc)" --depth 5
       cctool div base.cct new.cct --top 15 --to markdown -o speedup.md
+      cctool div base.cct new.cct --html speedup.html
     """
     from cctool.options import CompareOptions
 
@@ -39,4 +43,7 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     cmp = _compare.run(profile_a, profile_b, fmt, opts)
     tree = view.tree_options(opts, invert_colormap)
     names = _compare.labels(profile_a, profile_b)
-    _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names)
+    if html is not None:
+        _compare.write_html(html, cmp, view, names, invert_colormap)
+    else:
+        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names)

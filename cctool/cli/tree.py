@@ -65,7 +65,9 @@ if TYPE_CHECKING:
 @output_options(("text", "json", "csv"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the tree as one interactive HTML page (opens offline in a browser: "
-              "pan, zoom, collapse, prune, select, export a query) and print nothing.")
+              "pan, zoom, collapse, prune, select, export a query, per-rank detail) and print "
+              "nothing; honours --metric, --depth, --rank/--thread/--agg, --colormap and "
+              "--expand-hot, refuses the text-only flags.")
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
@@ -91,6 +93,10 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.options import TreeOptions
 
+    if html is not None:
+        from cctool.cli._html import refuse_text_only
+
+        refuse_text_only(ctx)
     if flat + bottom_up + expand_hot > 1:
         raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
     gf = load(profile, fmt)
@@ -105,10 +111,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
     if html is not None:
-        from cctool.cli._io import write_text
-        from cctool.render.html import HtmlOptions, to_html
+        from cctool.cli._html import write_tree_page
 
-        write_text(html, to_html(gf, HtmlOptions.from_tree(opts, title=profile)))
+        write_tree_page(gf, opts, profile, html, expand_hot)
         return
     if flat or bottom_up:
         _explain(ctx, gf, opts, by, flat, width, to, output)

@@ -26,6 +26,8 @@ from cctool.colormaps import PAGE
 from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from cctool.graphframe import GraphFrame
     from cctool.ops.compare import Comparison
     from cctool.options import TreeOptions
@@ -35,6 +37,9 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
+# The rank panel and the --expand-hot start run after the page's own scripts.
+PANEL_SCRIPTS = ("ranks.js", "hot.js")
+STYLES = ("tree.css", "ranks.css")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,11 @@ class HtmlOptions:
         depth: show every node above this depth at first instead of using ``budget``.
         title: heading of the page (default: the profile's name or "calling context tree").
         height: height in pixels of the view in a notebook cell.
+        rank_values: about how many per-rank/thread values the page embeds for its rank
+            panel (as float32, about 7 significant digits): the color and size metrics'
+            values of the heaviest nodes by the inclusive metric, as many nodes as fit; the
+            panel says which nodes have none. 0 embeds none.
+        expand_hot: open only the hot path at first (as ``cctool tree --expand-hot``).
     """
 
     color: str | None = None
@@ -65,6 +75,8 @@ class HtmlOptions:
     depth: int | None = None
     title: str | None = None
     height: int = 640
+    rank_values: int = 100_000
+    expand_hot: bool = False
 
     @classmethod
     def from_tree(cls, opts: TreeOptions, title: str | None = None) -> HtmlOptions:
@@ -90,11 +102,15 @@ def to_html(gf: GraphFrame, options: HtmlOptions | None = None) -> str:
     Returns:
         The HTML text.
     """
+    return _page(*page_data(gf, options or HtmlOptions()))
+
+
+def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
+    """The data the page of ``gf`` embeds, and its title."""
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
-    from cctool.render.html import _payload
+    from cctool.render.html import _payload, _ranks
 
-    opts = options or HtmlOptions()
     color = gf.resolve_metric(opts.color)
     size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
     values = gf.node_values(None, opts.agg, opts.rank, opts.thread)
@@ -107,7 +123,14 @@ def to_html(gf: GraphFrame, options: HtmlOptions | None = None) -> str:
     settings = _settings(opts, color, size, _priority(gf, color), title, where)
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
-    return _page(_payload.build(gf.nodes, metrics, settings), title)
+        settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
+    else:
+        weight = values[settings["priority"]].to_numpy()
+        settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
+                                             opts.rank_values, opts.rank, opts.thread)
+        if opts.expand_hot:
+            _expand_hot(gf, settings, weight)
+    return _payload.build(gf.nodes, metrics, settings), title
 
 
 def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
@@ -120,7 +143,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
         options: initial view (``color`` defaults to the first compared metric).
         names: labels of the two profiles, for the legend.
     """
-    from cctool.render.html import _payload
+    from cctool.render.html import _payload, _ranks
 
     opts = options or HtmlOptions()
     gf = cmp.result
@@ -147,6 +170,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
+    settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     return _page(_payload.build(gf.nodes, metrics, settings), title)
 
 
@@ -156,6 +180,8 @@ class HtmlView:
 
     page: str
     height: int = 640
+    title: str = "calling context tree"
+    nodes: int | None = None
 
     def _repr_html_(self) -> str:
         # srcdoc keeps the page's scripts and styles out of the notebook's document, and the
@@ -164,6 +190,13 @@ class HtmlView:
         return (f'<iframe srcdoc="{doc}" sandbox="allow-scripts allow-downloads" '
                 f'style="width:100%;height:{int(self.height)}px;border:1px solid #ccc" '
                 'title="calling context tree"></iframe>')
+
+    def __repr__(self) -> str:
+        # What a terminal or a notebook's text/plain shows: never the page itself.
+        title = self.title if len(self.title) <= 60 else self.title[:59] + "…"
+        nodes = "" if self.nodes is None else f"{self.nodes:,} nodes, "
+        return (f"<cctool page {title!r}: {nodes}{len(self.page.encode()) / 1024:,.0f} KiB of "
+                "HTML; .save('tree.html') writes it>")
 
     def save(self, path: str | Path) -> None:
         """Write the page to ``path`` (atomically)."""
@@ -178,7 +211,8 @@ def show(gf: GraphFrame, options: HtmlOptions | None = None, **kwargs: Any) -> H
     Keyword arguments are :class:`HtmlOptions` fields, e.g. ``show(gf, color="time")``.
     """
     opts = replace(options or HtmlOptions(), **kwargs)
-    return HtmlView(to_html(gf, opts), opts.height)
+    data, title = page_data(gf, opts)
+    return HtmlView(_page(data, title), opts.height, title, gf.num_nodes)
 
 
 # ------------------------------------------------------------------ helpers
@@ -213,19 +247,29 @@ def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: st
             "budget": max(int(opts.budget), 1), "depth": opts.depth}
 
 
+def _expand_hot(gf: GraphFrame, settings: dict[str, Any], weight: np.ndarray) -> None:
+    """Open the hot path (by the priority metric) at first, and mark it."""
+    from cctool.ops.hot_path import hot_path_nodes
+
+    settings.setdefault("hotPath", hot_path_nodes(gf, weight).tolist())
+    settings["expandHot"] = True
+    settings["subtitle"] = f"{settings['subtitle']} · hot path of {settings['priority']} opened"
+
+
 def _asset(name: str) -> str:
     asset = resources.files("cctool.render.html").joinpath("assets", name)
     return asset.read_text(encoding="utf-8")
 
 
-def _page(data: dict[str, Any], title: str) -> str:
-    """Fill the page template; one pass, so text inside the data is never taken for a slot."""
+def _page(data: dict[str, Any], title: str, extra: tuple[str, ...] = ()) -> str:
+    """Fill the page template; one pass, so text inside the data is never taken for a slot.
+    ``extra`` scripts run after the page's own (the notebook widget's bridge)."""
     from cctool.render.html._payload import to_script_json
 
     slots = {
         "TITLE": html.escape(title),
-        "CSS": _asset("tree.css"),
-        "JS": "\n".join(_asset(name) for name in SCRIPTS),
+        "CSS": "\n".join(_asset(name) for name in STYLES),
+        "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra)),
         "DATA": to_script_json(data),
     }
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))

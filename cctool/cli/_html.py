@@ -1,0 +1,48 @@
+"""``--html`` of ``cctool tree``: which flags the page honours, and a clear refusal of those
+it cannot show (the page is the interactive tree, not the text views)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
+    from cctool.options import TreeOptions
+
+# Flags of the text output that the page has no counterpart for; each with why.
+TEXT_ONLY = {
+    "flat": "the page draws the tree, not the flat profile",
+    "bottom_up": "the page draws the tree, not the callers view",
+    "by": "it groups --flat/--bottom-up, which the page does not draw",
+    "threshold": "the page hides small subtrees with its Prune range instead",
+    "sort": "the page orders siblings heaviest first",
+    "full_names": "the page elides names to fit and shows them whole on hover",
+    "no_legend": "the page always has its legend",
+    "precision": "the page scales values with their units",
+    "width": "the page fits the browser window",
+    "to": "--html writes the page; --to writes the text or records",
+    "output": "--html FILE names the page's file",
+}
+
+
+def refuse_text_only(ctx: click.Context) -> None:
+    """A usage error (exit 2) naming the first given flag the page cannot honour."""
+    for name, why in TEXT_ONLY.items():
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
+            flag = "--" + name.replace("_", "-")
+            raise click.UsageError(f"--html and {flag} do not go together: {why}")
+
+
+def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
+                    expand_hot: bool) -> None:
+    """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
+    ``expand_hot``)."""
+    from dataclasses import replace
+
+    from cctool.cli._io import write_text
+    from cctool.render.html import HtmlOptions, to_html
+
+    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot)
+    write_text(path, to_html(gf, options))
