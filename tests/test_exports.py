@@ -31,11 +31,14 @@ DATA = Path(__file__).parent / "data"
 SUFFIX = {"folded": ".folded", "speedscope": ".speedscope.json", "pprof": ".pb.gz"}
 # (folder, file, metric in totals.json): a call graph of counts with fractional exclusive
 # values (callgrind's costs shared among call paths), a Python profile in seconds, a 4-rank
-# Caliper profile and an HPCToolkit database (2 ranks x 2 threads).
+# Caliper profile, HPCToolkit databases: XML with 8 threads of cycle counts, v4 with 4 threads
+# of CPU time, and a summary-only profile.db.
 PROFILES = [
     ("callgrind", "callgrind.out.threads", "Ir (inc)"),
     ("cprofile", "cprofile-py312.pstats", "time (inc)"),
     ("caliper", "runtime-profile-np4.cali", "time (inc)"),
+    ("hpctoolkit", "inline-mdb", "cycles (inc)"),
+    ("hpctoolkit-v4", "loops-cputime-t.nostruct.d", "time (inc)"),
     ("hpctoolkit", "prof2-profile-db", "REALTIME (inc)"),
 ]
 FORMATS = ("folded", "speedscope", "pprof")
@@ -230,3 +233,11 @@ def test_frame_names_cannot_break_the_line_format() -> None:
     with pytest.warns(UserWarning, match="2 frame names changed"):
         text = to_folded(gf, TreeOptions(metrics=("samples",)))
     assert text.splitlines() == ["main;a:b 3", "main;two lines 4"]
+
+
+def test_pprof_never_goes_to_a_terminal() -> None:
+    from tests.test_cli_output_dispatch import _on_a_terminal
+
+    code, out = _on_a_terminal(["tree", str(DATA / "caliper" / "runtime-profile-np4.cali"),
+                                "--to", "pprof"])
+    assert code == 2 and b"\x1f\x8b" not in out

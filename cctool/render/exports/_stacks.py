@@ -85,6 +85,8 @@ def node_weights(gf: GraphFrame, opts: TreeOptions) -> Weights:
     gf, col = exclusive_column(gf, opts.metrics[0] if opts.metrics else None)
     values = gf.node_values([col], opts.agg, opts.rank, opts.thread)[col].to_numpy()
     values = checked(values, col)
+    if not values.any():
+        warn(f"every value of {col!r} is 0 here: the export holds no stack")
     return Weights(gf, col, gf.metric(col), values, describe_how(gf, opts))
 
 

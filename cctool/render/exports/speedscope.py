@@ -69,10 +69,19 @@ def _frames(gf: GraphFrame) -> tuple[np.ndarray, list[dict[str, Any]]]:
         frame: dict[str, Any] = {"name": row["name"] or "[unknown]"}
         if row.get("file"):
             frame["file"] = row["file"]
-        if row.get("line") not in (None, "", "0"):
-            frame["line"] = int(float(row["line"]))
+        line = _line_number(row.get("line"))
+        if line:
+            frame["line"] = line
         frames.append(frame)
     return frame_of, frames
+
+
+def _line_number(text: str | None) -> int | None:
+    """A frame's line as speedscope's number, None when the profile gives none."""
+    try:
+        return int(float(text)) if text else None
+    except ValueError:
+        return None
 
 
 def _by_location(w: Weights) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
