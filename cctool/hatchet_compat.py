@@ -47,6 +47,16 @@ def _read_as(path: str | Path, formats: Sequence[str]) -> GraphFrame:
     return gf
 
 
+def _reader(*formats: str) -> staticmethod[[str | Path], GraphFrame]:
+    """Hatchet's ``from_<format>(path)``: ``path`` read as one of ``formats``."""
+
+    def read_as(path: str | Path) -> GraphFrame:
+        return _read_as(path, formats)
+
+    read_as.__doc__ = f"A {' or '.join(formats)} profile: ``cctool.read(path)``."
+    return staticmethod(read_as)
+
+
 def _read_json_text(text: str) -> GraphFrame:
     """A Hatchet JSON document (graphframe layout or literal) given as text."""
     from cctool.readers import read
@@ -96,21 +106,10 @@ class HatchetMixin:
             files = [f for f in files if f.name in wanted or f.stem in wanted]
         return [read(f, "caliper") for f in files]
 
-    @staticmethod
-    def from_gprof_dot(filename: str | Path) -> GraphFrame:
-        return _read_as(filename, ("gprof2dot",))
-
-    @staticmethod
-    def from_cprofile(filename: str | Path) -> GraphFrame:
-        return _read_as(filename, ("cprofile",))
-
-    @staticmethod
-    def from_pyinstrument(filename: str | Path) -> GraphFrame:
-        return _read_as(filename, ("pyinstrument",))
-
-    @staticmethod
-    def from_tau(dirname: str | Path) -> GraphFrame:
-        return _read_as(dirname, ("tau",))
+    from_gprof_dot = _reader("gprof2dot")
+    from_cprofile = _reader("cprofile")
+    from_pyinstrument = _reader("pyinstrument")
+    from_tau = _reader("tau")
 
     @staticmethod
     def from_timemory(input: str | Path) -> GraphFrame:  # noqa: A002 (Hatchet's name)
