@@ -95,7 +95,8 @@ def test_round_trip_keeps_the_profilers_total(tmp_path: Path, fmt: str, folder: 
     col, scale = {"folded": ("samples (inc)", 1e9 if is_time else 1.0),
                   "speedscope": (("time (inc)" if is_time else "weight (inc)"), 1.0),
                   "pprof": (metric, 1.0)}[fmt]
-    lines = int((gf.node_values([exc])[exc].to_numpy() != 0).sum())
+    # Lines or samples written: at most one per (node, rank, thread) with a value.
+    lines = int((gf.metrics[exc].fill_null(0.0) != 0).sum())
     rounded = (fmt == "pprof") or (fmt == "folded" and is_time)
     # Each written value is rounded to a whole nanosecond (or event) at most.
     tol = 0.5 * lines * (1e-9 if is_time else 1.0) if rounded else 1e-12 * expected
@@ -178,13 +179,31 @@ def test_go_tool_pprof_reads_the_export(tmp_path: Path, folder: str, name: str,
     go = shutil.which("go") or "go"
     run = {"capture_output": True, "text": True, "timeout": 300, "cwd": tmp_path}
     raw = subprocess.run([go, "tool", "pprof", "-raw", str(out)], check=True, **run).stdout
-    samples = raw.split("Samples:")[1].split("Locations")[0].splitlines()[2:]
-    ns = sum(int(s.split(":")[0]) for s in samples if s.strip())
+    # Sample lines are "  value: location ids", label lines under them "  rank:[1]".
+    body = raw.split("Samples:")[1].split("Locations")[0]
+    samples = re.findall(r"^\s*(\d+): [\d ]+$", body, flags=re.MULTILINE)
+    ns = sum(map(int, samples))
     assert ns * 1e-9 == pytest.approx(entry["total"], rel=entry["rel"], abs=len(samples) * 1e-9)
     top = subprocess.run([go, "tool", "pprof", "-top", "-unit=ns", str(out)], check=True,
                          **run).stdout
     total = re.search(r"of (\d+)ns total", top)
     assert total is not None and int(total.group(1)) == ns
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go (for go tool pprof) is not installed")
+def test_pprof_samples_are_labelled_by_rank(tmp_path: Path) -> None:
+    out, _ = _export(tmp_path, DATA / "caliper" / "runtime-profile-np4.cali", "pprof")
+    go = shutil.which("go") or "go"
+    top = subprocess.run([go, "tool", "pprof", "-top", "-unit=ns", "-nodefraction=0",
+                          "-tagfocus=rank=^1$", str(out)], check=True, capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path).stdout
+    shown = re.search(r"accounting for (\d+)ns, [\d.]+% of (\d+)ns total", top)
+    assert shown is not None
+    # cali-query -q "select mpi.rank,region,sum(sum#sum#time.duration) where mpi.rank=1
+    # group by mpi.rank,region": 0.055070 + 0.001792 + 0.000004 + 0.055526 + 0.079188
+    # + 0.000895 s on rank 1, of 0.764737 s in all.
+    assert int(shown.group(1)) * 1e-9 == pytest.approx(0.192475, rel=2e-5)
+    assert int(shown.group(2)) * 1e-9 == pytest.approx(0.764737, rel=1e-5)
 
 
 def test_diff_folded_has_both_profiles_values(tmp_path: Path) -> None:

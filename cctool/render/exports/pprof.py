@@ -8,8 +8,13 @@ types: the metrics asked for (``--metric``), else every additive metric of the p
 the default one first and ``default_sample_type``. Values are int64 in pprof's units: times
 in nanoseconds, bytes, and counts or events in their own unit; a value that is not a whole
 number there (a count averaged over ranks) is rounded and a warning says by how much the
-total changed. Values are combined over ranks and threads by ``--agg`` (sum or mean); the
-profile's ``comment`` says how.
+total changed. The profile's ``comment`` says how locations were combined.
+
+Ranks and threads: with ``--agg sum`` (the default) and no ``--rank``/``--thread``, a profile
+of several locations gets one sample per call path and (rank, thread), labelled ``rank`` and
+``thread`` (string labels: ``pprof -tags``, ``pprof -tagfocus 'rank=^3$'``); pprof's totals
+add them up. With ``--agg mean`` or one chosen rank or thread, one unlabelled sample per call path
+holds the combined values.
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ from cctool.errors import note, warn
 from cctool.graphframe import GraphFrame
 from cctool.metrics import Dimension, Metric
 from cctool.options import TreeOptions
-from cctool.readers._pprof_fields import Function, Line, Location, Profile, Sample, ValueType
+from cctool.readers._pprof_fields import (
+    Function,
+    Label,
+    Line,
+    Location,
+    Profile,
+    Sample,
+    ValueType,
+)
 from cctool.render.exports._protobuf import bytes_field, int_field, packed_field
 from cctool.render.exports._stacks import (
     check_agg,
@@ -51,26 +64,59 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
     """The gzipped profile.proto of the metrics ``opts`` names (see the module doc)."""
     check_agg(opts.agg)
     gf, cols = export_columns(gf, opts.metrics)
-    table = gf.node_values(cols, opts.agg, opts.rank, opts.thread)
     units = [pprof_unit(gf.metric(c)) for c in cols]
+    table = _sample_table(gf, cols, opts)
     values = np.column_stack([_integers(checked(table[c].to_numpy(), c), gf.metric(c), u)
                               for c, u in zip(cols, units, strict=True)])
-    ids = np.flatnonzero((values != 0).any(axis=1))
+    keep = (values != 0).any(axis=1)
+    table, values = table.filter(pl.Series(keep)), values[keep]
     strings = _Strings()
     out = [bytes_field(Profile.SAMPLE_TYPE, int_field(ValueType.TYPE, strings(c))
                        + int_field(ValueType.UNIT, strings(u))) for c, u in zip(cols, units,
                                                                                 strict=True)]
     loc_of, locations, functions = _locations(gf, strings)
-    for path, row in zip(stacks(gf, ids), values[ids].tolist(), strict=True):
-        leaf_first = loc_of[path[::-1]].tolist()
-        out.append(bytes_field(Profile.SAMPLE, packed_field(Sample.LOCATION_ID, leaf_first)
-                               + packed_field(Sample.VALUE, row)))
+    nodes = table["node"].to_numpy()
+    ids = np.unique(nodes)
+    path_of = {int(n): packed_field(Sample.LOCATION_ID, loc_of[p[::-1]].tolist())
+               for n, p in zip(ids, stacks(gf, ids), strict=True)}
+    labels = _labels(table, strings)
+    for i, (node, row) in enumerate(zip(nodes.tolist(), values.tolist(), strict=True)):
+        out.append(bytes_field(Profile.SAMPLE, path_of[node] + packed_field(Sample.VALUE, row)
+                               + (labels[i] if labels else b"")))
     out += locations + functions
     comment = f"cctool export{f' of {title}' if title else ''}: {describe_how(gf, opts)}"
     out.append(_comment(strings(comment)))
     out.append(int_field(Profile.DEFAULT_SAMPLE_TYPE, strings(cols[0])))
     body = b"".join(out) + strings.encoded()
     return gzip.compress(body, mtime=0)
+
+
+def _sample_table(gf: GraphFrame, cols: list[str], opts: TreeOptions) -> pl.DataFrame:
+    """One row per sample: ``node``, each column, and ``rank``/``thread`` when every location
+    gets samples of its own (see the module doc)."""
+    per_location = (opts.agg == "sum" and opts.rank is None and opts.thread is None
+                    and gf.locations.height > 1)
+    if per_location:
+        return (gf.metrics.select("node", "rank", "thread", *cols)
+                .with_columns(pl.col(c).fill_null(0.0) for c in cols)
+                .sort("node", "rank", "thread"))
+    return gf.node_values(cols, opts.agg, opts.rank, opts.thread)
+
+
+def _labels(table: pl.DataFrame, strings: _Strings) -> list[bytes] | None:
+    """Each sample's encoded ``rank`` and ``thread`` labels, None for combined samples."""
+    if "rank" not in table.columns:
+        return None
+    encoded: dict[tuple[int, int], bytes] = {}
+    out = []
+    for key in table.select("rank", "thread").iter_rows():
+        if key not in encoded:
+            encoded[key] = b"".join(
+                bytes_field(Sample.LABEL, int_field(Label.KEY, strings(name))
+                            + int_field(Label.STR, strings(str(value))))
+                for name, value in zip(("rank", "thread"), key, strict=True))
+        out.append(encoded[key])
+    return out
 
 
 def export_columns(gf: GraphFrame, metrics: tuple[str, ...]) -> tuple[GraphFrame, list[str]]:
