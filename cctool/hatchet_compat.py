@@ -132,11 +132,14 @@ class HatchetMixin:
              precision: int = 3, depth: int | None = None, rank: int | None = None,
              thread: int | None = None, agg: str = "sum", threshold: float = 0.0,
              colormap: str = "RdYlGn", invert_colormap: bool = False, width: int = 120,
-             color: bool = False) -> str:
+             color: bool = False, expand_name: bool = False, render_header: bool = True
+             ) -> str:
         """The tree as ``cctool tree`` draws it (the same text, without color by default).
 
         Unlike Hatchet (rank 0, thread 0 unless told), values are summed over ranks and
         threads; ``rank``/``thread`` pick one location and ``agg`` combines otherwise.
+        ``expand_name`` never elides names; ``render_header=False`` leaves out the legend
+        (cctool's legend follows the tree).
         """
         from cctool.errors import warn
         from cctool.ops.dataobjects import combine_warnings
@@ -147,7 +150,8 @@ class HatchetMixin:
             metric_column or ())
         opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                            thread=thread, agg=agg, threshold=threshold, colormap=colormap,
-                           invert_colormap=invert_colormap)
+                           invert_colormap=invert_colormap, full_names=expand_name,
+                           legend=render_header)
         gf = _frame(self)
         shown = metrics or ((gf.default_metric,) if gf.default_metric else ())
         for line in combine_warnings(gf, shown, agg, rank):
