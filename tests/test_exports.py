@@ -222,6 +222,8 @@ def test_diff_folded_has_both_profiles_values(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["imbalance", "{p}", "--to", "pprof"], "cannot write --to pprof"),
+    (["query", "{p}", '["*"]', "--to", "speedscope"], "cannot write --to speedscope"),
+    (["stats", "{p}", "--to", "folded"], "cannot write --to folded"),
     (["div", "{p}", "{p}", "--to", "folded"], "cannot write --to folded"),
     (["diff", "{p}", "{p}", "--to", "speedscope"], "cannot write --to speedscope"),
     (["tree", "{p}", "--to", "folded", "--depth", "2"], "--depth shapes the text view"),

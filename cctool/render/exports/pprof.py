@@ -69,6 +69,9 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
     values = np.column_stack([_integers(checked(table[c].to_numpy(), c), gf.metric(c), u)
                               for c, u in zip(cols, units, strict=True)])
     keep = (values != 0).any(axis=1)
+    if not keep.any():
+        warn(f"every value of {', '.join(map(repr, cols))} is 0 here: the export holds no "
+             "sample")
     table, values = table.filter(pl.Series(keep)), values[keep]
     strings = _Strings()
     out = [bytes_field(Profile.SAMPLE_TYPE, int_field(ValueType.TYPE, strings(c))
