@@ -262,3 +262,17 @@ def test_pprof_never_goes_to_a_terminal() -> None:
     code, out = _on_a_terminal(["tree", str(DATA / "caliper" / "runtime-profile-np4.cali"),
                                 "--to", "pprof"])
     assert code == 2 and b"\x1f\x8b" not in out
+
+
+def test_output_suffixes_pick_the_export() -> None:
+    from cctool.cli._formats import resolve_format
+
+    tree = ("text", "json", "csv", "folded", "speedscope", "pprof")
+    assert resolve_format(None, "run.folded", tree) == "folded"
+    assert resolve_format(None, "run.speedscope.json", tree) == "speedscope"
+    assert resolve_format(None, "run.json", tree) == "json"
+    assert resolve_format(None, "cpu.pb.gz", tree) == "pprof"
+    assert resolve_format(None, "cpu.pprof", tree) == "pprof"
+    # A command without the export keeps its own reading of the suffix.
+    assert resolve_format(None, "x.speedscope.json", ("text", "json")) == "json"
+    assert resolve_format(None, "x.folded", ("text", "json")) == "text"
