@@ -91,7 +91,7 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
     out.append(_comment(strings(comment)))
     out.append(int_field(Profile.DEFAULT_SAMPLE_TYPE, strings(cols[0])))
     body = b"".join(out) + strings.encoded()
-    return gzip.compress(body, compresslevel=6, mtime=0)  # zlib's default, as Go writes
+    return gzip.compress(body, compresslevel=6, mtime=0)  # zlib's default level
 
 
 def _sample_table(gf: GraphFrame, cols: list[str], opts: TreeOptions) -> pl.DataFrame:
