@@ -24,6 +24,7 @@ import polars as pl
 
 from cctool.columns import INC_SUFFIX, DerivedColumns, exclusive_name, inclusive_name
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
+from cctool.hatchet_compat import HatchetMixin
 from cctool.locations import ID, KEY_COLUMNS, Locations, normalise_metric_table
 from cctool.metrics import Metric, describe
 
@@ -38,11 +39,13 @@ AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
 
 
 @dataclass(frozen=True, eq=False)
-class GraphFrame(DerivedColumns, Locations):
+class GraphFrame(DerivedColumns, Locations, HatchetMixin):
     """A calling context tree: node table, long metric table, metadata.
 
     Build one with :meth:`from_arrays` (any node order) or directly from canonical tables.
-    GraphFrames are immutable; operations return new ones.
+    GraphFrames are immutable; operations return new ones. Hatchet's names (``tree``,
+    ``filter``, ``squash``, ``dataframe``, ``from_hpctoolkit``, ...) come from
+    :class:`~cctool.hatchet_compat.HatchetMixin`.
     """
 
     nodes: pl.DataFrame

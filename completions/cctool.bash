@@ -27,7 +27,7 @@ _cctool() {
         diff:--correction) COMPREPLY=($(compgen -W "holm none" -- "$cur")); return;;
         diff:--jobs|diff:-j) COMPREPLY=(); return;;
         diff:--scheduler) COMPREPLY=(); return;;
-        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit text" -- "$cur")); return;;
+        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded text" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
@@ -145,7 +145,7 @@ _cctool() {
         tree:--derive) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        tree:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
+        tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
     esac
     case "$cmd" in
         "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;

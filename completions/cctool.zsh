@@ -50,7 +50,7 @@ _cctool() {
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit text)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -222,7 +222,7 @@ _cctool() {
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \

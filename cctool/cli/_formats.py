@@ -2,7 +2,10 @@
 
 ``--to`` wins; else ``-o FILE`` picks by its suffix when the command can write that format
 (``x.json`` JSON, ``x.csv`` CSV, ``x.cct`` a saved GraphFrame, ``x.md`` Markdown,
-``x.xml`` JUnit); else the command's default. A binary format never goes to a terminal.
+``x.xml`` JUnit, ``x.folded`` folded stacks, ``x.speedscope.json`` speedscope,
+``x.pb.gz``/``x.pprof`` pprof); else the command's default. A binary format never goes to
+a terminal. The exports (folded, speedscope, pprof) are accepted by ``--to`` everywhere, and
+a command that cannot write one says so in one usage error instead of Click's list of choices.
 Imports only click.
 """
 
@@ -13,8 +16,27 @@ from collections.abc import Sequence
 
 import click
 
-SUFFIXES = {".json": "json", ".csv": "csv", ".cct": "cct", ".md": "markdown", ".xml": "junit"}
-BINARY = frozenset({"cct"})
+SUFFIXES = {".json": "json", ".csv": "csv", ".cct": "cct", ".md": "markdown", ".xml": "junit",
+            ".folded": "folded", ".pprof": "pprof"}
+# Longer suffixes checked first: a speedscope file is JSON, a pprof file is gzipped.
+LONG_SUFFIXES = {".speedscope.json": "speedscope", ".pb.gz": "pprof"}
+BINARY = frozenset({"cct", "pprof"})
+EXPORTS = ("folded", "speedscope", "pprof")
+
+
+class FormatChoice(click.Choice[str]):
+    """``--to``'s choices: the command's formats (what help and completion list); an export
+    the command cannot write is a usage error that says where it can be written."""
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        if value in EXPORTS and value not in self.choices:
+            name = ctx.info_name if ctx is not None else "this command"
+            raise click.UsageError(
+                f"cctool {name} cannot write --to {value} (it writes "
+                f"{', '.join(map(str, self.choices))}); export a profile with "
+                f"'cctool tree PROFILE --to {value}'", ctx)
+        return super().convert(value, param, ctx)
 
 
 def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
@@ -25,7 +47,10 @@ def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
         return to
     if output is not None and output != "-":
         suffix = output[output.rfind("."):].lower() if "." in output else ""
-        by_suffix = SUFFIXES.get(suffix)
+        by_suffix = next((f for s, f in LONG_SUFFIXES.items() if output.lower().endswith(s)),
+                         None)
+        if by_suffix is None or by_suffix not in formats:
+            by_suffix = SUFFIXES.get(suffix)
         if by_suffix is not None and by_suffix in formats:
             return by_suffix
     return default if default is not None else formats[0]
@@ -34,5 +59,5 @@ def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
 def refuse_binary_terminal(fmt: str, output: str | None) -> None:
     """A usage error when binary output would go to a terminal."""
     if fmt in BINARY and (output or "-") == "-" and sys.stdout.isatty():
-        raise click.UsageError(f"will not write a binary .{fmt} to a terminal; "
+        raise click.UsageError(f"will not write binary {fmt} output to a terminal; "
                                "pipe or redirect stdout, or use -o FILE")

@@ -104,10 +104,12 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
             metavar="FILE",
             help="Write here instead of stdout ('-'); written atomically.",
         )(resolved)
+        from cctool.cli._formats import FormatChoice
+
         return click.option(  # type: ignore[return-value]
             "--to",
             "to",
-            type=click.Choice(accepted),
+            type=FormatChoice(accepted),
             default=None,
             help=f"Output format (default: from -o's suffix, else {formats[0]}).",
         )(g)

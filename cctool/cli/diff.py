@@ -21,7 +21,7 @@ from cctool.cli._options import output_options
 @gate_options
 @confidence_option
 @executor_options
-@output_options(("tree", "table", "json", "csv", "markdown", "junit"))
+@output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the union tree as one interactive HTML page instead (nodes only in A "
               "or only in B marked); the gate still runs.")
@@ -66,12 +66,19 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --to junit -o gate.xml
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
+      cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
+
+    --to folded writes difffolded.pl's 'stack valueA valueB' lines (exclusive values of the
+    metric, times in nanoseconds) for a differential flame graph.
     """
     from dataclasses import asdict
 
     from cctool.cli import _ensemble_diff
 
     sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
+    if to == "folded" and (sides is not None or percent or html is not None):
+        raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
+                               "two profiles, without --percent or --html")
     if sides is not None:
         if html is not None or normalize or percent:
             raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
@@ -88,6 +95,12 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     to = _compare.resolve_to(ctx, to, view.top)
     if to == "junit" and not fail_if:
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
+    if to == "folded":
+        from cctool.cli._exports import write_diff_folded
+
+        write_diff_folded(profile_a, profile_b, fmt, opts, output)
+        if not fail_if:
+            return
     cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
     results = _compare.check_gate(cmp, fail_if, where, min_value)
     tree = view.tree_options(opts)
@@ -97,6 +110,6 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         from cctool.render.html import HtmlOptions, comparison_html
 
         write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
-    else:
+    elif to != "folded":
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
     _compare.finish_gate(ctx, results, view.precision)

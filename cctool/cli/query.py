@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cctool.cli._formats import FormatChoice
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
@@ -47,7 +48,7 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
               help="Tree: digits after the decimal point.")
 @width_option
-@click.option("--to", "to", type=click.Choice((*FORMATS, "text")), default=None,
+@click.option("--to", "to", type=FormatChoice((*FORMATS, "text")), default=None,
               help="Output format (default: see below).")
 @click.option("--output", "-o", default=None, metavar="FILE",
               help="Write here; '-' is stdout (a .cct for pipelines).")

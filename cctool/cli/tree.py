@@ -62,7 +62,7 @@ if TYPE_CHECKING:
               "into their function), file, module or another node attribute.")
 @derive_option
 @width_option
-@output_options(("text", "json", "csv"))
+@output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the tree as one interactive HTML page (opens offline in a browser: "
               "pan, zoom, collapse, prune, select, export a query, per-rank detail) and print "
@@ -80,6 +80,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     Values are summed over ranks and threads unless --rank/--thread pick one location or
     --agg says otherwise (std and cv are statistics across locations, as hpcprof's).
     --to json|csv prints the shown rows as records (node, parent, name, depth, metrics).
+    --to folded|speedscope|pprof exports the exclusive values of the first metric (every
+    metric for pprof) for flame-graph tools, speedscope and pprof; times are written in
+    nanoseconds in folded and pprof files, in seconds in speedscope files.
 
     \b
     Example:
@@ -88,6 +91,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --flat --by function
       cctool read db/ -o - | cctool tree - --to json
       cctool tree db/ --html tree.html
+      cctool tree db/ --to folded -o db.folded   # flamegraph.pl db.folded > db.svg
+      cctool tree db/ --to pprof -o db.pb.gz     # go tool pprof -http : db.pb.gz
       cctool tree dhat-run/ --data --metric bytes --metric reads
     """
     from cctool.cli._io import emit_renderable, emit_table, load
@@ -99,6 +104,12 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         refuse_text_only(ctx)
     if flat + bottom_up + expand_hot > 1:
         raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
+    if to in ("folded", "speedscope", "pprof"):
+        from cctool.cli._exports import refuse_view_options
+
+        refuse_view_options(to, {"--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
+                                 "--expand-hot": expand_hot, "--depth": depth is not None,
+                                 "--threshold": threshold > 0})
     gf = load(profile, fmt)
     if data:
         from cctool.ops.dataobjects import data_tree
@@ -110,6 +121,11 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
+    if to in ("folded", "speedscope", "pprof"):
+        from cctool.cli._exports import write_export
+
+        write_export(gf, to, opts, output, title=profile)
+        return
     if html is not None:
         from cctool.cli._html import write_tree_page
 

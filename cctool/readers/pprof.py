@@ -28,6 +28,15 @@ import numpy as np
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
 from cctool.readers import _protobuf as pb
+from cctool.readers._pprof_fields import (
+    Function,
+    Line,
+    Location,
+    Mapping,
+    Profile,
+    Sample,
+    ValueType,
+)
 from cctool.readers._stacks import StackTree, build
 
 NAME = "pprof"
@@ -38,8 +47,11 @@ _UNITS = {"nanoseconds": "ns", "microseconds": "us", "milliseconds": "ms", "seco
           "count": "count", "bytes": "B"}
 _RESERVED = ("node", "rank", "thread")
 # profile.proto's wire type per field number of message Profile.
-_WIRE = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 0, 8: 0, 9: 0, 10: 0, 11: 2, 12: 0, 13: 2, 14: 0,
-         15: 2}
+_WIRE = {Profile.SAMPLE_TYPE: 2, Profile.SAMPLE: 2, Profile.MAPPING: 2, Profile.LOCATION: 2,
+         Profile.FUNCTION: 2, Profile.STRING_TABLE: 2, Profile.DROP_FRAMES: 0,
+         Profile.KEEP_FRAMES: 0, Profile.TIME_NANOS: 0, Profile.DURATION_NANOS: 0,
+         Profile.PERIOD_TYPE: 2, Profile.PERIOD: 0, Profile.COMMENT: 2,
+         Profile.DEFAULT_SAMPLE_TYPE: 0, Profile.DOC_URL: 2}
 
 
 @dataclass
@@ -80,7 +92,8 @@ def _starts_like_profile(data: bytes) -> bool:
                 break
             tag, pos = pb.varint(data, pos)
             number, wire = tag >> 3, tag & 7
-            if _WIRE.get(number, -1) != wire and not (number == 13 and wire == pb.VARINT):
+            if _WIRE.get(number, -1) != wire and not (
+                    number == Profile.COMMENT and wire == pb.VARINT):
                 return False
             if wire == pb.VARINT:
                 _, pos = pb.varint(data, pos)
@@ -88,7 +101,7 @@ def _starts_like_profile(data: bytes) -> bool:
             size, pos = pb.varint(data, pos)
             if pos + size > len(data):
                 break  # cut by the sniffing window
-            if number == 1:
+            if number == Profile.SAMPLE_TYPE:
                 sub = data[pos : pos + size]
                 seen_type = size <= 40 and all(
                     n in (1, 2) and w == pb.VARINT for n, w, _ in pb.fields(sub)
@@ -128,22 +141,23 @@ def _why(exc: Exception) -> str:
 # ------------------------------------------------------------------ decoding the message
 def _decode(buf: bytes) -> _Profile:
     prof = _Profile()
-    scalar_names = {9: "time_nanos", 10: "duration_nanos", 12: "period", 14: "default_sample_type"}
+    scalar_names = {Profile.TIME_NANOS: "time_nanos", Profile.DURATION_NANOS: "duration_nanos",
+                    Profile.PERIOD: "period", Profile.DEFAULT_SAMPLE_TYPE: "default_sample_type"}
     for number, wire, value in pb.fields(buf):
-        if number == 1:
+        if number == Profile.SAMPLE_TYPE:
             prof.sample_types.append(_value_type(pb.expect_bytes(wire, value, "sample_type")))
-        elif number == 2:
+        elif number == Profile.SAMPLE:
             _sample(prof, pb.expect_bytes(wire, value, "sample"))
-        elif number == 3:
+        elif number == Profile.MAPPING:
             _mapping(prof, pb.expect_bytes(wire, value, "mapping"))
-        elif number == 4:
+        elif number == Profile.LOCATION:
             _location(prof, pb.expect_bytes(wire, value, "location"))
-        elif number == 5:
+        elif number == Profile.FUNCTION:
             _function(prof, pb.expect_bytes(wire, value, "function"))
-        elif number == 6:
+        elif number == Profile.STRING_TABLE:
             raw = pb.expect_bytes(wire, value, "string_table")
             prof.strings.append(raw.decode("utf-8", errors="replace"))
-        elif number == 11:
+        elif number == Profile.PERIOD_TYPE:
             prof.period_type = _value_type(pb.expect_bytes(wire, value, "period_type"))
         elif number in scalar_names:
             prof.scalars[scalar_names[number]] = pb.signed(pb.expect_int(wire, value, "scalar"))
@@ -151,47 +165,51 @@ def _decode(buf: bytes) -> _Profile:
 
 
 def _value_type(buf: bytes) -> tuple[int, int]:
-    got = {n: pb.expect_int(w, v, "value type") for n, w, v in pb.fields(buf) if n in (1, 2)}
-    return got.get(1, 0), got.get(2, 0)
+    keys = (ValueType.TYPE, ValueType.UNIT)
+    got = {n: pb.expect_int(w, v, "value type") for n, w, v in pb.fields(buf) if n in keys}
+    return got.get(ValueType.TYPE, 0), got.get(ValueType.UNIT, 0)
 
 
 def _sample(prof: _Profile, buf: bytes) -> None:
     locs: list[int] = []
     values: list[int] = []
     for number, wire, value in pb.fields(buf):
-        if number == 1:
+        if number == Sample.LOCATION_ID:
             locs.extend(pb.packed(wire, value))
-        elif number == 2:
+        elif number == Sample.VALUE:
             values.extend(pb.signed(v) for v in pb.packed(wire, value))
     prof.stacks.append(locs)
     prof.values.append(values)
 
 
 def _mapping(prof: _Profile, buf: bytes) -> None:
-    got = {n: v for n, w, v in pb.fields(buf) if n in (1, 5) and w == pb.VARINT}
-    prof.mappings[int(got.get(1, 0))] = int(got.get(5, 0))
+    keys = (Mapping.ID, Mapping.FILENAME)
+    got = {n: v for n, w, v in pb.fields(buf) if n in keys and w == pb.VARINT}
+    prof.mappings[int(got.get(Mapping.ID, 0))] = int(got.get(Mapping.FILENAME, 0))
 
 
 def _location(prof: _Profile, buf: bytes) -> None:
     ident = mapping = address = 0
     lines: list[int] = []
     for number, wire, value in pb.fields(buf):
-        if number == 1:
+        if number == Location.ID:
             ident = pb.expect_int(wire, value, "location id")
-        elif number == 2:
+        elif number == Location.MAPPING_ID:
             mapping = pb.expect_int(wire, value, "mapping id")
-        elif number == 3:
+        elif number == Location.ADDRESS:
             address = pb.expect_int(wire, value, "address")
-        elif number == 4:
+        elif number == Location.LINE:
             line = pb.expect_bytes(wire, value, "line")
-            ids = [v for n, w, v in pb.fields(line) if n == 1 and w == pb.VARINT]
+            ids = [v for n, w, v in pb.fields(line) if n == Line.FUNCTION_ID and w == pb.VARINT]
             lines.append(int(ids[0]) if ids else 0)
     prof.locations[ident] = (mapping, address, lines)
 
 
 def _function(prof: _Profile, buf: bytes) -> None:
-    got = {n: v for n, w, v in pb.fields(buf) if n in (1, 2, 4) and w == pb.VARINT}
-    prof.functions[int(got.get(1, 0))] = (int(got.get(2, 0)), int(got.get(4, 0)))
+    keys = (Function.ID, Function.NAME, Function.FILENAME)
+    got = {n: v for n, w, v in pb.fields(buf) if n in keys and w == pb.VARINT}
+    prof.functions[int(got.get(Function.ID, 0))] = (
+        int(got.get(Function.NAME, 0)), int(got.get(Function.FILENAME, 0)))
 
 
 # ------------------------------------------------------------------ building the tree

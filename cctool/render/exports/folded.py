@@ -1,0 +1,94 @@
+"""Brendan Gregg's folded stacks: ``root;caller;frame value`` per line, for flamegraph.pl,
+inferno, speedscope and cctool itself.
+
+One line per call path with a non-zero exclusive value (an interior node with self cost gets
+a line of its own, a prefix of its children's). Values are not rounded to fit a display:
+times are written as whole nanoseconds (flamegraph.pl and inferno sum integers; inferno
+drops fractions), counts and bytes as the integers they are. A value that is not a whole
+number in that unit (a count averaged over ranks) is written as a decimal with every digit
+that tells it apart, and a warning says so (flamegraph.pl and speedscope read decimals,
+inferno truncates them). Differential output (:func:`diff_folded`) is what difffolded.pl
+writes: ``stack valueA valueB``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import note, warn
+from cctool.graphframe import GraphFrame
+from cctool.metrics import Dimension, Metric
+from cctool.options import CompareOptions, TreeOptions
+from cctool.render.exports._stacks import (
+    check_agg,
+    checked,
+    exclusive_column,
+    frame_names,
+    node_weights,
+)
+
+NS_PER_S = 1e9
+
+
+def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
+    """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``)."""
+    w = node_weights(gf, opts)
+    ids = w.nonzero
+    values = folded_values(w.values[ids], w.metric)
+    return _lines(path_strings(w.gf)[ids], [values])
+
+
+def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "sum",
+                reverse: bool = False, normalize: bool = False) -> str:
+    """difffolded.pl's ``stack valueA valueB`` lines over the union of A's and B's call paths
+    (a path absent from one side counts 0 there); ``reverse`` writes B's value first."""
+    from cctool.ops.compare import compare
+
+    check_agg(agg)
+    a, col = exclusive_column(a, metric)
+    b, _ = exclusive_column(b, col)
+    cmp = compare(a, b, CompareOptions(op="sub", metrics=(col,), agg=agg, normalize=normalize))
+    m = cmp.metric(col)
+    va = checked(cmp.values[f"{col} [A]"].fill_null(0.0).to_numpy(), col)
+    vb = checked(cmp.values[f"{col} [B]"].fill_null(0.0).to_numpy(), col)
+    if reverse:
+        va, vb = vb, va
+    ids = np.flatnonzero((va != 0) | (vb != 0))
+    paths = path_strings(cmp.result)[ids]
+    return _lines(paths, [folded_values(va[ids], m), folded_values(vb[ids], m)])
+
+
+def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
+    """Values as folded-stack text: times in whole nanoseconds, whole numbers as integers,
+    other values as shortest round-tripping decimals (with a warning)."""
+    if metric.dimension is Dimension.TIME and metric.unit == "s":
+        note("folded values are times in nanoseconds (whole numbers)")
+        return pl.Series(np.rint(values * NS_PER_S).astype(np.int64)).cast(pl.String)
+    whole = np.rint(values)
+    if np.array_equal(whole, values) and np.abs(values).max(initial=0) < 2.0**53:
+        return pl.Series(whole.astype(np.int64)).cast(pl.String)
+    warn(f"{metric.base!r} values are not whole numbers; written as decimals (flamegraph.pl "
+         "and speedscope read them, inferno truncates them)")
+    text = [np.format_float_positional(v, unique=True, trim="-") for v in values]
+    return pl.Series(text, dtype=pl.String)
+
+
+def path_strings(gf: GraphFrame) -> np.ndarray:
+    """``root;...;name`` per node, built level by level."""
+    names = np.asarray(frame_names(gf), dtype=object)
+    par = gf.parent_array
+    path = np.empty(gf.num_nodes, dtype=object)
+    for level in gf.levels:
+        up = par[level]
+        path[level] = names[level] if not level.size or up[0] < 0 else path[up] + ";" + names[level]
+    return path
+
+
+def _lines(paths: np.ndarray, columns: list[pl.Series]) -> str:
+    if not paths.size:
+        return ""
+    frame = pl.DataFrame({"path": pl.Series(paths.tolist(), dtype=pl.String)})
+    frame = frame.with_columns([c.alias(f"v{i}") for i, c in enumerate(columns)])
+    line = pl.concat_str([pl.col(c) for c in frame.columns], separator=" ")
+    return "\n".join(frame.select(line).to_series().to_list()) + "\n"
