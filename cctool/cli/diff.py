@@ -106,10 +106,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
-        from cctool.cli._io import write_text
-        from cctool.render.html import HtmlOptions, comparison_html
-
-        write_text(html, comparison_html(cmp, HtmlOptions(depth=view.depth), names))
+        _compare.write_html(html, cmp, view, names)
     elif to != "folded":
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
     _compare.finish_gate(ctx, results, view.precision)
