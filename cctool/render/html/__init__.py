@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
-SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
+SCRIPTS = ("model.js", "query.js", "tooltip.js", "view.js", "pointer.js", "panels.js",
+           "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 
 
@@ -104,7 +105,9 @@ def to_html(gf: GraphFrame, options: HtmlOptions | None = None) -> str:
     where = describe_locations(gf, TreeOptions(agg=opts.agg, rank=opts.rank, thread=opts.thread))
     title = opts.title or str(gf.metadata.get("program") or gf.metadata.get("path")
                               or "calling context tree")
-    settings = _settings(opts, color, size, _priority(gf, color), title, where)
+    priority = _priority(gf, color)
+    settings = _settings(opts, color, size, priority, title, where)
+    settings["hotPath"] = _hot_path(gf, values[priority].to_numpy())
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
     return _page(_payload.build(gf.nodes, metrics, settings), title)
@@ -202,6 +205,14 @@ def _priority(gf: GraphFrame, color: str) -> str:
     if gf.is_inclusive(color):
         return color
     return gf.inclusive_of(color) or (gf.inclusive[0] if gf.inclusive else color)
+
+
+def _hot_path(gf: GraphFrame, values: Any) -> list[int]:
+    """Node ids of the hot path over the page's priority metric, by the rule of
+    ``cctool hot-path`` (heaviest child while it holds half of its parent's value)."""
+    from cctool.ops.hot_path import hot_path_nodes
+
+    return [int(i) for i in hot_path_nodes(gf, values)]
 
 
 def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: str,
