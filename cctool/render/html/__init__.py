@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
-SCRIPTS = ("model.js", "query.js", "tooltip.js", "view.js", "pointer.js", "panels.js",
+SCRIPTS = ("model.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js", "panels.js",
            "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 
