@@ -41,8 +41,10 @@
       const r = this.screenRadius(i), leaf = this.first[i] < 0, gapX = d[i] > 0 ? (this.levelX[d[i]] - this.levelX[d[i] - 1]) * kx : sx + RMAX;
       const gap = r + (this.collapsed(i) ? 16 : 4);
       // A leaf label that would run past the right edge is shortened, not hidden.
-      const room = leaf ? Math.min(LEAF_CHARS * this.charW, W - sx - gap - 4)
+      let room = leaf ? Math.min(LEAF_CHARS * this.charW, W - sx - gap - 4)
         : gapX - r - RMAX * Math.min(1.5, this.t.k) - 10;
+      // The current search match gets its whole name, over the links if need be.
+      if (i === this.current && !leaf) room = Math.max(room, Math.min(LEAF_CHARS * this.charW, sx - gap - 4));
       const text = this.fitLabel(i, room, !leaf || room < LEAF_CHARS * this.charW);
       if (!text) continue;
       const w = this.measure(text);
