@@ -160,6 +160,11 @@
         if (p >= 0) add(p);
         this.visibleChildren(i, 300).forEach(add);
       }
+      // Links that cross the window from a parent above it to children below: a subtree
+      // fills a block of rows, so those parents are ancestors of the row above the window.
+      for (let j = a > 0 ? ids[a - 1] : -1; j >= 0; j = this.model.parent[j]) {
+        this.visibleChildren(j, Infinity).filter((c) => y[c] >= lo).slice(0, 300).forEach(add);
+      }
       return out;
     }
 
