@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -223,8 +222,8 @@ def test_icicle_shares_the_selection_and_flips_to_a_flame_graph(ag: Page) -> Non
     ag.circle(main).click()  # selected in the tree ...
     x, y, w, h = rect(ag, main)
     pixel = ag.js("""([x, y]) => { const c = CCT.icicle.canvas, r = c.getBoundingClientRect(),
-        d = window.devicePixelRatio || 1;
-        return [...c.getContext('2d').getImageData((x - r.left) * d, (y - r.top) * d, 1, 1).data]; }""",
+        d = window.devicePixelRatio || 1, ctx = c.getContext('2d');
+        return [...ctx.getImageData((x - r.left) * d, (y - r.top) * d, 1, 1).data]; }""",
                   [x + w / 2, y + 1])
     assert pixel[:3] == [9, 105, 218]  # ... outlined in the icicle in the selection's blue
     top = rect(ag, main)[1]
@@ -320,3 +319,18 @@ def test_double_click_keeps_the_selection(ag: Page) -> None:
     assert "collapsed" in ag.page.get_attribute(f'#nodes circle[data-id="{main}"]', "class")
     ag.circle(main).dblclick()
     assert ag.selected() == [kid]
+
+
+def test_icicle_hover_shows_the_tooltip(ag: Page) -> None:
+    reset(ag)
+    ag.page.click("#show-icicle")
+    main = ag.node_id("main")
+    x, y, w, h = rect(ag, main)
+    ag.page.mouse.move(x + w / 2, y + h / 2)
+    tip = ag.page.locator("#tooltip")
+    assert tip.is_visible() and ag.page.text_content("#tooltip .tt-name") == "main"
+    assert "on the hot path" in tip.text_content()
+    # main: <M n="2" v="2.61406e+07"/> (CPUTIME usec, inclusive) in experiment.xml
+    assert re.search(r"time \(inc\)26\.14 s", tip.text_content())
+    ag.page.mouse.move(x + w / 2, 5)  # off the canvas
+    assert not tip.is_visible()

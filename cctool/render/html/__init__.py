@@ -4,7 +4,8 @@ The page inlines its JavaScript and CSS (hand-written, in ``assets/``) and the p
 compact columnar JSON, so it opens offline in any browser and in a Jupyter cell. It draws
 the tree root-left with pan and zoom, colors nodes by one metric and sizes them by another,
 collapses subtrees on double-click, prunes by a metric range, and turns a selection into a
-``cctool query`` that selects the same nodes.
+``cctool query`` that selects the same nodes. A search box finds names by regex, an icicle
+(flame) view sits beside the tree, and the hot path is marked in both.
 
 Example::
 
