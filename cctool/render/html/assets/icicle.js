@@ -18,6 +18,9 @@
       this.scroll = 0; // rows scrolled away from the roots
       this.flame = false;
       this.colors = null;
+      this.font = `${FONT}px ${getComputedStyle(document.body).fontFamily}`;
+      this.ctx.font = this.font;
+      this.charW = this.ctx.measureText("abcdefghijklmnopqrstuvwxyz_ABCDEFG").width / 33;
       this.layout();
       this.bind();
     }
@@ -50,7 +53,8 @@
       c.addEventListener("wheel", (e) => {
         e.preventDefault();
         const max = Math.max(0, (this.model.maxDepth + 1) * RH - this.canvas.clientHeight / 2);
-        this.scroll = Math.min(max, Math.max(0, this.scroll + e.deltaY));
+        // Deeper rows lie below in an icicle and above in a flame graph.
+        this.scroll = Math.min(max, Math.max(0, this.scroll + (this.flame ? -e.deltaY : e.deltaY)));
         this.draw();
       }, { passive: false });
       this.flameButton.addEventListener("click", () => this.setFlame(!this.flame));
@@ -123,7 +127,7 @@
       }
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.clearRect(0, 0, W, H);
-      ctx.font = `${FONT}px ${getComputedStyle(document.body).fontFamily}`;
+      ctx.font = this.font;
       ctx.textBaseline = "middle";
       const bars = this.visibleBars(), marked = [];
       this.hits = new Map();
@@ -143,7 +147,7 @@
     }
 
     label(i, x, y, w, ink) {
-      const chars = Math.floor((w - 6) / (FONT * 0.58));
+      const chars = Math.floor((w - 6) / this.charW);
       const text = chars >= 3 ? CCT.elide(this.model.name(i), chars, true) : "";
       if (!text) return;
       this.ctx.fillStyle = ink;

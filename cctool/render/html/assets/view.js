@@ -31,7 +31,6 @@
       this.x = new Float64Array(n);
       this.y = new Float64Array(n);
       this.first = new Int32Array(n);
-      this.last = new Int32Array(n);
       this.stamp = new Uint32Array(n);
       this.stampNow = 0;
       this.match = new Uint8Array(n);
@@ -111,14 +110,13 @@
     // level is as far from the previous one as its widest interior label needs (labels of
     // interior nodes sit before the node), within [MIN_GAP, MAX_GAP].
     layout() {
-      const m = this.model, { x, y, first, last } = this;
+      const m = this.model, { x, y, first } = this;
       first.fill(-1);
-      last.fill(-1);
       this.isShown = new Uint8Array(m.n);
       for (const i of this.order) {
         this.isShown[i] = 1;
         const p = m.parent[i];
-        if (p >= 0) { if (first[p] < 0) first[p] = i; last[p] = i; }
+        if (p >= 0 && first[p] < 0) first[p] = i;
       }
       const need = new Float64Array(m.maxDepth + 2).fill(MIN_GAP);
       let row = 0, leafChars = 8;
