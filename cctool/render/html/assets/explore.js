@@ -3,13 +3,14 @@
 (() => {
   const $ = (id) => document.getElementById(id);
 
-  // Show node i in the tree: undo a prune that hides it, open its ancestors, centre it.
+  // Show node i in the tree: undo a prune that hides it, open its ancestors, centre it
+  // at a scale where its label and its neighbours' can be read.
   function showInTree(i) {
     const { state, view, panels } = CCT;
     if (!state.kept[i]) panels.resetPrune(false);
     state.reveal(i);
     view.refresh();
-    if (!$("tree-pane").hidden) view.centerOn(i);
+    if (!$("tree-pane").hidden) view.centerOn(i, true);
   }
 
   function showPanes(tree, icicle) {

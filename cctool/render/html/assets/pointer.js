@@ -40,9 +40,18 @@
     // Until the user moves the view, keep the first view fitted to the frame's size (a
     // notebook frame may get its size only after the page has started; the icicle pane
     // may open beside the tree).
+    // Once moved, what was in the middle stays in the middle.
+    let size = [svg.clientWidth, svg.clientHeight];
     new ResizeObserver(() => {
-      if (!this.order.length) return;
-      if (this.touched) this.applyTransform(); else this.fit(true);
+      const now = [svg.clientWidth, svg.clientHeight];
+      if (this.order.length && this.touched) {
+        this.t.x += (now[0] - size[0]) / 2;
+        this.t.y += (now[1] - size[1]) / 2;
+        this.applyTransform();
+      } else if (this.order.length) {
+        this.fit(true);
+      }
+      size = now;
     }).observe(svg);
   };
 

@@ -7,7 +7,10 @@
 //
 // Selection API (used by the panels, the icicle, search and the notebook widget):
 // view.selection (a Set of node ids), view.select(ids, "replace" | "add" | "toggle"),
-// view.on("select", fn) after every change; view.on("refresh", fn) after a re-layout.
+// view.on("select", fn) after every change; view.on("refresh", fn) after a re-layout;
+// view.on("encoding", fn) after a color or size change. The hover card is view.tooltip
+// (tooltip.js, shared with the icicle), pointer handling is in pointer.js and label
+// placement in labels.js; search, icicle and hot path are wired up in explore.js.
 (() => {
   const NS = "http://www.w3.org/2000/svg";
   const ROW = 24, RMIN = 3.5, RMAX = 12, FONT = 11, MAX_LABELS = 900;
@@ -276,9 +279,11 @@
       this.applyTransform();
     }
 
-    centerOn(i) {
+    // With `readable`, zoom in first when labels around node i would be too small to read.
+    centerOn(i, readable) {
       this.touched = true;
       const W = this.svg.clientWidth, H = this.svg.clientHeight;
+      if (readable) Object.assign(this.t, { k: Math.max(this.t.k, 0.6), kx: Math.max(this.t.kx, 0.8) });
       this.t.x = W / 2 - this.t.kx * this.x[i];
       this.t.y = H / 2 - this.t.k * this.y[i];
       this.applyTransform();
