@@ -25,15 +25,19 @@ from tests.test_html import Page, browser, embedded_data, matched
 __all__ = ["browser"]  # the shared Chromium fixture
 
 
-@pytest.fixture(scope="module")
-def ag_gf(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The allgather database, copied once for the module (the ``data`` fixture is per test)."""
-    src = SHARED_DATA / "hpctoolkit-allgather-database"
+def shared(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A profile from ../shared/data, copied and read (the ``data`` fixture is per test)."""
+    src = SHARED_DATA / name
     if not src.is_dir():
         pytest.skip(f"real profiles not available: {src} is absent")
     dst = tmp_path_factory.mktemp("data") / src.name
     shutil.copytree(src, dst)
     return read(dst)
+
+
+@pytest.fixture(scope="module")
+def ag_gf(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared("hpctoolkit-allgather-database", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -334,3 +338,25 @@ def test_icicle_hover_shows_the_tooltip(ag: Page) -> None:
     assert re.search(r"time \(inc\)26\.14 s", tip.text_content())
     ag.page.mouse.move(x + w / 2, 5)  # off the canvas
     assert not tip.is_visible()
+
+
+def test_icicle_says_when_bars_are_scaled(browser: Any, ag_gf: Any,
+                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Differences need not nest: where children outweigh their parent the page says so
+    (an inclusive profile never does); a comparison page has no hot path to show."""
+    from cctool.ops.compare import compare
+    from cctool.options import CompareOptions
+    from cctool.render.html import comparison_html
+
+    folder = tmp_path_factory.mktemp("cmp")
+    page = Page(browser, ag_gf, folder / "ok.html")
+    assert page.js("() => document.getElementById('icicle-note').textContent") == ""
+    page.page.close()
+    cpi = shared("hpctoolkit-cpi-database", tmp_path_factory)
+    cmp = compare(cpi, ag_gf, CompareOptions())
+    diff = Page(browser, cmp.result, folder / "diff.html", comparison_html(cmp))
+    note = diff.js("() => document.getElementById('icicle-note').textContent")
+    assert note.startswith("children add up to more than their parent at")
+    assert diff.js("() => document.getElementById('hot-path').disabled")
+    assert diff.errors == []
+    diff.page.close()

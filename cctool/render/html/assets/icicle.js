@@ -5,6 +5,7 @@
 // The selection is the tree view's (view.selection); clicking a bar zooms into it.
 (() => {
   const RH = 18, FONT = 11, MIN_W = 0.5, LABEL_W = 28, ZOOM_MS = 260;
+  const FOOT = 26; // a flame graph's roots sit above the status line
 
   CCT.Icicle = class Icicle {
     // `reveal(i)`: show node i in the tree view too.
@@ -34,15 +35,20 @@
       let at = 0;
       for (const r of m.roots) { x0[r] = at; wd[r] = w[r] / total; at += wd[r]; }
       const stack = m.roots.slice();
+      let over = 0;
       while (stack.length) {
         const p = stack.pop(), kids = m.children(p);
         let sum = 0;
         for (const c of kids) sum += w[c];
+        if (sum > w[p] * (1 + 1e-9)) over++;
         const scale = wd[p] / (Math.max(sum, w[p]) || 1);
         let cx = x0[p];
         for (const c of kids) { x0[c] = cx; wd[c] = w[c] * scale; cx += wd[c]; stack.push(c); }
       }
       Object.assign(this, { x0, wd });
+      // Say so rather than draw bars that silently disagree with their tooltips.
+      document.getElementById("icicle-note").textContent = over
+        ? `children add up to more than their parent at ${over} node${over > 1 ? "s" : ""}: bars scaled to fit` : "";
     }
 
     bind() {
@@ -76,7 +82,7 @@
     sx(gx) { return ((gx - this.win[0]) / (this.win[1] - this.win[0])) * this.canvas.clientWidth; }
     rowY(d) {
       const top = d * RH - this.scroll;
-      return this.flame ? this.canvas.clientHeight - top - RH : top;
+      return this.flame ? this.canvas.clientHeight - FOOT - top - RH : top;
     }
 
     // Screen rectangle of node i ([x, y, width, height]), clipped to the canvas width.
