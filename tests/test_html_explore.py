@@ -360,3 +360,29 @@ def test_icicle_says_when_bars_are_scaled(browser: Any, ag_gf: Any,
     assert diff.js("() => document.getElementById('hot-path').disabled")
     assert diff.errors == []
     diff.page.close()
+
+
+def test_a_forest_with_colliding_names(browser: Any,
+                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Many roots and few distinct names: the roots share the icicle's width by weight,
+    search steps through every node of a name, the hot path starts at the heaviest root."""
+    from tests.test_html import random_frame
+
+    gf = random_frame(600, seed=11)
+    page = Page(browser, gf, tmp_path_factory.mktemp("forest") / "forest.html")
+    roots = gf.roots.tolist()
+    assert len(roots) > 3
+    page.page.click("#show-icicle")
+    widths = page.js("rs => rs.map(r => CCT.icicle.rectOf(r)[2])", roots)
+    assert sum(widths) == pytest.approx(page.js("() => CCT.icicle.canvas.clientWidth"), rel=1e-6)
+    n = gf.nodes["name"].to_list().count("f3")
+    assert search(page, "^F3$") == f"1 of {n}"  # case-insensitive
+    for _ in range(n):
+        page.page.keyboard.press("F3")
+    assert page.page.text_content("#search-count") == f"1 of {n}"
+    hot = page.js("() => [...CCT.model.hotPath]")
+    inc = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()
+    assert hot == hot_path(gf, "time (inc)")["node"].to_list()
+    assert inc[hot[0]] == max(inc[r] for r in roots)
+    assert page.errors == []
+    page.page.close()
