@@ -386,3 +386,21 @@ def test_a_forest_with_colliding_names(browser: Any,
     assert inc[hot[0]] == max(inc[r] for r in roots)
     assert page.errors == []
     page.page.close()
+
+
+def test_icicle_keyboard_and_wheel(ag: Page) -> None:
+    reset(ag)
+    ag.page.click("#show-icicle")
+    path = ag.js("() => [...CCT.model.hotPath]")
+    ag.js("i => CCT.icicle.zoomTo(i, false)", path[5])
+    ag.page.keyboard.press("Escape")  # one level out
+    ag.page.wait_for_timeout(350)
+    assert ag.js("() => CCT.icicle.focus") == path[4]
+    x, y, w, h = rect(ag, path[4])
+    ag.page.mouse.move(x + w / 2, y + h / 2)
+    ag.page.keyboard.down("Control")
+    ag.page.mouse.wheel(0, -300)
+    ag.page.keyboard.up("Control")
+    a, b = ag.js("() => CCT.icicle.win")
+    x0, w0 = ag.js("i => [CCT.icicle.x0[i], CCT.icicle.wd[i]]", path[4])
+    assert b - a < w0 and x0 <= a and b <= x0 + w0  # narrower, inside the focused bar

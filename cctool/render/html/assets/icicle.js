@@ -58,11 +58,16 @@
       c.addEventListener("mouseleave", () => this.view.tooltip.hide());
       c.addEventListener("wheel", (e) => {
         e.preventDefault();
+        if (e.ctrlKey || e.metaKey) { this.zoomAround(e); return; }
         const max = Math.max(0, (this.model.maxDepth + 1) * RH - this.canvas.clientHeight / 2);
         // Deeper rows lie below in an icicle and above in a flame graph.
         this.scroll = Math.min(max, Math.max(0, this.scroll + (this.flame ? -e.deltaY : e.deltaY)));
         this.draw();
       }, { passive: false });
+      document.addEventListener("keydown", (e) => {
+        if (e.key !== "Escape" || !this.shown() || this.focus < 0 || e.target.tagName === "INPUT") return;
+        this.zoomTo(this.model.parent[this.focus]); // one level out
+      });
       this.flameButton.addEventListener("click", () => this.setFlame(!this.flame));
       new ResizeObserver(() => this.draw()).observe(c);
       this.view.on("select", () => this.draw());
@@ -195,6 +200,16 @@
         if (u < 1) this.anim = requestAnimationFrame(stepFrame);
       };
       stepFrame(animate ? t0 : t0 + ZOOM_MS);
+    }
+
+    // Ctrl+wheel: widen or narrow the window around the pointer (the focus stays).
+    zoomAround(e) {
+      const r = this.canvas.getBoundingClientRect(), f = (e.clientX - r.left) / r.width;
+      const [a, b] = this.win, at = a + f * (b - a);
+      const span = Math.min(1, Math.max(1e-9, (b - a) * Math.exp(e.deltaY * 0.002)));
+      const lo = Math.min(1 - span, Math.max(0, at - f * span));
+      this.win = [lo, lo + span];
+      this.draw();
     }
 
     // Bring node i into view when it is outside the window or too thin to see.
