@@ -268,11 +268,12 @@
 
     // The whole visible tree when its rows stay readable (at least 6 px apart; 7 px for the
     // first view, `readable`), else its top rows, where the heaviest children are. Levels
-    // fill the width, leaf labels included, unless that would squeeze interior labels.
+    // fill the width, leaf labels included; in the first view only as long as levels stay
+    // KX_MIN apart, so that interior labels keep a few characters.
     fit(readable) {
       const H = this.svg.clientHeight, all = this.fitAllScale();
       const k = readable ? Math.min(1, Math.max(all, 0.3)) : Math.min(1.5, Math.max(all, 0.25));
-      const kx = Math.min(Math.max(this.fillScale(), KX_MIN), 1);
+      const kx = Math.min(Math.max(this.fillScale(), readable ? KX_MIN : 0), 1);
       const h = Math.max(this.rows - 1, 0) * ROW * k;
       const y = h <= H - TOP - BOTTOM ? TOP + (H - TOP - BOTTOM - h) / 2 : TOP;
       this.t = { k, kx, x: this.leftRoom(), y };
