@@ -16,7 +16,7 @@
   const ROW = 24, RMIN = 3.5, RMAX = 12, FONT = 11, MAX_LABELS = 900;
   const CULL = 1000, LEAF_CHARS = 46, TOP = FONT + 12, BOTTOM = 28;
   const MIN_GAP = 70, MAX_GAP = 210, LABEL_CHARS = 30; // distance between levels
-  const KX_MIN = 0.3; // levels stay at least 20 px apart however far one zooms out
+  const KX_MIN = 0.3; // the first view keeps levels at least this share of their distance
   const ROW_MIN = 1.5; // rows at least 1.5 px apart: zooming further shows nothing new
   const MARK = ["", "◀ ", "▶ "];
 
