@@ -4,7 +4,8 @@ The page inlines its JavaScript and CSS (hand-written, in ``assets/``) and the p
 compact columnar JSON, so it opens offline in any browser and in a Jupyter cell. It draws
 the tree root-left with pan and zoom, colors nodes by one metric and sizes them by another,
 collapses subtrees on double-click, prunes by a metric range, and turns a selection into a
-``cctool query`` that selects the same nodes.
+``cctool query`` that selects the same nodes. A search box finds names by regex, an icicle
+(flame) view sits beside the tree, and the hot path is marked in both.
 
 Example::
 
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "to_html"]
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
-SCRIPTS = ("model.js", "query.js", "view.js", "panels.js")
+SCRIPTS = ("model.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js", "panels.js",
+           "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
 PANEL_SCRIPTS = ("ranks.js", "hot.js")
@@ -120,7 +122,9 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     where = describe_locations(gf, TreeOptions(agg=opts.agg, rank=opts.rank, thread=opts.thread))
     title = opts.title or str(gf.metadata.get("program") or gf.metadata.get("path")
                               or "calling context tree")
-    settings = _settings(opts, color, size, _priority(gf, color), title, where)
+    priority = _priority(gf, color)
+    settings = _settings(opts, color, size, priority, title, where)
+    settings["hotPath"] = _hot_path(gf, values[priority].to_numpy())
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
@@ -236,6 +240,14 @@ def _priority(gf: GraphFrame, color: str) -> str:
     if gf.is_inclusive(color):
         return color
     return gf.inclusive_of(color) or (gf.inclusive[0] if gf.inclusive else color)
+
+
+def _hot_path(gf: GraphFrame, values: Any) -> list[int]:
+    """Node ids of the hot path over the page's priority metric, by the rule of
+    ``cctool hot-path`` (heaviest child while it holds half of its parent's value)."""
+    from cctool.ops.hot_path import hot_path_nodes
+
+    return [int(i) for i in hot_path_nodes(gf, values)]
 
 
 def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: str,

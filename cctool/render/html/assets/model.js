@@ -33,6 +33,9 @@ CCT.Model = class Model {
     this.weight = Float64Array.from(this.metrics.length ? this.shownValues(prio, true) : this.size,
       (v) => (Number.isFinite(v) ? Math.abs(v) : 0));
     this.buildChildren();
+    this.hotPath = Int32Array.from(data.hotPath || []);
+    this.hot = new Uint8Array(n);
+    this.hotPath.forEach((i) => { this.hot[i] = 1; });
   }
 
   // Children in CSR form, heaviest first, so the hot paths come out on top.
@@ -50,6 +53,29 @@ CCT.Model = class Model {
     this.childStart = start;
     this.childIds = ids;
     this.roots = roots.sort(byWeight);
+  }
+
+  // Position of every node in the drawing order (preorder, heaviest child first): search
+  // results are visited top to bottom as the views draw them.
+  drawRank() {
+    if (!this.rank) {
+      const rank = new Int32Array(this.n), stack = this.roots.slice().reverse();
+      for (let k = 0; stack.length; k++) {
+        const i = stack.pop(), kids = this.children(i);
+        rank[i] = k;
+        for (let c = kids.length - 1; c >= 0; c--) stack.push(kids[c]);
+      }
+      this.rank = rank;
+    }
+    return this.rank;
+  }
+
+  // Nodes whose name matches `re`, in drawing order; each distinct name is tested once.
+  matching(re) {
+    const hit = this.names.map((name) => re.test(name)), out = [];
+    for (let i = 0; i < this.n; i++) if (this.nameCode[i] >= 0 && hit[this.nameCode[i]]) out.push(i);
+    const rank = this.drawRank();
+    return out.sort((a, b) => rank[a] - rank[b]);
   }
 
   children(i) { return this.childIds.subarray(this.childStart[i], this.childStart[i + 1]); }
@@ -100,6 +126,7 @@ CCT.TreeState = class TreeState {
     this.kept = new Uint8Array(model.n).fill(1);
   }
 
+  // The first view: the heaviest subtrees (or every node above `depth`) and the hot path.
   reset(budget, depth) {
     this.expanded.fill(0);
     this.opened.fill(0);
@@ -108,6 +135,8 @@ CCT.TreeState = class TreeState {
     } else {
       this.expandHeaviest(this.model.roots, budget);
     }
+    const hot = this.model.hotPath;
+    if (hot.length) this.reveal(hot[hot.length - 1]);
   }
 
   open(i) { this.expanded[i] = 1; this.opened[i] = 1; }
@@ -220,8 +249,9 @@ CCT.stripNested = function (s, open, close, repl) {
 
 // A name shortened to at most `max` characters: paths lose their folders, C++ names their
 // template and parameter lists, then their outer qualifiers; what is still too long loses
-// its middle.
-CCT.elide = function (name, max) {
+// its middle, or with `atEnd` its end (the start of a name tells more than its tail when
+// the label sits before the node).
+CCT.elide = function (name, max, atEnd) {
   if (name.length <= max) return name;
   let s = name;
   if (/^[^\s]*\/[^\s]*$/.test(s)) s = s.slice(s.lastIndexOf("/") + 1) || s;
@@ -234,6 +264,7 @@ CCT.elide = function (name, max) {
     if (s.length <= max) return s;
   }
   if (max < 2) return "";
+  if (atEnd) return s.slice(0, max - 1) + "…";
   const head = Math.ceil((max - 1) * 0.6);
   return s.slice(0, head) + "…" + s.slice(s.length - (max - 1 - head));
 };
