@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from cctool.errors import CctoolError
@@ -58,12 +59,18 @@ class Executor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """``[fn(x) for x in items]``, in order, wherever this executor runs work."""
+        return self.map_batches(partial(_run_batch, fn), items)
+
+    def map_batches(self, fn: Callable[[list[T]], list[R]], items: Sequence[T]) -> list[R]:
+        """``fn`` over contiguous batches of ``items`` (all of them in this process, a few
+        per worker otherwise), the results joined in input order: for work that gains from
+        seeing many items at once."""
         if self.in_process or len(items) == 0:
-            return [fn(x) for x in items]
+            return fn(list(items))
         with self._client() as client:
             workers = max(len(client.scheduler_info().get("workers", {})), 1)
             batches = _batches(list(items), workers * TASKS_PER_WORKER)
-            futures = client.map(_run_batch, [fn] * len(batches), batches, pure=False)
+            futures = client.map(fn, batches, pure=False)
             done = client.gather(futures)
         return [r for batch in done for r in batch]
 
@@ -114,8 +121,10 @@ class Executor:
             with client:
                 yield client
             return
+        # ":0": any free port for the scheduler's HTTP server (None still takes 8787,
+        # which fails when another cluster on the machine holds it).
         with LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
 
 
