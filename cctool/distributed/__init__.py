@@ -70,9 +70,9 @@ class Executor:
         with self._client() as client:
             workers = max(len(client.scheduler_info().get("workers", {})), 1)
             batches = _batches(list(items), workers * TASKS_PER_WORKER)
-            futures = client.map(fn, batches, pure=False)
+            futures = client.map(_boxed, [fn] * len(batches), batches, pure=False)
             done = client.gather(futures)
-        return [r for batch in done for r in batch]
+        return [r for box in done for r in box.items]
 
     def map_reduce(self, fn: Callable[[T], R], items: Sequence[T],
                    merge: Callable[[R, R], R]) -> R | None:
@@ -142,3 +142,15 @@ def _batches(items: list[T], count: int) -> list[list[T]]:
 
 def _run_batch(fn: Callable[[T], R], batch: list[T]) -> list[R]:
     return [fn(x) for x in batch]
+
+
+@dataclass(frozen=True, eq=False)
+class _Box:
+    """A batch's results as one object: Dask serialises a bare list item by item, which
+    would copy every array the items share (runs read together share their tree)."""
+
+    items: list[Any]
+
+
+def _boxed(fn: Callable[[list[T]], list[R]], batch: list[T]) -> _Box:
+    return _Box(fn(batch))
