@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -75,16 +76,19 @@ class Executor:
         return [r for box in done for r in box.items]
 
     def map_reduce(self, fn: Callable[[T], R], items: Sequence[T],
-                   merge: Callable[[R, R], R]) -> R | None:
+                   merge: Callable[[R, R], R], threads: int = 1) -> R | None:
         """``merge`` of ``fn(x)`` over ``items``, folded left in input order (so the result is
         the same bit for bit wherever it runs), keeping only the results that arrived ahead
-        of their turn, not all of them."""
+        of their turn, not all of them. In this process, ``threads`` threads run ``fn``
+        (for work that releases the GIL, as NumPy does)."""
         if len(items) == 0:
             return None
         if self.in_process:
-            acc = fn(items[0])
-            for x in items[1:]:
-                acc = merge(acc, fn(x))
+            with ThreadPoolExecutor(max(1, threads)) as pool:
+                results = pool.map(fn, items) if threads > 1 else map(fn, items)
+                acc = next(results)
+                for got in results:
+                    acc = merge(acc, got)
             return acc
         from dask.distributed import as_completed
 
