@@ -154,7 +154,6 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     sketch (``Sums.sketch``).
     """
     from cctool.distributed.partials import merge_all
-
     from cctool.readers import hpctoolkit_v4 as v4
     from cctool.readers._hpcdb import Db
 
