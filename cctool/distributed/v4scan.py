@@ -154,6 +154,7 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     sketch (``Sums.sketch``).
     """
     from cctool.distributed.partials import merge_all
+    from cctool.distributed.v4pick import needed_contexts, own_of
     from cctool.readers import hpctoolkit_v4 as v4
     from cctool.readers._hpcdb import Db
 
@@ -164,6 +165,7 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
                np.full((cols, n), np.inf), np.zeros((scan_.ncols, n), dtype=bool),
                np.zeros((0, 0 if pick is None else len(pick[1]))))
     sketches: list[Partials] = []
+    keep = None if pick is None else needed_contexts(scan_, *pick)
     lo, hi = span
     per_chunk = max(1, CHUNK_VALUES // max(n, 1))
     while lo < hi:
@@ -172,8 +174,9 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
             end += 1  # whole ranks only
         profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
         lo = end
-        if pick is not None:
-            _pick_chunk(scan_, out, _own(scan_, prof, infos, profiles, pick[0] // 2), rank, pick)
+        if pick is not None and keep is not None:
+            own = own_of(scan_, prof, infos, profiles, pick[0] // 2, keep)
+            _pick_chunk(scan_, out, own, rank, pick)
             continue
         blocks = _reduce_chunk(scan_, out, _own(scan_, prof, infos, profiles), rank)
         if sketch is not None:
@@ -182,10 +185,9 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     return out
 
 
-def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray,
-         metric: int | None = None) -> np.ndarray:
+def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
     """(profiles, contexts, metrics) own costs, as ``hpctoolkit_v4._own_costs`` derives
-    them (of one ``metric`` only, if given: its terms alone are summed)."""
+    them."""
     from cctool.readers.hpctoolkit_v4 import _IDX, _VAL
 
     ids, metric_ids, value, counts = [], [], [], []
@@ -205,10 +207,8 @@ def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray,
     col = scan_.column[np.concatenate(metric_ids)] if ids else np.zeros(0, dtype=np.int64)
     val = np.concatenate(value) if value else np.zeros(0)
     which = np.repeat(np.arange(k, dtype=np.int64), counts)
-    sel = (col >= 0) & (raw >= 0) if metric is None else (col == metric) & (raw >= 0)
+    sel = (col >= 0) & (raw >= 0)
     raw, col, val, which = raw[sel], col[sel], val[sel], which[sel]
-    if metric is not None:
-        col, ncols = np.zeros_like(col), 1
     up = scan_.ctx_parent[raw]
     has = up >= 0
     # A profile's terms in the reader's order: its values, then its parents' subtractions.
