@@ -190,7 +190,7 @@ def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.
     them."""
     from cctool.readers.hpctoolkit_v4 import _IDX, _VAL
 
-    ids, metric_ids, value, counts = [], [], [], []
+    ids, per_entry, entries, metric_ids, value = [], [], [], [], []
     for i in profiles.tolist():
         nval = int(infos["nvalues"][i])
         vals = prof.array(_VAL, infos["values"][i], nval)
@@ -198,22 +198,31 @@ def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.
         start = idx["start"].astype(np.int64)
         if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
             raise prof.error(f"profile {i}: its context index does not match its values")
-        ids.append(np.repeat(idx["ctx"].astype(np.int64), np.diff(np.append(start, nval))))
+        ids.append(idx["ctx"])
+        per_entry.append(np.diff(np.append(start, nval)))
+        entries.append(start.size)
         metric_ids.append(vals["metric"])
         value.append(vals["value"])
-        counts.append(nval)
     nctx, ncols, k = scan_.owner.size, scan_.ncols, profiles.size
-    raw = scan_.contexts(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.int64)
-    col = scan_.column[np.concatenate(metric_ids)] if ids else np.zeros(0, dtype=np.int64)
-    val = np.concatenate(value) if value else np.zeros(0)
-    which = np.repeat(np.arange(k, dtype=np.int64), counts)
-    sel = (col >= 0) & (raw >= 0)
-    raw, col, val, which = raw[sel], col[sel], val[sel], which[sel]
-    up = scan_.ctx_parent[raw]
-    has = up >= 0
+    if not ids:
+        return np.zeros((k, nctx, ncols))
+    # Where each context index entry's terms go (cell of its owner, of its parent's owner),
+    # worked out per entry, then spread over the entry's values.
+    raw = scan_.contexts(np.concatenate(ids).astype(np.int64))
+    safe = np.maximum(raw, 0)
+    offset = np.repeat(np.arange(k, dtype=np.int64) * nctx * ncols, entries)
+    first = np.where(raw >= 0, offset + scan_.owner[safe] * ncols, -1)
+    up = np.where(raw >= 0, scan_.ctx_parent[safe], -1)
+    second = np.where(up >= 0, offset + scan_.owner[np.maximum(up, 0)] * ncols, -1)
+    count = np.concatenate(per_entry)
+    col = scan_.column[np.concatenate(metric_ids)]
+    a = np.repeat(first, count)
+    sel = (col >= 0) & (a >= 0)
+    a, b, col = a[sel], np.repeat(second, count)[sel], col[sel]
+    val = np.concatenate(value)[sel]
+    has = b >= 0
     # A profile's terms in the reader's order: its values, then its parents' subtractions.
-    cell = np.concatenate([(which * nctx + scan_.owner[raw]) * ncols + col,
-                           (which[has] * nctx + scan_.owner[up[has]]) * ncols + col[has]])
+    cell = np.concatenate([a + col, b[has] + col[has]])
     terms = np.concatenate([val, -val[has]])
     size = k * nctx * ncols
     own = np.bincount(cell, weights=terms, minlength=size)
