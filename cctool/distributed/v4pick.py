@@ -39,7 +39,7 @@ def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metr
            keep: np.ndarray) -> np.ndarray:
     """(profiles, contexts, 1) own costs of ``metric`` at the ``keep`` contexts (0
     elsewhere)."""
-    from cctool.readers.hpctoolkit_v4 import _IDX, _VAL
+    from cctool.readers.hpctoolkit_v4 import profile_section
 
     nctx = scan_.owner.size
     firsts: list[np.ndarray] = []
@@ -47,13 +47,8 @@ def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metr
     vals_a: list[np.ndarray] = []
     vals_b: list[np.ndarray] = []
     for k, i in enumerate(profiles.tolist()):
-        nval = int(infos["nvalues"][i])
-        vals = prof.array(_VAL, infos["values"][i], nval)
-        idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
+        vals, idx, count = profile_section(prof, infos, i)
         start = idx["start"].astype(np.int64)
-        if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
-            raise prof.error(f"profile {i}: its context index does not match its values")
-        count = np.diff(np.append(start, nval))
         raw = scan_.contexts(idx["ctx"].astype(np.int64))
         safe = np.maximum(raw, 0)
         up = np.where(raw >= 0, scan_.ctx_parent[safe], -1)

@@ -188,19 +188,14 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
 def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
     """(profiles, contexts, metrics) own costs, as ``hpctoolkit_v4._own_costs`` derives
     them."""
-    from cctool.readers.hpctoolkit_v4 import _IDX, _VAL
+    from cctool.readers.hpctoolkit_v4 import profile_section
 
     ids, per_entry, entries, metric_ids, value = [], [], [], [], []
     for i in profiles.tolist():
-        nval = int(infos["nvalues"][i])
-        vals = prof.array(_VAL, infos["values"][i], nval)
-        idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
-        start = idx["start"].astype(np.int64)
-        if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
-            raise prof.error(f"profile {i}: its context index does not match its values")
+        vals, idx, count = profile_section(prof, infos, i)
         ids.append(idx["ctx"])
-        per_entry.append(np.diff(np.append(start, nval)))
-        entries.append(start.size)
+        per_entry.append(count)
+        entries.append(count.size)
         metric_ids.append(vals["metric"])
         value.append(vals["value"])
     nctx, ncols, k = scan_.owner.size, scan_.ncols, profiles.size

@@ -265,13 +265,8 @@ def _values(
         raise prof.error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
     parts: list[tuple[np.ndarray, ...]] = []
     for loc, i in enumerate(np.flatnonzero((infos["flags"] & 1) == 0).tolist()):
-        nval = int(infos["nvalues"][i])
-        vals = prof.array(_VAL, infos["values"][i], nval)
-        idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
-        start = idx["start"].astype(np.int64)
-        if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
-            raise prof.error(f"profile {i}: its context index does not match its values")
-        ids = np.repeat(idx["ctx"].astype(np.int64), np.diff(np.append(start, nval)))
+        vals, idx, count = profile_section(prof, infos, i)
+        ids = np.repeat(idx["ctx"].astype(np.int64), count)
         col = column[vals["metric"]]
         pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
         sel = (col >= 0) & (sorted_ids[pos] == ids) if sorted_ids.size else col < -1
@@ -286,6 +281,19 @@ def _values(
         return tuple(np.zeros(0, dtype=t) for t in (np.int64,) * 3 + (np.float64,))  # type: ignore[return-value]
     loc_, raw_, col_, val_ = (np.concatenate(p) for p in zip(*parts, strict=True))
     return loc_, raw_, col_, val_
+
+
+def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """Profile ``i``'s values (metric, value), its context index (ctx, start) and the number
+    of values of each index entry, the index checked against the values."""
+    nval = int(infos["nvalues"][i])
+    vals = prof.array(_VAL, infos["values"][i], nval)
+    idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
+    start = idx["start"].astype(np.int64)
+    if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
+        raise prof.error(f"profile {i}: its context index does not match its values")
+    return vals, idx, np.diff(np.append(start, nval))
 
 
 def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.ndarray,
