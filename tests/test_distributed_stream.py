@@ -93,3 +93,16 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
     there = reduce_db(db, Executor(jobs=2), tasks=3)
     for name in ("total", "sumsq", "max", "min", "nonzero"):
         assert getattr(here, name).tobytes() == getattr(there, name).tobytes()
+
+
+def test_a_pruned_context_never_overwrites_the_last_node() -> None:
+    """The reader places costs by node id; a pruned context (id -1, no cost) listed after
+    the last node's cost must not zero it (as ``exc[loc, -1] = 0`` would)."""
+    from cctool.readers.hpctoolkit_v4 import _long_table
+
+    out = _long_table(np.array([-1, 0]), np.array([0, 0]), np.array([1, -1]),
+                      np.array([[5.0], [0.0]]), ["time"], np.array([0]), np.array([0]))
+    assert dict(zip(out["node"].tolist(), out["time"].tolist(), strict=True)) == {
+        0: 0.0, 1: 5.0}
+    assert dict(zip(out["node"].tolist(), out["time (inc)"].tolist(), strict=True)) == {
+        0: 5.0, 1: 5.0}

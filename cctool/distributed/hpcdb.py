@@ -8,9 +8,10 @@ memory.
 
 The tree is the reader's: the same nodes, pruned the same way (line contexts that only held
 calls and carry no cost are dropped), each profile's costs derived as the reader derives
-them. Maxima and minima over ranks equal the fully read database's bit for bit, and so do
-sums and means when one range holds every rank (more ranges add partial sums in another
-order: equal to rounding). ``stats --across ranks`` adds a quantile sketch of the asked metric
+them. Maxima and minima over ranks equal the fully read database's bit for bit; sums and
+means are equal to rounding (the whole database adds its locations in file order, the scan
+in rank order and range by range), and bit for bit when one range holds every rank and the
+file stores its profiles in rank order. ``stats --across ranks`` adds a quantile sketch of the asked metric
 (:mod:`cctool.distributed.partials`).
 """
 

@@ -307,10 +307,12 @@ def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.n
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
+    # Pruned contexts (node -1) hold no cost; as an index, -1 would overwrite the last node.
+    placed = node >= 0
     sparse = []
     for j in range(len(names)):
         exc = np.zeros((nloc, n))
-        exc[loc, node] = own[:, j]
+        exc[loc[placed], node[placed]] = own[placed, j]
         inc = kernels.subtree_sums(exc, parent)
         flat = np.flatnonzero((exc != 0) | (inc != 0))
         sparse.append((flat, exc.ravel()[flat], inc.ravel()[flat]))
