@@ -11,8 +11,8 @@ calls and carry no cost are dropped), each profile's costs derived as the reader
 them. Maxima and minima over ranks equal the fully read database's bit for bit; sums and
 means are equal to rounding (the whole database adds its locations in file order, the scan
 in rank order and range by range), and bit for bit when one range holds every rank and the
-file stores its profiles in rank order. ``stats --across ranks`` adds a quantile sketch of the asked metric
-(:mod:`cctool.distributed.partials`).
+file stores its profiles in rank order. ``stats --across ranks`` adds a quantile sketch of
+the asked metric (:mod:`cctool.distributed.partials`).
 """
 
 from __future__ import annotations
