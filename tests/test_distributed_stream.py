@@ -15,6 +15,8 @@ from cctool.cli import cli
 from cctool.distributed.hpcdb import combine, finish, open_v4, reduce_db
 from cctool.synth import generate
 
+HERE = Path(__file__).resolve().parent / "data"
+
 
 @pytest.fixture(scope="module")
 def v4db(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -65,6 +67,15 @@ def test_ranges_split_anywhere_give_the_same_statistics(v4db: Path) -> None:
             frame.validate()
 
 
+@pytest.mark.parametrize("name", ["loops-perf.nostruct.d", "small.nostruct.d"])
+def test_tree_in_parts_of_hpctoolkits_own_databases(name: str) -> None:
+    """Databases hpcprof wrote (no structure information: names from code offsets)."""
+    db = str(HERE / "hpctoolkit-v4" / name)
+    for agg in ("max", "mean"):
+        args = ["tree", db, "--agg", agg, "--to", "json"]
+        assert json.loads(run(*args, "--stream").stdout) == json.loads(run(*args).stdout)
+
+
 def test_streams_by_itself_past_the_memory_budget(v4db: Path) -> None:
     args = ["tree", str(v4db), "--agg", "max", "--to", "json"]
     small = run(*args, env={"CCTOOL_MEMORY_BUDGET": "1000"})
@@ -79,6 +90,11 @@ def test_what_cannot_stream_says_so(v4db: Path, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--rank/--thread needs the whole database" in res.stderr
     res = CliRunner().invoke(cli, ["imbalance", str(v4db), "--stream", "--by", "thread"])
     assert res.exit_code == 2 and "--by thread needs the whole database" in res.stderr
+    threads = HERE / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d"  # 1 rank, 4 threads
+    res = CliRunner().invoke(cli, ["imbalance", str(threads), "--stream"])
+    assert res.exit_code == 2 and "one rank, so imbalance would compare its threads" in res.stderr
+    by_rank = ["imbalance", str(threads), "--by", "rank", "--to", "json"]
+    assert json.loads(run(*by_rank, "--stream").stdout) == json.loads(run(*by_rank).stdout)
     xml = generate(tmp_path / "xml", nodes=50, ranks=2).path
     res = CliRunner().invoke(cli, ["tree", str(xml), "--stream"])
     assert res.exit_code == 2 and "--stream reads HPCToolkit v4 databases" in res.stderr

@@ -65,7 +65,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
     if decide(profile, fmt, stream, why_not=whole):
         from cctool.distributed.views import imbalance_in_parts
 
-        df, gf, col = imbalance_in_parts(profile, metric, threshold, top)
+        df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by)
         dim = "rank"
     else:
         gf = load(profile, fmt)

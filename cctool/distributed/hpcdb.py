@@ -68,12 +68,12 @@ class Aggregate:
 def open_v4(path: str | Path) -> Database:
     """Open the v4 database at ``path`` for scanning (meta.db and profile.db headers only)."""
     from cctool.readers import hpctoolkit_v4 as v4
-    from cctool.readers._hpcdb import Db, read_meta
+    from cctool.readers._hpcdb import Db
 
     folder = v4._folder(Path(path))
     if not v4.sniff(folder):
         raise CctoolError(f"{path}: not an HPCToolkit v4 database (meta.db + profile.db)")
-    meta = read_meta(Db(folder / "meta.db", b"meta", v4.NAME))
+    meta = v4.meta_of(folder)
     tree = v4._tree(meta)
     infos, tuples = v4._profiles(Db(folder / "profile.db", b"prof", v4.NAME))
     rank, thread, _ = v4._locations(tuples, meta["kinds"], infos["flags"])

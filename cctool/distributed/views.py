@@ -22,6 +22,7 @@ from cctool.distributed.hpcdb import (
     open_v4,
     reduce_db,
 )
+from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 
 SPARE = 16  # candidates beyond --top: sums of parts may order near-ties differently
@@ -37,12 +38,18 @@ def tree_frame(path: str | Path, agg: str, executor: Executor | None = None) -> 
 
 
 def imbalance_in_parts(path: str | Path, metric: str | None, threshold: float, top: int,
-                    executor: Executor | None = None) -> tuple[pl.DataFrame, GraphFrame, str]:
+                       by: str | None = None, executor: Executor | None = None,
+                       ) -> tuple[pl.DataFrame, GraphFrame, str]:
     """``cctool.ops.imbalance.imbalance(gf, metric, "rank", threshold, top)`` of the
-    database at ``path``, read in parts; also the aggregated tree and the metric column."""
+    database at ``path``, read in parts; also the aggregated tree and the metric column.
+    ``by``: None (ranks; a database of one rank is refused, as its default compares
+    threads) or ``rank``."""
     from cctool.ops.imbalance import _basic_stats, _table
 
     db = open_v4(path)
+    if by is None and db.ranks == 1 and db.scan.profiles.size > 1:
+        raise CctoolError(f"{path}: one rank, so imbalance would compare its threads; read in "
+                          "parts it compares ranks only: ask for ranks, or read it whole")
     sums = reduce_db(db, executor)
     frame, rows = finish(db, sums, combine(sums, "mean"), "mean")
     col = frame.resolve_metric(metric)

@@ -80,16 +80,20 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     """
     folder = _folder(path)
     try:
-        mdb = Db(folder / "meta.db", b"meta", NAME)
-        meta = read_meta(mdb)
-        ctx = meta["contexts"]
-        if ((ctx["lex"] == _INSTRUCTION) & (ctx["rel"] != 0) & (ctx["function"] < 0)).any():
-            ctx["offset"] = nostruct.context_offsets(mdb, int((ctx["parent"] < 0).sum()))
-        prof = Db(folder / "profile.db", b"prof", NAME)
-        return _build(meta, prof, folder, metrics)
+        return _build(meta_of(folder), Db(folder / "profile.db", b"prof", NAME), folder, metrics)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
+
+
+def meta_of(folder: Path) -> dict[str, Any]:
+    """The database's meta.db, with code offsets where it has no structure information."""
+    mdb = Db(folder / "meta.db", b"meta", NAME)
+    meta = read_meta(mdb)
+    ctx = meta["contexts"]
+    if ((ctx["lex"] == _INSTRUCTION) & (ctx["rel"] != 0) & (ctx["function"] < 0)).any():
+        ctx["offset"] = nostruct.context_offsets(mdb, int((ctx["parent"] < 0).sum()))
+    return meta
 
 
 def _build(
@@ -283,8 +287,7 @@ def _values(
     return loc_, raw_, col_, val_
 
 
-def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray,
-                                                                   np.ndarray]:
+def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
     """Profile ``i``'s values (metric, value), its context index (ctx, start) and the number
     of values of each index entry, the index checked against the values."""
     nval = int(infos["nvalues"][i])
@@ -307,8 +310,7 @@ def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.n
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
-    # Pruned contexts (node -1) hold no cost; as an index, -1 would overwrite the last node.
-    placed = node >= 0
+    placed = node >= 0  # pruned contexts hold no cost; as an index, -1 is the last node
     sparse = []
     for j in range(len(names)):
         exc = np.zeros((nloc, n))
