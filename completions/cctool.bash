@@ -153,13 +153,13 @@ _cctool() {
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
-        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --width --color --to --output -o -h --help";;
+        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
         runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --width --color --to --output -o --html -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

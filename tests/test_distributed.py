@@ -74,7 +74,7 @@ def test_ensemble_diff_is_identical_on_a_scheduler(rajaperf: Path, tmp_path: Pat
     args = ["diff", *sides, "--fail-if", "time (inc) > 1%", "--to", "json"]
     here = invoke(*args)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         there = invoke(*args, "--scheduler", cluster.scheduler_address)
     assert here.exit_code == there.exit_code
     assert json.loads(here.stdout) == json.loads(there.stdout)

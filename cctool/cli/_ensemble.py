@@ -66,10 +66,10 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
               agg: str, ex: Executor, where: Sequence[str] = ()) -> list[RunSummary]:
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
     the number kept goes to stderr when filters dropped some."""
-    from cctool.ops.runs import SummaryRequest, filter_summaries
+    from cctool.ops.runs import SummaryBatch, filter_summaries
 
     files = run_paths(paths, fmt)
-    runs = ex.map(SummaryRequest(fmt, tuple(metrics), agg), files)
+    runs = ex.map_batches(SummaryBatch(fmt, tuple(metrics), agg), files)
     kept = filter_summaries(runs, where)
     if where:
         click.echo(f"note: --where kept {len(kept)} of {len(runs)} runs", err=True)

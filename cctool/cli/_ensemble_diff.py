@@ -40,7 +40,7 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
     from cctool.cli._ensemble import executor
     from cctool.ops.ensemble_compare import compare_ensembles
-    from cctool.ops.runs import SummaryRequest
+    from cctool.ops.runs import SummaryBatch
 
     confidence, correction = significance
     if agg not in RANK_AGGS:
@@ -54,8 +54,7 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
     ex = executor(view.get("jobs"), view.get("scheduler"))
-    request = SummaryRequest(fmt, tuple(asked), agg)
-    found = ex.map(request, [*sides[0], *sides[1]])
+    found = ex.map_batches(SummaryBatch(fmt, tuple(asked), agg), [*sides[0], *sides[1]])
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
     cmp = cmps[shown]

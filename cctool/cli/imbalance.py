@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from cctool.cli._ensemble_stream import stream_option
 from cctool.cli._options import (
     derive_option,
     from_option,
@@ -33,12 +34,13 @@ from cctool.cli._options import (
               help="Also show std, quartiles and the values of the heaviest locations.")
 @precision_option
 @derive_option
+@stream_option
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
               by: str | None, data: bool, threshold: float, top: int, verbose: bool, precision: int,
-              width: int | None, to: str, output: str) -> None:
+              stream: bool | None, width: int | None, to: str, output: str) -> None:
     """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
     variation, percentiles, the heaviest ranks and a histogram of the rank values.
 
@@ -52,20 +54,29 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
       cctool imbalance db/ --by location --verbose
       cctool imbalance db/ --to csv -o imbalance.csv
       cctool imbalance dhat-run/ --data --metric bytes
+      cctool imbalance huge-v4-db/ --stream --top 20
     """
+    from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.ops.imbalance import default_dimension
     from cctool.ops.imbalance import imbalance as measure
 
-    gf = load(profile, fmt)
-    if data:
-        from cctool.ops.dataobjects import data_objects
+    whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
+    if decide(profile, fmt, stream, why_not=whole):
+        from cctool.distributed.views import imbalance_in_parts
 
-        gf = data_objects(gf)
-        metric = metric or gf.metadata.get("data_metric")
-    col = gf.resolve_metric(metric)
-    dim = by or default_dimension(gf)
-    df = measure(gf, col, dim, threshold, top)
+        df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by)
+        dim = "rank"
+    else:
+        gf = load(profile, fmt)
+        if data:
+            from cctool.ops.dataobjects import data_objects
+
+            gf = data_objects(gf)
+            metric = metric or gf.metadata.get("data_metric")
+        col = gf.resolve_metric(metric)
+        dim = by or default_dimension(gf)
+        df = measure(gf, col, dim, threshold, top)
     if to != "text":
         import polars as pl
 
@@ -80,7 +91,10 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
     from cctool.render.tables import imbalance_table
 
     stats = profiler_statistics(gf, col)
-    if stats is not None:
+    if "values_note" in gf.metadata:  # read in parts: one location, the ranks are in the note
+        title = (f"Load imbalance of {col} across {gf.metadata['num_ranks']} ranks (read in "
+                 f"parts); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
+    elif stats is not None:
         ranks = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
                       if isinstance(gf.metadata.get(k), int | float)), None)
         over = f" over {int(ranks)} ranks" if ranks else ""

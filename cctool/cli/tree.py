@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cctool.cli._ensemble_stream import stream_option
 from cctool.cli._options import (
     COLORMAP_NAMES,
     derive_option,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
               help="Group for --flat/--bottom-up: name, function (loops and lines folded "
               "into their function), file, module or another node attribute.")
 @derive_option
+@stream_option
 @width_option
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
@@ -73,7 +75,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
          no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, data: bool, by: str,
-         width: int | None, to: str, output: str, html: str | None) -> None:
+         stream: bool | None, width: int | None, to: str, output: str,
+         html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
@@ -94,8 +97,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --to folded -o db.folded   # flamegraph.pl db.folded > db.svg
       cctool tree db/ --to pprof -o db.pb.gz     # go tool pprof -http : db.pb.gz
       cctool tree dhat-run/ --data --metric bytes --metric reads
+      cctool tree huge-v4-db/ --agg mean --stream
     """
-    from cctool.cli._io import emit_renderable, emit_table, load
+    from cctool.cli._io import emit_renderable, emit_table
     from cctool.options import TreeOptions
 
     if html is not None:
@@ -110,7 +114,10 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         refuse_view_options(to, {"--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
                                  "--expand-hot": expand_hot, "--depth": depth is not None,
                                  "--threshold": threshold > 0})
-    gf = load(profile, fmt)
+        from cctool.render.exports._stacks import check_agg
+
+        check_agg(agg)  # before a streamed read turns the --agg values into one location
+    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data)
     if data:
         from cctool.ops.dataobjects import data_tree
 
@@ -146,6 +153,22 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))
+
+
+def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
+          thread: int | None, data: bool) -> tuple[GraphFrame, str]:
+    """The profile, or a v4 database combined over its ranks in parts (its one location
+    then holds the --agg values, shown as they are)."""
+    from cctool.cli._ensemble_stream import decide
+    from cctool.cli._io import load
+
+    whole = "--rank/--thread" if rank is not None or thread is not None else (
+        "--data" if data else None)
+    if not decide(profile, fmt, stream, why_not=whole):
+        return load(profile, fmt), agg
+    from cctool.distributed.views import tree_frame
+
+    return tree_frame(profile, agg), "sum"
 
 
 def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int | None) -> None:

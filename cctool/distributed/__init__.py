@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from cctool.errors import CctoolError
@@ -58,26 +60,35 @@ class Executor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """``[fn(x) for x in items]``, in order, wherever this executor runs work."""
+        return self.map_batches(partial(_run_batch, fn), items)
+
+    def map_batches(self, fn: Callable[[list[T]], list[R]], items: Sequence[T]) -> list[R]:
+        """``fn`` over contiguous batches of ``items`` (all of them in this process, a few
+        per worker otherwise), the results joined in input order: for work that gains from
+        seeing many items at once."""
         if self.in_process or len(items) == 0:
-            return [fn(x) for x in items]
+            return fn(list(items))
         with self._client() as client:
             workers = max(len(client.scheduler_info().get("workers", {})), 1)
             batches = _batches(list(items), workers * TASKS_PER_WORKER)
-            futures = client.map(_run_batch, [fn] * len(batches), batches, pure=False)
+            futures = client.map(_boxed, [fn] * len(batches), batches, pure=False)
             done = client.gather(futures)
-        return [r for batch in done for r in batch]
+        return [r for box in done for r in box.items]
 
     def map_reduce(self, fn: Callable[[T], R], items: Sequence[T],
-                   merge: Callable[[R, R], R]) -> R | None:
+                   merge: Callable[[R, R], R], threads: int = 1) -> R | None:
         """``merge`` of ``fn(x)`` over ``items``, folded left in input order (so the result is
         the same bit for bit wherever it runs), keeping only the results that arrived ahead
-        of their turn, not all of them."""
+        of their turn, not all of them. In this process, ``threads`` threads run ``fn``
+        (for work that releases the GIL, as NumPy does)."""
         if len(items) == 0:
             return None
         if self.in_process:
-            acc = fn(items[0])
-            for x in items[1:]:
-                acc = merge(acc, fn(x))
+            with ThreadPoolExecutor(max(1, threads)) as pool:
+                results = pool.map(fn, items) if threads > 1 else map(fn, items)
+                acc = next(results)
+                for got in results:
+                    acc = merge(acc, got)
             return acc
         from dask.distributed import as_completed
 
@@ -114,8 +125,10 @@ class Executor:
             with client:
                 yield client
             return
+        # ":0": any free port for the scheduler's HTTP server (None still takes 8787,
+        # which fails when another cluster on the machine holds it).
         with LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
 
 
@@ -133,3 +146,15 @@ def _batches(items: list[T], count: int) -> list[list[T]]:
 
 def _run_batch(fn: Callable[[T], R], batch: list[T]) -> list[R]:
     return [fn(x) for x in batch]
+
+
+@dataclass(frozen=True, eq=False)
+class _Box:
+    """A batch's results as one object: Dask serialises a bare list item by item, which
+    would copy every array the items share (runs read together share their tree)."""
+
+    items: list[Any]
+
+
+def _boxed(fn: Callable[[list[T]], list[R]], batch: list[T]) -> _Box:
+    return _Box(fn(batch))

@@ -1,20 +1,23 @@
 """Aggregate an HPCToolkit v4 database over its ranks without holding its long table.
 
-The ranks are cut into contiguous ranges; each task reads the ``profile.db`` sections of its
-ranges' profiles (memory-mapped), derives each profile's own costs exactly as the
-``hpctoolkit-v4`` reader does, sums the threads of each rank, adds inclusive subtree sums and
-returns mergeable :class:`~cctool.distributed.partials.Partials` per metric. Only one range
-of ranks is ever dense in a task's memory (``ranks × nodes`` values), so one machine can
-aggregate a database larger than its memory, and a Dask cluster can split the work.
+The profiles are cut into ranges of whole ranks; each range is scanned by
+:func:`cctool.distributed.v4scan.scan` (on threads of this process, or on Dask workers) into
+mergeable per-node sums, extremes and sums of squares, merged in rank order. Only one chunk
+of profiles is ever dense in memory, so one machine aggregates a database larger than its
+memory.
 
 The tree is the reader's: the same nodes, pruned the same way (line contexts that only held
-calls and carry no cost are dropped), so per-node means, extremes and standard deviations
-equal ``imbalance --by rank`` and ``tree --agg`` on the fully read database. Percentiles come
-from the sketch (within 1 %).
+calls and carry no cost are dropped), each profile's costs derived as the reader derives
+them. Maxima and minima over ranks equal the fully read database's bit for bit; sums and
+means are equal to rounding (the whole database adds its locations in file order, the scan
+in rank order and range by range), and bit for bit when one range holds every rank and the
+file stores its profiles in rank order. ``stats --across ranks`` adds a quantile sketch of
+the asked metric (:mod:`cctool.distributed.partials`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,24 +26,22 @@ import numpy as np
 
 from cctool.distributed import Executor
 from cctool.distributed.partials import Partials
+from cctool.distributed.v4scan import Scan, Sums, ranges, scan
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, inclusive_name
 
-CELLS_PER_TASK = 8_000_000  # ranks x nodes x metrics values a task holds at once (~128 MB)
-QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+TASKS_PER_WORKER = 8  # ranges per thread or worker: balance without many merges
+AGGS = ("mean", "sum", "max", "min", "std", "cv")
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """What every task needs: the reader's tree over all contexts, kept contexts in preorder."""
+@dataclass(frozen=True, eq=False)
+class Database:
+    """A v4 database opened for scanning: the scan plan and the reader's tree."""
 
-    folder: str
-    ctx_id: np.ndarray
-    ctx_parent: np.ndarray
-    metrics: list[tuple[str, int | None]]
-    owner: np.ndarray
-    node_of: np.ndarray  # kept context -> preorder node index (-1 otherwise)
-    parent: np.ndarray  # per node, preorder parent (-1 for roots)
+    scan: Scan
+    tree: dict[str, np.ndarray]
+    meta: dict[str, Any]
+    ranks: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,39 +54,37 @@ class Aggregate:
         partials: per metric column, the merged partials over all ranks (node order of
             ``frame``).
         ranks: the number of ranks.
+        sums: the raw reductions (scan node order) and ``rows``: the scan node of each
+            node of ``frame``.
     """
 
     frame: GraphFrame
     partials: dict[str, Partials]
     ranks: int
+    sums: Sums | None = None
+    rows: np.ndarray | None = None
 
 
-def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None = None,
-                 ranks_per_task: int | None = None) -> Aggregate:
-    """Aggregate the v4 database at ``path`` over its ranks (see the module docstring)."""
+def open_v4(path: str | Path) -> Database:
+    """Open the v4 database at ``path`` for scanning (meta.db and profile.db headers only)."""
     from cctool.readers import hpctoolkit_v4 as v4
-    from cctool.readers._hpcdb import Db, read_meta
+    from cctool.readers._hpcdb import Db
 
     folder = v4._folder(Path(path))
     if not v4.sniff(folder):
         raise CctoolError(f"{path}: not an HPCToolkit v4 database (meta.db + profile.db)")
-    meta = read_meta(Db(folder / "meta.db", b"meta", v4.NAME))
+    meta = v4.meta_of(folder)
     tree = v4._tree(meta)
-    prof = Db(folder / "profile.db", b"prof", v4.NAME)
-    infos, tuples = v4._profiles(prof)
-    rank, _, _ = v4._locations(tuples, meta["kinds"], infos["flags"])
-    profile_index = np.flatnonzero((infos["flags"] & 1) == 0)
-    plan = _plan(folder, meta, tree)
-    tasks = _tasks(profile_index, rank, plan.parent.size, len(plan.metrics), ranks_per_task)
-    merged = (executor or Executor()).map_reduce(_Task(plan), tasks, _merge) or {}
-    return _finish(plan, tree, meta, merged, agg, int(np.unique(rank).size))
+    infos, tuples = v4._profiles(Db(folder / "profile.db", b"prof", v4.NAME))
+    rank, thread, _ = v4._locations(tuples, meta["kinds"], infos["flags"])
+    order = np.lexsort((thread, rank))
+    profiles = np.flatnonzero((infos["flags"] & 1) == 0)[order]
+    return Database(_scan_plan(folder, meta, tree, profiles, rank[order]), tree, meta,
+                    int(np.unique(rank).size))
 
 
-def _merge(a: dict[str, Partials], b: dict[str, Partials]) -> dict[str, Partials]:
-    return {c: a[c].merge(b[c]) for c in a}
-
-
-def _plan(folder: Path, meta: dict[str, Any], tree: dict[str, np.ndarray]) -> _Plan:
+def _scan_plan(folder: Path, meta: dict[str, Any], tree: dict[str, np.ndarray],
+               profiles: np.ndarray, rank: np.ndarray) -> Scan:
     from cctool import kernels
 
     kept = np.flatnonzero(tree["kept"])
@@ -96,125 +95,186 @@ def _plan(folder: Path, meta: dict[str, Any], tree: dict[str, np.ndarray]) -> _P
     order = kernels.preorder(par)
     new = np.empty(kept.size, dtype=np.int64)
     new[order] = np.arange(kept.size)
-    node_of = np.full(tree["kept"].size, -1, dtype=np.int64)
-    node_of[kept] = new
     parent = np.where(par[order] >= 0, new[np.maximum(par[order], 0)], -1)
     ctx = meta["contexts"]
-    return _Plan(str(folder), np.asarray(ctx["id"]), np.asarray(ctx["parent"]),
-                 list(meta["metrics"]), tree["owner"], node_of, parent)
+    ids = np.asarray(ctx["id"], dtype=np.int64)
+    sort = np.argsort(ids, kind="stable")
+    if ((ids[sort][1:] == ids[sort][:-1]).any() or (ids[sort][:1] == 0).any()
+            or (ids[sort][-1:] >= 2**31).any()):
+        raise CctoolError(f"{folder}: meta.db repeats a context id, or uses 0 or one beyond "
+                          "2**31 - 1")
+    table = None
+    if ids.size and ids.max() < _lookup_limit(ids.size):
+        table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+        table[ids] = np.arange(ids.size)
+    column = np.full(1 << 16, -1, dtype=np.int64)
+    for c, (_, exec_id) in enumerate(meta["metrics"]):
+        if exec_id is not None:
+            column[exec_id] = c
+    return Scan(str(folder), ids[sort], sort, table, np.asarray(ctx["parent"], dtype=np.int64),
+                np.asarray(tree["owner"], dtype=np.int64), kept[order], parent, column,
+                len(meta["metrics"]), profiles, rank)
 
 
-def _tasks(profiles: np.ndarray, rank: np.ndarray, nodes: int, metrics: int,
-           ranks_per_task: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(profile indices, rank of each) per task: whole ranks, contiguous rank ranges."""
-    ranks = np.unique(rank)
-    per = ranks_per_task or max(1, CELLS_PER_TASK // max(nodes * max(metrics, 1) * 2, 1))
-    out = []
-    for lo in range(0, ranks.size, per):
-        members = np.isin(rank, ranks[lo : lo + per])
-        out.append((profiles[members], rank[members]))
-    return out
+def _lookup_limit(contexts: int) -> int:
+    return min(1 << 26, 16 * contexts + 1024)
 
 
 @dataclass(frozen=True)
 class _Task:
-    plan: _Plan
+    scan: Scan
+    pick: tuple[int, np.ndarray] | None = None
+    sketch: int | None = None
 
-    def __call__(self, task: tuple[np.ndarray, np.ndarray]) -> dict[str, Partials]:
-        return reduce_profiles(self.plan, *task)
-
-
-def reduce_profiles(plan: _Plan, profiles: np.ndarray, rank: np.ndarray) -> dict[str, Partials]:
-    """Partials of every metric's exclusive and inclusive costs over the ranks of ``profiles``."""
-    from cctool import kernels
-    from cctool.readers import hpctoolkit_v4 as v4
-    from cctool.readers._hpcdb import Db
-
-    prof = Db(Path(plan.folder) / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4._profiles(prof)
-    meta = {"contexts": {"id": plan.ctx_id, "parent": plan.ctx_parent}, "metrics": plan.metrics}
-    ncols = len(plan.metrics)
-    loc, raw, own = v4._own_costs(*v4._values(prof, infos[profiles], meta, plan.owner), ncols)
-    ranks, unit = np.unique(rank, return_inverse=True)
-    node = plan.node_of[raw]
-    if (node < 0).any():
-        raise prof.error("a cost is attributed to a context outside the tree")
-    out: dict[str, Partials] = {}
-    n = plan.parent.size
-    for c, (name, _) in enumerate(plan.metrics):
-        cell = unit.ravel()[loc] * n + node  # threads of a rank add up in one cell
-        exc = np.bincount(cell, weights=own[:, c], minlength=ranks.size * n).reshape(-1, n)
-        out[name] = Partials.of(exc)
-        out[inclusive_name(name)] = Partials.of(kernels.subtree_sums(exc, plan.parent))
-    return out
+    def __call__(self, span: tuple[int, int]) -> Sums:
+        return scan(self.scan, span, self.pick, self.sketch)
 
 
-def _finish(plan: _Plan, tree: dict[str, np.ndarray], meta: dict[str, Any],
-            merged: dict[str, Partials], agg: str, ranks: int) -> Aggregate:
-    """Prune as the reader does, and build the aggregated GraphFrame."""
-    from cctool.readers import hpctoolkit_v4 as v4
-
-    raw_names = [m[0] for m in plan.metrics]
-    names, units = v4._metric_names(raw_names)
-    nonzero = [c for c, r in enumerate(raw_names)
-               if (merged[r].max != 0).any() or (merged[r].min != 0).any()]
-    valued = np.zeros(plan.parent.size, dtype=bool)
-    for c in range(len(raw_names)):
-        valued |= (merged[raw_names[c]].max != 0) | (merged[raw_names[c]].min != 0)
-    kept_ctx = np.flatnonzero(plan.node_of >= 0)
-    ctx_of_node = np.empty(plan.parent.size, dtype=np.int64)
-    ctx_of_node[plan.node_of[kept_ctx]] = kept_ctx
-    nodes, node_id, parent = v4._prune(tree, ctx_of_node[valued])
-    pick = plan.node_of[nodes]  # aggregated rows, in the order of the pruned tree's nodes
-    columns: dict[str, Any] = {"node": np.arange(nodes.size)}
-    parts: dict[str, Partials] = {}
-    exclusive = []
-    for c in nonzero:
-        for src, dst in ((raw_names[c], names[c]),
-                         (inclusive_name(raw_names[c]), inclusive_name(names[c]))):
-            part = _gather(merged[src], pick)
-            parts[dst] = part
-            columns[dst] = _combine(part, agg)
-        exclusive.append(names[c])
-    attrs = {k: v4._column(k, tree[k][nodes]) for k in ("name", "type", "file", "line",
-                                                        "module", "callsite", "hpctoolkit_id")}
-    metadata = {"format": v4.NAME, "path": plan.folder, "program": meta["title"],
-                "num_ranks": ranks, "aggregated": f"{agg} over {ranks} ranks",
-                "metric_units": {names[c]: units[c] for c in nonzero if units[c]}}
-    prefer = [m for m in ("time", *exclusive)]
-    gf = GraphFrame.from_arrays(parent, attrs, columns, exclusive=exclusive,
-                                inclusive=[inclusive_name(m) for m in exclusive],
-                                metadata=metadata, derive_inclusive=False,
-                                default_metric=inclusive_name(prefer[0]) if exclusive else None)
-    # from_arrays numbered the nodes in preorder: carry the partials along, by context id.
-    ids = tree["hpctoolkit_id"][nodes]
-    sorter = np.argsort(ids)
-    position = sorter[np.searchsorted(ids, gf.nodes["hpctoolkit_id"].to_numpy(), sorter=sorter)]
-    parts = {k: _gather(p, position) for k, p in parts.items()}
-    return Aggregate(replace(gf, derived=frozenset()), parts, ranks)
+def reduce_db(db: Database, executor: Executor | None = None,
+              pick: tuple[int, np.ndarray] | None = None, tasks: int | None = None,
+              sketch: int | None = None) -> Sums:
+    """:class:`Sums` over every rank of ``db`` (``pick``, ``sketch``: see :func:`scan`)."""
+    ex = executor or Executor()
+    threads = os.cpu_count() or 1
+    workers = threads if ex.in_process else max(ex.jobs or 2, 2)
+    spans = ranges(db.scan, tasks or workers * TASKS_PER_WORKER)
+    merged = ex.map_reduce(_Task(db.scan, pick, sketch), spans, Sums.merge, threads=threads)
+    if merged is None:
+        raise CctoolError(f"{db.scan.folder}: the database holds no profile")
+    return merged
 
 
-def _combine(part: Partials, agg: str) -> np.ndarray:
+def combine(sums: Sums, agg: str) -> np.ndarray:
+    """(columns, nodes) values combined over ranks as ``--agg`` says."""
+    ranks = max(sums.ranks, 1)
+    mean = sums.total / ranks
     if agg == "mean":
-        return part.mean
+        return mean
     if agg == "sum":
-        return part.sum
+        return sums.total
     if agg in ("max", "min"):
-        return part.max if agg == "max" else part.min
+        return sums.max if agg == "max" else sums.min
+    std = np.sqrt(np.maximum(sums.sumsq / ranks - np.square(mean), 0.0))
     if agg == "std":
-        return part.std
-    raise CctoolError(f"unknown combination over ranks {agg!r}; use mean, sum, max, min, std")
+        return std
+    if agg == "cv":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(std == 0, 0.0, std / mean)
+    raise CctoolError(f"unknown combination over ranks {agg!r}; use {', '.join(AGGS)}")
+
+
+def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None = None,
+                 ranks_per_task: int | None = None, sketch: bool = False,
+                 metric: str | None = None) -> Aggregate:
+    """Aggregate the v4 database at ``path`` over its ranks (see the module docstring);
+    with ``sketch``, the partials of ``metric`` (None: the default one) get a quantile
+    sketch, for percentiles."""
+    db = open_v4(path)
+    tasks = None
+    if ranks_per_task is not None:
+        tasks = -(-db.ranks // ranks_per_task)
+    column = column_of(db, metric) if sketch else None
+    sums = reduce_db(db, executor, tasks=tasks, sketch=column)
+    frame, rows = finish(db, sums, combine(sums, agg), agg)
+    names = _column_names(db, frame)
+    if column is not None and names[column] != frame.resolve_metric(metric):
+        raise CctoolError(f"{path}: no per-rank values of {metric!r} to take percentiles of")
+    parts = {}
+    empty = np.zeros(0, dtype=np.int64)
+    for j, name in enumerate(names):
+        if name is None:
+            continue
+        parts[name] = Partials(sums.ranks, sums.total[j][rows], sums.sumsq[j][rows],
+                               sums.min[j][rows], sums.max[j][rows], empty, empty)
+        if j == column and sums.sketch is not None:
+            parts[name] = _gather(sums.sketch, rows)
+    return Aggregate(frame, parts, sums.ranks, sums, rows)
+
+
+def column_of(db: Database, metric: str | None) -> int:
+    """The scan column of ``metric`` (a reader's name: ``time``, ``time (inc)``, ...; None:
+    the reader's default, ``time (inc)`` or the first metric's inclusive column)."""
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    raw = [m[0] for m in db.meta["metrics"]]
+    names, _ = v4._metric_names(raw)
+    if metric is None:
+        first = next((c for c, n in enumerate(names) if n == "time"), 0)
+        return 2 * first + 1
+    inc = metric.endswith(" (inc)")
+    base = metric[: -len(" (inc)")] if inc else metric
+    for c, (name, r) in enumerate(zip(names, raw, strict=True)):
+        if base in (name, r, "time" if name == "time" else name):
+            return 2 * c + int(inc)
+    from cctool.errors import MetricNotFoundError
+
+    raise MetricNotFoundError(metric, names)
 
 
 def _gather(part: Partials, pick: np.ndarray) -> Partials:
     """The partials of nodes ``pick`` (renumbered 0..len(pick)-1)."""
-    remap = np.full(part.sum.size, -1, dtype=np.int64)
-    remap[pick] = np.arange(pick.size)
     from cctool.distributed.partials import _WIDTH
 
+    remap = np.full(part.sum.size, -1, dtype=np.int64)
+    remap[pick] = np.arange(pick.size)
     node = remap[part.keys // _WIDTH]
     keep = node >= 0
     keys = node[keep] * _WIDTH + part.keys[keep] % _WIDTH
     order = np.argsort(keys, kind="stable")
     return Partials(part.units, part.sum[pick], part.sumsq[pick], part.min[pick], part.max[pick],
                     keys[order], part.counts[keep][order])
+
+
+def _column_names(db: Database, frame: GraphFrame) -> list[str | None]:
+    """The frame's column of each scan column (None for metrics the frame left out)."""
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    names, _ = v4._metric_names([m[0] for m in db.meta["metrics"]])
+    out: list[str | None] = []
+    for name in names:
+        present = name in frame.metric_columns
+        out += [name if present else None, inclusive_name(name) if present else None]
+    return out
+
+
+def finish(db: Database, sums: Sums, values: np.ndarray, agg: str) -> tuple[GraphFrame,
+                                                                            np.ndarray]:
+    """The aggregated GraphFrame (one location holding ``values``), pruned as the reader
+    prunes; and the scan node of each of its nodes."""
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    tree, scan_ = db.tree, db.scan
+    raw_names = [m[0] for m in db.meta["metrics"]]
+    names, units = v4._metric_names(raw_names)
+    nonzero = [c for c in range(len(raw_names)) if sums.nonzero[c].any()]
+    valued = sums.nonzero.any(axis=0)
+    nodes, _, parent = v4._prune(tree, scan_.ctx_of_node[valued])
+    node_of = np.full(tree["kept"].size, -1, dtype=np.int64)
+    node_of[scan_.ctx_of_node] = np.arange(scan_.ctx_of_node.size)
+    pick = node_of[nodes]  # scan node of each node of the pruned tree (context order)
+    columns: dict[str, Any] = {"node": np.arange(nodes.size)}
+    exclusive = []
+    for c in nonzero:
+        columns[names[c]] = values[2 * c][pick]
+        columns[inclusive_name(names[c])] = values[2 * c + 1][pick]
+        exclusive.append(names[c])
+    attrs = {k: v4._column(k, tree[k][nodes]) for k in ("name", "type", "file", "line",
+                                                        "module", "callsite", "hpctoolkit_id")}
+    metadata = {"format": v4.NAME, "path": scan_.folder, "program": db.meta["title"],
+                "num_ranks": db.ranks, "aggregated": f"{agg} over {db.ranks} ranks",
+                "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), "
+                               "read in parts",
+                "metric_units": {names[c]: v4._UNITS.get(units[c] or "", units[c] or names[c])
+                                 for c in nonzero}}
+    prefer = [m for m in ("time", *exclusive) if m in exclusive]
+    gf = GraphFrame.from_arrays(parent, attrs, columns, exclusive=exclusive,
+                                inclusive=[inclusive_name(m) for m in exclusive],
+                                metadata=metadata, derive_inclusive=False,
+                                default_metric=inclusive_name(prefer[0]) if prefer else None)
+    # from_arrays numbered the nodes in preorder: find each one's scan node by context id.
+    ids = tree["hpctoolkit_id"][nodes]
+    sorter = np.argsort(ids)
+    position = sorter[np.searchsorted(ids, gf.nodes["hpctoolkit_id"].to_numpy(), sorter=sorter)]
+    from cctool.readers import normalise
+
+    return normalise(replace(gf, derived=frozenset())), pick[position]

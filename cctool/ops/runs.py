@@ -16,13 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, exclusive_name
+
+if TYPE_CHECKING:
+    from cctool.readers.caliper_batch import Group
 
 RANK_AGGS = ("mean", "max", "min", "sum")
 # Metadata the run table leaves out: units and aliases are per-metric facts, not run facts.
@@ -82,6 +85,68 @@ class SummaryRequest:
         from cctool.readers import read
 
         return summarize(path, read(path, self.fmt), self.metrics, self.agg)
+
+
+@dataclass(frozen=True)
+class SummaryBatch:
+    """:class:`SummaryRequest` for many runs at once (see :func:`summarize_paths`)."""
+
+    fmt: str | None = None
+    metrics: tuple[str | None, ...] = ()
+    agg: str = "mean"
+
+    def __call__(self, paths: list[str]) -> list[RunSummary]:
+        return summarize_paths(paths, self.fmt, self.metrics, self.agg)
+
+
+def summarize_paths(paths: Sequence[str], fmt: str | None = None,
+                    metrics: Sequence[str | None] = (), agg: str = "mean") -> list[RunSummary]:
+    """The summaries of ``paths``, in order. Caliper ``.cali`` runs of one program are read
+    together (:mod:`cctool.readers.caliper_batch`): the same summaries as one by one, made
+    from one frame per program instead of one per run."""
+    one = SummaryRequest(fmt, tuple(metrics), agg)
+    if fmt not in (None, "caliper"):
+        return [one(p) for p in paths]
+    from cctool.readers.caliper_batch import read_groups
+
+    groups, alone = read_groups(paths)
+    out: list[RunSummary | None] = [None] * len(paths)
+    for group in groups:
+        made = _group_summaries(group, tuple(metrics), agg)
+        if made is None:
+            alone += group.index
+            continue
+        for i, summary in zip(group.index, made, strict=True):
+            out[i] = summary
+    for i in alone:
+        out[i] = one(paths[i])
+    return [s for s in out if s is not None]
+
+
+def _group_summaries(group: Group, metrics: tuple[str | None, ...],
+                     agg: str) -> list[RunSummary] | None:
+    """Summaries of a group's runs; None when the stacked frame does not reproduce the
+    first run's own summary exactly (the runs are then read one by one)."""
+    first = summarize(group.paths[0], group.template, metrics, agg)
+    if len(group.paths) == 1:
+        return [first]
+    if scalar_metadata(group.metadata[0]) != first.metadata:
+        return None
+    blocks: dict[str, np.ndarray] = {}
+    if metrics:
+        stacked = group.stacked(list(first.columns.values()))
+        for key, col in first.columns.items():
+            block, locs = stacked.dense(col)
+            if locs.height != len(group.paths) or not np.array_equal(block[0], first.values[key]):
+                return None
+            blocks[key] = block
+    out = []
+    for i, (path, meta) in enumerate(zip(group.paths, group.metadata, strict=True)):
+        facts = {**first.facts, "path": path, "format": str(meta.get("format", "caliper"))}
+        out.append(RunSummary(path, facts, scalar_metadata(meta), first.names, first.parent,
+                              first.depth, {k: b[i] for k, b in blocks.items()}, first.columns,
+                              first.units, first.inclusive, first.frame_columns))
+    return out
 
 
 def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),

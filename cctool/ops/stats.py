@@ -112,11 +112,18 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
     """Match the call paths of ``runs`` and collect each run's value per path."""
     from cctool.frames import path_ids
 
-    ids, labels = path_ids(runs)  # type: ignore[arg-type]
+    # Runs read together share their tree (cctool.readers.caliper_batch): number each
+    # distinct tree's paths once.
+    trees: dict[tuple[int, int, int], int] = {}
+    which = [trees.setdefault((id(r.names), id(r.parent), id(r.frame_columns)), len(trees))
+             for r in runs]
+    distinct = list({w: r for w, r in zip(which, runs, strict=True)}.values())
+    tree_ids, labels = path_ids(distinct)  # type: ignore[arg-type]
+    ids = [tree_ids[w] for w in which]
     count = labels.len()
     parent = np.full(count, -1, dtype=np.int64)
     names = np.empty(count, dtype=object)
-    for r, pid in zip(runs, ids, strict=True):
+    for r, pid in zip(distinct, tree_ids, strict=True):
         has = r.parent >= 0
         parent[pid[has]] = pid[r.parent[has]]
         names[pid] = r.names

@@ -80,16 +80,20 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     """
     folder = _folder(path)
     try:
-        mdb = Db(folder / "meta.db", b"meta", NAME)
-        meta = read_meta(mdb)
-        ctx = meta["contexts"]
-        if ((ctx["lex"] == _INSTRUCTION) & (ctx["rel"] != 0) & (ctx["function"] < 0)).any():
-            ctx["offset"] = nostruct.context_offsets(mdb, int((ctx["parent"] < 0).sum()))
-        prof = Db(folder / "profile.db", b"prof", NAME)
-        return _build(meta, prof, folder, metrics)
+        return _build(meta_of(folder), Db(folder / "profile.db", b"prof", NAME), folder, metrics)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
+
+
+def meta_of(folder: Path) -> dict[str, Any]:
+    """The database's meta.db, with code offsets where it has no structure information."""
+    mdb = Db(folder / "meta.db", b"meta", NAME)
+    meta = read_meta(mdb)
+    ctx = meta["contexts"]
+    if ((ctx["lex"] == _INSTRUCTION) & (ctx["rel"] != 0) & (ctx["function"] < 0)).any():
+        ctx["offset"] = nostruct.context_offsets(mdb, int((ctx["parent"] < 0).sum()))
+    return meta
 
 
 def _build(
@@ -265,13 +269,8 @@ def _values(
         raise prof.error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
     parts: list[tuple[np.ndarray, ...]] = []
     for loc, i in enumerate(np.flatnonzero((infos["flags"] & 1) == 0).tolist()):
-        nval = int(infos["nvalues"][i])
-        vals = prof.array(_VAL, infos["values"][i], nval)
-        idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
-        start = idx["start"].astype(np.int64)
-        if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
-            raise prof.error(f"profile {i}: its context index does not match its values")
-        ids = np.repeat(idx["ctx"].astype(np.int64), np.diff(np.append(start, nval)))
+        vals, idx, count = profile_section(prof, infos, i)
+        ids = np.repeat(idx["ctx"].astype(np.int64), count)
         col = column[vals["metric"]]
         pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
         sel = (col >= 0) & (sorted_ids[pos] == ids) if sorted_ids.size else col < -1
@@ -288,6 +287,18 @@ def _values(
     return loc_, raw_, col_, val_
 
 
+def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
+    """Profile ``i``'s values (metric, value), its context index (ctx, start) and the number
+    of values of each index entry, the index checked against the values."""
+    nval = int(infos["nvalues"][i])
+    vals = prof.array(_VAL, infos["values"][i], nval)
+    idx = prof.array(_IDX, infos["ctxs"][i], infos["nctxs"][i])
+    start = idx["start"].astype(np.int64)
+    if start.size and (start[0] != 0 or (np.diff(start) < 0).any() or start[-1] > nval):
+        raise prof.error(f"profile {i}: its context index does not match its values")
+    return vals, idx, np.diff(np.append(start, nval))
+
+
 def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.ndarray,
                 names: list[str], rank: np.ndarray, thread: np.ndarray) -> dict[str, np.ndarray]:
     """Exclusive and inclusive columns, one row per (location, node) with a non-zero value.
@@ -299,10 +310,11 @@ def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.n
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
+    placed = node >= 0  # pruned contexts hold no cost; as an index, -1 is the last node
     sparse = []
     for j in range(len(names)):
         exc = np.zeros((nloc, n))
-        exc[loc, node] = own[:, j]
+        exc[loc[placed], node[placed]] = own[placed, j]
         inc = kernels.subtree_sums(exc, parent)
         flat = np.flatnonzero((exc != 0) | (inc != 0))
         sparse.append((flat, exc.ravel()[flat], inc.ravel()[flat]))

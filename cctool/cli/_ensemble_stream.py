@@ -1,0 +1,82 @@
+"""When ``tree`` and ``imbalance`` read an HPCToolkit v4 database in parts (never holding its
+long table): asked with ``--stream``, or when the table would not fit the memory budget.
+Imports only click at the top."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+BUDGET_ENV = "CCTOOL_MEMORY_BUDGET"
+_BYTES_PER_VALUE = 64  # the reader's terms per profile.db value (two, of four 8-byte fields)
+_BYTES_PER_CELL = 16  # its dense exclusive and inclusive blocks per location × context
+
+
+def stream_option(f: F) -> F:
+    return click.option(
+        "--stream/--no-stream", "stream", default=None,
+        help="HPCToolkit v4 databases: combine the ranks in parts, reading profile.db range "
+        "by range, so the long table is never held (default: when it would exceed the "
+        f"memory budget, half the RAM or ${BUDGET_ENV} bytes).")(f)
+
+
+def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None) -> bool:
+    """Whether to read ``path`` in parts; says so on stderr when it does.
+
+    ``why_not``: the option that needs the whole database (None if none does)."""
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    folder = v4._folder(Path(path))
+    if stream is False or fmt not in (None, v4.NAME) or not v4.sniff(folder):
+        if stream:
+            raise click.UsageError("--stream reads HPCToolkit v4 databases (meta.db + profile.db)")
+        return False
+    if why_not is not None:
+        if stream:
+            raise click.UsageError(f"--stream combines every rank; {why_not} needs the whole "
+                                   "database (--no-stream)")
+        return False
+    if stream:
+        click.echo(f"note: reading {path} in parts of whole ranks (--stream)", err=True)
+        return True
+    need, budget = estimate(folder), memory_budget()
+    if need <= budget:
+        return False
+    click.echo(f"note: {path}: its long table would take about {need / 1e9:.1f} GB, more than "
+               f"the {budget / 1e9:.1f} GB budget; reading it in parts of whole ranks "
+               "(--no-stream to read it whole)", err=True)
+    return True
+
+
+def estimate(folder: Path) -> int:
+    """Bytes the reader would need for the database in ``folder`` (from headers only)."""
+    import numpy as np
+
+    from cctool.readers import hpctoolkit_v4 as v4
+    from cctool.readers._hpcdb import Db
+
+    prof = Db(folder / "profile.db", b"prof", v4.NAME)
+    infos, _ = v4._profiles(prof)
+    real = (infos["flags"] & 1) == 0
+    contexts = int(infos["nctxs"][real].max(initial=0))
+    values = int(infos["nvalues"][real].astype(np.int64).sum())
+    return _BYTES_PER_VALUE * values + _BYTES_PER_CELL * int(real.sum()) * contexts
+
+
+def memory_budget() -> int:
+    """``$CCTOOL_MEMORY_BUDGET`` bytes, else half the machine's memory."""
+    env = os.environ.get(BUDGET_ENV)
+    if env:
+        try:
+            return int(float(env))
+        except ValueError:
+            raise click.UsageError(f"${BUDGET_ENV} is {env!r}, not a number of bytes") from None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30

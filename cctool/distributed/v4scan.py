@@ -1,0 +1,268 @@
+"""Scan an HPCToolkit v4 ``profile.db`` in ranges of whole ranks, vectorised per range.
+
+A :class:`Scan` holds what every range needs: how context ids map to contexts, each
+context's owner (the node its cost goes to, as the ``hpctoolkit-v4`` reader folds contexts)
+and the reader's tree of kept contexts in preorder. :func:`scan` reads the profiles of one
+range straight from the memory-mapped file (``np.ndarray`` views, no copy of the file),
+derives each profile's own costs exactly as the reader does (one ``bincount`` over the range:
+inclusive values less the children's, rounding noise cleared), adds subtree sums per profile,
+sums the threads of each rank, and reduces the range to :class:`Sums`: arrays that merge
+exactly (sums add, extremes combine), so ranges may run on threads or Dask workers.
+
+Only one chunk of a few dozen profiles is dense at a time (``profiles × nodes`` values per
+metric), so memory stays bounded whatever the database's size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cctool.distributed.partials import Partials
+
+CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
+_LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
+
+
+@dataclass(frozen=True, eq=False)
+class Scan:
+    """What every range needs (picklable, a few arrays over the contexts).
+
+    Attributes:
+        folder: the database.
+        ids: context ids, sorted; ``index``: the context of each (for ids beyond a table).
+        table: context id -> context (-1 where none), when ids are small enough.
+        ctx_parent: parent context per context (-1 for roots).
+        owner: per context, the kept context its cost goes to.
+        ctx_of_node: per node (reader's kept contexts, preorder), its context.
+        parent: per node, its parent node (-1 for roots).
+        column: metric id -> metric column (-1: not an execution-scope metric).
+        ncols: metric columns.
+        profiles: non-summary profile indices in (rank, thread) order; ``rank`` of each.
+    """
+
+    folder: str
+    ids: np.ndarray
+    index: np.ndarray
+    table: np.ndarray | None
+    ctx_parent: np.ndarray
+    owner: np.ndarray
+    ctx_of_node: np.ndarray
+    parent: np.ndarray
+    column: np.ndarray
+    ncols: int
+    profiles: np.ndarray
+    rank: np.ndarray
+    rounds: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.rounds:
+            self.rounds.extend(_rounds(self.parent))
+
+    def subtree_sums(self, block: np.ndarray) -> np.ndarray:
+        """``kernels.subtree_sums(block, parent)`` bit for bit: each parent adds its
+        children in decreasing node order, a level and a child rank at a time."""
+        out = block.copy()
+        for kids, parents in self.rounds:
+            out[:, parents] += out[:, kids]
+        return out
+
+    def contexts(self, ids: np.ndarray) -> np.ndarray:
+        """The context of each id, -1 where meta.db has none."""
+        if self.table is not None:
+            inside = ids < self.table.size
+            out = np.full(ids.size, -1, dtype=np.int64)
+            out[inside] = self.table[ids[inside]]
+            return out
+        pos = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.size - 1, 0))
+        hit = self.ids[pos] == ids if self.ids.size else np.zeros(ids.size, dtype=bool)
+        return np.where(hit, self.index[pos], -1)
+
+
+@dataclass(eq=False)
+class Sums:
+    """Reductions of a range of ranks, per column (metric ``c``: exclusive ``2c``, inclusive
+    ``2c + 1``) and node.
+
+    Attributes:
+        ranks: ranks reduced.
+        total: sum over locations (profiles), added one location after the other.
+        sumsq, max, min: over ranks (threads of a rank summed).
+        nonzero: per metric and node, whether some profile has a non-zero own cost.
+        picked: per rank, the values of the picked (column, node) pairs, if any were asked.
+    """
+
+    ranks: int
+    total: np.ndarray
+    sumsq: np.ndarray
+    max: np.ndarray
+    min: np.ndarray
+    nonzero: np.ndarray
+    picked: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    sketch: Partials | None = None
+
+    def merge(self, other: Sums) -> Sums:
+        """The reductions of both ranges (this one's ranks first)."""
+        sketch = None if self.sketch is None or other.sketch is None else \
+            self.sketch.merge(other.sketch)
+        return Sums(self.ranks + other.ranks, self.total + other.total,
+                    self.sumsq + other.sumsq, np.maximum(self.max, other.max),
+                    np.minimum(self.min, other.min), self.nonzero | other.nonzero,
+                    np.concatenate([self.picked, other.picked]), sketch)
+
+
+def _rounds(parent: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(children, their parents) per round: deepest level first; in a level, round ``r``
+    holds each parent's ``r``-th child counted from its highest node id, so no parent
+    appears twice in a round."""
+    from cctool import kernels
+
+    depth = kernels.depths(parent)
+    kids = np.flatnonzero(parent >= 0)
+    up = parent[kids]
+    by_parent = np.lexsort((-kids, up))
+    first = np.concatenate([[True], up[by_parent][1:] != up[by_parent][:-1]])
+    start = np.maximum.accumulate(np.where(first, np.arange(kids.size), 0))
+    nth = np.empty(kids.size, dtype=np.int64)
+    nth[by_parent] = np.arange(kids.size) - start
+    order = np.lexsort((kids, nth, -depth[kids]))
+    level, rnd = depth[kids][order], nth[order]
+    cut = np.flatnonzero((level[1:] != level[:-1]) | (rnd[1:] != rnd[:-1])) + 1
+    return [(kids[g], up[g]) for g in np.split(order, cut) if g.size]
+
+
+def ranges(scan_: Scan, tasks: int) -> list[tuple[int, int]]:
+    """About ``tasks`` contiguous ranges of ``scan_.profiles``, cut between ranks."""
+    n = scan_.profiles.size
+    cuts = np.flatnonzero(np.diff(scan_.rank)) + 1  # where a new rank starts
+    wanted = np.linspace(0, n, max(1, min(tasks, n)) + 1)[1:-1]
+    at = np.unique(cuts[np.minimum(np.searchsorted(cuts, wanted), cuts.size - 1)]) \
+        if cuts.size else np.zeros(0, dtype=np.int64)
+    bounds = [0, *at.tolist(), n]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None = None,
+         sketch: int | None = None) -> Sums:
+    """The :class:`Sums` of the profiles ``scan_.profiles[span[0]:span[1]]`` (whole ranks).
+
+    ``pick``: a column and nodes whose per-rank values to keep (``Sums.picked``), the only
+    thing then computed; ``sketch``: a column whose per-rank values go into a quantile
+    sketch (``Sums.sketch``).
+    """
+    from cctool.distributed.partials import merge_all
+    from cctool.distributed.v4pick import needed_contexts, own_of
+    from cctool.readers import hpctoolkit_v4 as v4
+    from cctool.readers._hpcdb import Db
+
+    prof = Db(Path(scan_.folder) / "profile.db", b"prof", v4.NAME)
+    infos, _ = v4._profiles(prof)
+    n, cols = scan_.parent.size, 2 * scan_.ncols
+    out = Sums(0, np.zeros((cols, n)), np.zeros((cols, n)), np.full((cols, n), -np.inf),
+               np.full((cols, n), np.inf), np.zeros((scan_.ncols, n), dtype=bool),
+               np.zeros((0, 0 if pick is None else len(pick[1]))))
+    sketches: list[Partials] = []
+    keep = None if pick is None else needed_contexts(scan_, *pick)
+    lo, hi = span
+    per_chunk = max(1, CHUNK_VALUES // max(n, 1))
+    while lo < hi:
+        end = min(hi, lo + per_chunk)
+        while end < hi and scan_.rank[end] == scan_.rank[end - 1]:
+            end += 1  # whole ranks only
+        profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
+        lo = end
+        if pick is not None and keep is not None:
+            own = own_of(scan_, prof, infos, profiles, pick[0] // 2, keep)
+            _pick_chunk(scan_, out, own, rank, pick)
+            continue
+        blocks = _reduce_chunk(scan_, out, _own(scan_, prof, infos, profiles), rank)
+        if sketch is not None:
+            sketches.append(Partials.of(blocks[sketch]))
+    out.sketch = merge_all(sketches) if sketches else None
+    return out
+
+
+def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
+    """(profiles, contexts, metrics) own costs, as ``hpctoolkit_v4._own_costs`` derives
+    them."""
+    from cctool.readers.hpctoolkit_v4 import profile_section
+
+    ids, per_entry, entries, metric_ids, value = [], [], [], [], []
+    for i in profiles.tolist():
+        vals, idx, count = profile_section(prof, infos, i)
+        ids.append(idx["ctx"])
+        per_entry.append(count)
+        entries.append(count.size)
+        metric_ids.append(vals["metric"])
+        value.append(vals["value"])
+    nctx, ncols, k = scan_.owner.size, scan_.ncols, profiles.size
+    if not ids:
+        return np.zeros((k, nctx, ncols))
+    # Where each context index entry's terms go (cell of its owner, of its parent's owner),
+    # worked out per entry, then spread over the entry's values.
+    raw = scan_.contexts(np.concatenate(ids).astype(np.int64))
+    safe = np.maximum(raw, 0)
+    offset = np.repeat(np.arange(k, dtype=np.int64) * nctx * ncols, entries)
+    first = np.where(raw >= 0, offset + scan_.owner[safe] * ncols, -1)
+    up = np.where(raw >= 0, scan_.ctx_parent[safe], -1)
+    second = np.where(up >= 0, offset + scan_.owner[np.maximum(up, 0)] * ncols, -1)
+    count = np.concatenate(per_entry)
+    col = scan_.column[np.concatenate(metric_ids)]
+    a = np.repeat(first, count)
+    sel = (col >= 0) & (a >= 0)
+    a, b, col = a[sel], np.repeat(second, count)[sel], col[sel]
+    val = np.concatenate(value)[sel]
+    has = b >= 0
+    # A profile's terms in the reader's order: its values, then its parents' subtractions.
+    cell = np.concatenate([a + col, b[has] + col[has]])
+    terms = np.concatenate([val, -val[has]])
+    size = k * nctx * ncols
+    own = np.bincount(cell, weights=terms, minlength=size)
+    scale = np.bincount(cell, weights=np.abs(terms), minlength=size)
+    own[np.abs(own) <= 1e-9 * scale] = 0.0
+    return own.reshape(k, nctx, ncols)
+
+
+def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
+                pick: tuple[int, np.ndarray]) -> None:
+    """Keep the per-rank values of the picked column and nodes of one chunk."""
+    starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
+    exc = own[:, scan_.ctx_of_node, 0]
+    block = scan_.subtree_sums(exc) if pick[0] % 2 else exc
+    out.picked = np.concatenate([out.picked, _rank_sums(block, starts)[:, pick[1]]])
+    out.ranks += starts.size
+
+
+def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
+                  rank: np.ndarray) -> dict[int, np.ndarray]:
+    """Add one chunk of whole ranks to ``out``; returns the per-rank values per column."""
+    starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
+    per_col: dict[int, np.ndarray] = {}
+    for c in range(scan_.ncols):
+        exc = own[:, scan_.ctx_of_node, c]
+        out.nonzero[c] |= (exc != 0).any(axis=0)
+        for j, block in ((2 * c, exc), (2 * c + 1, scan_.subtree_sums(exc))):
+            total = out.total[j]
+            for row in block:  # location after location, as a sum over the long table adds
+                np.add(total, row, out=total)
+            per_rank = _rank_sums(block, starts)
+            out.sumsq[j] += np.square(per_rank).sum(axis=0)
+            np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
+            np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
+            per_col[j] = per_rank
+    out.ranks += starts.size
+    return per_col
+
+
+def _rank_sums(block: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Rows of each rank added in order (``np.add.reduceat`` along rows, without its slow
+    strided loop)."""
+    size = np.diff(np.append(starts, block.shape[0]))
+    out: np.ndarray = block[starts]
+    for extra in range(1, int(size.max(initial=1))):
+        more = size > extra
+        out[more] += block[starts[more] + extra]
+    return out

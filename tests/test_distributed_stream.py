@@ -1,0 +1,124 @@
+"""``tree --agg`` and ``imbalance`` of a v4 database read in parts of whole ranks: the output
+of the fully read database, on generated databases (ranks of two threads each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import cctool
+from cctool.cli import cli
+from cctool.distributed.hpcdb import combine, finish, open_v4, reduce_db
+from cctool.synth import generate
+
+HERE = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def v4db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("v4") / "db", nodes=400, ranks=6, threads=2,
+                    metrics=2, seed=11, fmt="v4").path
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
+
+
+@pytest.mark.parametrize("agg", ["sum", "mean", "max", "min"])
+def test_tree_in_parts_is_the_tree_of_the_whole_database(v4db: Path, agg: str) -> None:
+    args = ["tree", str(v4db), "--agg", agg, "-m", "time", "-m", "PAPI_TOT_CYC", "--to", "json"]
+    whole, parts = run(*args), run(*args, "--stream")
+    assert whole.exit_code == parts.exit_code == 0, parts.output
+    assert json.loads(parts.stdout) == json.loads(whole.stdout)  # bit for bit
+    assert "in parts of whole ranks" in parts.stderr and not whole.stderr
+
+
+@pytest.mark.parametrize("top", ["4", "0"])
+def test_imbalance_in_parts_is_the_imbalance_of_the_whole_database(v4db: Path, top: str) -> None:
+    for metric in ("time (inc)", "PAPI_TOT_CYC"):
+        args = ["imbalance", str(v4db), "-m", metric, "--top", top, "--threshold", "0",
+                "--to", "json"]
+        whole, parts = run(*args), run(*args, "--stream")
+        assert whole.exit_code == parts.exit_code == 0, parts.output
+        assert json.loads(parts.stdout) == json.loads(whole.stdout)
+
+
+def test_ranges_split_anywhere_give_the_same_statistics(v4db: Path) -> None:
+    """Sums of parts add in another order (equal to rounding); extremes are exact."""
+    gf = cctool.read(v4db)
+    db = open_v4(v4db)
+    for tasks in (1, 2, 6):
+        sums = reduce_db(db, tasks=tasks)
+        assert sums.ranks == 6
+        for agg in ("sum", "mean", "max", "min", "std", "cv"):
+            frame, _ = finish(db, sums, combine(sums, agg), agg)
+            assert frame.nodes["hpctoolkit_id"].to_list() == gf.nodes["hpctoolkit_id"].to_list()
+            for col in gf.metric_columns:
+                ref = gf.node_values([col], agg)[col].to_numpy()
+                got = frame.node_values([col], "sum")[col].to_numpy()
+                if agg in ("max", "min") or (tasks == 1 and agg in ("sum", "mean")):
+                    assert got.tobytes() == ref.tobytes(), (tasks, agg, col)
+                else:
+                    assert np.allclose(got, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())
+            frame.validate()
+
+
+@pytest.mark.parametrize("name", ["loops-perf.nostruct.d", "small.nostruct.d"])
+def test_tree_in_parts_of_hpctoolkits_own_databases(name: str) -> None:
+    """Databases hpcprof wrote (no structure information: names from code offsets)."""
+    db = str(HERE / "hpctoolkit-v4" / name)
+    for agg in ("max", "mean"):
+        args = ["tree", db, "--agg", agg, "--to", "json"]
+        assert json.loads(run(*args, "--stream").stdout) == json.loads(run(*args).stdout)
+
+
+def test_streams_by_itself_past_the_memory_budget(v4db: Path) -> None:
+    args = ["tree", str(v4db), "--agg", "max", "--to", "json"]
+    small = run(*args, env={"CCTOOL_MEMORY_BUDGET": "1000"})
+    assert small.exit_code == 0
+    assert "more than the 0.0 GB budget; reading it in parts" in small.stderr
+    assert json.loads(small.stdout) == json.loads(run(*args).stdout)
+    assert "in parts" not in run(*args, env={"CCTOOL_MEMORY_BUDGET": "1e12"}).stderr
+
+
+def test_what_cannot_stream_says_so(v4db: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["tree", str(v4db), "--stream", "--rank", "1"])
+    assert res.exit_code == 2 and "--rank/--thread needs the whole database" in res.stderr
+    res = CliRunner().invoke(cli, ["imbalance", str(v4db), "--stream", "--by", "thread"])
+    assert res.exit_code == 2 and "--by thread needs the whole database" in res.stderr
+    threads = HERE / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d"  # 1 rank, 4 threads
+    res = CliRunner().invoke(cli, ["imbalance", str(threads), "--stream"])
+    assert res.exit_code == 2 and "one rank, so imbalance would compare its threads" in res.stderr
+    by_rank = ["imbalance", str(threads), "--by", "rank", "--to", "json"]
+    assert json.loads(run(*by_rank, "--stream").stdout) == json.loads(run(*by_rank).stdout)
+    xml = generate(tmp_path / "xml", nodes=50, ranks=2).path
+    res = CliRunner().invoke(cli, ["tree", str(xml), "--stream"])
+    assert res.exit_code == 2 and "--stream reads HPCToolkit v4 databases" in res.stderr
+
+
+def test_identical_on_local_dask_workers(v4db: Path) -> None:
+    pytest.importorskip("dask.distributed", reason="needs pip install 'dask[distributed]'")
+    from cctool.distributed import Executor
+
+    db = open_v4(v4db)
+    here = reduce_db(db, tasks=3)
+    there = reduce_db(db, Executor(jobs=2), tasks=3)
+    for name in ("total", "sumsq", "max", "min", "nonzero"):
+        assert getattr(here, name).tobytes() == getattr(there, name).tobytes()
+
+
+def test_a_pruned_context_never_overwrites_the_last_node() -> None:
+    """The reader places costs by node id; a pruned context (id -1, no cost) listed after
+    the last node's cost must not zero it (as ``exc[loc, -1] = 0`` would)."""
+    from cctool.readers.hpctoolkit_v4 import _long_table
+
+    out = _long_table(np.array([-1, 0]), np.array([0, 0]), np.array([1, -1]),
+                      np.array([[5.0], [0.0]]), ["time"], np.array([0]), np.array([0]))
+    assert dict(zip(out["node"].tolist(), out["time"].tolist(), strict=True)) == {
+        0: 0.0, 1: 5.0}
+    assert dict(zip(out["node"].tolist(), out["time (inc)"].tolist(), strict=True)) == {
+        0: 5.0, 1: 5.0}

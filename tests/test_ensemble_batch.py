@@ -1,0 +1,111 @@
+"""Caliper runs read together (cctool.readers.caliper_batch) give the summaries and statistics
+of reading them one by one, bit for bit, on files written by Caliper itself."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cctool.cli._ensemble import run_paths
+from cctool.errors import ReaderError
+from cctool.ops.runs import RunSummary, SummaryRequest, summarize_paths
+from cctool.ops.stats import StatsOptions, ensemble_stats
+from cctool.readers.caliper_batch import read_groups
+
+HERE = Path(__file__).resolve().parent / "data"
+ENSEMBLE = HERE / "caliper-ensemble"
+
+
+def one_by_one(files: list[str], metrics: tuple[str | None, ...], agg: str) -> list[RunSummary]:
+    request = SummaryRequest(None, metrics, agg)
+    return [request(f) for f in files]
+
+
+def assert_same(fast: list[RunSummary], slow: list[RunSummary]) -> None:
+    assert len(fast) == len(slow)
+    for a, b in zip(fast, slow, strict=True):
+        assert (a.path, a.facts, a.metadata) == (b.path, b.facts, b.metadata)
+        assert (a.columns, a.units, a.inclusive) == (b.columns, b.units, b.inclusive)
+        assert list(a.names) == list(b.names)
+        assert np.array_equal(a.parent, b.parent) and np.array_equal(a.depth, b.depth)
+        assert a.frame_columns.equals(b.frame_columns)
+        assert a.values.keys() == b.values.keys()
+        for k in a.values:
+            assert a.values[k].tobytes() == b.values[k].tobytes(), (a.path, k)
+
+
+@pytest.mark.parametrize("metrics, agg", [((None,), "mean"), ((None, "Max time/rank (inc)"), "max"),
+                                          ((), "mean")])
+def test_ensemble_folder_is_one_group_and_matches(metrics: tuple[str | None, ...],
+                                                  agg: str) -> None:
+    files = run_paths([str(ENSEMBLE)], None)
+    groups, alone = read_groups(files)
+    assert [len(g.paths) for g in groups] == [10] and alone == []  # base and slow: one program
+    fast = summarize_paths(files, None, metrics, agg)
+    assert_same(fast, one_by_one(files, metrics, agg))
+    if metrics:
+        opts = StatsOptions(percentiles=(10.0, 90.0))
+        assert ensemble_stats(fast, opts).table.equals(ensemble_stats(one_by_one(
+            files, metrics, agg), opts).table)
+
+
+@pytest.mark.parametrize("name", ["rajaperf", "mpi_scaling_cali", "spotdb",
+                                  "caliper-timeseries-cali"])
+def test_shared_caliper_ensembles_match(data, name: str) -> None:
+    files = run_paths([str(data(name))], None)
+    fast = summarize_paths(files, None, (None,), "mean")
+    assert_same(fast, one_by_one(files, (None,), "mean"))
+
+
+def test_main_root_time_is_calipers_own(tmp_path: Path) -> None:
+    """Per run, the root's inclusive time is cali-query's (README of caliper-ensemble)."""
+    files = run_paths([str(ENSEMBLE)], None)
+    fast = summarize_paths(files, None, ("Total time (inc)",), "mean")
+    roots = [s.values["Total time (inc)"][0] for s in fast]
+    expected = [3.164930, 2.227690, 1.617860, 1.704910, 2.108660,
+                1.843680, 1.966110, 1.719850, 1.448410, 1.086750]
+    assert [s.names[0] for s in fast] == ["main"] * 10
+    assert roots == pytest.approx(expected, abs=5e-7)
+
+
+def _copy(tmp_path: Path) -> list[Path]:
+    dst = tmp_path / "runs"
+    shutil.copytree(ENSEMBLE, dst)
+    return sorted(dst.rglob("*.cali"))
+
+
+def test_a_run_that_does_not_fit_is_read_alone(tmp_path: Path) -> None:
+    files = _copy(tmp_path)
+    # Another `Node order` for one snapshot: a field that decides the tree, not a value.
+    text = files[3].read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("__rec=ctx"))
+    fields = line.split(",data=")[1].split("=")
+    fields[6] = "99"  # min#min#aggregate.slot
+    files[3].write_text(text.replace(line, line.split(",data=")[0] + ",data=" + "=".join(fields)))
+    paths = [str(f) for f in files]
+    groups, alone = read_groups(paths)
+    assert alone == [3] and sum(len(g.paths) for g in groups) == 9
+    assert_same(summarize_paths(paths, None, (None,), "mean"),
+                one_by_one(paths, (None,), "mean"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "nan"])
+def test_a_broken_run_gives_the_readers_error(tmp_path: Path, damage: str) -> None:
+    files = _copy(tmp_path)
+    text = files[4].read_text()
+    if damage == "truncate":
+        files[4].write_text(text[: len(text) // 2])
+    else:
+        line = next(ln for ln in text.splitlines() if ln.startswith("__rec=ctx"))
+        head, data = line.split(",data=")
+        files[4].write_text(text.replace(line, head + ",data=nan" + data[data.index("="):]))
+    paths = [str(f) for f in files]
+    with pytest.raises(ReaderError) as fast:
+        summarize_paths(paths, None, (None,), "mean")
+    with pytest.raises(ReaderError) as slow:
+        one_by_one(paths, (None,), "mean")
+    assert str(fast.value) == str(slow.value)
+    assert files[4].name in str(fast.value)
