@@ -244,6 +244,15 @@ def test_refusals_are_one_line_errors(args: list[str], message: str) -> None:
     assert "Traceback" not in res.output
 
 
+def test_a_streamed_max_is_refused_before_it_becomes_one_location() -> None:
+    # Read in parts, the --agg values land on one location, which the export would then take
+    # for additive values; the refusal must come from the --agg the user asked for.
+    db = DATA / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d"
+    res = CliRunner().invoke(cli, ["tree", str(db), "--stream", "--agg", "max",
+                                   "--to", "folded"])
+    assert res.exit_code == 2 and "cannot export values combined over ranks by max" in res.stderr
+
+
 def test_frame_names_cannot_break_the_line_format() -> None:
     from cctool.options import TreeOptions
     from cctool.render.exports.folded import to_folded
