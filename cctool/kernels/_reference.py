@@ -90,7 +90,8 @@ def subtract_strided(
     step = max(1, (1 << 20) // gather.size)  # blocks per call: gathered copies of about 8 MB
     for lo in range(0, blocks, step):
         part = view[lo : lo + step]
-        part[:, targets] = np.subtract.reduceat(part[:, gather], heads, axis=1)
+        # take along an axis is about twice as fast as the equivalent fancy index
+        part[:, targets] = np.subtract.reduceat(np.take(part, gather, axis=1), heads, axis=1)
 
 
 def metric_db_rows(

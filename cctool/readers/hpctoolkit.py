@@ -280,7 +280,7 @@ def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
 
 
 _BATCH_BYTES = 4 << 20  # file data per batch for the compiled kernel: it stays in cache
-_NUMPY_BATCH_BYTES = 64 << 20  # NumPy's many passes pay per call: bigger batches
+_NUMPY_BATCH_BYTES = 8 << 20  # NumPy's passes: in cache, and a small buffer to fault in
 
 
 def _read_metric_dbs(
