@@ -82,12 +82,16 @@ def scan(data: bytes, tables: dict[str, dict[str, str]]) -> tuple[dict[str, Any]
 def _tags(sec: np.ndarray) -> dict[str, np.ndarray]:
     """Position, name code, and kind (close, empty) of every tag; checks what lies between."""
     lt, gt = np.flatnonzero(sec == ord("<")), np.flatnonzero(sec == ord(">"))
+    if lt.size == 0:
+        raise Unsupported("no tags")
     if lt.size != gt.size or not (lt < gt).all() or not (gt[:-1] < lt[1:]).all():
         raise Unsupported("'<' and '>' do not alternate")
-    edges = np.zeros(sec.size + 1, dtype=np.int32)
-    edges[lt] += 1
-    edges[gt + 1] -= 1
-    if not _WS[sec[np.cumsum(edges[:-1]) == 0]].all():
+    # Bytes other than whitespace in each stretch before a tag (reduceat sums [start, end)
+    # where start < end), and after the last tag.
+    text = ~_WS[sec]
+    starts, ends = np.r_[0, gt[:-1] + 1], lt
+    sums = np.add.reduceat(text, np.c_[starts, ends].ravel(), dtype=np.int64)[0::2]
+    if sums[ends > starts].any() or text[gt[-1] + 1 :].any():
         raise Unsupported("text between tags")
     last = sec.size - 1
     close = sec[np.minimum(lt + 1, last)] == ord("/")
@@ -111,8 +115,8 @@ def _attributes(sec: np.ndarray, tags: dict[str, np.ndarray]) -> dict[str, np.nd
     """Every ``name="value"``: its tag, name code and value span; checks that attributes fill
     each start tag exactly (one space before each, nothing else) and none repeats."""
     quotes = np.flatnonzero(sec == ord('"'))
-    eq = np.flatnonzero((sec[:-1] == ord("=")) & (sec[1:] == ord('"')))
-    if quotes.size != 2 * eq.size or not (quotes[0::2] == eq + 1).all():
+    eq = quotes[0::2] - 1  # every value opens with '="' and runs to the next quote
+    if quotes.size % 2 or (eq.size and (eq[0] < 0 or (sec[eq] != ord("=")).any())):
         raise Unsupported("attribute quoting")
     vstart, vend = quotes[0::2] + 1, quotes[1::2]
     code = np.full(eq.size, -1, dtype=np.int64)
