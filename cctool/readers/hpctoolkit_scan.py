@@ -89,9 +89,9 @@ def _tags(sec: np.ndarray) -> dict[str, np.ndarray]:
     # Bytes other than whitespace in each stretch before a tag (reduceat sums [start, end)
     # where start < end), and after the last tag.
     text = ~_WS[sec]
-    starts, ends = np.r_[0, gt[:-1] + 1], lt
-    sums = np.add.reduceat(text, np.c_[starts, ends].ravel(), dtype=np.int64)[0::2]
-    if sums[ends > starts].any() or text[gt[-1] + 1 :].any():
+    after = np.r_[0, gt[:-1] + 1]
+    sums = np.add.reduceat(text, np.c_[after, lt].ravel(), dtype=np.int64)[0::2]
+    if sums[lt > after].any() or text[gt[-1] + 1 :].any():
         raise Unsupported("text between tags")
     last = sec.size - 1
     close = sec[np.minimum(lt + 1, last)] == ord("/")
