@@ -80,12 +80,18 @@ def _compiled() -> ModuleType:
 
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Node ids in depth-first preorder; nodes on parent cycles are left out."""
-    return _pick(len(parent)).preorder(_as_i64(parent))
+    par = _as_i64(parent)
+    if _reference.in_preorder(par):  # readers that walk a tree number it so already
+        return np.arange(par.shape[0], dtype=np.int64)
+    return _pick(len(parent)).preorder(par)
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
     """Depth per node of a preorder-numbered tree (parent[i] < i, -1 for roots)."""
-    return _pick(len(parent)).depths(_as_i64(parent))
+    par = _as_i64(parent)
+    if _impl is None and (par < np.arange(par.shape[0])).all():
+        return _reference.depths_by_doubling(par)  # no Numba to load, no loop per node
+    return _pick(len(parent)).depths(par)
 
 
 def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:

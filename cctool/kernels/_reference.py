@@ -45,6 +45,38 @@ def depths(parent: np.ndarray) -> np.ndarray:
     return depth
 
 
+def depths_by_doubling(parent: np.ndarray) -> np.ndarray:
+    """``depths`` in whole-array steps (pointer doubling: log2 of the depth rounds), for
+    parents numbered before their children (parent[i] < i)."""
+    depth = (parent >= 0).astype(np.int64)  # distance to ``anc`` (to the root once it is -1)
+    anc = np.array(parent, dtype=np.int64)
+    live = np.flatnonzero(anc >= 0)
+    while live.size:
+        up = anc[live]
+        depth[live] += depth[up]
+        anc[live] = anc[up]
+        live = live[anc[live] >= 0]
+    return depth.astype(np.int32)
+
+
+def in_preorder(parent: np.ndarray) -> bool:
+    """Whether ids 0..n-1 already are the order ``preorder`` returns: every parent numbered
+    before its child and every node's parent the latest node before it one level up, which
+    is what a depth-first walk visiting siblings by increasing id numbers."""
+    n = parent.shape[0]
+    ids = np.arange(n, dtype=np.int64)
+    if n == 0:
+        return True
+    if (parent >= ids).any() or (parent < -1).any():
+        return False
+    depth = depths_by_doubling(parent).astype(np.int64)
+    key = depth * n + ids  # unique, ordered by level then id
+    order = np.argsort(key)
+    at = np.searchsorted(key[order], (depth - 1) * n + ids) - 1
+    latest = np.where(depth > 0, order[np.maximum(at, 0)], -1)
+    return bool(np.array_equal(latest, parent))
+
+
 def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """Inclusive values from exclusive ones: each node plus all its descendants.
 
