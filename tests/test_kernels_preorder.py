@@ -23,7 +23,8 @@ def _renumbered(parent: np.ndarray) -> np.ndarray:
 def _forests() -> list[np.ndarray]:
     rng = np.random.default_rng(7)
     out = [np.zeros(0, dtype=np.int64), np.array([-1]), np.array([-1, 0, 1, 2, 3]),
-           np.array([-1, -1, 0, 1]), np.arange(-1, 999)]  # a chain 1,000 deep
+           np.array([-1, -1, 0, 1]), np.arange(-1, 999),  # a chain 1,000 deep
+           np.array([-1, 0, -1, 1]), np.array([-1, 0, 0, 1])]  # 2 between 1 and its child
     for n in (2, 5, 40, 1000):
         for roots in (1, 3):
             tree = random_tree(rng, max(n, roots), roots)
@@ -51,3 +52,14 @@ def test_cycles_are_never_taken_for_preorder() -> None:
     parent = np.array([-1, 0, 3, 2])  # 2 and 3 on a cycle
     assert not _reference.in_preorder(parent)
     assert kernels.preorder(parent).tolist() == [0, 1]
+
+
+def test_many_small_forests() -> None:
+    """Every numbering of thousands of small random forests, parents first or not."""
+    rng = np.random.default_rng(11)
+    for _ in range(3000):
+        n = int(rng.integers(1, 9))
+        tree = random_tree(rng, n, int(rng.integers(1, n + 1)))
+        for parent in (tree, _renumbered(tree), shuffled(tree, rng)):
+            want = _reference.preorder(parent)
+            np.testing.assert_array_equal(kernels.preorder(parent), want)

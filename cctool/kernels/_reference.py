@@ -61,8 +61,10 @@ def depths_by_doubling(parent: np.ndarray) -> np.ndarray:
 
 def in_preorder(parent: np.ndarray) -> bool:
     """Whether ids 0..n-1 already are the order ``preorder`` returns: every parent numbered
-    before its child and every node's parent the latest node before it one level up, which
-    is what a depth-first walk visiting siblings by increasing id numbers."""
+    before its child, no node more than one level below the node before it, and every
+    node's parent the latest node before it one level up. A depth sequence that steps down
+    at most one level at a time has one tree whose preorder it is (parents as above), and
+    a depth-first walk visiting siblings by increasing id numbers that tree in that order."""
     n = parent.shape[0]
     ids = np.arange(n, dtype=np.int64)
     if n == 0:
@@ -70,6 +72,8 @@ def in_preorder(parent: np.ndarray) -> bool:
     if (parent >= ids).any() or (parent < -1).any():
         return False
     depth = depths_by_doubling(parent).astype(np.int64)
+    if (np.diff(depth) > 1).any():
+        return False
     key = depth * n + ids  # unique, ordered by level then id
     order = np.argsort(key)
     at = np.searchsorted(key[order], (depth - 1) * n + ids) - 1
