@@ -15,7 +15,8 @@ The rules (see :mod:`cctool.metrics`):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,8 +88,13 @@ def _sum(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
     block = gf._block_column(col, loc_keep)
     if block is not None:
         total = np.zeros(n, dtype=np.float64)
-        for row in block:  # row after row from 0.0: bincount's order of additions
-            np.add(total, row, out=total)
+        release = _releaser()
+        step = max(1, (8 << 20) // max(n * block.itemsize, 1))  # about 8 MB of rows at a time
+        for lo in range(0, block.shape[0], step):
+            rows = block[lo : lo + step]
+            for row in rows:  # row after row from 0.0: bincount's order of additions
+                np.add(total, row, out=total)
+            release(rows)
         return total
     node = gf.metrics["node"].to_numpy()
     w = gf.metrics[col].to_numpy()
@@ -96,6 +102,17 @@ def _sum(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
         keep = loc_keep[gf.location_index]
         node, w = node[keep], w[keep]
     return np.bincount(node, weights=w, minlength=n)
+
+
+def _releaser() -> Callable[[np.ndarray], None]:
+    """``cctool.saved.release`` when a saved file may be mapped (the module is loaded), so a
+    sum over a mapped column holds a few megabytes of it at a time, not all of it."""
+    saved = sys.modules.get("cctool.saved")
+    return saved.release if saved is not None else _keep
+
+
+def _keep(values: np.ndarray) -> None:
+    """Nothing to release: the values are not in a mapped file."""
 
 
 def _dense(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:

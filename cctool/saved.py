@@ -33,6 +33,7 @@ import os
 import stat
 import struct
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -156,9 +157,36 @@ def load(path: str | os.PathLike[str]) -> GraphFrame:
         if st.st_size == 0:
             raise SavedFormatError(p, "empty file (expected a cctool saved file)")
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        _remember(data)
         # Spot checks read through the descriptor: a touch of the mapping maps a whole
         # folio (up to megabytes) into the process, as much as reading the column.
         return _loads(data, str(p), lambda off, size: os.pread(fh.fileno(), size, off))
+
+
+_MAPPED: list[tuple[int, int, weakref.ref[mmap.mmap]]] = []  # (address, size, map) loaded
+
+
+def _remember(data: mmap.mmap) -> None:
+    _MAPPED[:] = [m for m in _MAPPED if m[2]() is not None]
+    address = np.frombuffer(data, dtype=np.uint8).__array_interface__["data"][0]
+    _MAPPED.append((address, len(data), weakref.ref(data)))
+
+
+def release(values: np.ndarray) -> None:
+    """Take the pages of ``values`` (contiguous) out of this process's resident set when they
+    lie in a loaded file's mapping: the page cache keeps them and a later touch maps them
+    again. A pass that reads a column once then holds only the part it is reading."""
+    start = values.__array_interface__["data"][0]
+    end = start + values.nbytes
+    for address, size, ref in _MAPPED:
+        data = ref()
+        if data is None or data.closed or not address <= start < end <= address + size:
+            continue
+        page = mmap.PAGESIZE
+        lo, hi = -(-(start - address) // page) * page, (end - address) // page * page
+        if hi > lo and hasattr(mmap, "MADV_DONTNEED"):  # whole pages inside values only
+            data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        return
 
 
 def load_stream(stream: IO[bytes] | None = None) -> GraphFrame:

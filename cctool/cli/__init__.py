@@ -9,6 +9,8 @@ input (unreadable profile, unknown metric, malformed query, ...); 130 interrupte
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import os
 import sys
@@ -129,6 +131,10 @@ _SHOWN: set[str] = set()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    # Python's last garbage collection at exit walks every object Polars and NumPy made at
+    # import (0.05 to 0.15 s): freeze them first and leave their memory to the OS.
+    atexit.unregister(gc.freeze)  # once, however often main runs in one process
+    atexit.register(gc.freeze)
     try:
         # standalone_mode=False: Click would turn Ctrl-C into "Aborted!" and exit 1.
         rv = cli.main(args=argv, prog_name="cctool", standalone_mode=False)

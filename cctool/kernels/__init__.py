@@ -39,11 +39,11 @@ SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster e
 # in 0.2 s, the compiled kernel in 0.03 s after a ~0.9 s cold Numba load; the kernel pays
 # off in a fresh process only from about this much work (or once Numba is loaded anyway).
 SUBTRACT_COMPILED_WORK = 150_000_000
-# Metric-db decoding: the NumPy twin costs 7 to 30 ns per value (several passes, more for
-# exclusive metrics), the compiled kernel about 1 ns on top of the ~1 s Numba load, which the
-# reader overlaps with its XML parse: from about this many values (files x rows x metrics)
-# the compiled kernel is as fast or faster.
-METRIC_DB_COMPILED_WORK = 60_000_000
+# Metric-db decoding: the NumPy twin costs about 3.4 ns per value (one exclusive and one
+# inclusive metric: 0.16 s for 47.5M), the compiled kernel about 1.2 ns after a 0.35 s Numba
+# load that the 0.06 s XML scan no longer hides: from about this many values (files x rows x
+# metrics) the compiled kernel is as fast or faster.
+METRIC_DB_COMPILED_WORK = 150_000_000
 # Group sums: a bincount over (location, group) keys costs about 7 ns per value, the compiled
 # scatter about 1 ns after the ~0.9 s Numba load.
 GROUP_SUMS_COMPILED_WORK = 150_000_000
@@ -80,12 +80,18 @@ def _compiled() -> ModuleType:
 
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Node ids in depth-first preorder; nodes on parent cycles are left out."""
-    return _pick(len(parent)).preorder(_as_i64(parent))
+    par = _as_i64(parent)
+    if _reference.in_preorder(par):  # readers that walk a tree number it so already
+        return np.arange(par.shape[0], dtype=np.int64)
+    return _pick(len(parent)).preorder(par)
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
     """Depth per node of a preorder-numbered tree (parent[i] < i, -1 for roots)."""
-    return _pick(len(parent)).depths(_as_i64(parent))
+    par = _as_i64(parent)
+    if _impl is None and (par < np.arange(par.shape[0])).all():
+        return _reference.depths_by_doubling(par)  # no Numba to load, no loop per node
+    return _pick(len(parent)).depths(par)
 
 
 def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:

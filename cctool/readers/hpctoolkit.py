@@ -16,10 +16,10 @@ does. Hatchet subtracts only from the immediate parent, so a function whose stat
 a loop keeps a second copy of their cost (900,052 usec of the allgather sample); cctool
 subtracts along the whole chain, so exclusive values add up to the roots' inclusive values.
 
-The XML is parsed first: it says which metric-db rows are nodes. Then batches of metric-db
-files are decoded by one kernel (``cctool.kernels.metric_db_rows``: byte swap, statement
-costs off their scopes, node rows gathered) straight into the final metric columns, on one
-thread per core when the kernel is the compiled one, so a database costs about the memory of
+The XML is parsed first (its call path section by :mod:`.hpctoolkit_scan`): it says which
+metric-db rows are nodes. Then batches of metric-db files are decoded by one kernel
+(``cctool.kernels.metric_db_rows``: byte swap, statement costs off their scopes, node rows
+gathered) straight into the final metric columns, so a database costs about the memory of
 those columns and nothing more.
 """
 
@@ -70,14 +70,14 @@ def read(path: Path) -> GraphFrame:
         return _hpcxml_values.read(xml)
     # Numba's load (about a second, when the compiled kernel is worth it) overlaps the parse.
     threading.Thread(target=_warm_kernel, args=(folder,), daemon=True).start()
-    root = _parse_xml(xml)
-    tables = _tables(root, xml)
+    from cctool.readers import hpctoolkit_scan
+
+    root, _, scan = hpctoolkit_scan.parse(xml)
     metric_names, metric_kinds, units = _metric_columns(root, xml)
-    scan = _scan_tree(root, tables, xml)
     header = root.find("Header")
     program = header.get("n") if header is not None else None
     summary = _hpcdb_gaps.summary_totals(root)
-    del root, header  # the element tree is as large as a metric column: free it before those
+    del root, header
     files = _metric_files(folder)
     num_db_nodes, nmetrics = _db_header(files[0][2])
     if nmetrics != len(metric_names):
@@ -141,7 +141,8 @@ def read(path: Path) -> GraphFrame:
     )
 
 
-def _parse_xml(xml: Path) -> Any:
+def _parse_xml(xml: Path, data: bytes | None = None) -> Any:
+    """The root element of ``xml`` (or of ``data``, its bytes or part of them)."""
     from lxml import etree
 
     # No network, no entity expansion beyond XML's own: an experiment.xml is untrusted input.
@@ -150,8 +151,9 @@ def _parse_xml(xml: Path) -> Any:
         remove_comments=True,
     )
     try:
-        root = etree.parse(str(xml), parser).getroot()
-    except etree.XMLSyntaxError as exc:
+        root = (etree.parse(str(xml), parser).getroot() if data is None
+                else etree.fromstring(data, parser))
+    except (etree.XMLSyntaxError, OSError) as exc:  # OSError: bytes invalid in the encoding
         raise ReaderError(xml, f"not well-formed XML ({exc})", fmt=NAME) from exc
     if root.tag != "HPCToolkitExperiment":
         raise ReaderError(xml, f"root element is <{root.tag}>, not <HPCToolkitExperiment>", NAME)
@@ -278,7 +280,7 @@ def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
 
 
 _BATCH_BYTES = 4 << 20  # file data per batch for the compiled kernel: it stays in cache
-_NUMPY_BATCH_BYTES = 64 << 20  # NumPy's many passes pay per call: bigger batches
+_NUMPY_BATCH_BYTES = 8 << 20  # NumPy's passes: in cache, and a small buffer to fault in
 
 
 def _read_metric_dbs(
@@ -376,11 +378,8 @@ def _repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
 
 
 def _first(root: Any, tag: str) -> Any:
-    """The first element called ``tag`` in document order, like ``find(".//tag")``.
-
-    A plain walk stops at the match; ``find(".//tag")`` and lxml's tag-filtered iterators
-    take as long as a walk over the whole call path section, even for the header tables.
-    """
+    """The first element called ``tag`` in document order, like ``find(".//tag")``: a plain
+    walk stops at the match, lxml's tag-filtered iterators walk the whole call path section."""
     for elem in root.iter():
         if elem.tag == tag:
             return elem

@@ -1,0 +1,125 @@
+"""The vectorised scan of experiment.xml's call path section gives exactly what lxml and the
+element walk give, on real databases and on damaged copies of one (where it must either agree
+or hand over to lxml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from polars.testing import assert_frame_equal
+
+from cctool.errors import ReaderError
+from cctool.readers import hpctoolkit, hpctoolkit_scan, read_declared
+from tests.conftest import SHARED_DATA
+from tests.reader_checks import variants
+
+HERE = Path(__file__).parent / "data" / "hpctoolkit"
+DATABASES = [SHARED_DATA / "hpctoolkit-cpi-database", SHARED_DATA / "hpctoolkit-allgather-database",
+             HERE / "acc_f3-xml-values", HERE / "inline-mdb"]
+
+
+def _walk(xml: Path) -> dict[str, Any]:
+    root = hpctoolkit._parse_xml(xml)
+    return hpctoolkit._scan_tree(root, hpctoolkit._tables(root, xml), xml)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if key in ("name", "type", "file", "module"):
+            assert list(a[key]) == list(b[key]), key
+        else:
+            assert np.array_equal(np.asarray(a[key]), np.asarray(b[key])), key
+
+
+@pytest.mark.parametrize("db", DATABASES, ids=lambda p: p.name)
+def test_scan_equals_walk(db: Path) -> None:
+    if not db.exists():
+        pytest.skip(f"{db} is absent")
+    xml = db / "experiment.xml"
+    root, tables, _ = hpctoolkit_scan.parse(xml)
+    nodes, summary = hpctoolkit_scan.scan(xml.read_bytes(), tables)  # no fallback here
+    _same(nodes, _walk(xml))
+    assert summary.count(b"<M ") == len(hpctoolkit._first(root, "SecCallPathProfileData"))
+
+
+@pytest.mark.parametrize("db", DATABASES[:2], ids=lambda p: p.name)
+def test_read_identical_frames(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both paths through the whole reader: the same node and metric tables, bit for bit."""
+    if not db.exists():
+        pytest.skip(f"{db} is absent")
+    fast = read_declared(db)
+
+    def refuse(*_: object) -> None:
+        raise hpctoolkit_scan.Unsupported("test")
+
+    monkeypatch.setattr(hpctoolkit_scan, "scan", refuse)
+    slow = read_declared(db)
+    assert_frame_equal(fast.nodes, slow.nodes)
+    assert_frame_equal(fast.metrics, slow.metrics)
+    assert fast.metadata == slow.metadata
+    fast.validate()
+
+
+@pytest.mark.parametrize("edit", [
+    (b'<C i="3"', b'<C  i="3"'),  # two spaces
+    (b'<C i="3"', b'<C i="3" x="1"'),  # an attribute the scan does not know
+    (b'<C i="3"', b'<!-- c --><C i="3"'),  # a comment
+    (b'<C i="3"', b"<C i='3'"),  # single quotes
+    (b'<S i="5"', b'<S i="05"'),  # a leading zero
+    (b'<S i="5"', b'<S i="5" i="5"'),  # a repeated attribute (lxml refuses it)
+    (b'<C i="3"', b'<C i="&#51;"'),  # a character reference
+])
+def test_outside_the_dialect_falls_back(tmp_path: Path, edit: tuple[bytes, bytes]) -> None:
+    db = tmp_path / "db"
+    _copy(SHARED_DATA / "hpctoolkit-allgather-database", db)
+    xml = db / "experiment.xml"
+    data = xml.read_bytes()
+    tables = hpctoolkit_scan.parse(xml)[1]
+    assert edit[0] in data
+    xml.write_bytes(data.replace(edit[0], edit[1], 1))
+    with pytest.raises(hpctoolkit_scan.Unsupported):
+        hpctoolkit_scan.scan(xml.read_bytes(), tables)
+    try:
+        expected: dict[str, Any] | None = _walk(xml)
+    except ReaderError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ReaderError):
+            hpctoolkit_scan.parse(xml)
+    else:
+        _same(hpctoolkit_scan.parse(xml)[2], expected)
+
+
+def test_damaged_sections_agree_with_lxml(tmp_path: Path) -> None:
+    """Flipped bytes in the call path section: the scan's answer is lxml's answer."""
+    src = SHARED_DATA / "hpctoolkit-allgather-database" / "experiment.xml"
+    data = src.read_bytes()
+    lo, hi = hpctoolkit_scan.split(data)
+    xml = tmp_path / "experiment.xml"
+    for seed in range(6):
+        for what, damaged in variants(data[lo:hi], seed=seed, flips=20):
+            if what.startswith("truncated"):
+                continue
+            xml.write_bytes(data[:lo] + damaged + data[hi:])
+            try:
+                expected: Any = _walk(xml)
+            except (ReaderError, ValueError, TypeError) as exc:  # the walk's own limits
+                expected = type(exc)
+            try:
+                got: Any = hpctoolkit_scan.parse(xml)[2]
+            except (ReaderError, ValueError, TypeError) as exc:
+                got = type(exc)
+            if isinstance(expected, dict) and isinstance(got, dict):
+                _same(got, expected)
+            else:
+                assert got == expected, what
+
+
+def _copy(src: Path, dst: Path) -> None:
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
