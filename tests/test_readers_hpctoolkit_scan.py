@@ -4,6 +4,9 @@ or hand over to lxml)."""
 
 from __future__ import annotations
 
+import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from cctool.errors import ReaderError
-from cctool.readers import hpctoolkit, hpctoolkit_scan, read_declared
+from cctool.readers import hpctoolkit, hpctoolkit_scan, read, read_declared
 from tests.conftest import SHARED_DATA
 from tests.reader_checks import variants
 
@@ -123,3 +126,18 @@ def _copy(src: Path, dst: Path) -> None:
     dst.mkdir()
     for f in src.iterdir():
         (dst / f.name).write_bytes(f.read_bytes())
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('<C i="3" s="500"', '<C s="500"'), "<C> on line 300 has no i="),
+    (('<C i="3" s="500" l="0">', '<C i="3" s="500" l="zz">'), "<C> on line 300 has 'zz' as l="),
+])
+def test_a_scope_without_an_integer_id_is_a_one_line_error(
+        data: Callable[[str], Path], tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    # Outside hpcprof's dialect the element-tree walk reads the file; it names the element.
+    db = tmp_path / "cpi"
+    shutil.copytree(data("hpctoolkit-cpi-database"), db)
+    xml = db / "experiment.xml"
+    xml.write_text(xml.read_text().replace(*edit, 1))
+    with pytest.raises(ReaderError, match=re.escape(message)):
+        read(db)

@@ -211,6 +211,7 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
                         "stmt_ids", "stmt_parents")
     }
     max_id = 0
+    from cctool.readers.hpctoolkit_scan import int_attr
     # Stack entries: (element, node index of nearest enclosing node or -1, line of the XML
     # parent (call line for a callee), file id and module of the enclosing scope, XML ids of
     # the enclosing loops up to and including the procedure frame).
@@ -220,9 +221,8 @@ def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[
     while stack:
         elem, parent, parent_line, file_id, module, scopes = stack.pop()
         tag = elem.tag
-        xid = int(elem.get("i"))
+        xid, line = int_attr(elem, "i", xml), int_attr(elem, "l", xml, "0")
         max_id = max(max_id, xid)
-        line = int(elem.get("l", "0") or 0)
         own = parent
         kind = _SCOPES.get(tag)
         if tag == "Pr" and procs.get(elem.get("n"), "") == "":

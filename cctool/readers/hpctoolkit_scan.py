@@ -353,3 +353,14 @@ def parse(xml: Path) -> tuple[Any, dict[str, dict[str, str]], dict[str, Any]]:
     if summary:
         section.extend(etree.fromstring(b"<s>" + summary + b"</s>"))
     return root, tables, nodes
+
+
+def int_attr(elem: Any, key: str, xml: Path, default: str | None = None) -> int:
+    """An integer attribute of a scope; a missing or malformed one names the element's line."""
+    text = elem.get(key, default) or default
+    try:
+        return int(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        found = "no" if text is None else f"{text!r} as"
+        raise ReaderError(xml, f"<{elem.tag}> on line {elem.sourceline} has {found} {key}=",
+                          fmt="hpctoolkit") from None
