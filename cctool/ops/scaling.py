@@ -322,13 +322,15 @@ def _long_values(
         vals, total = run_values(gf, gf.resolve_metric(metric), opts.agg)
         parts.append(pl.DataFrame({"row": rid, "value": vals, "input": i, "run": label}))
         totals.append((label, total))
+    # maintain_order: sums and means in input order, so the same runs give the same last
+    # bits every time (a parallel group_by may otherwise add them in any order).
     long = (
         pl.concat(parts)
-        .group_by("row", "input", "run").agg(pl.col("value").sum())
-        .group_by("row", "run").agg(pl.col("value").mean())
+        .group_by("row", "input", "run", maintain_order=True).agg(pl.col("value").sum())
+        .group_by("row", "run", maintain_order=True).agg(pl.col("value").mean())
     )
     tdf = pl.DataFrame(totals, schema=["run", "total"], orient="row")
-    mean_totals = tdf.group_by("run").agg(pl.col("total").mean())
+    mean_totals = tdf.group_by("run", maintain_order=True).agg(pl.col("total").mean())
     return long, row_labels, dict(zip(mean_totals["run"], mean_totals["total"], strict=True))
 
 
