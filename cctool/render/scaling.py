@@ -105,8 +105,9 @@ class ScalingTable:
 
     def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
         result, by = self.result, self.result.options.by
-        table = Table(title=Text(describe(result, self.group)), caption="\n".join(notes(result)) or None,
-                      title_justify="left", caption_justify="left", header_style="bold")
+        table = Table(title=Text(describe(result, self.group)),
+                      caption="\n".join(notes(result)) or None, title_justify="left",
+                      caption_justify="left", header_style="bold")
         table.add_column(by, no_wrap=True, overflow="ellipsis")
         for c, w in zip(result.run_columns, self.widths, strict=False):
             table.add_column(c, justify="right", no_wrap=True, min_width=w)
