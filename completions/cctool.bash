@@ -108,6 +108,7 @@ _cctool() {
         scaling:--key) COMPREPLY=(); return;;
         scaling:--key-from-name) COMPREPLY=(); return;;
         scaling:--where) COMPREPLY=(); return;;
+        scaling:--group-by) COMPREPLY=(); return;;
         scaling:--threshold) COMPREPLY=(); return;;
         scaling:--top) COMPREPLY=(); return;;
         scaling:--precision) COMPREPLY=(); return;;
@@ -157,7 +158,7 @@ _cctool() {
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
         runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --width --color --to --output -o -h --help";;
-        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
+        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
     esac

@@ -148,7 +148,7 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --by --key --key-from-name --where --threshold --top --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
@@ -157,6 +157,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l by -x -a 'path na
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key -x -d 'Order runs by this metadata key (default: the number of processes).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l key-from-name -x -d 'Order runs by a number in the path: the regexs first group.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l where -x -d 'Keep runs whose metadata match: key=value, key!=value, key>=number, ke'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l group-by -x -d 'Split the runs by the value of this metadata key.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l table -d 'Show the metric per run (the default view).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l speedup -d 'Show T_base / T_n (strong scaling only).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l efficiency -d 'Show (T_base × p_base) / (T_n × p_n) (strong), T_base / T_n (weak).'
@@ -165,7 +166,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l percent -d 'Table
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -x -d 'Drop rows whose base-run value is below this fraction of its total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -x -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -x -d 'Digits after the decimal point.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l plot -r -F -d 'Also draw a line chart of the top rows: .svg, or .png (needs Pillow).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l plot -r -F -d 'Also draw a line chart of the top rows: .svg, or .png (needs Pillow); '
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'

@@ -167,6 +167,7 @@ _cctool() {
                     ''--key'[Order runs by this metadata key (default: the number of processes).]:value: ' \
                     ''--key-from-name'[Order runs by a number in the path: the regexs first group.]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
+                    ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--table'[Show the metric per run (the default view).]' \
                     ''--speedup'[Show T_base / T_n (strong scaling only).]' \
                     ''--efficiency'[Show (T_base × p_base) / (T_n × p_n) (strong), T_base / T_n (weak).]' \
@@ -175,7 +176,7 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow).]:value:_files' \
+                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow); ]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown tree)' \

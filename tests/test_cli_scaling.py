@@ -166,3 +166,73 @@ def test_narrow_and_ascii_consoles(lulesh: Path) -> None:
         scaling_table(scaling(runs, ScalingOptions(top=6))))
     text = out.getvalue()
     assert text.isascii() and "| .../CalcForceForNodes " in text
+
+
+# ------------------------------------------------------------------------- --group-by
+SCALING_DATA = Path(__file__).parent / "data" / "caliper-scaling"
+LACKING = ("warning: 1 of 7 runs have no metadata key 'schedule': they are the group "
+           "schedule = (none)")
+
+
+@pytest.mark.parametrize("view", ["--table", "--speedup", "--efficiency"])
+@pytest.mark.parametrize("to", ["csv", "json"])
+def test_group_by_records_equal_each_group_s_where_run(view: str, to: str) -> None:
+    grouped = invoke(str(SCALING_DATA), "--group-by", "schedule", view, "--to", to)
+    assert grouped.exit_code == 0 and grouped.stderr.splitlines() == [LACKING]
+    rows = _records(grouped.stdout, to)
+    assert list(rows[0]) == ["schedule", "path", "unit", "1", "2", "4"]
+    for label in ("even", "skewed"):
+        alone = invoke(str(SCALING_DATA), "--where", f"schedule={label}", view, "--to", to)
+        mine = [{k: v for k, v in r.items() if k != "schedule"} for r in rows
+                if r["schedule"] == label]
+        assert mine == _records(alone.stdout, to)
+    untagged = invoke(str(SCALING_DATA / "untagged"), view, "--to", to)
+    none = [{k: v for k, v in r.items() if k not in ("schedule", "1", "4")} for r in rows
+            if r["schedule"] == "(none)"]
+    assert none == _records(untagged.stdout, to)
+
+
+def _records(text: str, to: str) -> list[dict]:
+    if to == "json":
+        return json.loads(text)
+    return pl.read_csv(io.StringIO(text), infer_schema=False).to_dicts()
+
+
+def test_group_by_text_has_a_titled_table_per_group(update_goldens: bool) -> None:
+    res = invoke(str(SCALING_DATA), "--group-by", "schedule", "--width", "100")
+    assert res.exit_code == 0 and res.stderr.splitlines() == [LACKING]
+    titles = [line for line in res.stdout.splitlines() if line.startswith("schedule = ")]
+    assert [t.split(":")[0] for t in titles] == [
+        "schedule = even", "schedule = skewed", "schedule = (none)"]
+    check_golden("scaling.caliper-scaling.group-by-schedule.txt", res.stdout, update_goldens)
+
+
+def test_group_by_markdown_plot_and_notes(rajaperf: Path, tmp_path: Path) -> None:
+    svg = tmp_path / "groups.svg"
+    res = invoke(str(rajaperf), "--group-by", "tuning", "--key", "ProblemSizeRunParam",
+                 "--to", "markdown", "--top", "2", "--plot", str(svg))
+    assert res.exit_code == 0
+    heads = [line for line in res.stdout.splitlines() if line.startswith("## ")]
+    assert heads == ["## tuning = block_128", "## tuning = block_256", "## tuning = default"]
+    assert res.stderr.splitlines() == [
+        "note: tuning = block_128: ProblemSizeRunParam = 1048576: mean of 10 runs (same key)",
+        "note: tuning = default: ProblemSizeRunParam = 1048576: mean of 4 runs (same key)"]
+    root = ET.fromstring(svg.read_text())
+    assert root.get("height") == "1500"  # three panels of 500
+    texts = [e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert [t.split(":")[0] for t in texts if t.startswith("tuning = ")] == [
+        "tuning = block_128", "tuning = block_256", "tuning = default"]
+
+
+def test_group_by_options_are_the_shared_ones() -> None:
+    from cctool.cli._ensemble import group_by_option, where_option
+    from cctool.cli.runs import runs
+    from cctool.cli.scaling import scaling
+
+    names = {p.name: p for p in scaling.params}
+    for option in (where_option, group_by_option):
+        shared = option(lambda: None).__click_params__[0]  # type: ignore[attr-defined]
+        assert names[shared.name].help == shared.help
+        assert shared.name in {p.name for p in runs.params}
+    res = invoke(str(SCALING_DATA), "--group-by", "nosuch")
+    assert res.exit_code == 2 and "no run has metadata key 'nosuch'" in res.stderr

@@ -287,3 +287,12 @@ def test_rajaperf_where_and_averaged_trials(rajaperf) -> None:
 def test_rajaperf_without_process_counts_falls_back_to_ranks(rajaperf) -> None:
     res = scaling(rajaperf, ScalingOptions())
     assert res.key_name == "ranks in the data" and res.averaged == [("1", 18)]
+
+
+def test_means_over_runs_are_bit_for_bit_repeatable(rajaperf) -> None:
+    # Four quartz trials averaged: a group_by that adds in any order changed the last bit
+    # of Lcals_FIRST_MIN's mean (0.126341 or 0.12634099999999998) from call to call.
+    quartz = filter_runs(rajaperf, ["cluster=quartz"])
+    opts = ScalingOptions(key="ProblemSizeRunParam", by="name", percent=True)
+    first = scaling(quartz, opts).table
+    assert all(scaling(quartz, opts).table.equals(first) for _ in range(20))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cctool.cli._ensemble import group_by_option, where_option
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
     from cctool.graphframe import GraphFrame
     from cctool.ops.scaling import ScalingResult
+    from cctool.ops.scaling_groups import ScalingGroups
 
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
@@ -40,9 +42,8 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="Order runs by this metadata key (default: the number of processes).")
 @click.option("--key-from-name", default=None, metavar="REGEX",
               help="Order runs by a number in the path: the regex's first group.")
-@click.option("--where", multiple=True, metavar="EXPR",
-              help="Keep runs whose metadata match: key=value, key!=value, key>=number, "
-              "key<number, ... (repeatable; all must hold).")
+@where_option
+@group_by_option
 @click.option("--table", "view", flag_value="table", default=True,
               help="Show the metric per run (the default view).")
 @click.option("--speedup", "view", flag_value="speedup",
@@ -58,19 +59,23 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
 @precision_option
 @click.option("--plot", default=None, metavar="FILE",
-              help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow).")
+              help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow); "
+              "with --group-by, one panel per group.")
 @width_option
 @output_options(("text", "csv", "json", "markdown"))
 @click.pass_context
 def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             metrics: tuple[str, ...], agg: str, by: str, key: str | None,
-            key_from_name: str | None, where: tuple[str, ...], view: str, strong: bool,
+            key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
+            view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, precision: int,
             plot: str | None, width: int | None, to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
     per call path and a column per run, ordered by the number of processes (from
     mpi.world.size, jobsize, ... or the ranks in the data), or speedup and efficiency
-    relative to the run with the fewest. Runs with the same key are averaged.
+    relative to the run with the fewest. Runs with the same key are averaged. With
+    --group-by KEY, one study per value of that metadata key (as in cctool runs), each
+    with its own base run; runs lacking the key form the group "(none)".
 
     \b
     Example:
@@ -78,6 +83,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling runs/ --speedup --threshold 0.01 --plot speedup.svg
       cctool scaling runs/ --efficiency --weak --to markdown -o table.md
       cctool scaling rajaperf/ --key ProblemSizeRunParam --where cluster=quartz
+      cctool scaling rajaperf/ --key ProblemSizeRunParam --group-by tuning --speedup
       cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
     """
     from cctool.ops.scaling import ScalingOptions
@@ -87,10 +93,16 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         raise click.UsageError("scaling tabulates one metric; give --metric once")
     opts = ScalingOptions(metric=metrics[0] if metrics else None, agg=agg, by=by, key=key,
                           key_from_name=key_from_name, where=where, view=view,
-                          weak=not strong, percent=percent, threshold=threshold, top=top)
+                          weak=not strong, percent=percent, threshold=threshold, top=top,
+                          group_by=group_by)
     runs = load_runs(profiles, fmt)
     _warn_combine(runs, opts.metric, agg)
-    if by in ("variable", "function"):
+    result: ScalingResult | ScalingGroups
+    if group_by is not None:
+        from cctool.ops.scaling_groups import scaling_groups
+
+        result = scaling_groups(runs, opts)
+    elif by in ("variable", "function"):
         from cctool.ops.dataobjects import scaling_by_attribute
 
         result = scaling_by_attribute(runs, opts)
@@ -163,37 +175,35 @@ def _profiles_in(p: Path) -> list[str]:
     return [str(f) for f in run_files(p)] if run_files and p.is_dir() else [str(p)]
 
 
-def _report(result: ScalingResult, given: int, where: tuple[str, ...]) -> None:
+def _report(result: ScalingResult | ScalingGroups, given: int, where: tuple[str, ...]
+            ) -> None:
+    from cctool.ops.scaling_groups import ScalingGroups
     from cctool.render.scaling import notes
 
-    kept = result.runs.height
+    studies = ([(f"{result.key} = {label}: ", r) for label, r in result.groups]
+               if isinstance(result, ScalingGroups) else [("", result)])
     if where:
+        kept = sum(r.runs.height for _, r in studies)
         click.echo(f"note: --where kept {kept} of {given} runs", err=True)
-    for line in notes(result):
-        click.echo(f"note: {line} (same key)", err=True)
-    if result.key_name == "ranks in the data" and result.averaged:
+    for group, study in studies:
+        for line in notes(study):
+            click.echo(f"note: {group}{line} (same key)", err=True)
+    if any(r.key_name == "ranks in the data" and r.averaged for _, r in studies):
         click.echo("note: no run records its process count (mpi.world.size, jobsize, ...); "
                    "order runs with --key KEY or --key-from-name REGEX", err=True)
 
 
-def _emit(ctx: click.Context, result: ScalingResult, to: str, output: str,
+def _emit(ctx: click.Context, result: ScalingResult | ScalingGroups, to: str, output: str,
           width: int | None, precision: int) -> None:
     from cctool.cli._io import emit_renderable, emit_table, write_text
+    from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.render import scaling as render
 
     if to == "text":
-        from cctool.render.scaling import scaling_table
-
-        emit_renderable(ctx, scaling_table(result, precision), output, width)
+        table = (render.group_tables(result, precision) if isinstance(result, ScalingGroups)
+                 else render.scaling_table(result, precision))
+        emit_renderable(ctx, table, output, width)
     elif to == "markdown":
-        from cctool.render.scaling import to_markdown
-
-        write_text(output, to_markdown(result, precision))
+        write_text(output, render.to_markdown(result, precision))
     else:
-        import polars as pl
-
-        from cctool.render.scaling import value_unit
-
-        # One column per run: the unit goes into a column of its own, not every header.
-        table = result.table
-        table = table.insert_column(1, pl.Series("unit", [value_unit(result)] * table.height))
-        emit_table(table, to, output)
+        emit_table(render.records(result), to, output)

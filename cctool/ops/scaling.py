@@ -69,6 +69,8 @@ class ScalingOptions:
         percent: table values as a percentage of each run's total.
         threshold: drop rows whose base value is below this fraction of the base total.
         top: keep the N rows with the largest base value.
+        group_by: metadata key whose values split the runs into studies of their own
+            (:func:`cctool.ops.scaling_groups.scaling_groups`); None for one study.
     """
 
     metric: str | None = None
@@ -82,6 +84,7 @@ class ScalingOptions:
     percent: bool = False
     threshold: float = 0.0
     top: int | None = None
+    group_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def scaling(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions) -> Sca
         raise ScalingError(f"no run matches {' and '.join(opts.where)} (of {len(runs)} runs)")
     runs_df, key_name = run_keys(kept, opts)
     metric = kept[0][1].resolve_metric(opts.metric)
-    _check_same_metric(kept, opts.metric, metric)
+    check_same_metric(kept, opts.metric, metric)
     labels = runs_df.sort("input")["label"].to_list()
     values, row_labels, totals = _long_values([gf for _, gf in kept], labels, metric, opts)
     order = list(runs_df["label"].unique(maintain_order=True))
@@ -142,7 +145,7 @@ def scaling(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions) -> Sca
     return ScalingResult(table, runs_df, metric, key_name, opts, kept[0][1].metric(metric))
 
 
-def _check_same_metric(runs: Sequence[tuple[str, GraphFrame]], name: str | None,
+def check_same_metric(runs: Sequence[tuple[str, GraphFrame]], name: str | None,
                        column: str) -> None:
     """Every run must hold the same quantity under the metric: refuse other units."""
     first_path, first = runs[0]
@@ -174,6 +177,8 @@ def _check_options(opts: ScalingOptions) -> None:
         raise ScalingError("give a metadata key or a file-name regex, not both")
     if not 0.0 <= opts.threshold <= 1.0:
         raise ScalingError("threshold is a fraction between 0 and 1")
+    if opts.group_by is not None:
+        raise ScalingError("grouped runs make one study per group: use scaling_groups")
 
 
 def parse_where(text: str) -> tuple[str, str, str]:
@@ -317,13 +322,15 @@ def _long_values(
         vals, total = run_values(gf, gf.resolve_metric(metric), opts.agg)
         parts.append(pl.DataFrame({"row": rid, "value": vals, "input": i, "run": label}))
         totals.append((label, total))
+    # maintain_order: sums and means in input order, so the same runs give the same last
+    # bits every time (a parallel group_by may otherwise add them in any order).
     long = (
         pl.concat(parts)
-        .group_by("row", "input", "run").agg(pl.col("value").sum())
-        .group_by("row", "run").agg(pl.col("value").mean())
+        .group_by("row", "input", "run", maintain_order=True).agg(pl.col("value").sum())
+        .group_by("row", "run", maintain_order=True).agg(pl.col("value").mean())
     )
     tdf = pl.DataFrame(totals, schema=["run", "total"], orient="row")
-    mean_totals = tdf.group_by("run").agg(pl.col("total").mean())
+    mean_totals = tdf.group_by("run", maintain_order=True).agg(pl.col("total").mean())
     return long, row_labels, dict(zip(mean_totals["run"], mean_totals["total"], strict=True))
 
 

@@ -4,6 +4,10 @@ The chart is laid out once as a list of primitives (lines, polylines, dots, text
 backend writes them as SVG (no dependency) and another rasterises them with Pillow for PNG
 (the optional ``plot`` extra). Runs are evenly spaced on the x axis in key order, which suits
 process counts that grow geometrically and keys that are not numbers.
+
+Grouped studies get one panel per group, stacked, each titled with its ``key = value``:
+every group has its own base run and its own keys, and a series per call path per group in
+one panel would be more lines than a reader can follow.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from xml.sax.saxutils import escape
 
 from cctool.errors import CctoolError
 from cctool.ops.scaling import ScalingResult
+from cctool.ops.scaling_groups import ScalingGroups
 
 # Tableau 10: distinct for about ten lines and readable when printed in grey.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
@@ -50,14 +55,18 @@ class Canvas:
         self.items.append(("text", x, y, s, size, anchor, color))
 
 
-def chart(result: ScalingResult, top: int = 8) -> Canvas:
-    """Lay out a line chart of the first ``top`` rows of ``result`` across its runs."""
+def chart(result: ScalingResult, top: int = 8, group: str | None = None,
+          colors: dict[str, str] | None = None) -> Canvas:
+    """Lay out a line chart of the first ``top`` rows of ``result`` across its runs;
+    ``group`` (``key = value``) leads the title and ``colors`` ({row label: color}) keeps a
+    row's color from panel to panel."""
     from cctool.render.scaling import describe, elide_head
 
     cols = result.run_columns
     table = result.table.head(top)
     series = [[table[c][i] for c in cols] for i in range(table.height)]
-    names = [elide_head(str(s), 34) for s in table[result.options.by].to_list()]
+    labels = [str(s) for s in table[result.options.by].to_list()]
+    names = [elide_head(s, 34) for s in labels]
     ideal = _ideal(result)
     peak = max([v for s in series for v in s if _ok(v)] + (ideal or []) + [0.0])
     ticks = nice_ticks(peak)
@@ -70,12 +79,12 @@ def chart(result: ScalingResult, top: int = 8) -> Canvas:
         return x, TOP + plot_h * (1 - v / ymax)
 
     _axes(cv, cols, ticks, xy, result.key_name)
-    cv.text(LEFT, TOP - 20, describe(result), size=14)
+    cv.text(LEFT, TOP - 20, describe(result, group), size=14)
     if ideal:
         cv.polyline([xy(i, v) for i, v in enumerate(ideal)], "#888", 1.5, dash=True)
         _legend_entry(cv, -1, "ideal", "#888", dash=True)
     for k, (name, values) in enumerate(zip(names, series, strict=True)):
-        color = PALETTE[k % len(PALETTE)]
+        color = (colors or {}).get(labels[k], PALETTE[k % len(PALETTE)])
         for run in _segments(values):
             cv.polyline([xy(i, v) for i, v in run], color)
         for i, v in enumerate(values):
@@ -154,15 +163,36 @@ def to_png(cv: Canvas, scale: int = 2) -> bytes:
     return buf.getvalue()
 
 
-def render_plot(result: ScalingResult, path: str, top: int = 8) -> bytes:
-    """The chart in the format ``path``'s suffix names (.svg or .png)."""
+def render_plot(result: ScalingResult | ScalingGroups, path: str, top: int = 8) -> bytes:
+    """The chart in the format ``path``'s suffix names (.svg or .png); one panel per group
+    for grouped studies."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         raise CctoolError(f"{path}: plots are .svg or .png files")
-    if result.table.height == 0:
+    panels = ([(f"{result.key} = {label}", r) for label, r in result.groups]
+              if isinstance(result, ScalingGroups) else [(None, result)])
+    if all(r.table.height == 0 for _, r in panels):
         raise CctoolError("nothing to plot: the table has no rows")
-    cv = chart(result, top)
+    rows = dict.fromkeys(str(s) for _, r in panels for s in r.table.head(top)[r.options.by])
+    colors = {s: PALETTE[k % len(PALETTE)] for k, s in enumerate(rows)}
+    cv = stack([chart(r, top, group, colors) for group, r in panels])
     return to_svg(cv).encode() if suffix == "svg" else to_png(cv)
+
+
+def stack(panels: list[Canvas]) -> Canvas:
+    """The panels one below the other on one canvas."""
+    out = Canvas(max(p.width for p in panels), sum(p.height for p in panels))
+    dy = 0.0
+    for p in panels:
+        out.items.extend(_shifted(item, dy) for item in p.items)
+        dy += p.height
+    return out
+
+
+def _shifted(item: tuple[Any, ...], dy: float) -> tuple[Any, ...]:
+    if item[0] == "polyline":
+        return (item[0], [(x, y + dy) for x, y in item[1]], *item[2:])
+    return (item[0], item[1], item[2] + dy, *item[3:])
 
 
 def _axes(cv: Canvas, cols: tuple[str, ...], ticks: list[float], xy: Any, key: str) -> None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from rich.console import Console, ConsoleOptions, RenderResult
+import polars as pl
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from cctool.metrics import Metric, effective_agg
 from cctool.ops.scaling import ScalingResult
+from cctool.ops.scaling_groups import ScalingGroups
 from cctool.render import format_value, printable
 from cctool.render.text import elide_head, markdown_cell, sparkline
 
@@ -34,8 +36,10 @@ class Sparkline:
         return Measurement(len(self.values), len(self.values))
 
 
-def describe(result: ScalingResult) -> str:
-    """A title saying what the numbers are."""
+def describe(result: ScalingResult, group: str | None = None) -> str:
+    """A title saying what the numbers are; ``group`` (``key = value``) leads it."""
+    if group is not None:
+        return f"{group}: {describe(result)}"
     o = result.options
     info = result.info
     how = effective_agg(info, o.agg) if info is not None else o.agg
@@ -62,14 +66,26 @@ def scaling_table(result: ScalingResult, precision: int = 3, name_width: int | N
     return ScalingTable(result, precision, name_width)
 
 
+def group_tables(groups: ScalingGroups, precision: int = 3,
+                 name_width: int | None = None) -> Group:
+    """One scaling table per group, each titled with its ``key = value``."""
+    parts: list[RenderableType] = []
+    for label, result in groups.groups:
+        if parts:
+            parts.append(Text(""))
+        parts.append(ScalingTable(result, precision, name_width, f"{groups.key} = {label}"))
+    return Group(*parts)
+
+
 class ScalingTable:
     """Builds the Rich Table at render time, when the width is known: numbers and the
     sparkline keep their width, and labels lose their head (never their leaf) to fit."""
 
-    def __init__(self, result: ScalingResult, precision: int, name_width: int | None
-                 ) -> None:
+    def __init__(self, result: ScalingResult, precision: int, name_width: int | None,
+                 group: str | None = None) -> None:
         self.result = result
         self.name_width = name_width
+        self.group = group
         unit = _value_metric(result)
         self.cells = [_cells(result.table[c].to_list(), precision, unit)
                       for c in result.run_columns]
@@ -89,8 +105,9 @@ class ScalingTable:
 
     def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
         result, by = self.result, self.result.options.by
-        table = Table(title=Text(describe(result)), caption="\n".join(notes(result)) or None,
-                      title_justify="left", caption_justify="left", header_style="bold")
+        table = Table(title=Text(describe(result, self.group)),
+                      caption="\n".join(notes(result)) or None, title_justify="left",
+                      caption_justify="left", header_style="bold")
         table.add_column(by, no_wrap=True, overflow="ellipsis")
         for c, w in zip(result.run_columns, self.widths, strict=False):
             table.add_column(c, justify="right", no_wrap=True, min_width=w)
@@ -104,8 +121,12 @@ class ScalingTable:
         return table
 
 
-def to_markdown(result: ScalingResult, precision: int = 3) -> str:
-    """A GitHub-flavoured Markdown table with the title as a leading line."""
+def to_markdown(result: ScalingResult | ScalingGroups, precision: int = 3) -> str:
+    """A GitHub-flavoured Markdown table with the title as a leading line; for groups, a
+    section per group headed by its ``key = value``."""
+    if isinstance(result, ScalingGroups):
+        return "\n".join(f"## {result.key} = {label}\n\n{to_markdown(r, precision)}"
+                         for label, r in result.groups)
     by = result.options.by
     cols = result.run_columns
     lines = [f"{describe(result)}", ""]
@@ -133,6 +154,16 @@ def value_unit(result: ScalingResult) -> str:
         return "%"
     info = _value_metric(result)
     return info.unit if info is not None else "ratio"
+
+
+def records(result: ScalingResult | ScalingGroups) -> pl.DataFrame:
+    """The table as records (JSON, CSV): the row label, a ``unit`` column (not one per run
+    header), one column per run; for groups, a leading group column (see
+    :meth:`ScalingGroups.records`)."""
+    if isinstance(result, ScalingGroups):
+        return result.records([value_unit(r) for _, r in result.groups])
+    table = result.table
+    return table.insert_column(1, pl.Series("unit", [value_unit(result)] * table.height))
 
 
 def _cells(values: Iterable[float | None], precision: int,
