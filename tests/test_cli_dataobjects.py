@@ -97,6 +97,16 @@ def test_scaling_text_table_of_dhat_runs() -> None:
     assert "24.540" in res.stdout and "12.142" in res.stdout and "5.586" in res.stdout
 
 
+def test_scaling_by_variable_keeps_the_metric_unit() -> None:
+    # Bytes per data object stay bytes: cali-query's per-label sums, 786,432 B of m over 2 ranks.
+    res = run("scaling", CALI / "np1", CALI / "np2", "--by", "variable", "--to", "json")
+    assert res.exit_code == 0, res.output
+    m = next(r for r in json.loads(res.stdout) if r["variable"] == "m")
+    assert m == {"variable": "m", "unit": "B", "1": 1048576.0, "2": 393216.0}
+    res = run("scaling", CALI / "np1", CALI / "np2", "--by", "variable", "--color", "never")
+    assert "bytes allocated [B]" in res.stdout and "384.000 KiB" in res.stdout
+
+
 def test_groupby_and_scaling_warn_when_summing_peaks() -> None:
     res = run("groupby", DHAT / "np2", "--by", "variable", "--metric", "max bytes", "--to",
               "csv")

@@ -134,7 +134,7 @@ def by_attribute(gf: GraphFrame, by: str, metric: str | None = None) -> GraphFra
     return GraphFrame.from_arrays(
         np.full(n, -1), {"name": values, "type": [by] * n},
         long.select(pl.col("id").alias("node"), "rank", "thread", col),
-        exclusive=[col], metadata=meta)
+        exclusive=[col], metadata=meta, metric_info={col: gf.metric(col)})
 
 
 def exclusive_metric(gf: GraphFrame, metric: str | None) -> str:
