@@ -112,3 +112,15 @@ def test_stats_where_matching_nothing_is_an_error(rajaperf: Path) -> None:
     res = invoke("stats", str(rajaperf / "quartz"), "--where", "cluster=nowhere")
     assert res.exit_code == 2
     assert "no run matches cluster=nowhere (of 5 runs)" in res.stderr
+
+
+def test_runs_lacking_the_group_key_form_the_none_group_as_in_scaling() -> None:
+    # One untagged run among tagged ones: kept, named, and said on stderr (never dropped).
+    folder = Path(__file__).parent / "data" / "caliper-scaling"
+    res = invoke("runs", str(folder), "--group-by", "schedule", "--to", "json")
+    assert res.exit_code == 0, res.output
+    assert [(g["schedule"], g["runs"]) for g in json.loads(res.stdout)] == [
+        ("even", 3), ("skewed", 3), ("(none)", 1)]
+    assert "1 of 7 runs have no metadata key 'schedule'" in res.stderr
+    res = invoke("stats", str(folder), "--group-by", "nosuch")
+    assert res.exit_code == 2 and "no run has metadata key 'nosuch'" in res.stderr

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from cctool.errors import CctoolError
+from cctool.errors import CctoolError, warn
 from cctool.graphframe import GraphFrame, exclusive_name
 
 if TYPE_CHECKING:
@@ -230,15 +230,31 @@ def _column(name: str, values: list[Any]) -> pl.Series:
     return pl.Series(name, [None if v is None else str(v) for v in values], dtype=pl.String)
 
 
+NONE_GROUP = "(none)"  # the group of runs lacking the --group-by key
+
+
 def group_runs(runs: Sequence[RunSummary], key: str) -> dict[str, list[RunSummary]]:
-    """Runs grouped by the value of metadata ``key`` (as text), groups in sorted order; a run
-    lacking the key is an error rather than a silent group of its own."""
+    """Runs grouped by the value of metadata ``key`` (as text), groups in sorted order; runs
+    lacking the key form the group ``(none)``, last, with a warning. No run having the key is
+    an error (almost always a misspelt key): it lists the keys the first run has."""
+    has = [key in r.metadata or key in r.facts for r in runs]
+    if runs and not any(has):
+        known = sorted(k for k in runs[0].metadata if not k.startswith("spot."))
+        raise CctoolError(f"no run has metadata key {key!r} to group by; the first "
+                          f"has: {', '.join(known[:20])}")
     groups: dict[str, list[RunSummary]] = {}
-    for r in runs:
-        if key not in r.metadata and key not in r.facts:
-            raise CctoolError(f"{r.path}: no metadata key {key!r} to group by")
+    for r in (r for r, h in zip(runs, has, strict=True) if h):
         groups.setdefault(group_label(r.metadata.get(key, r.facts.get(key))), []).append(r)
-    return dict(sorted(groups.items(), key=lambda kv: _sort_key(kv[0])))
+    out = dict(sorted(groups.items(), key=lambda kv: _sort_key(kv[0])))
+    lacking = [r for r, h in zip(runs, has, strict=True) if not h]
+    if lacking:
+        if NONE_GROUP in out:
+            raise CctoolError(f"runs lacking {key!r} and runs with {key}={NONE_GROUP} "
+                              "would share a group")
+        out[NONE_GROUP] = lacking
+        warn(f"{len(lacking)} of {len(runs)} runs have no metadata key {key!r}: they are "
+             f"the group {key} = {NONE_GROUP}")
+    return out
 
 
 def group_table(runs: Sequence[RunSummary], key: str) -> pl.DataFrame:

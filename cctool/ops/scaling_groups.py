@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from cctool.errors import warn
+from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
+from cctool.ops.runs import NONE_GROUP
 from cctool.ops.scaling import (
     ScalingError,
     ScalingOptions,
@@ -28,7 +29,6 @@ from cctool.ops.scaling import (
     scaling,
 )
 
-NONE_GROUP = "(none)"
 Run = tuple[str, GraphFrame]
 
 
@@ -104,25 +104,16 @@ def scaling_groups(runs: Sequence[Run], opts: ScalingOptions) -> ScalingGroups:
 
 
 def split_runs(runs: Sequence[Run], key: str) -> tuple[dict[str, list[Run]], int]:
-    """The runs by their value of ``key`` (as :func:`cctool.ops.runs.group_runs` groups
-    them), then ``(none)`` for those lacking it; and how many lack it (with a warning)."""
+    """The runs grouped as :func:`cctool.ops.runs.group_runs` groups them (``(none)`` last
+    for those lacking ``key``, with a warning), and how many lack it."""
     from cctool.ops.runs import group_runs, summarize
 
     summaries = [summarize(path, gf) for path, gf in runs]
-    has = [key in s.metadata or key in s.facts for s in summaries]
-    if not any(has):
-        known = sorted(k for k in summaries[0].metadata if not k.startswith("spot."))
-        raise ScalingError(f"no run has metadata key {key!r} to group by; the first "
-                           f"has: {', '.join(known[:20])}")
     index = {id(s): run for s, run in zip(summaries, runs, strict=True)}
-    grouped = group_runs([s for s, h in zip(summaries, has, strict=True) if h], key)
-    out = {label: [index[id(s)] for s in members] for label, members in grouped.items()}
-    lacking = [run for run, h in zip(runs, has, strict=True) if not h]
-    if lacking:
-        if NONE_GROUP in out:
-            raise ScalingError(f"runs lacking {key!r} and runs with {key}={NONE_GROUP} "
-                               "would share a group")
-        out[NONE_GROUP] = lacking
-        warn(f"{len(lacking)} of {len(runs)} runs have no metadata key {key!r}: they are "
-             f"the group {key} = {NONE_GROUP}")
-    return out, len(lacking)
+    try:
+        grouped = group_runs(summaries, key)
+    except CctoolError as exc:
+        raise ScalingError(str(exc)) from None
+    missing = sum(key not in s.metadata and key not in s.facts for s in summaries)
+    return {label: [index[id(s)] for s in members] for label, members in grouped.items()}, \
+        missing
