@@ -39,6 +39,14 @@ def run(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
 
 
+def whole_and_parts(*args: str) -> tuple[object, object]:
+    """The JSON output of a command on the whole database and read in parts."""
+    whole, parts = run(*args, "--to", "json"), run(*args, "--to", "json", "--stream")
+    assert whole.exit_code == parts.exit_code == 0, parts.output
+    assert "in parts of whole ranks" in parts.stderr and not whole.stderr
+    return json.loads(whole.stdout), json.loads(parts.stdout)
+
+
 def check_against_whole(path: Path) -> None:
     """Every --agg of every column as the whole read gives it: extremes bit for bit, sums
     and means too when one range holds every rank (the same order of addition), else to
@@ -95,11 +103,8 @@ def test_metrics_without_inclusive_columns_are_derived_per_location(xmldb: Path,
 @pytest.mark.parametrize("agg", ["sum", "mean", "max", "min", "std"])
 def test_tree_cli_in_parts(agg: str, tmp_path: Path) -> None:
     db = str(real("hpctoolkit-allgather-database", tmp_path))
-    args = ["tree", db, "--agg", agg, "--sort", "nid", "--to", "json"]
-    whole, parts = run(*args), run(*args, "--stream")
-    assert whole.exit_code == parts.exit_code == 0, parts.output
-    assert "in parts of whole ranks" in parts.stderr and not whole.stderr
-    a, b = json.loads(whole.stdout), json.loads(parts.stdout)
+    a, b = whole_and_parts("tree", db, "--agg", agg, "--sort", "nid")
+    assert isinstance(a, list) and isinstance(b, list)
     assert [r["name"] for r in a] == [r["name"] for r in b]
     for ra, rb in zip(a, b, strict=True):
         for key, value in ra.items():
@@ -117,11 +122,9 @@ def test_imbalance_cli_in_parts(xmldb: Path, top: str, tmp_path: Path) -> None:
     for db, metrics in ((xmldb, ("time (inc)", "time", "PAPI_TOT_CYC (inc)")),
                         (real("hpctoolkit-allgather-database", tmp_path), ("time (inc)",))):
         for metric in metrics:
-            args = ["imbalance", str(db), "-m", metric, "--top", top, "--threshold", "0",
-                    "--to", "json"]
-            whole, parts = run(*args), run(*args, "--stream")
-            assert whole.exit_code == parts.exit_code == 0, parts.output
-            assert json.loads(parts.stdout) == json.loads(whole.stdout)
+            whole, parts = whole_and_parts("imbalance", str(db), "-m", metric, "--top", top,
+                                           "--threshold", "0")
+            assert parts == whole
 
 
 def test_totals_are_the_profilers_own_in_seconds(tmp_path: Path) -> None:
@@ -159,12 +162,17 @@ def test_stats_across_ranks(tmp_path: Path) -> None:
 
 
 def test_streams_by_itself_past_the_memory_budget(xmldb: Path) -> None:
+    """Streamed when the estimate from the metric-db headers exceeds the budget, not at it."""
+    from cctool.cli._ensemble_stream import estimate_xml
+
+    need = estimate_xml(xmldb)
+    files = list(xmldb.glob("*.metric-db"))
+    assert need >= 2 * len(files) * 300 * (12 + 8 * 4)  # 300 nodes, four metric columns
     args = ["tree", str(xmldb), "--agg", "max", "--to", "json"]
-    small = run(*args, env={"CCTOOL_MEMORY_BUDGET": "1000"})
-    assert small.exit_code == 0
-    assert "more than the 0.0 GB budget; reading it in parts" in small.stderr
-    assert json.loads(small.stdout) == json.loads(run(*args).stdout)
-    assert "in parts" not in run(*args, env={"CCTOOL_MEMORY_BUDGET": "1e12"}).stderr
+    over, at = (run(*args, env={"CCTOOL_MEMORY_BUDGET": str(b)}) for b in (need - 1, need))
+    assert over.exit_code == at.exit_code == 0
+    assert "budget; reading it in parts" in over.stderr and "in parts" not in at.stderr
+    assert json.loads(over.stdout) == json.loads(at.stdout)
 
 
 def _warnings(text: str) -> list[str]:

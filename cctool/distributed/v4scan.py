@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -135,7 +135,17 @@ def _rounds(parent: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(kids[g], up[g]) for g in np.split(order, cut) if g.size]
 
 
-def ranges(scan_: Scan, tasks: int) -> list[tuple[int, int]]:
+class Ranked(Protocol):
+    """A scan plan's profiles (or files), in rank order, and the rank of each."""
+
+    @property
+    def profiles(self) -> np.ndarray: ...
+
+    @property
+    def rank(self) -> np.ndarray: ...
+
+
+def ranges(scan_: Ranked, tasks: int) -> list[tuple[int, int]]:
     """About ``tasks`` contiguous ranges of ``scan_.profiles``, cut between ranks."""
     n = scan_.profiles.size
     cuts = np.flatnonzero(np.diff(scan_.rank)) + 1  # where a new rank starts
