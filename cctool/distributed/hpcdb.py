@@ -1,4 +1,5 @@
-"""Aggregate an HPCToolkit v4 database over its ranks without holding its long table.
+"""Aggregate an HPCToolkit v4 database over its ranks without holding its long table (an XML
+database of metric-db files the same way, scanned by :mod:`cctool.distributed.xmlscan`).
 
 The profiles are cut into ranges of whole ranks; each range is scanned by
 :func:`cctool.distributed.v4scan.scan` (on threads of this process, or on Dask workers) into

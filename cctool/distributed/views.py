@@ -1,4 +1,4 @@
-"""``tree --agg`` and ``imbalance`` of an HPCToolkit v4 database read in parts.
+"""``tree --agg`` and ``imbalance`` of an HPCToolkit database (v4, or XML) read in parts.
 
 :func:`tree_frame` is the database's tree with each metric combined over ranks, one pass
 over ``profile.db``. :func:`imbalance_in_parts` takes two: the first finds, from per-node sums
