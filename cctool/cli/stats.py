@@ -32,8 +32,9 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               "summed first): mean is the per-process value, max the slowest process.")
 @click.option("--across", type=click.Choice(("runs", "ranks")), default="runs",
               show_default=True, help="runs: statistics over the runs given; ranks: over the "
-              "ranks of one HPCToolkit database (v4, or XML with metric-db files), reduced in parts so that its long table "
-              "is never held (with --jobs/--scheduler, on Dask workers).")
+              "ranks of one HPCToolkit database (v4, or XML with metric-db files), reduced "
+              "in parts so that its long table is never held (with --jobs/--scheduler, on "
+              "Dask workers).")
 @where_option
 @group_by_option
 @click.option("--percentile", "percentiles", type=float, multiple=True, callback=_percentiles,
@@ -59,8 +60,9 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
     With --across ranks, PROFILE is one HPCToolkit database (v4, or XML with metric-db
     files) and the statistics are over its ranks (threads of a rank summed; population std;
     percentiles within 1%). It is read in parts of whole ranks, each reduced to mergeable
-    sums, extremes and a quantile sketch, so memory stays bounded; --to cct -o FILE saves the tree with each metric
-    combined over ranks by --agg, for tree, imbalance-free views and diff.
+    sums, extremes and a quantile sketch, so memory stays bounded; --to cct -o FILE saves
+    the tree with each metric combined over ranks by --agg, for tree, imbalance-free views
+    and diff.
 
     \b
     Example:

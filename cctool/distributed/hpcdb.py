@@ -69,7 +69,14 @@ class Aggregate:
 
 def open_db(path: str | Path) -> Database | XmlDatabase:
     """Open the v4 or XML (metric-db) database at ``path`` for scanning."""
-    return open_xml(path) if is_xml(path) else open_v4(path)
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    if is_xml(path):
+        return open_xml(path)
+    if not v4.sniff(v4._folder(Path(path))):
+        raise CctoolError(f"{path}: not an HPCToolkit database (v4: meta.db + profile.db; XML: "
+                          "experiment.xml + *.metric-db)")
+    return open_v4(path)
 
 
 def open_v4(path: str | Path) -> Database:

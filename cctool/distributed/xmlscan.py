@@ -31,6 +31,7 @@ from cctool.distributed.v4scan import CHUNK_VALUES, Sums, add_block, rank_chunks
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, inclusive_name
 
+
 @dataclass(frozen=True, eq=False)
 class XmlScan:
     """What every range needs (picklable: paths and a few arrays over the nodes).
