@@ -1,6 +1,6 @@
 """Benchmark cases of ensembles (see :mod:`benchmarks.bench_ensembles` for the inputs):
 16,000 Caliper profiles in-process and on 1 or 2 local Dask workers, a diff of two 100-run
-ensembles, and a v4 database aggregated over its ranks."""
+ensembles, and a v4 and an XML database aggregated over their ranks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from benchmarks._harness import Measurement, case, children_peak_rss_mb
-from benchmarks.bench_ensembles import bench_v4, caliper_runs, cctool
+from benchmarks.bench_ensembles import bench_v4, bench_xml, caliper_runs, cctool
 
 RUNS = 16_000
 
@@ -77,4 +77,15 @@ def v4_35k_512() -> Measurement:
     got = bench_v4(35_000, 512, 2, None)
     wall = got["tree_mean_s"] + got["imbalance_s"] + got["stats_across_ranks_s"]
     peak = max(got[k] for k in got if k.endswith("_peak_rss_mb"))
+    return Measurement(wall_s=wall, peak_rss_mb=peak, notes=got)
+
+
+@case("xml-in-parts-35k-512")
+def xml_35k_512() -> Measurement:
+    """cctool tree --agg mean, imbalance and stats --across ranks on an XML database (one
+    metric-db per rank) read in parts, 35,000 nodes x 512 ranks x 2 metrics (wall: the three
+    together; notes: the whole read and NumPy's read of the files too)"""
+    got = bench_xml(35_000, 512, 2, None)
+    wall = got["tree_mean_s"] + got["imbalance_s"] + got["stats_across_ranks_s"]
+    peak = max(got[k] for k in got if k.endswith("_peak_rss_mb") and not k.startswith("whole"))
     return Measurement(wall_s=wall, peak_rss_mb=peak, notes=got)

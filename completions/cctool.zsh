@@ -115,7 +115,7 @@ _cctool() {
                     '(--verbose -v)'{--verbose,-v}'[Also show std, quartiles and the values of the heaviest locations.]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
-                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit v4 databases: combine the ranks in parts, reading profile.d]' \
+                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -222,7 +222,7 @@ _cctool() {
                     ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
                     ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
-                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit v4 databases: combine the ranks in parts, reading profile.d]' \
+                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \

@@ -89,10 +89,11 @@ def test_stats_across_ranks_cli_and_saved_aggregate(v4db: Path, tmp_path: Path) 
     assert saved.metadata["aggregated"] == "max over 6 ranks"
 
 
-def test_across_ranks_needs_a_v4_database(tmp_path: Path) -> None:
-    xml = generate(tmp_path / "xml", nodes=200, ranks=2).path
-    res = CliRunner().invoke(cli, ["stats", str(xml), "--across", "ranks"])
-    assert res.exit_code == 2 and "not an HPCToolkit v4 database" in res.stderr
+def test_across_ranks_needs_an_hpctoolkit_database(tmp_path: Path) -> None:
+    folded = tmp_path / "a.folded"
+    folded.write_text("main;work 3\n")
+    res = CliRunner().invoke(cli, ["stats", str(folded), "--across", "ranks"])
+    assert res.exit_code == 2 and "not an HPCToolkit database (v4: " in res.stderr
 
 
 def test_identical_on_local_dask_workers(v4db: Path) -> None:

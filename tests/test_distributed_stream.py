@@ -95,9 +95,10 @@ def test_what_cannot_stream_says_so(v4db: Path, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "one rank, so imbalance would compare its threads" in res.stderr
     by_rank = ["imbalance", str(threads), "--by", "rank", "--to", "json"]
     assert json.loads(run(*by_rank, "--stream").stdout) == json.loads(run(*by_rank).stdout)
-    xml = generate(tmp_path / "xml", nodes=50, ranks=2).path
-    res = CliRunner().invoke(cli, ["tree", str(xml), "--stream"])
-    assert res.exit_code == 2 and "--stream reads HPCToolkit v4 databases" in res.stderr
+    folded = tmp_path / "a.folded"
+    folded.write_text("main;work 3\n")
+    res = CliRunner().invoke(cli, ["tree", str(folded), "--stream"])
+    assert res.exit_code == 2 and "--stream reads HPCToolkit databases" in res.stderr
 
 
 def test_identical_on_local_dask_workers(v4db: Path) -> None:

@@ -1,6 +1,6 @@
-"""When ``tree`` and ``imbalance`` read an HPCToolkit v4 database in parts (never holding its
-long table): asked with ``--stream``, or when the table would not fit the memory budget.
-Imports only click at the top."""
+"""When ``tree`` and ``imbalance`` read an HPCToolkit database (v4, or XML with metric-db files)
+in parts (never holding its long table): asked with ``--stream``, or when the table would not
+fit the memory budget. Imports only click at the top."""
 
 from __future__ import annotations
 
@@ -15,13 +15,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 BUDGET_ENV = "CCTOOL_MEMORY_BUDGET"
 _BYTES_PER_VALUE = 64  # the reader's terms per profile.db value (two, of four 8-byte fields)
 _BYTES_PER_CELL = 16  # its dense exclusive and inclusive blocks per location × context
+# XML: per metric-db row, the reader's long table (node, rank, thread int32 and one float64
+# per metric) about twice over while GraphFrame is built (measured: 525 MB for 280 MB).
+_XML_ROW_COPIES = 2
 
 
 def stream_option(f: F) -> F:
     return click.option(
         "--stream/--no-stream", "stream", default=None,
-        help="HPCToolkit v4 databases: combine the ranks in parts, reading profile.db range "
-        "by range, so the long table is never held (default: when it would exceed the "
+        help="HPCToolkit databases (v4, or XML with metric-db files): combine the ranks in "
+        "parts, reading the files range by range, so the long table is never held (default: "
+        "when it would exceed the "
         f"memory budget, half the RAM or ${BUDGET_ENV} bytes).")(f)
 
 
@@ -29,12 +33,11 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
     """Whether to read ``path`` in parts; says so on stderr when it does.
 
     ``why_not``: the option that needs the whole database (None if none does)."""
-    from cctool.readers import hpctoolkit_v4 as v4
-
-    folder = v4._folder(Path(path))
-    if stream is False or fmt not in (None, v4.NAME) or not v4.sniff(folder):
+    folder, size = _database(path, fmt)
+    if stream is False or size is None:
         if stream:
-            raise click.UsageError("--stream reads HPCToolkit v4 databases (meta.db + profile.db)")
+            raise click.UsageError("--stream reads HPCToolkit databases: v4 (meta.db + "
+                                   "profile.db) or XML (experiment.xml + *.metric-db)")
         return False
     if why_not is not None:
         if stream:
@@ -44,13 +47,38 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
     if stream:
         click.echo(f"note: reading {path} in parts of whole ranks (--stream)", err=True)
         return True
-    need, budget = estimate(folder), memory_budget()
+    need, budget = size(folder), memory_budget()
     if need <= budget:
         return False
     click.echo(f"note: {path}: its long table would take about {need / 1e9:.1f} GB, more than "
                f"the {budget / 1e9:.1f} GB budget; reading it in parts of whole ranks "
                "(--no-stream to read it whole)", err=True)
     return True
+
+
+def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
+    """The database's folder and how to estimate its read's memory (None: not one)."""
+    from cctool.readers import hpctoolkit as xml
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    folder = v4._folder(Path(path))
+    if fmt in (None, v4.NAME) and v4.sniff(folder):
+        return folder, estimate
+    if fmt in (None, xml.NAME):
+        from cctool.distributed.xmlscan import is_xml
+
+        if is_xml(path):
+            return xml._experiment_xml(Path(path)).parent, estimate_xml
+    return folder, None
+
+
+def estimate_xml(folder: Path) -> int:
+    """Bytes the XML reader would need for the metric-db files in ``folder`` (headers only)."""
+    from cctool.readers import hpctoolkit as xml
+
+    files = xml._metric_db_paths(folder)
+    rows, metrics = xml._db_header(files[0])
+    return _XML_ROW_COPIES * len(files) * rows * (12 + 8 * metrics)
 
 
 def estimate(folder: Path) -> int:

@@ -32,8 +32,9 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               "summed first): mean is the per-process value, max the slowest process.")
 @click.option("--across", type=click.Choice(("runs", "ranks")), default="runs",
               show_default=True, help="runs: statistics over the runs given; ranks: over the "
-              "ranks of one HPCToolkit v4 database, reduced in parts so that its long table "
-              "is never held (with --jobs/--scheduler, on Dask workers).")
+              "ranks of one HPCToolkit database (v4, or XML with metric-db files), reduced "
+              "in parts so that its long table is never held (with --jobs/--scheduler, on "
+              "Dask workers).")
 @where_option
 @group_by_option
 @click.option("--percentile", "percentiles", type=float, multiple=True, callback=_percentiles,
@@ -56,11 +57,12 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
     per-process value. Paths are matched by their names from the root.
 
-    With --across ranks, PROFILE is one HPCToolkit v4 database and the statistics are over
-    its ranks (threads of a rank summed; population std; percentiles within 1%). It is
-    read in parts of whole ranks, each reduced to mergeable sums, extremes and a quantile
-    sketch, so memory stays bounded; --to cct -o FILE saves the tree with each metric
-    combined over ranks by --agg, for tree, imbalance-free views and diff.
+    With --across ranks, PROFILE is one HPCToolkit database (v4, or XML with metric-db
+    files) and the statistics are over its ranks (threads of a rank summed; population std;
+    percentiles within 1%). It is read in parts of whole ranks, each reduced to mergeable
+    sums, extremes and a quantile sketch, so memory stays bounded; --to cct -o FILE saves
+    the tree with each metric combined over ranks by --agg, for tree, imbalance-free views
+    and diff.
 
     \b
     Example:
@@ -103,7 +105,7 @@ def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, a
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps
 
-        write_bytes(output, dumps(agg_db.frame, "hpctoolkit-v4"))
+        write_bytes(output, dumps(agg_db.frame, agg_db.frame.metadata["format"]))
         return
     result = rank_stats(agg_db.frame, agg_db.partials, agg_db.ranks, opts)  # type: ignore[arg-type]
     _emit(ctx, result, precision, width, to, output)

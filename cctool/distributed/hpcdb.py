@@ -1,4 +1,5 @@
-"""Aggregate an HPCToolkit v4 database over its ranks without holding its long table.
+"""Aggregate an HPCToolkit v4 database over its ranks without holding its long table (an XML
+database of metric-db files the same way, scanned by :mod:`cctool.distributed.xmlscan`).
 
 The profiles are cut into ranges of whole ranks; each range is scanned by
 :func:`cctool.distributed.v4scan.scan` (on threads of this process, or on Dask workers) into
@@ -27,6 +28,7 @@ import numpy as np
 from cctool.distributed import Executor
 from cctool.distributed.partials import Partials
 from cctool.distributed.v4scan import Scan, Sums, ranges, scan
+from cctool.distributed.xmlscan import XmlDatabase, XmlScan, finish_xml, is_xml, open_xml, scan_xml
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, inclusive_name
 
@@ -63,6 +65,18 @@ class Aggregate:
     ranks: int
     sums: Sums | None = None
     rows: np.ndarray | None = None
+
+
+def open_db(path: str | Path) -> Database | XmlDatabase:
+    """Open the v4 or XML (metric-db) database at ``path`` for scanning."""
+    from cctool.readers import hpctoolkit_v4 as v4
+
+    if is_xml(path):
+        return open_xml(path)
+    if not v4.sniff(v4._folder(Path(path))):
+        raise CctoolError(f"{path}: not an HPCToolkit database (v4: meta.db + profile.db; XML: "
+                          "experiment.xml + *.metric-db)")
+    return open_v4(path)
 
 
 def open_v4(path: str | Path) -> Database:
@@ -122,15 +136,17 @@ def _lookup_limit(contexts: int) -> int:
 
 @dataclass(frozen=True)
 class _Task:
-    scan: Scan
+    scan: Scan | XmlScan
     pick: tuple[int, np.ndarray] | None = None
     sketch: int | None = None
 
     def __call__(self, span: tuple[int, int]) -> Sums:
+        if isinstance(self.scan, XmlScan):
+            return scan_xml(self.scan, span, self.pick, self.sketch)
         return scan(self.scan, span, self.pick, self.sketch)
 
 
-def reduce_db(db: Database, executor: Executor | None = None,
+def reduce_db(db: Database | XmlDatabase, executor: Executor | None = None,
               pick: tuple[int, np.ndarray] | None = None, tasks: int | None = None,
               sketch: int | None = None) -> Sums:
     """:class:`Sums` over every rank of ``db`` (``pick``, ``sketch``: see :func:`scan`)."""
@@ -169,7 +185,7 @@ def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None 
     """Aggregate the v4 database at ``path`` over its ranks (see the module docstring);
     with ``sketch``, the partials of ``metric`` (None: the default one) get a quantile
     sketch, for percentiles."""
-    db = open_v4(path)
+    db = open_db(path)
     tasks = None
     if ranks_per_task is not None:
         tasks = -(-db.ranks // ranks_per_task)
@@ -191,10 +207,15 @@ def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None 
     return Aggregate(frame, parts, sums.ranks, sums, rows)
 
 
-def column_of(db: Database, metric: str | None) -> int:
+def column_of(db: Database | XmlDatabase, metric: str | None) -> int:
     """The scan column of ``metric`` (a reader's name: ``time``, ``time (inc)``, ...; None:
     the reader's default, ``time (inc)`` or the first metric's inclusive column)."""
     from cctool.readers import hpctoolkit_v4 as v4
+
+    if isinstance(db, XmlDatabase):
+        from cctool.distributed.xmlscan import column_of as xml_column
+
+        return xml_column(db, metric)
 
     raw = [m[0] for m in db.meta["metrics"]]
     names, _ = v4._metric_names(raw)
@@ -225,9 +246,12 @@ def _gather(part: Partials, pick: np.ndarray) -> Partials:
                     keys[order], part.counts[keep][order])
 
 
-def _column_names(db: Database, frame: GraphFrame) -> list[str | None]:
+def _column_names(db: Database | XmlDatabase, frame: GraphFrame) -> list[str | None]:
     """The frame's column of each scan column (None for metrics the frame left out)."""
     from cctool.readers import hpctoolkit_v4 as v4
+
+    if isinstance(db, XmlDatabase):
+        return list(db.columns)
 
     names, _ = v4._metric_names([m[0] for m in db.meta["metrics"]])
     out: list[str | None] = []
@@ -237,11 +261,14 @@ def _column_names(db: Database, frame: GraphFrame) -> list[str | None]:
     return out
 
 
-def finish(db: Database, sums: Sums, values: np.ndarray, agg: str) -> tuple[GraphFrame,
-                                                                            np.ndarray]:
+def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
+           agg: str) -> tuple[GraphFrame, np.ndarray]:
     """The aggregated GraphFrame (one location holding ``values``), pruned as the reader
     prunes; and the scan node of each of its nodes."""
     from cctool.readers import hpctoolkit_v4 as v4
+
+    if isinstance(db, XmlDatabase):
+        return finish_xml(db, sums, values, agg)
 
     tree, scan_ = db.tree, db.scan
     raw_names = [m[0] for m in db.meta["metrics"]]

@@ -15,9 +15,10 @@ metric), so memory stays bounded whatever the database's size.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -134,7 +135,17 @@ def _rounds(parent: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(kids[g], up[g]) for g in np.split(order, cut) if g.size]
 
 
-def ranges(scan_: Scan, tasks: int) -> list[tuple[int, int]]:
+class Ranked(Protocol):
+    """A scan plan's profiles (or files), in rank order, and the rank of each."""
+
+    @property
+    def profiles(self) -> np.ndarray: ...
+
+    @property
+    def rank(self) -> np.ndarray: ...
+
+
+def ranges(scan_: Ranked, tasks: int) -> list[tuple[int, int]]:
     """About ``tasks`` contiguous ranges of ``scan_.profiles``, cut between ranks."""
     n = scan_.profiles.size
     cuts = np.flatnonzero(np.diff(scan_.rank)) + 1  # where a new rank starts
@@ -166,14 +177,8 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
                np.zeros((0, 0 if pick is None else len(pick[1]))))
     sketches: list[Partials] = []
     keep = None if pick is None else needed_contexts(scan_, *pick)
-    lo, hi = span
-    per_chunk = max(1, CHUNK_VALUES // max(n, 1))
-    while lo < hi:
-        end = min(hi, lo + per_chunk)
-        while end < hi and scan_.rank[end] == scan_.rank[end - 1]:
-            end += 1  # whole ranks only
+    for lo, end in rank_chunks(scan_.rank, span, max(1, CHUNK_VALUES // max(n, 1))):
         profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
-        lo = end
         if pick is not None and keep is not None:
             own = own_of(scan_, prof, infos, profiles, pick[0] // 2, keep)
             _pick_chunk(scan_, out, own, rank, pick)
@@ -183,6 +188,18 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
             sketches.append(Partials.of(blocks[sketch]))
     out.sketch = merge_all(sketches) if sketches else None
     return out
+
+
+def rank_chunks(rank: np.ndarray, span: tuple[int, int], size: int) -> Iterator[tuple[int, int]]:
+    """Consecutive (start, end) pieces of ``span`` of about ``size`` profiles, whole ranks
+    each (``rank``: the rank of each profile)."""
+    lo, hi = span
+    while lo < hi:
+        end = min(hi, lo + size)
+        while end < hi and rank[end] == rank[end - 1]:
+            end += 1
+        yield lo, end
+        lo = end
 
 
 def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
@@ -245,16 +262,22 @@ def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
         exc = own[:, scan_.ctx_of_node, c]
         out.nonzero[c] |= (exc != 0).any(axis=0)
         for j, block in ((2 * c, exc), (2 * c + 1, scan_.subtree_sums(exc))):
-            total = out.total[j]
-            for row in block:  # location after location, as a sum over the long table adds
-                np.add(total, row, out=total)
-            per_rank = _rank_sums(block, starts)
-            out.sumsq[j] += np.square(per_rank).sum(axis=0)
-            np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
-            np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
-            per_col[j] = per_rank
+            per_col[j] = add_block(out, j, block, starts)
     out.ranks += starts.size
     return per_col
+
+
+def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Add the (locations, nodes) values of column ``j`` of whole ranks (each starting at a
+    row of ``starts``) to ``out``'s sums and extremes; returns the per-rank values."""
+    total = out.total[j]
+    for row in block:  # location after location, as a sum over the long table adds
+        np.add(total, row, out=total)
+    per_rank = _rank_sums(block, starts)
+    out.sumsq[j] += np.square(per_rank).sum(axis=0)
+    np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
+    np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
+    return per_rank
 
 
 def _rank_sums(block: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""``tree --agg`` and ``imbalance`` of an HPCToolkit v4 database read in parts.
+"""``tree --agg`` and ``imbalance`` of an HPCToolkit database (v4, or XML) read in parts.
 
 :func:`tree_frame` is the database's tree with each metric combined over ranks, one pass
 over ``profile.db``. :func:`imbalance_in_parts` takes two: the first finds, from per-node sums
@@ -19,9 +19,10 @@ from cctool.distributed.hpcdb import (
     _column_names,
     combine,
     finish,
-    open_v4,
+    open_db,
     reduce_db,
 )
+from cctool.distributed.xmlscan import XmlDatabase
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 
@@ -32,7 +33,7 @@ PICK_BYTES = 512 << 20  # per-rank values held by the second pass
 def tree_frame(path: str | Path, agg: str, executor: Executor | None = None) -> GraphFrame:
     """The tree of the database at ``path``, one location holding each metric combined
     over its ranks by ``agg`` (each rank's threads summed first)."""
-    db = open_v4(path)
+    db = open_db(path)
     sums = reduce_db(db, executor)
     return finish(db, sums, combine(sums, agg), agg)[0]
 
@@ -46,7 +47,7 @@ def imbalance_in_parts(path: str | Path, metric: str | None, threshold: float, t
     threads) or ``rank``."""
     from cctool.ops.imbalance import _basic_stats, _table
 
-    db = open_v4(path)
+    db = open_db(path)
     if by is None and db.ranks == 1 and db.scan.profiles.size > 1:
         raise CctoolError(f"{path}: one rank, so imbalance would compare its threads; read in "
                           "parts it compares ranks only: ask for ranks, or read it whole")
@@ -70,7 +71,7 @@ def imbalance_in_parts(path: str | Path, metric: str | None, threshold: float, t
     return _table(frame, nodes[chosen], sub[:, chosen], stats, labels, 5), frame, col
 
 
-def _per_rank(db: Database, executor: Executor | None, column: int,
+def _per_rank(db: Database | XmlDatabase, executor: Executor | None, column: int,
               scan_nodes: np.ndarray) -> np.ndarray:
     """(ranks, len(scan_nodes)) values of one column, in passes that each hold at most
     :data:`PICK_BYTES`."""

@@ -70,38 +70,14 @@ def read(path: Path) -> GraphFrame:
         return _hpcxml_values.read(xml)
     # Numba's load (about a second, when the compiled kernel is worth it) overlaps the parse.
     threading.Thread(target=_warm_kernel, args=(folder,), daemon=True).start()
-    from cctool.readers import hpctoolkit_scan
-
-    root, _, scan = hpctoolkit_scan.parse(xml)
-    metric_names, metric_kinds, units = _metric_columns(root, xml)
-    header = root.find("Header")
-    program = header.get("n") if header is not None else None
-    summary = _hpcdb_gaps.summary_totals(root)
-    del root, header
-    files = _metric_files(folder)
-    num_db_nodes, nmetrics = _db_header(files[0][2])
-    if nmetrics != len(metric_names):
-        raise ReaderError(
-            files[0][2], f"holds {nmetrics} metrics, experiment.xml lists {len(metric_names)}", NAME
-        )
-    if scan["max_id"] > num_db_nodes:
-        raise ReaderError(
-            xml,
-            f"experiment.xml has node id {scan['max_id']} but the metric-db files hold "
-            f"{num_db_nodes} nodes",
-            fmt=NAME,
-        )
-
-    keep_rows = np.asarray(scan["ids"], dtype=np.int64) - 1  # metric-db row = XML id - 1
-    stmt = np.asarray(scan["stmt_ids"], dtype=np.int64) - 1
-    stmt_parent = np.asarray(scan["stmt_parents"], dtype=np.int64) - 1
-    if keep_rows.size and keep_rows.min() < 0:
-        raise ReaderError(xml, "a scope has an id below 1", fmt=NAME)
+    lay = layout(xml)
+    scan, files, metric_names, metric_kinds = lay["scan"], lay["files"], lay["names"], lay["kinds"]
     exclusive_cols = [kind == "exclusive" for kind in metric_kinds]
-    values = _read_metric_dbs(files, num_db_nodes, keep_rows, (stmt, stmt_parent), exclusive_cols)
+    values = _read_metric_dbs(files, lay["rows"], lay["keep"], lay["pairs"], exclusive_cols)
+    units, program, summary = lay["units"], lay["program"], lay["summary"]
     ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
     threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
-    nfiles, k = len(files), keep_rows.shape[0]
+    nfiles, k = len(files), lay["keep"].shape[0]
     _hpcdb_gaps.check_complete(folder, (ranks, threads), summary, metric_names, values, scan)
     columns: dict[str, Any] = {
         "node": _repeat_rows(np.arange(k, dtype=np.int32), nfiles),
@@ -113,32 +89,54 @@ def read(path: Path) -> GraphFrame:
 
     exclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "exclusive"]
     inclusive = [n for n, kd in zip(metric_names, metric_kinds, strict=True) if kd == "inclusive"]
-    metadata = {
-        "format": NAME,
-        "path": str(folder),
-        "program": program,
-        "num_ranks": int(np.unique(ranks).size),
-        "num_threads": int(nfiles // max(np.unique(ranks).size, 1)),
-        "metric_units": units,
-    }
+    nranks = int(np.unique(ranks).size)
+    metadata = {"format": NAME, "path": str(folder), "program": program, "num_ranks": nranks,
+                "num_threads": int(nfiles // max(nranks, 1)), "metric_units": units}
     return GraphFrame.from_arrays(
-        scan["parent"],
-        {
-            "name": scan["name"],
-            "type": scan["type"],
-            "file": scan["file"],
-            "line": np.asarray(scan["line"], dtype=np.int32),
-            "module": scan["module"],
-            "callsite": np.asarray(scan["callsite"], dtype=np.int32),
-            "hpctoolkit_id": np.asarray(scan["ids"], dtype=np.int32),
-        },
-        columns,
-        exclusive=exclusive,
-        inclusive=inclusive,
-        metadata=metadata,
-        default_metric=inclusive[0] if inclusive else None,
+        scan["parent"], node_attrs(scan), columns, exclusive=exclusive, inclusive=inclusive,
+        metadata=metadata, default_metric=inclusive[0] if inclusive else None,
         derive_inclusive=True,
     )
+
+
+def node_attrs(scan: dict[str, Any]) -> dict[str, Any]:
+    """The node attribute columns the GraphFrame gets from the call path scan's arrays."""
+    def i32(key: str) -> np.ndarray:
+        return np.asarray(scan[key], dtype=np.int32)
+
+    return {"name": scan["name"], "type": scan["type"], "file": scan["file"], "line": i32("line"),
+            "module": scan["module"], "callsite": i32("callsite"), "hpctoolkit_id": i32("ids")}
+
+
+def layout(xml: Path) -> dict[str, Any]:
+    """experiment.xml parsed and the metric-db files listed, checked against each other: the
+    node arrays (``scan``), metric columns, files, rows per file, node rows (``keep``) and
+    (statement, scope) row ``pairs``; what decoding the files needs."""
+    from cctool.readers import hpctoolkit_scan
+
+    root, _, scan = hpctoolkit_scan.parse(xml)
+    metric_names, metric_kinds, units = _metric_columns(root, xml)
+    header = root.find("Header")
+    program = header.get("n") if header is not None else None
+    summary = _hpcdb_gaps.summary_totals(root)
+    del root, header
+    files = _metric_files(xml.parent)
+    num_db_nodes, nmetrics = _db_header(files[0][2])
+    if nmetrics != len(metric_names):
+        raise ReaderError(
+            files[0][2], f"holds {nmetrics} metrics, experiment.xml lists {len(metric_names)}", NAME
+        )
+    if scan["max_id"] > num_db_nodes:
+        raise ReaderError(xml, f"experiment.xml has node id {scan['max_id']} but the metric-db "
+                          f"files hold {num_db_nodes} nodes", fmt=NAME)
+    keep_rows = np.asarray(scan["ids"], dtype=np.int64) - 1  # metric-db row = XML id - 1
+    stmt = np.asarray(scan["stmt_ids"], dtype=np.int64) - 1
+    stmt_parent = np.asarray(scan["stmt_parents"], dtype=np.int64) - 1
+    if keep_rows.size and keep_rows.min() < 0:
+        raise ReaderError(xml, "a scope has an id below 1", fmt=NAME)
+    return {"scan": scan, "names": metric_names, "kinds": metric_kinds, "units": units,
+            "program": program, "summary": summary, "files": files, "rows": num_db_nodes,
+            "keep": keep_rows, "pairs": (stmt, stmt_parent)}
 
 
 def _parse_xml(xml: Path, data: bytes | None = None) -> Any:
