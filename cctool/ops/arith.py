@@ -225,7 +225,8 @@ def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
     keys["node"][:] = np.arange(nu, dtype=np.int32)  # broadcasts: faster than tile/repeat
     for k in ("rank", "thread"):
         keys[k][:] = a.locations[k].to_numpy()[:, None]
-    metrics = pl.DataFrame({k: v.reshape(-1) for k, v in {**keys, **out}.items()})
+    columns: dict[str, np.ndarray] = {**keys, **out}
+    metrics = pl.DataFrame({k: v.reshape(-1) for k, v in columns.items()})
     return _result(a, b, u, cols, metrics, op, missing, _metadata(True, "sum", a, b, op))
 
 
