@@ -187,13 +187,14 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
     return out
 
 
-def normalise(gf: GraphFrame) -> GraphFrame:
+def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
     """Attach descriptors and hold every value in its base unit (seconds, bytes).
 
     Idempotent: a GraphFrame that already carries descriptors in base units is returned as is.
+    ``in_place`` lets the caller hand over a frame nobody else holds (a reader's fresh
+    output): its metric table is then converted column by column, each old column released as
+    its replacement arrives, so the conversion holds one extra column at a time, not all.
     """
-    import polars as pl
-
     info = declared(gf)
     scale: dict[str, float] = {}
     for col, m in info.items():
@@ -206,7 +207,7 @@ def normalise(gf: GraphFrame) -> GraphFrame:
             info[col] = replace(m, unit=base_unit)
     metrics = gf.metrics
     if scale:
-        metrics = metrics.with_columns([_scaled(pl.col(c), f).alias(c) for c, f in scale.items()])
+        metrics = _scale_columns(metrics if in_place else metrics.clone(), scale, in_place)
     meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
     aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
     aliases.update(_time_alias(gf, info, aliases))
@@ -215,21 +216,54 @@ def normalise(gf: GraphFrame) -> GraphFrame:
     else:
         meta.pop(ALIASES_KEY, None)
     out = replace(gf, metrics=metrics, metric_info=info, metadata=meta)
-    if metrics is gf.metrics:
-        # Same table: keep what the input already knows about its layout (a saved profile
-        # primes its location blocks from the header instead of scanning three key columns).
-        for cached in ("_blocks", "_locations"):
-            if cached in gf.__dict__:
-                out.__dict__[cached] = gf.__dict__[cached]
+    # Scaling leaves the nodes and the key columns as they were: keep what the input already
+    # knows about them (a saved profile primes its location blocks from its header instead of
+    # scanning three key columns).
+    for cached in _LAYOUT_CACHES:
+        if cached in gf.__dict__:
+            out.__dict__[cached] = gf.__dict__[cached]
     return out
 
 
+# Cached properties that depend on the nodes and the key columns only, never on metric values.
+_LAYOUT_CACHES = ("_blocks", "_locations", "_location_codes", "parent_array", "children_csr",
+                  "levels", "subtree_end")
+
+
+def _scale_columns(metrics: Any, scale: Mapping[str, float], in_place: bool) -> Any:
+    """``metrics`` with each column of ``scale`` converted.
+
+    Owned (``in_place``) tables whose columns sit in writable memory of their own (a reader's
+    NumPy block) are scaled where they lie: no second copy of the values. Otherwise each column
+    is replaced by a converted copy, one at a time in the table given.
+    """
+    from cctool._inplace import writable_views
+
+    views = writable_views(metrics, scale) if in_place else None
+    if views is not None:
+        for col, factor in scale.items():
+            views[col] *= _multiplier(factor)
+        return metrics
+    for col, factor in scale.items():
+        metrics.replace_column(metrics.get_column_index(col), _scaled(metrics[col], factor))
+    return metrics
+
+
 def _scaled(col: Any, factor: float) -> Any:
-    """``col`` times ``factor``; by division where 1/factor is an integer (µs -> s divides by
-    1e6), so values the profiler wrote as whole numbers convert correctly rounded."""
+    """``col`` converted by ``factor``, as a Polars expression or Series: divided where
+    1/factor is an integer (µs -> s divides by 1e6); Polars divides by a scalar as it
+    multiplies by its reciprocal (:func:`_multiplier`, the in-place twin, depends on it)."""
     inverse = 1.0 / factor
     return col / round(inverse) if factor < 1 and abs(inverse - round(inverse)) < 1e-9 else (
         col * factor)
+
+
+def _multiplier(factor: float) -> float:
+    """The number :func:`_scaled` multiplies by, value for value (its results, bit for bit)."""
+    inverse = 1.0 / factor
+    if factor < 1 and abs(inverse - round(inverse)) < 1e-9:
+        return 1.0 / float(round(inverse))
+    return factor
 
 
 def _time_alias(

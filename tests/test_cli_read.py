@@ -109,3 +109,38 @@ def test_unwritable_output_is_a_clean_error(data, tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert res.stderr.startswith("Error: cannot write ") and "No such file" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("name", ["hpctoolkit-allgather-database", "tau-cpi-mpi",
+                                  "caliper-lulesh-cali", "scorep-cpi-cubex"])
+def test_root_totals_add_up_only_the_roots_rows(data, name) -> None:
+    """The summary sums the roots' rows alone, to the same bits as the whole aggregation."""
+    import numpy as np
+
+    import cctool
+    from cctool.ops.summary import root_totals
+
+    folder = data(name)
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".cali", ".cubex"))
+    gf = cctool.read(files[0] if files else folder)
+    full = gf.node_values(list(gf.metric_columns), agg="sum")
+    roots = gf.roots
+    mine = root_totals(gf, roots)
+    for col in gf.metric_columns:
+        assert np.array_equal(full[col].to_numpy()[roots].view(np.int64),
+                              mine[col].view(np.int64)), col
+
+
+def test_root_totals_of_a_saved_profile_in_blocks(data, tmp_path) -> None:
+    import numpy as np
+
+    import cctool
+    from cctool.ops.summary import root_totals
+    from cctool.saved import save
+
+    path = tmp_path / "run.cct"
+    save(cctool.read(data("hpctoolkit-allgather-database")), path)
+    gf = cctool.read(path)
+    assert gf._blocks is not None  # noqa: SLF001  (the strided path)
+    full = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()[gf.roots]
+    assert np.array_equal(root_totals(gf, gf.roots)["time (inc)"], full)

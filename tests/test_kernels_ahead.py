@@ -75,3 +75,28 @@ def test_one_compiled_signature_serves_every_caller(fresh_cache: Path, monkeypat
     kernels.warm_metric_db_rows(1)  # the types the HPCToolkit reader passes
     after = {name: len(getattr(_jit, name).signatures) for name in before}
     assert after == before
+
+
+def test_the_background_compile_runs_at_the_lowest_priority(fresh_cache: Path) -> None:
+    """It takes only the CPU the commands leave idle (checked in a child: niceness sticks)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os; from cctool.kernels import _ahead; "
+            "_ahead.compile_all = lambda: print(os.nice(0)); _ahead.background_main()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "NUMBA_CACHE_DIR": str(fresh_cache)})
+    assert out.stdout.strip() == str(min(19, os.nice(0) + 19))
+    assert not _ahead.marker().with_suffix(".lock").exists()
+
+
+def test_path_queries_below_the_threshold_keep_the_twin(fresh_cache: Path, monkeypatch) -> None:
+    """35,000 nodes: the NumPy walk (about 0.3 s) beats loading Numba even with a ready cache."""
+    _ahead.marker().write_text("")
+    monkeypatch.setattr(kernels, "_compiled", lambda: pytest.fail("Numba loaded"))
+    parent = np.arange(-1, 34_999, dtype=np.int64)
+    pred = np.zeros((35_000, 4), dtype=np.bool_)
+    pred[::7, 0] = True
+    hit = kernels.path_match(parent, pred, np.array([False, True, False, True]))
+    assert not hit.any()  # a chain needs a node matching step 2 after step 1

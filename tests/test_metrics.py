@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 import cctool
+from cctool._inplace import _writable, writable_views
 from cctool.cli import cli
 from cctool.errors import CctoolWarning, IncompatibleProfilesError
-from cctool.metrics import Combine, Dimension, format_quantity, parse_unit
+from cctool.graphframe import GraphFrame
+from cctool.metrics import (
+    Combine,
+    Dimension,
+    _multiplier,
+    _scaled,
+    format_quantity,
+    normalise,
+    parse_unit,
+)
 from cctool.ops.derive import derive
 from cctool.readers import READERS, read_declared
 from cctool.synth import generate
@@ -251,3 +262,71 @@ def test_declared_values_stay_in_the_profilers_unit(data) -> None:
     gf = read_declared(data(CPI))
     assert gf.metadata["metric_units"] == {"time": "usec"}
     assert gf.node_values(["time (inc)"])["time (inc)"][0] == 3998242.0
+
+
+# ------------------------------------------------------------------ conversion in place
+def _bits(gf, col: str) -> np.ndarray:
+    return gf.metrics[col].to_numpy().view(np.int64)
+
+
+def test_read_converts_in_place_bit_for_bit(data) -> None:
+    """read() scales the reader's own buffers: the same bits as the Polars conversion of a
+    declared copy, and the location layout kept."""
+    import polars as pl
+
+    declared = read_declared(data(CPI))
+    scale = {"time": 1e-6, "time (inc)": 1e-6}
+    assert writable_views(read_declared(data(CPI)).metrics, scale) is not None  # the path taken
+    expected = declared.metrics.with_columns(pl.col("time", "time (inc)") / 1_000_000)
+    gf = cctool.read(data(CPI))
+    for col in ("time", "time (inc)"):
+        assert np.array_equal(_bits(gf, col), expected[col].to_numpy().view(np.int64))
+    assert gf.node_values(["time (inc)"])["time (inc)"][0] == pytest.approx(3.998242, rel=1e-15)
+    declared.locations  # noqa: B018  (computes the cached layout)
+    again = normalise(declared)
+    assert again.__dict__["_blocks"] is declared.__dict__["_blocks"]
+    assert declared.metrics["time (inc)"][0] == 999238.0  # the input is left as it was
+
+
+def test_in_place_multiplier_is_polars_division() -> None:
+    """The in-place twin multiplies by the number Polars' scalar division uses."""
+    import polars as pl
+
+    values = np.round(np.random.default_rng(7).random(100_000) * 1e9)
+    for factor in (1e-6, 1e-3, 1e-9, 60.0, 1024.0):
+        polars = _scaled(pl.Series(values), factor).to_numpy()
+        assert np.array_equal(polars.view(np.int64), (values * _multiplier(factor)).view(np.int64))
+
+
+def _frame_with(metrics: dict) -> GraphFrame:
+    return GraphFrame.from_arrays([-1, 0], {"name": ["main", "f"], "type": ["function"] * 2},
+                                  {"node": [0, 1], **metrics}, inclusive=["time (inc)"],
+                                  exclusive=["time"], metadata={"metric_units": {"time": "ms"}},
+                                  derive_inclusive=False)
+
+
+def test_in_place_refuses_columns_sharing_a_buffer() -> None:
+    """Two columns over one buffer are converted by copy, never scaled twice."""
+    import polars as pl
+
+    gf = _frame_with({"time": [1.0, 2.0], "time (inc)": [3.0, 2.0]})
+    inc = gf.metrics["time (inc)"]
+    shared = replace(gf, metrics=gf.metrics.with_columns(inc.alias("time")))
+    assert writable_views(shared.metrics, {"time": 1e-3, "time (inc)": 1e-3}) is None
+    out = normalise(shared, in_place=True)
+    assert out.metrics["time"].to_list() == out.metrics["time (inc)"].to_list() == [
+        3.0 / 1000, 2.0 / 1000]
+    assert isinstance(out.metrics, pl.DataFrame)
+
+
+def test_in_place_never_writes_a_read_only_mapping(tmp_path) -> None:
+    import mmap
+
+    path = tmp_path / "values"
+    path.write_bytes(np.arange(4096, dtype=np.float64).tobytes())
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        view = np.frombuffer(mm, dtype=np.float64)
+        assert not _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
+        del view
+    heap = np.zeros(1 << 20)
+    assert _writable(heap.ctypes.data, heap.ctypes.data + heap.nbytes)

@@ -4,9 +4,10 @@ Numba compiles a kernel the first time it is called and caches the machine code 
 (``cache=True``); that first compile of all kernels costs about 4 s of CPU, which a new user
 would pay inside their first commands. Instead, until the cache is known to be complete, the
 dispatchers in :mod:`cctool.kernels` use the NumPy twins and start one detached background
-process (``python -m cctool.kernels --background``) that compiles every kernel and then writes
-a marker file; commands started after that use the compiled kernels. ``python -m cctool.kernels``
-compiles in the foreground (for images and install scripts).
+process (``python -m cctool.kernels --background``, at the lowest CPU priority, so it takes
+only the CPU the commands leave idle) that compiles every kernel and then writes a marker file;
+commands started after that use the compiled kernels. ``python -m cctool.kernels`` compiles in
+the foreground (for images and install scripts).
 
 The marker's name holds a hash of the kernels' source, Numba's and Python's versions, so an
 upgrade recompiles. It lives where Numba keeps the cache: ``NUMBA_CACHE_DIR`` when set, else
@@ -99,6 +100,16 @@ def compile_all() -> Path:
     return done
 
 
+def _lowest_priority() -> None:
+    """Yield the CPU to every other process: the commands that started this compile run on
+    the NumPy twins meanwhile and should not share their cores with it (on two cores the
+    compile at normal priority cost them 1.6-4 s in all)."""
+    try:
+        os.nice(19)
+    except (AttributeError, OSError):  # no nice() on this platform: compile all the same
+        pass
+
+
 _started: list[bool] = []  # one attempt per process
 
 
@@ -127,9 +138,11 @@ def start_background() -> bool:
 
 
 def background_main() -> int:
-    """The background process: compile, then drop the lock (also on failure)."""
+    """The background process: compile at the lowest CPU priority, then drop the lock (also
+    on failure)."""
     lock = marker().with_suffix(".lock")
     try:
+        _lowest_priority()
         compile_all()
     finally:
         lock.unlink(missing_ok=True)

@@ -4,8 +4,8 @@ All four are one :func:`_binary_op`: unify the trees (:mod:`cctool.ops.unify`), 
 two metric tables on the union's node ids, then apply one Polars expression per metric.
 When both tables are one block of rows per location with the same locations (readers of
 databases and ``.cct`` files give them so), the rank-by-rank op needs no join: each block of
-each side is scattered onto the union's node ids and the same expressions are applied, a few
-blocks at a time, so the op costs about the memory of its result.
+each side is scattered onto the union's node ids and combined straight into the result's
+columns (the same IEEE operation as the expressions), so the op costs the memory of its result.
 
 Locations. When both profiles have the same (rank, thread) pairs and no ``agg`` is given, the
 op works rank by rank and thread by thread, and the result keeps every location. Otherwise
@@ -192,15 +192,22 @@ def _result_metric(m: Metric, op: str | Op) -> Metric:
                    of=None)
 
 
-_CHUNK_ROWS = 1 << 20  # rows per step of the block path: its temporaries stay small
+_CHUNK_ROWS = 1 << 20  # rows per step of the block path with a custom op: small temporaries
+
+# The string ops as NumPy ufuncs (and whether the sides swap): the same IEEE operation as the
+# Polars expressions, element by element.
+_UFUNCS: dict[str, tuple[Any, bool]] = {"sub": (np.subtract, False), "rsub": (np.subtract, True),
+                                         "add": (np.add, False), "mul": (np.multiply, False),
+                                         "div": (np.divide, False)}
 
 
 def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
              missing: str) -> GraphFrame | None:
     """``op(a, b)`` location by location when both metric tables are one block per location
     with the same locations (as the HPCToolkit readers and ``.cct`` files give them), else
-    None. Each step scatters a few blocks of each side onto the union's node ids and applies
-    the same expressions as :func:`combine`: the same values, without a join or a sort."""
+    None. Each location's rows of each side are scattered onto the union's node ids and
+    combined straight into the result's columns: the same values as :func:`combine`, without
+    a join, a sort or any temporary the size of a table."""
     if a._blocks is None or b._blocks is None or not a.locations.equals(b.locations):
         return None
     if any(gf.metrics[c].dtype != pl.Float64 or gf.metrics[c].null_count()
@@ -209,16 +216,51 @@ def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
     exprs = _exprs(cols, op, missing)
     u = unify(a, b)
     nu, nb = u.tree.num_nodes, a.locations.height
+    out = {c: np.empty((nb, nu), dtype=np.float64) for c in cols}
+    if isinstance(op, str):
+        _rows_into(out, a, b, u, _UFUNCS[op], 0.0 if missing == "zero" else np.nan)
+    else:
+        _chunks_into(out, a, b, u, exprs)
+    keys = {k: np.empty((nb, nu), dtype=np.int32) for k in KEY_COLUMNS}
+    keys["node"][:] = np.arange(nu, dtype=np.int32)  # broadcasts: faster than tile/repeat
+    for k in ("rank", "thread"):
+        keys[k][:] = a.locations[k].to_numpy()[:, None]
+    columns: dict[str, np.ndarray] = {**keys, **out}
+    metrics = pl.DataFrame({k: v.reshape(-1) for k, v in columns.items()})
+    return _result(a, b, u, cols, metrics, op, missing, _metadata(True, "sum", a, b, op))
+
+
+def _rows_into(out: dict[str, np.ndarray], a: GraphFrame, b: GraphFrame, u: Unified,
+               ufunc: tuple[Any, bool], absent: float) -> None:
+    """One location at a time: each side's row on the union's ids (``absent`` where the side
+    lacks the node, as :func:`_side` fills it), then the ufunc into the result's row."""
+    fn, swap = ufunc
+    left, right = np.empty(u.tree.num_nodes), np.empty(u.tree.num_nodes)
+    with np.errstate(all="ignore"):  # x / 0 is inf or NaN, as in Polars
+        for c, dest in out.items():
+            rows_a = a.metrics[c].to_numpy().reshape(dest.shape[0], -1)
+            rows_b = b.metrics[c].to_numpy().reshape(dest.shape[0], -1)
+            for i in range(dest.shape[0]):
+                left.fill(absent)
+                left[u.left] = rows_a[i]
+                right.fill(absent)
+                right[u.right] = rows_b[i]
+                fn(*((right, left) if swap else (left, right)), out=dest[i])
+
+
+def _chunks_into(out: dict[str, np.ndarray], a: GraphFrame, b: GraphFrame, u: Unified,
+                 exprs: list[pl.Expr]) -> None:
+    """A custom op: a few locations at a time into a Polars table, the expressions applied."""
+    nb, nu = next(iter(out.values())).shape
     on = {}
     for prefix, ids in ((LEFT, u.left), (RIGHT, u.right)):
         on[prefix] = np.zeros(nu, dtype=np.bool_)
         on[prefix][ids] = True
-    out = {c: np.empty(nb * nu, dtype=np.float64) for c in cols}
     step = max(1, _CHUNK_ROWS // max(nu, 1))
     for lo in range(0, nb, step):
         hi = min(nb, lo + step)
         frame: dict[str, np.ndarray] = {p + "on": np.tile(on[p], hi - lo) for p in on}
-        for c in cols:
+        for c in out:
             for gf, prefix, ids in ((a, LEFT, u.left), (b, RIGHT, u.right)):
                 full = np.zeros((hi - lo, nu), dtype=np.float64)
                 for row, values in zip(full, gf.metrics[c].to_numpy().reshape(nb, -1)[lo:hi],
@@ -226,14 +268,8 @@ def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
                     row[ids] = values  # row by row: NumPy's 1-D scatter is twice as fast
                 frame[prefix + c] = full.reshape(-1)
         done = pl.DataFrame(frame).select(exprs)
-        for c in cols:
-            out[c][lo * nu : hi * nu] = done[c].to_numpy()
-    keys = {k: np.empty((nb, nu), dtype=np.int32) for k in KEY_COLUMNS}
-    keys["node"][:] = np.arange(nu, dtype=np.int32)  # broadcasts: faster than tile/repeat
-    for k in ("rank", "thread"):
-        keys[k][:] = a.locations[k].to_numpy()[:, None]
-    metrics = pl.DataFrame({**{k: v.reshape(-1) for k, v in keys.items()}, **out})
-    return _result(a, b, u, cols, metrics, op, missing, _metadata(True, "sum", a, b, op))
+        for c in out:
+            out[c][lo:hi] = done[c].to_numpy().reshape(hi - lo, nu)
 
 
 def _binary_op(

@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
 
 
-def normalise(gf: GraphFrame) -> GraphFrame:
+def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
     from cctool.metrics import normalise as to_base_units
 
-    return to_base_units(gf)
+    return to_base_units(gf, in_place=in_place)
 
 # (name for --from, module). Kept as plain strings so the CLI can list formats without
 # importing any reader.
@@ -170,7 +170,8 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
         fmt: a reader name to skip detection (as ``--from``).
         **options: reader-specific options.
     """
-    return normalise(read_declared(path, fmt, **options))
+    # The reader's frame is ours alone: convert it in place (one extra column at a time).
+    return normalise(read_declared(path, fmt, **options), in_place=True)
 
 
 def read_declared(
