@@ -60,7 +60,9 @@ def _writable(lo: int, hi: int) -> bool:
                 bounds, perms = line.split(None, 2)[:2]
                 start, end = (int(x, 16) for x in bounds.split("-"))
                 if start <= pos < end:
-                    if perms[1] != "w":
+                    # Private writable memory only: a shared writable mapping would carry
+                    # the conversion back into whatever file or process shares it.
+                    if perms[1] != "w" or perms[3] != "p":
                         return False
                     pos = end
                     if pos >= hi:

@@ -330,3 +330,19 @@ def test_in_place_never_writes_a_read_only_mapping(tmp_path) -> None:
         del view
     heap = np.zeros(1 << 20)
     assert _writable(heap.ctypes.data, heap.ctypes.data + heap.nbytes)
+
+
+def test_in_place_never_writes_a_shared_writable_mapping(tmp_path) -> None:
+    # A writable MAP_SHARED view would carry the conversion back into the file itself.
+    import mmap
+
+    path = tmp_path / "values"
+    path.write_bytes(np.arange(4096, dtype=np.float64).tobytes())
+    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_WRITE) as mm:
+        view = np.frombuffer(mm, dtype=np.float64)
+        assert not _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
+        del view
+    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY) as mm:
+        view = np.frombuffer(mm, dtype=np.float64)  # private copy-on-write: the file is safe
+        assert _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
+        del view
