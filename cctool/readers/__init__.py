@@ -20,6 +20,7 @@ import importlib
 import inspect
 import os
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -124,25 +125,48 @@ def _profile_modules(folder: Path, runs: bool = False) -> list[tuple[Path, Modul
     """Profile files in ``folder`` with their readers; with ``runs``, also the run files of
     a folder format made of runs (a SpotDB folder of .cali files)."""
     whole = _sniff(folder) if folder.is_dir() else None
-    if whole is not None and not (runs and hasattr(whole, "run_files")):
-        return []
-    if whole is not None:
-        files = list(whole.run_files(folder))
-    else:
-        files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
-    found = [(f, _sniff(f)) for f in files]
+    found = ((f, _sniff(f)) for f in _candidates(folder, whole, runs))
     return [(f, mod) for f, mod in found if mod is not None]
 
 
-def _one_run(path: Path, fmt: str | None) -> tuple[list[Path], ModuleType] | None:
-    """The files and reader of a folder holding the parts of one run (see ``_parts``)."""
-    found = _profile_modules(path, runs=True) if path.is_dir() else []
-    if not found or (fmt and any(mod.NAME != fmt for _, mod in found)):
+def _candidates(folder: Path, whole: ModuleType | None, runs: bool) -> list[Path]:
+    """The files :func:`_profile_modules` sniffs, given ``whole``, the reader that takes
+    the folder itself (sniffed once by the caller: a folder format's sniff may list it)."""
+    if whole is not None and not (runs and hasattr(whole, "run_files")):
+        return []
+    if whole is not None:
+        return list(whole.run_files(folder))
+    with os.scandir(folder) as entries:  # each entry's type comes with the listing
+        names = sorted(e.name for e in entries if not e.name.startswith(".") and e.is_file())
+    return [folder / n for n in names]
+
+
+def _one_run(path: Path, fmt: str | None,
+             files: list[Path] | None = None) -> tuple[list[Path], ModuleType] | None:
+    """The files and reader of a folder holding the parts of one run (see ``_parts``);
+    ``files``: the folder's :func:`_candidates`, when the caller has them.
+
+    The first two profiles decide for most folders: two runs of different formats, or two
+    that are not parts of one run, settle it for the whole folder, since every check in
+    ``_parts`` that fails for a folder's first files fails for the folder too. Only a folder
+    whose first two files may be parts of one run is sniffed whole, so a folder of 16,000
+    repeated runs costs two sniffs here, not 16,000.
+    """
+    if not path.is_dir():
         return None
     from cctool.readers import _parts
 
-    files, mods = [f for f, _ in found], [mod for _, mod in found]
-    return (files, mods[0]) if _parts.one_run(files, mods) else None
+    if files is None:
+        files = _candidates(path, _sniff(path), runs=True)
+    found = ((f, mod) for f in files if (mod := _sniff(f)) is not None)
+    head = list(islice(found, 2))
+    if len(head) < 2 or not _parts.one_run([f for f, _ in head], [m for _, m in head]):
+        return None
+    every = head + list(found)
+    if fmt and any(mod.NAME != fmt for _, mod in every):
+        return None
+    parts, mods = [f for f, _ in every], [mod for _, mod in every]
+    return (parts, mods[0]) if _parts.one_run(parts, mods) else None
 
 
 def _resolve(path: Path) -> Path:
@@ -243,14 +267,13 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
 
 def _runs_in(folder: Path) -> list[Path]:
-    if _one_run(folder, None) is not None:
+    whole = _sniff(folder)
+    files = _candidates(folder, whole, runs=True)
+    if _one_run(folder, None, files) is not None:
         return [folder]
-    mod = _sniff(folder)
-    if mod is not None and hasattr(mod, "run_files"):
-        return list(mod.run_files(folder))
-    if mod is not None:
-        return [folder]
-    return profile_files(folder) or [folder]
+    if whole is not None:
+        return files if hasattr(whole, "run_files") else [folder]
+    return [f for f in files if _sniff(f) is not None] or [folder]
 
 
 def read_many(
