@@ -3,14 +3,18 @@ sniffs for a folder of many repeated runs."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from click.testing import CliRunner, Result
 
 import cctool.readers as registry
-from cctool.readers import _parts, _sniff, expand_paths
+from cctool.cli import cli
+from cctool.ops.runs import SniffingBatch, SummaryBatch
+from cctool.readers import _parts, _sniff, expand_paths, is_profile, runs_to_sniff
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "data"
@@ -71,14 +75,16 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_mixed_folder_is_detected_as_before(mixed: Path) -> None:
     before = _runs_before(mixed)
     assert len(before) > 8  # most of the copies are profiles, the sources are not
-    assert registry._runs_in(mixed) == before
-    assert registry._profile_modules(mixed) == _every_file(mixed, runs=False)
     assert expand_paths([str(mixed)]) == [str(p) for p in before]
+    assert registry._profile_modules(mixed) == _every_file(mixed, runs=False)
+    pairs = runs_to_sniff([str(mixed)])
+    assert [p for p, unsure in pairs if not unsure or is_profile(p)] == [str(p) for p in before]
+    assert sum(unsure for _, unsure in pairs) > 5  # left to the workers that read them
 
 
 @pytest.mark.parametrize("folder", _folders(), ids=lambda p: p.name)
 def test_every_sample_folder_is_detected_as_before(folder: Path) -> None:
-    assert registry._runs_in(folder) == _runs_before(folder)
+    assert expand_paths([str(folder)]) == [str(p) for p in _runs_before(folder)]
     for fmt in (None, "caliper", "callgrind"):
         got = registry._one_run(folder, fmt)
         assert (got and (got[0], got[1].NAME)) == (_one_run_before(folder, fmt) or None)
@@ -99,3 +105,35 @@ def test_a_folder_of_repeated_runs_is_not_sniffed_file_by_file(
     runs = expand_paths([str(tmp_path)])
     assert runs == [str(tmp_path / f"run{i:03d}.cali") for i in range(40)]
     assert len([p for p in sniffed if p.is_file()]) <= 2  # the first two decide
+
+
+def _cli(*args: object) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_workers_sniff_the_runs_they_read_with_the_same_result(mixed: Path) -> None:
+    """The files past a plain folder's first profiles are sniffed on the workers; the run
+    table is the one made in this process."""
+    pytest.importorskip("dask.distributed", reason="needs pip install 'dask[distributed]'")
+    here = _cli("runs", mixed, "--to", "json")
+    assert here.exit_code == 0, here.stderr
+    there = _cli("runs", mixed, "--to", "json", "--jobs", "2")
+    assert there.exit_code == 0, there.stderr
+    assert json.loads(there.stdout) == json.loads(here.stdout)
+    assert len(json.loads(here.stdout)) == len(_runs_before(mixed))
+
+
+def test_sniffing_batch_drops_what_no_reader_takes(mixed: Path) -> None:
+    items = [(str(mixed / "sample.c"), True), (str(mixed / "spot-np2.cali"), True),
+             (str(mixed / "callgrind.out.sample"), False)]
+    got = SniffingBatch(SummaryBatch())(items)
+    assert got[0] is None
+    assert [s.path for s in got[1:] if s is not None] == [p for p, _ in items[1:]]
+
+
+def test_an_error_while_listing_stops_the_starting_workers(tmp_path: Path) -> None:
+    pytest.importorskip("dask.distributed", reason="needs pip install 'dask[distributed]'")
+    (tmp_path / "notes.txt").write_text("no profile here\n")
+    got = _cli("runs", tmp_path, "--jobs", "2")
+    assert got.exit_code == 2
+    assert "no profile cctool knows in this folder" in got.stderr

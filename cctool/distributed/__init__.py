@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ class Executor:
 
     scheduler: str | None = None
     jobs: int | None = None
+    _ready: Future[Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_options(cls, scheduler: str | None, jobs: int | None) -> Executor:
@@ -108,7 +109,35 @@ class Executor:
         return out
 
     @contextmanager
+    def started(self) -> Iterator[Executor]:
+        """This executor, its local workers starting (or its cluster being reached) in a
+        background thread while the caller goes on, listing folders say: the executor
+        given waits for them when work is first sent, and they stop on leaving."""
+        if self.in_process or self._ready is not None:
+            yield self
+            return
+        with ThreadPoolExecutor(1) as pool:
+            ready = pool.submit(self._connect)
+            try:
+                yield replace(self, _ready=ready)
+            finally:
+                _close(*ready.result())  # a start under way ends before the workers stop
+
+    @contextmanager
     def _client(self) -> Iterator[Any]:
+        if self._ready is not None:
+            yield self._ready.result()[0]
+            return
+        client, owned = self._connect()
+        try:
+            yield client
+        finally:
+            _close(client, owned)
+
+    def _connect(self) -> tuple[Any, Any]:
+        """A Dask client, and the local cluster it runs on when this executor started one.
+        Closed explicitly rather than by ``with``: the client may be made in another
+        thread than the one that closes it."""
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -117,19 +146,28 @@ class Executor:
             ) from None
         if self.scheduler is not None:
             try:
-                client = Client(self.scheduler, timeout="20s")
+                return Client(self.scheduler, timeout="20s"), None
             except OSError as exc:
                 raise DistributedError(
                     f"cannot reach the Dask scheduler at {self.scheduler}: {exc}"
                 ) from None
-            with client:
-                yield client
-            return
         # ":0": any free port for the scheduler's HTTP server (None still takes 8787,
         # which fails when another cluster on the machine holds it).
-        with LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
-            yield client
+        cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=":0")
+        try:
+            return Client(cluster), cluster
+        except BaseException:
+            cluster.close()
+            raise
+
+
+def _close(client: Any, cluster: Any) -> None:
+    try:
+        client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
 
 
 def _batches(items: list[T], count: int) -> list[list[T]]:

@@ -20,7 +20,6 @@ import importlib
 import inspect
 import os
 from collections.abc import Iterable, Sequence
-from itertools import islice
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -141,10 +140,12 @@ def _candidates(folder: Path, whole: ModuleType | None, runs: bool) -> list[Path
     return [folder / n for n in names]
 
 
-def _one_run(path: Path, fmt: str | None,
-             files: list[Path] | None = None) -> tuple[list[Path], ModuleType] | None:
+def _one_run(path: Path, fmt: str | None, files: list[Path] | None = None,
+             head: tuple[list[tuple[Path, ModuleType]], int] | None = None,
+             ) -> tuple[list[Path], ModuleType] | None:
     """The files and reader of a folder holding the parts of one run (see ``_parts``);
-    ``files``: the folder's :func:`_candidates`, when the caller has them.
+    ``files`` and ``head``: the folder's :func:`_candidates` and their :func:`_scan`, when
+    the caller has them.
 
     The first two profiles decide for most folders: two runs of different formats, or two
     that are not parts of one run, settle it for the whole folder, since every check in
@@ -158,15 +159,27 @@ def _one_run(path: Path, fmt: str | None,
 
     if files is None:
         files = _candidates(path, _sniff(path), runs=True)
-    found = ((f, mod) for f in files if (mod := _sniff(f)) is not None)
-    head = list(islice(found, 2))
-    if len(head) < 2 or not _parts.one_run([f for f, _ in head], [m for _, m in head]):
+    first, seen = head or _scan(files, 2)
+    if len(first) < 2 or not _parts.one_run([f for f, _ in first], [m for _, m in first]):
         return None
-    every = head + list(found)
+    every = first + [(f, mod) for f in files[seen:] if (mod := _sniff(f)) is not None]
     if fmt and any(mod.NAME != fmt for _, mod in every):
         return None
     parts, mods = [f for f, _ in every], [mod for _, mod in every]
     return (parts, mods[0]) if _parts.one_run(parts, mods) else None
+
+
+def _scan(files: list[Path], count: int) -> tuple[list[tuple[Path, ModuleType]], int]:
+    """The first ``count`` profiles of ``files`` with their readers, and how many files
+    were sniffed to find them."""
+    found: list[tuple[Path, ModuleType]] = []
+    for i, f in enumerate(files):
+        mod = _sniff(f)
+        if mod is not None:
+            found.append((f, mod))
+            if len(found) == count:
+                return found, i + 1
+    return found, len(files)
 
 
 def _resolve(path: Path) -> Path:
@@ -252,28 +265,44 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
     folder, or a folder of profile files that are not the parts of one run), keeping order
     and ``-``."""
-    out: list[str] = []
+    return [p for p, unsure in runs_to_sniff(paths) if not unsure or is_profile(p)]
+
+
+def is_profile(path: str | os.PathLike[str]) -> bool:
+    """Whether a reader takes ``path``."""
+    return _sniff(Path(path)) is not None
+
+
+def runs_to_sniff(paths: Iterable[str]) -> list[tuple[str, bool]]:
+    """:func:`expand_paths`, each path with whether it still has to pass :func:`is_profile`
+    to be a run (files of a plain folder past its first profiles): a caller reading runs on
+    several workers lets each sniff the files it reads."""
+    out: list[tuple[str, bool]] = []
     for p in paths:
         if p != STDIN and any(ch in p for ch in "*?[") and not Path(p).exists():
             matches = sorted(glob.glob(p))
             if not matches:
                 raise UnknownFormatError(f"{p}: no file matches this pattern")
-            out.extend(matches)
+            out.extend((m, False) for m in matches)
         elif p != STDIN and Path(p).is_dir():
-            out.extend(str(f) for f in _runs_in(Path(p)))
+            out.extend((str(f), unsure) for f, unsure in _runs_in(Path(p)))
         else:
-            out.append(p)
+            out.append((p, False))
     return out
 
 
-def _runs_in(folder: Path) -> list[Path]:
+def _runs_in(folder: Path) -> list[tuple[Path, bool]]:
     whole = _sniff(folder)
     files = _candidates(folder, whole, runs=True)
-    if _one_run(folder, None, files) is not None:
-        return [folder]
+    head = _scan(files, 2)
+    if _one_run(folder, None, files, head) is not None:
+        return [(folder, False)]
     if whole is not None:
-        return files if hasattr(whole, "run_files") else [folder]
-    return [f for f in files if _sniff(f) is not None] or [folder]
+        return [(f, False) for f in files] if hasattr(whole, "run_files") else [(folder, False)]
+    first, seen = head
+    if not first:  # no file here is a profile: the folder is looked into later
+        return [(folder, False)]
+    return [(f, False) for f, _ in first] + [(f, True) for f in files[seen:]]
 
 
 def read_many(
