@@ -78,7 +78,7 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     folders are listed, and each sniffs the files it reads."""
     from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
 
-    with ex.started() as running:
+    with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running:
         items = _run_items(paths, fmt)
         made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
     runs = [r for r in made if r is not None]

@@ -13,6 +13,7 @@ scheduler address, as ``DASK_SCHEDULER_ADDRESS`` does for Dask itself.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -109,15 +110,16 @@ class Executor:
         return out
 
     @contextmanager
-    def started(self) -> Iterator[Executor]:
+    def started(self, modules: Sequence[str] = ()) -> Iterator[Executor]:
         """This executor, its local workers starting (or its cluster being reached) in a
         background thread while the caller goes on, listing folders say: the executor
-        given waits for them when work is first sent, and they stop on leaving."""
+        given waits for them when work is first sent, and they stop on leaving. The
+        workers import ``modules`` meanwhile, so the first task does not wait for that."""
         if self.in_process or self._ready is not None:
             yield self
             return
         with ThreadPoolExecutor(1) as pool:
-            ready = pool.submit(self._connect)
+            ready = pool.submit(self._connect, tuple(modules))
             try:
                 yield replace(self, _ready=ready)
             finally:
@@ -134,10 +136,20 @@ class Executor:
         finally:
             _close(client, owned)
 
-    def _connect(self) -> tuple[Any, Any]:
-        """A Dask client, and the local cluster it runs on when this executor started one.
-        Closed explicitly rather than by ``with``: the client may be made in another
-        thread than the one that closes it."""
+    def _connect(self, modules: tuple[str, ...] = ()) -> tuple[Any, Any]:
+        """A Dask client (its workers having imported ``modules``), and the local cluster
+        it runs on when this executor started one. Closed explicitly rather than by
+        ``with``: the client may be made in another thread than the one that closes it."""
+        client, cluster = self._new_client()
+        if modules:
+            try:
+                client.run(_import, modules)
+            except BaseException:
+                _close(client, cluster)
+                raise
+        return client, cluster
+
+    def _new_client(self) -> tuple[Any, Any]:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -160,6 +172,11 @@ class Executor:
         except BaseException:
             cluster.close()
             raise
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        importlib.import_module(name)
 
 
 def _close(client: Any, cluster: Any) -> None:
