@@ -118,12 +118,15 @@ class Executor:
         if self.in_process or self._ready is not None:
             yield self
             return
-        with ThreadPoolExecutor(1) as pool:
-            ready = pool.submit(self._connect, tuple(modules))
-            try:
-                yield replace(self, _ready=ready)
-            finally:
-                _close(*ready.result())  # a start under way ends before the workers stop
+        pool = ThreadPoolExecutor(1)
+        ready = pool.submit(self._connect, tuple(modules))
+        try:
+            yield replace(self, _ready=ready)
+        finally:
+            # Stopping local workers takes a few tenths of a second of waiting: it runs
+            # behind what the caller does next (the interpreter waits for it at exit).
+            pool.submit(_close_started, ready)
+            pool.shutdown(wait=False)
 
     @contextmanager
     def _client(self) -> Iterator[Any]:
@@ -177,6 +180,11 @@ class Executor:
 def _import(modules: tuple[str, ...]) -> None:
     for name in modules:
         importlib.import_module(name)
+
+
+def _close_started(ready: Future[tuple[Any, Any]]) -> None:
+    if ready.exception() is None:  # a failed start was reported to whoever sent work
+        _close(*ready.result())
 
 
 def _close(client: Any, cluster: Any) -> None:
