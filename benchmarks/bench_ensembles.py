@@ -29,7 +29,9 @@ the v4 scan:
   ``stats --group-by variant``, three rounds interleaved [load 1.5 to 2.0]: in-process
   5.92 / 5.96 / 6.12 s, ``--jobs 1`` (runs in this process too) 5.84 / 5.92 / 6.21 s,
   ``--jobs 2`` 4.72 / 4.79 / 4.83 s: 1.25x. With other jobs loading both cores [load 2 to
-  3.5] ``--jobs 2`` varies from 4.2 to 12 s while in-process stays 6 to 8 s.
+  4.8] ``--jobs 2`` varies from 4.2 to 14 s and in-process from 6 to 10.7 s: two workers
+  spend 7.3 to 8.9 s of CPU (user) where one process spends 5.5 to 6.0 s (each worker
+  starts a Python that imports Dask and cctool), so they lose when the cores are busy.
   Why not 1.7x: the per-run work is 4.9 s of CPU in one process and 5.5 s on two workers
   (2.9 to 3.4 s wall, 8 batches); around it, measured stage by stage [load 1.4 to 1.9]:
   Python start 0.16 s, importing cctool and Polars 0.15-0.24 s, Dask 0.14-0.21 s, the
