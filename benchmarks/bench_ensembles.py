@@ -23,6 +23,24 @@ the v4 and XML scans:
   ``--jobs 2`` (1.14x: of the 7.6 s, 2.3 s are the registry's discovery of the folder's
   16,000 files and about 1 s the process start, both serial; the runs themselves take
   4.8 s on 1 worker and 3.6 s on 2).
+- Then folder discovery (the first two profiles decide whether a folder is one run's
+  parts; the folder is sniffed once; ``--jobs N`` starts the workers while the client lists
+  the folder, workers sniff the files they read and stop behind the reduction): discovery
+  of the 16,000 files 2.99 s -> 0.37 s (``run_paths`` in one process, after imports).
+  ``stats --group-by variant``, three rounds interleaved [load 1.5 to 2.0]: in-process
+  5.92 / 5.96 / 6.12 s, ``--jobs 1`` (runs in this process too) 5.84 / 5.92 / 6.21 s,
+  ``--jobs 2`` 4.72 / 4.79 / 4.83 s: 1.25x. With other jobs loading both cores [load 2 to
+  4.8] ``--jobs 2`` varies from 4.2 to 14 s and in-process from 6 to 10.7 s: two workers
+  spend 7.3 to 8.9 s of CPU (user) where one process spends 5.5 to 6.0 s (each worker
+  starts a Python that imports Dask and cctool), so they lose when the cores are busy.
+  Why not 1.7x: the per-run work is 4.9 s of CPU in one process and 5.5 s on two workers
+  (2.9 to 3.4 s wall, 8 batches); around it, measured stage by stage [load 1.4 to 1.9]:
+  Python start 0.16 s, importing cctool and Polars 0.15-0.24 s, Dask 0.14-0.21 s, the
+  LocalCluster start 0.34-0.74 s (overlapping the 0.40-0.50 s listing, but the two share
+  the cores), the workers' imports 0.1 s, gathering 16,000 summaries 0.25-0.32 s, the
+  statistics 0.25-0.49 s, stopping the workers 0.12-0.37 s (now behind the statistics).
+  About 1.7 s stays serial (1.2 s in-process), so 2 workers can give at most about
+  6.1 / 4.4 = 1.4x here; 1.7x would need it under about 0.85 s.
 - ``cctool diff A B --fail-if 'time (inc) > 5%'`` on two 100-run ensembles: before 2.07 s,
   after 0.53 s [0.9] (runs read together too). The slowed kernel is found each time
   (Lcals_K03, +50.9 % then, +49.8 % on the runs made again for this figure, p < 1e-4).

@@ -56,20 +56,32 @@ def executor(jobs: int | None, scheduler: str | None) -> Executor:
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
     """Every run the arguments name: files, and the profiles found in folders."""
-    from cctool.cli.scaling import _run_paths
-    from cctool.readers import expand_paths
+    from cctool.readers import is_profile
 
-    return [f for p in expand_paths(paths) for f in _run_paths(p, fmt)]
+    return [f for f, unsure in _run_items(paths, fmt) if not unsure or is_profile(f)]
+
+
+def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
+    """:func:`run_paths`, each with whether it is a run only if a reader takes it (see
+    :func:`cctool.readers.runs_to_sniff`)."""
+    from cctool.cli.scaling import _run_paths
+    from cctool.readers import runs_to_sniff
+
+    return [(f, unsure) for p, unsure in runs_to_sniff(paths)
+            for f in ([p] if unsure else _run_paths(p, fmt))]
 
 
 def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | None],
               agg: str, ex: Executor, where: Sequence[str] = ()) -> list[RunSummary]:
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
-    the number kept goes to stderr when filters dropped some."""
-    from cctool.ops.runs import SummaryBatch, filter_summaries
+    the number kept goes to stderr when filters dropped some. Workers start while the
+    folders are listed, and each sniffs the files it reads."""
+    from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
 
-    files = run_paths(paths, fmt)
-    runs = ex.map_batches(SummaryBatch(fmt, tuple(metrics), agg), files)
+    with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running:
+        items = _run_items(paths, fmt)
+        made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
+    runs = [r for r in made if r is not None]
     kept = filter_summaries(runs, where)
     if where:
         click.echo(f"note: --where kept {len(kept)} of {len(runs)} runs", err=True)

@@ -13,11 +13,12 @@ scheduler address, as ``DASK_SCHEDULER_ADDRESS`` does for Dask itself.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -45,6 +46,7 @@ class Executor:
 
     scheduler: str | None = None
     jobs: int | None = None
+    _ready: Future[Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_options(cls, scheduler: str | None, jobs: int | None) -> Executor:
@@ -108,7 +110,49 @@ class Executor:
         return out
 
     @contextmanager
+    def started(self, modules: Sequence[str] = ()) -> Iterator[Executor]:
+        """This executor, its local workers starting (or its cluster being reached) in a
+        background thread while the caller goes on, listing folders say: the executor
+        given waits for them when work is first sent, and they stop on leaving. The
+        workers import ``modules`` meanwhile, so the first task does not wait for that."""
+        if self.in_process or self._ready is not None:
+            yield self
+            return
+        pool = ThreadPoolExecutor(1)
+        ready = pool.submit(self._connect, tuple(modules))
+        try:
+            yield replace(self, _ready=ready)
+        finally:
+            # Stopping local workers takes a few tenths of a second of waiting: it runs
+            # behind what the caller does next (the interpreter waits for it at exit).
+            pool.submit(_close_started, ready)
+            pool.shutdown(wait=False)
+
+    @contextmanager
     def _client(self) -> Iterator[Any]:
+        if self._ready is not None:
+            yield self._ready.result()[0]
+            return
+        client, owned = self._connect()
+        try:
+            yield client
+        finally:
+            _close(client, owned)
+
+    def _connect(self, modules: tuple[str, ...] = ()) -> tuple[Any, Any]:
+        """A Dask client (its workers having imported ``modules``), and the local cluster
+        it runs on when this executor started one. Closed explicitly rather than by
+        ``with``: the client may be made in another thread than the one that closes it."""
+        client, cluster = self._new_client()
+        if modules:
+            try:
+                client.run(_import, modules)
+            except BaseException:
+                _close(client, cluster)
+                raise
+        return client, cluster
+
+    def _new_client(self) -> tuple[Any, Any]:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -117,19 +161,38 @@ class Executor:
             ) from None
         if self.scheduler is not None:
             try:
-                client = Client(self.scheduler, timeout="20s")
+                return Client(self.scheduler, timeout="20s"), None
             except OSError as exc:
                 raise DistributedError(
                     f"cannot reach the Dask scheduler at {self.scheduler}: {exc}"
                 ) from None
-            with client:
-                yield client
-            return
         # ":0": any free port for the scheduler's HTTP server (None still takes 8787,
         # which fails when another cluster on the machine holds it).
-        with LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
-            yield client
+        cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=":0")
+        try:
+            return Client(cluster), cluster
+        except BaseException:
+            cluster.close()
+            raise
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+
+
+def _close_started(ready: Future[tuple[Any, Any]]) -> None:
+    if ready.exception() is None:  # a failed start was reported to whoever sent work
+        _close(*ready.result())
+
+
+def _close(client: Any, cluster: Any) -> None:
+    try:
+        client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
 
 
 def _batches(items: list[T], count: int) -> list[list[T]]:

@@ -99,6 +99,22 @@ class SummaryBatch:
         return summarize_paths(paths, self.fmt, self.metrics, self.agg)
 
 
+@dataclass(frozen=True)
+class SniffingBatch:
+    """:class:`SummaryBatch` over ``(path, unsure)`` pairs
+    (:func:`cctool.readers.runs_to_sniff`): an unsure path is a run only if a reader takes
+    it, which is checked where it is read; the others give None."""
+
+    batch: SummaryBatch
+
+    def __call__(self, items: list[tuple[str, bool]]) -> list[RunSummary | None]:
+        from cctool.readers import is_profile
+
+        keep = [not unsure or is_profile(p) for p, unsure in items]
+        made = iter(self.batch([p for (p, _), k in zip(items, keep, strict=True) if k]))
+        return [next(made) if k else None for k in keep]
+
+
 def summarize_paths(paths: Sequence[str], fmt: str | None = None,
                     metrics: Sequence[str | None] = (), agg: str = "mean") -> list[RunSummary]:
     """The summaries of ``paths``, in order. Caliper ``.cali`` runs of one program are read

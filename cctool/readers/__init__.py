@@ -124,25 +124,62 @@ def _profile_modules(folder: Path, runs: bool = False) -> list[tuple[Path, Modul
     """Profile files in ``folder`` with their readers; with ``runs``, also the run files of
     a folder format made of runs (a SpotDB folder of .cali files)."""
     whole = _sniff(folder) if folder.is_dir() else None
-    if whole is not None and not (runs and hasattr(whole, "run_files")):
-        return []
-    if whole is not None:
-        files = list(whole.run_files(folder))
-    else:
-        files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
-    found = [(f, _sniff(f)) for f in files]
+    found = ((f, _sniff(f)) for f in _candidates(folder, whole, runs))
     return [(f, mod) for f, mod in found if mod is not None]
 
 
-def _one_run(path: Path, fmt: str | None) -> tuple[list[Path], ModuleType] | None:
-    """The files and reader of a folder holding the parts of one run (see ``_parts``)."""
-    found = _profile_modules(path, runs=True) if path.is_dir() else []
-    if not found or (fmt and any(mod.NAME != fmt for _, mod in found)):
+def _candidates(folder: Path, whole: ModuleType | None, runs: bool) -> list[Path]:
+    """The files :func:`_profile_modules` sniffs, given ``whole``, the reader that takes
+    the folder itself (sniffed once by the caller: a folder format's sniff may list it)."""
+    if whole is not None and not (runs and hasattr(whole, "run_files")):
+        return []
+    if whole is not None:
+        return list(whole.run_files(folder))
+    with os.scandir(folder) as entries:  # each entry's type comes with the listing
+        names = sorted(e.name for e in entries if not e.name.startswith(".") and e.is_file())
+    return [folder / n for n in names]
+
+
+def _one_run(path: Path, fmt: str | None, files: list[Path] | None = None,
+             head: tuple[list[tuple[Path, ModuleType]], int] | None = None,
+             ) -> tuple[list[Path], ModuleType] | None:
+    """The files and reader of a folder holding the parts of one run (see ``_parts``);
+    ``files`` and ``head``: the folder's :func:`_candidates` and their :func:`_scan`, when
+    the caller has them.
+
+    The first two profiles decide for most folders: two runs of different formats, or two
+    that are not parts of one run, settle it for the whole folder, since every check in
+    ``_parts`` that fails for a folder's first files fails for the folder too. Only a folder
+    whose first two files may be parts of one run is sniffed whole, so a folder of 16,000
+    repeated runs costs two sniffs here, not 16,000.
+    """
+    if not path.is_dir():
         return None
     from cctool.readers import _parts
 
-    files, mods = [f for f, _ in found], [mod for _, mod in found]
-    return (files, mods[0]) if _parts.one_run(files, mods) else None
+    if files is None:
+        files = _candidates(path, _sniff(path), runs=True)
+    first, seen = head or _scan(files, 2)
+    if len(first) < 2 or not _parts.one_run([f for f, _ in first], [m for _, m in first]):
+        return None
+    every = first + [(f, mod) for f in files[seen:] if (mod := _sniff(f)) is not None]
+    if fmt and any(mod.NAME != fmt for _, mod in every):
+        return None
+    parts, mods = [f for f, _ in every], [mod for _, mod in every]
+    return (parts, mods[0]) if _parts.one_run(parts, mods) else None
+
+
+def _scan(files: list[Path], count: int) -> tuple[list[tuple[Path, ModuleType]], int]:
+    """The first ``count`` profiles of ``files`` with their readers, and how many files
+    were sniffed to find them."""
+    found: list[tuple[Path, ModuleType]] = []
+    for i, f in enumerate(files):
+        mod = _sniff(f)
+        if mod is not None:
+            found.append((f, mod))
+            if len(found) == count:
+                return found, i + 1
+    return found, len(files)
 
 
 def _resolve(path: Path) -> Path:
@@ -229,29 +266,44 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
     folder, or a folder of profile files that are not the parts of one run), keeping order
     and ``-``."""
-    out: list[str] = []
+    return [p for p, unsure in runs_to_sniff(paths) if not unsure or is_profile(p)]
+
+
+def is_profile(path: str | os.PathLike[str]) -> bool:
+    """Whether a reader takes ``path``."""
+    return _sniff(Path(path)) is not None
+
+
+def runs_to_sniff(paths: Iterable[str]) -> list[tuple[str, bool]]:
+    """:func:`expand_paths`, each path with whether it still has to pass :func:`is_profile`
+    to be a run (files of a plain folder past its first profiles): a caller reading runs on
+    several workers lets each sniff the files it reads."""
+    out: list[tuple[str, bool]] = []
     for p in paths:
         if p != STDIN and any(ch in p for ch in "*?[") and not Path(p).exists():
             matches = sorted(glob.glob(p))
             if not matches:
                 raise UnknownFormatError(f"{p}: no file matches this pattern")
-            out.extend(matches)
+            out.extend((m, False) for m in matches)
         elif p != STDIN and Path(p).is_dir():
-            out.extend(str(f) for f in _runs_in(Path(p)))
+            out.extend((str(f), unsure) for f, unsure in _runs_in(Path(p)))
         else:
-            out.append(p)
+            out.append((p, False))
     return out
 
 
-def _runs_in(folder: Path) -> list[Path]:
-    if _one_run(folder, None) is not None:
-        return [folder]
-    mod = _sniff(folder)
-    if mod is not None and hasattr(mod, "run_files"):
-        return list(mod.run_files(folder))
-    if mod is not None:
-        return [folder]
-    return profile_files(folder) or [folder]
+def _runs_in(folder: Path) -> list[tuple[Path, bool]]:
+    whole = _sniff(folder)
+    files = _candidates(folder, whole, runs=True)
+    head = _scan(files, 2)
+    if _one_run(folder, None, files, head) is not None:
+        return [(folder, False)]
+    if whole is not None:
+        return [(f, False) for f in files] if hasattr(whole, "run_files") else [(folder, False)]
+    first, seen = head
+    if not first:  # no file here is a profile: the folder is looked into later
+        return [(folder, False)]
+    return [(f, False) for f, _ in first] + [(f, True) for f in files[seen:]]
 
 
 def read_many(
