@@ -124,3 +124,15 @@ def test_runs_lacking_the_group_key_form_the_none_group_as_in_scaling() -> None:
     assert "1 of 7 runs have no metadata key 'schedule'" in res.stderr
     res = invoke("stats", str(folder), "--group-by", "nosuch")
     assert res.exit_code == 2 and "no run has metadata key 'nosuch'" in res.stderr
+
+
+def test_the_parts_of_one_run_are_one_run_in_every_multi_run_command() -> None:
+    # Three per-rank Caliper traces of one 3-rank job: one run of 3 ranks, never 3 runs of 1
+    # (whose "statistics across runs" would be statistics across ranks, silently).
+    trace = Path(__file__).parent / "data" / "caliper-parts" / "trace"
+    res = invoke("runs", str(trace), "--to", "json")
+    assert [(r["path"], r["ranks"]) for r in json.loads(res.stdout)] == [(str(trace), 3)]
+    res = invoke("stats", str(trace), "--to", "json")
+    assert res.exit_code == 0 and {r["count"] for r in json.loads(res.stdout)} == {1}
+    repeated = trace.parent / "repeated"  # two trials: two runs
+    assert len(json.loads(invoke("runs", str(repeated), "--to", "json").stdout)) == 2

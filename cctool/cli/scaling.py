@@ -162,8 +162,10 @@ def _profiles_in(p: Path) -> list[str]:
     """``p`` if a reader takes it (split into runs by a multi-run reader such as SpotDB),
     else the profiles below it, in path order."""
     from cctool.errors import UnknownFormatError
-    from cctool.readers import detect
+    from cctool.readers import detect, is_one_run
 
+    if is_one_run(p):  # its files are ranks or threads of one run, not runs
+        return [str(p)]
     try:
         mod = detect(p)
     except UnknownFormatError:

@@ -169,6 +169,12 @@ def _one_run(path: Path, fmt: str | None, files: list[Path] | None = None,
     return (parts, mods[0]) if _parts.one_run(parts, mods) else None
 
 
+def is_one_run(path: str | os.PathLike[str], fmt: str | None = None) -> bool:
+    """Whether ``path`` is a folder holding the parts of one run (per-rank traces, per-thread
+    or multi-part callgrind files): one profile, never a set of runs."""
+    return _one_run(Path(path), fmt) is not None
+
+
 def _scan(files: list[Path], count: int) -> tuple[list[tuple[Path, ModuleType]], int]:
     """The first ``count`` profiles of ``files`` with their readers, and how many files
     were sniffed to find them."""
