@@ -122,6 +122,9 @@ def test_runs_lacking_the_group_key_form_the_none_group_as_in_scaling() -> None:
     assert [(g["schedule"], g["runs"]) for g in json.loads(res.stdout)] == [
         ("even", 3), ("skewed", 3), ("(none)", 1)]
     assert "1 of 7 runs have no metadata key 'schedule'" in res.stderr
+    res = invoke("stats", str(folder), "--group-by", "schedule", "--to", "json")
+    assert list(dict.fromkeys(r["schedule"] for r in json.loads(res.stdout))) == [
+        "even", "skewed", "(none)"]
     res = invoke("stats", str(folder), "--group-by", "nosuch")
     assert res.exit_code == 2 and "no run has metadata key 'nosuch'" in res.stderr
 

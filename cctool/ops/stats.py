@@ -144,10 +144,14 @@ def ensemble_stats(runs: Sequence[RunSummary], opts: StatsOptions) -> StatsResul
     key = opts.metric or "(default)"
     unit = check_units(runs, key)
     pv = path_values(runs, key)
-    group = _run_groups(runs, opts.group_by)
+    group, order = _run_groups(runs, opts.group_by)
     long = pv.values.with_columns(group=pl.Series(group).gather(pv.values["run"]))
     table = _aggregate(long, opts.percentiles)
     table = _in_tree_order(table, pv, opts)
+    # Groups in group_runs' order (numbers by value, "(none)" last), as every command has them.
+    table = (table.with_columns(pl.col("group").replace_strict(order, return_dtype=pl.Int64)
+                                .alias("_group_rank"))
+             .sort("_group_rank", maintain_order=True).drop("_group_rank"))
     if opts.group_by is None:
         table = table.drop("group")
     else:
@@ -155,11 +159,13 @@ def ensemble_stats(runs: Sequence[RunSummary], opts: StatsOptions) -> StatsResul
     return StatsResult(table, runs[0].columns[key], unit, len(runs), opts.group_by, opts)
 
 
-def _run_groups(runs: Sequence[RunSummary], key: str | None) -> list[str]:
+def _run_groups(runs: Sequence[RunSummary], key: str | None) -> tuple[list[str], dict[str, int]]:
+    """Each run's group label, and each label's place in :func:`group_runs`' order."""
     if key is None:
-        return [""] * len(runs)
-    index = {id(r): g for g, members in group_runs(runs, key).items() for r in members}
-    return [index[id(r)] for r in runs]
+        return [""] * len(runs), {"": 0}
+    groups = group_runs(runs, key)
+    index = {id(r): g for g, members in groups.items() for r in members}
+    return [index[id(r)] for r in runs], {g: i for i, g in enumerate(groups)}
 
 
 def percentile_column(q: float) -> str:
