@@ -41,13 +41,17 @@ measured cost where it has one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cctool.readers._cycles import components
 from cctool.readers._weights import BucketQueue
+
+if TYPE_CHECKING:
+    from cctool.graphframe import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
@@ -104,6 +108,22 @@ class CallTree:
     truncated: int
     root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def to_graphframe(self, attrs: Mapping[str, Any], metadata: dict[str, Any],
+                      events: Sequence[str]) -> GraphFrame:
+        """The tree with node attributes ``attrs``: each of ``events`` (exclusive) beside its
+        inclusive partner, then the other values (calls); the first event's inclusive column
+        is the default metric."""
+        from cctool.graphframe import GraphFrame
+
+        pairs = [col for ev in events for col in (ev, ev + " (inc)")]
+        metrics = {"node": np.arange(len(self.parent), dtype=np.int64),
+                   **{col: self.values[col] for col in pairs},
+                   **{k: v for k, v in self.values.items() if k not in pairs}}
+        return GraphFrame.from_arrays(
+            self.parent, dict(attrs), metrics, exclusive=list(events),
+            inclusive=[ev + " (inc)" for ev in events], metadata=metadata,
+            default_metric=events[0] + " (inc)", derive_inclusive=False)
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:

@@ -105,11 +105,6 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "module": [prof.keys[i][0] for i in f],
         "recursive": tree.recursive,
     }
-    metrics = {"node": np.arange(len(f), dtype=np.int64)}
-    for ev in events:
-        metrics[ev] = tree.values[ev]
-        metrics[ev + " (inc)"] = tree.values[ev + " (inc)"]
-    metrics["calls"] = tree.values["calls"]
     metadata: dict[str, Any] = {
         "format": NAME,
         "path": str(path),
@@ -123,16 +118,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
             if key in prof.header
         },
     }
-    return GraphFrame.from_arrays(
-        tree.parent,
-        attrs,
-        metrics,
-        exclusive=list(events),
-        inclusive=[ev + " (inc)" for ev in events],
-        metadata=metadata,
-        default_metric=events[0] + " (inc)",
-        derive_inclusive=False,
-    )
+    return tree.to_graphframe(attrs, metadata, events)
 
 
 def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:

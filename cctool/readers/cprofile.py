@@ -79,7 +79,6 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "line": np.asarray([funcs[i][1] for i in f], dtype=np.int32),
         "recursive": tree.recursive,
     }
-    metrics = {"node": np.arange(len(f), dtype=np.int64), **tree.values}
     metadata = {
         "format": NAME,
         "path": str(path),
@@ -87,16 +86,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "truncated_nodes": tree.truncated,
         "metric_units": {"time": "s", "calls": "count"},
     }
-    return GraphFrame.from_arrays(
-        tree.parent,
-        attrs,
-        metrics,
-        exclusive=["time"],
-        inclusive=["time (inc)"],
-        metadata=metadata,
-        default_metric="time (inc)",
-        derive_inclusive=False,
-    )
+    return tree.to_graphframe(attrs, metadata, ["time"])
 
 
 def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], CallGraph]:

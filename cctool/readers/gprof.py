@@ -89,16 +89,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "sample_period": report.sample,
         "metric_units": {"time": "s", "calls": "count"},
     }
-    return GraphFrame.from_arrays(
-        tree.parent,
-        attrs,
-        {"node": np.arange(len(f), dtype=np.int64), **tree.values},
-        exclusive=["time"],
-        inclusive=["time (inc)"],
-        metadata=metadata,
-        default_metric="time (inc)",
-        derive_inclusive=False,
-    )
+    return tree.to_graphframe(attrs, metadata, ["time"])
 
 
 class _Report:

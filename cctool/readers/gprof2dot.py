@@ -116,16 +116,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         # Shares of one run add up over the tree like the times they stand for.
         "metric_combine": {"time": "sum"},
     }
-    return GraphFrame.from_arrays(
-        tree.parent,
-        attrs,
-        {"node": np.arange(len(f), dtype=np.int64), **tree.values},
-        exclusive=["time"],
-        inclusive=["time (inc)"],
-        metadata=metadata,
-        default_metric="time (inc)",
-        derive_inclusive=False,
-    )
+    return tree.to_graphframe(attrs, metadata, ["time"])
 
 
 def _lines(label: str) -> list[str]:
