@@ -319,30 +319,19 @@ def test_in_place_refuses_columns_sharing_a_buffer() -> None:
     assert isinstance(out.metrics, pl.DataFrame)
 
 
-def test_in_place_never_writes_a_read_only_mapping(tmp_path) -> None:
+@pytest.mark.parametrize(("access", "writable"), [
+    ("ACCESS_READ", False),
+    ("ACCESS_WRITE", False),  # MAP_SHARED: the conversion would land in the file itself
+    ("ACCESS_COPY", True),  # private copy-on-write: the file is safe
+])
+def test_in_place_writes_only_private_memory(tmp_path, access: str, writable: bool) -> None:
     import mmap
 
     path = tmp_path / "values"
     path.write_bytes(np.arange(4096, dtype=np.float64).tobytes())
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 0, access=getattr(mmap, access)) as mm:
         view = np.frombuffer(mm, dtype=np.float64)
-        assert not _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
+        assert _writable(view.ctypes.data, view.ctypes.data + view.nbytes) is writable
         del view
     heap = np.zeros(1 << 20)
     assert _writable(heap.ctypes.data, heap.ctypes.data + heap.nbytes)
-
-
-def test_in_place_never_writes_a_shared_writable_mapping(tmp_path) -> None:
-    # A writable MAP_SHARED view would carry the conversion back into the file itself.
-    import mmap
-
-    path = tmp_path / "values"
-    path.write_bytes(np.arange(4096, dtype=np.float64).tobytes())
-    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_WRITE) as mm:
-        view = np.frombuffer(mm, dtype=np.float64)
-        assert not _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
-        del view
-    with open(path, "r+b") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY) as mm:
-        view = np.frombuffer(mm, dtype=np.float64)  # private copy-on-write: the file is safe
-        assert _writable(view.ctypes.data, view.ctypes.data + view.nbytes)
-        del view
