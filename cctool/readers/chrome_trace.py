@@ -28,6 +28,7 @@ import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.graphframe import GraphFrame
+from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
 NAME = "chrome-trace"
@@ -48,8 +49,7 @@ Interval = tuple[float, float, int, str, str]
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    head = _input.head(path, 65536)
     return bool(_OBJECT.match(head) or _ARRAY.match(head[:4096]))
 
 
@@ -76,7 +76,7 @@ def read(path: Path) -> GraphFrame:
 
 
 def _load(path: Path) -> list[Any]:
-    raw = path.read_bytes()
+    raw = _input.read_bytes(path, text=True)
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -39,7 +39,6 @@ the number ending each file name. Files may be gzip-compressed (``.gz``). Only
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -51,6 +50,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
+from cctool.readers import _input
 
 NAME = "dhat"
 DESCRIPTION = "Valgrind DHAT heap profile (dhat.out.*, JSON; a folder: one file per rank)"
@@ -86,15 +86,7 @@ def sniff(path: Path) -> bool:
 
 
 def _head(path: Path, size: int = 512) -> bytes:
-    with open(path, "rb") as fh:
-        head = fh.read(size)
-    if head.startswith(_GZIP):
-        try:
-            with gzip.open(path, "rb") as gz:
-                return gz.read(size)
-        except (OSError, EOFError, zlib.error):
-            return b""
-    return head
+    return _input.head(path, size)
 
 
 def _is_dhat(path: Path) -> bool:
@@ -143,11 +135,7 @@ def _ranks(path: Path, files: list[Path]) -> list[int]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as raw:
-        compressed = raw.read(2) == _GZIP
-    with (gzip.open(path, "rt", encoding="utf-8") if compressed
-          else open(path, encoding="utf-8")) as fh:
-        doc = json.load(fh)
+    doc = json.loads(_input.read_bytes(path, text=True))
     if not isinstance(doc, dict):
         raise ReaderError(path, "not a DHAT profile (no JSON object)", fmt=NAME)
     if doc.get("dhatFileVersion") != 2:

@@ -27,6 +27,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import sum_cycle_edges
 from cctool.readers._weights import activity_weights, split_by_weight
@@ -54,8 +55,7 @@ _SAMPLE = re.compile(r"Each sample counts as (\S+) (\w+)")
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", errors="replace")
+    head = _input.head(path, 4096).decode("utf-8", errors="replace")
     if head.startswith("Flat profile:"):
         return "Each sample counts as" in head or "no time accumulated" in head
     return "Call graph" in head and "granularity: each sample hit covers" in head
@@ -69,7 +69,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     report = _Report(path)
-    report.parse(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    report.parse(_input.read_text(path).splitlines())
     graph = report.graph()
     tree = expand(graph, max_nodes, path)
     sum_cycle_edges(tree, graph.caller, graph.callee, graph.nfunc, graph.inclusive)

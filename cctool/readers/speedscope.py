@@ -29,6 +29,7 @@ import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.graphframe import GraphFrame
+from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
 NAME = "speedscope"
@@ -44,8 +45,7 @@ NO_STACK = "[no stack]"
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    head = _input.head(path, 65536)
     if not head.lstrip().startswith(b"{"):
         return False
     if _SCHEMA.search(head[:8192]):
@@ -72,7 +72,7 @@ class _Columns:
 def read(path: Path) -> GraphFrame:
     """Read a speedscope JSON file."""
     try:
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(_input.read_bytes(path, text=True))
     except orjson.JSONDecodeError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
     profiles = doc.get("profiles") if isinstance(doc, dict) else None
