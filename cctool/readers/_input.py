@@ -148,15 +148,30 @@ def head(path: str | os.PathLike[str], size: int = 4096) -> bytes:
     BOM) re-encoded as UTF-8: what sniffers look at. A damaged compressed file gives the
     bytes that could be decompressed (possibly none)."""
     with open(path, "rb") as fh:
-        first = fh.read(size)
+        first = fh.read(max(size, 10))
         kind = compression(first[:10])
+        first = first[:size]
         if kind is not None:
             fh.seek(0)
-            try:
-                first = _decompressor(kind, fh, Path(path)).read(size)
-            except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError, CctoolError):
-                return b""
+            first = _decompressed_head(_decompressor(kind, fh, Path(path)), size)
     return _to_utf8(first, partial=True)
+
+
+def _decompressed_head(stream: IO[bytes], size: int) -> bytes:
+    """Up to ``size`` bytes of ``stream``: what decompresses before an error, if any."""
+    out = bytearray()
+    try:
+        while len(out) < size:
+            chunk = stream.read1(size - len(out))  # type: ignore[attr-defined]
+            if not chunk:
+                break
+            out += chunk
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError, CctoolError):
+        pass
+    except Exception as exc:  # zstandard.ZstdError
+        if type(exc).__module__.split(".")[0] not in ("zstandard", "compression"):
+            raise
+    return bytes(out)
 
 
 def _bom_encoding(start: bytes) -> str | None:
