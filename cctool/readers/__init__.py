@@ -50,6 +50,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
+    ("perf-script", "cctool.readers.perf_script"),
     ("gprof", "cctool.readers.gprof"),
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
