@@ -55,6 +55,8 @@ READERS: tuple[tuple[str, str], ...] = (
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
+    ("cpuprofile", "cctool.readers.cpuprofile"),
+    ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
