@@ -61,6 +61,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
     ("dhat", "cctool.readers.dhat"),
+    ("massif", "cctool.readers.massif"),
     ("folded", "cctool.readers.folded"),
 )
 
