@@ -47,6 +47,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),
     ("pprof", "cctool.readers.pprof"),
+    ("gperftools", "cctool.readers.gperftools"),
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
