@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -97,3 +98,16 @@ def test_text_with_a_byte_order_mark_reads_the_same(source: str, bom: bytes,
         warnings.simplefilter("ignore", CctoolWarning)
         a, b = read(original), read(path)
     assert a.metrics.drop("node").sum().rows() == b.metrics.drop("node").sum().rows()
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("perf.data", "a perf.data file: cctool reads the text perf script writes"),
+    ("memray.bin", "a memray capture file: `memray transform speedscope"),
+    ("memray-stats.json", "no call stacks, so no tree can be made"),
+    ("scalene.json", "scalene JSON: not read yet"),
+])
+def test_known_files_cctool_does_not_read_are_named(name: str, says: str) -> None:
+    from cctool.errors import UnknownFormatError
+
+    with pytest.raises(UnknownFormatError, match=re.escape(says)):
+        detect(DATA / "unsupported" / name)

@@ -96,9 +96,12 @@ def detect(path: str | os.PathLike[str]) -> ModuleType:
         raise UnknownFormatError(f"{p}: no such file or directory")
     mod = _sniff(p)
     if mod is None:
+        from cctool.readers._unsupported import explain
+
+        reason = explain(p)
         raise UnknownFormatError(
-            f"{p}: not a profile format cctool knows (name its format: "
-            f"{', '.join(reader_names())})"
+            f"{p}: {reason}" if reason else f"{p}: not a profile format cctool knows (name "
+            f"its format: {', '.join(reader_names())})"
         )
     return mod
 
