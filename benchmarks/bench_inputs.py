@@ -84,9 +84,15 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - start, int(out[0]) / 1024, int(out[1])
 
 
-def bomb(path: Path, kind: str, megabytes: int) -> None:
-    """A Chrome trace head followed by ``megabytes`` MB of blanks, compressed as a stream."""
-    head = b'{"traceEvents":[{"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1}'
+HEADS = {
+    "chrome": b'{"traceEvents":[{"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1}',
+    "dhat": b'{"dhatFileVersion":2,"mode":"heap","verb":"Allocated","bklt":true,"bkacc":true,',
+}
+
+
+def bomb(path: Path, kind: str, megabytes: int, fmt: str = "chrome") -> None:
+    """A profile's head followed by ``megabytes`` MB of blanks, compressed as a stream."""
+    head = HEADS[fmt]
     chunk = b" " * (1 << 20)
     comp = (lzma.LZMACompressor() if kind == "xz"
             else __import__("zlib").compressobj(9, 8, 31))
@@ -112,10 +118,11 @@ def main() -> None:
             while chunk := src.read(1 << 24):
                 dst.write(chunk)
     bombs = []
-    for kind, mb in (("gzip", 1000), ("xz", 10000)):
-        path = DATA / f"bomb-{mb}mb.{kind}"
+    for fmt, kind, mb in (("chrome", "gzip", 1000), ("chrome", "xz", 10000),
+                          ("dhat", "gzip", 1000)):
+        path = DATA / f"bomb-{fmt}-{mb}mb.{kind}"
         if not path.exists():
-            bomb(path, kind, mb)
+            bomb(path, kind, mb, fmt)
         bombs.append(path)
     cctool = [sys.executable, "-m", "cctool"]
     rows = [("floor: python -c 'import cctool.readers.chrome_trace'", 0,
