@@ -56,9 +56,9 @@ def executor(jobs: int | None, scheduler: str | None) -> Executor:
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
     """Every run the arguments name: files, and the profiles found in folders."""
-    from cctool.readers import is_profile
+    from cctool.readers import keep_profiles
 
-    return [f for f, unsure in _run_items(paths, fmt) if not unsure or is_profile(f)]
+    return keep_profiles(_run_items(paths, fmt))
 
 
 def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
@@ -81,6 +81,9 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running:
         items = _run_items(paths, fmt)
         made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
+    from cctool.readers import warn_left_out_files
+
+    warn_left_out_files(p for (p, _), r in zip(items, made, strict=True) if r is None)
     runs = [r for r in made if r is not None]
     kept = filter_summaries(runs, where)
     if where:

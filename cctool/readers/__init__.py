@@ -317,18 +317,32 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
     folder, or a folder of profile files that are not the parts of one run), keeping order
     and ``-``."""
-    return [p for p, unsure in runs_to_sniff(paths) if not unsure or is_profile(p)]
+    return keep_profiles(runs_to_sniff(paths))
 
 
-def is_profile(path: str | os.PathLike[str], *, warn: bool = True) -> bool:
-    """Whether a reader takes ``path`` (a file found in a folder of runs); with ``warn``, a
-    file no reader takes is warned about, named, as left out."""
-    p = Path(path)
-    if _sniff(p) is not None:
-        return True
-    if warn:
-        warn_left_out(p.parent, [p])
-    return False
+def is_profile(path: str | os.PathLike[str]) -> bool:
+    """Whether a reader takes ``path``."""
+    return _sniff(Path(path)) is not None
+
+
+def keep_profiles(items: Iterable[tuple[str, bool]]) -> list[str]:
+    """The paths of :func:`runs_to_sniff` that are runs: the sure ones, and the unsure ones
+    a reader takes. The others are warned about, named, one warning per folder."""
+    kept: list[str] = []
+    left: list[str] = []
+    for p, unsure in items:
+        (kept if not unsure or is_profile(p) else left).append(p)
+    warn_left_out_files(left)
+    return kept
+
+
+def warn_left_out_files(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """:func:`warn_left_out` for files of any folders, one warning per folder."""
+    by_folder: dict[Path, list[Path]] = {}
+    for p in paths:
+        by_folder.setdefault(Path(p).parent, []).append(Path(p))
+    for folder, files in by_folder.items():
+        warn_left_out(folder, files)
 
 
 def runs_to_sniff(paths: Iterable[str]) -> list[tuple[str, bool]]:
