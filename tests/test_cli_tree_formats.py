@@ -80,6 +80,8 @@ CASES: dict[str, Case] = {
     # Its addresses unnamed (see the profile fixture): names would come from this machine's
     # binaries.
     "gperftools": Case("repo:gperftools/work.prof", ("time (inc)", "samples")),
+    "gecko": Case("repo:gecko/firefox.json.xz", ("samples (inc)", "cpu time (inc)"),
+                  ("--depth", "12", "--threshold", "0.1")),
 }
 
 
@@ -233,6 +235,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # The records' last address (outermost caller, less one) with struct: 26 samples at
     # libc's clone3, 25 at work_prof's _start, 1000 us each (the header's period).
     "gperftools": [("libc.so.6+0x1098eb", 0.026), ("work_prof+0x10a0", 0.025)],
+    # Every stack of the three threads starts at the "(root)" label: 895 + 57 + 241 samples.
+    "gecko": [("(root)", 1193.0)],
 }
 
 

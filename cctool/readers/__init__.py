@@ -57,6 +57,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
     ("cpuprofile", "cctool.readers.cpuprofile"),
+    ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),

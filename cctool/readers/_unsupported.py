@@ -39,9 +39,10 @@ def explain(path: Path) -> str | None:
     if re.match(rb'\{\s*"alloc_samples"', text) and b'"async_profile"' in head:
         return ("scalene JSON: not read yet (its stacks hold shares of the sampled CPU time, "
                 "not times)")
-    if text.startswith(b"{") and b'"meta"' in head and b'"interval"' in head and any(
-            key in head for key in (b'"threads"', b'"libs"', b'"processes"')):
-        return "Firefox Profiler / Gecko profile JSON (Firefox, samply): not read yet"
+    if text.startswith(b"{") and b'"preprocessedProfileVersion"' in head:
+        return ("a Firefox Profiler processed profile (samply, the profiler's 'Save as "
+                "file'): not read yet; the Gecko profile Firefox writes itself "
+                "(MOZ_PROFILER_SHUTDOWN=file) is read")
     if text.startswith(b"--- contention"):
         return ("Go's legacy contention profile text: not read yet; `go tool pprof -proto` "
                 "converts it to a pprof profile, which cctool reads")
