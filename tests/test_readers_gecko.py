@@ -10,7 +10,7 @@ import orjson
 import polars as pl
 import pytest
 
-from cctool.errors import ReaderError
+from cctool.errors import ReaderError, UnknownFormatError
 from cctool.readers import detect
 from cctool.readers import gecko as reader
 from tests.reader_checks import shared_sample_paths
@@ -51,8 +51,10 @@ def test_sniff_is_strict(tmp_path: Path) -> None:
     doc = orjson.loads(lzma.decompress(PROFILE.read_bytes()))
     doc["meta"]["preprocessedProfileVersion"] = 50  # the web app's processed format
     path = tmp_path / "processed.json"
-    path.write_bytes(orjson.dumps(doc))
+    path.write_bytes(orjson.dumps({"meta": doc.pop("meta"), **doc}))
     assert not reader.sniff(path)
+    with pytest.raises(UnknownFormatError, match="Firefox Profiler processed profile"):
+        detect(path)
 
 
 def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
