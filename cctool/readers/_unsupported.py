@@ -21,7 +21,7 @@ def explain(path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        head = _input.head(path, 4096)
+        head = _input.head(path, 65536)
     except OSError:
         return None
     text = head.lstrip()
