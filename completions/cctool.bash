@@ -8,6 +8,7 @@ _cctool() {
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        :--max-inflate) COMPREPLY=(); return;;
         :--derive) COMPREPLY=(); return;;
         diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         diff:--max-nodes) COMPREPLY=(); return;;
@@ -149,7 +150,7 @@ _cctool() {
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
     esac
     case "$cmd" in
-        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;
+        "") opts="--color --max-inflate --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;

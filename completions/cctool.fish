@@ -13,6 +13,7 @@ complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a p
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
 complete -c cctool -n '__fish_use_subcommand' -l color -x -a 'auto always never' -d 'Color in text output; auto colors a terminal unless NO_COLOR is non-em'
+complete -c cctool -n '__fish_use_subcommand' -l max-inflate -x -d 'Let a compressed input inflate to RATIO times its size (default 100, o'
 complete -c cctool -n '__fish_use_subcommand' -l derive -x -d 'Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN'
 complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version and exit.'
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'

@@ -18,6 +18,7 @@ _cctool() {
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
+        ''--max-inflate'[Let a compressed input inflate to RATIO times its size (default 100, o]:value: ' \
         ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \

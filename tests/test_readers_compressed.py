@@ -109,6 +109,11 @@ def test_the_limit_can_be_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     path.write_bytes(_bomb("gzip", HEADS["chrome-trace"] + b"]}", 20 << 20))
     res = CliRunner().invoke(cli, ["tree", str(path)])
     assert res.exit_code == 2 and "inflates past" in res.stderr
+    assert "(--max-inflate RATIO or CCTOOL_MAX_INFLATE=RATIO)" in res.stderr
+    res = CliRunner().invoke(cli, ["--max-inflate", "2000", "tree", str(path)])
+    assert res.exit_code == 0, res.stderr
+    res = CliRunner().invoke(cli, ["tree", str(path)])  # the option held for one command
+    assert res.exit_code == 2
     monkeypatch.setenv(_input.ENV, "2000")
     res = CliRunner().invoke(cli, ["tree", str(path)])
     assert res.exit_code == 0, res.stderr

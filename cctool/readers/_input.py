@@ -250,7 +250,7 @@ class _Capped(io.RawIOBase):
             raise InputTooLargeError(
                 f"{self.path}: its {self.kind} content inflates past {_size(self.limit)} "
                 f"({max_ratio():g}x its {_size(self.size)}; a decompression bomb?); to read "
-                f"it, allow a larger ratio with {ENV}=RATIO"
+                f"it, allow a larger ratio ({ENV}=RATIO)"
             )
         view[: len(data)] = data
         return len(data)
