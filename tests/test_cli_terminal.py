@@ -187,3 +187,33 @@ def test_fish_offers_no_files_beside_choices(tmp_path: Path) -> None:
     assert sorted(complete("cctool tree --colormap ")) == sorted(COLORMAP_NAMES)
     assert complete("cctool tree --by ") == []
     assert "my run.cali" in complete("cctool tree ")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_command_prints_the_script_a_real_shell_loads(shell: str,
+                                                                 tmp_path: Path) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "cctool", "completion", shell],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout == (ROOT / "completions" / f"cctool.{shell}").read_text()
+    script = tmp_path / f"cctool.{shell}"
+    script.write_text(out.stdout)
+    if shell == "bash":
+        code = (f"source '{script}'; COMP_WORDS=(cctool completion z); COMP_CWORD=2; _cctool; "
+                'printf "%s\\n" "${COMPREPLY[@]}"')
+        done = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.stdout.split() == ["zsh"]
+    elif shell == "zsh":
+        done = subprocess.run(["zsh", "-fc", f"autoload -Uz compinit && compinit -u && "
+                               f"source '{script}' && echo ${{_comps[cctool]}}"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.stderr == "" and done.stdout.strip() == "_cctool"
+        assert "completion) _arguments" in out.stdout and "'1:value:(bash zsh fish)'" in out.stdout
+    else:
+        done = subprocess.run(["fish", "--no-config", "-c",
+                               f"source '{script}'; complete -C 'cctool completion '"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert sorted(c.split("\t")[0] for c in done.stdout.splitlines()) == ["bash", "fish", "zsh"]
