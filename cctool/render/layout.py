@@ -14,7 +14,8 @@ console's width is known, :class:`FitTable` decides what each column gets:
   ``name`` loses template and parameter lists and then its middle (:func:`elide`), a call
   ``path`` or a ``file`` path its middle frames (the leaf stays), a ``tree`` label its name
   but not its indentation, ``text`` its end;
-- every row stays on one line.
+- every row stays on one line; on a console narrower than the required numbers, the
+  columns on the right go too (and are named), so nothing is ever cut.
 
 Nothing here looks at the terminal beyond the width and Unicode the Console reports.
 """
@@ -95,6 +96,10 @@ class FitTable:
             k = next(k for k in shown if cols[k].header == header)
             shown.remove(k)
             dropped.append(header)
+        # Still too wide (a console narrower than the required numbers): the columns on the
+        # right go too, named like the others, rather than be cut.
+        while need(shown) > width and len(shown) > 1:
+            dropped.append(cols[shown.pop()].header)
         widths = {k: natural[k] for k in shown}
         excess = sum(widths.values()) + GAP * (len(shown) - 1) - width
         # Text (metadata) gives way first, then names and paths, then all go to HARD_MIN.
@@ -121,10 +126,7 @@ class FitTable:
         for i in range(len(cells[0]) if cells else 0):
             table.add_row(*(Text(col[i], style=(st[i] or "") if st else "")
                             for col, st in zip(cells, styles, strict=True)))
-        total = sum(widths) + GAP * (len(widths) - 1)
-        # Required columns wider than the console: draw them whole (the terminal wraps the
-        # line) rather than cut a number.
-        yield from console.render(table, options.update_width(max(total, options.max_width)))
+        yield table
         if dropped:
             named = [f"{h}={_short(self.constant[h])}" if h in self.constant else h
                      for h in dropped]
