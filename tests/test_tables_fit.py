@@ -109,3 +109,19 @@ def test_elide_path_shortens_the_one_frame_it_cannot_keep() -> None:
     short = elide_path(path, 50, "/")
     assert len(short) <= 50 and short.startswith("lassen/clang") and short.endswith(
         "/1/Base_CUDA-block_128.cali") and "…" in short
+
+
+def test_deep_trees_fold_with_a_mark_and_a_legend_line_of_their_own() -> None:
+    from cctool.graphframe import GraphFrame
+    from cctool.options import TreeOptions
+    from cctool.render import tree_renderable
+
+    n = 40
+    gf = GraphFrame.from_arrays(list(range(-1, n - 1)),
+                                {"name": [f"f{i}" for i in range(n)], "type": ["function"] * n},
+                                {"node": list(range(n)), "time": [1.0] * n}, exclusive=["time"])
+    text = to_text(tree_renderable(gf, TreeOptions(depth=30)), width=80)
+    assert "»20 " in text and "[+1]" in text  # folded levels vs hidden children
+    assert "  »N: N outer levels of the guides folded away so that the name fits" in text
+    assert "  [+N]: N children not shown" in text
+    assert "»" not in to_text(tree_renderable(gf, TreeOptions(depth=5)), width=80)
