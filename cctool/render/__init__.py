@@ -332,7 +332,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
         if rows["hidden"].sum():
             key.notes = (HIDDEN_NOTE,)
-        key.depth = max(0, int(rows["depth"].max() or 0) - int(rows["depth"].min() or 0))
+        depths = rows["depth"].to_numpy()
+        key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
     return Group(*parts)
 
