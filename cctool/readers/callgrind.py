@@ -29,6 +29,7 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
+from cctool.metrics import Dimension, parse_unit
 from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import sum_cycle_edges
@@ -344,10 +345,17 @@ class _Parser:
 
 def _unit(event: str, creator: str = "") -> str:
     """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``; yappi's
-    ``Ticks`` are microseconds), otherwise the event itself (``Ir``: instructions executed)."""
+    ``Ticks`` are microseconds; Xdebug's ``Time_(10ns)`` and ``Memory_(bytes)`` say theirs),
+    otherwise the event itself (``Ir``: instructions executed)."""
     if creator.split()[:1] == ["yappi"] and event == "Ticks":
         return "us"
+    named = _NAMED_UNIT.match(event)
+    if named is not None and parse_unit(named.group(1))[0] in (Dimension.TIME, Dimension.BYTES):
+        return named.group(1)
     return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
+
+
+_NAMED_UNIT = re.compile(r"^\w+_\((.+)\)$")
 
 
 _TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}
