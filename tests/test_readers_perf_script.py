@@ -92,3 +92,19 @@ def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
 
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     check_damaged(reader, DATA / "perf-dwarf.txt", tmp_path / "perf.txt")
+
+
+@pytest.mark.parametrize(("line", "fields"), [
+    ("work  8777/8777   1507.841941:    1001001 cpu-clock: ",
+     ("work", "8777", "8777", "1001001", "cpu-clock")),
+    ("kworker/0:1 H 12 [001] 5.000001: 1 sched:sched_switch: prev_comm=a",
+     ("kworker/0:1 H", None, "12", "1", "sched:sched_switch")),
+    ("Web Content 4242/4250 [003] 77.5: 250000 cycles:u: ",
+     ("Web Content", "4242", "4250", "250000", "cycles:u")),
+])
+def test_header_fields(line: str, fields: tuple[str | None, ...]) -> None:
+    """Headers as perf prints them: comm with spaces, pid/tid or tid, [cpu], tracepoint
+    and modifier event names (which hold colons)."""
+    m = reader._HEADER.match(line)
+    assert m is not None
+    assert (m["comm"], m["pid"], m["tid"], m["period"], m["event"]) == fields

@@ -37,7 +37,7 @@ DESCRIPTION = "Linux perf script text (perf record -g / --call-graph dwarf)"
 # (a sample without a call chain prints its one frame there).
 _HEADER = re.compile(
     r"^(?P<comm>\S.*?)\s+(?:(?P<pid>-?\d+)/)?(?P<tid>-?\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-    r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[\w:./\-]+?):\s*(?P<rest>.*)$"
+    r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>\S+):(?:\s+(?P<rest>.*))?$"
 )
 # address, then symbol (possibly "+0x1c"), then "(object)"
 _FRAME = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)\s+(?P<sym>.*?)\s*(?:\((?P<dso>[^()]*)\))?$")
@@ -59,7 +59,7 @@ def sniff(path: Path) -> bool:
     nxt = lines[1]
     if nxt.startswith("\t"):  # a call chain follows
         return _FRAME.match(nxt) is not None and "(" in nxt
-    return _HEADER.match(nxt.lstrip()) is not None and _FRAME.match(m.group("rest")) is not None
+    return _HEADER.match(nxt.lstrip()) is not None and _FRAME.match(m.group("rest") or "") is not None
 
 
 def read(path: Path) -> GraphFrame:
@@ -79,7 +79,7 @@ def read(path: Path) -> GraphFrame:
 
     def finish() -> None:
         assert header is not None
-        frames = chain or _single(header.group("rest"))
+        frames = chain or _single(header.group("rest") or "")
         nodes.append(tree.path(reversed(frames)) if frames else tree.path([("[no stack]", "")]))
         pid = int(header.group("pid")) if header.group("pid") is not None else -1
         tid = int(header.group("tid"))
