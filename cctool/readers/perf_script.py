@@ -59,7 +59,8 @@ def sniff(path: Path) -> bool:
     nxt = lines[1]
     if nxt.startswith("\t"):  # a call chain follows
         return _FRAME.match(nxt) is not None and "(" in nxt
-    return _HEADER.match(nxt.lstrip()) is not None and _FRAME.match(m.group("rest") or "") is not None
+    one_frame = _FRAME.match(m.group("rest") or "") is not None
+    return one_frame and _HEADER.match(nxt.lstrip()) is not None
 
 
 def read(path: Path) -> GraphFrame:
