@@ -128,3 +128,14 @@ def test_a_broken_compressed_file_is_a_reader_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["tree", str(path)])
     assert res.exit_code == 2
     assert "chrome-trace" in res.stderr and "broken xz stream" in res.stderr
+
+
+def test_a_folder_of_compressed_parts_is_one_run(tmp_path: Path) -> None:
+    """callgrind's per-thread files, each gzipped: still the threads of one run."""
+    plain = DATA / "callgrind" / "separate-threads"
+    for f in plain.iterdir():
+        (tmp_path / f"{f.name}.gz").write_bytes(gzip.compress(f.read_bytes()))
+    with pytest.warns(CctoolWarning, match=r"left out 1 file .*callgrind\.out\.\d+\.gz"):
+        gf = read(tmp_path)  # valgrind's empty callgrind.out.<pid> is no profile
+    assert gf.num_threads == 3
+    assert _sums(tmp_path) == _sums(plain)
