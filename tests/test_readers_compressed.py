@@ -139,3 +139,13 @@ def test_a_folder_of_compressed_parts_is_one_run(tmp_path: Path) -> None:
         gf = read(tmp_path)  # valgrind's empty callgrind.out.<pid> is no profile
     assert gf.num_threads == 3
     assert _sums(tmp_path) == _sums(plain)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "xz", "zstd"])
+def test_a_pprof_bomb_named_with_from_is_refused(kind: str, tmp_path: Path) -> None:
+    """A valid profile.proto start (sample types), then blanks: the cap stops the read."""
+    path = tmp_path / "cpu.pb.gz"
+    raw = gzip.decompress((DATA / "pprof" / "cpu.pb.gz").read_bytes())
+    path.write_bytes(_bomb(kind, raw[:200], 24 << 20))
+    res = CliRunner().invoke(cli, ["tree", "--from", "pprof", str(path)])
+    assert res.exit_code == 2 and "inflates past 16.0 MB" in res.stderr, res.stderr
