@@ -42,12 +42,16 @@ _CPU_UNITS = {"ns": "ns", "µs": "us", "us": "us", "ms": "ms"}
 NO_STACK = "[no stack]"
 # Gecko's meta object: its format version, sampling interval and stack walking flag.
 _META_KEYS = (b'"version":', b'"interval":', b'"stackwalk":')
+# Firefox writes libs first, then meta (other writers may start with meta).
+_FIRST_KEY = re.compile(rb'^\s*\{\s*"(?:libs|meta)"\s*:')
 
 Key = tuple[str, str | None, int | None, str | None]
 
 
 def sniff(path: Path) -> bool:
     if not path.is_file():
+        return False
+    if _FIRST_KEY.match(_input.head(path, 256)) is None:
         return False
     # ``libs`` may come first and run long: look far enough for ``meta``.
     head = _input.head(path, 1 << 18)
