@@ -43,6 +43,8 @@ def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
     head = _input.head(path, _SNIFF_BYTES)
+    if head.lstrip()[:1] in (b"{", b"[") or b"\0" in head:
+        return False  # JSON or binary: never folded stacks
     if len(head) == _SNIFF_BYTES and b"\n" not in head.lstrip():
         # One very deep stack on the first line: look as far as its end.
         head = _input.head(path, _LONG_LINE_BYTES)
