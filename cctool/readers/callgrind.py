@@ -345,17 +345,21 @@ class _Parser:
 
 def _unit(event: str, creator: str = "") -> str:
     """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``; yappi's
-    ``Ticks`` are microseconds; Xdebug's ``Time_(10ns)`` and ``Memory_(bytes)`` say theirs),
+    ``Ticks`` are microseconds; Xdebug's ``Time_(10ns)`` and ``Memory_(bytes)`` and pprof's
+    ``cpu(ms)`` say theirs),
     otherwise the event itself (``Ir``: instructions executed)."""
     if creator.split()[:1] == ["yappi"] and event == "Ticks":
         return "us"
     named = _NAMED_UNIT.match(event)
-    if named is not None and parse_unit(named.group(1))[0] in (Dimension.TIME, Dimension.BYTES):
+    if named is not None and (parse_unit(named.group(1))[0] is Dimension.TIME
+                              or named.group(1) in ("bytes", "B", "count")):
         return named.group(1)
     return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
 
 
-_NAMED_UNIT = re.compile(r"^\w+_\((.+)\)$")
+# Xdebug's Time_(10ns), Memory_(bytes); go tool pprof -callgrind's cpu(ms). Byte multiples
+# stay events: pprof's MB is not the SI megabyte.
+_NAMED_UNIT = re.compile(r"^[\w.]+?_?\((\w+)\)$")
 
 
 _TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}
