@@ -31,7 +31,7 @@ _cctool() {
             case $words[1] in
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
-                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
@@ -59,7 +59,7 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
@@ -79,7 +79,7 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
@@ -93,7 +93,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
@@ -109,7 +109,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
@@ -126,7 +126,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
@@ -144,13 +144,13 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
@@ -163,7 +163,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
@@ -187,7 +187,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
                     ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(sum mean max min std cv)' \
@@ -206,7 +206,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \

@@ -82,6 +82,8 @@ CASES: dict[str, Case] = {
     "gperftools": Case("repo:gperftools/work.prof", ("time (inc)", "samples")),
     "gecko": Case("repo:gecko/firefox.json.xz", ("samples (inc)", "cpu time (inc)"),
                   ("--depth", "12", "--threshold", "0.1")),
+    "contention": Case("repo:gperftools/cppbench.contention", ("delay (inc)", "contentions"),
+                       ("--depth", "8", "--threshold", "0.05")),
 }
 
 
@@ -237,6 +239,10 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "gperftools": [("libc.so.6+0x1098eb", 0.026), ("work_prof+0x10a0", 0.025)],
     # Every stack of the three threads starts at the "(root)" label: 895 + 57 + 241 samples.
     "gecko": [("(root)", 1193.0)],
+    # cycles x 100 (sampling period) / 3201000000 (cycles/second) of the samples by their
+    # last address: 0x7fcdc2ff214e (libpthread-2.15.so from 0x7fcdc2feb000) and 0x79e80a.
+    "contention": [("libpthread-2.15.so+0x714d", 0.6904322399250233),
+                   ("cppbench_server_main+0x39e809", 7.59762574195564e-05)],
 }
 
 

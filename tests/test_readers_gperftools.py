@@ -71,3 +71,27 @@ def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     check_damaged(reader, PROFILE, tmp_path / "x.prof")
+
+
+def test_contention_profile_in_pprofs_units() -> None:
+    """pprof's test file: contentions = count x sampling period, delay = cycles x period /
+    cycles per second (totals in test_corpus_totals, from pprof's own parse)."""
+    from cctool.readers import contention
+
+    with pytest.warns(CctoolWarning, match="could not be named"):
+        gf = contention.read(DATA / "cppbench.contention")
+    gf.validate()
+    assert gf.metadata["sampling_period"] == 100
+    assert gf.metadata["metric_units"] == {"delay": "s", "contentions": "count"}
+    assert detect(DATA / "cppbench.contention").NAME == "contention"
+    for sample in shared_sample_paths():
+        assert not contention.sniff(sample), sample
+
+
+def test_legacy_go_cpu_profiles() -> None:
+    """Go's legacy CPU profile is gperftools' layout (pprof's test files, no memory map)."""
+    for name in ("go.crc32.cpu", "gobench.cpu"):
+        assert detect(DATA / name).NAME == "gperftools"
+        with pytest.warns(CctoolWarning, match="could not be named"):
+            gf = reader.read(DATA / name)
+        assert gf.metadata["period_us"] == 10000

@@ -48,6 +48,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("spotdb", "cctool.readers.spotdb"),
     ("pprof", "cctool.readers.pprof"),
     ("gperftools", "cctool.readers.gperftools"),
+    ("contention", "cctool.readers.contention"),
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),

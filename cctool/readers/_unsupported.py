@@ -43,7 +43,4 @@ def explain(path: Path) -> str | None:
         return ("a Firefox Profiler processed profile (samply, the profiler's 'Save as "
                 "file'): not read yet; the Gecko profile Firefox writes itself "
                 "(MOZ_PROFILER_SHUTDOWN=file) is read")
-    if text.startswith(b"--- contention"):
-        return ("Go's legacy contention profile text: not read yet; `go tool pprof -proto` "
-                "converts it to a pprof profile, which cctool reads")
     return None
