@@ -125,8 +125,11 @@ def main() -> None:
             bomb(path, kind, mb, fmt)
         bombs.append(path)
     cctool = [sys.executable, "-m", "cctool"]
+    small = Path(__file__).parent.parent / "tests" / "data" / "chrome-trace" / "viztracer.json"
     rows = [("floor: python -c 'import cctool.readers.chrome_trace'", 0,
-             measure([sys.executable, "-c", "import cctool.readers.chrome_trace"]))]
+             measure([sys.executable, "-c", "import cctool.readers.chrome_trace"])),
+            ("floor: cctool read viztracer.json (141 events)", 0,
+             measure([*cctool, "read", str(small)]))]
     for path in (trace, packed, *bombs):
         rows.append((f"cctool read {path.name}", path.stat().st_size,
                      measure([*cctool, "read", str(path)])))

@@ -80,6 +80,7 @@ def read(path: Path) -> GraphFrame:
     calls = np.bincount(inverse, minlength=len(keys)).astype(np.float64)
     time = np.bincount(inverse, weights=time, minlength=len(keys))
     node, rank, thread = node[first], rank[first], thread[first]
+    del key, keys, first, inverse  # per-event arrays: gone before the frame is built
     values = {"time": time, "calls": calls}
     metadata = {"format": NAME, "path": str(path), "locations": locations}
     return build(tree, node, values, units={"time": "us", "calls": "count"},
@@ -163,7 +164,8 @@ class _Timeline:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.start, self.end = array("d"), array("d")
-        self.tie, self.label, self.where = array("q"), array("q"), array("q")
+        # 32-bit: a trace has fewer than 2**31 events, labels and threads
+        self.tie, self.label, self.where = array("i"), array("i"), array("i")
         self.labels: dict[tuple[str, str], int] = {}
         self.wheres: dict[tuple[Any, Any], int] = {}
         self.names: dict[tuple[str, Any, Any], str] = {}
@@ -266,26 +268,29 @@ def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nest each thread's intervals by time: every interval's node and exclusive time, and
     its rank and thread, in the order of ``locations`` and, within a thread, of start."""
-    slot = np.zeros(len(locations), dtype=np.int64)
+    slot = np.zeros(len(locations), dtype=np.int32)
     for k, loc in enumerate(locations):
         slot[loc.pop("where")] = k
     start = np.frombuffer(timeline.start, dtype=np.float64)
     end = np.frombuffer(timeline.end, dtype=np.float64)
-    tie = np.frombuffer(timeline.tie, dtype=np.int64)
-    where = slot[np.frombuffer(timeline.where, dtype=np.int64)]
-    order = np.lexsort((tie, -end, start, where))
+    tie = np.frombuffer(timeline.tie, dtype=np.int32)
+    where = slot[np.frombuffer(timeline.where, dtype=np.int32)]
+    later_end_first = -end
+    order = np.lexsort((tie, later_end_first, start, where))
+    del later_end_first
+    where = where[order]  # in nesting order from here on
     labels = list(timeline.labels)
     n = len(order)
     node = np.empty(n, dtype=np.int64)
     time = np.empty(n, dtype=np.float64)
-    label = np.frombuffer(timeline.label, dtype=np.int64)
+    label = np.frombuffer(timeline.label, dtype=np.int32)
     cut = 0
     stack: list[list[Any]] = []  # [end, node, row]
     current = -1
     for lo in range(0, n, _CHUNK):  # Python values for a chunk at a time, not for all
         part = order[lo : lo + _CHUNK]
-        rows = zip(range(lo, lo + len(part)), where[part].tolist(), start[part].tolist(),
-                   end[part].tolist(), label[part].tolist(), strict=True)
+        rows = zip(range(lo, lo + len(part)), where[lo : lo + len(part)].tolist(),
+                   start[part].tolist(), end[part].tolist(), label[part].tolist(), strict=True)
         for row, w, s, e, lab in rows:
             if w != current:
                 stack.clear()
@@ -305,8 +310,8 @@ def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
             stack.append([e, child, row])
     if cut:
         timeline.problems["events overlap their parent only in part (cut at its end)"] += cut
-    ranks = np.array([loc["rank"] for loc in locations], dtype=np.int32)[where[order]]
-    threads = np.array([loc["thread"] for loc in locations], dtype=np.int32)[where[order]]
+    ranks = np.array([loc["rank"] for loc in locations], dtype=np.int32)[where]
+    threads = np.array([loc["thread"] for loc in locations], dtype=np.int32)[where]
     return node, time, ranks, threads
 
 
