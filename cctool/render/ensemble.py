@@ -12,7 +12,7 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
-from cctool.metrics import Dimension, Metric, describe
+from cctool.model.metrics import Dimension, Metric, describe
 from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 

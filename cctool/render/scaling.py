@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from cctool.metrics import Metric, effective_agg
+from cctool.model.metrics import Metric, effective_agg
 from cctool.ops.scaling import ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
 from cctool.render import format_value, printable

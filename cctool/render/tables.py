@@ -16,7 +16,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from cctool.metrics import Metric
+from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
 from cctool.render.text import percent, sparkline
