@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.metrics import declared
+from cctool.model.units import declared
 from cctool.readers import detect
 from cctool.readers import massif as reader
 from tests.reader_checks import check_damaged, shared_sample_paths

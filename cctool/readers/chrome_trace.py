@@ -32,7 +32,7 @@ import ijson
 import numpy as np
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 

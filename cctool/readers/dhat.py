@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 
 NAME = "dhat"

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 from cctool.readers._elfsym import Symbolizer, parse_maps
 from cctool.readers._stacks import StackTree, build

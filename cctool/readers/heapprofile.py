@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 from cctool.readers.cpuprofile import frame_key

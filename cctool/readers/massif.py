@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
