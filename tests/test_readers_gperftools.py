@@ -95,3 +95,19 @@ def test_legacy_go_cpu_profiles() -> None:
         with pytest.warns(CctoolWarning, match="could not be named"):
             gf = reader.read(DATA / name)
         assert gf.metadata["period_us"] == 10000
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or not LIBPROFILER.exists(),
+                    reason="needs gcc and gperftools' libprofiler (libgoogle-perftools-dev)")
+def test_a_note_names_the_files_that_named_addresses(tmp_path: Path) -> None:
+    exe = tmp_path / "work_prof"
+    subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(exe),
+                    str(DATA / "work.c"), "-Wl,--no-as-needed", "-lprofiler",
+                    "-Wl,--as-needed"], check=True)
+    prof = tmp_path / "cpu.prof"
+    env = {**os.environ, "CPUPROFILE": str(prof), "CPUPROFILE_FREQUENCY": "1000"}
+    subprocess.run([str(exe), "1"], check=True, env=env)
+    from cctool.errors import CctoolNote
+
+    with pytest.warns(CctoolNote, match=f"named from this machine's .*{exe}"):
+        reader.read(prof)

@@ -81,6 +81,7 @@ class Symbolizer:
         self.starts = [m.start for m in mappings]
         self.written = written
         self.changed: set[str] = set()
+        self.used: set[str] = set()  # the files that named an address
         self._files: dict[str, ElfSymbols | None] = {}
 
     def lookup(self, address: int) -> tuple[str | None, str]:
@@ -93,7 +94,10 @@ class Symbolizer:
         if elf is None:
             return None, m.path
         vaddr = elf.vaddr(address - m.start + m.offset)
-        return (elf.name(vaddr) if vaddr is not None else None), m.path
+        name = elf.name(vaddr) if vaddr is not None else None
+        if name is not None:
+            self.used.add(m.path)
+        return name, m.path
 
     def _elf(self, path: str) -> ElfSymbols | None:
         if path not in self._files:
@@ -173,3 +177,17 @@ def _build_id(notes: bytes) -> bytes:
             return notes[name_end:name_end + descsz]
         pos = name_end + ((descsz + 3) & ~3)
     return b""
+
+
+def note_names_source(path: object, symbols: Symbolizer) -> None:
+    """Say where names came from: this machine's files, which are the ones that ran only
+    if the profile was written here (the legacy formats carry no build ids to check)."""
+    if symbols.used:
+        import warnings
+
+        from cctool.errors import CctoolNote
+
+        files = sorted(symbols.used)
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        warnings.warn(f"{path}: code addresses named from this machine's {shown}; names are "
+                      "right only if these are the files that ran", CctoolNote, stacklevel=3)

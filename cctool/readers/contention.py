@@ -21,7 +21,7 @@ import numpy as np
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
-from cctool.readers._elfsym import Mapping, Symbolizer, parse_maps
+from cctool.readers._elfsym import Mapping, Symbolizer, note_names_source, parse_maps
 from cctool.readers._stacks import StackTree, build
 
 NAME = "contention"
@@ -86,6 +86,7 @@ def read(path: Path) -> GraphFrame:
             keys.append(frames[lookup])
         leaves.append(tree.path(reversed(keys)))
     unnamed = sum(1 for name, _ in frames.values() if "+0x" in name)
+    note_names_source(path, symbols)
     if unnamed:
         warn(f"{path}: {unnamed} addresses could not be named (the mapped files are gone, "
              "changed, stripped or not ELF); they show as object+offset")

@@ -24,7 +24,7 @@ import numpy as np
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
-from cctool.readers._elfsym import Symbolizer, parse_maps
+from cctool.readers._elfsym import Symbolizer, note_names_source, parse_maps
 from cctool.readers._stacks import StackTree, build
 
 NAME = "gperftools"
@@ -95,6 +95,7 @@ def read(path: Path) -> GraphFrame:
     if symbols.changed:
         warn(f"{path}: {', '.join(sorted(symbols.changed))} changed after the profile was "
              "written; their addresses are not named from them")
+    note_names_source(path, symbols)
     if unnamed:
         warn(f"{path}: {unnamed} addresses could not be named (the mapped files are gone, "
              "changed, stripped or not ELF); they show as object+offset")
