@@ -151,9 +151,11 @@ def _read(sock: socket.socket, n: int) -> bytes:
     return got
 
 
-def within(timeout: float, fn: Callable[[], T], what: str) -> T:
+def within(timeout: float, fn: Callable[[], T], what: str,
+           alive: Callable[[], bool] | None = None) -> T:
     """``fn()``, run on a daemon thread and waited for at most ``timeout`` seconds (a call
-    that never returns then stays behind on its thread; it does not keep the process)."""
+    that never returns then stays behind on its thread; it does not keep the process), or
+    until ``alive()`` turns false (then: ``what``, the connection closed)."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -166,8 +168,12 @@ def within(timeout: float, fn: Callable[[], T], what: str) -> T:
             done.set()
 
     threading.Thread(target=run, daemon=True, name="cctool-dask-call").start()
-    if not done.wait(timeout):
-        raise DistributedError(f"{what}: no answer within {timeout:g} s")
+    deadline = time.monotonic() + timeout
+    while not done.wait(min(0.2, max(deadline - time.monotonic(), 0.0))):
+        if time.monotonic() >= deadline:
+            raise DistributedError(f"{what}: no answer within {timeout:g} s")
+        if alive is not None and not alive():
+            raise DistributedError(f"{what} (its connection closed)")
     if "error" in box:
         raise box["error"]
     value: T = box["value"]
@@ -175,9 +181,12 @@ def within(timeout: float, fn: Callable[[], T], what: str) -> T:
 
 
 def worker_count(client: Any, timeout: float, where: str) -> int:
-    """The number of workers the scheduler knows now."""
+    """The number of workers the scheduler knows now (a lost scheduler: an error at once)."""
+    def alive() -> bool:
+        return client.status in ("running", "newly-created")
+
     try:
-        return len(within(timeout, client.nthreads, f"lost {where}"))
+        return len(within(timeout, client.nthreads, f"lost {where}", alive))
     except DistributedError:
         raise
     except Exception as exc:  # noqa: BLE001 - a closed connection, in Dask's words
