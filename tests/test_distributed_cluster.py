@@ -6,6 +6,7 @@ only worker killed, the scheduler killed) ends with one line and exit 2 within a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -317,3 +318,33 @@ def test_tree_fold_is_one_shape_whatever_the_arrival_order() -> None:
 def test_paths_go_absolute() -> None:
     assert remote_path("runs/a.cali") == os.path.join(os.getcwd(), "runs/a.cali")
     assert remote_path("-") == "-"
+
+
+def test_the_readme_sbatch_recipe_runs_here(here: Path, tmp_path: Path) -> None:
+    """The README's sbatch script, ``srun`` and ``source`` stubbed for one machine, on a
+    copy of a real v4 database: the CSV it writes is the in-process one."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("<!-- recipe: sbatch -->\n```sh\n", 1)[1].split("```", 1)[0]
+    assert "srun --overlap dask worker" in block and "--scheduler \"$SCHED\"" in block
+    script = "\n".join([
+        'srun() { [ "$1" = --overlap ] && shift; "$@"; }',
+        "source() { :; }",
+        f'dask() {{ "{sys.executable}" -m dask "$@"; }}',
+        f'cctool() {{ "{sys.executable}" -m cctool "$@"; }}',
+        "SLURM_JOB_ID=1 SLURM_NTASKS=1",
+        *[f"DB={here / 'v4db'}" if line.startswith("DB=") else line
+          for line in block.splitlines()],
+    ])
+    log = tmp_path / "job.log"
+    with log.open("w") as out:  # a file: the background commands keep it open after bash
+        proc = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, start_new_session=True,
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        proc.wait(timeout=90)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, log.read_text()[-2000:]
+    alone = invoke("stats", here / "v4db", "--across", "ranks", "--to", "csv")
+    assert (tmp_path / "ranks.csv").read_text() == alone.stdout

@@ -110,22 +110,35 @@ class Executor:
                    merge: Callable[[R, R], R], threads: int = 1) -> R | None:
         """``merge`` of ``fn(x)`` over ``items`` as a balanced tree of adjacent pairs in
         input order (see :class:`TreeFold`): the same result bit for bit wherever it runs
-        and in whatever order the results arrive, merged as they arrive, holding only those
-        whose neighbour is not in yet. In this process, ``threads`` threads run ``fn`` (for
-        work that releases the GIL, as NumPy does)."""
+        and in whatever order the results arrive. In this process, ``threads`` threads run
+        ``fn`` (for work that releases the GIL, as NumPy does) and results are merged as
+        they arrive, holding only those whose neighbour is not in yet. On workers, the
+        merges are tasks too, run as soon as their two inputs exist (before waiting leaves):
+        partial results never travel to this process, only the last one does, and a
+        thousand workers do not wait on one client merging one result at a time."""
         if len(items) == 0:
             return None
-        fold = TreeFold(len(items), merge)
         if self.in_process:
+            fold = TreeFold(len(items), merge)
             with ThreadPoolExecutor(max(1, threads)) as pool:
                 results = pool.map(fn, items) if threads > 1 else map(fn, items)
                 for i, got in enumerate(results):
                     fold.add(i, got)
             return fold.result()
         with self._client() as client:
-            for i, got in self._submit(client, fn, list(items)):
-                fold.add(i, got)
-        return fold.result()
+            sent = client.submit(_same, fn, pure=False, retries=RETRIES)
+            level = client.map(_call, list(items), fn=sent, pure=False, retries=RETRIES)
+            depth = 0
+            while len(level) > 1:
+                depth += 1
+                level = [client.submit(merge, level[i], level[i + 1], pure=False,
+                                       retries=RETRIES, priority=depth)
+                         if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+            del sent
+            out: R | None = None
+            for _, got in collect(client, level, self.timeout, self.where):
+                out = got
+        return out
 
     def _submit(self, client: Any, fn: Callable[[T], R], items: list[T]
                 ) -> Iterator[tuple[int, R]]:

@@ -36,7 +36,7 @@ from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame, inclusive_name
 
 MIN_TASKS = 64  # ranges at least: enough for a few dozen workers or threads to share
-CELLS_PER_TASK = 1 << 20  # profile x node cells per range beyond that (tens of ms each)
+CELLS_PER_TASK = 1 << 22  # cells per range beyond that: ~1 s of work, 100s of times a task's cost
 AGGS = ("mean", "sum", "max", "min", "std", "cv")
 
 
