@@ -155,9 +155,12 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
 
     check_paths(ex, paths)
+    listed = None
+    if ex.scheduler is None and not ex.in_process:
+        ex, listed = _worth_local_workers(ex, _run_items(paths, fmt))
     modules = ("cctool.ops.runs", "cctool.readers.caliper_batch")
     with ex.started(modules, roots(ex, paths)) as running:
-        items = _run_items(paths, fmt)
+        items = listed if listed is not None else _run_items(paths, fmt)
         sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
         made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
     runs = [r for r in relabel(made, [p for p, _ in items]) if r is not None]
@@ -169,6 +172,20 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
 
         raise CctoolError(f"no run matches {' and '.join(where)} (of {len(runs)} runs)")
     return kept
+
+
+def _worth_local_workers(ex: Executor, items: list[tuple[str, bool]]
+                         ) -> tuple[Executor, list[tuple[str, bool]]]:
+    """``ex`` (--jobs N), or this process when the runs are too few to pay for starting
+    local workers (said on stderr)."""
+    from cctool import distributed
+
+    if len(items) >= distributed.LOCAL_MIN_RUNS:
+        return ex, items
+    click.echo(f"note: {len(items)} runs read in this process: too few to pay for starting "
+               f"{ex.jobs} local workers (--jobs pays from about {distributed.LOCAL_MIN_RUNS} "
+               "runs)", err=True)
+    return distributed.Executor(), items
 
 
 def relabel(runs: Sequence[RunSummary | None], paths: Sequence[str]
