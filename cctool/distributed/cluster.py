@@ -134,6 +134,8 @@ def _probe(address: str, timeout: float) -> None:
             raise DistributedError(
                 f"{not_dask}: it sent no Dask greeting within {timeout:g} s (the dashboard? "
                 "the scheduler listens on 8786 by default, its dashboard on 8787)") from None
+        except ConnectionResetError as exc:  # a scheduler going down, as often as not
+            raise DistributedError(f"cannot reach {where}: {exc.strerror or exc}") from None
         except OSError as exc:
             raise DistributedError(f"{not_dask}: {exc.strerror or exc}") from None
     (length,) = struct.unpack("Q", head)
