@@ -33,7 +33,8 @@ from cctool.distributed.partials import Partials
 from cctool.distributed.v4scan import Scan, Sums, ranges, scan
 from cctool.distributed.xmlscan import XmlDatabase, XmlScan, finish_xml, is_xml, open_xml, scan_xml
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.model.columns import inclusive_name
+from cctool.model.frame import GraphFrame
 
 MIN_TASKS = 64  # ranges at least: enough for a few dozen workers or threads to share
 CELLS_PER_TASK = 1 << 22  # cells per range beyond that: ~1 s of work, 100s of times a task's cost
