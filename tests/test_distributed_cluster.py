@@ -291,6 +291,8 @@ def test_a_scheduler_file_gives_its_address(tmp_path: Path) -> None:
     f.write_text("{}")
     with pytest.raises(DistributedError, match="not a Dask scheduler file"):
         parse_address(str(f))
+    with pytest.raises(DistributedError, match="no such scheduler file"):
+        parse_address(str(tmp_path / "later.json"))
 
 
 def test_tree_fold_is_one_shape_whatever_the_arrival_order() -> None:

@@ -63,6 +63,9 @@ def parse_address(text: str) -> str:
             raise DistributedError(f"{text}: its \"address\" is not a string")
         return parse_address(found)
     m = _ADDRESS.fullmatch(text)
+    if m is None and (text.endswith(".json") or "/" in text.split("://")[-1]):
+        raise DistributedError(f"{text}: no such scheduler file (dask scheduler "
+                               "--scheduler-file writes it once the scheduler listens)")
     if m is None or not 0 < int(m.group(3)) < 65536:
         raise DistributedError(f"{text}: not a Dask scheduler address; give tcp://HOST:PORT "
                                "(the scheduler's port, 8786 by default, not the dashboard's), "
