@@ -11,6 +11,16 @@ ratio, percent, other) and how values of several locations combine into one (``c
 - ``max`` / ``min``: levels and extremes (memory in use, high-water marks, a profiler's
   ``Max time/rank``). Asked for a sum or a mean, they give their max (min).
 
+How values of several *call paths* merge into one (groupby, the call graph, flat and
+bottom-up views, squashing after a query, caller edges) is a second rule, :func:`merge_rule`:
+additive metrics sum; an extreme of events (Cube's ``max_time``: the longest single visit)
+takes the max (min) over the paths, exactly; a per-rank average the profiler computed
+(Spot's ``Avg time/rank``) sums over paths, as the average per rank of the paths' total; a
+per-rank extreme (``Max time/rank``: the max over ranks of each path's time) has no exact
+merge (the max of a sum is neither the sum nor the max of the maxima), nor has a ratio or a
+percentage: operations that merge call paths leave those out and say so. A reader declares
+an exception (DHAT's bytes at t-gmax add over sites, while ranks combine by max).
+
 A derived metric (``--derive``) carries its ``formula``; it is evaluated after aggregation
 (``ipc = PAPI_TOT_INS / PAPI_TOT_CYC`` is the ratio of the sums, as hpcviewer shows it), or on
 each rank first when asked.
@@ -124,6 +134,7 @@ class Metric:
     formula: str | None = None
     statistic: str | None = None
     of: str | None = None
+    merge: str | None = None
 
     @property
     def partner(self) -> str:
@@ -164,6 +175,7 @@ def describe(
 UNITS_KEY = "metric_units"
 COMBINE_KEY = "metric_combine"
 STATS_KEY = "metric_stats"  # {column: [statistic, quantity]}
+MERGE_KEY = "metric_merge"  # {column: sum|max|min|none}: over call paths, where not derived
 ALIASES_KEY = "metric_aliases"
 
 
@@ -172,6 +184,7 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
     units = dict(gf.metadata.get(UNITS_KEY) or {})
     combine = dict(gf.metadata.get(COMBINE_KEY) or {})
     stats = dict(gf.metadata.get(STATS_KEY) or {})
+    merges = dict(gf.metadata.get(MERGE_KEY) or {})
     out: dict[str, Metric] = {}
     for col in gf.metric_columns:
         if col in gf.metric_info:
@@ -182,8 +195,10 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
         unit = next((units[k] for k in keys if k in units), None)
         how = next((combine[k] for k in keys if k in combine), None)
         stat = next((stats[k] for k in keys if k in stats), None)
+        merge = next((merges[k] for k in keys if k in merges), None)
         m = describe(col, unit, how, inclusive=col in gf.inclusive)
-        out[col] = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        m = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        out[col] = replace(m, merge=str(merge)) if merge is not None else m
     return out
 
 
@@ -208,7 +223,8 @@ def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
     metrics = gf.metrics
     if scale:
         metrics = _scale_columns(metrics if in_place else metrics.clone(), scale, in_place)
-    meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
+    meta = {k: v for k, v in gf.metadata.items()
+            if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY, MERGE_KEY)}
     aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
     aliases.update(_time_alias(gf, info, aliases))
     if aliases:
@@ -295,6 +311,58 @@ def effective_agg(metric: Metric, agg: str) -> str:
     if metric.combine is Combine.SUM or agg not in ("sum", "mean"):
         return agg
     return str(metric.combine)
+
+
+MERGES = ("sum", "max", "min", "none")
+
+
+def merge_rule(metric: Metric) -> Combine | None:
+    """How values of ``metric`` at several call paths merge into one; None: no exact rule.
+
+    See the module docstring. A derived metric (``formula``) is evaluated from its merged
+    operands, never from its own merged column: its column merges by sum, unread.
+    """
+    if metric.merge is not None:
+        if metric.merge not in MERGES:
+            raise ValueError(f"unknown merge rule {metric.merge!r}")
+        return None if metric.merge == "none" else Combine(metric.merge)
+    if metric.formula is not None:
+        return Combine.SUM
+    if metric.statistic is not None:
+        # A statistic over ranks of an additive quantity: the per-rank mean (and the sum)
+        # add over call paths; a per-rank max or min does not.
+        return Combine.SUM if metric.statistic in ("mean", "sum") else None
+    if metric.combine is Combine.MEAN:
+        return None  # a ratio or a percentage: neither its sum nor its mean is the group's
+    return metric.combine
+
+
+def merge_agg(metric: Metric, agg: str) -> str | None:
+    """The aggregation that merges call paths of ``metric`` when ``agg`` is asked for
+    (``sum``, ``mean``, ``max``, ``min`` of the members); None when none is exact.
+
+    ``max``/``min`` of the members are what they say for every metric; a sum or a mean
+    follows the metric's :func:`merge_rule`.
+    """
+    if agg in ("max", "min"):
+        return agg
+    rule = merge_rule(metric)
+    if rule is None:
+        return None
+    return agg if rule is Combine.SUM else str(rule)
+
+
+def unmergeable_reason(metric: Metric) -> str:
+    """One line: why call paths of ``metric`` do not merge."""
+    if metric.statistic in ("max", "min"):
+        return (f"{metric.column!r} is a per-rank {metric.statistic}imum the profiler took for "
+                f"each call path; over several paths it is neither their sum nor their "
+                f"{metric.statistic}")
+    if metric.merge == "none":
+        return (f"{metric.column!r} is a peak of each call path's own level; peaks of "
+                "several paths fall at different times and do not add")
+    return (f"{metric.column!r} is a {metric.dimension.value} ({metric.combine.value} over "
+            "ranks); its values at several call paths neither add nor average")
 
 
 # ---------------------------------------------------------------------------- comparison

@@ -12,6 +12,7 @@ import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
+from cctool.merge import merges_call_paths, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 
 ROOT_CALLER = "(root)"
@@ -20,6 +21,7 @@ ROOT_CALLER = "(root)"
 def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
     """(exclusive, inclusive) columns for ``metric`` (default: the profile's default)."""
     col = gf.resolve_metric(metric)
+    refuse_unmergeable(gf, [col])  # these views merge call paths
     exc, inc = gf.exclusive_of(col), gf.inclusive_of(col)
     if exc is None or inc is None:
         raise CctoolError(
@@ -28,6 +30,7 @@ def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
     return exc, inc
 
 
+@merges_call_paths
 def flat_profile(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: int | None = None, thread: int | None = None,
@@ -60,6 +63,7 @@ def flat_profile(
     )
 
 
+@merges_call_paths
 def caller_table(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: int | None = None, thread: int | None = None,
@@ -84,6 +88,7 @@ def caller_table(
     )
 
 
+@merges_call_paths
 def callers(
     gf: GraphFrame, name: str, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: int | None = None, thread: int | None = None,
@@ -104,6 +109,7 @@ def callers(
     )
 
 
+@merges_call_paths
 def bottom_up_rows(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: int | None = None, thread: int | None = None,

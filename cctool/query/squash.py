@@ -1,7 +1,9 @@
 """Keep a subset of nodes: squash the tree around them, or drop the others' metrics.
 
 Squashing hangs every kept node under its nearest kept ancestor, merges siblings that became
-the same frame (metrics summed per rank and thread, recursively down the merged subtrees),
+the same frame (metrics summed per rank and thread, recursively down the merged subtrees;
+extremes such as Cube's ``max_time`` take their max or min, and metrics with no exact merge
+rule are left out with a warning when some nodes merge: see :mod:`cctool.merge`),
 and recomputes inclusive metrics from the exclusive ones that remain.
 
 Only siblings that *became* equal merge: profiles may hold equal-looking siblings (HPCToolkit
@@ -17,8 +19,10 @@ import polars as pl
 
 from cctool.frames import frame_strings
 from cctool.graphframe import GraphFrame, exclusive_name
+from cctool.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
 
 
+@merges_call_paths
 def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
     """A new GraphFrame of the nodes where ``keep`` is true, squashed (see module doc).
 
@@ -34,6 +38,8 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     par = gf.parent_array[kept]
     new_parent = np.where(par >= 0, up[np.maximum(par, 0)], -1)  # an original id, or -1
     group, group_parent = _merge(gf, kept, new_parent)
+    if group.size and np.bincount(group).max() > 1:  # some nodes merge
+        gf = mergeable(gf, "sum", "squashing merged equal siblings")
     reps = kept[np.unique(group, return_index=True)[1]]  # first member (lowest id) per group
     attrs = gf.nodes.drop("node", "parent", "depth").select(pl.all().gather(reps))
     recompute = [] if keep_inclusive else [
@@ -187,12 +193,15 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
     loc_thread = gf.locations["thread"].to_numpy()
     ngroups, nloc = group_parent.shape[0], loc_rank.shape[0]
     key = gid[sel] * nloc + loc
+    members = np.repeat(np.bincount(lookup[lookup >= 0], minlength=ngroups), nloc)
+    hows = merge_aggs(gf, gf.metric_columns)
     dense: dict[str, np.ndarray] = {}
     for c in gf.metric_columns:
         if c not in recompute:
             col = m[c] if m[c].null_count() == 0 else m[c].fill_null(0.0)
             w = col.to_numpy()[sel]
-            total = np.bincount(key, weights=w, minlength=ngroups * nloc)
+            # By the metric's merge rule; one that has none only reaches here unmerged.
+            total = reduce_by_key(key, w, ngroups * nloc, hows[c] or "sum", members)
             dense[c] = total.reshape(ngroups, nloc).T
     for c in recompute:
         dense[c] = kernels.subtree_sums(dense[exclusive_name(c)], group_parent)

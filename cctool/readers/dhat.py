@@ -29,7 +29,9 @@ max blocks         mbk   max     the site's own peak of live blocks
 Additive metrics and the t-gmax/t-end levels (one instant per process) get inclusive
 columns (subtree sums); a site's own peak (``max bytes``) does not, since peaks of
 different sites fall at different times. ``metadata["metric_combine"]`` says how each
-metric combines over ranks: levels and peaks by ``max``, never by sum.
+metric combines over ranks: levels and peaks by ``max``, never by sum;
+``metadata["metric_merge"]`` how over call paths: the t-gmax and t-end levels add up, a
+site's own peak has no exact merge (grouping leaves it out).
 
 One file is one process (rank 0). A folder of files whose names hold ``dhat`` is an MPI job
 run with each rank under valgrind (``--dhat-out-file=dhat.out.%q{PMI_RANK}``): the rank is
@@ -258,6 +260,9 @@ class _Builder:
             "format": NAME, "path": str(path), "runs": runs, "mpi.world.size": len(runs),
             "metric_units": units,
             "metric_combine": {name: how for _, name, _, how, _ in fields},
+            # Over call paths: levels at one instant add up; a site's own peak does not.
+            "metric_merge": {name: "sum" if inc else "none"
+                             for _, name, _, how, inc in fields if how != "sum"},
             "data_centric": True,
         }
         with_inc = [name for _, name, _, _, inc in fields if inc]
