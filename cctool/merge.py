@@ -2,7 +2,7 @@
 
 Grouping (``groupby``, the call graph, flat and bottom-up views), caller edges, squashing
 after a query and data-object tables all put the values of several nodes into one. How a
-metric merges is :func:`cctool.metrics.merge_rule`: additive metrics sum, extremes of events
+metric merges is :func:`merge_rule`: additive metrics sum, extremes of events
 (Cube's ``max_time``) take the max or min, and metrics without an exact rule (a per-rank
 maximum the profiler took per call path, a ratio) are left out of the result with a one-line
 warning, or refused when asked for by name.
@@ -22,10 +22,62 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from cctool.errors import CctoolError, warn
-from cctool.metrics import merge_agg, unmergeable_reason
+from cctool.metrics import Combine, Metric
 
 if TYPE_CHECKING:
     from cctool.graphframe import GraphFrame
+
+MERGES = ("sum", "max", "min", "none")
+
+
+def merge_rule(metric: Metric) -> Combine | None:
+    """How values of ``metric`` at several call paths merge into one; None: no exact rule.
+
+    The rules are :mod:`cctool.metrics`'s. A derived metric (``formula``) is evaluated from its merged
+    operands, never from its own merged column: its column merges by sum, unread.
+    """
+    if metric.merge is not None:
+        if metric.merge not in MERGES:
+            raise ValueError(f"unknown merge rule {metric.merge!r}")
+        return None if metric.merge == "none" else Combine(metric.merge)
+    if metric.formula is not None:
+        return Combine.SUM
+    if metric.statistic is not None:
+        # A statistic over ranks of an additive quantity: the per-rank mean (and the sum)
+        # add over call paths; a per-rank max or min does not.
+        return Combine.SUM if metric.statistic in ("mean", "sum") else None
+    if metric.combine is Combine.MEAN:
+        return None  # a ratio or a percentage: neither its sum nor its mean is the group's
+    return metric.combine
+
+
+def merge_agg(metric: Metric, agg: str) -> str | None:
+    """The aggregation that merges call paths of ``metric`` when ``agg`` is asked for
+    (``sum``, ``mean``, ``max``, ``min`` of the members); None when none is exact.
+
+    ``max``/``min`` of the members are what they say for every metric; a sum or a mean
+    follows the metric's :func:`merge_rule`.
+    """
+    if agg in ("max", "min"):
+        return agg
+    rule = merge_rule(metric)
+    if rule is None:
+        return None
+    return agg if rule is Combine.SUM else str(rule)
+
+
+def unmergeable_reason(metric: Metric) -> str:
+    """One line: why call paths of ``metric`` do not merge."""
+    if metric.statistic in ("max", "min"):
+        return (f"{metric.column!r} is a per-rank {metric.statistic}imum the profiler took for "
+                f"each call path; over several paths it is neither their sum nor their "
+                f"{metric.statistic}")
+    if metric.merge == "none":
+        return (f"{metric.column!r} is a peak of each call path's own level; peaks of "
+                "several paths fall at different times and do not add")
+    return (f"{metric.column!r} is a {metric.dimension.value} ({metric.combine.value} over "
+            "ranks); its values at several call paths neither add nor average")
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 MERGING: dict[str, Callable[..., Any]] = {}

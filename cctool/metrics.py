@@ -12,8 +12,8 @@ ratio, percent, other) and how values of several locations combine into one (``c
   ``Max time/rank``). Asked for a sum or a mean, they give their max (min).
 
 How values of several *call paths* merge into one (groupby, the call graph, flat and
-bottom-up views, squashing after a query, caller edges) is a second rule, :func:`merge_rule`:
-additive metrics sum; an extreme of events (Cube's ``max_time``: the longest single visit)
+bottom-up views, squashing after a query, caller edges) is a second rule,
+:func:`cctool.merge.merge_rule`: additive metrics sum; an extreme of events (Cube's ``max_time``: the longest single visit)
 takes the max (min) over the paths, exactly; a per-rank average the profiler computed
 (Spot's ``Avg time/rank``) sums over paths, as the average per rank of the paths' total; a
 per-rank extreme (``Max time/rank``: the max over ranks of each path's time) has no exact
@@ -311,58 +311,6 @@ def effective_agg(metric: Metric, agg: str) -> str:
     if metric.combine is Combine.SUM or agg not in ("sum", "mean"):
         return agg
     return str(metric.combine)
-
-
-MERGES = ("sum", "max", "min", "none")
-
-
-def merge_rule(metric: Metric) -> Combine | None:
-    """How values of ``metric`` at several call paths merge into one; None: no exact rule.
-
-    See the module docstring. A derived metric (``formula``) is evaluated from its merged
-    operands, never from its own merged column: its column merges by sum, unread.
-    """
-    if metric.merge is not None:
-        if metric.merge not in MERGES:
-            raise ValueError(f"unknown merge rule {metric.merge!r}")
-        return None if metric.merge == "none" else Combine(metric.merge)
-    if metric.formula is not None:
-        return Combine.SUM
-    if metric.statistic is not None:
-        # A statistic over ranks of an additive quantity: the per-rank mean (and the sum)
-        # add over call paths; a per-rank max or min does not.
-        return Combine.SUM if metric.statistic in ("mean", "sum") else None
-    if metric.combine is Combine.MEAN:
-        return None  # a ratio or a percentage: neither its sum nor its mean is the group's
-    return metric.combine
-
-
-def merge_agg(metric: Metric, agg: str) -> str | None:
-    """The aggregation that merges call paths of ``metric`` when ``agg`` is asked for
-    (``sum``, ``mean``, ``max``, ``min`` of the members); None when none is exact.
-
-    ``max``/``min`` of the members are what they say for every metric; a sum or a mean
-    follows the metric's :func:`merge_rule`.
-    """
-    if agg in ("max", "min"):
-        return agg
-    rule = merge_rule(metric)
-    if rule is None:
-        return None
-    return agg if rule is Combine.SUM else str(rule)
-
-
-def unmergeable_reason(metric: Metric) -> str:
-    """One line: why call paths of ``metric`` do not merge."""
-    if metric.statistic in ("max", "min"):
-        return (f"{metric.column!r} is a per-rank {metric.statistic}imum the profiler took for "
-                f"each call path; over several paths it is neither their sum nor their "
-                f"{metric.statistic}")
-    if metric.merge == "none":
-        return (f"{metric.column!r} is a peak of each call path's own level; peaks of "
-                "several paths fall at different times and do not add")
-    return (f"{metric.column!r} is a {metric.dimension.value} ({metric.combine.value} over "
-            "ranks); its values at several call paths neither add nor average")
 
 
 # ---------------------------------------------------------------------------- comparison

@@ -26,7 +26,8 @@ import cctool.merge
 from cctool.cli import cli
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
-from cctool.metrics import Combine, describe, merge_rule
+from cctool.merge import merge_rule
+from cctool.metrics import Combine, describe
 from cctool.readers import read
 
 CUBE = Path(__file__).parent / "data" / "cube"
@@ -300,8 +301,8 @@ def test_every_merging_operation_leaves_out_what_does_not_merge(op: str) -> None
 
 # Functions of ops/ and query/ that add numbers up without merging call paths.
 NOT_MERGING = {
-    "cctool/ops/groupby.py:_block_member_sums": "sums members by the rule its caller chose",
-    "cctool/ops/groupby.py:_members_by": "sums members by the rule its caller chose",
+    "cctool/ops/_members.py:_block_member_sums": "sums members by the rule its caller chose",
+    "cctool/ops/_members.py:_members_by": "sums members by the rule its caller chose",
     "cctool/ops/groupby.py:group_ids": "counts",
     "cctool/ops/groupby.py:groupby": "counts members",
     "cctool/ops/groupby.py:_walk": "counts edges",

@@ -18,8 +18,8 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
-from cctool.merge import merges_call_paths
-from cctool.metrics import UNKNOWN, Combine, Dimension, Metric, merge_agg
+from cctool.merge import merge_agg, merges_call_paths
+from cctool.metrics import UNKNOWN, Combine, Dimension, Metric
 from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
 from cctool.ops.compat import harmonise, report_overlap
 from cctool.options import CompareOptions

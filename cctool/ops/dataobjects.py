@@ -34,8 +34,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import ID, GraphFrame, exclusive_name
-from cctool.merge import merges_call_paths, refuse_unmergeable
-from cctool.metrics import merge_agg
+from cctool.merge import merge_agg, merges_call_paths, refuse_unmergeable
 
 if TYPE_CHECKING:
     from cctool.ops.scaling import ScalingOptions, ScalingResult

@@ -21,6 +21,8 @@ from cctool.frames import frame_strings
 from cctool.graphframe import GraphFrame, exclusive_name
 from cctool.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
 
+MATCHED = "matched"  # node attribute of an unsquashed query result
+
 
 @merges_call_paths
 def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
@@ -41,7 +43,9 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     if group.size and np.bincount(group).max() > 1:  # some nodes merge
         gf = mergeable(gf, "sum", "squashing merged equal siblings")
     reps = kept[np.unique(group, return_index=True)[1]]  # first member (lowest id) per group
-    attrs = gf.nodes.drop("node", "parent", "depth").select(pl.all().gather(reps))
+    # Every squashed node was kept: an earlier unsquashed result's ``matched`` says nothing.
+    attrs = gf.nodes.drop("node", "parent", "depth", MATCHED, strict=False).select(
+        pl.all().gather(reps))
     recompute = [] if keep_inclusive else [
         m for m in gf.inclusive if gf.exclusive_of(m) is not None
     ]
@@ -66,11 +70,16 @@ def drop_metrics(gf: GraphFrame, keep: np.ndarray) -> GraphFrame:
     """The same tree with the metric rows of nodes outside ``keep`` removed.
 
     Inclusive values stay as they were, so they are no longer subtree sums of what remains:
-    the pairs cctool derived leave ``derived`` and ``validate()`` stops checking them.
+    the pairs cctool derived leave ``derived`` and ``validate()`` stops checking them. The
+    node attribute ``matched`` says which nodes kept their rows, so records can tell an
+    unmatched node (no value) from a matched one whose value is 0.
     """
-    mask = np.asarray(keep, dtype=bool)[gf.metrics["node"].to_numpy()]
+    keep = np.asarray(keep, dtype=bool)
+    mask = keep[gf.metrics["node"].to_numpy()]
     metrics = gf.metrics.filter(pl.Series(mask))
-    return replace(gf, metrics=metrics, derived=gf.derived - _pairs(gf, gf.inclusive))
+    nodes = gf.nodes.with_columns(pl.Series(MATCHED, keep))
+    return replace(gf, nodes=nodes, metrics=metrics,
+                   derived=gf.derived - _pairs(gf, gf.inclusive))
 
 
 def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
