@@ -35,7 +35,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l percent -d 'Show the
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l normalize -d 'Scale B so that each metrics total equals As before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l fail-if -x -d 'Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l where -x -d 'Gate: check only the nodes this call path query matches in the union t'
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -x -d 'Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -x -d 'Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l confidence -x -d 'Repeated runs: a gate condition trips only where the change is signifi'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l correction -x -a 'holm none' -d 'Repeated runs: adjust the p-values of the paths past a threshold for t'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l jobs -s j -x -d 'Read runs on N local worker processes (Dask); default: in this process'

@@ -45,7 +45,7 @@ _cctool() {
                     ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
-                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
+                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
