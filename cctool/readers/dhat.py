@@ -129,7 +129,19 @@ def read(path: Path) -> GraphFrame:
             # gzip, JSON and field errors of a damaged file: one line naming it
             raise ReaderError(f, f"cannot parse ({type(exc).__name__}: {exc})", fmt=NAME) from exc
     _check_consistent(path, runs)
-    return builder.build(path, runs)
+    gf = builder.build(path, runs)
+    if not path.is_dir():
+        return gf
+    # A rank's file removed, or left empty, would read as a smaller job: name what is gone.
+    from dataclasses import replace
+
+    from cctool.readers import _rank_gaps
+
+    gaps = _rank_gaps.check(path, ranks, empty=_rank_gaps.empty_siblings(path, files))
+    if not gaps:
+        return gf
+    size = max(gaps.get("expected", 0), len(runs))
+    return replace(gf, metadata={**gf.metadata, _rank_gaps.KEY: gaps, "mpi.world.size": size})
 
 
 def _ranks(path: Path, files: list[Path]) -> list[int]:
