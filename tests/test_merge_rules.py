@@ -234,6 +234,34 @@ def _root_sums(gf: GraphFrame) -> list[pl.DataFrame]:
     return [pl.DataFrame({"max_time (inc)": list(cmp.totals["max_time (inc)"])})]
 
 
+def _scaling(gf: GraphFrame) -> list[pl.DataFrame]:
+    from cctool.ops.scaling import ScalingOptions, _long_values, run_values
+
+    col = "Max time/rank (inc)" if "Max time/rank (inc)" in gf.metric_columns else (
+        "max_time (inc)")
+    opts = ScalingOptions(metric=col, agg="sum", by="name")
+    long, _, totals = _long_values([gf, gf], ["a", "b"], col, opts)
+    _, total = run_values(gf, col, "sum")
+    return [long.rename({"value": col}), pl.DataFrame({col: [*totals.values(), total]})]
+
+
+def _path_values(gf: GraphFrame) -> list[pl.DataFrame]:
+    from cctool.ops.runs import summarize
+    from cctool.ops.stats import path_values
+
+    out = []
+    for col in ("max_time (inc)", "Max time/rank (inc)"):
+        if col not in gf.metric_columns:
+            continue
+        run = summarize("run", gf, [col], agg="sum")
+        # One name for every node at depth 2 (and no type/file/line): paths repeat in a run.
+        names = run.names.copy()
+        names[run.depth == 2] = "same"
+        run = replace(run, names=names, frame_columns=pl.DataFrame())
+        out.append(path_values([run], col).values.rename({"value": col}))
+    return out
+
+
 # Each registered operation and how to run it; a new registration without a runner fails.
 RUNNERS: dict[str, Callable[[GraphFrame], list[pl.DataFrame]]] = {
     "cctool.ops.groupby.groupby": _groupby,
@@ -246,6 +274,9 @@ RUNNERS: dict[str, Callable[[GraphFrame], list[pl.DataFrame]]] = {
     "cctool.query.squash.squash": _squash,
     "cctool.ops.dataobjects.by_attribute": _by_attribute,
     "cctool.ops.compare._root_sums": _root_sums,
+    "cctool.ops.scaling.run_values": _scaling,
+    "cctool.ops.scaling._long_values": _scaling,
+    "cctool.ops.stats.path_values": _path_values,
 }
 
 
@@ -254,6 +285,8 @@ def registered() -> dict[str, Callable[..., Any]]:
     import cctool.ops.dataobjects
     import cctool.ops.flat
     import cctool.ops.groupby
+    import cctool.ops.scaling
+    import cctool.ops.stats
     import cctool.query.squash  # noqa: F401
 
     return dict(cctool.merge.MERGING)
@@ -319,7 +352,8 @@ SUMMING = ("bincount", "add.at", "group_block_sums", "reduce_by_key")
 
 def summing_functions() -> set[str]:
     """``path:function`` of every function in ops/ and query/ that calls a summing primitive
-    on node-indexed arrays (``np.bincount`` with weights, ``np.add.at``, the block kernel)."""
+    on node-indexed arrays (``np.bincount`` with weights, ``np.add.at``, the block kernel) or
+    sums in a Polars ``group_by(...).agg(...)``."""
     root = Path(cctool.merge.__file__).parent
     found = set()
     for folder in ("ops", "query"):
@@ -329,6 +363,9 @@ def summing_functions() -> set[str]:
                 if not isinstance(fn, ast.FunctionDef):
                     continue
                 for call in ast.walk(fn):
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and (
+                            call.func.attr == "agg" and ".sum()" in ast.unparse(call)):
+                        found.add(f"cctool/{folder}/{path.name}:{fn.name}")  # a Polars sum
                     if isinstance(call, ast.Call) and any(
                             ast.unparse(call.func).endswith(s) for s in SUMMING):
                         weighted = "bincount" not in ast.unparse(call.func) or any(
