@@ -33,8 +33,8 @@ MERGES = ("sum", "max", "min", "none")
 def merge_rule(metric: Metric) -> Combine | None:
     """How values of ``metric`` at several call paths merge into one; None: no exact rule.
 
-    The rules are :mod:`cctool.metrics`'s. A derived metric (``formula``) is evaluated from its merged
-    operands, never from its own merged column: its column merges by sum, unread.
+    The rules are :mod:`cctool.metrics`'s. A derived metric (``formula``) is evaluated from
+    its merged operands, never from its own merged column: its column merges by sum, unread.
     """
     if metric.merge is not None:
         if metric.merge not in MERGES:
@@ -115,6 +115,15 @@ def mergeable(gf: GraphFrame, agg: str = "sum", what: str = "merging call paths"
     reasons = "; ".join(unmergeable_reason(gf.metric(c)) for c in drop[:1])
     warn(f"{what}: left out {', '.join(drop)} ({reasons})")
     return without_metrics(gf, drop)
+
+
+def only_metrics(gf: GraphFrame, keep: Sequence[str]) -> GraphFrame:
+    """``gf`` with just the metric columns ``keep`` (a view that needs no others)."""
+    out = without_metrics(gf, [c for c in gf.metric_columns if c not in keep])
+    meta = {k: v for k, v in out.metadata.items() if k != "left_out_metrics"}
+    if "left_out_metrics" in gf.metadata:
+        meta["left_out_metrics"] = gf.metadata["left_out_metrics"]
+    return replace(out, metadata=meta)
 
 
 def without_metrics(gf: GraphFrame, drop: Sequence[str]) -> GraphFrame:

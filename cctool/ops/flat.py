@@ -12,7 +12,7 @@ import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
-from cctool.merge import merges_call_paths, refuse_unmergeable
+from cctool.merge import merges_call_paths, only_metrics, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 
 ROOT_CALLER = "(root)"
@@ -49,7 +49,7 @@ def flat_profile(
         ``cum%`` and ``contexts`` (CCT nodes merged). Percentages are of the summed self.
     """
     exc, inc = metric_pair(gf, metric)
-    gg = groupby(gf, by)
+    gg = groupby(only_metrics(gf, [exc, inc]), by)
     vals = gg.frame.node_values([exc, inc], agg=agg, rank=rank, thread=thread)
     df = gg.frame.nodes.select("node", pl.col("name").alias(by), pl.col("members").alias(
         "contexts")).join(vals, on="node").rename({exc: "self", inc: "cum"})
