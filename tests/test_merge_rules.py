@@ -382,3 +382,20 @@ def test_no_unregistered_sum() -> None:
     assert not unknown, ("these functions add values up: register them with "
                          "cctool.merge.merges_call_paths (and give them a runner above), or "
                          f"list them in NOT_MERGING with the reason: {sorted(unknown)}")
+
+
+def test_spot_per_rank_maximum_has_no_total(data: Callable[[str], Path]) -> None:
+    # Two roots (main, <outside regions>): their Max time/rank values do not add up to a total,
+    # so the summary says none and a gate on the total is refused, never passed on NaN.
+    folder = data(SPOT[0])
+    a, b = str(folder / "27_cores.cali"), str(folder / "64_cores.cali")
+    res = CliRunner().invoke(cli, ["diff", a, b, "-m", "Max time/rank (inc)", "--depth", "1"])
+    assert res.exit_code == 0
+    assert "total Max time/rank (inc): none (the roots' values of this metric do not combine)" \
+        in res.stdout
+    res = CliRunner().invoke(cli, ["diff", a, b, "-m", "Max time/rank (inc)", "--fail-if",
+                                   "total Max time/rank (inc) > 5%"])
+    assert res.exit_code == 2 and "has no total" in res.stderr
+    res = CliRunner().invoke(cli, ["diff", a, b, "-m", "Max time/rank (inc)", "--fail-if",
+                                   "Max time/rank (inc) > 50%"])
+    assert res.exit_code == 1  # per node, the values compare as they are

@@ -209,6 +209,10 @@ def evaluate(
         unit = cmp.units(metric)
         t = in_metric_unit(cond.value, cond.unit, unit, f"condition {cond.text!r}")
         c = Condition(cond.text, metric, cond.op, t, cond.unit, cond.total)
+        if cond.total and any(np.isnan(cmp.totals[metric])):
+            raise GateExpressionError(
+                f"condition {cond.text!r}: {metric!r} has no total: the values of its several "
+                "roots do not combine (a per-rank maximum, a ratio); gate its nodes instead")
         table = _node_table(cmp, metric) if not cond.total else _total_table(cmp, metric)
         if not cond.total:
             table = _restrict(table, nodes, min_value, unit, cond)
