@@ -118,7 +118,10 @@ def mergeable(gf: GraphFrame, agg: str = "sum", what: str = "merging call paths"
 
 
 def only_metrics(gf: GraphFrame, keep: Sequence[str]) -> GraphFrame:
-    """``gf`` with just the metric columns ``keep`` (a view that needs no others)."""
+    """``gf`` with just the metric columns ``keep`` (a view that needs no others); all of
+    them when one is derived by a formula (its operands stay)."""
+    if any(gf.metric(c).formula is not None for c in keep):
+        return gf
     out = without_metrics(gf, [c for c in gf.metric_columns if c not in keep])
     meta = {k: v for k, v in out.metadata.items() if k != "left_out_metrics"}
     if "left_out_metrics" in gf.metadata:

@@ -64,12 +64,13 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         gf = data_objects(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    from cctool.merge import refuse_unmergeable
+    from cctool.merge import only_metrics, refuse_unmergeable
 
     refuse_unmergeable(gf, metrics or (None,), agg)
-    graph = merge(gf, by, agg)
-    gf = graph.frame
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
+    # Only a saved call graph keeps every metric; the other outputs show the asked ones.
+    graph = merge(gf if to == "cct" else only_metrics(gf, cols), by, agg)
+    gf = graph.frame
     if to == "cct":
         from cctool.saved import dumps
 
