@@ -119,7 +119,7 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l or -x -d 'Add the n
 complete -c cctool -n '__fish_seen_subcommand_from query' -l not -x -d 'Drop the nodes query Q matches; alone, keep every node Q does not matc'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l ranks -x -a 'aggregate any all' -d 'Metric conditions: on values combined over ranks/threads with --agg fi'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l agg -x -a 'sum mean max min std cv' -d 'How to combine ranks/threads, for --ranks aggregate and for display.'
-complete -c cctool -n '__fish_seen_subcommand_from query' -l no-squash -d 'Keep the whole tree and drop only the unmatched nodes metric rows; jso'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l no-squash -d 'Keep the whole tree and drop only the unmatched nodes metric rows; unm'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l keep-inclusive -d 'Keep the original inclusive values instead of recomputing them.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l depth -x -d 'Tree/records: show this many levels (roots are level 1).'

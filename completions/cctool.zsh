@@ -129,7 +129,7 @@ _cctool() {
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
                     ''--ranks'[Metric conditions: on values combined over ranks/threads with --agg fi]:value:(aggregate any all)' \
                     ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
-                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; jso]' \
+                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \

@@ -52,3 +52,13 @@ def test_unsquashed_records_mark_unmatched_nodes() -> None:
         else:
             assert row["matched"] is False
             assert row["bytes_sent [B]"] is None and row["time (inc) [s]"] is None
+
+
+def test_unsquashed_tree_shows_no_value_for_unmatched_nodes() -> None:
+    res = CliRunner().invoke(cli, ["query", str(CUBE), '[{"name": "MPI_Init"}]', "--no-squash",
+                                   "--depth", "3", "--color", "never", "--width", "100"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["-", "bg_time"]
+    assert next(ln for ln in lines if "MPI_Init" in ln).split()[-3:-1] == ["1.811", "s"]
+    assert next(ln for ln in lines if "MPI_Finalize" in ln).split()[-2:] == ["-", "MPI_Finalize"]

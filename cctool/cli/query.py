@@ -40,7 +40,7 @@ FORMATS = ("tree", "cct", "json", "csv")
               help="How to combine ranks/threads, for --ranks aggregate and for display.")
 @click.option("--no-squash", is_flag=True,
               help="Keep the whole tree and drop only the unmatched nodes' metric rows; "
-              "json/csv records add a 'matched' column and give unmatched nodes null values.")
+              "unmatched nodes show no value ('-'; null with a 'matched' column in json/csv).")
 @click.option("--keep-inclusive", is_flag=True,
               help="Keep the original inclusive values instead of recomputing them.")
 @metric_option
@@ -146,13 +146,5 @@ def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOp
     from cctool.cli._io import metric_units
     from cctool.render.rows import tree_rows
 
-    rows = tree_rows(gf, opts).drop("hidden")
-    if "matched" in gf.nodes.columns:  # --no-squash: an unmatched node has no value, not 0
-        import polars as pl
-
-        matched = gf.nodes["matched"].gather(rows["node"].to_numpy())
-        values = [c for c in rows.columns if c in gf.metric_columns]
-        rows = rows.with_columns(pl.Series("matched", matched)).with_columns(
-            [pl.when(pl.col("matched")).then(pl.col(c)).otherwise(None).alias(c)
-             for c in values])
+    rows = tree_rows(gf, opts).drop("hidden")  # unmatched nodes (--no-squash): null values
     emit_table(rows, to, output, metric_units(gf, rows.columns))
