@@ -72,6 +72,9 @@ def unmergeable_reason(metric: Metric) -> str:
         return (f"{metric.column!r} is a per-rank {metric.statistic}imum the profiler took for "
                 f"each call path; over several paths it is neither their sum nor their "
                 f"{metric.statistic}")
+    if metric.merge == "none" and metric.combine is Combine.MEAN:
+        return (f"{metric.column!r} is an average of each call path's own values; over "
+                "several paths it would need their counts")
     if metric.merge == "none":
         return (f"{metric.column!r} is a peak of each call path's own level; peaks of "
                 "several paths fall at different times and do not add")

@@ -399,3 +399,24 @@ def test_spot_per_rank_maximum_has_no_total(data: Callable[[str], Path]) -> None
     res = CliRunner().invoke(cli, ["diff", a, b, "-m", "Max time/rank (inc)", "--fail-if",
                                    "Max time/rank (inc) > 50%"])
     assert res.exit_code == 1  # per node, the values compare as they are
+
+
+def test_caliper_event_extremes_merge_and_averages_do_not(data: Callable[[str], Path]) -> None:
+    # Caliper's max#time.duration (the longest single event of a context) merges by max over
+    # contexts, exactly; avg#time.duration would need the event counts: left out.
+    from cctool.ops.groupby import groupby
+
+    gf = quiet_read(data("caliper-lulesh-cali") / "lulesh-annotation-profile.cali")
+    cols = ["max#time.duration", "min#time.duration", "time"]
+    values = gf.node_values(cols)
+    kind = gf.nodes["type"].to_numpy()
+    with pytest.warns(Warning, match=r"left out avg#time.duration \('avg#time.duration' is an "
+                      "average of each call path's own values"):
+        graph = groupby(gf, "type")
+    assert "avg#time.duration" not in graph.frame.metric_columns
+    table = graph.values(cols)
+    assert table["members"].max() > 1
+    for row in table.iter_rows(named=True):
+        members = kind == row["name"]
+        for col, how in zip(cols, (np.max, np.min, np.sum), strict=True):
+            assert row[col] == pytest.approx(how(values[col].to_numpy()[members]), rel=1e-12)

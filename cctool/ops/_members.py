@@ -22,7 +22,9 @@ def member_metrics(
 ) -> pl.DataFrame:
     """Metrics per (super-node, rank, thread): members combined with ``agg``, each metric
     by its merge rule (a sum or mean of an extreme is its max or min)."""
-    hows = merge_aggs(gf, gf.metric_columns, agg)
+    # A metric without a merge rule reaches here only when no group has two members (the
+    # caller leaves it out otherwise): its one member's value, as a sum of one gives it.
+    hows = {c: how or "sum" for c, how in merge_aggs(gf, gf.metric_columns, agg).items()}
     parts = []
     for how in ("sum", "mean", "max", "min"):
         cols = [c for c in gf.metric_columns if hows[c] == how]
