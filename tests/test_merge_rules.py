@@ -3,7 +3,7 @@ combine by their own rule in every operation, on profiles written by the real pr
 
 Expected values come from pycubexr (tests/data/cube/expected.json, see its README) and from the
 profiles' own per-call-path values. ``test_every_merging_operation_follows_the_rule`` runs every
-operation registered with :func:`cctool.merge.merges_call_paths`; ``test_no_unregistered_sum``
+operation registered with :func:`cctool.model.merge.merges_call_paths`; ``test_no_unregistered_sum``
 fails on a function of ``ops/`` or ``query/`` that adds node values without being registered.
 """
 
@@ -22,12 +22,12 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-import cctool.merge
+import cctool.model.merge
 from cctool.cli import cli
 from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
-from cctool.merge import merge_rule
-from cctool.metrics import Combine, describe
+from cctool.model.merge import merge_rule
+from cctool.model.metrics import Combine, describe
 from cctool.readers import read
 
 CUBE = Path(__file__).parent / "data" / "cube"
@@ -289,7 +289,7 @@ def registered() -> dict[str, Callable[..., Any]]:
     import cctool.ops.stats
     import cctool.query.squash  # noqa: F401
 
-    return dict(cctool.merge.MERGING)
+    return dict(cctool.model.merge.MERGING)
 
 
 def test_every_registered_operation_has_a_check() -> None:
@@ -354,7 +354,7 @@ def summing_functions() -> set[str]:
     """``path:function`` of every function in ops/ and query/ that calls a summing primitive
     on node-indexed arrays (``np.bincount`` with weights, ``np.add.at``, the block kernel) or
     sums in a Polars ``group_by(...).agg(...)``."""
-    root = Path(cctool.merge.__file__).parent
+    root = Path(cctool.model.merge.__file__).parent.parent
     found = set()
     for folder in ("ops", "query"):
         for path in sorted((root / folder).glob("*.py")):
@@ -380,7 +380,7 @@ def test_no_unregistered_sum() -> None:
                         for k in registered()}
     unknown = summing_functions() - registered_names - set(NOT_MERGING)
     assert not unknown, ("these functions add values up: register them with "
-                         "cctool.merge.merges_call_paths (and give them a runner above), or "
+                         "cctool.model.merge.merges_call_paths (and give them a runner above), or "
                          f"list them in NOT_MERGING with the reason: {sorted(unknown)}")
 
 

@@ -64,7 +64,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         gf = data_objects(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    from cctool.merge import only_metrics, refuse_unmergeable
+    from cctool.model.merge import only_metrics, refuse_unmergeable
 
     refuse_unmergeable(gf, metrics or (None,), agg)
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]

@@ -1,6 +1,6 @@
 """Metric values of super-nodes: the members of each group combined per (rank, thread).
 
-Each metric merges by its rule (:mod:`cctool.merge`): a sum or a mean of the members for
+Each metric merges by its rule (:mod:`cctool.model.merge`): a sum or a mean of the members for
 additive metrics, the max or min of an extreme. Inclusive metrics take the outermost members
 only (the others' cost is inside them); a member without a row at a location counts as 0.
 """
@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import KEY_COLUMNS, GraphFrame
-from cctool.merge import merge_aggs
+from cctool.model.columns import KEY_COLUMNS
+from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_aggs
 
 
 def member_metrics(

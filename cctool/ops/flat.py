@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
-from cctool.merge import merges_call_paths, only_metrics, refuse_unmergeable
+from cctool.model.frame import GraphFrame
+from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 
 ROOT_CALLER = "(root)"

@@ -10,11 +10,11 @@ Grammar (one condition per ``--fail-if``)::
 each node (or, with ``total``, of the roots' total) in the direction the comparison shows
 (B − A). ``%`` makes it relative: the change as a percentage of A's value. A unit makes it
 absolute and is converted to the metric's unit (seconds for every time and bytes for every
-size, whatever unit the profiler wrote; see :mod:`cctool.metrics`). A bare number is taken
-as it is only for metrics without a scale to choose (event counts such as ``Ir``, unknown
-units); against a time or a size it is refused, since no reading of it is safe (a gate
-written for microseconds and read in seconds would be 10⁶ times too lax). Each result names
-the exact column it checked, how ranks were combined and the threshold as it was read
+size, whatever unit the profiler wrote; see :mod:`cctool.model.metrics`). A bare number is
+taken as it is only for metrics without a scale to choose (event counts such as ``Ir``,
+unknown units); against a time or a size it is refused, since no reading of it is safe (a
+gate written for microseconds and read in seconds would be 10⁶ times too lax). Each result
+names the exact column it checked, how ranks were combined and the threshold as it was read
 (``evaluated``): the same column and aggregation the report next to it shows.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.metrics import Dimension, Metric, effective_agg, parse_unit
+from cctool.model.metrics import Dimension, Metric, effective_agg, parse_unit
 from cctool.ops.compare import Comparison, node_paths, percent_change
 
 COMPARATORS = (">=", "<=", ">", "<")

@@ -10,7 +10,7 @@ Inclusive values are never double counted. A super-node's inclusive value is tak
 path a recursive function's time is counted once (the rule of Chopper's call graph).
 Exclusive values aggregate all members.
 
-Members merge by each metric's rule (:mod:`cctool.merge`): asked for a sum (or mean), an
+Members merge by each metric's rule (:mod:`cctool.model.merge`): asked for a sum (or mean), an
 extreme such as Cube's ``max_time`` takes the members' max (min); metrics with no exact
 merge (Spot's ``Max time/rank``, ratios) are left out with a warning.
 """
@@ -24,9 +24,10 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import AGGREGATIONS, ID, GraphFrame
-from cctool.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
-from cctool.metrics import effective_agg
+from cctool.model.columns import ID
+from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
+from cctool.model.metrics import effective_agg
 from cctool.ops._members import member_metrics
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
@@ -103,7 +104,7 @@ class GroupGraph:
         meta = {**self.frame.metadata, "groupby": {
             "by": self.by, "agg": self.agg,
             "other_edges": np.stack([src[other], dst[other]], axis=1).tolist()}}
-        out = GraphFrame.from_arrays(
+        out = type(self.frame).from_arrays(
             parent, attrs, metrics, exclusive=self.frame.exclusive,
             inclusive=self.frame.inclusive, metadata=meta,
             default_metric=self.frame.default_metric, derive_inclusive=False,
@@ -207,7 +208,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     n_outer = np.bincount(group[outer], minlength=ng)
     nodes = _super_nodes(keys, by, members, n_outer)
     metrics = member_metrics(gf, group, outer, members, n_outer, agg)
-    frame = GraphFrame(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
+    frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
     edges = edge_table(gf, group, outer).filter(pl.col("source") != pl.col("target"))

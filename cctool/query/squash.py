@@ -3,7 +3,7 @@
 Squashing hangs every kept node under its nearest kept ancestor, merges siblings that became
 the same frame (metrics summed per rank and thread, recursively down the merged subtrees;
 extremes such as Cube's ``max_time`` take their max or min, and metrics with no exact merge
-rule are left out with a warning when some nodes merge: see :mod:`cctool.merge`),
+rule are left out with a warning when some nodes merge: see :mod:`cctool.model.merge`),
 and recomputes inclusive metrics from the exclusive ones that remain.
 
 Only siblings that *became* equal merge: profiles may hold equal-looking siblings (HPCToolkit
@@ -17,9 +17,10 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from cctool.frames import frame_strings
-from cctool.graphframe import GraphFrame, exclusive_name
-from cctool.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
+from cctool.model.columns import exclusive_name
+from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
+from cctool.model.paths import frame_strings
 
 MATCHED = "matched"  # node attribute of an unsquashed query result
 
@@ -52,7 +53,7 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     lookup = np.full(gf.num_nodes, -1, dtype=np.int64)
     lookup[kept] = group
     metrics = _regroup(gf, lookup, group_parent, recompute)
-    out = GraphFrame.from_arrays(
+    out = type(gf).from_arrays(
         group_parent,
         {c: attrs[c] for c in attrs.columns},
         metrics,
@@ -177,7 +178,7 @@ def _identity(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
 
 def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     """Dense integer id of each kept node's frame (equal frames, equal ids; the frame as
-    :mod:`cctool.frames` defines it, so that query and diff agree on what is the same)."""
+    :mod:`cctool.model.paths` defines it, so that query and diff agree on what is the same)."""
     if not kept.size:
         return np.zeros(0, dtype=np.int64)
     frames = frame_strings(gf.nodes).gather(kept).rank("dense")

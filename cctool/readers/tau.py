@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _rank_gaps
 
 NAME = "tau"

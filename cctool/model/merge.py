@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from cctool.errors import CctoolError, warn
-from cctool.metrics import Combine, Metric
+from cctool.model.metrics import Combine, Metric
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 MERGES = ("sum", "max", "min", "none")
 
