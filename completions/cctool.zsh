@@ -48,7 +48,7 @@ _cctool() {
                     ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
-                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
+                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
@@ -138,7 +138,7 @@ _cctool() {
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
                     ''--ranks'[Metric conditions: on values combined over ranks/threads with --agg fi]:value:(aggregate any all)' \
                     ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
-                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows.]' \
+                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \

@@ -119,5 +119,6 @@ def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision
     noisy = sum(r.noisy for r in results)
     extra = f"; {noisy} change{'s' * (noisy != 1)} past a threshold not significant" if noisy \
         else ""
-    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)}{extra}",
-               err=True)
+    read = "; ".join(f"{r.text!r} read as {r.read_as}" for r in results)
+    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)} ({read})"
+               f"{extra}", err=True)
