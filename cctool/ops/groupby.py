@@ -291,7 +291,8 @@ def _append_groups(frame: GraphFrame, metrics: pl.DataFrame, extra: pl.DataFrame
         add[ev + " (inc)"] = extra[ev + " (inc)"].fill_null(extra[ev + " (inc) min"])
     add["calls"] = extra["calls"]
     more = pl.DataFrame({c: add.get(c) for c in metrics.columns}).cast(metrics.schema)
-    return replace(frame, nodes=nodes, metrics=pl.concat([metrics, more.with_columns(pl.col(pl.Float64).fill_null(0.0))]))
+    more = more.with_columns(pl.col(pl.Float64).fill_null(0.0))
+    return replace(frame, nodes=nodes, metrics=pl.concat([metrics, more]))
 
 
 def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:
