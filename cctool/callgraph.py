@@ -59,9 +59,8 @@ import polars as pl
 
 Column = Sequence[Any] | np.ndarray | pl.Series
 ESTIMATE_NOTE = (
-    "call-path split estimated: the profile records per-function and caller->callee costs; "
-    "how a function's cost divides between deeper call paths assumes gprof's proportional "
-    "rule (flat self/cum and caller->callee costs are exact)"
+    "call-path split estimated (gprof's proportional rule); per-function and call-edge totals "
+    "exact"
 )
 # The tree's marker nodes: a node whose callees the node budget left unexpanded gets one child
 # "[not expanded: N callees]" of this type, holding their cost (cctool.readers._callgraph).

@@ -69,5 +69,5 @@ def _summary_text(path: str | None, s: dict[str, Any]) -> str:
                          for m in s["metrics"])
         lines.append(f"  root     {root['name']}: {vals}")
     if s.get("estimate"):
-        lines.append(f"  estimate {s['estimate']}")
+        lines.append(f"  note     {s['estimate']}")
     return "\n".join(lines)

@@ -231,7 +231,8 @@ def _profile_values(gf: GraphFrame, frame: GraphFrame, attr: str, keys: pl.Serie
     vals = frame.metrics.sort("node")
     if vals["node"].to_numpy().tolist() != list(range(rows.height)):
         return frame  # not one row per super-node: leave the tree's values
-    updates, estimated = [], 0
+    updates: list[pl.Series] = []
+    guessed = pl.Series(np.zeros(rows.height, dtype=bool))
     # Groups the profile does not know (the tree's "[not expanded]" markers): their cost is
     # already in the functions' own numbers.
     known = rows["functions"].is_not_null()
@@ -244,25 +245,27 @@ def _profile_values(gf: GraphFrame, frame: GraphFrame, attr: str, keys: pl.Serie
         whole = float(tables.functions[ev].sum())
         tree = vals[inc].clip(rows[inc + " min"].fill_null(0.0),
                               rows[inc + " max"].fill_null(whole).clip(upper_bound=whole))
-        guess = rows[inc].is_null() & known
-        estimated = max(estimated, int(guess.sum()))
+        guessed = guessed | (rows[inc].is_null() & known)
         updates.append(rows[inc].fill_null(tree * known01).alias(inc))
     if "calls" in vals.columns:
         updates.append(rows["calls"].fill_null(vals["calls"] * known01)
                        .alias("calls"))
     metrics = vals.with_columns(updates)
+    names = frame.nodes["name"].filter(guessed).to_list()
     extra = totals.join(pl.DataFrame({attr: keys}), on=attr, how="anti", nulls_equal=True)
     if extra.height:  # functions only the node budget kept out of the tree
         frame = _append_groups(frame, metrics, extra, attr, tables.events)
-        estimated += int(sum(extra[ev + " (inc)"].null_count() for ev in tables.events[:1]))
+        lacking = pl.any_horizontal(pl.col(ev + " (inc)").is_null() for ev in tables.events)
+        names += extra.filter(lacking)[attr].cast(pl.String).fill_null(f"<no {attr}>").to_list()
     else:
         frame = replace(frame, metrics=metrics)
-    if estimated:
+    if names:
         from cctool.errors import warn
 
-        warn(f"cumulative cost of {estimated} of {frame.num_nodes} {attr} values is "
-             "estimated from the expanded call tree (the profile does not determine it: "
-             "recursion cycles, or functions of one group calling each other)")
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        warn(f"cum of {len(names)} of {frame.num_nodes} {attr} values is estimated (the profile "
+             f"does not determine it: recursion cycles, or functions of one {attr} calling "
+             f"each other): {shown}")
     return frame
 
 

@@ -320,6 +320,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
         if rows["hidden"].sum():
             key.notes = (HIDDEN_NOTE,)
+        if gf.metadata.get("estimate"):  # a call graph expanded into a tree
+            key.notes += (f"{gf.metadata['estimate']}",)
         parts.append(key)
     return Group(*parts)
 
