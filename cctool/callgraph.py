@@ -130,6 +130,16 @@ class CallGraphTables:
             [pl.when(exact).then(pl.col(ev + " (inc)")).alias(ev + " (inc)")
              for ev in self.events]).drop("_group")
 
+    def scaled(self, factors: Mapping[str, float], units: Mapping[str, str]) -> CallGraphTables:
+        """The tables with columns multiplied by ``factors`` (column -> factor) and ``units``
+        (column -> unit) replacing theirs: the frame's unit conversion, applied here too."""
+        def scale(df: pl.DataFrame) -> pl.DataFrame:
+            return df.with_columns([pl.col(c) * f for c, f in factors.items() if c in df.columns])
+
+        return CallGraphTables(scale(self.functions), scale(self.edges), self.events,
+                               {**self.units, **{c: u for c, u in units.items()
+                                                 if c in self.units}})
+
     def to_json(self) -> dict[str, object]:
         """The small part of the tables that is not a table (for a file header)."""
         return {"events": list(self.events), "units": dict(self.units)}

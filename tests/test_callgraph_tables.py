@@ -74,3 +74,12 @@ def test_tables_survive_a_cct_round_trip(fmt: str, path: str, tmp_path: Path) ->
     assert back.callgraph.edges.equals(gf.callgraph.edges)
     assert back.callgraph.events == gf.callgraph.events
     assert back.callgraph.units == gf.callgraph.units
+
+
+def test_tables_follow_the_frames_unit_conversion() -> None:
+    # pyprof2calltree writes an event "ns": cctool holds times in seconds, tables included
+    gf = read(DATA / "callgrind" / "callgrind.out.pyprof2calltree")
+    assert gf.callgraph is not None
+    assert gf.callgraph.units["ns"] == gf.metric("ns").unit == "s"
+    assert gf.callgraph.functions["ns"].sum() == pytest.approx(11_599_720e-9, rel=1e-12)
+    assert float(gf.node_values(["ns"])["ns"].sum()) == pytest.approx(11_599_720e-9, rel=1e-12)
