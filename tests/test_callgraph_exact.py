@@ -158,3 +158,17 @@ def test_callgrind_of_real_programs_keeps_every_total(name: str, total: int,
                 checked += 1
     assert checked >= 10
     assert float(flat["self"].sum()) == pytest.approx(total, rel=1e-14)
+
+
+def test_groupby_folds_markers_into_their_function() -> None:
+    # A "[not expanded]" marker holds its parent's callees' cost: grouped by name it joins
+    # the parent's group, whose values are the profile's own (pstats ct of _find_and_load).
+    gf = _quiet_read(CPROFILE / "imports.pstats", 100)
+    assert (gf.nodes["type"] == "not expanded").any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        table = groupby(gf, "name").table(["time (inc)"])
+    assert not table["name"].str.starts_with("[not expanded").any()
+    cum = dict(zip(table["name"], table["time (inc)"], strict=True))
+    assert cum["_find_and_load"] == pytest.approx(0.033812531, rel=1e-12)
+    assert table.height == len(_by_name(CPROFILE / "imports.pstats"))

@@ -24,7 +24,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
-from cctool.ops.profile_values import profile_values
+from cctool.ops.profile_values import fold_markers, profile_values
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -194,7 +194,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     """
     if agg not in MEMBER_AGGS:
         raise CctoolError(f"unknown aggregation {agg!r}; use one of {', '.join(MEMBER_AGGS)}")
-    group, keys = group_ids(node_attribute(gf, by))
+    group, keys = group_ids(fold_markers(gf, FUNCTION_ATTRS.get(by, by), node_attribute(gf, by)))
     outer = outermost(gf, group)
     ng = keys.len()
     members = np.bincount(group, minlength=ng)

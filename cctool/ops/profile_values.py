@@ -20,7 +20,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from cctool.callgraph import MARKER_TYPE
 from cctool.graphframe import ID, GraphFrame
+
+
+def fold_markers(gf: GraphFrame, attr: str, keys: pl.Series) -> pl.Series:
+    """``keys`` (a node attribute) with each "[not expanded]" marker node taking its parent's
+    value when ``gf``'s own numbers will replace the groups' values: the marker holds the
+    parent's callees' cost, which the profile's numbers for the parent's group include."""
+    tables = gf.callgraph
+    if tables is None or attr not in tables.attributes() or "type" not in gf.nodes.columns:
+        return keys
+    marker = np.flatnonzero((gf.nodes["type"] == MARKER_TYPE).to_numpy())
+    if not marker.size:
+        return keys
+    return keys.scatter(marker, keys.gather(gf.parent_array[marker]))
 
 
 def profile_values(gf: GraphFrame, frame: GraphFrame, attr: str, keys: pl.Series
