@@ -224,8 +224,8 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
             view = Group(view, Text("self, cum: the profile's own per-function numbers "
                                     "(not split by call path)", style="dim"))
     else:
-        notes = ["function rows: the profile's own numbers; callers' rows: split by call path "
-                 "in the expanded tree (estimates, gprof's proportional rule)"] if exact else []
+        notes = ["function rows: the profile's own numbers; callers' rows: estimated from the "
+                 "expanded call tree"] if exact else []
         view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
                                 describe_locations(gf, opts, info), note=False, info=info,
                                 notes=notes)
