@@ -1,4 +1,4 @@
-"""The call-graph tables (cctool.callgraph): the profiler's own per-function and per-edge
+"""The call-graph tables (cctool.model.callgraph): the profiler's own per-function and per-edge
 numbers, read from real files and checked against the profiler's own tools."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from cctool import saved
+from cctool.render.files import save
 from cctool.readers import read
 
 DATA = Path(__file__).parent / "data"
@@ -67,7 +68,7 @@ def test_tables_survive_a_cct_round_trip(fmt: str, path: str, tmp_path: Path) ->
     gf = read(DATA / path)
     assert gf.callgraph is not None and gf.metadata["format"] == fmt
     out = tmp_path / "p.cct"
-    saved.save(gf, out)
+    save(gf, out)
     back = saved.load(out)
     assert back.callgraph is not None
     assert back.callgraph.functions.equals(gf.callgraph.functions)

@@ -10,8 +10,7 @@ Inclusive values are never double counted. A super-node's inclusive value is tak
 path a recursive function's time is counted once (the rule of Chopper's call graph).
 Exclusive values aggregate all members.
 
-A call-graph profile's super-nodes take the profile's own per-function numbers where it has
-them (:mod:`cctool.ops.profile_values`).
+A call-graph profile's super-nodes take its own per-function numbers (ops.profile_values).
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
+from cctool.model.columns import ID, KEY_COLUMNS
+from cctool.model.frame import AGGREGATIONS, GraphFrame
 from cctool.ops.profile_values import fold_markers, profile_values
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
@@ -101,7 +101,7 @@ class GroupGraph:
         meta = {**self.frame.metadata, "groupby": {
             "by": self.by, "agg": self.agg,
             "other_edges": np.stack([src[other], dst[other]], axis=1).tolist()}}
-        out = GraphFrame.from_arrays(
+        out = type(self.frame).from_arrays(
             parent, attrs, metrics, exclusive=self.frame.exclusive,
             inclusive=self.frame.inclusive, metadata=meta,
             default_metric=self.frame.default_metric, derive_inclusive=False,
@@ -201,7 +201,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     n_outer = np.bincount(group[outer], minlength=ng)
     nodes = _super_nodes(keys, by, members, n_outer)
     metrics = _member_metrics(gf, group, outer, members, n_outer, agg)
-    frame = GraphFrame(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
+    frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
     if gf.callgraph is not None and agg == "sum":

@@ -1,13 +1,13 @@
 """Super-nodes of a call-graph profile with the profile's own per-function numbers.
 
 A call-graph profile (cProfile, callgrind, gprof, gprof2dot) keeps its own per-function numbers
-beside the tree (``gf.callgraph``, see :mod:`cctool.callgraph`). In its tree the split of a
+beside the tree (``gf.callgraph``, see :mod:`cctool.model.callgraph`). In its tree the split of a
 function's cost between call paths is an estimate, and a recursion cycle's inner edges count
 nested calls again, so outermost sums overstate cumulative costs (an import machinery cycle:
 3x pstats' ``ct``). Grouped by a function attribute (``name``, ``file``, ``module``,
 ``function``...), such a profile's super-nodes take the profile's numbers instead: self summed
 over the group's functions, cum the profile's own where it determines it (see
-:meth:`~cctool.callgraph.CallGraphTables.totals_by`), otherwise the tree's value kept within
+:meth:`~cctool.model.callgraph.CallGraphTables.totals_by`), otherwise the tree's value kept within
 the bounds the profile sets (the largest function's cum, the sum of all, the run's total),
 with a warning that counts those estimates.
 """
@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import MARKER_TYPE
-from cctool.graphframe import ID, GraphFrame
+from cctool.model.callgraph import MARKER_TYPE
+from cctool.model.columns import ID
+from cctool.model.frame import GraphFrame
 
 
 def fold_markers(gf: GraphFrame, attr: str, keys: pl.Series) -> pl.Series:

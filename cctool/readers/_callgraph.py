@@ -52,8 +52,8 @@ from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncat
 from cctool.readers._weights import BucketQueue
 
 if TYPE_CHECKING:
-    from cctool.callgraph import CallGraphTables
-    from cctool.graphframe import GraphFrame
+    from cctool.model.callgraph import CallGraphTables
+    from cctool.model.frame import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
@@ -124,8 +124,8 @@ class CallTree:
         is the default metric. ``tables`` are the profile's own numbers, kept beside it."""
         from dataclasses import replace
 
-        from cctool.callgraph import ESTIMATE_NOTE
-        from cctool.graphframe import GraphFrame
+        from cctool.model.callgraph import ESTIMATE_NOTE
+        from cctool.model.frame import GraphFrame
 
         if self.marker.any():
             attrs = marker_attrs(attrs, self.marker, self.callees)

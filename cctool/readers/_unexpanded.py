@@ -6,14 +6,28 @@ total; and the warning that says so."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from cctool.callgraph import MARKER_TYPE, NOT_EXPANDED
+from cctool.model.callgraph import MARKER_TYPE, NOT_EXPANDED
 
-if TYPE_CHECKING:
-    from cctool.readers._callgraph import CallGraph, CallTree
+
+class CallGraphCosts(Protocol):
+    """What this module reads of a call graph (:class:`cctool.readers._callgraph.CallGraph`,
+    which builds on this module)."""
+
+    edge_values: Mapping[str, np.ndarray]
+    root_values: Mapping[str, np.ndarray]
+    inclusive: Mapping[str, str]
+
+
+class StoppedTree(Protocol):
+    """What :func:`warn_truncated` reads of an expanded tree (``CallTree``)."""
+
+    values: dict[str, np.ndarray]
+    marker: np.ndarray
+    truncated: int
 
 
 def marker_attrs(attrs: Mapping[str, Any], marker: np.ndarray, callees: np.ndarray
@@ -39,7 +53,7 @@ def marker_attrs(attrs: Mapping[str, Any], marker: np.ndarray, callees: np.ndarr
     return out
 
 
-def marker_values(graph: CallGraph, values: dict[str, np.ndarray], stopped: np.ndarray,
+def marker_values(graph: CallGraphCosts, values: dict[str, np.ndarray], stopped: np.ndarray,
                    is_root: np.ndarray, func: np.ndarray) -> None:
     """Append to ``values`` the marker children of the ``stopped`` nodes: per exclusive
     metric, what the expanded tree lacks of the profile's total (every edge's cost plus the
@@ -64,7 +78,7 @@ def marker_values(graph: CallGraph, values: dict[str, np.ndarray], stopped: np.n
             values[name] = np.concatenate([values[name], np.zeros(k)])
 
 
-def warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
+def warn_truncated(graph: CallGraphCosts, tree: StoppedTree, limit: int, source: object) -> None:
     import warnings
 
     from cctool.errors import CctoolWarning

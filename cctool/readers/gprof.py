@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from cctool.callgraph import CallGraphTables, build
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables, build
+from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, CallTree, expand
 from cctool.readers._cycles import sum_cycle_edges
 from cctool.readers._weights import activity_weights, split_by_weight
@@ -265,7 +265,7 @@ class _Report:
         self.children.append(children)
 
     def tables(self, graph: CallGraph) -> CallGraphTables:
-        """The report's own numbers (:mod:`cctool.callgraph`): self time per function and
+        """The report's own numbers (:mod:`cctool.model.callgraph`): self time per function and
         per arc, self + children per function and per arc, as gprof printed them."""
         own = np.asarray(self.self_time, dtype=np.float64)
         rows = [a for a in self.arcs if a[0] in self.by_index and a[1] in self.by_index]
