@@ -16,6 +16,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import (
     ALIASES_KEY,
     COMBINE_KEY,
+    MERGE_KEY,
     STATS_KEY,
     UNITS_KEY,
     Dimension,
@@ -33,6 +34,7 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
     units = dict(gf.metadata.get(UNITS_KEY) or {})
     combine = dict(gf.metadata.get(COMBINE_KEY) or {})
     stats = dict(gf.metadata.get(STATS_KEY) or {})
+    merges = dict(gf.metadata.get(MERGE_KEY) or {})
     out: dict[str, Metric] = {}
     for col in gf.metric_columns:
         if col in gf.metric_info:
@@ -43,8 +45,10 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
         unit = next((units[k] for k in keys if k in units), None)
         how = next((combine[k] for k in keys if k in combine), None)
         stat = next((stats[k] for k in keys if k in stats), None)
+        merge = next((merges[k] for k in keys if k in merges), None)
         m = describe(col, unit, how, inclusive=col in gf.inclusive)
-        out[col] = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        m = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        out[col] = replace(m, merge=str(merge)) if merge is not None else m
     return out
 
 
@@ -69,14 +73,19 @@ def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
     metrics = gf.metrics
     if scale:
         metrics = _scale_columns(metrics if in_place else metrics.clone(), scale, in_place)
-    meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
+    meta = {k: v for k, v in gf.metadata.items()
+            if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY, MERGE_KEY)}
     aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
     aliases.update(_time_alias(gf, info, aliases))
     if aliases:
         meta[ALIASES_KEY] = aliases
     else:
         meta.pop(ALIASES_KEY, None)
-    out = replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+    tables = gf.callgraph  # a call-graph profile's own numbers, in the same units
+    if tables is not None and (scale or any(info[c].unit != tables.units.get(c, info[c].unit)
+                                            for c in info)):
+        tables = tables.scaled(scale, {c: m.unit for c, m in info.items()})
+    out = replace(gf, metrics=metrics, metric_info=info, metadata=meta, callgraph=tables)
     # Scaling leaves the nodes and the key columns as they were: keep what the input already
     # knows about them (a saved profile primes its location blocks from its header instead of
     # scanning three key columns).
