@@ -14,13 +14,14 @@ complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a p
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
 complete -c cctool -n '__fish_use_subcommand' -l color -x -a 'auto always never' -d 'Color in text output; auto colors a terminal unless NO_COLOR is non-em'
+complete -c cctool -n '__fish_use_subcommand' -l max-inflate -x -d 'Let a compressed input inflate to RATIO times its size (default 100, o'
 complete -c cctool -n '__fish_use_subcommand' -l derive -x -d 'Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN'
 complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version and exit.'
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
@@ -50,7 +51,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l output -s o -r -F -d
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
@@ -70,7 +71,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -F -d 
 complete -c cctool -n '__fish_seen_subcommand_from div' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby; and not __fish_prev_arg_in --from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l by -x -d 'Node attribute: name (the call graph), module, file, type, variable (d'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l agg -x -a 'sum mean max min' -d 'How to combine the merged nodes values (per rank and thread); values s'
@@ -84,7 +85,7 @@ complete -c cctool -n '__fish_seen_subcommand_from groupby' -l to -x -a 'text ta
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path; and not __fish_prev_arg_in --from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l metric -s m -x -d 'Metric to follow. Default: an inclusive metric (the default metrics in'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l threshold -x -d 'Follow the heaviest child while it holds at least this fraction of its'
@@ -100,7 +101,7 @@ complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l to -x -a 'text j
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance; and not __fish_prev_arg_in --from --max-nodes --metric -m --by --threshold --top --precision --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l metric -s m -x -d 'Metric column (default: the profiles default metric).'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l by -x -a 'rank thread location' -d 'Compare ranks (threads summed per rank), thread ids (ranks summed) or '
@@ -121,7 +122,7 @@ complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l to -x -a 'text 
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from query; and not __fish_prev_arg_in --from --max-nodes --and --or --not --ranks --agg --metric -m --depth --precision --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from query' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l and -x -d 'Also require query Q (intersection).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l or -x -d 'Add the nodes query Q matches (union).'
@@ -139,13 +140,13 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l to -x -a 'tree cct 
 complete -c cctool -n '__fish_seen_subcommand_from query' -l output -s o -r -F -d 'Write here; - is stdout (a .cct for pipelines).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from read; and not __fish_prev_arg_in --from --max-nodes' -F
-complete -c cctool -n '__fish_seen_subcommand_from read' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from read' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from read' -l output -s o -r -F -d 'Save the GraphFrame as a .cct file (- writes it to stdout). One input '
 complete -c cctool -n '__fish_seen_subcommand_from read' -l json -d 'Print the summary as JSON (a list when several profiles are given).'
 complete -c cctool -n '__fish_seen_subcommand_from read' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from runs; and not __fish_prev_arg_in --from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from runs' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from runs' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l where -x -d 'Keep runs whose metadata match: key=value, key!=value, key>=number, ke'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l group-by -x -d 'Split the runs by the value of this metadata key.'
@@ -160,7 +161,7 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json 
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -x -a 'sum mean max min std cv' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
@@ -188,7 +189,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text cs
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l metric -s m -x -d 'Metric to summarise (default: each runs default metric).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l agg -x -a 'sum mean max min std cv' -d 'How a runs ranks are combined (threads of a rank are summed first): me'
@@ -209,7 +210,7 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l to -x -a 'tree json
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded' -d 'Input format, instead of detecting it.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format, instead of detecting it.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l metric -s m -x -d 'Metric column to show (repeatable; the first one colors and sorts). De'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l depth -x -d 'Show this many levels (roots are level 1).'

@@ -19,6 +19,7 @@ _cctool() {
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
+        ''--max-inflate'[Let a compressed input inflate to RATIO times its size (default 100, o]:value: ' \
         ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -30,7 +31,7 @@ _cctool() {
             case $words[1] in
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
-                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
@@ -60,7 +61,7 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
@@ -80,7 +81,7 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
@@ -94,7 +95,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
@@ -110,7 +111,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
@@ -131,7 +132,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
@@ -149,13 +150,13 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
@@ -170,7 +171,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
@@ -198,7 +199,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
                     ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(sum mean max min std cv)' \
@@ -219,7 +220,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
