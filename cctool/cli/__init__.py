@@ -31,6 +31,7 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 # name -> "module:function"; help text listing imports these modules, which import only click.
 COMMANDS: dict[str, str] = {
+    "completion": "cctool.cli.completion:completion",
     "diff": "cctool.cli.diff:diff",
     "div": "cctool.cli.div:div",
     "groupby": "cctool.cli.groupby:groupby",
