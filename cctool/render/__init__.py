@@ -77,7 +77,7 @@ def render_rows(
     ]
     styles = [_color(v, peak, colors, opts.diverging) for v in first] if columns else []
     return TreeLines(
-        guides=_guide_codes(rows["depth"].to_list()),
+        guides=GuideCodes(rows["depth"].to_list()),
         cells=cells,
         styles=styles,
         names=names,
@@ -92,34 +92,55 @@ def render_rows(
 _GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
 
 
-def _guide_codes(depths: Sequence[int]) -> list[tuple[int, ...]]:
-    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree.
+class GuideCodes:
+    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree,
+    kept as links so that a tree of any depth costs time and memory linear in its rows.
 
-    Rows come in preorder with depths; a row is the last of its siblings when no later row
-    at the same depth comes before one that is shallower.
+    Rows come in preorder with depths; a row is the last of its siblings when the first later
+    row at its depth or shallower is shallower (or there is none). Row ``i``'s codes are, for
+    each shown ancestor below the first, "blank" (1) if that ancestor was last else
+    "continues" (0), then its own "last branch" (3) or "branch" (2); a row without a shown
+    ancestor has none.
     """
-    n = len(depths)
-    last = [True] * n
-    seen_at: dict[int, bool] = {}  # depth -> a later sibling exists at this depth
-    for i in range(n - 1, -1, -1):
-        d = depths[i]
-        last[i] = not seen_at.get(d, False)
-        # Deeper levels belong to other subtrees once we move up past this row.
-        for deeper in [k for k in seen_at if k > d]:
-            del seen_at[deeper]
-        seen_at[d] = True
-    codes: list[tuple[int, ...]] = []
-    stack: list[tuple[int, bool]] = []  # (depth, is last) of the ancestors shown
-    for i in range(n):
-        while stack and stack[-1][0] >= depths[i]:
-            stack.pop()
-        if stack:
-            body = tuple(1 if anc_last else 0 for _, anc_last in stack[1:])
-            codes.append((*body, 3 if last[i] else 2))
-        else:
-            codes.append(())
-        stack.append((depths[i], last[i]))
-    return codes
+
+    def __init__(self, depths: Sequence[int]) -> None:
+        n = len(depths)
+        last = [True] * n
+        right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
+        for i in range(n - 1, -1, -1):
+            d = depths[i]
+            while right and right[-1] > d:
+                right.pop()
+            last[i] = not (right and right[-1] == d)
+            right.append(d)
+        up = [-1] * n  # the row of each row's shown parent
+        size = [0] * n  # number of codes
+        stack: list[int] = []  # rows of the ancestors shown
+        for i in range(n):
+            while stack and depths[stack[-1]] >= depths[i]:
+                stack.pop()
+            if stack:
+                up[i] = stack[-1]
+                size[i] = len(stack)
+            stack.append(i)
+        self.last, self.up, self.size = last, up, size
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def tail(self, i: int, k: int) -> tuple[int, ...]:
+        """The last ``k`` codes of row ``i`` (all of them when it has fewer)."""
+        if not self.size[i]:
+            return ()
+        out = [3 if self.last[i] else 2]
+        a = self.up[i]
+        for _ in range(min(k, self.size[i]) - 1):  # ancestors below the first shown one
+            out.append(1 if self.last[a] else 0)
+            a = self.up[a]
+        return tuple(reversed(out))
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        return self.tail(i, self.size[i])
 
 
 class TreeLines:
@@ -132,7 +153,7 @@ class TreeLines:
 
     def __init__(
         self,
-        guides: list[tuple[int, ...]],
+        guides: GuideCodes,
         cells: list[str],
         styles: list[str],
         names: list[str],
@@ -152,8 +173,8 @@ class TreeLines:
         mark = "~" if ascii_only else "…"
         dim, bold = Style(dim=True), Style(bold=True)
         style_cache: dict[str, Style] = {}
-        for i, code in enumerate(self.guides):
-            guide = _guide_text(code, pieces, width, ascii_only)
+        for i in range(len(self.guides)):
+            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
             cell = self.cells[i]
             is_hot = bool(self.hot and self.hot[i])
             tail = self._suffix(i, ascii_only)
@@ -190,16 +211,17 @@ def folds(levels: int, width: int) -> bool:
     return 4 * levels > width // 2
 
 
-def _guide_text(code: tuple[int, ...], pieces: Sequence[str], width: int,
+def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,
                 ascii_only: bool = False) -> str:
-    """The guides of one row; beyond half the width the outer levels fold into a count
+    """The guides of row ``i``; beyond half the width the outer levels fold into a count
     (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
     still shows its name."""
-    if not folds(len(code), width):
-        return "".join(pieces[c] for c in code)
+    levels = guides.size[i]
+    if not folds(levels, width):
+        return "".join(pieces[c] for c in guides.tail(i, levels))
     keep = max(1, (width // 2) // 4 - 2)
-    folded = len(code) - keep
-    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in code[-keep:])
+    folded = levels - keep
+    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in guides.tail(i, keep))
 
 
 def _fresh_style(definition: str) -> Style:
