@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
