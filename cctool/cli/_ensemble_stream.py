@@ -68,8 +68,8 @@ def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] |
     folder = v4._folder(Path(path))
     if fmt in (None, v4.NAME) and v4.sniff(folder):
         return folder, estimate
-    if fmt in (None, xml.NAME):
-        from cctool.distributed.xmlscan import is_xml
+    if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
+        from cctool.distributed.xmlscan import is_xml  # its scanners: only for a database
 
         if is_xml(path):
             return xml._experiment_xml(Path(path)).parent, estimate_xml
