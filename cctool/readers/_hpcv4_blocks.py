@@ -15,7 +15,7 @@ is made when its first non-zero cost appears (metrics zero everywhere cost nothi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ class Plan:
         ctx_parent: per context, its parent context (-1 for roots).
         ids, index, table: context id lookup (sorted ids and their contexts; or a table).
         column: metric id -> metric column (-1: not an execution-scope metric).
+        by_id: with ``table``, the two slots of :meth:`rows` for every id below its size.
     """
 
     ctx_of_node: np.ndarray
@@ -45,10 +46,19 @@ class Plan:
     index: np.ndarray
     table: np.ndarray | None
     column: np.ndarray
+    by_id: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def slots(self) -> int:
         return int(self.ctx_of_node.size)
+
+    def rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per context id: the slot its value goes to and the slot it is taken off (its
+        parent's owner), -1 where none; from tables over the ids when they are small."""
+        if self.by_id is not None and ids.size and int(ids.max()) < self.by_id[0].size:
+            return self.by_id[0][ids], self.by_id[1][ids]
+        raw = self.contexts(ids.astype(np.int64))
+        return _rows_of(self, raw)
 
     def contexts(self, ids: np.ndarray) -> np.ndarray:
         """The context of each id, -1 where meta.db has none."""
@@ -60,6 +70,13 @@ class Plan:
         pos = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.size - 1, 0))
         hit = self.ids[pos] == ids if self.ids.size else np.zeros(ids.size, dtype=bool)
         return np.where(hit, self.index[pos], -1)
+
+
+def _rows_of(plan_: Plan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    safe = np.maximum(raw, 0)
+    first = np.where(raw >= 0, plan_.slot[safe], -1)
+    up = np.where(raw >= 0, plan_.ctx_parent[safe], -1)
+    return first, np.where(up >= 0, plan_.slot[np.maximum(up, 0)], -1)
 
 
 def plan(meta: dict[str, Any], tree: dict[str, np.ndarray], error: Any) -> Plan:
@@ -94,8 +111,11 @@ def plan(meta: dict[str, Any], tree: dict[str, np.ndarray], error: Any) -> Plan:
     for c, (_, exec_id) in enumerate(meta["metrics"]):
         if exec_id is not None:
             column[exec_id] = c
-    return Plan(kept[order], parent, slot, np.asarray(ctx["parent"], dtype=np.int64),
-                ids[sort], sort, table, column)
+    out = Plan(kept[order], parent, slot, np.asarray(ctx["parent"], dtype=np.int64),
+               ids[sort], sort, table, column)
+    if table is None:
+        return out
+    return replace(out, by_id=_rows_of(out, table))
 
 
 @dataclass
@@ -159,11 +179,7 @@ def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, ncols: int, kernel: 
          section: Any) -> tuple[np.ndarray, np.ndarray]:
     """Profile ``i``'s own costs, (metric columns present, slots + 1), and those columns."""
     vals, idx, count = section(prof, infos, i)
-    raw = plan_.contexts(idx["ctx"].astype(np.int64))
-    safe = np.maximum(raw, 0)
-    first = np.where(raw >= 0, plan_.slot[safe], -1)
-    up = np.where(raw >= 0, plan_.ctx_parent[safe], -1)
-    second = np.where(up >= 0, plan_.slot[np.maximum(up, 0)], -1)
+    first, second = plan_.rows(idx["ctx"])
     col = plan_.column[vals["metric"]]
     present = np.arange(ncols)
     if ncols > _COMPACT:
