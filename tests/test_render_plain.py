@@ -13,6 +13,7 @@ import cctool
 import cctool.render as render
 from cctool.cli import cli
 from cctool.options import TreeOptions
+from cctool.render import plain
 
 HERE = Path(__file__).resolve().parent / "data"
 
@@ -49,9 +50,9 @@ def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
 def test_plain_tables_are_richs(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     cmd = [args[0], str(HERE / args[1]), *args[2:]]
     for width in ("40", "120"):
-        monkeypatch.setattr(render, "PLAIN_ROWS", 10**9)
+        monkeypatch.setattr(plain, "PLAIN_ROWS", 10**9)
         want = CliRunner().invoke(cli, [*cmd, "--width", width])
-        monkeypatch.setattr(render, "PLAIN_ROWS", 0)
+        monkeypatch.setattr(plain, "PLAIN_ROWS", 0)
         got = CliRunner().invoke(cli, [*cmd, "--width", width])
         assert want.exit_code == got.exit_code == 0, want.output
         assert got.stdout == want.stdout

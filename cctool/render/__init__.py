@@ -6,16 +6,12 @@ width and Unicode (Rich honours NO_COLOR and falls back to ASCII guides by itsel
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 
 from cctool.colormaps import TERMINAL
@@ -23,9 +19,13 @@ from cctool.errors import CctoolError
 from cctool.graphframe import GraphFrame
 from cctool.metrics import Metric, effective_agg, format_quantity
 from cctool.options import TreeOptions
+from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
+from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
 
-__all__ = ["elide", "printable"]  # re-exported: their old home
+# Re-exported: their old home.
+__all__ = ["FOLD_MARK", "MARKERS", "PLAIN_ROWS", "Trimmed", "elide", "plain_text", "printable",
+           "to_text"]
 
 COLORMAPS = TERMINAL  # six colors per map, high to low (see cctool.colormaps)
 BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high to low
@@ -33,9 +33,7 @@ BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high
 # low; the bin around zero (index None) stays uncolored so that only real changes stand out.
 DIVERGING = ((0.5, 0), (0.1, 1), (-0.1, None), (-0.5, 4), (-1.0, 5))
 HIDDEN_NOTE = "[+N]: N children not shown (depth limit, threshold or collapsed)"
-FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
 FOLDED_NOTE = "{mark}N: N outer levels of the guides folded away so that the name fits"
-MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 
 def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
@@ -87,171 +85,6 @@ def render_rows(
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
         full_names=opts.full_names,
     )
-
-
-# Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
-_GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
-
-
-class GuideCodes:
-    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree,
-    kept as links so that a tree of any depth costs time and memory linear in its rows.
-
-    Rows come in preorder with depths; a row is the last of its siblings when the first later
-    row at its depth or shallower is shallower (or there is none). Row ``i``'s codes are, for
-    each shown ancestor below the first, "blank" (1) if that ancestor was last else
-    "continues" (0), then its own "last branch" (3) or "branch" (2); a row without a shown
-    ancestor has none.
-    """
-
-    def __init__(self, depths: Sequence[int]) -> None:
-        n = len(depths)
-        last = [True] * n
-        right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
-        for i in range(n - 1, -1, -1):
-            d = depths[i]
-            while right and right[-1] > d:
-                right.pop()
-            last[i] = not (right and right[-1] == d)
-            right.append(d)
-        up = [-1] * n  # the row of each row's shown parent
-        size = [0] * n  # number of codes
-        stack: list[int] = []  # rows of the ancestors shown
-        for i in range(n):
-            while stack and depths[stack[-1]] >= depths[i]:
-                stack.pop()
-            if stack:
-                up[i] = stack[-1]
-                size[i] = len(stack)
-            stack.append(i)
-        self.last, self.up, self.size = last, up, size
-
-    def __len__(self) -> int:
-        return len(self.size)
-
-    def tail(self, i: int, k: int) -> tuple[int, ...]:
-        """The last ``k`` codes of row ``i`` (all of them when it has fewer)."""
-        if not self.size[i]:
-            return ()
-        out = [3 if self.last[i] else 2]
-        a = self.up[i]
-        for _ in range(min(k, self.size[i]) - 1):  # ancestors below the first shown one
-            out.append(1 if self.last[a] else 0)
-            a = self.up[a]
-        return tuple(reversed(out))
-
-    def __getitem__(self, i: int) -> tuple[int, ...]:
-        return self.tail(i, self.size[i])
-
-
-class TreeLines:
-    """A tree view as Rich segments, one line per node.
-
-    Rich's own ``Tree`` lays out every label as a nested renderable, which takes seconds for
-    tens of thousands of nodes; this streams ready-made segments and crops each line to the
-    console width instead of wrapping it.
-    """
-
-    def __init__(
-        self,
-        guides: GuideCodes,
-        cells: list[str],
-        styles: list[str],
-        names: list[str],
-        markers: list[str | None] | None,
-        hot: list[bool] | None,
-        hidden: list[int] | None = None,
-        full_names: bool = False,
-    ) -> None:
-        self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
-        self.markers, self.hot = markers, hot
-        self.hidden, self.full_names = hidden, full_names
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        ascii_only = options.ascii_only
-        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-        width = options.max_width
-        mark = "~" if ascii_only else "…"
-        dim, bold = Style(dim=True), Style(bold=True)
-        style_cache: dict[str, Style] = {}
-        for i in range(len(self.guides)):
-            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
-            cell = self.cells[i]
-            is_hot = bool(self.hot and self.hot[i])
-            tail = self._suffix(i, ascii_only)
-            room = width - len(guide) - len(cell) - sum(len(seg.text) for seg in tail)
-            line = [Segment(guide, dim)] if guide else []
-            if cell:
-                key = self.styles[i] if self.styles else ""
-                style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
-                line.append(Segment(cell, style))
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
-            line.append(Segment(name, bold if is_hot else None))
-            line += tail
-            if room < 1 and not self.full_names:  # not even a name fits beside the values
-                line = Segment.adjust_line_length(line, width - 1)
-                line.append(Segment(mark))
-            yield from line
-            yield Segment.line()
-
-    def plain_lines(self, width: int, ascii_only: bool) -> list[str]:
-        """The lines ``__rich_console__`` draws, as a console without color prints them
-        (cropped to ``width``, trailing spaces trimmed), without Rich's per-segment work:
-        for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
-        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-        mark = "~" if ascii_only else "…"
-        out: list[str] = []
-        for i in range(len(self.guides)):
-            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
-            cell = self.cells[i]
-            tail = "".join(seg.text for seg in self._suffix(i, ascii_only))
-            room = width - len(guide) - len(cell) - len(tail)
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
-            line = guide + cell + name + tail
-            if room < 1 and not self.full_names:
-                line = set_cell_size(line, width - 1) + mark
-            elif not line.isascii() or len(line) > width:
-                if cell_len(line) > width:
-                    line = set_cell_size(line, width)
-            out.append(line.rstrip())
-        return out
-
-    def _suffix(self, i: int, ascii_only: bool) -> list[Segment]:
-        """What follows row ``i``'s name: hot-path, only-in-A/B and hidden-children marks."""
-        out = []
-        if self.hot and self.hot[i]:
-            out.append(Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta")))
-        mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
-        if mark:
-            out.append(Segment(" " + (mark[1] if ascii_only else mark[0]), _fresh_style(mark[2])))
-        if self.hidden and self.hidden[i]:
-            out.append(Segment(f" [+{self.hidden[i]}]", Style(dim=True)))
-        return out
-
-
-def folds(levels: int, width: int) -> bool:
-    """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
-    return 4 * levels > width // 2
-
-
-def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,
-                ascii_only: bool = False) -> str:
-    """The guides of row ``i``; beyond half the width the outer levels fold into a count
-    (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
-    still shows its name."""
-    levels = guides.size[i]
-    if not folds(levels, width):
-        return "".join(pieces[c] for c in guides.tail(i, levels))
-    keep = max(1, (width // 2) // 4 - 2)
-    folded = levels - keep
-    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in guides.tail(i, keep))
-
-
-def _fresh_style(definition: str) -> Style:
-    """A new Style object: Rich caches a style's escape codes on the (shared, parsed) object
-    for the first color system it meets, which would leak across consoles."""
-    parsed = Style.parse(definition)
-    return Style(color=parsed.color, bgcolor=parsed.bgcolor, bold=parsed.bold, dim=parsed.dim)
 
 
 def legend(
@@ -381,97 +214,6 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
     return Group(*parts)
-
-
-class Trimmed:
-    """``renderable`` without the trailing spaces Rich pads lines and table cells with."""
-
-    def __init__(self, renderable: RenderableType) -> None:
-        self.renderable = renderable
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in console.render_lines(self.renderable, options, pad=False):
-            yield from _rstrip(line)
-            yield Segment.line()
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """The segments of one line with trailing whitespace removed (styles kept)."""
-    out = list(line)
-    while out and not out[-1].control and not out[-1].text.rstrip():
-        out.pop()
-    if out and not out[-1].control:
-        last = out[-1]
-        out[-1] = Segment(last.text.rstrip(), last.style, last.control)
-    return out
-
-
-def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str | None:
-    """``renderable`` as a console without color would print it, with the tree's lines made
-    as plain strings (:meth:`TreeLines.plain_lines`); None when it holds no tree lines (Rich
-    then does all of it)."""
-    from cctool.render.layout import FitTable
-
-    def big(p: object) -> bool:
-        return (isinstance(p, TreeLines) or isinstance(p, FitTable) and not ascii_only
-                and len(p.columns) > 0 and len(p.columns[0].cells) >= PLAIN_ROWS)
-
-    parts = _flat(renderable)
-    if not any(big(p) for p in parts):
-        return None
-    out: list[str] = []
-    for part in parts:
-        if isinstance(part, TreeLines):
-            out.extend(line + "\n" for line in part.plain_lines(width, ascii_only))
-            continue
-        if big(part):
-            assert isinstance(part, FitTable)
-            text = part.plain_text(width, ascii_only, lambda r: _rich_text(r, width, False))
-            if text is not None:
-                out.append(text)
-                continue
-        out.append(_rich_text(part, width, color=False, ascii_only=ascii_only))
-    return "".join(out)
-
-
-PLAIN_ROWS = 2000  # tables from this many rows are written as plain text when not colored
-
-
-def _flat(renderable: RenderableType) -> list[RenderableType]:
-    """The parts of nested Groups, in order (a Group draws its parts one after the other)."""
-    if not isinstance(renderable, Group):
-        return [renderable]
-    return [p for part in renderable.renderables for p in _flat(part)]
-
-
-class _AsciiBuffer(io.StringIO):
-    encoding = "ascii"  # Rich draws for what the stream can encode
-
-
-def _rich_text(renderable: RenderableType, width: int, color: bool,
-               ascii_only: bool = False) -> str:
-    buf = _AsciiBuffer() if ascii_only else io.StringIO()
-    console = Console(
-        file=buf,
-        width=width,
-        color_system="truecolor" if color else None,
-        force_terminal=color,
-        no_color=not color,
-        legacy_windows=False,
-        emoji=False,
-        highlight=False,
-    )
-    console.print(Trimmed(renderable))
-    return buf.getvalue()
-
-
-def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -> str:
-    """Render to a string at a fixed width (no color unless asked): golden files, -o FILE."""
-    if not color:
-        plain = plain_text(renderable, width, ascii_only=False)
-        if plain is not None:
-            return plain
-    return _rich_text(renderable, width, color)
 
 
 def _color(value: float | None, peak: float, colors: Sequence[str], diverging: bool = False) -> str:
