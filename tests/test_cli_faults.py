@@ -21,6 +21,7 @@ import pytest
 
 import cctool
 from cctool import saved
+from cctool.render.files import save
 from cctool.synth import generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,13 +57,13 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 _SIGNAL_MID_WRITE = """
 import os, signal
 import cctool.saved as s
-_chunks = s._chunks
+_chunks = s.chunks
 def _late(*a, **k):
     for i, chunk in enumerate(_chunks(*a, **k)):
         yield chunk
         if i == 0:
             os.kill(os.getpid(), signal.{sig})
-s._chunks = _late
+s.chunks = _late
 """
 
 
@@ -147,7 +148,7 @@ COMMANDS = [["read"], ["tree"], ["query", 'MATCH (".", p) WHERE p."name" =~ ".*"
 def small_cct(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gf = cctool.read(HERE / "folded" / "python.folded")
     path = tmp_path_factory.mktemp("cct") / "ok.cct"
-    saved.save(gf, path)
+    save(gf, path)
     return path
 
 
@@ -174,7 +175,7 @@ def test_a_node_id_out_of_range_exits_2_in_every_command(small_cct: Path,
     node[len(node) // 2] = gf.num_nodes + 1000
     damaged = replace(gf, metrics=gf.metrics.with_columns(pl.Series("node", node)))
     bad = tmp_path / "keys.cct"
-    saved.save(damaged, bad)
+    save(damaged, bad)
     for cmd in COMMANDS:
         args = [a.format(f=small_cct) for a in cmd]
         res = cctool_run(args[0], str(bad), *args[1:])
