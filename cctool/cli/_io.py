@@ -137,10 +137,16 @@ def emit_renderable(
     ctx: click.Context, renderable: RenderableType, output: str, width: int | None
 ) -> None:
     """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
-    from cctool.render import Trimmed, to_text
+    from cctool.render import Trimmed, plain_text, to_text
 
     if output == "-":
-        console(ctx, output, width).print(Trimmed(renderable))
+        con = console(ctx, output, width)
+        if not con.is_terminal and con.no_color:  # a pipe or file: no Rich work per line
+            text = plain_text(renderable, con.width, con.options.ascii_only)
+            if text is not None:
+                sys.stdout.write(text)
+                return
+        con.print(Trimmed(renderable))
         return
 
     write_text(output, to_text(renderable, width=width or 120, color=False))
