@@ -42,6 +42,9 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l jobs -s j -x -d 'Rea
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l scheduler -x -d 'Read runs on this Dask schedulers workers (tcp://host:8786; default: $'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l to -x -a 'tree table json csv markdown junit folded text' -d 'Output format (default: from -os suffix, else tree).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l junit -r -F -d 'Also write the gate as JUnit XML to FILE.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l markdown -r -F -d 'Also write the Markdown report to FILE.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also write the JSON report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F

@@ -52,6 +52,9 @@ _cctool() {
                     ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    ''--junit'[Also write the gate as JUnit XML to FILE.]:value:_files' \
+                    ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
+                    ''--json'[Also write the JSON report to FILE.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from cctool.cli import _compare
-from cctool.cli._compare import compare_options, gate_options
+from cctool.cli._compare import compare_options, gate_options, side_options
 from cctool.cli._ensemble import confidence_option, executor_options
 from cctool.cli._options import output_options
 
@@ -22,6 +22,7 @@ from cctool.cli._options import output_options
 @confidence_option
 @executor_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
+@side_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the union tree as one interactive HTML page instead (nodes only in A "
               "or only in B marked); the gate still runs.")
@@ -30,7 +31,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
-         jobs: int | None, scheduler: str | None, to: str, output: str, html: str | None,
+         jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
+         markdown_file: str | None, json_file: str | None, html: str | None,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
@@ -75,6 +77,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
 
     from cctool.cli import _ensemble_diff
 
+    _compare.start_clock(ctx)
+    side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
     sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
     if to == "folded" and (sides is not None or percent or html is not None):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
@@ -86,8 +90,9 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
                            fail_if, (confidence, correction), where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "jobs": jobs,
-                            "scheduler": scheduler})
+                            "scheduler": scheduler, "side": side})
         return
+    from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
@@ -105,8 +110,12 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     results = _compare.check_gate(cmp, fail_if, where, min_value)
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
+    info = _compare.report_info(ctx)
+    for kind, path in side.items():
+        write_bytes(path, _compare.report_bytes(cmp, kind, names, results, view.top,
+                                                view.precision, info))
     if html is not None:
         _compare.write_html(html, cmp, view, names)
     elif to != "folded":
-        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results)
+        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results, info)
     _compare.finish_gate(ctx, results, view.precision)
