@@ -169,7 +169,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l percent -d 'Table
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -x -d 'Drop rows whose base-run value is below this fraction of its total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -x -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -x -d 'Digits after the decimal point.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l plot -r -F -d 'Also draw a line chart of the top rows: .svg, or .png (needs Pillow); '
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l plot -r -F -d 'Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'

@@ -179,7 +179,7 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow); ]:value:_files' \
+                    ''--plot'[Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown tree)' \

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,7 +14,7 @@ from rich.console import Console
 
 from cctool.cli import cli
 from cctool.render.scaling import Sparkline, sparkline
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 LASSEN_TUNINGS = ["--key", "tuning", "--where", "cluster=lassen",
                   "--where", "ProblemSizeRunParam=1048576"]
@@ -68,7 +67,7 @@ def test_csv_has_a_column_per_run_and_empty_cells_for_missing_nodes(rajaperf: Pa
 def test_json_records_and_glob_input(lulesh: Path) -> None:
     res = invoke(str(lulesh / "*.cali"), "--speedup", "--to", "json", "--threshold", "0.1")
     assert res.exit_code == 0
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert list(rows[0]) == ["path", "unit", "27", "64", "125", "216", "343"]
     assert rows[0]["path"] == "main"
     assert rows[0]["64"] == pytest.approx(47.238297 / 55.112951)
@@ -209,7 +208,7 @@ def test_group_by_records_equal_each_group_s_where_run(view: str, to: str) -> No
 
 def _records(text: str, to: str) -> list[dict]:
     if to == "json":
-        return json.loads(text)
+        return json_rows(text)
     return pl.read_csv(io.StringIO(text), infer_schema=False).to_dicts()
 
 

@@ -138,10 +138,15 @@ def emit_table(
     df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
 ) -> None:
     """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
-    from cctool.render.records import to_csv, to_json, with_units
+    from cctool.render.records import to_csv, to_json_records, with_units
 
     df = with_units(df, units or {})
-    data = to_json(df) if to == "json" else to_csv(df).encode()
+    if to == "json":
+        ctx = click.get_current_context(silent=True)
+        command = ctx.info_name if ctx is not None else None
+        data = to_json_records(df, command)
+    else:
+        data = to_csv(df).encode()
     write_bytes(output, data)
 
 
