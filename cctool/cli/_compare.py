@@ -74,15 +74,14 @@ def compare_options(f: F) -> F:
                      help="How each profile's ranks and threads are combined before comparing."),
         click.option("--missing", type=click.Choice(["zero", "nan"]), default="zero",
                      show_default=True,
-                     help="A node found in one profile only counts as 0 in the other, or nan."),
+                     help="What a node missing from one side counts as there."),
         click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
         click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="The N largest changes as a table (or the first N records)."),
+                     help="The N largest changes (a table unless --to says otherwise)."),
         click.option("--depth", type=click.IntRange(min=1), default=None,
                      help="Tree: show this many levels (roots are level 1)."),
         click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0,
-                     help="Tree: hide subtrees whose |value| is below this fraction of the "
-                     "heaviest root's."),
+                     help="Tree: hide subtrees below this fraction of the heaviest root."),
         click.option("--precision", type=click.IntRange(min=0, max=15), default=3,
                      show_default=True, help="Digits after the decimal point."),
         click.option("--full-names", is_flag=True, help="Tree: never elide long names."),
@@ -236,12 +235,11 @@ def gate_options(f: F) -> F:
                      help="Gate: ignore nodes whose A and B values are both below X "
                      "(e.g. 1ms, or a plain number in the metric's unit).")(f)
     f = click.option("--where", default=None, metavar="QUERY",
-                     help="Gate: check only the nodes this call path query matches in the "
-                     "union tree (see cctool query).")(f)
+                     help="Gate: check only the nodes this query matches.")(f)
     return click.option("--fail-if", "fail_if", multiple=True, callback=_parse_conditions,
                         metavar="EXPR",
-                        help="Exit 1 when EXPR holds for some node (or the total); repeatable. "
-                        "E.g. 'time > 5%', 'time (inc) > 0.5s', 'total time > 2%'.")(f)
+                        help="Exit 1 when EXPR holds for some node (or the total); "
+                        "repeatable.")(f)
 
 
 def _parse_conditions(_ctx: click.Context, _param: click.Parameter,

@@ -30,22 +30,18 @@ def confidence_option(f: F) -> F:
     """``--confidence`` and ``--correction`` of the noise-aware gate."""
     f = click.option("--correction", type=click.Choice(("holm", "none")), default="holm",
                      show_default=True,
-                     help="Repeated runs: adjust the p-values of the paths past a threshold "
-                     "for their number (Holm), or test each path alone.")(f)
+                     help="Repeated runs: Holm-adjust the p-values, or test each path alone.")(f)
     return click.option("--confidence", type=click.FloatRange(0.5, 1.0, max_open=True),
                         default=0.95, show_default=True,
-                        help="Repeated runs: a gate condition trips only where the change is "
-                        "significant at this level (Mann-Whitney U).")(f)
+                        help="Repeated runs: the gate's significance level.")(f)
 
 
 def executor_options(f: F) -> F:
     """``--jobs N`` (local worker processes) and ``--scheduler ADDRESS`` (a Dask cluster)."""
     f = click.option("--scheduler", default=None, metavar="ADDRESS",
-                     help="Read runs on this Dask scheduler's workers (tcp://host:8786; "
-                     "default: $CCTOOL_SCHEDULER). Needs pip install 'dask[distributed]'.")(f)
+                     help="Read runs on this Dask scheduler (default: $CCTOOL_SCHEDULER).")(f)
     return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                        help="Read runs on N local worker processes (Dask); default: in "
-                        "this process. Results are the same either way.")(f)
+                        help="Read runs on N local worker processes (same results).")(f)
 
 
 def executor(jobs: int | None, scheduler: str | None) -> Executor:

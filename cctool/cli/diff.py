@@ -16,16 +16,14 @@ from cctool.cli._options import output_options
 @click.command()
 @compare_options
 @click.option("--percent", is_flag=True, help="Show the change as a percentage of A's value.")
-@click.option("--normalize", is_flag=True,
-              help="Scale B so that each metric's total equals A's before comparing.")
+@click.option("--normalize", is_flag=True, help="Scale B to A's total before comparing.")
 @gate_options
 @confidence_option
 @executor_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the union tree as one interactive HTML page instead (nodes only in A "
-              "or only in B marked); the gate still runs.")
+              help="Write the union tree as an interactive HTML page instead.")
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
@@ -36,42 +34,32 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
-    A is the baseline, B the new run (--reverse shows A − B). Nodes are matched by call path
-    (name and type, plus file and line for loops and statements); a node found in one
+    A is the baseline, B the new run. Nodes are matched by call path; one found in one
     profile only is marked ◀ (only in A) or ▶ (only in B) and counts as 0 on the other side.
-    Each profile is first combined over its ranks and threads with --agg: for sum and mean
-    that is the same as subtracting rank by rank (as `b - a` in Python does when both have
-    the same ranks and threads). The tree colors increases red and decreases green.
+    Each profile is first combined over its ranks and threads with --agg.
 
     \b
-    Regression gate: each --fail-if EXPR is '[total] METRIC OP NUMBER[UNIT]'
+    Regression gate: --fail-if '[total] METRIC OP NUMBER[UNIT]', repeatable:
       'time > 5%'           some node's time grew by more than 5% of its A value
       'time (inc) > 0.5s'   some node's inclusive time grew by more than 0.5 s
-      'total time > 2%'     the total (the roots' inclusive time) grew by more than 2%
-    Plain numbers are in the metric's unit (HPCToolkit time: usec); s, ms, us, ns are
-    converted. Exit status: 0 nothing tripped, 1 a condition held (offenders on stderr,
-    largest first), 2 bad input or a malformed expression.
+      'total time > 2%'     the roots' inclusive time grew by more than 2%
+    Units (s, ms, us, ns) are converted to the metric's (seconds for every time). Exit
+    status: 0 passed, 1 a condition held (offenders on stderr), 2 bad input.
+    --junit/--markdown/--json FILE write CI reports in the same run.
 
-    \b
-    Repeated runs: when A or B is a folder of several runs, each call path's values in
-    the runs of A and of B are compared as two samples: medians, their change, a
-    confidence interval of the shift and a Mann-Whitney U p-value. A --fail-if condition
-    then trips only where the change of medians passes it AND is significant at
-    --confidence, after Holm's adjustment over the paths past the threshold
-    (--correction none: each path alone). --jobs/--scheduler read the runs on Dask workers.
+    When A or B is a folder of repeated runs, each path's runs are compared as two samples
+    (medians, a confidence interval, Mann-Whitney U); a condition trips only where the change
+    passes it and is significant at --confidence (Holm-adjusted).
 
     \b
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
-      cctool diff base.cct new.cct --html diff.html
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
-          --to junit -o gate.xml
+          --junit gate.xml --markdown report.md
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
+      cctool diff base.cct new.cct --html diff.html
       cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
-
-    --to folded writes difffolded.pl's 'stack valueA valueB' lines (exclusive values of the
-    metric, times in nanoseconds) for a differential flame graph.
     """
     from dataclasses import asdict
 
