@@ -5,7 +5,7 @@ non-empty output on stdout or in the files it writes, not an all-zero tree, not 
 matched".
 
 The examples name placeholder inputs; they map to real profiles as follows (@ is
-../shared/data, tests/ is this folder's data):
+../shared/data, which examples may also name as it is; tests/ is this folder's data):
 
     db/, hpctoolkit-db/, base/, fast-run/    @hpctoolkit-cpi-database
     new/, slow-run/, build/profile/           @hpctoolkit-allgather-database
@@ -120,6 +120,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _place(token: str, made: Path) -> list[str]:
+    if token.startswith("../shared/data/"):
+        return [str(SHARED_DATA / token.removeprefix("../shared/data/"))]
     if token not in PLACES:
         return [token]
     where, name = PLACES[token]
@@ -168,8 +170,8 @@ def test_example_runs_and_shows_something(source: str, command: str, made: Path,
         if res.exit_code == 1:
             assert "gate failed" in res.stderr, f"{command}\n{res.stderr}"
         piped = res.stdout_bytes if to == "|" else None
-        if to not in (None, "|"):
-            Path(to).write_bytes(res.stdout_bytes)
+        if to not in (None, "|"):  # a redirect: into the test's folder, whatever the path
+            Path(Path(to).name).write_bytes(res.stdout_bytes)
         text = res.stdout + res.stderr
         for empty in ("every value shown is 0", "no nodes matched", "nothing to show"):
             assert empty not in text, f"{command}: {empty}"
