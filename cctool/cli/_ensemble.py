@@ -44,10 +44,14 @@ def executor_options(f: F) -> F:
                         help="Read runs on N local worker processes (same results).")(f)
 
 
-def executor(jobs: int | None, scheduler: str | None) -> Executor:
+def executor(jobs: int | None, scheduler: str | None,
+             tick: Callable[[int, int], None] | None = None) -> Executor:
+    """The executor the options ask for; ``tick`` hears how far its work is."""
+    from dataclasses import replace
+
     from cctool.distributed import Executor
 
-    return Executor.from_options(scheduler, jobs)
+    return replace(Executor.from_options(scheduler, jobs), progress=tick)
 
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
@@ -72,11 +76,16 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
     the number kept goes to stderr when filters dropped some. Workers start while the
     folders are listed, and each sniffs the files it reads."""
+    from dataclasses import replace
+
+    from cctool.cli._io import progress
     from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
 
-    with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running:
+    with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running, \
+            progress("reading runs") as tick:
         items = _run_items(paths, fmt)
-        made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
+        made = replace(running, progress=tick).map_batches(
+            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
     runs = [r for r in made if r is not None]
     kept = filter_summaries(runs, where)
     if where:

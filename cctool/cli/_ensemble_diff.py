@@ -56,8 +56,11 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    ex = executor(view.get("jobs"), view.get("scheduler"))
-    found = ex.map_batches(SummaryBatch(fmt, tuple(asked), agg), [*sides[0], *sides[1]])
+    from cctool.cli._io import progress
+
+    with progress("reading runs") as tick:
+        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
+        found = ex.map_batches(SummaryBatch(fmt, tuple(asked), agg), [*sides[0], *sides[1]])
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
     cmp = cmps[shown]

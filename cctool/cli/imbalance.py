@@ -63,9 +63,13 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
 
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
     if decide(profile, fmt, stream, why_not=whole):
+        from cctool.cli._ensemble import executor
+        from cctool.cli._io import progress
         from cctool.distributed.views import imbalance_in_parts
 
-        df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by)
+        with progress("reading in parts") as tick:
+            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by,
+                                             executor(None, None, tick))
         dim = "rank"
     else:
         gf = load(profile, fmt)

@@ -157,9 +157,12 @@ def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: in
         "--data" if data else None)
     if not decide(profile, fmt, stream, why_not=whole):
         return load(profile, fmt), agg
+    from cctool.cli._ensemble import executor
+    from cctool.cli._io import progress
     from cctool.distributed.views import tree_frame
 
-    return tree_frame(profile, agg), "sum"
+    with progress("reading in parts") as tick:
+        return tree_frame(profile, agg, executor(None, None, tick)), "sum"
 
 
 def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int | None) -> None:

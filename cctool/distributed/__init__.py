@@ -28,6 +28,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 SCHEDULER_ENV = "CCTOOL_SCHEDULER"
 TASKS_PER_WORKER = 4  # batches per worker: enough to balance uneven runs, few round trips
+PROGRESS_BATCH = 128  # in this process, runs per call when progress is shown
 
 
 class DistributedError(CctoolError):
@@ -47,6 +48,10 @@ class Executor:
     scheduler: str | None = None
     jobs: int | None = None
     _ready: Future[Any] | None = field(default=None, compare=False, repr=False)
+    # Told (items done, items in all) as work completes, for a progress display; the work
+    # and its results are the same with or without it.
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False,
+                                                        repr=False)
 
     @classmethod
     def from_options(cls, scheduler: str | None, jobs: int | None) -> Executor:
@@ -68,12 +73,28 @@ class Executor:
         """``fn`` over contiguous batches of ``items`` (all of them in this process, a few
         per worker otherwise), the results joined in input order: for work that gains from
         seeing many items at once."""
-        if self.in_process or len(items) == 0:
-            return fn(list(items))
+        if len(items) == 0:
+            return fn([])
+        if self.in_process:
+            if self.progress is None:
+                return fn(list(items))
+            out: list[R] = []
+            for batch in _chunks(list(items), PROGRESS_BATCH):
+                out += fn(batch)
+                self.progress(len(out), len(items))
+            return out
         with self._client() as client:
             workers = max(len(client.scheduler_info().get("workers", {})), 1)
             batches = _batches(list(items), workers * TASKS_PER_WORKER)
             futures = client.map(_boxed, [fn] * len(batches), batches, pure=False)
+            if self.progress is not None:
+                from dask.distributed import as_completed
+
+                sizes = {f.key: len(b) for f, b in zip(futures, batches, strict=True)}
+                finished = 0
+                for fut in as_completed(futures):
+                    finished += sizes[fut.key]
+                    self.progress(finished, len(items))
             done = client.gather(futures)
         return [r for box in done for r in box.items]
 
@@ -89,8 +110,10 @@ class Executor:
             with ThreadPoolExecutor(max(1, threads)) as pool:
                 results = pool.map(fn, items) if threads > 1 else map(fn, items)
                 acc = next(results)
-                for got in results:
+                self._advance(1, len(items))
+                for i, got in enumerate(results, 2):
                     acc = merge(acc, got)
+                    self._advance(i, len(items))
             return acc
         from dask.distributed import as_completed
 
@@ -100,14 +123,19 @@ class Executor:
             waiting: dict[int, R] = {}
             out: R | None = None
             turn = 0
-            for fut in as_completed(futures):
+            for arrived, fut in enumerate(as_completed(futures), 1):
                 waiting[index[fut.key]] = fut.result()
                 fut.release()
+                self._advance(arrived, len(items))
                 while turn in waiting:
                     got = waiting.pop(turn)
                     out = got if out is None else merge(out, got)
                     turn += 1
         return out
+
+    def _advance(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
 
     @contextmanager
     def started(self, modules: Sequence[str] = ()) -> Iterator[Executor]:
@@ -221,3 +249,8 @@ class _Box:
 
 def _boxed(fn: Callable[[list[T]], list[R]], batch: list[T]) -> _Box:
     return _Box(fn(batch))
+
+
+def _chunks(items: list[T], size: int) -> list[list[T]]:
+    """``items`` in consecutive lists of ``size`` (the last one shorter)."""
+    return [items[i:i + size] for i in range(0, len(items), size)]
