@@ -167,3 +167,9 @@ def test_junit_without_a_gate_and_side_output_on_stdout_are_usage_errors(profile
     a, b = profiles
     assert diff(a, b, "--junit", "g.xml")[0] == 2
     assert diff(a, b, "--markdown", "-")[0] == 2
+
+
+def test_repeated_runs_junit_needs_a_gate(trials) -> None:
+    a, b = trials
+    assert diff(a, b, "--to", "junit")[0] == 2
+    assert diff(a, b, "--junit", "gate.xml")[0] == 2

@@ -67,6 +67,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
 
     _compare.start_clock(ctx)
     side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
+    if to == "junit" and not fail_if:  # two profiles or repeated runs alike
+        raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
     if to == "folded" and (sides is not None or percent or html is not None):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
@@ -86,8 +88,6 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
                           normalize=normalize, reverse=reverse, missing=missing)
     to = _compare.resolve_to(ctx, to, view.top)
-    if to == "junit" and not fail_if:
-        raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     if to == "folded":
         from cctool.cli._exports import write_diff_folded
 
