@@ -68,15 +68,15 @@ def test_stats_of_repeated_trials_match_caliper(rajaperf: Path) -> None:
     x = np.array(ROOT_TIMES)
     assert root["count"] == 10
     # cali-query prints 6 decimals, so compare to half a unit of the last one.
-    close = {"abs": 6e-7}
-    assert root["mean"] == pytest.approx(x.mean(), **close)
-    assert root["median"] == pytest.approx(np.median(x), **close)
-    assert root["min"] == pytest.approx(x.min(), **close)
-    assert root["max"] == pytest.approx(x.max(), **close)
-    assert root["std"] == pytest.approx(statistics.stdev(ROOT_TIMES), abs=2e-6)
-    assert root["cv"] == pytest.approx(root["std"] / root["mean"])
-    assert root["p10"] == pytest.approx(np.percentile(x, 10), **close)
-    assert root["p90"] == pytest.approx(np.percentile(x, 90), **close)
+    close = {"abs": 6e-7}  # statistics name their unit in the header: mean [s]
+    assert root["mean [s]"] == pytest.approx(x.mean(), **close)
+    assert root["median [s]"] == pytest.approx(np.median(x), **close)
+    assert root["min [s]"] == pytest.approx(x.min(), **close)
+    assert root["max [s]"] == pytest.approx(x.max(), **close)
+    assert root["std [s]"] == pytest.approx(statistics.stdev(ROOT_TIMES), abs=2e-6)
+    assert root["cv"] == pytest.approx(root["std [s]"] / root["mean [s]"])
+    assert root["p10 [s]"] == pytest.approx(np.percentile(x, 10), **close)
+    assert root["p90 [s]"] == pytest.approx(np.percentile(x, 90), **close)
     # tree preorder; Caliper's records outside every region have a root of their own
     assert [(r["path"], r["depth"]) for r in rows][:3] == [
         ("<outside regions>", 0), ("RAJAPerf", 0), ("RAJAPerf/Algorithm", 1)]

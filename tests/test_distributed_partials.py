@@ -79,7 +79,7 @@ def test_stats_across_ranks_cli_and_saved_aggregate(v4db: Path, tmp_path: Path) 
     gf = cctool.read(v4db)
     ref = _per_rank(gf, "time (inc)")
     assert [r["count"] for r in rows][:1] == [6]
-    assert rows[0]["mean"] == pytest.approx(ref[:, 0].mean())
+    assert rows[0]["mean [s]"] == pytest.approx(ref[:, 0].mean())
     out = tmp_path / "max.cct"
     res = CliRunner().invoke(cli, ["stats", str(v4db), "--across", "ranks", "--agg", "max",
                                    "--to", "cct", "-o", str(out)], catch_exceptions=False)

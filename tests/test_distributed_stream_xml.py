@@ -152,7 +152,7 @@ def test_stats_across_ranks(tmp_path: Path) -> None:
     rows = json_rows(res.stdout)
     per_rank = gf.node_values(["time (inc)"], "max")["time (inc)"].to_numpy()
     assert {r["count"] for r in rows} == {10}
-    assert max(r["max"] for r in rows) == per_rank.max()
+    assert max(r["max [s]"] for r in rows) == per_rank.max()
     out = tmp_path / "max.cct"
     assert run("stats", str(db), "--across", "ranks", "--agg", "max", "--to", "cct", "-o",
                str(out)).exit_code == 0

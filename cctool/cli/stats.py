@@ -119,7 +119,12 @@ def _emit(ctx: click.Context, result: object, precision: int, width: int | None,
     if to != "tree":
         from cctool.cli._io import emit_table
 
-        emit_table(result.table, to, output)  # type: ignore[attr-defined]
+        table = result.table  # type: ignore[attr-defined]
+        unit = result.unit  # type: ignore[attr-defined]
+        # The statistics of a value are in its unit; count and cv have none.
+        units = {c: unit for c in table.columns if c in ("mean", "std", "min", "max", "median")
+                 or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
+        emit_table(table, to, output, units if unit and unit != "unknown" else None)
         return
     from cctool.cli._io import emit_renderable
     from cctool.render.ensemble import stats_table
