@@ -105,12 +105,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Saved .cct profiles and folders of trials the placeholders map to."""
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real profiles not available: {SHARED_DATA} is absent")
-    import cctool
-    from cctool.saved import save
-
     root = tmp_path_factory.mktemp("examples")
-    save(cctool.read(SHARED_DATA / CPI), root / "cpi.cct")
-    save(cctool.read(SHARED_DATA / ALLGATHER), root / "allgather.cct")
+    for name, out in ((CPI, "cpi.cct"), (ALLGATHER, "allgather.cct")):
+        res = CliRunner().invoke(cli, ["read", str(SHARED_DATA / name), "-o", str(root / out)])
+        assert res.exit_code == 0, res.stderr
     for side, numbers in (("A", range(1, 6)), ("B", range(6, 11))):
         (root / side).mkdir()
         for i in numbers:
