@@ -43,8 +43,9 @@ import orjson
 import polars as pl
 
 from cctool.errors import SavedFormatError
-from cctool.graphframe import KEY_COLUMNS, GraphFrame
-from cctool.metrics import info_from_json, info_to_json
+from cctool.model.columns import KEY_COLUMNS
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import info_from_json, info_to_json
 
 MAGIC = b"\x89CCT\r\n\x1a\n"
 VERSION = 2
@@ -66,18 +67,12 @@ def is_saved(head: bytes) -> bool:
 
 def dumps(gf: GraphFrame, source_format: str | None = None) -> bytes:
     """Serialise ``gf`` to bytes in the ``.cct`` format."""
-    return b"".join(_chunks(gf, source_format))
+    return b"".join(chunks(gf, source_format))
 
 
-def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
-    """Write ``gf`` to ``path`` atomically (``-`` writes to stdout), column by column."""
-    from cctool.render.files import write_atomic
-
-    write_atomic(path, _chunks(gf, source_format))
-
-
-def _chunks(gf: GraphFrame, source_format: str | None) -> Iterator[bytes | memoryview]:
-    """The file's pieces in order: preamble and header, then each table's bytes."""
+def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes | memoryview]:
+    """The file's pieces in order: preamble and header, then each table's bytes (written
+    atomically, column by column, by :func:`cctool.render.files.save`)."""
     body: list[bytes | memoryview] = []
     offset = 0
 

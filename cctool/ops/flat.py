@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 
 ROOT_CALLER = "(root)"

@@ -20,7 +20,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
+from cctool.model.columns import ID, KEY_COLUMNS
+from cctool.model.frame import AGGREGATIONS, GraphFrame
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -96,7 +97,7 @@ class GroupGraph:
         meta = {**self.frame.metadata, "groupby": {
             "by": self.by, "agg": self.agg,
             "other_edges": np.stack([src[other], dst[other]], axis=1).tolist()}}
-        out = GraphFrame.from_arrays(
+        out = type(self.frame).from_arrays(
             parent, attrs, metrics, exclusive=self.frame.exclusive,
             inclusive=self.frame.inclusive, metadata=meta,
             default_metric=self.frame.default_metric, derive_inclusive=False,
@@ -196,7 +197,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     n_outer = np.bincount(group[outer], minlength=ng)
     nodes = _super_nodes(keys, by, members, n_outer)
     metrics = _member_metrics(gf, group, outer, members, n_outer, agg)
-    frame = GraphFrame(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
+    frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
     edges = edge_table(gf, group, outer).filter(pl.col("source") != pl.col("target"))

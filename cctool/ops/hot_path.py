@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 
 def default_inclusive(gf: GraphFrame, metric: str | None = None) -> str:

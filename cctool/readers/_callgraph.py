@@ -51,7 +51,7 @@ from cctool.readers._cycles import components
 from cctool.readers._weights import BucketQueue
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
@@ -114,7 +114,7 @@ class CallTree:
         """The tree with node attributes ``attrs``: each of ``events`` (exclusive) beside its
         inclusive partner, then the other values (calls); the first event's inclusive column
         is the default metric."""
-        from cctool.graphframe import GraphFrame
+        from cctool.model.frame import GraphFrame
 
         pairs = [col for ev in events for col in (ev, ev + " (inc)")]
         metrics = {"node": np.arange(len(self.parent), dtype=np.int64),

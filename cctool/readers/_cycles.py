@@ -4,12 +4,20 @@ costs of calls inside them once the graph is expanded into a tree."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from cctool.readers._callgraph import CallTree
+
+class ExpandedTree(Protocol):
+    """What :func:`sum_cycle_edges` reads and updates of an expanded call tree
+    (:class:`cctool.readers._callgraph.CallTree`, which builds on this module)."""
+
+    parent: np.ndarray
+    func: np.ndarray
+    recursive: np.ndarray
+    depth: np.ndarray
+    values: dict[str, np.ndarray]
 
 
 def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
@@ -59,7 +67,7 @@ def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
 
 
 def sum_cycle_edges(
-    tree: CallTree, caller: np.ndarray, callee: np.ndarray, n: int, inclusive: Mapping[str, str]
+    tree: ExpandedTree, caller: np.ndarray, callee: np.ndarray, n: int, inclusive: Mapping[str, str]
 ) -> None:
     """Inclusive costs of calls between functions of one cycle, added up from the tree.
 

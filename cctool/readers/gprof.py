@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import sum_cycle_edges
 from cctool.readers._weights import activity_weights, split_by_weight

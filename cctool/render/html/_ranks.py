@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 COMPARISON_NOTE = ("A comparison: each profile's ranks and threads were combined before "
                    "comparing, so there are no per-rank values; cctool imbalance on either "
