@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from cctool.metrics import Metric
+    from cctool.model.metrics import Metric
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.gate import Condition
     from cctool.render.reportinfo import ReportInfo
