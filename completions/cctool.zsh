@@ -44,15 +44,17 @@ _cctool() {
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--percent'[Show the change as a percentage of As value.]' \
+                    ''--percent'[Show the change as % of As value.]' \
                     ''--normalize'[Scale B to As total before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable.]:value: ' \
                     ''--where'[Gate: check only the nodes this query matches.]:value: ' \
-                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
-                    ''--confidence'[Repeated runs: the gates significance level.]:value: ' \
-                    ''--correction'[Repeated runs: Holm-adjust the p-values, or test each path alone.]:value:(holm none)' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (same results).]:value: ' \
-                    ''--scheduler'[Read runs on this Dask scheduler (default: $CCTOOL_SCHEDULER).]:value: ' \
+                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
+                    ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
+                    ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--junit'[Also write the gate as JUnit XML to FILE.]:value:_files' \
@@ -122,6 +124,10 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -135,7 +141,7 @@ _cctool() {
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
                     ''--ranks'[Metric conditions: on values combined over ranks/threads with --agg fi]:value:(aggregate any all)' \
                     ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
-                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows.]' \
+                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
@@ -157,8 +163,10 @@ _cctool() {
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (same results).]:value: ' \
-                    ''--scheduler'[Read runs on this Dask scheduler (default: $CCTOOL_SCHEDULER).]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -182,6 +190,10 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--plot'[Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -199,8 +211,10 @@ _cctool() {
                     ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (same results).]:value: ' \
-                    ''--scheduler'[Read runs on this Dask scheduler (default: $CCTOOL_SCHEDULER).]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -229,6 +243,10 @@ _cctool() {
                     ''--by'[Group for --flat/--bottom-up: name, function, file, module, or another]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \

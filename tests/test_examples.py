@@ -21,7 +21,8 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
 
 Commands of other tools in the same line (``flamegraph.pl``, ``go tool pprof``, ``mpiexec``)
 are not run; the cctool part before them is. Lines that are not cctool commands (installing,
-benchmarks, shell setup) are not examples of cctool's output and are skipped.
+benchmarks, shell setup) are not examples of cctool's output and are skipped, and so are
+those that need a Dask cluster (``--scheduler``).
 """
 
 from __future__ import annotations
@@ -97,7 +98,11 @@ def help_examples() -> list[tuple[str, str]]:
     return out
 
 
-EXAMPLES = [("README", c) for c in readme_examples()] + help_examples()
+# Examples that need a running Dask cluster (an address, a scheduler file, a batch job's
+# variables) cannot run here; the distributed tests start a local one instead.
+CLUSTER = ("--scheduler",)
+EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + help_examples()
+            if not any(k in c for k in CLUSTER)]
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from cctool.cli._options import output_options
 
 @click.command()
 @compare_options
-@click.option("--percent", is_flag=True, help="Show the change as a percentage of A's value.")
+@click.option("--percent", is_flag=True, help="Show the change as % of A's value.")
 @click.option("--normalize", is_flag=True, help="Scale B to A's total before comparing.")
 @gate_options
 @confidence_option
@@ -34,22 +34,20 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
-    A is the baseline, B the new run. Nodes are matched by call path; one found in one
-    profile only is marked ◀ (only in A) or ▶ (only in B) and counts as 0 on the other side.
-    Each profile is first combined over its ranks and threads with --agg.
+    A is the baseline, B the new run; a path in one only is marked ◀ or ▶ and counts as 0
+    in the other. Each is first combined over its ranks and threads (--agg).
 
     \b
     Regression gate: --fail-if '[total] METRIC OP NUMBER[UNIT]', repeatable:
       'time > 5%'           some node's time grew by more than 5% of its A value
       'time (inc) > 0.5s'   some node's inclusive time grew by more than 0.5 s
       'total time > 2%'     the roots' inclusive time grew by more than 2%
-    Units (s, ms, us, ns) are converted to the metric's (seconds for every time). Exit
-    status: 0 passed, 1 a condition held (offenders on stderr), 2 bad input.
-    --junit/--markdown/--json FILE write CI reports in the same run.
+    Units (s, ms, us, ns; B, KB, MiB) convert to the metric's; a bare number only for counts.
+    Exit status 0 passed, 1 a condition held (offenders on stderr), 2 bad input.
+    --junit/--markdown/--json FILE write the CI reports in the same run.
 
-    When A or B is a folder of repeated runs, each path's runs are compared as two samples
-    (medians, a confidence interval, Mann-Whitney U); a condition trips only where the change
-    passes it and is significant at --confidence (Holm-adjusted).
+    Folders of repeated runs are compared as samples: a condition trips only where the
+    change is significant at --confidence (Mann-Whitney U).
 
     \b
     Example:
@@ -58,7 +56,6 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --junit gate.xml --markdown report.md
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
-      cctool diff base.cct new.cct --html diff.html
       cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
     """
     from dataclasses import asdict

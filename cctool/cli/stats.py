@@ -99,11 +99,16 @@ def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, a
         raise click.UsageError("--across ranks takes one database")
     if opts.group_by is not None:  # type: ignore[attr-defined]
         raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
+    from dataclasses import replace
+
+    from cctool.cli._ensemble import check_paths, roots
     from cctool.cli._io import progress
 
-    with progress("reading in parts") as tick:
-        agg_db = aggregate_v4(profiles[0], agg, executor(jobs, scheduler, tick),
-                              sketch=True, metric=opts.metric)  # type: ignore[attr-defined]
+    ex = executor(jobs, scheduler)
+    check_paths(ex, profiles)
+    with ex.started((), roots(ex, profiles)) as running, progress("reading in parts") as tick:
+        agg_db = aggregate_v4(profiles[0], agg, replace(running, progress=tick), sketch=True,
+                              metric=opts.metric)  # type: ignore[attr-defined]
     if to == "cct":
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps

@@ -242,7 +242,8 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3,
             continue
         n = res.offenders.height
         lines.append(f"gate failed: {res.text} ({n} path{'s' * (n != 1)} changed and "
-                     f"significant at {level(res.confidence)})")
+                     f"significant at {level(res.confidence)}; threshold read as "
+                     f"{res.read_as})")
         for r in first(res.offenders, limit).iter_rows(named=True):
             lines.append(f"  {_pct(r['percent']):>9} {_change(r['change'], precision, info):>16}"
                          f"  p={_p(r['p'])}  {_interval(r['low'], r['high'], precision, info)}  "
