@@ -19,6 +19,7 @@ _cctool() {
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
+        ''--max-inflate'[Let a compressed input inflate to RATIO times its size (default 100, o]:value: ' \
         ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \
@@ -30,8 +31,8 @@ _cctool() {
             case $words[1] in
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
-                diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
@@ -63,8 +64,8 @@ _cctool() {
                     ''--html'[Write the union tree as an interactive HTML page instead.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
@@ -83,8 +84,8 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -97,8 +98,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
@@ -113,8 +114,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
                     ''--data'[Data objects only (a profile with data attribution: DHAT, Calipers all]' \
@@ -134,8 +135,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
@@ -152,14 +153,14 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
@@ -173,8 +174,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
                     ''--by'[Rows: call paths, or nodes summed by name/file/module; variable (data ]:value:(path name file module variable function)' \
@@ -201,8 +202,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
                     ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(sum mean max min std cv)' \
                     ''--across'[runs: statistics over the runs given; ranks: over the ranks of one HPC]:value:(runs ranks)' \
@@ -222,8 +223,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats: expand at most this many nodes (default 1000000).]:value: ' \
+                tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \

@@ -62,6 +62,8 @@ class LazyGroup(click.Group):
             except CctoolError as exc:
                 # The library says what to do; the command line names the flag that does it.
                 message = str(exc).replace("(name its format:", "(name its format with --from:")
+                message = message.replace("(CCTOOL_MAX_INFLATE=RATIO)",
+                                          "(--max-inflate RATIO or CCTOOL_MAX_INFLATE=RATIO)")
                 raise BadInputError(message) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -89,10 +91,17 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     help="Color in text output; 'auto' colors a terminal unless NO_COLOR is non-empty "
     "(FORCE_COLOR or CLICOLOR_FORCE color a pipe).",
 )
+@click.option(
+    "--max-inflate",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="RATIO",
+    help="Let a compressed input inflate to RATIO times its size (default 100, or "
+    "CCTOOL_MAX_INFLATE); larger ones are refused as likely decompression bombs.",
+)
 @derive_option
 @click.version_option(package_name="cctool", prog_name="cctool")
 @click.pass_context
-def cli(ctx: click.Context, color: str) -> None:
+def cli(ctx: click.Context, color: str, max_inflate: float | None) -> None:
     """Read, query, compare and explain calling context trees of parallel programs.
 
     Inputs are profiles in any supported format (HPCToolkit, Caliper, cProfile, TAU, ...),
@@ -112,6 +121,9 @@ def cli(ctx: click.Context, color: str) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["color"] = color
+    from cctool.readers._input import set_max_inflate
+
+    set_max_inflate(max_inflate)  # None: the environment's, or the default
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: object,

@@ -130,9 +130,9 @@ def roots(ex: Executor, paths: Sequence[str]) -> list[str]:
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
     """Every run the arguments name: files, and the profiles found in folders."""
-    from cctool.readers import is_profile
+    from cctool.readers import keep_profiles
 
-    return [f for f, unsure in _run_items(paths, fmt) if not unsure or is_profile(f)]
+    return keep_profiles(_run_items(paths, fmt))
 
 
 def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
@@ -166,7 +166,11 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
         sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
         made = replace(running, progress=tick).map_batches(
             SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
-    runs = [r for r in relabel(made, [p for p, _ in items]) if r is not None]
+    labelled = relabel(made, [p for p, _ in items])
+    from cctool.readers import warn_left_out_files
+
+    warn_left_out_files(p for (p, _), r in zip(items, labelled, strict=True) if r is None)
+    runs = [r for r in labelled if r is not None]
     kept = filter_summaries(runs, where)
     if where:
         click.echo(f"note: --where kept {len(kept)} of {len(runs)} runs", err=True)

@@ -32,7 +32,7 @@ def from_option(f: F) -> F:
         default=None,
         expose_value=False,
         callback=_store_max_nodes,
-        help="Call graph formats: expand at most this many nodes (default 1000000).",
+        help="Call graph formats: expand about N nodes (default 1000000).",
     )(f)
     return click.option(
         "--from",

@@ -28,9 +28,12 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
+from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Dimension, parse_unit
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
-from cctool.readers._cycles import sum_cycle_edges
+from cctool.readers._cycles import components, sum_cycle_edges
 from cctool.readers._weights import split_by_weight
 
 NAME = "callgrind"
@@ -44,15 +47,32 @@ _TABLE = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "f
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", errors="replace")
+    head = _input.head(path, 16384).decode("utf-8", errors="replace")
     if head.startswith("# callgrind format"):
         return True
-    # Files from before valgrind 3.13 lack the marker line; their header still says who wrote it.
-    lines = head.splitlines()
-    return any(ln.startswith("creator: callgrind") for ln in lines[:5]) or (
-        path.name.startswith("callgrind.out") and any(ln.startswith("events:") for ln in lines)
-    )
+    return _looks_like_callgrind(head.splitlines()[:-1] or head.splitlines())
+
+
+# A header line: ``events:``, ``version:``, ``creator:``, ``desc: I1 cache: ...``, ...
+_HEADER_LINE = re.compile(r"^[A-Za-z][\w ()]*:")
+
+
+def _looks_like_callgrind(lines: list[str]) -> bool:
+    """The callgrind format by its content, whoever wrote it (valgrind's callgrind and
+    cachegrind, ``go tool pprof -callgrind``, yappi, Xdebug, stackprof, ...): header lines
+    only, one of them ``events:``, up to the first ``ob=``/``fl=``/``fn=`` record."""
+    events = False
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        spec, eq, _ = line.partition("=")
+        if eq and spec in ("ob", "fl", "fi", "fe", "fn"):
+            return events
+        if not _HEADER_LINE.match(line):
+            return False
+        events = events or line.startswith("events:")
+    return False
 
 
 def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
@@ -63,7 +83,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _input.read_text(path)
     except OSError as exc:
         raise ReaderError(path, f"cannot read ({exc})", fmt=NAME) from exc
     prof = _Parser(path).parse(text.splitlines())
@@ -111,14 +131,57 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "num_functions": n,
         "truncated_nodes": tree.truncated,
         "totals": dict(zip(events, prof.totals, strict=False)) if prof.totals else None,
-        "metric_units": {**{ev: _unit(ev) for ev in events}, "calls": "count"},
+        "metric_units": {**{ev: _unit(ev, prof.header.get("creator", "")) for ev in events},
+                         "calls": "count"},
         **{
             key: prof.header[key]
             for key in ("cmd", "pid", "part", "thread", "creator")
             if key in prof.header
         },
     }
-    return tree.to_graphframe(attrs, metadata, events)
+    return tree.to_graphframe(attrs, metadata, events, _tables(prof, self_cost, edges))
+
+
+def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGraphTables:
+    """The file's own numbers (:mod:`cctool.model.callgraph`). A function's inclusive cost is its
+    self cost plus its calls' inclusive costs, exact outside recursion cycles (each call is
+    measured once). Inside a cycle callgrind counts nested calls again; there the calls
+    into the cycle from outside are each measured once, so the one function they all enter
+    (``fib'2`` under ``fib``) has their sum; the other functions of the cycle are left null.
+    """
+    n, events = len(prof.keys), prof.events
+    caller, callee = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
+    inc = edges[:, 3:]
+    comp = components(n, caller, callee)
+    inner = comp[caller] == comp[callee]
+    cyclic = np.zeros(n, dtype=bool)
+    cyclic[comp[caller[inner]]] = True
+    in_cycle = cyclic[comp]
+    out_inc = np.zeros((n, len(events)))
+    np.add.at(out_inc, caller, inc)
+    own = self_cost + out_inc
+    # A cycle's entries: the functions that calls from outside it reach.
+    into = np.zeros((n, len(events)))
+    np.add.at(into, callee[~inner], inc[~inner])
+    entered = np.bincount(callee[~inner], minlength=n) > 0
+    entries = np.bincount(comp[entered], minlength=n)
+    sole = in_cycle & entered & (entries[comp] == 1)
+    # A self-recursive function nobody calls: its self cost plus its calls to others.
+    out_other = np.zeros((n, len(events)))
+    np.add.at(out_other, caller[~inner], inc[~inner])
+    lone = in_cycle & ~entered & (np.bincount(comp, minlength=n)[comp] == 1)
+    known = ~in_cycle | sole | lone
+    value = np.where(sole[:, None], into, np.where(lone[:, None], self_cost + out_other, own))
+    inclusive = {ev: np.where(known, value[:, j], np.nan) for j, ev in enumerate(events)}
+    calls = np.bincount(callee, weights=edges[:, 2], minlength=n)
+    units = {**{c: _unit(ev) for ev in events for c in (ev, ev + " (inc)")}, "calls": "count"}
+    return build(
+        {"name": [k[2] for k in prof.keys], "file": [k[1] for k in prof.keys],
+         "line": [prof.lines.get(i) for i in range(n)], "module": [k[0] for k in prof.keys]},
+        {ev: self_cost[:, j] for j, ev in enumerate(events)}, inclusive,
+        np.where(np.bincount(callee, minlength=n) > 0, calls, np.nan),
+        {"caller": caller, "callee": callee, "calls": edges[:, 2],
+         **{ev + " (inc)": edges[:, 3 + j] for j, ev in enumerate(events)}}, units)
 
 
 def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
@@ -323,10 +386,23 @@ class _Parser:
         return pos, costs
 
 
-def _unit(event: str) -> str:
-    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``),
+def _unit(event: str, creator: str = "") -> str:
+    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``; yappi's
+    ``Ticks`` are microseconds; Xdebug's ``Time_(10ns)`` and ``Memory_(bytes)`` and pprof's
+    ``cpu(ms)`` say theirs),
     otherwise the event itself (``Ir``: instructions executed)."""
+    if creator.split()[:1] == ["yappi"] and event == "Ticks":
+        return "us"
+    named = _NAMED_UNIT.match(event)
+    if named is not None and (parse_unit(named.group(1))[0] is Dimension.TIME
+                              or named.group(1) in ("bytes", "B", "count")):
+        return named.group(1)
     return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
+
+
+# Xdebug's Time_(10ns), Memory_(bytes); go tool pprof -callgrind's cpu(ms). Byte multiples
+# stay events: pprof's MB is not the SI megabyte.
+_NAMED_UNIT = re.compile(r"^[\w.]+?_?\((\w+)\)$")
 
 
 _TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}
