@@ -142,15 +142,21 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: object
     """cctool's warnings as one ``warning: ...`` line on stderr; others as Python shows them."""
     if issubclass(category, CctoolWarning):
         if str(message) not in _SHOWN:  # each distinct message once per command
-            _SHOWN.add(str(message))
             kind = "note" if issubclass(category, CctoolNote) else "warning"
+            _SHOWN[str(message)] = kind
             click.echo(f"{kind}: {message}", err=True)
     else:
         _python_showwarning(message, category, *args, **kwargs)  # type: ignore[arg-type]
 
 
 _python_showwarning = warnings.showwarning
-_SHOWN: set[str] = set()
+_SHOWN: dict[str, str] = {}  # message: kind, in the order shown
+
+
+def shown_warnings() -> tuple[str, ...]:
+    """The warnings (not the notes) this command has shown so far, in order: reports that
+    a reviewer reads instead of stderr repeat them."""
+    return tuple(m for m, kind in _SHOWN.items() if kind == "warning")
 
 
 class Terminated(BaseException):

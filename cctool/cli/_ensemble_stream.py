@@ -26,11 +26,9 @@ _XML_ROW_COPIES = 2
 def stream_option(f: F) -> F:
     return click.option(
         "--stream/--no-stream", "stream", default=None,
-        help="HPCToolkit databases (v4, or XML with metric-db files): combine the ranks in "
-        "parts, reading the files range by range, so the long table is never held (default: "
-        "when it would exceed the "
-        "memory budget: half the RAM, cgroup memory limit or ulimit -v, whichever is "
-        f"smallest, or ${BUDGET_ENV} bytes).")(f)
+        help="HPCToolkit databases: combine the ranks reading the files in parts (default: "
+        "when the whole would exceed the memory budget: half the smallest of the RAM, the "
+        f"cgroup memory limit and ulimit -v, or ${BUDGET_ENV} bytes).")(f)
 
 
 def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
