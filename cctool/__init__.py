@@ -13,10 +13,10 @@ if TYPE_CHECKING:
         groupby,
         hot_path,
         imbalance,
-        query,
         read,
         runs,
         scaling,
+        select,
         stats,
         tree,
     )
@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "hot_path", "imbalance", "query", "read", "runs", "scaling",
+_API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling", "select",
         "stats", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby", "hot_path",
-           "imbalance", "query", "read", "runs", "scaling", "stats", "tree", "show", "widget"]
+           "imbalance", "read", "runs", "scaling", "select", "stats", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

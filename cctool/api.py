@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from cctool.ops.stats import StatsResult
     from cctool.query.ast import Query
 
-__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "query", "read", "runs",
-           "scaling", "stats", "tree"]
+__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling",
+           "select", "stats", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -132,10 +132,11 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
 
 
-def query(profile: Profile, query: str | Query, *, squash: bool = True,
+def select(profile: Profile, query: str | Query, *, squash: bool = True,
           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
           fmt: str | None = None) -> GraphFrame:
-    """``cctool query``: the nodes ``query`` matches (either dialect's text, or a parsed
+    """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
+    package): the nodes ``query`` matches (either dialect's text, or a parsed
     query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
     unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values."""
     from cctool.ops.query import filter_graph, match_nodes

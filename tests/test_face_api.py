@@ -40,6 +40,16 @@ def test_read_gives_the_face_and_readers_give_the_model(gf: GraphFrame) -> None:
     assert not hasattr(raw, "tree") and hasattr(gf, "tree")
 
 
+def test_every_call_is_a_function_even_after_the_packages_load() -> None:
+    """A call named like a subpackage would turn into the module once it is imported."""
+    import importlib
+
+    for sub in ("cctool.query", "cctool.readers", "cctool.ops", "cctool.render", "cctool.cli"):
+        importlib.import_module(sub)
+    for name in cctool.api.__all__:  # type: ignore[attr-defined]
+        assert callable(getattr(cctool, name)) and name in cctool.__all__, name
+
+
 def test_hot_path_call_is_the_command(gf: GraphFrame) -> None:
     table = cctool.hot_path(CALI4, threshold=0.3)
     cli_rows = _cli_json("hot-path", str(CALI4), "--threshold", "0.3")
@@ -69,7 +79,7 @@ def test_diff_and_div_calls_are_the_commands() -> None:
 
 
 def test_query_groupby_and_tree_calls(gf: GraphFrame) -> None:
-    kept = cctool.query(gf, '[{"name": "main_loop"}, "*"]')
+    kept = cctool.select(gf, '[{"name": "main_loop"}, "*"]')
     assert type(kept) is GraphFrame and kept.nodes["name"][0] == "main_loop"
     graph = cctool.groupby(gf, "name")
     assert graph.frame.num_nodes == gf.nodes["name"].n_unique()
