@@ -23,6 +23,7 @@ from cctool.model import frame as model
 if TYPE_CHECKING:
     import polars as pl
 
+    from cctool.distributed import Executor
     from cctool.ops.compare import Comparison
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
@@ -49,6 +50,14 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
     from cctool import readers
 
     return lift(readers.read(path, fmt, **options))
+
+
+def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
+    if given is not None:
+        return given
+    from cctool.distributed import Executor
+
+    return Executor.from_options(scheduler, jobs)
 
 
 def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
@@ -172,31 +181,35 @@ def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = N
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
          group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
-         scheduler: str | None = None) -> pl.DataFrame:
+         scheduler: str | None = None, executor: Executor | None = None) -> pl.DataFrame:
     """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
     its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
-    searched for profiles; ``where`` filters on metadata (``cluster=quartz``)."""
-    from cctool.cli._ensemble import executor, summaries
+    searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
+    in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
+    ready ``executor``); the results are the same."""
+    from cctool.cli._ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
-    found = summaries(list(paths), fmt, (), "mean", executor(jobs, scheduler), list(where))
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where))
     return group_table(found, group_by) if group_by else run_table(found, list(keys))
 
 
 def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
-          fmt: str | None = None, jobs: int | None = None,
-          scheduler: str | None = None) -> StatsResult:
+          fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+          executor: Executor | None = None) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
-    per group of ``group_by``."""
-    from cctool.cli._ensemble import executor, summaries
+    per group of ``group_by``; where runs are read as in :func:`runs`."""
+    from cctool.cli._ensemble import summaries
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
-    found = summaries(list(paths), fmt, (metric,), agg, executor(jobs, scheduler), list(where))
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
     return ensemble_stats(found, opts)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cctool.cli._ensemble import executor_options, group_by_option, where_option
+from cctool.cli._ensemble import executor, executor_options, group_by_option, where_option
 from cctool.cli._options import from_option, output_options, width_option
 
 
@@ -37,8 +37,8 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     """
     from cctool import api
 
-    table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt, jobs=jobs,
-                     scheduler=scheduler)
+    table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
+                     executor=executor(jobs, scheduler))
     if to != "text":
         from cctool.cli._io import emit_table
 

@@ -85,7 +85,7 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
 
     result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
                        percentiles=percentiles, depth=depth, threshold=threshold, where=where,
-                       fmt=fmt, jobs=jobs, scheduler=scheduler)
+                       fmt=fmt, executor=executor(jobs, scheduler))
     _emit(ctx, result, precision, width, to, output)
 
 
