@@ -7,12 +7,28 @@ from typing import TYPE_CHECKING, Any
 from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
-    from cctool.api import read
-    from cctool.graphframe import GraphFrame
+    from cctool.api import (
+        diff,
+        div,
+        groupby,
+        hot_path,
+        imbalance,
+        read,
+        runs,
+        scaling,
+        select,
+        stats,
+        tree,
+    )
+    from cctool.graphframe import GraphFrame, QueryMatcher
     from cctool.render.html import show
     from cctool.render.widget import widget
 
-__all__ = ["CctoolError", "GraphFrame", "read", "show", "widget"]
+# One Python call per command (cctool.api), the GraphFrame, the notebook views.
+_API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling", "select",
+        "stats", "tree")
+__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby", "hot_path",
+           "imbalance", "read", "runs", "scaling", "select", "stats", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 
@@ -22,10 +38,14 @@ def __getattr__(name: str) -> Any:
         from cctool.graphframe import GraphFrame
 
         return GraphFrame
-    if name == "read":
-        from cctool.api import read
+    if name in _API:
+        from cctool import api
 
-        return read
+        return getattr(api, name)
+    if name == "QueryMatcher":
+        from cctool.graphframe import QueryMatcher
+
+        return QueryMatcher
     if name == "show":
         from cctool.render.html import show
 

@@ -1,18 +1,40 @@
-"""cctool's Python calls: one per command, each returning what the command prints.
+"""cctool's Python calls: one per command, each returning what the command prints as data.
 
-This is the face layer, next to :class:`cctool.GraphFrame`: every function here is a thin
-call into readers and ops, and every frame it returns is a :class:`cctool.GraphFrame`.
-The CLI commands are thin wrappers over the same calls.
+This is the face layer, next to :class:`cctool.GraphFrame`: every function is a thin call
+into readers and ops with keyword arguments and the command's defaults, and a profile
+argument may be a GraphFrame or a path (read as ``cctool.read`` reads it). Frames come back
+as :class:`cctool.GraphFrame`. The CLI commands call the same functions and add only the
+rendering::
+
+    import cctool
+    d = cctool.diff("base.cct", "new.cct", metrics=["time (inc)"])   # cctool diff
+    cctool.hot_path("new.cct", threshold=0.3)                         # cctool hot-path
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from cctool.graphframe import GraphFrame, lift
+from cctool.model import frame as model
 
-__all__ = ["read"]
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cctool.distributed import Executor
+    from cctool.ops.compare import Comparison
+    from cctool.ops.groupby import GroupGraph
+    from cctool.ops.scaling import ScalingResult
+    from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.ops.stats import StatsResult
+    from cctool.query.ast import Query
+
+__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling",
+           "select", "stats", "tree"]
+
+Profile = model.GraphFrame | str | os.PathLike[str]
 
 
 def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
@@ -28,3 +50,193 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
     from cctool import readers
 
     return lift(readers.read(path, fmt, **options))
+
+
+def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
+    if given is not None:
+        return given
+    from cctool.distributed import Executor
+
+    return Executor.from_options(scheduler, jobs)
+
+
+def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
+    if isinstance(profile, model.GraphFrame):
+        return lift(profile)
+    return read(profile, fmt)
+
+
+def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
+         missing: str = "zero", reverse: bool = False, percent: bool = False,
+         normalize: bool = False, extra: Sequence[str] = (),
+         fmt: str | None = None) -> Comparison:
+    """``cctool diff``: B − A for every call path (``.result`` is the union tree as a
+    GraphFrame, ``.values`` the table of A, B and the change per node).
+
+    Args:
+        a: the baseline. b: the new run.
+        metrics: metrics to compare (the first is summarised); empty: A's default metric.
+        agg: how each profile's ranks and threads combine before comparing.
+        missing: a node found on one side only counts as ``zero`` on the other, or ``nan``.
+        reverse: A − B relative to B instead.
+        percent: the change as a percentage of A's value.
+        normalize: scale B so that each metric's total equals A's first.
+        extra: metrics tabled in ``.values`` without being shown (a gate's).
+        fmt: the reader for paths (as ``--from``).
+    """
+    from cctool.ops.compare import compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="sub", metrics=tuple(metrics), agg=agg, percent=percent,
+                          normalize=normalize, reverse=reverse, missing=missing)
+    return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
+
+
+def div(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
+        missing: str = "zero", reverse: bool = False, normalize: bool = False,
+        extra: Sequence[str] = (), fmt: str | None = None) -> Comparison:
+    """``cctool div``: A / B for every call path (a speedup when A is the slower run);
+    arguments as :func:`diff`."""
+    from cctool.ops.compare import compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="div", metrics=tuple(metrics), agg=agg, normalize=normalize,
+                          reverse=reverse, missing=missing)
+    return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
+
+
+def hot_path(profile: Profile, *, metric: str | None = None, threshold: float = 0.5,
+             start: str | int | None = None, agg: str = "sum", rank: int | None = None,
+             thread: int | None = None, fmt: str | None = None) -> pl.DataFrame:
+    """``cctool hot-path``: from ``start`` (the heaviest root by default), the heaviest
+    child at each level while it carries at least ``threshold`` of its parent's value; one
+    row per node with its value and percentages of the parent and of the start.
+
+    ``metric`` defaults to the profile's main inclusive metric; ``rank``/``thread`` pick one
+    location, else ranks combine by ``agg``.
+    """
+    from cctool.ops.hot_path import default_inclusive
+    from cctool.ops.hot_path import hot_path as follow
+
+    gf = _frame(profile, fmt)
+    return follow(gf, default_inclusive(gf, metric), threshold, start, agg, rank, thread)
+
+
+def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = None,
+              threshold: float = 0.01, top: int = 10, data: bool = False,
+              fmt: str | None = None) -> pl.DataFrame:
+    """``cctool imbalance``: per node, mean, max, min, max/mean, std, cv, percentiles, the
+    heaviest ranks and a histogram over ranks (``by="thread"`` or ``"location"`` for the
+    others), nodes sorted by max − mean; the ``top`` nodes above ``threshold`` of the total.
+    ``data`` measures the data objects of a memory profile instead of the call tree."""
+    from cctool.ops.imbalance import default_dimension
+    from cctool.ops.imbalance import imbalance as measure
+
+    gf: model.GraphFrame = _frame(profile, fmt)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metric = metric or gf.metadata.get("data_metric")
+    return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
+
+
+def select(profile: Profile, query: str | Query, *, squash: bool = True,
+          keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+          fmt: str | None = None) -> GraphFrame:
+    """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
+    package): the nodes ``query`` matches (either dialect's text, or a parsed
+    query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values."""
+    from cctool.ops.query import filter_graph, match_nodes
+
+    gf = _frame(profile, fmt)
+    ids = match_nodes(gf, query, ranks=ranks, agg=agg)
+    return lift(filter_graph(gf, ids, squash=squash, keep_inclusive=keep_inclusive))
+
+
+def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
+            fmt: str | None = None) -> GroupGraph:
+    """``cctool groupby``: one node per value of the node attribute ``by`` (all its call
+    paths merged) and an edge per caller -> callee pair; ``.frame`` holds the metrics."""
+    from cctool.ops.groupby import groupby as merge
+
+    gf: model.GraphFrame = _frame(profile, fmt)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+    return merge(gf, by, agg)
+
+
+def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = None,
+         threshold: float = 0.0, rank: int | None = None, thread: int | None = None,
+         agg: str = "sum", precision: int = 3, width: int = 120,
+         fmt: str | None = None) -> str:
+    """``cctool tree``: the tree as text (no color), as the command prints it."""
+    return _frame(profile, fmt).tree(list(metrics) or None, precision=precision, depth=depth,
+                                     rank=rank, thread=thread, agg=agg, threshold=threshold,
+                                     width=width)
+
+
+def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
+         group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
+         scheduler: str | None = None, executor: Executor | None = None) -> pl.DataFrame:
+    """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
+    its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
+    searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
+    in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
+    ready ``executor``); the results are the same."""
+    from cctool.cli._ensemble import summaries
+    from cctool.ops.runs import group_table, run_table
+
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where))
+    return group_table(found, group_by) if group_by else run_table(found, list(keys))
+
+
+def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
+          group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
+          depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
+          fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+          executor: Executor | None = None) -> StatsResult:
+    """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
+    ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
+    per group of ``group_by``; where runs are read as in :func:`runs`."""
+    from cctool.cli._ensemble import summaries
+    from cctool.ops.stats import StatsOptions, ensemble_stats
+
+    opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
+                        depth=depth, threshold=threshold)
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
+    return ensemble_stats(found, opts)
+
+
+def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
+            by: str = "path", key: str | None = None, key_from_name: str | None = None,
+            where: Sequence[str] = (), view: str = "table", weak: bool = False,
+            percent: bool = False, threshold: float = 0.0, top: int | None = None,
+            group_by: str | None = None,
+            fmt: str | None = None) -> ScalingResult | ScalingGroups:
+    """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
+    ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
+    (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
+    (``weak`` scaling, else strong)."""
+    from cctool.cli.scaling import load_runs
+    from cctool.ops.scaling import ScalingOptions
+    from cctool.ops.scaling import scaling as tabulate
+
+    opts = ScalingOptions(metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
+                          where=tuple(where), view=view, weak=weak, percent=percent,
+                          threshold=threshold, top=top, group_by=group_by)
+    found = load_runs(tuple(paths), fmt)
+    if group_by is not None:
+        from cctool.ops.scaling_groups import scaling_groups
+
+        return scaling_groups(found, opts)
+    if by in ("variable", "function"):
+        from cctool.ops.dataobjects import scaling_by_attribute
+
+        return scaling_by_attribute(found, opts)
+    return tabulate(found, opts)

@@ -58,13 +58,6 @@ EXPORTS = tuple(f.name for f in FORMATS if f.export)
 BINARY = frozenset(f.name for f in FORMATS if f.binary)
 
 
-def by_suffix(path: str) -> str | None:
-    """The format whose suffix ``path`` ends with (longest suffix first), or None."""
-    lower = path.lower()
-    found = [(len(s), f.name) for f in FORMATS for s in f.suffixes if lower.endswith(s)]
-    return max(found)[1] if found else None
-
-
 def formats_by_suffix(path: str) -> list[str]:
     """Every format whose suffix ``path`` ends with, longest suffix first."""
     lower = path.lower()

@@ -13,9 +13,12 @@ mutates its input. Differences that change numbers are spelled out per method; t
 
 from __future__ import annotations
 
+import dis
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from cctool.ops.groupby import GroupGraph
     from cctool.query.ast import Query
 
-__all__ = ["GraphFrame", "lift"]
+__all__ = ["GraphFrame", "QueryMatcher", "lift"]
 
 # Hatchet's ``drop_index_levels(function=np.mean)`` passes a NumPy reduction.
 _NUMPY_AGGS = {"mean": "mean", "sum": "sum", "amax": "max", "max": "max", "amin": "min",
@@ -144,6 +147,21 @@ class GraphFrame(model.GraphFrame):
         """A graphframe from the text of Hatchet's ``to_json()``."""
         return _read_json_text(json_spec)
 
+    @staticmethod
+    def construct_from(data: str | Path | Sequence[str | Path] | list[dict[str, Any]]
+                       ) -> GraphFrame | list[GraphFrame]:
+        """Chopper's reader of anything: a profile path (format detected, as
+        ``cctool.read``), a list of paths (one GraphFrame each), or a Hatchet literal (a
+        list of dicts)."""
+        from cctool.readers import read
+
+        if isinstance(data, str | Path):
+            return lift(read(data))
+        items = list(data)
+        if items and all(isinstance(x, dict) for x in items):
+            return _read_json_text(json.dumps(items))
+        return [lift(read(p)) for p in items]  # type: ignore[arg-type]
+
     # ------------------------------------------------------------------ views
     def tree(self, metric_column: str | Sequence[str] | None = None,
              precision: int = 3, depth: int | None = None, rank: int | None = None,
@@ -220,6 +238,101 @@ class GraphFrame(model.GraphFrame):
 
         return to_callgraph(self, agg)
 
+    def to_dot(self, metric: str | None = None, threshold: float = 0.0, agg: str = "sum"
+               ) -> str:
+        """Graphviz DOT of the tree, each node labelled with its name and ``metric``
+        (combined over ranks by ``agg``; Hatchet shows rank 0's). Nodes below ``threshold``
+        of the largest value are left out with their subtrees."""
+        from cctool.render.exports.literal import to_dot
+
+        return to_dot(self, metric, agg, threshold)
+
+    def to_literal(self, agg: str = "sum") -> list[dict[str, Any]]:
+        """The tree as Hatchet's literal (``from_literal`` reads it back): nested
+        ``{"frame", "metrics", "children"}`` dicts, metrics combined over ranks by ``agg``."""
+        from cctool.render.exports.literal import to_literal
+
+        return to_literal(self, agg)
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """:attr:`dataframe` as ``{column: values}`` (Hatchet's is pandas' ``to_dict``)."""
+        return self.dataframe.to_dict(as_series=False)
+
+    # ------------------------------------------------------------------ analyses
+    def hot_path(self, start_node: str | int | None = None, metric: str | None = None,
+                 threshold: float = 0.5) -> list[int]:
+        """Node ids of the hot path (Hatchet returns Node objects): from ``start_node`` (the
+        heaviest root), the heaviest child while it carries at least ``threshold`` of its
+        parent's inclusive ``metric``, summed over ranks (``cctool.hot_path`` gives the
+        table with values and percentages)."""
+        from cctool.ops.hot_path import hot_path as follow
+
+        table = follow(self, _inclusive(self, metric), threshold, start_node)
+        return [int(n) for n in table["node"].to_list()]
+
+    def load_imbalance(self, metric_column: str | Sequence[str] | None = None,
+                       threshold: float | None = None, verbose: bool = False) -> GraphFrame:
+        """Chopper's load imbalance: a new GraphFrame with ranks combined by their mean and
+        a ``M.imbalance`` column (max over ranks / mean over ranks, 0 where the mean is 0)
+        per metric; nodes whose mean is below ``threshold`` of the largest are left out
+        (``threshold`` None keeps all). ``verbose`` is Chopper's per-rank report: use
+        ``cctool.imbalance(gf)`` for the table (percentiles, heaviest ranks)."""
+        import polars as pl
+
+        from cctool.model.metrics import Combine, Dimension, Metric
+
+        cols = [self.resolve_metric(metric_column)] if isinstance(
+            metric_column, str | None) else [self.resolve_metric(c) for c in metric_column]
+        mean = self.drop_index_levels("mean")
+        top = self.node_values(cols, agg="max")
+        avg = mean.node_values(cols)
+        ratios = {f"{c}.imbalance": pl.when(avg[c] > 0).then(top[c] / avg[c]).otherwise(0.0)
+                  for c in cols}
+        extra = avg.select("node", **ratios).with_columns(rank=0, thread=0)
+        metrics = mean.metrics.join(extra.cast({"rank": pl.Int32, "thread": pl.Int32}),
+                                    on=["node", "rank", "thread"], how="left")
+        info = {**mean.metric_info, **{
+            name: Metric(name, name, False, "ratio", Dimension.RATIO, Combine.MEAN)
+            for name in ratios}}
+        out = replace(mean, metrics=metrics, exclusive=mean.exclusive + tuple(ratios),
+                      metric_info=info)
+        if threshold is None:
+            return out
+        means = avg[cols[0]].to_numpy()
+        keep = means >= threshold * float(np.max(means, initial=0.0))
+        return out.filter(pl.col("node").is_in(np.flatnonzero(keep).tolist()), squash=True)
+
+    def subtree_sum(self, columns: str | Sequence[str], out_columns: str | Sequence[str]
+                    | None = None, function: Callable[..., Any] | None = None) -> GraphFrame:
+        """A new GraphFrame with ``out_columns`` (default: the ``columns`` themselves) set to
+        each node's subtree sum of ``columns``, per rank and thread. Hatchet writes them into
+        its dataframe in place and returns None; here the result must be kept
+        (``gf = gf.subtree_sum(...)``), and calling it as a statement raises."""
+        _refuse_discarded("subtree_sum")
+        from cctool import kernels
+        from cctool.model.columns import dense_to_long
+
+        if function is not None and getattr(function, "__name__", "") != "sum":
+            raise CctoolError("subtree_sum adds subtrees up; other reductions are not sums")
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        outs = cols if out_columns is None else (
+            [out_columns] if isinstance(out_columns, str) else list(out_columns))
+        if len(outs) != len(cols):
+            raise CctoolError("subtree_sum needs one output column per input column")
+        import polars as pl
+
+        metrics = self.metrics
+        for col, out in zip(cols, outs, strict=True):
+            vals, locs = self.dense(self.resolve_metric(col))
+            long = dense_to_long(kernels.subtree_sums(vals, self.parent_array), locs, out)
+            metrics = metrics.drop(out, strict=False).join(
+                long, on=["node", "rank", "thread"], how="full", coalesce=True
+            ).with_columns(pl.col(out).fill_null(0.0))
+        new = tuple(o for o in outs if o not in self.metric_columns)
+        derived = self.derived - frozenset(outs)
+        return replace(self, metrics=metrics.sort("rank", "thread", "node"),
+                       inclusive=self.inclusive + new, derived=derived)
+
     # ------------------------------------------------------------------ filters
     def filter(self,
                filter_obj: str | list[Any] | Query | pl.Expr | Callable[[dict[str, Any]], bool],
@@ -251,16 +364,21 @@ class GraphFrame(model.GraphFrame):
 
     def drop_index_levels(self, function: str | Callable[..., Any] = "mean"
                           ) -> GraphFrame:
-        """Ranks and threads combined into one location by ``function`` (``mean``, ``sum``,
-        ``max``, ``min`` or the NumPy reduction of that name); ``mean`` is per rank, the
-        threads of a rank summed first (Hatchet averages over rank x thread rows)."""
-        from dataclasses import replace
+        """A new GraphFrame with ranks and threads combined into one location by
+        ``function`` (``mean``, ``sum``, ``max``, ``min`` or the NumPy reduction of that
+        name); ``mean`` is per rank, the threads of a rank summed first (Hatchet averages
+        over rank x thread rows).
 
+        Unlike Hatchet's, it does not change ``self``: write ``gf = gf.drop_index_levels()``.
+        Called as a statement (``gf.drop_index_levels()``, Hatchet's idiom) it raises
+        instead of doing nothing, since the next line would read the uncombined frame.
+        """
         name = function if isinstance(function, str) else getattr(function, "__name__", "")
         agg = _NUMPY_AGGS.get(name)
         if agg is None:
             raise CctoolError(f"cannot combine locations by {name or function!r}; use mean, "
                               "sum, max or min")
+        _refuse_discarded("drop_index_levels")
         from cctool.model.columns import ID, KEY_COLUMNS
 
         gf = self
@@ -285,6 +403,27 @@ class GraphFrame(model.GraphFrame):
     def __truediv__(self, other: object) -> GraphFrame:
         return self._arith("div", other)
 
+    def add(self, other: model.GraphFrame) -> GraphFrame:
+        """``self + other`` (Hatchet's method; neither input changes)."""
+        return self._method("add", other)
+
+    def sub(self, other: model.GraphFrame) -> GraphFrame:
+        """``self - other`` (Hatchet's method; neither input changes)."""
+        return self._method("sub", other)
+
+    def mul(self, other: model.GraphFrame) -> GraphFrame:
+        """``self * other`` (Hatchet's method; neither input changes)."""
+        return self._method("mul", other)
+
+    def div(self, other: model.GraphFrame) -> GraphFrame:
+        """``self / other`` (Hatchet's method; neither input changes)."""
+        return self._method("div", other)
+
+    def _method(self, op: str, other: object) -> GraphFrame:
+        if not isinstance(other, model.GraphFrame):
+            raise TypeError(f"{op} takes a GraphFrame, not {type(other).__name__}")
+        return self._arith(op, other)
+
     def _arith(self, op: str, other: object) -> GraphFrame:
         if not isinstance(other, model.GraphFrame):
             return NotImplemented  # type: ignore[no-any-return]
@@ -300,6 +439,57 @@ class GraphFrame(model.GraphFrame):
         return show(self)._repr_html_()
 
 
+def _inclusive(gf: GraphFrame, metric: str | None) -> str:
+    from cctool.ops.hot_path import default_inclusive
+
+    return default_inclusive(gf, metric)
+
+
+def _refuse_discarded(method: str) -> None:
+    """Raise when the caller of ``method`` throws its result away (``gf.method()`` as a
+    statement): Hatchet's in-place idiom, which would otherwise do nothing here. CPython
+    compiles such a statement as the call followed by POP_TOP; an assignment, an argument,
+    a notebook cell's last expression or any other use is not refused."""
+    frame = sys._getframe(2)
+    after = next((ins for ins in dis.get_instructions(frame.f_code)
+                  if ins.offset > frame.f_lasti), None)
+    if after is not None and after.opname == "POP_TOP":
+        raise CctoolError(f"{method}() returns a new GraphFrame and changes nothing (cctool "
+                          f"frames are immutable): write gf = gf.{method}(...)")
+
+
+class QueryMatcher:
+    """Hatchet's query builder: ``QueryMatcher().match(".", {"name": "main"}).rel("*")``
+    builds an object-dialect query that ``gf.filter`` takes.
+
+    Predicates are attribute dicts as in the object dialect (``{"name": "MPI_.*",
+    "time (inc)": "> 1"}``); Hatchet's Python-function predicates are refused: write the
+    condition as a string (``"> 1"``) or filter with a Polars expression.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: list[list[Any]] = []
+
+    def match(self, quantifier: str | int = ".",
+              predicate: dict[str, Any] | None = None) -> QueryMatcher:
+        """Start the query (replacing any) with one node."""
+        self._nodes = []
+        return self.rel(quantifier, predicate)
+
+    def rel(self, quantifier: str | int = ".",
+            predicate: dict[str, Any] | None = None) -> QueryMatcher:
+        """Add the next node below the previous one."""
+        if callable(predicate):
+            raise QueryError("QueryMatcher takes attribute dicts, not functions: write "
+                             "{\"time\": \"> 1\"} instead of a lambda")
+        self._nodes.append([quantifier, predicate or {}])
+        return self
+
+    def to_json(self) -> str:
+        """The query as object-dialect JSON text."""
+        return json.dumps(self._nodes)
+
+
 def _filter_target(gf: GraphFrame, obj: Any) -> Any:
     """What :func:`cctool.ops.query.filter_graph` takes for a Hatchet-style filter."""
     import polars as pl
@@ -308,6 +498,8 @@ def _filter_target(gf: GraphFrame, obj: Any) -> Any:
 
     if isinstance(obj, str | Query):
         return obj
+    if isinstance(obj, QueryMatcher):
+        return obj.to_json()
     if isinstance(obj, list):
         try:
             return json.dumps(obj)

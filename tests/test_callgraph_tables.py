@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from cctool import saved
-from cctool.render.files import save
 from cctool.readers import read
+from cctool.render.files import save
 
 DATA = Path(__file__).parent / "data"
 

@@ -76,9 +76,10 @@ def test_read_identical_frames(db: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     (b'<S i="5"', b'<S i="5" i="5"'),  # a repeated attribute (lxml refuses it)
     (b'<C i="3"', b'<C i="&#51;"'),  # a character reference
 ])
-def test_outside_the_dialect_falls_back(tmp_path: Path, edit: tuple[bytes, bytes]) -> None:
+def test_outside_the_dialect_falls_back(data: Callable[[str], Path], tmp_path: Path,
+                                        edit: tuple[bytes, bytes]) -> None:
     db = tmp_path / "db"
-    _copy(SHARED_DATA / "hpctoolkit-allgather-database", db)
+    _copy(data("hpctoolkit-allgather-database"), db)
     xml = db / "experiment.xml"
     data = xml.read_bytes()
     tables = hpctoolkit_scan.parse(xml)[1]
@@ -97,9 +98,9 @@ def test_outside_the_dialect_falls_back(tmp_path: Path, edit: tuple[bytes, bytes
         _same(hpctoolkit_scan.parse(xml)[2], expected)
 
 
-def test_damaged_sections_agree_with_lxml(tmp_path: Path) -> None:
+def test_damaged_sections_agree_with_lxml(data: Callable[[str], Path], tmp_path: Path) -> None:
     """Flipped bytes in the call path section: the scan's answer is lxml's answer."""
-    src = SHARED_DATA / "hpctoolkit-allgather-database" / "experiment.xml"
+    src = data("hpctoolkit-allgather-database") / "experiment.xml"
     data = src.read_bytes()
     lo, hi = hpctoolkit_scan.split(data)
     xml = tmp_path / "experiment.xml"

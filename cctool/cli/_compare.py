@@ -104,9 +104,9 @@ def labels(a: str, b: str) -> tuple[str, str]:
 def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
+    from cctool import api
     from cctool.cli._io import load
     from cctool.errors import CctoolError
-    from cctool.ops.compare import compare
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
@@ -117,7 +117,11 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
                 gf.resolve_metric(cond.metric)
             except CctoolError as exc:
                 raise CctoolError(f"--fail-if {cond.text!r}: {exc}") from None
-    return compare(gf_a, gf_b, opts, extra=[c.metric for c in conditions])
+    call = api.diff if opts.op == "sub" else api.div
+    args: dict[str, Any] = {"percent": opts.percent} if opts.op == "sub" else {}
+    return call(gf_a, gf_b, metrics=opts.metrics, agg=opts.agg, missing=opts.missing,
+                reverse=opts.reverse, normalize=opts.normalize,
+                extra=[c.metric for c in conditions], **args)
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:

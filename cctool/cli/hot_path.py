@@ -47,13 +47,14 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
       cctool hot-path db/
       cctool hot-path db/ --start MPI_Finalize --threshold 0.3 --to json
     """
+    from cctool import api
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.ops.hot_path import default_inclusive
-    from cctool.ops.hot_path import hot_path as follow
 
     gf = load(profile, fmt)
     col = default_inclusive(gf, metric)
-    df = follow(gf, col, threshold, start, agg, rank, thread)
+    df = api.hot_path(gf, metric=col, threshold=threshold, start=start, agg=agg, rank=rank,
+                      thread=thread)
     if to != "text":
         emit_table(df, to, output, {col: gf.metric(col).unit})
         return

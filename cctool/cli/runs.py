@@ -35,11 +35,10 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool runs rajaperf/ --where cluster=quartz --to csv -o runs.csv
       cctool runs nightly/ --group-by variant --jobs 2
     """
-    from cctool.cli._ensemble import summaries
-    from cctool.ops.runs import group_table, run_table
+    from cctool import api
 
-    found = summaries(profiles, fmt, (), "mean", executor(jobs, scheduler), where)
-    table = group_table(found, group_by) if group_by else run_table(found, keys)
+    table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
+                     executor=executor(jobs, scheduler))
     if to != "text":
         from cctool.cli._io import emit_table
 

@@ -81,11 +81,11 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
         return
     if to == "cct":
         raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
-    from cctool.cli._ensemble import summaries
-    from cctool.ops.stats import ensemble_stats
+    from cctool import api
 
-    found = summaries(profiles, fmt, (metric,), agg, executor(jobs, scheduler), where)
-    result = ensemble_stats(found, opts)
+    result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
+                       percentiles=percentiles, depth=depth, threshold=threshold, where=where,
+                       fmt=fmt, executor=executor(jobs, scheduler))
     _emit(ctx, result, precision, width, to, output)
 
 

@@ -1,6 +1,6 @@
 """Where per-run work runs: in this process, on local worker processes, or on a Dask cluster.
 
-Multi-run commands read each run into a small :class:`~cctool.distributed.summary.RunSummary`
+Multi-run commands read each run into a small :class:`~cctool.ops.runs.RunSummary`
 (per-node values of the asked metrics, metadata, file facts) and reduce those. The same
 function makes every summary whichever executor runs it, so results are identical with or
 without Dask; only the place of the work changes. Runs are sent in batches (a few per worker

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import numpy as np
 import polars as pl
@@ -39,8 +39,6 @@ from cctool.model.metrics import Metric, describe
 
 __all__ = ["AGGREGATIONS", "GraphFrame"]
 
-STRUCTURE_COLUMNS = ("node", "parent", "depth")
-Agg = Literal["sum", "mean", "max", "min", "std", "cv"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,11 +12,8 @@ from dataclasses import dataclass, field
 
 from cctool.errors import QueryError
 
-# Condition operators. Comparisons take a number (or a string for == and !=); the string
-# operators take a string; the IS tests take nothing.
+# Comparison operators of a condition: they take a number (or a string for == and !=).
 COMPARISONS = ("==", "!=", "<", ">", "<=", ">=")
-STRING_OPS = ("regex", "starts", "ends", "contains")
-TESTS = ("nan", "inf", "none", "leaf")
 QUANTIFIERS = (".", "*", "+")
 MAX_ATOMS = 1000  # one-node steps after expanding counts; bounds the matcher's state table
 

@@ -19,7 +19,7 @@ import glob
 import importlib
 import inspect
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -379,13 +379,6 @@ def _runs_in(folder: Path) -> list[tuple[Path, bool]]:
     taken = {f for f, _ in first}
     warn_left_out(folder, [f for f in files[:seen] if f not in taken])
     return [(f, False) for f, _ in first] + [(f, True) for f in files[seen:]]
-
-
-def read_many(
-    paths: Sequence[str | os.PathLike[str]], fmt: str | None = None, **options: Any
-) -> list[GraphFrame]:
-    """Read several profiles, each into its own GraphFrame (globs are expanded)."""
-    return [read(p, fmt, **options) for p in expand_paths([str(p) for p in paths])]
 
 
 def _describe(exc: BaseException) -> str:

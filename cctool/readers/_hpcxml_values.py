@@ -41,11 +41,6 @@ _UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms", "B": "B"}
 _MAX_LOCATIONS = 1 << 22
 
 
-def has_other_values(folder: Path) -> bool:
-    """True when ``folder`` holds no ``*.metric-db`` file (this module's layouts)."""
-    return not _metricdb.metric_db_paths(folder)
-
-
 def read(xml: Path) -> GraphFrame:
     """Read an XML database whose values are in an .mdb, a profile.db or the XML itself."""
     folder = xml.parent
