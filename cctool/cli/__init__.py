@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "groupby": "cctool.cli.groupby:groupby",
     "hot-path": "cctool.cli.hot_path:hot_path",
     "imbalance": "cctool.cli.imbalance:imbalance",
+    "peek": "cctool.cli.peek:peek",
     "query": "cctool.cli.query:query",
     "read": "cctool.cli.read:read",
     "runs": "cctool.cli.runs:runs",

@@ -21,7 +21,6 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
     from cctool.graphframe import GraphFrame
     from cctool.options import TreeOptions
@@ -49,18 +48,25 @@ if TYPE_CHECKING:
 @click.option("--expand-hot", is_flag=True,
               help="Expand only the hot path (heaviest child while ≥ 50% of its parent, by "
               "the inclusive metric), highlighted with ◆; other nodes stay collapsed.")
+@click.option("--view", "view", type=click.Choice(["top-down", "bottom-up", "flat"]),
+              default=None, help="top-down: the calling context tree (default); bottom-up: "
+              "each function with its callers down to the roots; flat: load module > file > "
+              "function > loop > line. Inclusive and exclusive values with % of the total; "
+              "recursion counted once.")
 @click.option("--flat", is_flag=True,
-              help="Flat profile instead of the tree: per --by value self, self%, sum%, cum "
-              "(inclusive, recursion counted once), cum%, heaviest self first.")
-@click.option("--bottom-up", is_flag=True,
-              help="Callers view: each --by value (heaviest self first) with the callers it "
-              "was called from and the cost that came through each.")
+              help="Same as --view flat. With --by: one row per --by value (self, self%, "
+              "sum%, cum, cum%), pprof's top.")
+@click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
+@click.option("--percent/--no-percent", default=None,
+              help="Show each value's percentage of the total (default: on in text, off in "
+              "JSON/CSV) in the views of --view.")
 @click.option("--data", is_flag=True,
               help="The data-object tree (profiles with data attribution: DHAT, Caliper's "
               "alloc service) instead of the whole profile.")
-@click.option("--by", default="name", show_default=True, metavar="COLUMN",
-              help="Group for --flat/--bottom-up: name, function (loops and lines folded "
-              "into their function), file, module or another node attribute.")
+@click.option("--by", default=None, metavar="COLUMN",
+              help="Name functions by this attribute in --view bottom-up (default name; "
+              "file or module group them); with --flat, the one-level table per value: "
+              "name, function (loops and lines folded into their function), file, module.")
 @derive_option
 @stream_option
 @width_option
@@ -74,7 +80,8 @@ if TYPE_CHECKING:
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
-         no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, data: bool, by: str,
+         no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
+         percent: bool | None, data: bool, by: str | None,
          stream: bool | None, width: int | None, to: str, output: str,
          html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
@@ -106,8 +113,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.cli._html import refuse_text_only
 
         refuse_text_only(ctx)
-    if flat + bottom_up + expand_hot > 1:
-        raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
+    view = _pick_view(view, flat, bottom_up, expand_hot)
+    flat, bottom_up = view == "flat", view == "bottom-up"
     if to in ("folded", "speedscope", "pprof"):
         from cctool.cli._exports import refuse_view_options
 
@@ -138,8 +145,13 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         write_tree_page(gf, opts, profile, html, expand_hot)
         return
-    if flat or bottom_up:
+    if flat and by is not None:
         _explain(ctx, gf, opts, by, flat, width, to, output)
+        return
+    if view in ("flat", "bottom-up"):
+        from cctool.cli._views import emit_view
+
+        emit_view(ctx, gf, view, opts, by or "name", percent, width, to, output)
         return
     if expand_hot:
         opts = _with_hot_path(gf, opts)
@@ -153,6 +165,17 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))
+
+
+def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) -> str:
+    picked = [v for v, on in (("flat", flat), ("bottom-up", bottom_up)) if on]
+    if view is not None and picked and picked != [view] or len(picked) > 1:
+        raise click.UsageError("--view, --flat and --bottom-up disagree; pick one view")
+    out = view or (picked[0] if picked else "top-down")
+    if expand_hot and out != "top-down":
+        raise click.UsageError("--expand-hot expands the top-down tree; drop --view/--flat/"
+                               "--bottom-up")
+    return out
 
 
 def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
@@ -195,28 +218,18 @@ def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:
 
 def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, flat: bool,
              width: int | None, to: str, output: str) -> None:
-    """The flat profile or the bottom-up view, as a table/tree or records."""
+    """The flat profile per value of ``by`` (pprof's top), as a table or records."""
     from cctool.cli._io import emit_renderable, emit_table
-    from cctool.ops.flat import bottom_up_rows, flat_profile, metric_pair
+    from cctool.ops.flat import flat_profile, metric_pair
 
     metric = opts.metrics[0] if opts.metrics else None
-    args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
-    df = flat_profile(*args) if flat else bottom_up_rows(*args)
+    df = flat_profile(gf, by, metric, opts.agg, opts.rank, opts.thread)
     if to != "text":
         unit = gf.metric(metric_pair(gf, metric)[0]).unit
         emit_table(df, to, output, {c: unit for c in ("self", "cum")})
         return
-    from dataclasses import replace
+    from cctool.render.tables import flat_table
 
-    from cctool.render import describe_locations
-    from cctool.render.tables import flat_table, graph_renderable
-
-    view: RenderableType
-    cols = list(metric_pair(gf, metric))
-    info = [gf.metric(c) for c in cols]
-    if flat:
-        view = flat_table(df, by, opts.precision, opts.name_width, info[0])
-    else:
-        view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
-                                describe_locations(gf, opts, info), note=False, info=info)
-    emit_renderable(ctx, view, output, width)
+    info = gf.metric(metric_pair(gf, metric)[0])
+    emit_renderable(ctx, flat_table(df, by, opts.precision, opts.name_width, info), output,
+                    width)

@@ -1,0 +1,92 @@
+"""The bottom-up view (hpcviewer's Callers View): functions, and below each the chains of
+callers that led to it, down to the roots (see :mod:`cctool.ops.views` for the values)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from cctool.graphframe import GraphFrame
+from cctool.ops.views import View, ViewOptions
+from cctool.ops.views._frames import Frames, frames
+from cctool.ops.views._rows import build
+from cctool.ops.views._values import Members
+
+
+def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
+              depth: int | None = None) -> View:
+    """The bottom-up view of ``gf``.
+
+    Args:
+        gf: the profile.
+        opts: metric, location selection and the ``by`` attribute naming functions.
+        depth: build this many levels (1: the functions alone); None builds them all.
+
+    Returns:
+        A :class:`View` whose top rows (role ``function``) are the functions, heaviest
+        inclusive first, and whose other rows (role ``caller``) are caller chains.
+    """
+    opts = opts or ViewOptions()
+    fr = frames(gf, opts.by)
+    parent, name, contexts, exc_m, inc_m = _levels(fr, depth)
+    nrows = parent.size
+    role = np.where(parent < 0, "function", "caller")
+    cols = {"name": fr.names.gather(name), "role": role,
+            "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
+    return build("bottom-up", gf, opts, parent, cols, Members(exc_m[0], exc_m[1], nrows),
+                 Members(inc_m[0], inc_m[1], nrows))
+
+
+Pairs = tuple[np.ndarray, np.ndarray]
+
+
+def _levels(fr: Frames, depth: int | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs]:
+    """Rows level by level. An instance is a frame head still walking up its callers: at
+    each level it sits in one row, keyed by (its row one level up, its caller's function)."""
+    heads = fr.heads
+    nodes = np.arange(fr.head_of.size)
+    # Level 0: one row per function.
+    row = np.unique(fr.group[heads])
+    row_of = np.searchsorted(row, fr.group[heads])  # per instance
+    parent = [np.full(row.size, -1, dtype=np.int64)]
+    name = [row]
+    inst, cur = heads, fr.caller[heads]
+    base = 0
+    exc_r: list[np.ndarray] = []
+    exc_n: list[np.ndarray] = []
+    inc_r: list[np.ndarray] = []
+    inc_n: list[np.ndarray] = []
+    contexts: list[np.ndarray] = []
+    level = 0
+    pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)
+    while inst.size:
+        # Members at this level: every node of an active frame, and its outermost heads.
+        pos_of_head[:] = -1
+        pos_of_head[inst] = base + row_of
+        node_row = pos_of_head[fr.head_of]
+        take = node_row >= 0
+        exc_r.append(node_row[take])
+        exc_n.append(nodes[take])
+        outer = fr.outer[inst]
+        inc_r.append(base + row_of[outer])
+        inc_n.append(inst[outer])
+        nlevel = parent[-1].size
+        contexts.append(np.bincount(row_of, minlength=nlevel))
+        level += 1
+        if depth is not None and level >= depth:
+            break
+        go = cur >= 0
+        inst, cur, prev = inst[go], cur[go], base + row_of[go]
+        if not inst.size:
+            break
+        key = prev * (fr.names.len() + 1) + fr.group[cur]
+        uniq, ids = np.unique(key, return_inverse=True)
+        base += nlevel
+        parent.append(uniq // (fr.names.len() + 1))
+        name.append(uniq % (fr.names.len() + 1))
+        row_of = ids
+        cur = fr.caller[cur]
+    return (np.concatenate(parent), np.concatenate(name), np.concatenate(contexts),
+            (np.concatenate(exc_r), np.concatenate(exc_n)),
+            (np.concatenate(inc_r), np.concatenate(inc_n)))

@@ -1,0 +1,102 @@
+"""Callers and callees of the functions matching a regular expression, merged over every
+context (pprof's ``-peek``, speedscope's sandwich; see :mod:`cctool.ops.views`)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, NodeNotFoundError
+from cctool.graphframe import GraphFrame
+from cctool.ops.groupby import outermost
+from cctool.ops.views import View, ViewOptions
+from cctool.ops.views._frames import frames
+from cctool.ops.views._rows import build
+from cctool.ops.views._values import Members
+
+
+def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:
+    """For each function whose ``opts.by`` value matches ``pattern`` (a regular expression,
+    searched anywhere in the name): a ``function`` row with its totals, a ``callers`` row
+    over one ``caller`` row per calling function, and a ``callees`` row over one ``callee``
+    row per called function. Header rows sum their rows."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise CctoolError(f"bad regular expression {pattern!r}: {exc}") from None
+    opts = opts or ViewOptions()
+    fr = frames(gf, opts.by)
+    hit = fr.names.str.contains(pattern).fill_null(False).to_numpy()
+    heads = fr.heads
+    present = np.zeros(hit.size, dtype=bool)
+    present[fr.group[heads]] = True
+    funcs = np.nonzero(hit & present)[0]
+    if not funcs.size:
+        raise NodeNotFoundError(f"no function with {opts.by} matching {pattern!r}")
+    m = funcs.size
+    slot = np.full(hit.size, -1, dtype=np.int64)
+    slot[funcs] = np.arange(m)
+    ng = fr.names.len()
+    has_caller = fr.caller[heads] >= 0
+    caller_group = np.where(has_caller, fr.group[np.maximum(fr.caller[heads], 0)], -1)
+
+    # Callers: heads of a matched function that have a caller.
+    a = heads[(slot[fr.group[heads]] >= 0) & has_caller]
+    a_key = slot[fr.group[a]] * ng + fr.group[fr.caller[a]]
+    # Callees: heads whose caller frame is a matched function's.
+    sel = has_caller & (slot[np.maximum(caller_group, 0)] >= 0) & (caller_group >= 0)
+    b = heads[sel]
+    b_key = slot[caller_group[sel]] * ng + fr.group[b]
+    ua, ia = np.unique(a_key, return_inverse=True)
+    ub, ib = np.unique(b_key, return_inverse=True)
+    base_a, base_b = 3 * m, 3 * m + ua.size
+    nrows = base_b + ub.size
+    parent = np.concatenate([np.full(m, -1), np.arange(m), np.arange(m), m + ua // ng,
+                             2 * m + ub // ng]).astype(np.int64)
+    name_idx = np.concatenate([funcs, np.zeros(2 * m, dtype=np.int64), ua % ng, ub % ng])
+    names = fr.names.gather(name_idx).to_numpy().astype(object)
+    names[m:2 * m], names[2 * m:3 * m] = "callers", "callees"
+    role = np.concatenate([np.full(m, "function"), np.full(m, "callers"),
+                           np.full(m, "callees"), np.full(ua.size, "caller"),
+                           np.full(ub.size, "callee")])
+    # Members. Function rows: every node of its frames; outermost heads for inclusive.
+    nodes = np.arange(gf.num_nodes)
+    fn_of_node = slot[fr.group]
+    fn_nodes = nodes[fn_of_node >= 0]
+    fn_heads = heads[(slot[fr.group[heads]] >= 0) & fr.outer[heads]]
+    row_a, row_b = base_a + ia, base_b + ib
+    a_nodes, a_rows = _frame_nodes(fr.head_of, a, row_a)
+    b_nodes, b_rows = _frame_nodes(fr.head_of, b, row_b)
+    a_outer = fr.outer[a]
+    # A callee counts once per path: the outermost call along each path of each edge.
+    edge = np.full(gf.num_nodes, -1, dtype=np.int64)
+    edge[b] = b_key
+    b_outer = outermost(gf, np.where(edge >= 0, edge, ng * m + nodes))[b]
+    exc_pairs = (np.concatenate([fn_of_node[fn_nodes], m + slot[fr.group[a_nodes]], a_rows,
+                           2 * m + ub[b_rows - base_b] // ng,
+                           b_rows]),
+           np.concatenate([fn_nodes, a_nodes, a_nodes, b_nodes, b_nodes]))
+    inc_pairs = (np.concatenate([slot[fr.group[fn_heads]], m + slot[fr.group[a[a_outer]]],
+                           row_a[a_outer], 2 * m + ub[ib[b_outer]] // ng, row_b[b_outer]]),
+           np.concatenate([fn_heads, a[a_outer], a[a_outer], b[b_outer], b[b_outer]]))
+    contexts = np.bincount(np.concatenate([slot[fr.group[heads[slot[fr.group[heads]] >= 0]]],
+                                           row_a, row_b]), minlength=nrows)
+    key = np.zeros(nrows)
+    key[m:2 * m], key[2 * m:3 * m] = 2.0, 1.0  # callers above callees
+    cols = {"name": pl.Series("name", names.tolist(), dtype=pl.String), "role": role,
+            "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
+    return build("peek", gf, opts, parent, cols, Members(*exc_pairs, nrows),
+                 Members(*inc_pairs, nrows),
+                 key=key, keyed=np.arange(m, 3 * m))
+
+
+def _frame_nodes(head_of: np.ndarray, heads: np.ndarray, rows: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(node, row) for every node in the frames of ``heads`` (each in its head's row)."""
+    row_of = np.full(head_of.size, -1, dtype=np.int64)
+    row_of[heads] = rows
+    r = row_of[head_of]
+    nodes = np.nonzero(r >= 0)[0]
+    return nodes, r[nodes]
