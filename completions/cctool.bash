@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in diff|div|groupby|hot-path|imbalance|query|read|runs|scaling|stats|tree) cmd="$w"; break;; esac
+        case "$w" in diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|tree) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -75,6 +75,18 @@ _cctool() {
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
+        peek:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        peek:--max-nodes) COMPREPLY=(); return;;
+        peek:--metric|peek:-m) COMPREPLY=(); return;;
+        peek:--rank) COMPREPLY=(); return;;
+        peek:--thread) COMPREPLY=(); return;;
+        peek:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        peek:--by) COMPREPLY=(); return;;
+        peek:--precision) COMPREPLY=(); return;;
+        peek:--derive) COMPREPLY=(); return;;
+        peek:--width) COMPREPLY=(); return;;
+        peek:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        peek:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
@@ -142,6 +154,7 @@ _cctool() {
         tree:--threshold) COMPREPLY=(); return;;
         tree:--colormap) COMPREPLY=($(compgen -W "RdYlGn viridis magma grey" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
+        tree:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         tree:--by) COMPREPLY=(); return;;
         tree:--derive) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
@@ -149,18 +162,19 @@ _cctool() {
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
     esac
     case "$cmd" in
-        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance query read runs scaling stats tree";;
+        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance peek query read runs scaling stats tree";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --width --color --to --output -o -h --help";;
+        peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
         runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -9,6 +9,7 @@ _cctool() {
         'groupby:Merge all nodes sharing a value of --by into one node, linked by the o'
         'hot-path:Print the hot path: from the start node, the heaviest child at each le'
         'imbalance:Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
+        'peek:Show each function matching REGEX (searched anywhere in its name) with'
         'query:Keep the call paths that match QUERY: every node on a matching path st'
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
         'runs:List the runs of an ensemble: path, format, nodes, ranks, threads and '
@@ -122,6 +123,22 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
+                peek) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
+                    ''--rank'[Show only this rank.]:value: ' \
+                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    ''--by'[Name functions by this node attribute (name, file, module, ...).]:value: ' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[Percentages of the total (default: on in text, off in JSON/CSV).]' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
                 query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
@@ -217,10 +234,12 @@ _cctool() {
                     ''--full-names'[Never elide long names.]' \
                     ''--no-legend'[Leave out the legend.]' \
                     ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent, by]' \
-                    ''--flat'[Flat profile instead of the tree: per --by value self, self%, sum%, cu]' \
-                    ''--bottom-up'[Callers view: each --by value (heaviest self first) with the callers i]' \
+                    ''--view'[top-down: the calling context tree (default); bottom-up: each function]:value:(top-down bottom-up flat)' \
+                    ''--flat'[Same as --view flat. With --by: one row per --by value (self, self%, s]' \
+                    ''--bottom-up'[Same as --view bottom-up.]' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[Show each values percentage of the total (default: on in text, off in ]' \
                     ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
-                    ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
+                    ''--by'[Name functions by this attribute in --view bottom-up (default name; fi]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \

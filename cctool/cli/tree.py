@@ -170,7 +170,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) -> str:
     picked = [v for v, on in (("flat", flat), ("bottom-up", bottom_up)) if on]
     if view is not None and picked and picked != [view] or len(picked) > 1:
-        raise click.UsageError("--view, --flat and --bottom-up disagree; pick one view")
+        raise click.UsageError("--view, --flat and --bottom-up are alternatives; pick one")
     out = view or (picked[0] if picked else "top-down")
     if expand_hot and out != "top-down":
         raise click.UsageError("--expand-hot expands the top-down tree; drop --view/--flat/"
