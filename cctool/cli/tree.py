@@ -58,8 +58,8 @@ if TYPE_CHECKING:
               "sum%, cum, cum%), pprof's top.")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
 @click.option("--percent/--no-percent", default=None,
-              help="Show each value's percentage of the total (default: on in text, off in "
-              "JSON/CSV) in the views of --view.")
+              help="Show the percentage of the profile's total beside the (first) metric "
+              "(default: on in text, off in JSON/CSV).")
 @click.option("--data", is_flag=True,
               help="The data-object tree (profiles with data attribution: DHAT, Caliper's "
               "alloc service) instead of the whole profile.")
@@ -131,7 +131,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         gf = data_tree(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
     _warn_combine(gf, metrics, agg, rank)
-    opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
+    opts = TreeOptions(percent=percent is not False if to == "text" else bool(percent),
+                       metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)

@@ -13,6 +13,7 @@ import polars as pl
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
+from cctool.options import Selection
 
 ROOT_CALLER = "(root)"
 
@@ -30,7 +31,7 @@ def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
 
 def flat_profile(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Per-value totals of attribute ``by``, pprof-style, heaviest self first.
 
@@ -62,7 +63,7 @@ def flat_profile(
 
 def caller_table(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Every (callee, caller) pair with the callee's cost that came through that caller.
 
@@ -86,7 +87,7 @@ def caller_table(
 
 def callers(
     gf: GraphFrame, name: str, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Who called ``name`` and how much of its cost came through each caller.
 
@@ -106,7 +107,7 @@ def callers(
 
 def bottom_up_rows(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Rows of a bottom-up view: each function (heaviest self first) with its callers below.
 

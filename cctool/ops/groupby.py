@@ -21,6 +21,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
+from cctool.options import Selection
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -216,7 +217,7 @@ def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:
 
 def edge_table(
     gf: GraphFrame, group: np.ndarray, outer: np.ndarray, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None, include_roots: bool = False,
+    rank: Selection = None, thread: Selection = None, include_roots: bool = False,
 ) -> pl.DataFrame:
     """CCT parent→child edges merged per (group of parent, group of child).
 
@@ -253,15 +254,15 @@ def edge_table(
 
 def _edge_location_stats(
     gf: GraphFrame, cols: list[str], pair_of: np.ndarray, outer: np.ndarray, npairs: int,
-    agg: str, rank: int | None, thread: int | None,
+    agg: str, rank: Selection, thread: Selection,
 ) -> dict[str, np.ndarray]:
     """Per edge, each metric summed per location, then aggregated across locations."""
     loc, locs = gf.location_index, gf.locations
     wanted = np.ones(locs.height, dtype=bool)
     if rank is not None:
-        wanted &= locs["rank"].to_numpy() == rank
+        wanted &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
     if thread is not None:
-        wanted &= locs["thread"].to_numpy() == thread
+        wanted &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
     renum = np.cumsum(wanted) - 1
     nid = gf.metrics["node"].to_numpy()
     keep = (pair_of[nid] >= 0) & wanted[loc]

@@ -267,11 +267,15 @@ def describe_locations(
     if note:
         return str(note)
     if opts.rank is not None or opts.thread is not None:
+        from cctool.options import selection_text
+
         parts = []
         if opts.rank is not None:
-            parts.append(f"rank {opts.rank}")
+            parts.append(selection_text("rank", opts.rank))
         if opts.thread is not None:
-            parts.append(f"thread {opts.thread}")
+            parts.append(selection_text("thread", opts.thread))
+        if isinstance(opts.rank, tuple) or isinstance(opts.thread, tuple):
+            parts.append(f"{opts.agg} over them")
         return ", ".join(parts)
     n = gf.locations.height
     if n <= 1:
@@ -309,7 +313,14 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
     info = [gf.metric(m) for m in metrics]
-    tree = render_rows(rows, metrics, opts, info=info)
+    shown: list[str] = list(metrics)
+    kinds: list[Metric | None] = list(info)
+    if opts.percent and metrics:
+        from cctool.metrics import describe
+
+        shown.insert(1, f"{metrics[0]} %")
+        kinds.insert(1, describe("%", "%"))
+    tree = render_rows(rows, shown, opts, info=kinds)
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
@@ -318,8 +329,16 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
+        notes = []
+        if opts.percent and metrics:
+            from cctool.ops.views import profile_total
+
+            base = profile_total(gf, metrics[0], opts.agg, opts.rank, opts.thread)
+            notes.append(f"%: {metrics[0]} as a percentage of the profile's total, "
+                         f"{format_value(base, opts.precision, info[0])}")
         if rows["hidden"].sum():
-            key.notes = (HIDDEN_NOTE,)
+            notes.append(HIDDEN_NOTE)
+        key.notes = tuple(notes)
         parts.append(key)
     return Group(*parts)
 

@@ -51,6 +51,15 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
+    if opts.percent and metrics:
+        from cctool.ops.views import percent_name, profile_total
+
+        base = profile_total(gf, metrics[0], opts.agg, opts.rank, opts.thread)
+        pct = (pl.col(metrics[0]) * (100.0 / base if base else float("nan")))
+        table = table.with_columns(pct.alias(percent_name(metrics[0])))
+        cols = table.columns
+        cols.insert(cols.index(metrics[0]) + 1, cols.pop(cols.index(percent_name(metrics[0]))))
+        table = table.select(cols)
     out: pl.DataFrame = table[order.tolist()] if order.size != table.height else table[order]
     return out
 

@@ -114,6 +114,19 @@ def percent_name(column: str) -> str:
     return f"{column} %"
 
 
+def profile_total(gf: GraphFrame, column: str, agg: str = "sum",
+                  rank: int | tuple[int, ...] | None = None,
+                  thread: int | tuple[int, ...] | None = None) -> float:
+    """The whole profile's value of metric ``column``, the base of a percentage: the roots'
+    sum for an inclusive metric, every node's for an exclusive one; locations combined as
+    ``agg`` says (for max/min/std/cv: per rank first, then across ranks)."""
+    from cctool.ops.views._values import Members, row_values
+
+    ids = gf.roots if gf.is_inclusive(column) else np.arange(gf.num_nodes)
+    members = Members(np.zeros(ids.size, dtype=np.int64), ids, 1)
+    return float(row_values(gf, column, members, agg, rank, thread)[0])
+
+
 def compute(gf: GraphFrame, kind: str, opts: ViewOptions | None = None, *,
             pattern: str | None = None, depth: int | None = None) -> View:
     """The view ``kind`` (``top-down``, ``bottom-up``, ``flat`` or ``peek`` with

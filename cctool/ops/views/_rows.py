@@ -37,9 +37,9 @@ def metric_pair(gf: GraphFrame, metric: str | None) -> tuple[str, str]:
 
 def total(gf: GraphFrame, inc: str, opts: ViewOptions) -> float:
     """The profile's inclusive total: the roots' values summed (the base of percentages)."""
-    roots = gf.roots
-    members = Members(np.zeros(roots.size, dtype=np.int64), roots, 1)
-    return float(row_values(gf, inc, members, opts.agg, opts.rank, opts.thread)[0])
+    from cctool.ops.views import profile_total
+
+    return profile_total(gf, inc, opts.agg, opts.rank, opts.thread)
 
 
 def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
