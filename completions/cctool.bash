@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|tree) cmd="$w"; break;; esac
+        case "$w" in diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|tree|view) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -160,13 +160,22 @@ _cctool() {
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
+        view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        view:--max-nodes) COMPREPLY=(); return;;
+        view:--metric|view:-m) COMPREPLY=(); return;;
+        view:--rank) COMPREPLY=(); return;;
+        view:--thread) COMPREPLY=(); return;;
+        view:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        view:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
+        view:--by) COMPREPLY=(); return;;
+        view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance peek query read runs scaling stats tree";;
+        "") opts="--color --derive --version -h --help diff div groupby hot-path imbalance peek query read runs scaling stats tree view";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
-        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
-        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
+        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
@@ -175,6 +184,7 @@ _cctool() {
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
+        view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cur" == -* || -z "$cmd" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -16,6 +16,7 @@ _cctool() {
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'stats:Statistics of one metric per call path across runs: the number of runs'
         'tree:Show the calling context tree with metric values, colored by the first'
+        'view:Browse a profile in the terminal: a tree-table of inclusive, exclusive'
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
@@ -82,6 +83,7 @@ _cctool() {
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Text view: show this many levels.]:value: ' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[The first metrics percentage of the profiles total beside it (default:]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -95,9 +97,10 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
-                    ''--rank'[Show only this rank.]:value: ' \
-                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[total%: each value as a percentage of the profiles total (default: on ]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -126,8 +129,8 @@ _cctool() {
                 peek) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
                     ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
-                    ''--rank'[Show only this rank.]:value: ' \
-                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
                     ''--by'[Name functions by this node attribute (name, file, module, ...).]:value: ' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[Percentages of the total (default: on in text, off in JSON/CSV).]' \
@@ -224,8 +227,8 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--rank'[Show only this rank.]:value: ' \
-                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
                     ''--colormap'[Colormap of the values.]:value:(RdYlGn viridis magma grey)' \
@@ -237,7 +240,7 @@ _cctool() {
                     ''--view'[top-down: the calling context tree (default); bottom-up: each function]:value:(top-down bottom-up flat)' \
                     ''--flat'[Same as --view flat. With --by: one row per --by value (self, self%, s]' \
                     ''--bottom-up'[Same as --view bottom-up.]' \
-                    '(--percent --no-percent)'{--percent,--no-percent}'[Show each values percentage of the total (default: on in text, off in ]' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[Show the percentage of the profiles total beside the (first) metric (d]' \
                     ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
                     ''--by'[Name functions by this attribute in --view bottom-up (default name; fi]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
@@ -247,6 +250,17 @@ _cctool() {
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                view) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
+                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    ''--view'[The view to open with.]:value:(top-down bottom-up flat)' \
+                    ''--by'[Name functions by this attribute in the bottom-up view.]:value: ' \
+                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;

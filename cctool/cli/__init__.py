@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "scaling": "cctool.cli.scaling:scaling",
     "stats": "cctool.cli.stats:stats",
     "tree": "cctool.cli.tree:tree",
+    "view": "cctool.cli.view:view",
 }
 
 

@@ -75,6 +75,8 @@ class View:
             percentage.
         exact: whether the values are the profile's own numbers (False for flat/peek sums
             over an expanded call graph, whose split between contexts is an estimate).
+        members: (exclusive, inclusive) pairs of (row ids, CCT node ids): which nodes each
+            row sums, for per-rank detail of one row.
     """
 
     kind: str
@@ -83,6 +85,7 @@ class View:
     inclusive: str
     total: float
     exact: bool = True
+    members: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def size(self) -> int:
@@ -100,6 +103,14 @@ class View:
                  *[c for c in cols[cols.index(self.exclusive) + 1:] if c != self.inclusive],
                  self.inclusive, percent_name(self.inclusive)]
         return out.select(list(dict.fromkeys(order)))
+
+    def member_nodes(self, row: int, inclusive: bool = True) -> np.ndarray:
+        """CCT node ids whose values row ``row`` sums (its inclusive or exclusive members)."""
+        if self.members is None:
+            return np.zeros(0, dtype=np.int64)
+        rows, nodes = self.members[0 if not inclusive else 1]
+        out: np.ndarray = nodes[rows == row]
+        return out
 
     def subtree_end(self) -> np.ndarray:
         """End (exclusive) of each row's preorder block of descendants."""

@@ -75,5 +75,7 @@ def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
         s = col if isinstance(col, pl.Series) else pl.Series(name, col, strict=False)
         data[name] = s.alias(name).gather(order)
     data[exc], data[inc] = ev[order], iv[order]
+    members = ((new[exc_members.rows], exc_members.nodes),
+               (new[inc_members.rows], inc_members.nodes))
     return View(kind=kind, rows=pl.DataFrame(data), exclusive=exc, inclusive=inc,
-                total=total(gf, inc, opts), exact=exact)
+                total=total(gf, inc, opts), exact=exact, members=members)
