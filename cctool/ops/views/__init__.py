@@ -77,6 +77,7 @@ class View:
             over an expanded call graph, whose split between contexts is an estimate).
         members: (exclusive, inclusive) pairs of (row ids, CCT node ids): which nodes each
             row sums, for per-rank detail of one row.
+        note: what a reader should know about the rows (levels left out, say).
     """
 
     kind: str
@@ -86,6 +87,7 @@ class View:
     total: float
     exact: bool = True
     members: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+    note: str = ""
 
     @property
     def size(self) -> int:
@@ -139,9 +141,11 @@ def profile_total(gf: GraphFrame, column: str, agg: str = "sum",
 
 
 def compute(gf: GraphFrame, kind: str, opts: ViewOptions | None = None, *,
-            pattern: str | None = None, depth: int | None = None) -> View:
+            pattern: str | None = None, depth: int | None = None,
+            max_rows: int | None = None) -> View:
     """The view ``kind`` (``top-down``, ``bottom-up``, ``flat`` or ``peek`` with
-    ``pattern``) of profile ``gf``; ``depth`` caps the levels bottom-up builds."""
+    ``pattern``) of profile ``gf``; ``depth`` and ``max_rows`` cap the levels bottom-up
+    builds."""
     from cctool.errors import CctoolError
 
     if kind == "top-down":
@@ -151,7 +155,7 @@ def compute(gf: GraphFrame, kind: str, opts: ViewOptions | None = None, *,
     if kind == "bottom-up":
         from cctool.ops.views.bottom_up import bottom_up
 
-        return bottom_up(gf, opts, depth)
+        return bottom_up(gf, opts, depth, max_rows)
     if kind == "flat":
         from cctool.ops.views.static import flat_view
 

@@ -14,13 +14,15 @@ from cctool.ops.views._values import Members
 
 
 def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
-              depth: int | None = None) -> View:
+              depth: int | None = None, max_rows: int | None = None) -> View:
     """The bottom-up view of ``gf``.
 
     Args:
         gf: the profile.
         opts: metric, location selection and the ``by`` attribute naming functions.
         depth: build this many levels (1: the functions alone); None builds them all.
+        max_rows: stop adding levels before the rows would exceed this many (a viewer's
+            budget); ``View.levels`` says how many were built.
 
     Returns:
         A :class:`View` whose top rows (role ``function``) are the functions, heaviest
@@ -28,20 +30,27 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     """
     opts = opts or ViewOptions()
     fr = frames(gf, opts.by)
-    parent, name, contexts, exc_m, inc_m = _levels(fr, depth)
+    parent, name, contexts, exc_m, inc_m, complete = _levels(fr, depth, max_rows)
     nrows = parent.size
     role = np.where(parent < 0, "function", "caller")
     cols = {"name": fr.names.gather(name), "role": role,
             "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
-    return build("bottom-up", gf, opts, parent, cols, Members(exc_m[0], exc_m[1], nrows),
+    view = build("bottom-up", gf, opts, parent, cols, Members(exc_m[0], exc_m[1], nrows),
                  Members(inc_m[0], inc_m[1], nrows))
+    levels = int(view.rows["depth"].to_numpy().max(initial=-1)) + 1
+    if complete or depth is not None:
+        return view
+    from dataclasses import replace
+
+    return replace(view, note=f"callers shown {levels - 1} levels deep (more rows than "
+                   f"{max_rows:,}); cctool tree --view bottom-up shows them all")
 
 
 Pairs = tuple[np.ndarray, np.ndarray]
 
 
-def _levels(fr: Frames, depth: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs]:
+def _levels(fr: Frames, depth: int | None, max_rows: int | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool]:
     """Rows level by level. An instance is a frame head still walking up its callers: at
     each level it sits in one row, keyed by (its row one level up, its caller's function)."""
     heads = fr.heads
@@ -59,6 +68,7 @@ def _levels(fr: Frames, depth: int | None
     inc_n: list[np.ndarray] = []
     contexts: list[np.ndarray] = []
     level = 0
+    complete = True
     pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)
     while inst.size:
         # Members at this level: every node of an active frame, and its outermost heads.
@@ -82,6 +92,9 @@ def _levels(fr: Frames, depth: int | None
             break
         key = prev * (fr.names.len() + 1) + fr.group[cur]
         uniq, ids = np.unique(key, return_inverse=True)
+        if max_rows is not None and base + nlevel + uniq.size > max_rows:
+            complete = False
+            break
         base += nlevel
         parent.append(uniq // (fr.names.len() + 1))
         name.append(uniq % (fr.names.len() + 1))
@@ -89,4 +102,4 @@ def _levels(fr: Frames, depth: int | None
         cur = fr.caller[cur]
     return (np.concatenate(parent), np.concatenate(name), np.concatenate(contexts),
             (np.concatenate(exc_r), np.concatenate(exc_n)),
-            (np.concatenate(inc_r), np.concatenate(inc_n)))
+            (np.concatenate(inc_r), np.concatenate(inc_n)), complete)

@@ -23,7 +23,7 @@ from textual.widgets import Footer, Input, Static
 from cctool.errors import CctoolError
 from cctool.metrics import Metric
 from cctool.render import format_value
-from cctool.render.text import sparkline
+from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
 
 VIEWS = ("top-down", "bottom-up", "flat")
@@ -36,6 +36,15 @@ class TreeTable(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     TreeTable { height: 1fr; overflow-x: hidden; }
     """
+    # The cursor moves, not just the scroll position (these replace ScrollView's keys).
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "app.move(1)", "down", show=False),
+        Binding("up,k", "app.move(-1)", "up", show=False),
+        Binding("pagedown", "app.page(1)", show=False),
+        Binding("pageup", "app.page(-1)", show=False),
+        Binding("home", "app.edge(0)", show=False),
+        Binding("end", "app.edge(1)", show=False),
+    ]
 
     def __init__(self, model: ViewModel, info: tuple[Metric, Metric], **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
@@ -76,7 +85,8 @@ class TreeTable(ScrollView, can_focus=True):
         room = max((width - len(values)) // 3, 2)  # deep rows: the outer levels fold
         indent = "  " * depth if 2 * depth <= room else f"{depth:>{room - 1}}·"
         hit = m.matches.size and bool(np.isin(row, m.matches))
-        label = (indent + mark + name)[: max(width - len(values), 0)]
+        room = max(width - len(values) - len(indent) - len(mark), 1)
+        label = (indent + mark + elide(name, room))[: max(width - len(values), 0)]
         base = Style(reverse=True) if index == m.cursor else Style()
         heat = _heat(inc_pct)
         return [(values, base + heat), (label.ljust(max(width - len(values), 0)),
@@ -104,12 +114,6 @@ class ViewerApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
-        Binding("down,j", "move(1)", "down", show=False),
-        Binding("up,k", "move(-1)", "up", show=False),
-        Binding("pagedown", "page(1)", show=False),
-        Binding("pageup", "page(-1)", show=False),
-        Binding("home", "edge(0)", show=False),
-        Binding("end", "edge(1)", show=False),
         Binding("right,l,enter", "open", "expand", show=False),
         Binding("left", "close", "collapse", show=False),
         Binding("space", "flip", "expand/collapse"),
@@ -237,7 +241,7 @@ class ViewerApp(App[None]):
     def action_next_view(self) -> None:
         m = self.model
         m.switch(VIEWS[(VIEWS.index(m.kind) + 1) % len(VIEWS)] if m.kind in VIEWS else VIEWS[0])
-        self._redraw(f"{m.kind} view")
+        self._redraw(f"{m.kind} view" + (f"; {m.view.note}" if m.view.note else ""))
 
     def action_next_sort(self) -> None:
         self._sort((self.model.sort_column + 1) % len(COLUMNS))

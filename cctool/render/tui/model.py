@@ -22,6 +22,8 @@ from cctool.ops.views._frames import INNER_TYPES
 from cctool.ops.views._rows import tree_order
 
 COLUMNS = ("inclusive", "inc %", "exclusive", "exc %", "name")
+MAX_ROWS = 2_000_000  # bottom-up levels stop before this many rows (chains of callers grow
+# with the tree's depth: a million nodes 30 deep may have tens of millions)
 HOT_FRACTION = 0.5  # hot path: the heaviest child while it holds half its parent
 
 
@@ -63,7 +65,7 @@ class ViewModel:
     def switch(self, kind: str) -> None:
         """Show view ``kind`` (top-down, bottom-up, flat), top rows expanded one level."""
         self.kind = kind
-        self.view = compute(self.gf, kind, self.opts)
+        self.view = compute(self.gf, kind, self.opts, max_rows=MAX_ROWS)
         rows = self.view.rows
         self.parent = rows["parent"].fill_null(-1).to_numpy().astype(np.int64)
         self.depth = rows["depth"].to_numpy()
