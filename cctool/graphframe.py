@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from cctool.callgraph import CallGraphTables
 from cctool.columns import INC_SUFFIX, DerivedColumns, exclusive_name, inclusive_name
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
 from cctool.hatchet_compat import HatchetMixin
@@ -56,6 +57,9 @@ class GraphFrame(DerivedColumns, Locations, HatchetMixin):
     default_metric: str | None = None
     derived: frozenset[str] = frozenset()
     metric_info: Mapping[str, Metric] = field(default_factory=dict)
+    # A call-graph profile's own per-function and per-edge numbers (cctool.callgraph); only
+    # readers set it, and frames built from the tree by an operation leave it out.
+    callgraph: CallGraphTables | None = None
 
     def __post_init__(self) -> None:
         if self.default_metric is None and self.metric_columns:

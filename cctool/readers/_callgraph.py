@@ -51,6 +51,7 @@ from cctool.readers._cycles import components
 from cctool.readers._weights import BucketQueue
 
 if TYPE_CHECKING:
+    from cctool.callgraph import CallGraphTables
     from cctool.graphframe import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
@@ -110,20 +111,26 @@ class CallTree:
     depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def to_graphframe(self, attrs: Mapping[str, Any], metadata: dict[str, Any],
-                      events: Sequence[str]) -> GraphFrame:
+                      events: Sequence[str], tables: CallGraphTables | None = None
+                      ) -> GraphFrame:
         """The tree with node attributes ``attrs``: each of ``events`` (exclusive) beside its
         inclusive partner, then the other values (calls); the first event's inclusive column
-        is the default metric."""
+        is the default metric. ``tables`` are the profile's own numbers, kept beside it."""
+        from dataclasses import replace
+
+        from cctool.callgraph import ESTIMATE_NOTE
         from cctool.graphframe import GraphFrame
 
         pairs = [col for ev in events for col in (ev, ev + " (inc)")]
         metrics = {"node": np.arange(len(self.parent), dtype=np.int64),
                    **{col: self.values[col] for col in pairs},
                    **{k: v for k, v in self.values.items() if k not in pairs}}
-        return GraphFrame.from_arrays(
+        gf = GraphFrame.from_arrays(
             self.parent, dict(attrs), metrics, exclusive=list(events),
-            inclusive=[ev + " (inc)" for ev in events], metadata=metadata,
+            inclusive=[ev + " (inc)" for ev in events],
+            metadata={**metadata, "estimate": ESTIMATE_NOTE},
             default_metric=events[0] + " (inc)", derive_inclusive=False)
+        return replace(gf, callgraph=tables) if tables is not None else gf
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cctool.callgraph import CallGraphTables, build
 from cctool.errors import ReaderError
 from cctool.graphframe import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
@@ -89,7 +90,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "sample_period": report.sample,
         "metric_units": {"time": "s", "calls": "count"},
     }
-    return tree.to_graphframe(attrs, metadata, ["time"])
+    return tree.to_graphframe(attrs, metadata, ["time"], report.tables(graph))
 
 
 class _Report:
@@ -101,8 +102,10 @@ class _Report:
         self.index: list[int] = []  # gprof's [index], 0 for flat-only functions
         self.self_time: list[float] = []
         self.calls: list[float] = []
+        self.children: list[float] = []  # gprof's children time per function, NaN if unknown
         self.by_index: dict[int, int] = {}
-        self.arcs: list[tuple[int, int, float, float, float]] = []  # caller, callee idx, ...
+        # caller, callee idx, calls, self + children, has time, self
+        self.arcs: list[tuple[int, int, float, float, float, float]] = []
         self.total: float | None = None
         self.sample: str | None = None
 
@@ -172,21 +175,24 @@ class _Report:
             return  # gprof's summary of a cycle; its members have their own entries
         me = int(m.group("pidx"))
         called = float(m.group("called") or 0)
-        self._function(me, m.group("name"), float(m.group("self")), called)
+        self._function(me, m.group("name"), float(m.group("self")), called,
+                       float(m.group("child")))
         for lineno, line in entry[primary[0] + 1 :]:
             arc = _ARC.match(line)
             if arc is not None:
                 self_s, child = float(arc.group("self")), float(arc.group("child"))
                 self.arcs.append((me, int(arc.group("idx")), float(arc.group("calls")),
-                                  self_s + child, 1.0))  # fmt: skip
+                                  self_s + child, 1.0, self_s))  # fmt: skip
                 continue
             inner = _CYCLE_ARC.match(line)
             if inner is None:
                 raise self.error(lineno, f"unrecognised call graph line {line.strip()[:60]!r}")
             # a call inside a cycle: gprof gives its count, no time
-            self.arcs.append((me, int(inner.group("idx")), float(inner.group("calls")), 0.0, 0.0))
+            self.arcs.append((me, int(inner.group("idx")), float(inner.group("calls")), 0.0, 0.0,
+                              0.0))
 
-    def _function(self, idx: int, name: str, self_s: float, calls: float) -> None:
+    def _function(self, idx: int, name: str, self_s: float, calls: float,
+                  children: float = float("nan")) -> None:
         if idx:
             if idx in self.by_index:
                 return
@@ -195,11 +201,25 @@ class _Report:
         self.index.append(idx)
         self.self_time.append(self_s)
         self.calls.append(calls)
+        self.children.append(children)
+
+    def tables(self, graph: CallGraph) -> CallGraphTables:
+        """The report's own numbers (:mod:`cctool.callgraph`): self time per function and
+        per arc, self + children per function and per arc, as gprof printed them."""
+        own = np.asarray(self.self_time, dtype=np.float64)
+        rows = [a for a in self.arcs if a[0] in self.by_index and a[1] in self.by_index]
+        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
+        return build(
+            {"name": self.names, "gprof_index": [i or None for i in self.index]},
+            {"time": own}, {"time": own + np.asarray(self.children)}, self.calls,
+            {"caller": graph.caller, "callee": graph.callee, "time": arcs[:, 5],
+             "time (inc)": arcs[:, 3], "calls": arcs[:, 2]},
+            {"time": "s", "time (inc)": "s", "calls": "count"})
 
     def graph(self) -> CallGraph:
         n = len(self.names)
         rows = [a for a in self.arcs if a[0] in self.by_index and a[1] in self.by_index]
-        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 5)
+        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
         caller = np.asarray([self.by_index[int(a)] for a in arcs[:, 0]], dtype=np.int64)
         callee = np.asarray([self.by_index[int(a)] for a in arcs[:, 1]], dtype=np.int64)
         calls, inc = arcs[:, 2], arcs[:, 3]
