@@ -77,9 +77,8 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
         key = legend([view.inclusive, view.exclusive], opts, peak, where, False,
                      [inc_info, exc_info])
         notes = [f"%: of the total, {format_value(view.total, opts.precision, inc_info)}"]
-        if not view.exact:
-            notes.append("values of a call graph's contexts are estimates (split in "
-                         "proportion to calls); totals per function are the profile's own")
+        if view.note:
+            notes.append(view.note)
         key.notes = tuple(notes)
         parts += [Text(""), key]
     return Group(*parts)

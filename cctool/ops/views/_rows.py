@@ -53,7 +53,18 @@ def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
     check_additive(gf, [exc, inc])
     ev = row_values(gf, exc, exc_members, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, inc_members, opts.agg, opts.rank, opts.thread)
-    sort_key = iv.copy()
+    return assemble(kind, gf, opts, parent, columns, ev, iv, exc_members, inc_members, exact,
+                    key, keyed)
+
+
+def assemble(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
+             columns: Mapping[str, Any], ev: np.ndarray, iv: np.ndarray,
+             exc_members: Members, inc_members: Members, exact: bool = True,
+             key: np.ndarray | None = None, keyed: np.ndarray | None = None,
+             note: str = "") -> View:
+    """:func:`build` with the values given: put rows in display order, make the View."""
+    exc, inc = metric_pair(gf, opts.metric)
+    sort_key = np.nan_to_num(iv, nan=-np.inf).copy()
     if key is not None and keyed is not None:
         sort_key[keyed] = key[keyed]
     order = tree_order(parent, sort_key)
@@ -78,4 +89,4 @@ def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
     members = ((new[exc_members.rows], exc_members.nodes),
                (new[inc_members.rows], inc_members.nodes))
     return View(kind=kind, rows=pl.DataFrame(data), exclusive=exc, inclusive=inc,
-                total=total(gf, inc, opts), exact=exact, members=members)
+                total=total(gf, inc, opts), exact=exact, members=members, note=note)

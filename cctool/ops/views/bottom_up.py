@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from cctool.callgraph import CallGraphTables
 from cctool.graphframe import GraphFrame
 from cctool.ops.views import View, ViewOptions
+from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
-from cctool.ops.views._rows import build
-from cctool.ops.views._values import Members
+from cctool.ops.views._rows import assemble, metric_pair
+from cctool.ops.views._values import Members, check_additive, row_values
 
 
 def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
@@ -35,15 +37,70 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     role = np.where(parent < 0, "function", "caller")
     cols = {"name": fr.names.gather(name), "role": role,
             "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
-    view = build("bottom-up", gf, opts, parent, cols, Members(exc_m[0], exc_m[1], nrows),
-                 Members(inc_m[0], inc_m[1], nrows))
-    levels = int(view.rows["depth"].to_numpy().max(initial=-1)) + 1
-    if complete or depth is not None:
-        return view
-    from dataclasses import replace
+    em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
+    exc, inc = metric_pair(gf, opts.metric)
+    check_additive(gf, [exc, inc])
+    ev = row_values(gf, exc, em, opts.agg, opts.rank, opts.thread)
+    iv = row_values(gf, inc, im, opts.agg, opts.rank, opts.thread)
+    notes = []
+    tables = usable(gf, opts, exc, inc)
+    if tables is not None and opts.by in tables.functions.columns:
+        ng = fr.names.len()
+        group = function_groups(tables, pl.DataFrame(
+            {"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}))
+        ev, iv = _exact_levels(tables, group, ng, parent, name, ev, iv, exc, inc)
+        if not single(group, ng)[np.unique(group[group >= 0])].all():
+            notes.append(SEVERAL)
+        notes.append("functions and their direct callers are the profile's own numbers; "
+                     "callers further down are split by the expanded tree (an estimate)")
+        if exc not in tables.edges.columns:
+            notes.append(ESTIMATED)
+    if not complete and depth is None:
+        levels = int(np.max(_depths(parent), initial=-1)) + 1
+        notes.append(f"callers shown {levels - 1} levels deep (more rows than "
+                     f"{max_rows:,}); cctool tree --view bottom-up shows them all")
+    return assemble("bottom-up", gf, opts, parent, cols, ev, iv, em, im,
+                    exact=tables is None, note="; ".join(notes))
 
-    return replace(view, note=f"callers shown {levels - 1} levels deep (more rows than "
-                   f"{max_rows:,}); cctool tree --view bottom-up shows them all")
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    from cctool import kernels
+
+    return kernels.depths(parent) if parent.size else np.zeros(0, dtype=np.int64)
+
+
+def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: np.ndarray,
+                  name: np.ndarray, ev: np.ndarray, iv: np.ndarray, exc: str, inc: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Function rows and their first caller rows from the call-graph tables."""
+    ev, iv = ev.copy(), iv.copy()
+    top = np.nonzero(parent < 0)[0]
+    fn_exc, _ = sums(group, tables.functions[exc], ng)
+    fn_inc, ok = sums(group, tables.functions[inc], ng)
+    one = single(group, ng)
+    ok &= one
+    ev[top] = fn_exc[name[top]]
+    iv[top] = np.where(ok[name[top]], fn_inc[name[top]], iv[top])
+    first = np.nonzero((parent >= 0) & (parent[np.maximum(parent, 0)] < 0))[0]
+    row_key = name[parent[first]] * ng + name[first]
+    order = np.argsort(row_key)
+    edges = tables.edges
+    caller, callee = (group[edges[c].to_numpy()] for c in ("caller", "callee"))
+    sel = (caller >= 0) & (callee >= 0)
+    key = callee[sel] * ng + caller[sel]
+    at = np.searchsorted(row_key[order], key)
+    found = (at < order.size) & (row_key[order][np.minimum(at, max(order.size - 1, 0))] == key)
+    rows = first[order[at[found]]]
+    trusted = np.ones(iv.size, dtype=bool)
+    np.logical_and.at(trusted, rows, one[callee[sel][found]])
+    mine = first[trusted[first]]
+    iv[mine] = 0.0
+    keep = trusted[rows]
+    np.add.at(iv, rows[keep], np.nan_to_num(edges[inc].to_numpy()[sel][found][keep]))
+    if exc in edges.columns:
+        ev[first] = 0.0
+        np.add.at(ev, rows, np.nan_to_num(edges[exc].to_numpy()[sel][found]))
+    return ev, iv
 
 
 Pairs = tuple[np.ndarray, np.ndarray]

@@ -8,13 +8,15 @@ import re
 import numpy as np
 import polars as pl
 
+from cctool.callgraph import CallGraphTables
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
 from cctool.ops.groupby import outermost
 from cctool.ops.views import View, ViewOptions
+from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import frames
-from cctool.ops.views._rows import build
-from cctool.ops.views._values import Members
+from cctool.ops.views._rows import assemble, metric_pair
+from cctool.ops.views._values import Members, check_additive, row_values
 
 
 def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:
@@ -24,8 +26,8 @@ def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:
     row per called function. Header rows sum their rows."""
     try:
         re.compile(pattern)
-    except re.error as exc:
-        raise CctoolError(f"bad regular expression {pattern!r}: {exc}") from None
+    except re.error as err:
+        raise CctoolError(f"bad regular expression {pattern!r}: {err}") from None
     opts = opts or ViewOptions()
     fr = frames(gf, opts.by)
     hit = fr.names.str.contains(pattern).fill_null(False).to_numpy()
@@ -87,9 +89,69 @@ def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:
     key[m:2 * m], key[2 * m:3 * m] = 2.0, 1.0  # callers above callees
     cols = {"name": pl.Series("name", names.tolist(), dtype=pl.String), "role": role,
             "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
-    return build("peek", gf, opts, parent, cols, Members(*exc_pairs, nrows),
-                 Members(*inc_pairs, nrows),
-                 key=key, keyed=np.arange(m, 3 * m))
+    exc_m, inc_m = Members(*exc_pairs, nrows), Members(*inc_pairs, nrows)
+    exc, inc = metric_pair(gf, opts.metric)
+    check_additive(gf, [exc, inc])
+    ev = row_values(gf, exc, exc_m, opts.agg, opts.rank, opts.thread)
+    iv = row_values(gf, inc, inc_m, opts.agg, opts.rank, opts.thread)
+    note = ""
+    tables = usable(gf, opts, exc, inc)
+    if tables is not None and opts.by in tables.functions.columns:
+        keys = pl.DataFrame({"id": np.arange(ng, dtype=np.int64), opts.by: fr.names})
+        group = function_groups(tables, keys)
+        ev, iv, note = _exact_rows(tables, group, slot, ng, m, ua, ub, ev, iv, exc, inc)
+    return assemble("peek", gf, opts, parent, cols, ev, iv, exc_m, inc_m, exact=not note,
+                    key=key, keyed=np.arange(m, 3 * m), note=note)
+
+
+def _exact_rows(tables: CallGraphTables, group: np.ndarray, slot: np.ndarray, ng: int, m: int,
+                ua: np.ndarray, ub: np.ndarray, ev: np.ndarray, iv: np.ndarray, exc: str,
+                inc: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Rows of functions and edges take the profile's own numbers (see :mod:`._exact`);
+    header rows add up their rows."""
+    ev, iv = ev.copy(), iv.copy()
+    base_a, base_b = 3 * m, 3 * m + ua.size
+    fn_exc, _ = sums(group, tables.functions[exc], ng)
+    fn_inc, fn_ok = sums(group, tables.functions[inc], ng)
+    one = single(group, ng)
+    fn_ok &= one
+    funcs = np.nonzero(slot >= 0)[0]
+    ev[slot[funcs]] = fn_exc[funcs]
+    iv[slot[funcs]] = np.where(fn_ok[funcs], fn_inc[funcs], iv[slot[funcs]])
+    edges = tables.edges
+    caller = group[edges["caller"].to_numpy()]
+    callee = group[edges["callee"].to_numpy()]
+    ok = (caller >= 0) & (callee >= 0)
+    e_inc = edges[inc].to_numpy().astype(np.float64)
+    e_exc = edges[exc].to_numpy().astype(np.float64) if exc in edges.columns else None
+    notes = [] if e_exc is not None else [ESTIMATED]
+    for uniq, base, mine, other in ((ua, base_a, callee, caller), (ub, base_b, caller, callee)):
+        sel = ok & (slot[np.maximum(mine, 0)] >= 0)
+        key = slot[mine[sel]] * ng + other[sel]
+        at = np.searchsorted(uniq, key)
+        found = (at < uniq.size) & (uniq[np.minimum(at, max(uniq.size - 1, 0))] == key)
+        rows = base + at[found]
+        if (~found).any():
+            notes.append(f"{int((~found).sum())} edges of the profile are not in the "
+                         "expanded tree and not shown")
+        if rows.size:
+            got = np.bincount(rows - base, weights=np.nan_to_num(e_inc[sel][found]),
+                              minlength=uniq.size)
+            trusted = one[callee[sel][found]]  # the callee is one function of the profile
+            ours = np.bincount(rows - base, weights=(~trusted).astype(np.float64),
+                               minlength=uniq.size) == 0
+            iv[base:base + uniq.size] = np.where(ours, got, iv[base:base + uniq.size])
+            if e_exc is not None:
+                ev[base:base + uniq.size] = np.bincount(
+                    rows - base, weights=np.nan_to_num(e_exc[sel][found]), minlength=uniq.size)
+    if not one[funcs].all() or not one[np.unique(ub % ng)].all():
+        notes.append(SEVERAL)
+    # Headers: the sums of their rows.
+    fa, fb = ua // ng, ub // ng
+    for hdr, fn_of, base, size in ((m, fa, base_a, ua.size), (2 * m, fb, base_b, ub.size)):
+        iv[hdr:hdr + m] = np.bincount(fn_of, weights=iv[base:base + size], minlength=m)
+        ev[hdr:hdr + m] = np.bincount(fn_of, weights=ev[base:base + size], minlength=m)
+    return ev, iv, "; ".join(notes)
 
 
 def _frame_nodes(head_of: np.ndarray, heads: np.ndarray, rows: np.ndarray

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from cctool.callgraph import CallGraphTables
 from cctool.graphframe import GraphFrame
 from cctool.ops.groupby import outermost
 from cctool.ops.views import View, ViewOptions
+from cctool.ops.views._exact import function_groups, sums, usable
 from cctool.ops.views._frames import INNER_TYPES, frames
-from cctool.ops.views._rows import build
-from cctool.ops.views._values import Members
+from cctool.ops.views._rows import assemble, metric_pair
+from cctool.ops.views._values import Members, check_additive, row_values
 
 LEVELS = ("module", "file")  # above the function, when the profile has them
 
@@ -108,8 +110,51 @@ def _valued(gf: GraphFrame, opts: ViewOptions, trie: _Trie, entity: np.ndarray) 
             "role": np.concatenate(trie.role) if trie.role else np.zeros(0, dtype=str),
             "node": pl.repeat(None, ne, dtype=pl.Int32, eager=True), "contexts": contexts}
     cat = np.concatenate
-    return build("flat", gf, opts, parent, cols, Members(cat(exc_r), cat(exc_n), ne),
-                 Members(cat(inc_r), cat(inc_n), ne))
+    exc_m, inc_m = Members(cat(exc_r), cat(exc_n), ne), Members(cat(inc_r), cat(inc_n), ne)
+    exc, inc = metric_pair(gf, opts.metric)
+    check_additive(gf, [exc, inc])
+    ev = row_values(gf, exc, exc_m, opts.agg, opts.rank, opts.thread)
+    iv = row_values(gf, inc, inc_m, opts.agg, opts.rank, opts.thread)
+    tables = usable(gf, opts, exc, inc)
+    if tables is None:
+        return assemble("flat", gf, opts, parent, cols, ev, iv, exc_m, inc_m)
+    role = np.asarray(cols["role"])
+    ev, iv, note = _exact_functions(gf, tables, role, entity, parent, ev, iv, exc, inc)
+    return assemble("flat", gf, opts, parent, cols, ev, iv, exc_m, inc_m,
+                    exact=not note, note=note)
+
+
+def _exact_functions(gf: GraphFrame, tables: CallGraphTables, role: np.ndarray,
+                     entity: np.ndarray, parent: np.ndarray, ev: np.ndarray, iv: np.ndarray,
+                     exc: str, inc: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Function rows take the profile's per-function numbers (see :mod:`._exact`); the
+    levels above add up the new exclusive values and keep the tree's inclusive ones."""
+    from cctool import kernels
+
+    ne = parent.size
+    is_fn = role == "function"
+    heads = np.nonzero(is_fn[np.maximum(entity, 0)] & (entity >= 0))[0]
+    ids, first = np.unique(entity[heads], return_index=True)
+    attrs = [c for c in ("name", "file", "module") if c in gf.nodes.columns]
+    keys = gf.nodes.select(attrs)[heads[first].tolist()].with_columns(
+        pl.Series("id", ids.astype(np.int64)))
+    group = function_groups(tables, keys)
+    exc_s, _ = sums(group, tables.functions[exc], ne)
+    inc_s, inc_ok = sums(group, tables.functions[inc], ne)
+    hit = np.bincount(group[group >= 0], minlength=ne) > 0
+    new_ev = np.where(hit, exc_s, ev)
+    delta = kernels.subtree_sums((new_ev - ev)[None, :], parent)[0] if ne else new_ev
+    ev = np.where(hit, exc_s, ev + delta)
+    known = hit & inc_ok
+    iv = np.where(known, inc_s, iv)
+    notes = []
+    if (hit & ~inc_ok).any():
+        notes.append(f"inclusive cost of {int((hit & ~inc_ok).sum())} functions in recursion "
+                     "cycles is not determined by the profile: shown from the expanded tree")
+    if (~is_fn & (parent < 0)).any():
+        notes.append("inclusive values of files and modules: from the expanded call tree "
+                     "(an estimate); function rows are the profile's own numbers")
+    return ev, iv, "; ".join(notes)
 
 
 __all__ = ["INNER_TYPES", "flat_view"]
