@@ -39,5 +39,4 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
 
         rows = rows.filter(pl.col("depth") < opts.depth)
     units = metric_units(gf, rows.columns)
-    units.update({c: "%" for c in rows.columns if c.endswith(" %")})
     emit_table(rows, to, output, units)
