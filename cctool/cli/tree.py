@@ -113,12 +113,16 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.cli._html import refuse_text_only
 
         refuse_text_only(ctx)
+    named = view  # what --view said, for the messages below
     view = _pick_view(view, flat, bottom_up, expand_hot)
-    flat, bottom_up = view == "flat", view == "bottom-up"
+    if html is not None and view != "top-down":
+        raise click.UsageError(f"--html and the {view} view do not go together: the page "
+                               "draws the top-down tree")
     if to in ("folded", "speedscope", "pprof"):
         from cctool.cli._exports import refuse_view_options
 
-        refuse_view_options(to, {"--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
+        refuse_view_options(to, {f"--view {named}": named not in (None, "top-down"),
+                                 "--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
                                  "--expand-hot": expand_hot, "--depth": depth is not None,
                                  "--threshold": threshold > 0})
         from cctool.render.exports._stacks import check_agg
@@ -146,6 +150,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         write_tree_page(gf, opts, profile, html, expand_hot)
         return
+    flat = view == "flat"
     if flat and by is not None:
         _explain(ctx, gf, opts, by, flat, width, to, output)
         return
