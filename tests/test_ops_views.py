@@ -165,3 +165,20 @@ def test_peek_equals_walk(profile) -> None:  # type: ignore[no-untyped-def]
                 expected[k][1] += p.inc[h] if first else 0.0
     got = compute(gf, "peek", ViewOptions(metric=metric), pattern=pattern)
     check({k: tuple(v) for k, v in expected.items()}, paths(got.rows))
+
+
+def test_bottom_up_by_hand() -> None:
+    """main(1) -> a(2) -> b(3) -> a(4) -> c(5); main -> a(6) -> c(7): the inner a counts in
+    a's exclusive value and not again in its inclusive one (recursion counted once)."""
+    from tests.test_ops_groupby import recursive_tree
+
+    got = {k: v for k, v in paths(compute(recursive_tree(), "bottom-up").rows).items()}
+    assert got == {
+        ("main",): (1.0, 28.0),
+        ("a",): (12.0, 27.0), ("a", "main"): (8.0, 27.0), ("a", "b"): (4.0, 0.0),
+        ("a", "b", "a"): (4.0, 0.0), ("a", "b", "a", "main"): (4.0, 0.0),
+        ("c",): (12.0, 12.0), ("c", "a"): (12.0, 12.0), ("c", "a", "b"): (5.0, 5.0),
+        ("c", "a", "main"): (7.0, 7.0), ("c", "a", "b", "a"): (5.0, 5.0),
+        ("c", "a", "b", "a", "main"): (5.0, 5.0),
+        ("b",): (3.0, 12.0), ("b", "a"): (3.0, 12.0), ("b", "a", "main"): (3.0, 12.0),
+    }
