@@ -182,3 +182,17 @@ def test_bottom_up_by_hand() -> None:
         ("c", "a", "b", "a", "main"): (5.0, 5.0),
         ("b",): (3.0, 12.0), ("b", "a"): (3.0, 12.0), ("b", "a", "main"): (3.0, 12.0),
     }
+
+
+@pytest.mark.parametrize("kind", ["bottom-up", "flat"])
+def test_max_over_ranks_is_the_heaviest_ranks_row(data, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """--agg max sums each row on each rank first: the max of the one-rank views."""
+    gf = read(data("hpctoolkit-allgather-database"))
+    ranks = gf.locations["rank"].unique().sort().to_list()
+    one = [paths(compute(gf, kind, ViewOptions(rank=r)).rows) for r in ranks]
+    got = paths(compute(gf, kind, ViewOptions(agg="max")).rows)
+    some = paths(compute(gf, kind, ViewOptions(rank=(0, 3, 4))).rows)
+    for key, (e, i) in got.items():
+        assert e == pytest.approx(max(v[key][0] for v in one), abs=1e-12)
+        assert i == pytest.approx(max(v[key][1] for v in one), abs=1e-12)
+        assert some[key][1] == pytest.approx(sum(one[r][key][1] for r in (0, 3, 4)), abs=1e-9)
