@@ -52,6 +52,8 @@ class TreeOptions:
         highlight: node ids to highlight (e.g. the hot path).
         expand: if given, only these nodes show their children (roots always show).
         percent: add ``<first metric> %``, its percentage of the profile's total, after it.
+        percent_base: (value, what it is) to take percentages of instead of the profile's
+            total (a difference as a percentage of the base run's total).
     """
 
     metrics: tuple[str, ...] = ()
@@ -71,6 +73,7 @@ class TreeOptions:
     highlight: tuple[int, ...] = ()
     expand: tuple[int, ...] | None = None
     percent: bool = False
+    percent_base: tuple[float, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -333,8 +333,9 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         if opts.percent and metrics:
             from cctool.ops.views import profile_total
 
-            base = profile_total(gf, metrics[0], opts.agg, opts.rank, opts.thread)
-            notes.append(f"%: {metrics[0]} as a percentage of the profile's total, "
+            base, what = opts.percent_base or (profile_total(
+                gf, metrics[0], opts.agg, opts.rank, opts.thread), "the profile's total")
+            notes.append(f"%: {metrics[0]} as a percentage of {what}, "
                          f"{format_value(base, opts.precision, info[0])}")
         if rows["hidden"].sum():
             notes.append(HIDDEN_NOTE)

@@ -54,7 +54,8 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     if opts.percent and metrics:
         from cctool.ops.views import percent_name, profile_total
 
-        base = profile_total(gf, metrics[0], opts.agg, opts.rank, opts.thread)
+        base = opts.percent_base[0] if opts.percent_base else profile_total(
+            gf, metrics[0], opts.agg, opts.rank, opts.thread)
         pct = (pl.col(metrics[0]) * (100.0 / base if base else float("nan")))
         table = table.with_columns(pct.alias(percent_name(metrics[0])))
         cols = table.columns
