@@ -59,10 +59,13 @@ import polars as pl
 
 Column = Sequence[Any] | np.ndarray | pl.Series
 ESTIMATE_NOTE = (
-    "call-path split estimated: the profile records per-function and caller->callee costs; "
-    "how a function's cost divides between deeper call paths assumes gprof's proportional "
-    "rule (flat self/cum and caller->callee costs are exact)"
+    "call-path split estimated (gprof's proportional rule); per-function and call-edge totals "
+    "exact"
 )
+# The tree's marker nodes: a node whose callees the node budget left unexpanded gets one child
+# "[not expanded: N callees]" of this type, holding their cost (cctool.readers._callgraph).
+NOT_EXPANDED = "[not expanded"
+MARKER_TYPE = "not expanded"
 FORMATS = ("cprofile", "callgrind", "gprof", "gprof2dot")  # readers that produce the tables
 KEY_ATTRIBUTES = ("name", "file", "line", "module", "gprof_index", "dot_id")
 
@@ -88,6 +91,44 @@ class CallGraphTables:
     def attributes(self) -> tuple[str, ...]:
         """The identifying attribute columns of :attr:`functions`."""
         return tuple(c for c in KEY_ATTRIBUTES if c in self.functions.columns)
+
+    def totals_by(self, by: str) -> pl.DataFrame:
+        """Per value of the function attribute ``by`` (``name``, ``file``...): what the
+        profile says about the functions sharing it, one row per value (nulls grouped).
+
+        Columns: ``by``; ``functions`` (how many); per event ``M`` (self, summed: exact);
+        ``M (inc)``, the time any of them was on the stack, where the profile determines it
+        (one function: its own value; several: their sum when none of them can reach
+        another along call edges, so they are never on the stack together), else null;
+        ``M (inc) min`` and ``M (inc) max``, bounds for it (the largest function's value and
+        the sum of all, null where a function's is unknown); ``calls`` (summed, or null).
+        """
+        fn = self.functions
+        if by not in self.attributes():
+            raise KeyError(by)
+        key = fn.select(pl.col(by).rank("dense").fill_null(0).cast(pl.Int64))
+        group = key.to_series().to_numpy()
+        nested = _nested_groups(group, self.edges["caller"].to_numpy(),
+                                self.edges["callee"].to_numpy())
+        agg: list[pl.Expr] = [pl.len().cast(pl.Int32).alias("functions")]
+        for ev in self.events:
+            inc = pl.col(ev + " (inc)")
+            known = inc.null_count() == 0
+            agg += [
+                pl.col(ev).sum(),
+                pl.when(known).then(inc.sum()).alias(ev + " (inc)"),
+                pl.when(known).then(inc.max()).alias(ev + " (inc) min"),
+                pl.when(known).then(inc.sum()).alias(ev + " (inc) max"),
+            ]
+        calls = pl.col("calls")
+        agg.append(pl.when(calls.null_count() == 0).then(calls.sum()).alias("calls"))
+        out = fn.with_columns(pl.Series("_group", group)).group_by(
+            "_group", maintain_order=True).agg(pl.col(by).first(), *agg)
+        exact = ~pl.Series(nested).gather(out["_group"].to_numpy()) | (
+            pl.col("functions") == 1)
+        return out.with_columns(
+            [pl.when(exact).then(pl.col(ev + " (inc)")).alias(ev + " (inc)")
+             for ev in self.events]).drop("_group")
 
     def to_json(self) -> dict[str, object]:
         """The small part of the tables that is not a table (for a file header)."""
@@ -140,3 +181,31 @@ def build(attrs: Mapping[str, Column], self_cost: Mapping[str, Column],
     table = pl.DataFrame([ecols[c] for c in order]).with_columns(
         pl.col(pl.Float64).fill_nan(None))  # NaN stands for "not recorded"
     return CallGraphTables(functions, table, tuple(self_cost), dict(units))
+
+
+def _nested_groups(group: np.ndarray, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
+    """Per group id (0..max), whether one of its functions can reach another one (or
+    itself again) along call edges; groups of one function are left False."""
+    ng = int(group.max(initial=-1)) + 1
+    out = np.zeros(ng, dtype=bool)
+    size = np.bincount(group, minlength=ng)
+    n = group.shape[0]
+    order = np.argsort(caller, kind="stable")
+    starts = np.searchsorted(caller[order], np.arange(n + 1))
+    succ = callee[order]
+    for g in np.flatnonzero(size > 1):
+        members = np.flatnonzero(group == g)
+        seen = np.zeros(n, dtype=bool)
+        frontier = members
+        while frontier.size:
+            lo, hi = starts[frontier], starts[frontier + 1]
+            count = hi - lo
+            first = count.cumsum() - count
+            pos = np.repeat(lo - first, count) + np.arange(int(count.sum()))
+            nxt = np.unique(succ[pos])
+            if (group[nxt] == g).any():
+                out[g] = True
+                break
+            frontier = nxt[~seen[nxt]]
+            seen[frontier] = True
+    return out

@@ -21,6 +21,7 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
 
     from cctool.graphframe import GraphFrame
     from cctool.options import TreeOptions
@@ -237,5 +238,12 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     from cctool.render.tables import flat_table
 
     info = gf.metric(metric_pair(gf, metric)[0])
-    emit_renderable(ctx, flat_table(df, by, opts.precision, opts.name_width, info), output,
-                    width)
+    view: RenderableType = flat_table(df, by, opts.precision, opts.name_width, info)
+    exact = gf.callgraph is not None and by in gf.callgraph.attributes() + ("function",)
+    if exact and opts.legend:
+        from rich.console import Group
+        from rich.text import Text
+
+        view = Group(view, Text("self, cum: the profile's own per-function numbers "
+                                "(not split by call path)", style="dim"))
+    emit_renderable(ctx, view, output, width)

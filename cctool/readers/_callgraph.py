@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cctool.callgraph import MARKER_TYPE, NOT_EXPANDED
 from cctool.readers._cycles import components
 from cctool.readers._weights import BucketQueue
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
+
 
 
 @dataclass
@@ -109,6 +111,10 @@ class CallTree:
     truncated: int
     root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Marker nodes: the cost below a node the budget left unexpanded, one child per such node
+    # (its func is the node's own); callees: per marker, how many callees were not expanded.
+    marker: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    callees: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def to_graphframe(self, attrs: Mapping[str, Any], metadata: dict[str, Any],
                       events: Sequence[str], tables: CallGraphTables | None = None
@@ -121,6 +127,8 @@ class CallTree:
         from cctool.callgraph import ESTIMATE_NOTE
         from cctool.graphframe import GraphFrame
 
+        if self.marker.any():
+            attrs = _marker_attrs(attrs, self.marker, self.callees)
         pairs = [col for ev in events for col in (ev, ev + " (inc)")]
         metrics = {"node": np.arange(len(self.parent), dtype=np.int64),
                    **{col: self.values[col] for col in pairs},
@@ -131,6 +139,29 @@ class CallTree:
             metadata={**metadata, "estimate": ESTIMATE_NOTE},
             default_metric=events[0] + " (inc)", derive_inclusive=False)
         return replace(gf, callgraph=tables) if tables is not None else gf
+
+
+def _marker_attrs(attrs: Mapping[str, Any], marker: np.ndarray, callees: np.ndarray
+                  ) -> dict[str, Any]:
+    """Node attributes with the marker nodes named ``[not expanded: N callees]``, of type
+    ``not expanded``, not recursive, and no other attribute."""
+    import polars as pl
+
+    at = np.flatnonzero(marker)
+    names = [f"{NOT_EXPANDED}: {int(k)} callee{'s' if k != 1 else ''}]" for k in callees]
+    out: dict[str, Any] = {}
+    for key, col in attrs.items():
+        s = col if isinstance(col, pl.Series) else pl.Series(key, col, strict=False)
+        if key == "name":
+            s = s.scatter(at, pl.Series(names, dtype=pl.String))
+        elif key == "type":
+            s = s.scatter(at, MARKER_TYPE)
+        elif key == "recursive":
+            s = s.scatter(at, False)
+        else:
+            s = s.scatter(at, None)
+        out[key] = s
+    return out
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
@@ -194,12 +225,50 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     for inc, exc in graph.inclusive.items():
         values[inc] = np.where(recursive, values[exc], values[inc])
     root = np.asarray(builder.root, dtype=np.int64)
-    _root_totals(values, parent, root, graph.inclusive, graph.complete)
     depth = np.asarray(builder.depth, dtype=np.int64)
-    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth)
+    marker = np.zeros(len(parent), dtype=bool)
+    callees = np.zeros(0, dtype=np.int64)
+    if builder.stopped:
+        stopped = np.asarray(builder.stopped, dtype=np.int64)
+        _marker_values(graph, values, stopped, is_root, func)
+        parent = np.concatenate([parent, stopped])
+        func = np.concatenate([func, func[stopped]])
+        recursive = np.concatenate([recursive, np.zeros(stopped.size, dtype=bool)])
+        root = np.concatenate([root, root[stopped]])
+        depth = np.concatenate([depth, depth[stopped] + 1])
+        marker = np.concatenate([marker, np.ones(stopped.size, dtype=bool)])
+        callees = np.bincount(caller, minlength=n)[func[stopped]]
+    _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
+                    callees)
     if tree.truncated:
         _warn_truncated(graph, tree, int(max_nodes), source)
     return tree
+
+
+def _marker_values(graph: CallGraph, values: dict[str, np.ndarray], stopped: np.ndarray,
+                   is_root: np.ndarray, func: np.ndarray) -> None:
+    """Append to ``values`` the marker children of the ``stopped`` nodes: per exclusive
+    metric, what the expanded tree lacks of the profile's total (every edge's cost plus the
+    roots'), shared among the markers in proportion to their nodes' cost below them
+    (inclusive minus exclusive; evenly where none is recorded). Inclusive values equal the
+    exclusive ones; other metrics (calls) are 0."""
+    k = stopped.size
+    done: set[str] = set()
+    for inc, exc in graph.inclusive.items():
+        whole = float(np.sum(graph.edge_values[exc]))
+        whole += float(np.sum(np.asarray(graph.root_values[exc], dtype=np.float64)[
+            func[is_root]]))
+        missing = max(whole - float(values[exc].sum()), 0.0)
+        below = np.maximum(values[inc][stopped] - values[exc][stopped], 0.0)
+        total = float(below.sum())
+        part = below * (missing / total) if total > 0 else np.full(k, missing / k)
+        values[exc] = np.concatenate([values[exc], part])
+        values[inc] = np.concatenate([values[inc], part])
+        done |= {inc, exc}
+    for name in values:
+        if name not in done:
+            values[name] = np.concatenate([values[name], np.zeros(k)])
 
 
 def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
@@ -213,15 +282,12 @@ def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object
         f"{tree.truncated:,} contexts were not expanded"
     )
     exc = next(iter(graph.inclusive.values()), None)
-    if exc is not None:
-        has_caller = np.bincount(graph.callee, minlength=graph.nfunc) > 0
-        outside = graph.outside_root if graph.outside_root.size else graph.root_weight > 0
-        eligible = ~has_caller | outside if outside.size else ~has_caller
-        expected = float(np.sum(graph.edge_values[exc]))
-        expected += float(np.sum(np.asarray(graph.root_values[exc])[eligible]))
-        lost = expected - float(np.sum(tree.values[exc]))
-        if expected > 0 and lost > 1e-9 * expected:
-            text += f", holding {100 * lost / expected:.3g}% of {exc!r} (left out of every total)"
+    if exc is not None and tree.marker.any():
+        whole = float(tree.values[exc].sum())
+        held = float(tree.values[exc][tree.marker].sum())
+        share = f"{100 * held / whole:.3g}% of {exc!r}, " if whole > 0 else ""
+        text += (f"; their callees' cost ({share}estimated per context) is kept on "
+                 f"'{NOT_EXPANDED}: N callees]' nodes, so totals stay exact")
     warnings.warn(text + "; raise the node limit to see them", CctoolWarning, stacklevel=3)
 
 
@@ -323,6 +389,12 @@ class _Builder:
         self.scale: list[float] = []  # per function: total weight of its activity
         self.queue = BucketQueue()
         self.truncated = 0
+        self.stopped: list[int] = []  # truncated nodes, each to get a marker child
+        # Queued nodes whose function calls others: each becomes either its callees or one
+        # marker node, so nodes + markers + pending never passes the budget once under it.
+        self.pending = 0
+        self.busy = [len(kids) > 0 for kids in self.out]
+        self.busy_kids = [sum(self.busy[g] for g in gs) for gs in self.kid_funcs]
 
     def set_components(self, comp: np.ndarray) -> None:
         """Strongly connected component per function; a function is ``cyclic`` if one of
@@ -342,6 +414,7 @@ class _Builder:
             node_weights.append(w)
         self.seen[f] = True
         v = len(self.parent) - 1
+        self.pending += self.busy[f]
         self.queue.push(self.weights[0][v] * self.scale[f], v)
 
 
@@ -350,6 +423,7 @@ class _Builder:
         queue, out, kid_funcs, comp = self.queue, self.out, self.kid_funcs, self.comp
         parent, func, edge, state = self.parent, self.func, self.edge, self.state
         root, depth, seen, scale = self.root, self.depth, self.seen, self.scale
+        busy, busy_kids, stopped = self.busy, self.busy_kids, self.stopped
         first = self.weights[0]
         push = queue.push
         while queue:
@@ -358,9 +432,11 @@ class _Builder:
             kids = out[f]
             if not kids:
                 continue
-            if len(parent) + len(kids) > self.cap:
+            self.pending -= 1
+            if len(parent) + len(stopped) + self.pending + len(kids) + busy_kids[f] > self.cap:
                 state[v] = _TRUNCATED
                 self.truncated += 1
+                stopped.append(v)
                 continue
             gs, k, start = kid_funcs[f], len(kids), len(parent)
             parent.extend([v] * k)
@@ -375,6 +451,7 @@ class _Builder:
                 seen[g] = True
             if not self.cyclic[f]:
                 state.extend([_EXPANDED] * k)
+                self.pending += busy_kids[f]
                 for i, g in enumerate(gs, start):
                     push(first[i] * scale[g], i)
                 continue
@@ -389,6 +466,7 @@ class _Builder:
                     state.append(_RECURSIVE)
                 else:
                     state.append(_EXPANDED)
+                    self.pending += busy[g]
                     push(first[i] * scale[g], i)
 
 

@@ -339,6 +339,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
                          f"{format_value(base, opts.precision, info[0])}")
         if rows["hidden"].sum():
             notes.append(HIDDEN_NOTE)
+        if gf.metadata.get("estimate"):  # a call graph expanded into a tree
+            notes.append(f"{gf.metadata['estimate']}")
         key.notes = tuple(notes)
         parts.append(key)
     return Group(*parts)
