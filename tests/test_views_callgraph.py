@@ -47,51 +47,57 @@ def close(a: float, b: float) -> bool:
     return bool(np.isclose(a, b, rtol=1e-9, atol=1e-12))
 
 
-def test_cprofile_flat_and_callers_are_pstats() -> None:
-    path = DATA / "cprofile" / "cprofile-py312.pstats"
+def label(key: tuple[str, int, str], shared: set[str]) -> str:
+    """A function's row name in peek and bottom-up: its name, with ``(file:line)`` where
+    several functions of the profile share the name."""
+    file, line, name = key
+    return f"{name} ({file}:{line})" if name in shared else name
+
+
+def pstats_tables(path: Path) -> tuple[pstats.Stats, set[str]]:
     st = pstats.Stats(str(path))
+    count: dict[str, int] = defaultdict(int)
+    for (_, _, name) in st.stats:
+        count[name] += 1
+    return st, {n for n, c in count.items() if c > 1}
+
+
+def test_cprofile_flat_and_peek_are_pstats() -> None:
+    path = DATA / "cprofile" / "cprofile-py312.pstats"
+    st, shared = pstats_tables(path)
+    assert {"<module>", "_compile"} <= shared
     gf = read(path)
     flat = rows_by_path(compute(gf, "flat"))
     peek = rows_by_path(compute(gf, "peek", pattern="."))
     callees: dict[str, set[str]] = defaultdict(set)
-    for (_, _, name), (*_, callers) in st.stats.items():
-        for (_, _, caller) in callers:
-            callees[caller].add(name)
-    cyclic = in_cycle(callees)
-    per_fn: dict[tuple[str, ...], list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+    for key, (*_, callers) in st.stats.items():
+        for caller in callers:
+            callees[caller[2]].add(key[2])
+    assert in_cycle(callees)  # the import machinery recurses through different callers
+    per_fn: dict[tuple[str, ...], list[float]] = defaultdict(lambda: [0.0, 0.0])
     edges: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for (file, _, name), (_, _, tt, ct, callers) in st.stats.items():
-        key = (name,) if file == "~" else (file, name)
-        per_fn[key][0] += tt
-        per_fn[key][1] += ct
-        per_fn[key][2] += 1
-        for (_, _, caller), (_, _, ett, ect) in callers.items():
-            edges[(name, caller)][0] += ett
-            edges[(name, caller)][1] += ect
-    assert cyclic  # the import machinery recurses through different callers
-    for key, (tt, ct, _) in per_fn.items():
+    for key, (_, _, tt, ct, callers) in st.stats.items():
+        file, _, name = key
+        flat_key = (name,) if file == "~" else (file, name)
+        per_fn[flat_key][0] += tt  # flat: functions under their file; a file's two
+        per_fn[flat_key][1] += ct  # lambdas are one row (they do not nest here)
+        for caller, (_, _, ett, ect) in callers.items():
+            pair = (label(key, shared), label(caller, shared))
+            edges[pair][0] += ett
+            edges[pair][1] += ect
+    for key, (tt, ct) in per_fn.items():
         exc, inc, role = flat[key]
         assert role == "function"
         assert close(exc, tt), (key, exc, tt)
         assert close(inc, ct), (key, inc, ct)  # recursion counted once, as pstats does
-    # Peek merges functions by name: a name several functions share (two _compile, in re
-    # and in sre_compile) keeps the tree's outermost inclusive sum, as nested ones may nest.
-    count = defaultdict(int)
-    for (_, _, name) in st.stats:
-        count[name] += 1
-    shared = {n for n, c in count.items() if c > 1}
-    assert 10 < len(shared) < 40
-    callee_sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for key, (_, _, tt, ct, _) in st.stats.items():
+        exc, inc, role = peek[(label(key, shared),)]
+        assert role == "function" and close(exc, tt) and close(inc, ct), (key, exc, inc)
     for (name, caller), (ett, ect) in edges.items():
-        exc, inc, _ = peek[(name, "callers", caller)]
-        assert close(exc, ett), (name, caller, exc, ett)
-        assert name in shared or close(inc, ect), (name, caller, inc, ect)
-        callee_sums[(caller, name)][0] += ett
-        callee_sums[(caller, name)][1] += ect
-    for (caller, name), (ett, ect) in callee_sums.items():
-        exc, inc, _ = peek[(caller, "callees", name)]
-        assert close(exc, ett), (caller, name, exc, ett)
-        assert name in shared or close(inc, ect), (caller, name, inc, ect)
+        exc, inc, role = peek[(name, "callers", caller)]
+        assert role == "caller" and close(exc, ett) and close(inc, ect), (name, caller)
+        exc, inc, role = peek[(caller, "callees", name)]
+        assert role == "callee" and close(exc, ett) and close(inc, ect), (caller, name)
 
 
 def callgrind_costs(path: Path) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
@@ -138,38 +144,34 @@ def test_callgrind_flat_and_callees_are_its_lines() -> None:
     peek = rows_by_path(compute(gf, "peek", opts, pattern="."))
     for fn, ir in self_cost.items():
         assert close(flat[fn][0], ir), (fn, flat[fn][0], ir)
-    shared = {"(below main)"}  # two functions of that name (in two files)
+    # Two functions are called "(below main)" (in two files); their rows name the file.
+    named = {k[-1]: k[0] for k in peek if len(k) == 1}
+    below = sorted(n for n in named if n.startswith("(below main) ("))
+    assert len(below) == 2
+
+    def row(name: str) -> str:
+        return {"(below main)": below[0] if "???" in below[0] else below[1]}.get(name, name)
+
     for (caller, callee), ir in edge.items():  # recursive edges too: the file's own lines
-        if callee in shared:
-            continue
-        exc, inc, role = peek[(caller, "callees", callee)]
+        if "(below main)" in (caller, callee):
+            continue  # which of the two a line belongs to is the file's fl= context
+        exc, inc, role = peek[(row(caller), "callees", row(callee))]
         assert role == "callee"
         assert close(inc, ir), (caller, callee, inc, ir)
-        _, inc, role = peek[(callee, "callers", caller)]
+        _, inc, role = peek[(row(callee), "callers", row(caller))]
         assert role == "caller" and close(inc, ir), (caller, callee, inc, ir)
 
 
 def test_cprofile_bottom_up_first_levels_are_pstats() -> None:
     path = DATA / "cprofile" / "cprofile-py312.pstats"
-    st = pstats.Stats(str(path))
-    names = defaultdict(list)
-    for key, value in st.stats.items():
-        names[key[2]].append(value)
+    st, shared = pstats_tables(path)
     view = compute(read(path), "bottom-up")
     rows = rows_by_path(view)
     assert "profile's own numbers" in view.note
-    checked = 0
-    for name, values in names.items():
-        if len(values) != 1:
-            continue
-        _, _, tt, ct, callers = values[0]
-        exc, inc, role = rows[(name,)]
-        assert role == "function" and close(exc, tt) and close(inc, ct), (name, exc, inc)
-        by_caller: dict[str, float] = defaultdict(float)  # callers that share a name merge
-        for (_, _, caller), (_, _, _, ect) in callers.items():
-            by_caller[caller] += ect
-        for caller, ect in by_caller.items():
-            exc, inc, role = rows[(name, caller)]
-            assert role == "caller" and close(inc, ect), (name, caller, inc, ect)
-        checked += 1
-    assert checked > 100
+    for key, (_, _, tt, ct, callers) in st.stats.items():
+        me = label(key, shared)
+        exc, inc, role = rows[(me,)]
+        assert role == "function" and close(exc, tt) and close(inc, ct), (me, exc, inc)
+        for caller, (_, _, ett, ect) in callers.items():
+            exc, inc, role = rows[(me, label(caller, shared))]
+            assert role == "caller" and close(exc, ett) and close(inc, ect), (me, caller)

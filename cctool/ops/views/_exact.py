@@ -37,11 +37,17 @@ def usable(gf: GraphFrame, opts: ViewOptions, exc: str, inc: str) -> CallGraphTa
     return tables
 
 
-def function_groups(tables: CallGraphTables, keys: pl.DataFrame) -> np.ndarray:
+def function_groups(tables: CallGraphTables, keys: pl.DataFrame,
+                    gf: GraphFrame | None = None) -> np.ndarray:
     """Per row of ``tables.functions``, the id (``keys['id']``) of the key it matches on the
-    shared attribute columns of ``keys``, or -1."""
+    shared attribute columns of ``keys``, or -1. With ``gf``, ``name`` is matched as
+    :func:`~cctool.ops.views._frames.function_names` tells functions apart."""
     on = [c for c in keys.columns if c != "id" and c in tables.functions.columns]
     fn = tables.functions.select("function", *on)
+    if gf is not None and "name" in on:
+        from cctool.ops.views._frames import function_names
+
+        fn = fn.with_columns(function_names(gf, tables.functions))
     casts = {c: fn.schema[c] for c in on}
     joined = fn.join(keys.with_columns([pl.col(c).cast(t) for c, t in casts.items()]),
                      on=on, how="left", nulls_equal=True).sort("function")

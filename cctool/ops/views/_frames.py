@@ -58,10 +58,31 @@ def frames(gf: GraphFrame, by: str = "name") -> Frames:
         idx = level[inner[level]]
         head_of[idx] = head_of[par[idx]]
     is_head = head_of == np.arange(n)
-    keys = node_attribute(gf, by).gather(head_of) if n else node_attribute(gf, by)
+    keys = node_attribute(gf, by) if by != "name" else function_names(gf, gf.nodes)
+    keys = keys.gather(head_of) if n else keys
     group, uniq = group_ids(keys)
     caller = np.where(par >= 0, head_of[np.maximum(par, 0)], -1)
     caller = np.where(is_head, caller, caller[head_of])
     names = uniq.cast(pl.String).fill_null(f"<no {by}>")
     return Frames(gf=gf, head_of=head_of, heads=np.nonzero(is_head)[0], group=group,
                   names=names, caller=caller)
+
+
+def function_names(gf: GraphFrame, table: pl.DataFrame) -> pl.Series:
+    """The ``name`` of each row of ``table`` (the node table, or a call-graph profile's
+    function table), told apart where a call-graph profile has several functions of one name
+    (the ``<module>`` of each Python file): ``name (file:line)`` for those."""
+    names = table["name"]
+    tables = gf.callgraph
+    if tables is None or "file" not in table.columns:
+        return names
+    counts = tables.functions.group_by("name").len()
+    shared = counts.filter(pl.col("len") > 1)["name"]
+    if shared.is_empty():
+        return names
+    where = pl.col("file").cast(pl.String).fill_null("?")
+    if "line" in table.columns:
+        where = where + pl.lit(":") + pl.col("line").cast(pl.String).fill_null("?")
+    return table.select(pl.when(pl.col("name").is_in(shared.implode()))
+                        .then(pl.col("name") + pl.lit(" (") + where + pl.lit(")"))
+                        .otherwise(pl.col("name")).alias("name"))["name"]

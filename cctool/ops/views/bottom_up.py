@@ -47,7 +47,7 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     if tables is not None and opts.by in tables.functions.columns:
         ng = fr.names.len()
         group = function_groups(tables, pl.DataFrame(
-            {"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}))
+            {"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}), gf)
         ev, iv = _exact_levels(tables, group, ng, parent, name, ev, iv, exc, inc)
         if not single(group, ng)[np.unique(group[group >= 0])].all():
             notes.append(SEVERAL)

@@ -98,7 +98,7 @@ def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:
     tables = usable(gf, opts, exc, inc)
     if tables is not None and opts.by in tables.functions.columns:
         keys = pl.DataFrame({"id": np.arange(ng, dtype=np.int64), opts.by: fr.names})
-        group = function_groups(tables, keys)
+        group = function_groups(tables, keys, gf)
         ev, iv, note = _exact_rows(tables, group, slot, ng, m, ua, ub, ev, iv, exc, inc)
     return assemble("peek", gf, opts, parent, cols, ev, iv, exc_m, inc_m, exact=not note,
                     key=key, keyed=np.arange(m, 3 * m), note=note)
