@@ -135,3 +135,19 @@ def test_a_million_rows() -> None:
         assert cursor_line(app)
 
     drive(gf, script)
+
+
+def test_bottom_up_query_names_the_function_of_a_shared_name() -> None:
+    """A bottom-up row of `<module> (small.py:1)` copies as name, file and line."""
+    from pathlib import Path
+
+    gf = read(Path(__file__).parent / "data" / "cprofile" / "cprofile-py312.pstats")
+    model = ViewModel(gf, ViewOptions(), "bottom-up")
+    row = int(np.nonzero(model.names == "<module> (small.py:1)")[0][0])
+    model.toggle(row, True)
+    caller = int(model._children(row)[0])
+    query = model.query(caller)
+    assert json.loads(query)[-1] == {"name": "<module>", "file": "small\\.py", "line": 1}
+    hits = set(np.asarray(match_nodes(gf, query)).tolist())
+    module = gf.nodes.filter((gf.nodes["name"] == "<module>") & (gf.nodes["file"] == "small.py"))
+    assert set(module["node"].to_list()) <= hits

@@ -57,6 +57,7 @@ class ViewModel:
     sort_column: int = 0  # index into COLUMNS
     matches: np.ndarray = field(init=False)
     pattern: str = ""
+    _labels: pl.DataFrame | None = None
 
     def __post_init__(self) -> None:
         self.switch(self.kind)
@@ -261,12 +262,33 @@ class ViewModel:
         elif self.kind == "bottom-up":  # function <- callers: a downward chain of frames
             parts = []
             for k, n in enumerate(reversed(chain)):
-                parts += (["*"] if k else []) + [{"name": _literal(n)}]
+                parts += (["*"] if k else []) + [self._function(n)]
         else:
             role = str(roles[r])
             attr = role if role in ("module", "file") else "name"
             parts = [{attr: _literal(chain[-1])}]
         return json.dumps(parts)
+
+    def _function(self, label: str) -> dict[str, object]:
+        """A query node for a bottom-up row's function: its name, and its file and line
+        where the row's label tells functions of one name apart (``name (file:line)``)."""
+        if self._labels is None:
+            from cctool.ops.views._frames import function_names
+
+            cols = [c for c in ("name", "file", "line") if c in self.gf.nodes.columns]
+            nodes = self.gf.nodes.select(cols).with_columns(
+                function_names(self.gf, self.gf.nodes).alias("label"))
+            self._labels = nodes.filter(pl.col("label") != pl.col("name")).unique("label")
+        hit = self._labels.filter(pl.col("label") == label)
+        if hit.is_empty():
+            return {"name": _literal(label)}
+        first = hit.row(0, named=True)
+        out: dict[str, object] = {"name": _literal(str(first["name"]))}
+        if first.get("file") is not None:
+            out["file"] = _literal(str(first["file"]))
+        if first.get("line") is not None:
+            out["line"] = int(first["line"])
+        return out
 
     def cells(self, row: int) -> tuple[float, float, float, float, str]:
         return (float(self.inc[row]), float(self.inc_pct[row]), float(self.exc[row]),
