@@ -143,7 +143,7 @@ def test_bottom_up_query_names_the_function_of_a_shared_name() -> None:
 
     gf = read(Path(__file__).parent / "data" / "cprofile" / "cprofile-py312.pstats")
     model = ViewModel(gf, ViewOptions(), "bottom-up")
-    row = int(np.nonzero(model.names == "<module> (small.py:1)")[0][0])
+    row = int(np.nonzero((model.names == "<module> (small.py:1)") & (model.depth == 0))[0][0])
     model.toggle(row, True)
     caller = int(model._children(row)[0])
     query = model.query(caller)
