@@ -30,8 +30,12 @@ are not sums.
   edge counts once per path), merged over all contexts.
 
 For call-graph formats (cProfile, callgrind, gprof, DOT) the tree is an expansion of the
-profile's call graph. Where the frame carries the profile's own per-function and per-edge
-numbers, flat and peek use them (exact); otherwise they are sums over the expanded tree.
+profile's call graph whose split between deeper call paths is an estimate. Where the frame
+carries the profile's own per-function and per-edge numbers (``gf.callgraph``), flat rows,
+peek rows and bottom-up's functions and direct callers take them (see :mod:`._exact`);
+functions that share a name are then told apart as ``name (file:line)``, so that each row is
+one function of the profile. What the profile does not record stays the tree's, and the
+view's ``note`` says so.
 """
 
 from __future__ import annotations
