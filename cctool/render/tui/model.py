@@ -221,7 +221,8 @@ class ViewModel:
         return out[::-1]
 
     def distribution(self, row: int | None = None) -> Distribution:
-        """The row's inclusive value on each rank (threads of a rank added)."""
+        """The row's inclusive value on each rank the view shows (``--rank``/``--thread``;
+        threads of a rank added)."""
         r = self.current if row is None else row
         nodes = self.view.member_nodes(r, inclusive=True)
         col = self.view.inclusive
@@ -234,9 +235,11 @@ class ViewModel:
             m = gf.metrics.filter(pl.col("node").is_in(nodes.tolist()))
             loc = gf.location_index[np.isin(gf.metrics["node"].to_numpy(), nodes)]
             per_loc = np.bincount(loc, weights=m[col].to_numpy(), minlength=locs.height)
-        ranks = locs["rank"].to_numpy()
-        uniq, idx = np.unique(ranks, return_inverse=True)
-        return Distribution(uniq, np.bincount(idx, weights=per_loc, minlength=uniq.size))
+        from cctool.ops.views._values import location_mask
+
+        keep = location_mask(gf, self.opts.rank, self.opts.thread)
+        uniq, idx = np.unique(locs["rank"].to_numpy()[keep], return_inverse=True)
+        return Distribution(uniq, np.bincount(idx, weights=per_loc[keep], minlength=uniq.size))
 
     def neighbours(self, row: int | None = None) -> View:
         """Callers and callees of the current row's function, merged over contexts."""
