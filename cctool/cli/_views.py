@@ -31,8 +31,11 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
         emit_renderable(ctx, view_renderable(gf, view, opts, percent is not False, opts.depth),
                         output, width)
         return
+    from cctool.errors import note
     from cctool.render.views import view_records
 
+    if view.note:  # the text view's legend says it; records say it on stderr
+        note(view.note)
     rows = view_records(view, bool(percent))
     if opts.depth is not None:
         import polars as pl
