@@ -55,8 +55,9 @@ if TYPE_CHECKING:
               "function > loop > line. Inclusive and exclusive values with % of the total; "
               "recursion counted once.")
 @click.option("--flat", is_flag=True,
-              help="Same as --view flat. With --by: one row per --by value (self, self%, "
-              "sum%, cum, cum%), pprof's top.")
+              help="Flat profile instead of the tree: per --by value self, self%, sum%, cum "
+              "(inclusive, recursion counted once), cum%, heaviest self first (pprof's top; "
+              "--view flat is the static module > file > function > loop > line view).")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
 @click.option("--percent/--no-percent", default=None,
               help="Show the percentage of the profile's total beside the (first) metric "
@@ -65,9 +66,9 @@ if TYPE_CHECKING:
               help="The data-object tree (profiles with data attribution: DHAT, Caliper's "
               "alloc service) instead of the whole profile.")
 @click.option("--by", default=None, metavar="COLUMN",
-              help="Name functions by this attribute in --view bottom-up (default name; "
-              "file or module group them); with --flat, the one-level table per value: "
-              "name, function (loops and lines folded into their function), file, module.")
+              help="Group for --flat and name functions in --view bottom-up (default name): "
+              "name, function (loops and lines folded into their function), file, module "
+              "or another node attribute.")
 @derive_option
 @stream_option
 @width_option
@@ -151,9 +152,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         write_tree_page(gf, opts, profile, html, expand_hot)
         return
-    flat = view == "flat"
-    if flat and by is not None:
-        _explain(ctx, gf, opts, by, flat, width, to, output)
+    if view == "pprof-top":
+        _explain(ctx, gf, opts, by or "name", True, width, to, output)
         return
     if view in ("flat", "bottom-up"):
         from cctool.cli._views import emit_view
@@ -175,7 +175,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
 
 def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) -> str:
-    picked = [v for v, on in (("flat", flat), ("bottom-up", bottom_up)) if on]
+    """The view asked for: ``--flat`` is pprof's top (its own table, not a view of
+    ``ops.views``), ``--bottom-up`` the same as ``--view bottom-up``."""
+    picked = [v for v, on in (("pprof-top", flat), ("bottom-up", bottom_up)) if on]
     if view is not None and picked and picked != [view] or len(picked) > 1:
         raise click.UsageError("--view, --flat and --bottom-up are alternatives; pick one")
     out = view or (picked[0] if picked else "top-down")

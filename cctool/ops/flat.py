@@ -1,6 +1,6 @@
-"""Per-value totals of a node attribute (pprof's ``top``, ``tree --flat --by``) and who called
-each function with how much cost. The views people read (bottom-up, flat, peek) are in
-:mod:`cctool.ops.views`.
+"""Per-value totals of a node attribute (pprof's ``top``, ``tree --flat``) and who called
+each function with how much cost, one level (``bottom_up_rows``). The views people browse
+(bottom-up to the roots, the static flat view, peek) are in :mod:`cctool.ops.views`.
 
 "cum" (cumulative) is the inclusive value without double counting: summed over the CCT nodes of
 a function that have no ancestor of the same function, so recursion counts once per path.
@@ -109,6 +109,28 @@ def callers(
         "caller", "calls", "self", _pct("self", self_total, "self%"), "cum",
         _pct("cum", cum_total, "cum%"),
     )
+
+
+def bottom_up_rows(
+    gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
+    rank: int | None = None, thread: int | None = None,
+) -> pl.DataFrame:
+    """Rows of a bottom-up view: each function (heaviest self first) with its callers below.
+
+    Columns ``name``, ``depth`` (0 function, 1 caller) and the exclusive and inclusive metric
+    columns, named as in ``gf``: totals on function rows, cost through the caller on caller rows.
+    """
+    exc, inc = metric_pair(gf, metric)
+    flat = flat_profile(gf, by, metric, agg, rank, thread).with_row_index("_pos")
+    calls = caller_table(gf, by, metric, agg, rank, thread)
+    fn_rows = flat.select("_pos", pl.lit(0, pl.Int32).alias("depth"),
+                          pl.col(by).alias("name"), "self", "cum")
+    caller_rows = calls.join(flat.select("_pos", pl.col(by).alias("callee")), on="callee").select(
+        "_pos", pl.lit(1, pl.Int32).alias("depth"), pl.col("caller").alias("name"), "self", "cum")
+    rows = pl.concat([fn_rows, caller_rows]).sort(
+        ["_pos", "depth", "cum", "name"], descending=[False, False, True, False])
+    return rows.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("node"), "name", "depth",
+                       pl.col("self").alias(exc), pl.col("cum").alias(inc))
 
 
 def _caller_names(names: pl.Series, source: np.ndarray) -> pl.Series:
