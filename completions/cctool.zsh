@@ -238,11 +238,11 @@ _cctool() {
                     ''--no-legend'[Leave out the legend.]' \
                     ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent, by]' \
                     ''--view'[top-down: the calling context tree (default); bottom-up: each function]:value:(top-down bottom-up flat)' \
-                    ''--flat'[Same as --view flat. With --by: one row per --by value (self, self%, s]' \
+                    ''--flat'[Flat profile instead of the tree: per --by value self, self%, sum%, cu]' \
                     ''--bottom-up'[Same as --view bottom-up.]' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[Show the percentage of the profiles total beside the (first) metric (d]' \
                     ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
-                    ''--by'[Name functions by this attribute in --view bottom-up (default name; fi]:value: ' \
+                    ''--by'[Group for --flat and name functions in --view bottom-up (default name)]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
