@@ -57,7 +57,7 @@ def test_completions_match_the_cli(shell: str) -> None:
     checked_in = (ROOT / "completions" / f"cctool.{shell}").read_text()
     assert checked_in == script(shell), (
         f"completions/cctool.{shell} is stale: "
-        f"python -m cctool.cli.completion {shell} > completions/cctool.{shell}"
+        f"cctool completion {shell} > completions/cctool.{shell}"
     )
 
 

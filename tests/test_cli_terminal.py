@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
         ({"FORCE_COLOR": "0"}, False, False),
         ({"CLICOLOR_FORCE": "1"}, False, True),
         ({"FORCE_COLOR": ""}, False, False),
+        ({"TERM": "dumb"}, True, False),
+        ({"TERM": "dumb", "FORCE_COLOR": "1"}, True, True),
+        ({"TERM": "dumb", "CLICOLOR_FORCE": "1"}, False, True),
+        ({"TERM": "xterm-256color"}, True, True),
     ],
 )
 def test_auto_color_follows_the_environment(env: dict[str, str], isatty: bool,
@@ -49,6 +53,40 @@ def test_force_color_colors_a_pipe(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "cctool", "tree", str(prof), "--depth", "2"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert "\x1b[" not in out.stdout
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
+    """What cctool writes to stdout and stderr when both are a terminal (a pseudo-terminal)."""
+    import pty
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cctool", *args], stdin=subprocess.DEVNULL,
+                            stdout=sub, stderr=sub, env=env)
+    os.close(sub)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert proc.wait(timeout=120) == 0, out.decode(errors="replace")
+    return out
+
+
+def test_a_dumb_terminal_gets_no_escape_sequences() -> None:
+    prof = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")}
+    env.update(PYTHONPATH=str(ROOT), COLUMNS="100")
+    args = ["tree", str(prof), "--depth", "3"]
+    assert b"\x1b[" in _on_a_terminal(args, {**env, "TERM": "xterm-256color"})
+    out = _on_a_terminal(args, {**env, "TERM": "dumb"})
+    assert b"\x1b" not in out and b"Legend" in out
+    assert b"\x1b[" in _on_a_terminal(args, {**env, "TERM": "dumb", "FORCE_COLOR": "1"})
 
 
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
@@ -149,3 +187,33 @@ def test_fish_offers_no_files_beside_choices(tmp_path: Path) -> None:
     assert sorted(complete("cctool tree --colormap ")) == sorted(COLORMAP_NAMES)
     assert complete("cctool tree --by ") == []
     assert "my run.cali" in complete("cctool tree ")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_command_prints_the_script_a_real_shell_loads(shell: str,
+                                                                 tmp_path: Path) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "cctool", "completion", shell],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout == (ROOT / "completions" / f"cctool.{shell}").read_text()
+    script = tmp_path / f"cctool.{shell}"
+    script.write_text(out.stdout)
+    if shell == "bash":
+        code = (f"source '{script}'; COMP_WORDS=(cctool completion z); COMP_CWORD=2; _cctool; "
+                'printf "%s\\n" "${COMPREPLY[@]}"')
+        done = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.stdout.split() == ["zsh"]
+    elif shell == "zsh":
+        done = subprocess.run(["zsh", "-fc", f"autoload -Uz compinit && compinit -u && "
+                               f"source '{script}' && echo ${{_comps[cctool]}}"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.stderr == "" and done.stdout.strip() == "_cctool"
+        assert "completion) _arguments" in out.stdout and "'1:value:(bash zsh fish)'" in out.stdout
+    else:
+        done = subprocess.run(["fish", "--no-config", "-c",
+                               f"source '{script}'; complete -C 'cctool completion '"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert sorted(c.split("\t")[0] for c in done.stdout.splitlines()) == ["bash", "fish", "zsh"]

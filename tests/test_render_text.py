@@ -147,7 +147,7 @@ def test_deep_trees_keep_their_names() -> None:
     for d, line in enumerate(lines):
         assert line.endswith(f" level{d}"), line
         assert len(line) <= 100
-    assert lines[79].startswith("[+")  # the outer levels fold into a count
+    assert lines[79].startswith("»")  # the outer levels fold behind their own mark
 
 
 def test_imbalance_fits_80_columns(data) -> None:

@@ -28,6 +28,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it; never the gate's 1
 
 # name -> "module:function"; help text listing imports these modules, which import only click.
 COMMANDS: dict[str, str] = {
+    "completion": "cctool.cli.completion:completion",
     "diff": "cctool.cli.diff:diff",
     "div": "cctool.cli.div:div",
     "groupby": "cctool.cli.groupby:groupby",

@@ -22,7 +22,7 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
     from cctool.readers import read
 
     options = {**reader_options(), **options}
-    if sys.stderr.isatty() and path != "-":
+    if live_stderr() and path != "-":
         from rich.console import Console
 
         with Console(stderr=True).status(f"reading {path}", spinner="dots"):
@@ -66,7 +66,7 @@ def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
     from cctool.readers import expand_paths, read
 
     expanded = expand_paths(paths)
-    if len(expanded) < 2 or not sys.stderr.isatty():
+    if len(expanded) < 2 or not live_stderr():
         return [load(p, fmt) for p in expanded]
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -95,12 +95,24 @@ def color_enabled(ctx: click.Context, output: str) -> bool:
 
 def auto_color(env: Mapping[str, str], isatty: bool) -> bool:
     """``--color auto``: a non-empty NO_COLOR disables color (no-color.org: an empty one does
-    not); a non-empty FORCE_COLOR or CLICOLOR_FORCE other than ``0`` forces it; else a tty."""
+    not); a non-empty FORCE_COLOR or CLICOLOR_FORCE other than ``0`` forces it; else a tty
+    that is not a dumb terminal (``TERM=dumb``: Emacs shells, some CI logs)."""
     if env.get("NO_COLOR", ""):
         return False
     if any(env.get(k, "") not in ("", "0") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
         return True
-    return isatty
+    return isatty and not dumb_terminal(env)
+
+
+def dumb_terminal(env: Mapping[str, str]) -> bool:
+    """Whether ``TERM`` names a terminal that understands no escape sequences."""
+    return env.get("TERM", "") in ("dumb", "unknown")
+
+
+def live_stderr() -> bool:
+    """Whether stderr may show a spinner or progress bar: a terminal that is not dumb (a
+    spinner on a dumb terminal is a stream of escape sequences)."""
+    return sys.stderr.isatty() and not dumb_terminal(os.environ)
 
 
 def console(ctx: click.Context, output: str, width: int | None) -> Console:

@@ -48,4 +48,4 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     from cctool.cli._io import emit_renderable
     from cctool.render.ensemble import runs_table
 
-    emit_renderable(ctx, runs_table(table), output, width)
+    emit_renderable(ctx, runs_table(table, vary_first=not keys), output, width)

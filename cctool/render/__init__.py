@@ -32,6 +32,8 @@ BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high
 # low; the bin around zero (index None) stays uncolored so that only real changes stand out.
 DIVERGING = ((0.5, 0), (0.1, 1), (-0.1, None), (-0.5, 4), (-1.0, 5))
 HIDDEN_NOTE = "[+N]: N children not shown (depth limit, threshold or collapsed)"
+FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
+FOLDED_NOTE = "{mark}N: N outer levels of the guides folded away so that the name fits"
 MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 
@@ -151,7 +153,7 @@ class TreeLines:
         dim, bold = Style(dim=True), Style(bold=True)
         style_cache: dict[str, Style] = {}
         for i, code in enumerate(self.guides):
-            guide = _guide_text(code, pieces, width)
+            guide = _guide_text(code, pieces, width, ascii_only)
             cell = self.cells[i]
             is_hot = bool(self.hot and self.hot[i])
             tail = self._suffix(i, ascii_only)
@@ -183,14 +185,21 @@ class TreeLines:
         return out
 
 
-def _guide_text(code: tuple[int, ...], pieces: Sequence[str], width: int) -> str:
+def folds(levels: int, width: int) -> bool:
+    """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
+    return 4 * levels > width // 2
+
+
+def _guide_text(code: tuple[int, ...], pieces: Sequence[str], width: int,
+                ascii_only: bool = False) -> str:
     """The guides of one row; beyond half the width the outer levels fold into a count
-    (``[+27] ``), so that a deep node still shows its name."""
-    if 4 * len(code) <= width // 2:
+    (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
+    still shows its name."""
+    if not folds(len(code), width):
         return "".join(pieces[c] for c in code)
     keep = max(1, (width // 2) // 4 - 2)
     folded = len(code) - keep
-    return f"[+{folded}] " + "".join(pieces[c] for c in code[-keep:])
+    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in code[-keep:])
 
 
 def _fresh_style(definition: str) -> Style:
@@ -216,12 +225,15 @@ class Legend:
                  markers: bool, info: Sequence[Metric | None] | None = None) -> None:
         self.args = (metrics, opts, peak, locations, markers, info)
         self.notes: tuple[str, ...] = ()  # further lines, e.g. what a mark on names means
+        self.depth = 0  # the deepest guide of the tree drawn above: says whether it folds
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         colored = console.color_system is not None and not console.no_color
         text = _legend_text(*self.args, colored=colored, ascii_only=options.ascii_only)
         for note in self.notes:
             text.append(f"  {note}\n")
+        if folds(self.depth, options.max_width):
+            text.append(f"  {FOLDED_NOTE.format(mark=FOLD_MARK[options.ascii_only])}\n")
         yield text
 
 
@@ -248,7 +260,7 @@ def _legend_text(
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
         text.append("  # " if ascii_only else "  █ ", style=color)
-        text.append(f"{format_value(lo, opts.precision, first)} - "
+        text.append(f"{format_value(lo, opts.precision, first)} to "
                     f"{format_value(hi, opts.precision, first)}\n")
         upper = edge
     if markers:
@@ -308,18 +320,13 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
                     sort_key: np.ndarray | None = None) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
     :func:`cctool.render.rows.tree_rows` takes it."""
+    from cctool.render.percent import legend_notes, shown_columns
     from cctool.render.rows import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
-    info = [gf.metric(m) for m in metrics]
-    shown: list[str] = list(metrics)
-    kinds: list[Metric | None] = list(info)
-    if opts.percent and metrics:
-        from cctool.metrics import describe
-
-        shown.insert(1, f"{metrics[0]} %")
-        kinds.insert(1, describe("%", "%"))
+    info: list[Metric | None] = [gf.metric(m) for m in metrics]
+    shown, kinds = shown_columns(metrics, info, opts)
     tree = render_rows(rows, shown, opts, info=kinds)
     parts: list[RenderableType] = [tree]
     if opts.legend:
@@ -329,19 +336,10 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
-        notes = []
-        if opts.percent and metrics:
-            from cctool.ops.views import profile_total
-
-            base, what = opts.percent_base or (profile_total(
-                gf, metrics[0], opts.agg, opts.rank, opts.thread), "the profile's total")
-            notes.append(f"%: {metrics[0]} as a percentage of {what}, "
-                         f"{format_value(base, opts.precision, info[0])}")
-        if rows["hidden"].sum():
-            notes.append(HIDDEN_NOTE)
-        if gf.metadata.get("estimate"):  # a call graph expanded into a tree
-            notes.append(f"{gf.metadata['estimate']}")
-        key.notes = tuple(notes)
+        key.notes = legend_notes(gf, metrics, info, opts,
+                                 HIDDEN_NOTE if rows["hidden"].sum() else None)
+        depths = rows["depth"].to_numpy()
+        key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
     return Group(*parts)
 

@@ -9,31 +9,77 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
-from rich.table import Table
-from rich.text import Text
 
 from cctool.metrics import Dimension, Metric, describe
 from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
+from cctool.render.layout import Column, FitTable
 
 if TYPE_CHECKING:
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.stats import StatsResult
 
-CELL_WIDTH = 40  # long metadata (command lines, library lists) is cut in the text table
+def runs_table(table: pl.DataFrame, vary_first: bool = False) -> FitTable:
+    """The run table (or the group table) that fits the width: paths relative to the folder
+    they share (named in the title) and shortened in the middle, file facts, then the
+    metadata keys in their order as far as they fit (the rest named below the table).
+
+    ``vary_first`` (the order when no key was chosen): columns whose value differs between
+    runs come first, and on a narrow console the columns with one value for every run go
+    first (the line below the table gives their value)."""
+    grouped = "paths" in table.columns
+    what = f"{table.height} {'groups' if grouped else 'run' + 's' * (table.height != 1)}"
+    values = {c: [_text(v) for v in table[c].to_list()] for c in table.columns}
+    if grouped:
+        values["paths"] = [_text(v[0]) if v else "" for v in table["paths"].to_list()]
+        everything = [str(p) for v in table["paths"].to_list() for p in v or ()]
+    else:
+        everything = values.get("path", [])
+    base = _common_folder(everything)
+    cut = len(base) + 1 if base else 0
+    for c in ("path", "paths"):
+        if c in values:
+            values[c] = [p[cut:] if p.startswith(base or "\0") else p for p in values[c]]
+    columns = {c: Column("first path" if c == "paths" else c, values[c],
+                         "file" if c in ("path", "paths") else
+                         "number" if table.schema[c].is_numeric() else "text")
+               for c in table.columns}
+    facts = ["path", "format", "nodes", "ranks", "threads", "metrics", "runs", "paths"]
+    keys = [c for c in table.columns if c not in facts]
+    least = ["threads", "metrics", "ranks", "nodes", "format"]  # the facts needed least
+    optional = [*reversed(keys), "first path", *least]
+    constant: dict[str, str] = {}
+    if vary_first and table.height > 1:
+        same = [c for c in table.columns if c not in ("path", "paths")
+                and len(set(values[c])) == 1]
+        constant = {c: values[c][0] for c in same}
+        # Short values first: variant, tuning and compiler tell runs apart at a glance,
+        # command lines and library lists do not.
+        varying = sorted((k for k in keys if k not in same),
+                         key=lambda k: max(len(k), *(len(v) for v in values[k])))
+        keys = varying + [k for k in keys if k in same]
+        optional = [*[c for c in [*least, *keys] if c in same], *reversed(varying),
+                    "first path", *[c for c in least if c not in same]]
+    order = [c for c in facts if c in columns] + keys
+    return FitTable([columns[c] for c in order], optional,
+                    title=what + (f" in {base}/" if base else ""),
+                    hint="see --key, --to csv", constant=constant)
 
 
-def runs_table(table: pl.DataFrame) -> Table:
-    """The run table (or the group table) as a Rich table, one row per run (group)."""
-    out = Table(title=f"{table.height} {'runs' if 'paths' not in table.columns else 'groups'}",
-                title_justify="left")
-    for col in table.columns:
-        numeric = table.schema[col].is_numeric()
-        out.add_column(col, justify="right" if numeric else "left", overflow="ellipsis",
-                       max_width=None if col == "path" else CELL_WIDTH, no_wrap=col != "path")
-    for row in table.iter_rows():
-        out.add_row(*(_text(v) for v in row))
-    return out
+def _common_folder(paths: Sequence[Any]) -> str | None:
+    """The folder every path lies in, when there are at least two paths and one is shared."""
+    import os.path
+
+    texts = [str(p) for p in paths if p]
+    if len(texts) < 2:
+        return None
+    try:
+        base = os.path.commonpath(texts)
+    except ValueError:
+        return None
+    if base in texts:  # one path is the folder of the others (or all are the same)
+        base = os.path.dirname(base)
+    return base if base and base not in ("/", ".") else None
 
 
 def _text(value: Any) -> str:
@@ -42,40 +88,52 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return value[0] if len(value) == 1 else f"{value[0]} … ({len(value)})"
     if isinstance(value, float):
-        return f"{value:g}"
+        return number_text(value)
     return str(value)
 
 
-def stats_table(result: StatsResult, precision: int = 3) -> Table:
-    """Per-path statistics as an indented tree table (one block per group)."""
+def number_text(value: float) -> str:
+    """A metadata number as written: integral values without a fraction or exponent
+    (``1048576``), others with up to 10 significant digits."""
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return f"{value:.10g}"
+
+
+def stats_table(result: StatsResult, precision: int = 3) -> FitTable:
+    """Per-path statistics as an indented tree table, values scaled with their unit; with
+    groups, the group's value on its first row. Percentiles, std, median, min and max give
+    way (in that order) to the call paths on a narrow console."""
     t = result.table
     unit = f" ({result.unit})" if result.unit else ""
     grouped = result.group_key is not None
     title = f"{result.metric}{unit} across {result.runs} {result.across}" + (
         f", by {result.group_key}" if grouped else "")
-    out = Table(title=title, title_justify="left")
-    if grouped:
-        out.add_column(str(result.group_key))
-    out.add_column("call path", overflow="fold")
+    info = describe(result.metric, result.unit)
     numbers = [c for c in t.columns if c not in ("path", "name", "depth", result.group_key)]
+    columns = []
+    if grouped:
+        labels = [str(v) for v in t[str(result.group_key)].to_list()]
+        shown = [lab if i == 0 or labels[i - 1] != lab else "" for i, lab in enumerate(labels)]
+        columns.append(Column(str(result.group_key), shown, "text"))
+    names = [str(n) for n in t["name"].to_list()]
+    columns.append(Column("call path", ["  " * d + n for d, n in
+                                        zip(t["depth"].to_list(), names, strict=True)], "tree"))
     for c in numbers:
-        out.add_column(c, justify="right")
-    for row in t.iter_rows(named=True):
-        name = Text("  " * row["depth"] + str(row["name"]))
-        cells = [_number(row[c], c, precision) for c in numbers]
-        group = [str(row[str(result.group_key)])] if grouped else []
-        out.add_row(*group, name, *cells)
-    return out
+        columns.append(Column(c, [_number(v, c, precision, info) for v in t[c].to_list()]))
+    spread = [c for c in numbers if c.startswith("p") and c[1:].replace(".", "").isdigit()]
+    return FitTable(columns, [*spread, "std", "median", "min", "max"], title=title,
+                    hint="see --to csv")
 
 
-def _number(value: Any, column: str, precision: int) -> str:
+def _number(value: Any, column: str, precision: int, info: Metric | None = None) -> str:
     if value is None:
         return ""
     if column == "count":
         return str(value)
     if column == "cv":
         return f"{value:.{precision}f}"
-    return format_value(float(value), precision)
+    return format_value(float(value), precision, info)
 
 
 # ----------------------------------------------------------------- ensemble comparison
@@ -131,23 +189,24 @@ def comparison_rows(cmp: EnsembleComparison, top: int | None) -> pl.DataFrame:
     return t
 
 
-def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> Table:
-    """The ``top`` largest changes: medians, change, %, its interval and the p-value."""
+def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> FitTable:
+    """The ``top`` largest changes: medians, change, %, its interval and the p-value; on a
+    narrow console the interval, then the medians give way to the call paths."""
     unit = f" ({cmp.unit})" if cmp.unit else ""
-    out = Table(title=f"{cmp.metric}{unit}: {cmp.runs[0]} vs {cmp.runs[1]} runs, "
-                f"medians, {level(cmp.confidence)} interval of the shift, Mann-Whitney p",
-                title_justify="left")
-    for col, justify in (("call path", "left"), ("median A", "right"), ("median B", "right"),
-                         ("change", "right"), ("change %", "right"), ("interval", "right"),
-                         ("p", "right")):
-        out.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
     info = _scaled(cmp)
-    for r in comparison_rows(cmp, top).iter_rows(named=True):
-        out.add_row(_short(r["path"]), format_value(r["median A"], precision, info),
-                    format_value(r["median B"], precision, info),
-                    _change(r["change"], precision, info), _pct(r["percent"]),
-                    _interval(r["low"], r["high"], precision, info), _p(r["p"]))
-    return out
+    rows = list(comparison_rows(cmp, top).iter_rows(named=True))
+    columns = [
+        Column("call path", [r["path"] for r in rows], "path", sep="/"),
+        Column("median A", [format_value(r["median A"], precision, info) for r in rows]),
+        Column("median B", [format_value(r["median B"], precision, info) for r in rows]),
+        Column("change", [_change(r["change"], precision, info) for r in rows]),
+        Column("change %", [_pct(r["percent"]) for r in rows]),
+        Column("interval", [_interval(r["low"], r["high"], precision, info) for r in rows]),
+        Column("p", [_p(r["p"]) for r in rows]),
+    ]
+    title = (f"{cmp.metric}{unit}: {cmp.runs[0]} vs {cmp.runs[1]} runs, medians, "
+             f"{level(cmp.confidence)} interval of the shift, Mann-Whitney p")
+    return FitTable(columns, ["interval", "median A", "median B"], title=title)
 
 
 def _short(path: str, frames: int = 3) -> str:

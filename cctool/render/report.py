@@ -14,7 +14,6 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from cctool.metrics import Metric
@@ -22,6 +21,7 @@ from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
 from cctool.render import MARKERS, format_value, printable, tree_renderable
+from cctool.render.layout import Column, FitTable
 from cctool.render.records import clean_float, finite_records
 from cctool.render.text import markdown_cell, percent
 
@@ -126,31 +126,37 @@ class ChangesTable:
         yield _changes_table(self.cmp, self.top, self.precision, options.ascii_only)
 
 
-def _changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool) -> Table:
-    data = rows(cmp, top)
-    table = Table(title=f"largest changes of {cmp.shown[0]}", title_justify="left")
-    table.add_column("call path (last frames)", overflow="fold")
-    headers = _metric_headers(cmp)
-    for _, label in headers:
-        table.add_column(label, justify="right")
+def _changes_table(cmp: Comparison, top: int, precision: int, ascii_markers: bool
+                   ) -> FitTable:
+    """Whole call paths (their middle frames give way first on a narrow console), a column
+    of ◀/▶ marks for nodes in one profile only, then the values; on a narrow console the
+    A and B values go, the later metrics' first, before a path is squeezed."""
+    data = list(rows(cmp, top).iter_rows(named=True))
     markers = {"left": "right", "right": "left"} if cmp.opts.reverse else {}
-    for r in data.iter_rows(named=True):
-        mark = MARKERS.get(markers.get(r["status"], r["status"]))
-        name = Text(short_path(r["path"]))
-        if mark:
-            name.append(" " + (mark[1] if ascii_markers else mark[0]), style=mark[2])
-        table.add_row(name, *(_cell(r[col], col, precision, cmp) for col, _ in headers))
-    return table
+    marks = [MARKERS.get(markers.get(r["status"], r["status"])) for r in data]
+    columns = [Column("call path", [r["path"] for r in data], "path")]
+    if any(marks):
+        columns.append(Column("", [(m[1] if ascii_markers else m[0]) if m else "" for m in marks],
+                              "mark", right=False, style=[m[2] if m else None for m in marks]))
+    headers = _metric_headers(cmp)
+    for col, label in headers:
+        columns.append(Column(label, [_cell(r[col], col, precision, cmp) for r in data]))
+    ab = [label for col, label in headers if col.endswith(("[A]", "[B]"))]
+    later = [label for col, label in headers[4 if cmp.opts.op != "div" else 3:]
+             if label not in ab]
+    optional = [*reversed(later), *reversed(ab)]
+    return FitTable(columns, optional, title=f"largest changes of {cmp.shown[0]}")
 
 
 def _metric_headers(cmp: Comparison) -> list[tuple[str, str]]:
     out = []
-    for m in cmp.shown:
+    for k, m in enumerate(cmp.shown):
+        named = f"{m} " if k else ""  # the first metric's change is the table's subject
         out += [(f"{m} [A]", f"{m} A"), (f"{m} [B]", f"{m} B")]
         if cmp.opts.op == "div":
-            out.append((f"{m} [ratio]", "B / A" if cmp.opts.reverse else "A / B"))
+            out.append((f"{m} [ratio]", named + ("B / A" if cmp.opts.reverse else "A / B")))
         else:
-            out += [(f"{m} [change]", "change"), (f"{m} [%]", "change %")]
+            out += [(f"{m} [change]", f"{named}change"), (f"{m} [%]", f"{named}change %")]
     return out
 
 

@@ -52,10 +52,10 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
     if opts.percent and metrics:
-        from cctool.ops.views import percent_name, profile_total
+        from cctool.ops.views import percent_name
+        from cctool.render.percent import percent_base
 
-        base = opts.percent_base[0] if opts.percent_base else profile_total(
-            gf, metrics[0], opts.agg, opts.rank, opts.thread)
+        base = percent_base(gf, metrics[0], opts)[0]
         pct = (pl.col(metrics[0]) * (100.0 / base if base else float("nan")))
         table = table.with_columns(pct.alias(percent_name(metrics[0])))
         cols = table.columns

@@ -11,13 +11,13 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
-from rich.table import Table
 from rich.text import Text
 
 from cctool.metrics import Metric, effective_agg
 from cctool.ops.scaling import ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
 from cctool.render import format_value, printable
+from cctool.render.layout import Column, FitTable, elide_path
 from cctool.render.text import elide_head, markdown_cell, sparkline
 
 __all__ = ["elide_head", "sparkline"]  # re-exported: their old home
@@ -78,8 +78,9 @@ def group_tables(groups: ScalingGroups, precision: int = 3,
 
 
 class ScalingTable:
-    """Builds the Rich Table at render time, when the width is known: numbers and the
-    sparkline keep their width, and labels lose their head (never their leaf) to fit."""
+    """Builds the table at render time, when the width and Unicode are known: numbers keep
+    their width, labels lose middle frames (never their leaf) to fit, and on a narrow
+    console the trend, then run columns from the middle out (the first and last stay) go."""
 
     def __init__(self, result: ScalingResult, precision: int, name_width: int | None,
                  group: str | None = None) -> None:
@@ -89,36 +90,34 @@ class ScalingTable:
         unit = _value_metric(result)
         self.cells = [_cells(result.table[c].to_list(), precision, unit)
                       for c in result.run_columns]
-        self.widths = [max([len(c), *map(len, col)])
-                       for c, col in zip(result.run_columns, self.cells, strict=True)]
-        self.widths.append(max(len(result.run_columns), 5))  # the trend column
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        # Each column takes its width, 2 of padding and 1 border; the table adds 1 border.
-        fixed = sum(w + 3 for w in self.widths) + 3 + 1
-        trend = options.max_width - fixed >= 12  # on a narrow screen numbers matter more
-        if not trend:
-            fixed -= self.widths[-1] + 3
-        room = options.max_width - fixed
-        width = max(12, room if self.name_width is None else min(self.name_width, room))
-        yield self.build(width, "..." if options.ascii_only else "…", trend)
+        yield self.build("~" if options.ascii_only else "…", options.ascii_only)
 
-    def build(self, label_width: int, mark: str = "…", trend: bool = True) -> Table:
+    def build(self, mark: str = "…", ascii_only: bool = False) -> FitTable:
         result, by = self.result, self.result.options.by
-        table = Table(title=Text(describe(result, self.group)),
-                      caption="\n".join(notes(result)) or None, title_justify="left",
-                      caption_justify="left", header_style="bold")
-        table.add_column(by, no_wrap=True, overflow="ellipsis")
-        for c, w in zip(result.run_columns, self.widths, strict=False):
-            table.add_column(c, justify="right", no_wrap=True, min_width=w)
-        if trend:
-            table.add_column("trend", no_wrap=True, min_width=self.widths[-1])
+        labels = [printable(str(v)) for v in result.table[by].to_list()]
+        if self.name_width is not None:
+            labels = [elide_path(v, self.name_width, "/", mark) for v in labels]
+        columns = [Column(by, labels, "path", sep="/")]
+        columns += [Column(c, cells) for c, cells in
+                    zip(result.run_columns, self.cells, strict=True)]
         values = [result.table[c].to_list() for c in result.run_columns]
-        for i, label in enumerate(result.table[by].to_list()):
-            spark = [Sparkline([col[i] for col in values])] if trend else []
-            table.add_row(elide_head(printable(label), label_width, mark),
-                          *[col[i] for col in self.cells], *spark)
-        return table
+        trend = [sparkline([col[i] for col in values], ascii_only=ascii_only)
+                 for i in range(result.table.height)]
+        columns.append(Column("trend", trend, "mark", right=False,
+                              style=["cyan"] * len(trend)))
+        return FitTable(columns, ["trend", *_middle_out(result.run_columns)],
+                        title=describe(result, self.group), notes=notes(result))
+
+
+def _middle_out(names: Sequence[str]) -> list[str]:
+    """``names`` without the first and last, the middle one first, then outwards."""
+    inner = list(names[1:-1])
+    order = []
+    while inner:
+        order.append(inner.pop(len(inner) // 2))
+    return order
 
 
 def to_markdown(result: ScalingResult | ScalingGroups, precision: int = 3) -> str:

@@ -10,70 +10,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
-from rich import box
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.table import Table
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from cctool.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
+from cctool.render.layout import Column, FitTable
 from cctool.render.text import percent, sparkline
-
-
-class FitTable:
-    """Columns of text cells laid out for the console's width: the ``optional`` columns go
-    (in that order, with a note) while the names would get fewer than ``MIN_NAME``
-    characters, then the ``shrink`` column (the names) is elided to fit; no other column is
-    ever cut."""
-
-    GAP = 3  # padding and separator between columns of a borderless Rich table
-    MIN_NAME = 24
-
-    def __init__(self, headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
-                 shrink: str = "name", optional: Sequence[str] = ()) -> None:
-        self.headers, self.rows, self.left, self.shrink = list(headers), rows, set(left), shrink
-        self.optional = list(optional)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        headers = list(self.headers)
-        rows = [[printable(cell) for cell in r] for r in self.rows]
-        widths = [max([cell_len(h), *(cell_len(r[k]) for r in rows)])
-                  for k, h in enumerate(headers)]
-        dropped = []
-        for col in self.optional:
-            if self.shrink not in headers or self._name_room(headers, widths, options) >= min(
-                    self.MIN_NAME, widths[headers.index(self.shrink)]):
-                break
-            k = headers.index(col)
-            dropped.append(headers.pop(k))
-            widths.pop(k)
-            rows = [[*r[:k], *r[k + 1:]] for r in rows]
-        if self.shrink in headers:
-            k = headers.index(self.shrink)
-            fit = max(self._name_room(headers, widths, options), min(widths[k], 12))
-            mark = "~" if options.ascii_only else "…"
-            rows = [[*r[:k], elide(r[k], fit, mark), *r[k + 1:]] for r in rows]
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
-        for h in headers:
-            table.add_column(Text(h), justify="left" if h in self.left else "right",
-                             no_wrap=True)
-        for r in rows:
-            table.add_row(*(Text(cell) for cell in r))  # names may look like [markup]
-        yield table
-        if dropped:
-            yield Text(f"(left out at width {options.max_width}: {', '.join(dropped)})",
-                       style="dim")
-
-    def _name_room(self, headers: list[str], widths: list[int], options: ConsoleOptions) -> int:
-        k = headers.index(self.shrink)
-        return options.max_width - (sum(widths) - widths[k]) - self.GAP * (len(widths) - 1)
 
 
 def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
            shrink: str = "name", optional: Sequence[str] = ()) -> FitTable:
-    return FitTable(headers, rows, left, shrink, optional)
+    """Rows of text cells as a :class:`FitTable`: ``shrink`` is the name column, the other
+    ``left`` columns (labels, sparklines) are left-aligned and never cut, the rest numbers."""
+    columns = [Column(h, [r[k] for r in rows],
+                      "name" if h == shrink else "mark" if h in left else "number",
+                      right=h not in left)
+               for k, h in enumerate(headers)]
+    return FitTable(columns, optional)
 
 
 def _titled(title: str, table: FitTable) -> Group:

@@ -11,7 +11,7 @@ from rich.style import Style
 from rich.text import Text
 
 from cctool.graphframe import GraphFrame
-from cctool.metrics import Metric, describe
+from cctool.metrics import Metric
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import (
@@ -24,9 +24,9 @@ from cctool.render import (
     format_value,
     legend,
 )
+from cctool.render.percent import PERCENT
 from cctool.render.text import elide, printable
 
-PERCENT = describe("%", "%")
 TITLES = {"top-down": "Top-down view (calling contexts)",
           "bottom-up": "Bottom-up view (functions, then their callers down to the roots)",
           "flat": "Flat view (load module > file > function > loop > line)",
