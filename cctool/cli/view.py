@@ -39,6 +39,11 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
       cctool view db/
       cctool view run.pstats --view bottom-up
     """
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError("cctool view draws on a terminal; for text or records use "
+                               "cctool tree --view ... (or cctool peek)")
     try:
         from cctool.render.tui.app import ViewerApp
     except ImportError:
