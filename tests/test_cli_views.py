@@ -81,3 +81,10 @@ def test_peek_errors(data) -> None:  # type: ignore[no-untyped-def]
     assert res.exit_code == 2 and "no function" in res.stderr
     res = run("peek", path, "(")
     assert res.exit_code == 2 and "regular expression" in res.stderr
+
+
+def test_view_needs_a_terminal() -> None:
+    from pathlib import Path
+
+    res = run("view", str(Path(__file__).parent / "data" / "cprofile" / "small.py"))
+    assert res.exit_code == 2 and "terminal" in res.stderr
