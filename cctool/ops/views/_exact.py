@@ -21,7 +21,7 @@ import polars as pl
 
 from cctool.callgraph import CallGraphTables
 from cctool.graphframe import GraphFrame
-from cctool.ops.views import ViewOptions
+from cctool.ops.views._view import ViewOptions
 
 ESTIMATED = ("exclusive cost per caller -> callee edge is not recorded by this profile: shown "
              "from the expanded call tree (an estimate)")

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 
 from cctool.graphframe import GraphFrame
-from cctool.ops.views import View, ViewOptions
 from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._view import View, ViewOptions
 
 
 def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
@@ -37,7 +37,7 @@ def metric_pair(gf: GraphFrame, metric: str | None) -> tuple[str, str]:
 
 def total(gf: GraphFrame, inc: str, opts: ViewOptions) -> float:
     """The profile's inclusive total: the roots' values summed (the base of percentages)."""
-    from cctool.ops.views import profile_total
+    from cctool.ops.views._view import profile_total
 
     return profile_total(gf, inc, opts.agg, opts.rank, opts.thread)
 

@@ -8,11 +8,11 @@ import polars as pl
 
 from cctool.callgraph import CallGraphTables
 from cctool.graphframe import GraphFrame
-from cctool.ops.views import View, ViewOptions
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair
 from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._view import View, ViewOptions
 
 
 def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,

@@ -12,11 +12,11 @@ from cctool.callgraph import CallGraphTables
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
 from cctool.ops.groupby import outermost
-from cctool.ops.views import View, ViewOptions
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import frames
 from cctool.ops.views._rows import assemble, metric_pair
 from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._view import View, ViewOptions
 
 
 def peek(gf: GraphFrame, pattern: str, opts: ViewOptions | None = None) -> View:

@@ -15,11 +15,11 @@ import polars as pl
 from cctool.callgraph import CallGraphTables
 from cctool.graphframe import GraphFrame
 from cctool.ops.groupby import outermost
-from cctool.ops.views import View, ViewOptions
 from cctool.ops.views._exact import function_groups, sums, usable
 from cctool.ops.views._frames import INNER_TYPES, frames
 from cctool.ops.views._rows import assemble, metric_pair
 from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._view import View, ViewOptions
 
 LEVELS = ("module", "file")  # above the function, when the profile has them
 

@@ -6,9 +6,9 @@ import numpy as np
 import polars as pl
 
 from cctool.graphframe import GraphFrame
-from cctool.ops.views import View, ViewOptions
 from cctool.ops.views._rows import build
 from cctool.ops.views._values import Members
+from cctool.ops.views._view import View, ViewOptions
 
 
 def top_down(gf: GraphFrame, opts: ViewOptions | None = None) -> View:

@@ -17,9 +17,7 @@ import numpy as np
 import polars as pl
 
 from cctool.graphframe import GraphFrame
-from cctool.ops.views import View, ViewOptions, compute
-from cctool.ops.views._frames import INNER_TYPES
-from cctool.ops.views._rows import tree_order
+from cctool.ops.views import INNER_TYPES, View, ViewOptions, compute, tree_order
 
 COLUMNS = ("inclusive", "inc %", "exclusive", "exc %", "name")
 MAX_ROWS = 2_000_000  # bottom-up levels stop before this many rows (chains of callers grow
@@ -235,7 +233,7 @@ class ViewModel:
             m = gf.metrics.filter(pl.col("node").is_in(nodes.tolist()))
             loc = gf.location_index[np.isin(gf.metrics["node"].to_numpy(), nodes)]
             per_loc = np.bincount(loc, weights=m[col].to_numpy(), minlength=locs.height)
-        from cctool.ops.views._values import location_mask
+        from cctool.ops.views import location_mask
 
         keep = location_mask(gf, self.opts.rank, self.opts.thread)
         uniq, idx = np.unique(locs["rank"].to_numpy()[keep], return_inverse=True)
@@ -276,7 +274,7 @@ class ViewModel:
         """A query node for a bottom-up row's function: its name, and its file and line
         where the row's label tells functions of one name apart (``name (file:line)``)."""
         if self._labels is None:
-            from cctool.ops.views._frames import function_names
+            from cctool.ops.views import function_names
 
             cols = [c for c in ("name", "file", "line") if c in self.gf.nodes.columns]
             nodes = self.gf.nodes.select(cols).with_columns(
