@@ -46,7 +46,7 @@ def make_run(rng: np.random.Generator, nodes: int, ranks: int, procs: int) -> An
 
 def ensemble(runs: int = 100, nodes: int = 2000, ranks: int = 16) -> Path:
     """The folder of ``runs`` saved runs, generated once and cached by its parameters."""
-    from cctool.saved import save
+    from cctool.render.files import save
 
     folder = DATA / f"scaling-runs{runs}-n{nodes}-r{ranks}"
     done = folder / ".complete"

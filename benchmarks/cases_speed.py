@@ -96,7 +96,7 @@ def cct_write() -> Measurement:
             pairs.append((best_of(1, partial(_run, plain)), best_of(1, partial(_run, saving))))
             out.unlink()
         from cctool.readers import read
-        from cctool.saved import save
+        from cctool.render.files import save
 
         gf = read(db)
         with timer() as t:

@@ -104,7 +104,7 @@ def viewer_35k() -> Measurement:
 def viewer_1m() -> Measurement:
     """cctool view on a 1,000,000-node random tree (one rank): view built + first screen,
     then a hot path, a search and the bottom-up view switch, each to its redrawn screen"""
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
     rng = np.random.default_rng(0)
     n = 1_000_000

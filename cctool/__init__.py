@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
+    from cctool.api import read
     from cctool.graphframe import GraphFrame
     from cctool.render.html import show
     from cctool.render.widget import widget
@@ -22,7 +23,7 @@ def __getattr__(name: str) -> Any:
 
         return GraphFrame
     if name == "read":
-        from cctool.readers import read
+        from cctool.api import read
 
         return read
     if name == "show":

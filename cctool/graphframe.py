@@ -1,356 +1,278 @@
-"""The GraphFrame: a calling context tree as two Polars tables.
+"""The GraphFrame users import: the model frame with the face a notebook expects.
 
-``nodes`` has one row per CCT node, in canonical form: the ``node`` column equals the row
-index (0..n-1) and rows are in depth-first preorder, so ``parent < node`` for every non-root
-node and each subtree is a contiguous block of rows. Columns: ``node`` (Int32), ``parent``
-(Int32, null for roots), ``depth`` (Int32), ``name`` and ``type`` (String), and where the
-source knows them ``file``, ``line``, ``module`` and any attribute a reader adds.
+:class:`GraphFrame` subclasses :class:`cctool.model.frame.GraphFrame` (the data, its
+invariants and accessors) and adds what people call on it: Hatchet's and Chopper's names
+(``from_hpctoolkit``, ``tree``, ``filter``, ``squash``, ``dataframe``, ...), the arithmetic
+operators and the notebook display. Each is a thin call into cctool's readers, ops and
+renderers; this module sits above all of them and nothing below imports it.
 
-``metrics`` is a long table keyed by ``node``, ``rank`` and ``thread`` (all Int32, the last two
-always present and 0 when the profile has one process or thread) with one Float64 column per
-metric: exclusive ``M`` and inclusive ``M (inc)``. A (node, rank, thread) row may be absent;
-it then counts as 0 everywhere.
+Every method returns a new GraphFrame (or a string, a table): unlike Hatchet's, nothing
+mutates its input. Differences that change numbers are spelled out per method; the README's
+"Coming from Hatchet" section has the whole mapping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+import json
+import tempfile
+from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
-from cctool.callgraph import CallGraphTables
-from cctool.columns import INC_SUFFIX, DerivedColumns, exclusive_name, inclusive_name
-from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
-from cctool.hatchet_compat import HatchetMixin
-from cctool.locations import ID, KEY_COLUMNS, Locations, normalise_metric_table
-from cctool.metrics import Metric, describe
+from cctool.errors import CctoolError, QueryError, UnknownFormatError
+from cctool.model import frame as model
 
-# Re-exported from their modules: these names have always been importable from here.
-__all__ = ["ID", "INC_SUFFIX", "KEY_COLUMNS", "GraphFrame", "exclusive_name", "inclusive_name"]
+if TYPE_CHECKING:
+    import polars as pl
 
-STRUCTURE_COLUMNS = ("node", "parent", "depth")
-Agg = Literal["sum", "mean", "max", "min", "std", "cv"]
-# std and cv are hpcprof's statistics across processes: population standard deviation and
-# coefficient of variation (std / mean), with absent rows as zeros like every other aggregation.
-AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
+    from cctool.ops.groupby import GroupGraph
+    from cctool.query.ast import Query
+
+__all__ = ["GraphFrame", "lift"]
+
+# Hatchet's ``drop_index_levels(function=np.mean)`` passes a NumPy reduction.
+_NUMPY_AGGS = {"mean": "mean", "sum": "sum", "amax": "max", "max": "max", "amin": "min",
+               "min": "min"}
 
 
-@dataclass(frozen=True, eq=False)
-class GraphFrame(DerivedColumns, Locations, HatchetMixin):
-    """A calling context tree: node table, long metric table, metadata.
+def _read_as(path: str | Path, formats: Sequence[str]) -> GraphFrame:
+    """``cctool.read(path)`` when it detects one of ``formats``; else the first of them
+    names the file's problem."""
+    from cctool.readers import read
 
-    Build one with :meth:`from_arrays` (any node order) or directly from canonical tables.
-    GraphFrames are immutable; operations return new ones. Hatchet's names (``tree``,
-    ``filter``, ``squash``, ``dataframe``, ``from_hpctoolkit``, ...) come from
-    :class:`~cctool.hatchet_compat.HatchetMixin`.
-    """
+    try:
+        gf = read(path)
+    except UnknownFormatError:
+        return lift(read(path, formats[0]))
+    found = gf.metadata.get("format")
+    if found is not None and found not in formats:
+        raise CctoolError(f"{path}: a {found} profile, not {' or '.join(formats)}; "
+                          "read it with cctool.read()")
+    return lift(gf)
 
-    nodes: pl.DataFrame
-    metrics: pl.DataFrame
-    exclusive: tuple[str, ...] = ()
-    inclusive: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    default_metric: str | None = None
-    derived: frozenset[str] = frozenset()
-    metric_info: Mapping[str, Metric] = field(default_factory=dict)
-    # A call-graph profile's own per-function and per-edge numbers (cctool.callgraph); only
-    # readers set it, and frames built from the tree by an operation leave it out.
-    callgraph: CallGraphTables | None = None
 
-    def __post_init__(self) -> None:
-        if self.default_metric is None and self.metric_columns:
-            preferred = self.inclusive or self.metric_columns
-            object.__setattr__(self, "default_metric", preferred[0])
+def _reader(*formats: str) -> staticmethod[[str | Path], GraphFrame]:
+    """Hatchet's ``from_<format>(path)``: ``path`` read as one of ``formats``."""
 
-    # ---------------------------------------------------------------- construction
-    @classmethod
-    def from_arrays(
-        cls,
-        parent: Sequence[int] | np.ndarray,
-        attrs: Mapping[str, Sequence[Any] | np.ndarray | pl.Series],
-        metrics: Mapping[str, Sequence[Any] | np.ndarray | pl.Series] | pl.DataFrame,
-        *,
-        exclusive: Iterable[str] = (),
-        inclusive: Iterable[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        default_metric: str | None = None,
-        derive_inclusive: bool = True,
-        derive_exclusive: bool = False,
-        metric_info: Mapping[str, Metric] | None = None,
-    ) -> GraphFrame:
-        """Build a canonical GraphFrame from nodes numbered 0..n-1 in any order.
+    def read_as(path: str | Path) -> GraphFrame:
+        return _read_as(path, formats)
 
-        Args:
-            parent: parent id per node, -1 (or None) for roots.
-            attrs: node attribute columns, each of length n; ``name`` and ``type`` required.
-            metrics: long metric columns: ``node`` (ids as in ``parent``), optional ``rank``
-                and ``thread``, and one column per metric.
-            exclusive: names of exclusive metric columns.
-            inclusive: names of inclusive metric columns (``M (inc)``).
-            metadata: JSON-serialisable run metadata.
-            default_metric: the metric commands use when none is given.
-            derive_inclusive: add ``M (inc)`` for every exclusive ``M`` that lacks it.
-            derive_exclusive: add ``M`` for every inclusive ``M (inc)`` that lacks it.
-            metric_info: descriptors of the metric columns (an op passes its input's on).
-        """
-        from cctool import kernels
+    read_as.__doc__ = f"A {' or '.join(formats)} profile: ``cctool.read(path)``."
+    return staticmethod(read_as)
 
-        par = np.asarray(
-            [(-1 if p is None else p) for p in parent] if not isinstance(parent, np.ndarray)
-            else parent,
-            dtype=np.int64,
-        )
-        n = par.shape[0]
-        if n and (par.max(initial=-1) >= n or par.min(initial=0) < -1):
-            raise InvalidGraphError("parent ids out of range")
-        order = kernels.preorder(par)
-        if order.shape[0] != n:
-            raise InvalidGraphError(f"{n - order.shape[0]} nodes lie on a parent cycle")
-        new_id = np.empty(n, dtype=np.int64)
-        new_id[order] = np.arange(n, dtype=np.int64)
-        new_parent = np.where(par[order] >= 0, new_id[np.maximum(par[order], 0)], -1)
-        depth = kernels.depths(new_parent)
 
-        node_cols: dict[str, Any] = {
-            "node": pl.Series("node", np.arange(n, dtype=np.int32)),
-            "parent": pl.Series("parent", new_parent.astype(np.int32)).set(
-                pl.Series(new_parent < 0), None
-            )
-            if n
-            else pl.Series("parent", [], dtype=ID),
-            "depth": pl.Series("depth", depth.astype(np.int32)),
-        }
-        for key in ("name", "type"):
-            if key not in attrs:
-                raise InvalidGraphError(f"node attribute {key!r} is required")
-        for key, col in attrs.items():
-            s = col if isinstance(col, pl.Series) else pl.Series(key, col, strict=False)
-            if s.len() != n:
-                raise InvalidGraphError(f"node attribute {key!r} has {s.len()} values, not {n}")
-            node_cols[key] = s.alias(key).gather(order)
-        nodes = pl.DataFrame(node_cols)
+def _read_json_text(text: str) -> GraphFrame:
+    """A Hatchet JSON document (graphframe layout or literal) given as text."""
+    from cctool.readers import read
 
-        mdf = metrics if isinstance(metrics, pl.DataFrame) else pl.DataFrame(
-            {k: (v if isinstance(v, pl.Series) else pl.Series(k, v)) for k, v in metrics.items()}
-        )
-        mdf = normalise_metric_table(mdf, new_id)
-        exc = tuple(exclusive)
-        inc = tuple(inclusive)
-        gf = cls(
-            nodes=nodes,
-            metrics=mdf,
-            exclusive=exc,
-            inclusive=inc,
-            metadata=dict(metadata or {}),
-            default_metric=default_metric,
-            metric_info=dict(metric_info or {}),
-        )
-        if derive_inclusive:
-            gf = gf.with_derived_inclusive()
-        if derive_exclusive:
-            gf = gf.with_derived_exclusive()
-        if default_metric is None and gf.inclusive:
-            gf = replace(gf, default_metric=gf.inclusive[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "graphframe.json"
+        path.write_text(text, encoding="utf-8")
+        return lift(read(path, "hatchet"))
+
+
+def lift(gf: model.GraphFrame) -> GraphFrame:
+    """``gf`` as the user-facing :class:`GraphFrame`: the same tables and cached layout, no
+    copy (a reader or an op handed a model frame returns one)."""
+    if isinstance(gf, GraphFrame):
         return gf
+    out = object.__new__(GraphFrame)
+    out.__dict__.update(gf.__dict__)
+    return out
 
-    # ---------------------------------------------------------------- basic facts
-    @property
-    def num_nodes(self) -> int:
-        return self.nodes.height
 
-    @property
-    def metric_columns(self) -> tuple[str, ...]:
-        """Metric columns in table order."""
-        return tuple(c for c in self.metrics.columns if c not in KEY_COLUMNS)
+class GraphFrame(model.GraphFrame):
+    """A calling context tree with Hatchet's names (see :mod:`cctool.graphframe`)."""
 
-    @cached_property
-    def parent_array(self) -> np.ndarray:
-        """Parent id per node as int64, -1 for roots."""
-        return self.nodes["parent"].fill_null(-1).to_numpy().astype(np.int64)
+    # ------------------------------------------------------------------ readers
+    @staticmethod
+    def from_hpctoolkit(dirname: str | Path) -> GraphFrame:
+        """An HPCToolkit database: XML (``experiment.xml``) or sparse v4 (``meta.db``)."""
+        return _read_as(dirname, ("hpctoolkit", "hpctoolkit-v4"))
 
-    @cached_property
-    def children_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """(offsets, ids): children of node i are ids[offsets[i]:offsets[i+1]], in id order."""
-        par = self.parent_array
-        n = par.shape[0]
-        has = par >= 0
-        kids = np.nonzero(has)[0]
-        counts = np.bincount(par[has], minlength=n)
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        # nonzero() is ascending and a stable sort keeps it so within each parent.
-        ids = kids[np.argsort(par[kids], kind="stable")]
-        return offsets, ids
+    @staticmethod
+    def from_caliper(filename_or_stream: str | Path, query: str | None = None) -> GraphFrame:
+        """A Caliper ``.cali`` file or its JSON; ``query`` (CalQL) is not supported."""
+        if query is not None:
+            raise CctoolError("cctool reads the whole Caliper file; a CalQL query is not "
+                              "supported (filter the GraphFrame instead)")
+        return _read_as(filename_or_stream, ("caliper", "caliper-json", "caliper-data"))
 
-    def children(self, node: int) -> np.ndarray:
-        """Ids of the children of ``node``, in order."""
-        offsets, ids = self.children_csr
-        return ids[offsets[node] : offsets[node + 1]]
+    @staticmethod
+    def from_caliperreader(filename_or_caliperreader: str | Path, native: bool = False,
+                           string_attributes: Sequence[str] = ()) -> GraphFrame:
+        """A native Caliper ``.cali`` file (cctool's own parser, no caliper-reader needed);
+        metric names are cctool's whatever ``native`` says, and every string attribute is
+        kept."""
+        return _read_as(filename_or_caliperreader, ("caliper", "caliper-data"))
 
-    @cached_property
-    def levels(self) -> tuple[np.ndarray, ...]:
-        """Node ids grouped by depth, shallowest first (computed once per frame)."""
-        depth = self.nodes["depth"].to_numpy()
-        order = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-        return tuple(order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    @staticmethod
+    def from_spotdb(db_key: str | Path, list_of_ids: Sequence[str] | None = None
+                    ) -> list[GraphFrame]:
+        """One GraphFrame per run of a SpotDB directory of ``.cali`` files, in path order;
+        ``list_of_ids`` keeps the runs whose file name (with or without ``.cali``) it holds."""
+        from cctool.readers import read
+        from cctool.readers.spotdb import run_files
 
-    @cached_property
-    def subtree_end(self) -> np.ndarray:
-        """End (exclusive) of each node's contiguous preorder subtree block."""
-        par = self.parent_array
-        size = np.ones(par.shape[0], dtype=np.int64)
-        from cctool import kernels
+        files = run_files(Path(db_key))
+        if list_of_ids is not None:
+            wanted = set(map(str, list_of_ids))
+            files = [f for f in files if f.name in wanted or f.stem in wanted]
+        return [lift(read(f, "caliper")) for f in files]
 
-        size = kernels.subtree_sums(size.astype(np.float64), par).astype(np.int64)
-        return np.arange(par.shape[0], dtype=np.int64) + size
+    from_gprof_dot = _reader("gprof2dot")
+    from_cprofile = _reader("cprofile")
+    from_pyinstrument = _reader("pyinstrument")
+    from_tau = _reader("tau")
 
-    @property
-    def roots(self) -> np.ndarray:
-        return np.nonzero(self.parent_array < 0)[0]
+    @staticmethod
+    def from_timemory(input: str | Path) -> GraphFrame:  # noqa: A002 (Hatchet's name)
+        """A timemory JSON tree file (the in-process timemory import is not supported)."""
+        return _read_as(input, ("timemory",))
 
-    # ---------------------------------------------------------------- metrics
-    def resolve_metric(self, metric: str | None = None) -> str:
-        """Return the column for ``metric`` (default metric if None) or raise."""
-        name = metric or self.default_metric
-        if name is None:
-            raise MetricNotFoundError("(default)", self.metric_columns)
-        if name in self.metric_columns:
-            return name
-        # A reader may name a column by the uniform name too (Caliper's `Total time` is `time`).
-        alias = (self.metadata.get("metric_aliases") or {}).get(name)
-        if alias in self.metric_columns:
-            from cctool.errors import note
+    @staticmethod
+    def from_literal(graph_dict: list[dict[str, Any]]) -> GraphFrame:
+        """A tree given as Hatchet's literal: ``[{"frame": {...}, "metrics": {...},
+        "children": [...]}]``."""
+        return _read_json_text(json.dumps(graph_dict))
 
-            note(f"{name!r} is {alias!r} in this profile")  # aliases are always reported back
-            return str(alias)
-        raise MetricNotFoundError(name, self.metric_columns)
+    @staticmethod
+    def from_json(json_spec: str) -> GraphFrame:
+        """A graphframe from the text of Hatchet's ``to_json()``."""
+        return _read_json_text(json_spec)
 
-    def is_inclusive(self, metric: str) -> bool:
-        return metric in self.inclusive
+    # ------------------------------------------------------------------ views
+    def tree(self, metric_column: str | Sequence[str] | None = None,
+             precision: int = 3, depth: int | None = None, rank: int | None = None,
+             thread: int | None = None, agg: str = "sum", threshold: float = 0.0,
+             colormap: str = "RdYlGn", invert_colormap: bool = False, width: int = 120,
+             color: bool = False, expand_name: bool = False, render_header: bool = True,
+             percent: bool = True) -> str:
+        """The tree as ``cctool tree`` draws it (the same text, without color by default).
 
-    def exclusive_of(self, metric: str) -> str | None:
-        """Exclusive partner column of ``metric`` (itself if exclusive), if present."""
-        name = exclusive_name(metric)
-        return name if name in self.exclusive else None
-
-    def inclusive_of(self, metric: str) -> str | None:
-        """Inclusive partner column of ``metric`` (itself if inclusive), if present."""
-        name = inclusive_name(metric)
-        return name if name in self.inclusive else None
-
-    def node_values(
-        self,
-        metrics: Sequence[str] | None = None,
-        agg: str = "sum",
-        rank: int | Sequence[int] | None = None,
-        thread: int | Sequence[int] | None = None,
-    ) -> pl.DataFrame:
-        """One row per node (all nodes, in node order) with metrics aggregated over locations.
-
-        Each metric combines as its descriptor says (see :mod:`cctool.aggregate`): additive
-        ones sum the threads of a rank, then combine ranks by ``agg`` (``mean`` is per rank);
-        ratios and levels are never summed; derived formulas are evaluated after aggregation.
-        Absent rows count as 0.
+        Unlike Hatchet (rank 0, thread 0 unless told), values are summed over ranks and
+        threads; ``rank``/``thread`` pick one location and ``agg`` combines otherwise.
+        ``expand_name`` never elides names; ``render_header=False`` leaves out the legend
+        (cctool's legend follows the tree); ``percent`` shows the first metric's share of
+        the profile's total beside it.
         """
-        from cctool import aggregate
+        from cctool.errors import warn
+        from cctool.ops.dataobjects import combine_warnings
+        from cctool.options import TreeOptions
+        from cctool.render import to_text, tree_renderable
 
-        cols = [self.resolve_metric(c) for c in metrics] if metrics is not None else list(
-            self.metric_columns)
-        if agg not in AGGREGATIONS:
-            raise ValueError(f"unknown aggregation {agg!r}")
-        locs = self.locations
-        loc_keep = np.ones(locs.height, dtype=bool)
-        if rank is not None:
-            loc_keep &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
-        if thread is not None:
-            loc_keep &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
-        if (rank is not None or thread is not None) and locs.height and not loc_keep.any():
-            ranks = locs["rank"].unique().sort().to_list()
-            threads = locs["thread"].unique().sort().to_list()
-            raise CctoolError(
-                f"no data for rank {rank if rank is not None else 'any'}, thread "
-                f"{thread if thread is not None else 'any'}; the profile has ranks "
-                f"{_span(ranks)} and threads {_span(threads)}"
-            )
-        values = aggregate.node_values(self, cols, agg, loc_keep)
-        out: dict[str, Any] = {"node": np.arange(self.num_nodes, dtype=np.int32)}
-        out.update(values)
-        return pl.DataFrame(out)
+        metrics = (metric_column,) if isinstance(metric_column, str) else tuple(
+            metric_column or ())
+        opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
+                           thread=thread, agg=agg, threshold=threshold, colormap=colormap,
+                           invert_colormap=invert_colormap, full_names=expand_name,
+                           legend=render_header, percent=percent)
+        gf = self
+        shown = metrics or ((gf.default_metric,) if gf.default_metric else ())
+        for line in combine_warnings(gf, shown, agg, rank):
+            warn(line)
+        return to_text(tree_renderable(gf, opts), width=width, color=color)
 
-    def metric(self, column: str) -> Metric:
-        """The descriptor of metric ``column`` (an alias resolves first)."""
-        col = self.resolve_metric(column)
-        info = self.metric_info.get(col)
-        if info is not None:
-            return info
-        # Columns an op added without declaring them take their partner's meaning.
-        partner = self.metric_info.get(exclusive_name(col)) or self.metric_info.get(
-            inclusive_name(col))
-        if partner is not None:
-            return replace(partner, column=col, inclusive=col in self.inclusive)
-        return describe(col, None, inclusive=col in self.inclusive)
+    @cached_property
+    def dataframe(self) -> pl.DataFrame:
+        """One row per node: the node columns joined with every metric summed over ranks
+        and threads (each metric combined as its descriptor says). Hatchet's has one row per
+        (node, rank, thread); here ``gf.nodes.join(gf.metrics, on="node")`` is that table.
+        ``gf.dataframe.to_pandas()`` gives pandas (with pandas and pyarrow installed)."""
+        gf = self
+        return gf.nodes.join(gf.node_values(), on="node", how="left", maintain_order="left")
 
-    # ---------------------------------------------------------------- checks
-    def validate(self, rtol: float = 1e-9, atol: float = 1e-6) -> None:
-        """Check the invariants; raise :class:`InvalidGraphError` on the first broken one.
+    def show_metric_columns(self) -> list[str]:
+        return list(self.metric_columns)
 
-        Unique contiguous ids in preorder, parents that exist and come first (so no cycles),
-        depths that match, metric rows keyed by existing nodes without duplicates, and for
-        every inclusive column cctool derived: inclusive = exclusive + children's inclusive.
+    @property
+    def exc_metrics(self) -> list[str]:
+        return list(self.exclusive)
+
+    @property
+    def inc_metrics(self) -> list[str]:
+        return list(self.inclusive)
+
+    def copy(self) -> GraphFrame:
+        """The GraphFrame itself: GraphFrames are immutable, so a copy is never needed."""
+        return self
+
+    def to_flamegraph(self, metric: str | None = None, rank: int | None = None,
+                      thread: int | None = None, agg: str = "sum") -> str:
+        """Folded stacks (see :mod:`cctool.render.exports.folded`): the *exclusive* values
+        of ``metric``, unrounded, times in nanoseconds; Hatchet writes the column as given,
+        rounded, for one rank."""
+        from cctool.options import TreeOptions
+        from cctool.render.exports.folded import to_folded
+
+        metrics = (metric,) if metric else ()
+        opts = TreeOptions(metrics=metrics, rank=rank, thread=thread, agg=agg)
+        return to_folded(self, opts)
+
+    def to_callgraph(self, agg: str = "sum") -> GroupGraph:
+        """The call graph: one node per function name (all its call paths merged) and an
+        edge per caller -> callee pair (see :func:`cctool.ops.groupby.to_callgraph`).
+        A function's inclusive value counts each of its outermost calls once, so recursion
+        is not counted twice; ``.frame`` holds the metrics, ``.edges`` the edges."""
+        from cctool.ops.groupby import to_callgraph
+
+        return to_callgraph(self, agg)
+
+    # ------------------------------------------------------------------ filters
+    def filter(self,
+               filter_obj: str | list[Any] | Query | pl.Expr | Callable[[dict[str, Any]], bool],
+               squash: bool = True, update_inc_cols: bool = True, *,
+               ranks: str = "aggregate", agg: str = "sum") -> GraphFrame:
+        """Keep the nodes ``filter_obj`` selects; with ``squash`` (the default) the tree is
+        rebuilt around them and inclusive values recomputed (``update_inc_cols``).
+
+        ``filter_obj`` is query text in either of cctool's dialects, a Hatchet object-dialect
+        list (``[{"name": "main"}, "*"]``, JSON values only), a parsed query, a Polars
+        expression on :attr:`dataframe` (vectorised), or a callable on one row of
+        :attr:`dataframe` as a dict (called once per node in Python: prefer an expression or
+        a query on large profiles).
         """
-        n = self.num_nodes
-        for c in ("node", "parent", "depth", "name", "type"):
-            if c not in self.nodes.columns:
-                raise InvalidGraphError(f"node table lacks column {c!r}")
-        ids = self.nodes["node"].to_numpy()
-        if not np.array_equal(ids, np.arange(n)):
-            raise InvalidGraphError("node ids are not 0..n-1 in row order")
-        par = self.parent_array
-        bad = (par >= 0) & (par >= np.arange(n))
-        if bad.any():
-            raise InvalidGraphError(
-                f"node {int(np.argmax(bad))} does not come after its parent (cycle or not preorder)"
-            )
-        if (par < -1).any():
-            raise InvalidGraphError("negative parent id")
-        expected_depth = np.zeros(n, dtype=np.int64)
-        if n:
-            from cctool import kernels
+        from cctool.ops.query import filter_graph
 
-            expected_depth = kernels.depths(par)
-        if not np.array_equal(self.nodes["depth"].to_numpy(), expected_depth):
-            raise InvalidGraphError("depth column does not match the parent links")
-        if n and np.any(self.subtree_end[par[par >= 0]] < np.nonzero(par >= 0)[0] + 1):
-            raise InvalidGraphError("subtrees are not contiguous (not preorder)")
-        for c in KEY_COLUMNS:
-            if c not in self.metrics.columns:
-                raise InvalidGraphError(f"metric table lacks column {c!r}")
-        mnodes = self.metrics["node"]
-        if self.metrics.height and (mnodes.min() < 0 or mnodes.max() >= n):  # type: ignore[operator]
-            raise InvalidGraphError("metric rows refer to nodes that do not exist")
-        if self.metrics.select(KEY_COLUMNS).is_duplicated().any():
-            raise InvalidGraphError("duplicate (node, rank, thread) metric rows")
-        for c in (*self.exclusive, *self.inclusive):
-            if c not in self.metrics.columns:
-                raise InvalidGraphError(f"metric {c!r} is listed but has no column")
-        for inc in self.inclusive:
-            exc = self.exclusive_of(inc)
-            if exc is None or not ({inc, exc} & self.derived):
-                continue
-            expected, _ = self.dense(exc)
-            from cctool import kernels
+        return lift(filter_graph(self, _filter_target(self, filter_obj), squash=squash,
+                                 keep_inclusive=not update_inc_cols, ranks=ranks, agg=agg))
 
-            expected = kernels.subtree_sums(expected, par)
-            got, _ = self.dense(inc)
-            if not np.allclose(got, expected, rtol=rtol, atol=atol):
-                raise InvalidGraphError(f"{inc!r} is not the subtree sum of {exc!r}")
+    def squash(self, update_inc_cols: bool = True) -> GraphFrame:
+        """The tree rebuilt around the nodes that still have metric rows (after
+        ``filter(..., squash=False)``, those it kept); nodes without any row, which count as
+        zero everywhere, go too."""
+        from cctool.query.squash import squash
 
-    # ---------------------------------------------------------------- arithmetic
+        keep = np.zeros(self.num_nodes, dtype=bool)
+        keep[self.metrics["node"].unique().to_numpy()] = True
+        return lift(squash(self, keep, keep_inclusive=not update_inc_cols))
+
+    def drop_index_levels(self, function: str | Callable[..., Any] = "mean"
+                          ) -> GraphFrame:
+        """Ranks and threads combined into one location by ``function`` (``mean``, ``sum``,
+        ``max``, ``min`` or the NumPy reduction of that name); ``mean`` is per rank, the
+        threads of a rank summed first (Hatchet averages over rank x thread rows)."""
+        from dataclasses import replace
+
+        name = function if isinstance(function, str) else getattr(function, "__name__", "")
+        agg = _NUMPY_AGGS.get(name)
+        if agg is None:
+            raise CctoolError(f"cannot combine locations by {name or function!r}; use mean, "
+                              "sum, max or min")
+        from cctool.model.columns import ID, KEY_COLUMNS
+
+        gf = self
+        values = gf.node_values(agg=agg).with_columns(rank=0, thread=0)
+        metrics = values.select(*KEY_COLUMNS, *gf.metric_columns).cast(
+            dict.fromkeys(KEY_COLUMNS, ID))
+        # A max or min per node is no subtree sum: nothing is derived any more.
+        kept = frozenset() if agg in ("max", "min") else gf.derived
+        return replace(gf, metrics=metrics, derived=kept)
+
+    # ------------------------------------------------------------------ operators
     # Each returns a new GraphFrame on the union tree; see cctool.ops.arith for the rules.
     def __sub__(self, other: object) -> GraphFrame:
         return self._arith("sub", other)
@@ -365,28 +287,40 @@ class GraphFrame(DerivedColumns, Locations, HatchetMixin):
         return self._arith("div", other)
 
     def _arith(self, op: str, other: object) -> GraphFrame:
-        if not isinstance(other, GraphFrame):
+        if not isinstance(other, model.GraphFrame):
             return NotImplemented  # type: ignore[no-any-return]
         from cctool.ops.arith import _binary_op
 
-        out: GraphFrame = _binary_op(self, other, op)
-        return out
+        return lift(_binary_op(self, other, op))
 
+    # ------------------------------------------------------------------ notebook
     def _repr_html_(self) -> str:
         """The interactive tree, for Jupyter (see :func:`cctool.render.html.show`)."""
         from cctool.render.html import show
 
         return show(self)._repr_html_()
 
-    def __repr__(self) -> str:
-        return (
-            f"GraphFrame({self.num_nodes} nodes, {self.metrics.height} rows, "
-            f"{self.num_ranks} ranks, metrics={list(self.metric_columns)})"
-        )
 
+def _filter_target(gf: GraphFrame, obj: Any) -> Any:
+    """What :func:`cctool.ops.query.filter_graph` takes for a Hatchet-style filter."""
+    import polars as pl
 
-def _span(values: list[int]) -> str:
-    """'0-3' for a contiguous run, else the values listed."""
-    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
-        return f"{values[0]}-{values[-1]}"
-    return ", ".join(map(str, values))
+    from cctool.query.ast import Query
+
+    if isinstance(obj, str | Query):
+        return obj
+    if isinstance(obj, list):
+        try:
+            return json.dumps(obj)
+        except TypeError as exc:
+            raise QueryError("an object-dialect query takes JSON values (strings, numbers, "
+                             "lists); write a Python predicate as a string condition, e.g. "
+                             "{\"time\": \"> 1\"}") from exc
+    frame = gf.dataframe
+    if isinstance(obj, pl.Expr):
+        return frame.filter(obj)["node"].to_numpy()
+    if callable(obj):
+        keep = [bool(obj(row)) for row in frame.iter_rows(named=True)]
+        return frame["node"].to_numpy()[np.asarray(keep, dtype=bool)]
+    raise QueryError("filter takes query text, an object-dialect list, a Query, a Polars "
+                     f"expression or a callable, not {type(obj).__name__}")

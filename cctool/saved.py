@@ -19,7 +19,7 @@ and the loader hands that layout to the GraphFrame, which then never scans the k
 
 Version 1 (LZ4-compressed Arrow IPC for both tables) is still read. Readers ignore header keys
 they do not know, so later versions can add some (per-metric descriptors, say) without a new
-layout. A call-graph profile's own tables (:mod:`cctool.callgraph`) follow as two more Arrow
+layout. A call-graph profile's own tables (:mod:`cctool.model.callgraph`) follow as two more Arrow
 IPC files, named in the header's ``callgraph`` entry. A truncated or foreign file fails
 with a :class:`SavedFormatError` naming it.
 
@@ -44,10 +44,11 @@ import numpy as np
 import orjson
 import polars as pl
 
-from cctool.callgraph import CallGraphTables
 from cctool.errors import SavedFormatError
-from cctool.graphframe import KEY_COLUMNS, GraphFrame
-from cctool.metrics import info_from_json, info_to_json
+from cctool.model.callgraph import CallGraphTables
+from cctool.model.columns import KEY_COLUMNS
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import info_from_json, info_to_json
 
 MAGIC = b"\x89CCT\r\n\x1a\n"
 VERSION = 2
@@ -69,18 +70,12 @@ def is_saved(head: bytes) -> bool:
 
 def dumps(gf: GraphFrame, source_format: str | None = None) -> bytes:
     """Serialise ``gf`` to bytes in the ``.cct`` format."""
-    return b"".join(_chunks(gf, source_format))
+    return b"".join(chunks(gf, source_format))
 
 
-def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
-    """Write ``gf`` to ``path`` atomically (``-`` writes to stdout), column by column."""
-    from cctool.render.files import write_atomic
-
-    write_atomic(path, _chunks(gf, source_format))
-
-
-def _chunks(gf: GraphFrame, source_format: str | None) -> Iterator[bytes | memoryview]:
-    """The file's pieces in order: preamble and header, then each table's bytes."""
+def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes | memoryview]:
+    """The file's pieces in order: preamble and header, then each table's bytes (written
+    atomically, column by column, by :func:`cctool.render.files.save`)."""
     body: list[bytes | memoryview] = []
     offset = 0
 
@@ -115,7 +110,7 @@ def _chunks(gf: GraphFrame, source_format: str | None) -> Iterator[bytes | memor
             "blocks": _block_header(gf),
         },
     }
-    if gf.callgraph is not None:  # a call-graph profile's own numbers (cctool.callgraph)
+    if gf.callgraph is not None:  # a call-graph profile's own numbers (cctool.model.callgraph)
         header["callgraph"] = {**gf.callgraph.to_json(),
                                "functions": put(_ipc(gf.callgraph.functions)),
                                "edges": put(_ipc(gf.callgraph.edges))}

@@ -1,4 +1,4 @@
-"""The call-graph tables (cctool.callgraph): the profiler's own per-function and per-edge
+"""The call-graph tables (cctool.model.callgraph): the profiler's own per-function and per-edge
 numbers, read from real files and checked against the profiler's own tools."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from cctool import saved
+from cctool.render.files import save
 from cctool.readers import read
 
 DATA = Path(__file__).parent / "data"
@@ -67,10 +68,19 @@ def test_tables_survive_a_cct_round_trip(fmt: str, path: str, tmp_path: Path) ->
     gf = read(DATA / path)
     assert gf.callgraph is not None and gf.metadata["format"] == fmt
     out = tmp_path / "p.cct"
-    saved.save(gf, out)
+    save(gf, out)
     back = saved.load(out)
     assert back.callgraph is not None
     assert back.callgraph.functions.equals(gf.callgraph.functions)
     assert back.callgraph.edges.equals(gf.callgraph.edges)
     assert back.callgraph.events == gf.callgraph.events
     assert back.callgraph.units == gf.callgraph.units
+
+
+def test_tables_follow_the_frames_unit_conversion() -> None:
+    # pyprof2calltree writes an event "ns": cctool holds times in seconds, tables included
+    gf = read(DATA / "callgrind" / "callgrind.out.pyprof2calltree")
+    assert gf.callgraph is not None
+    assert gf.callgraph.units["ns"] == gf.metric("ns").unit == "s"
+    assert gf.callgraph.functions["ns"].sum() == pytest.approx(11_599_720e-9, rel=1e-12)
+    assert float(gf.node_values(["ns"])["ns"].sum()) == pytest.approx(11_599_720e-9, rel=1e-12)

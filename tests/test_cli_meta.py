@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -97,11 +98,24 @@ def test_reader_registry_is_consistent() -> None:
         assert callable(mod.sniff) and callable(mod.read) and mod.DESCRIPTION
 
 
-# Modules over the size limit, with why they still are (none is cctool's output layer).
-OVER_400: dict[str, str] = {}  # modules allowed past 400 lines, with the reason
+# Size is a review signal, not a wall: past 400 lines a module is worth a look (one concept
+# kept whole may be longer; two concepts in one file should split by concept), past 600 the
+# file has to split. A hard cap at 400 had cut single concepts over files that import each
+# other.
+WARN_LINES, MAX_LINES = 400, 600
 
 
-def test_no_module_over_400_lines() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "cctool").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
-    assert set(long) <= set(OVER_400), long
+def _module_lines() -> dict[str, int]:
+    return {str(p.relative_to(ROOT)): len(p.read_text().splitlines())
+            for p in (ROOT / "cctool").rglob("*.py")}
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+def test_module_size() -> None:
+    lines = _module_lines()
+    too_long = {m: n for m, n in lines.items() if n > MAX_LINES}
+    assert not too_long, f"split these modules by concept: {too_long}"
+    for module, n in sorted(lines.items()):
+        if n > WARN_LINES:
+            warnings.warn(f"{module} has {n} lines (over {WARN_LINES}): one concept?",
+                          UserWarning, stacklevel=1)

@@ -136,7 +136,7 @@ def test_root_totals_of_a_saved_profile_in_blocks(data, tmp_path) -> None:
 
     import cctool
     from cctool.ops.summary import root_totals
-    from cctool.saved import save
+    from cctool.render.files import save
 
     path = tmp_path / "run.cct"
     save(cctool.read(data("hpctoolkit-allgather-database")), path)

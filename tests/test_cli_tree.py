@@ -75,7 +75,7 @@ def test_tree_output_file(data, tmp_path) -> None:
 
 def test_deep_tree_does_not_recurse(tmp_path) -> None:
     from cctool.graphframe import GraphFrame
-    from cctool.saved import save
+    from cctool.render.files import save
 
     n = 5000
     gf = GraphFrame.from_arrays(list(range(-1, n - 1)), {"name": [f"f{i}" for i in range(n)],
@@ -109,7 +109,7 @@ def test_tree_unknown_colormap_is_a_usage_error(data) -> None:
 
 def test_long_names_are_elided(tmp_path) -> None:
     from cctool.graphframe import GraphFrame
-    from cctool.saved import save
+    from cctool.render.files import save
 
     long = "std::vector<double>::operator[]" * 4
     gf = GraphFrame.from_arrays([-1], {"name": [long], "type": ["function"]},

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning
-from cctool.metrics import parse_unit
+from cctool.model.metrics import parse_unit
 from cctool.readers import read
 
 DATA = Path(__file__).parent / "data"

@@ -45,7 +45,7 @@ def _slow_down(folder: Path, factor: float) -> Path:
     and its ancestors' inclusive metrics grown by the same amount (the tree stays valid)."""
     from cctool.graphframe import GraphFrame
     from cctool.readers import read
-    from cctool.saved import save
+    from cctool.render.files import save
 
     out = folder.parent / f"{folder.name}-slow"
     out.mkdir()

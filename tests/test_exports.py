@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.graphframe import GraphFrame
-from cctool.metrics import parse_unit
+from cctool.model.metrics import parse_unit
 from cctool.readers import read
 
 DATA = Path(__file__).parent / "data"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.frames import frame_name, frame_strings
 from cctool.graphframe import GraphFrame
+from cctool.model.paths import frame_name, frame_strings
 
 
 def _gf(parents: list[int], names: list[str], types: list[str], modules: list[str],
@@ -29,7 +29,7 @@ def test_frame_strings_follow_the_documented_rule() -> None:
 
 
 def test_squash_and_unify_agree_on_modules() -> None:
-    from cctool.ops.unify import unify
+    from cctool.model.unify import unify
     from cctool.query.squash import squash
 
     # main -> x -> foo [a.so], main -> y -> foo [b.so]: dropping x and y makes the two foo
@@ -47,7 +47,7 @@ def test_squash_and_unify_agree_on_modules() -> None:
 
 
 def test_scaling_rows_tell_loops_apart_like_diff() -> None:
-    from cctool.frames import path_ids
+    from cctool.model.paths import path_ids
 
     a = _gf([-1, 0, 0], ["main", "L", "L"], ["function", "loop", "loop"], ["m"] * 3,
             [1, 10, 20], [1.0, 1.0, 1.0])

@@ -173,7 +173,7 @@ def test_bad_input_exit_2(dbs, args: list[str], message: str) -> None:
 
 def test_time_unit_needs_a_profile_unit(tmp_path) -> None:
     from cctool.graphframe import GraphFrame
-    from cctool.saved import save
+    from cctool.render.files import save
 
     gf = GraphFrame.from_arrays([-1], {"name": ["main"], "type": ["function"]},
                                 {"node": [0], "time": [1.0]}, exclusive=["time"])

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 import cctool
+from cctool import read
 from cctool.cli import cli
 from cctool.graphframe import GraphFrame
-from cctool.readers import read
 from cctool.render.html import HtmlOptions, HtmlView, comparison_html, to_html
 
 EVIL = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",

@@ -17,19 +17,19 @@ import pytest
 from click.testing import CliRunner
 
 import cctool
-from cctool._inplace import _writable, writable_views
 from cctool.cli import cli
 from cctool.errors import CctoolWarning, IncompatibleProfilesError
 from cctool.graphframe import GraphFrame
-from cctool.metrics import (
+from cctool.model._inplace import _writable, writable_views
+from cctool.model.metrics import (
     Combine,
     Dimension,
     _multiplier,
     _scaled,
     format_quantity,
-    normalise,
     parse_unit,
 )
+from cctool.model.units import normalise
 from cctool.ops.derive import derive
 from cctool.readers import READERS, read_declared
 from cctool.synth import generate
@@ -64,7 +64,7 @@ def test_parse_unit(text: str, dim: Dimension, unit: str, factor: float) -> None
 
 def test_display_scales_like_pprof() -> None:
     gf = cctool.read  # noqa: F841  (the API under test is the descriptor's formatter)
-    from cctool.metrics import describe
+    from cctool.model.metrics import describe
 
     t, b, c = describe("t", "s"), describe("b", "B"), describe("c", "count")
     assert [format_quantity(v, t) for v in (3.998242, 0.0537, 2.5e-5, 7e-9)] == [
@@ -245,7 +245,8 @@ def test_output_states_units(data) -> None:
 
 def test_saved_profile_keeps_descriptors(data, tmp_path) -> None:
     gf = cctool.read(data(SPOT.split("/")[0]) / SPOT.split("/")[1])
-    from cctool.saved import load, save
+    from cctool.render.files import save
+    from cctool.saved import load
 
     save(gf, tmp_path / "a.cct")
     back = load(tmp_path / "a.cct")

@@ -135,7 +135,7 @@ def test_metric_selection_and_errors(a, b) -> None:
 
 
 def test_caliper_scaling_runs(data) -> None:
-    from cctool.readers import read
+    from cctool import read
 
     folder = data("mpi_scaling_cali")
     small, large = read(folder / "27_cores.cali"), read(folder / "64_cores.cali")

@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from cctool import read
 from cctool.graphframe import GraphFrame
 from cctool.ops import arith
-from cctool.readers import read
 
 
 def _without_subtree(gf: GraphFrame, top: int, scale: float) -> GraphFrame:

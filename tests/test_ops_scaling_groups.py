@@ -18,8 +18,9 @@ import pytest
 import cctool
 from cctool.errors import CctoolWarning
 from cctool.graphframe import GraphFrame
+from cctool.ops.runs import NONE_GROUP
 from cctool.ops.scaling import ScalingError, ScalingOptions, scaling
-from cctool.ops.scaling_groups import NONE_GROUP, scaling_groups
+from cctool.ops.scaling_groups import scaling_groups
 
 DATA = Path(__file__).parent / "data" / "caliper-scaling"
 # Avg time/rank of main (cali-query's avg#inclusive#sum#time.duration) at 1, 2, 4 processes.

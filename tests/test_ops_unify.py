@@ -8,7 +8,7 @@ import pytest
 
 from cctool import kernels
 from cctool.graphframe import GraphFrame
-from cctool.ops.unify import unify
+from cctool.model.unify import unify
 
 
 def frame(parent, names, types=None, lines=None, values=None) -> GraphFrame:

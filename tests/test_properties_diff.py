@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cctool.graphframe import GraphFrame
+from cctool.model.unify import unify
 from cctool.ops.compare import node_paths
-from cctool.ops.unify import unify
 from tests.test_properties_graphframe import forests
 
 
@@ -59,7 +59,7 @@ def test_a_minus_a_is_zero_and_a_over_a_is_one_or_nan(a: GraphFrame, agg: str) -
 def test_union_order_is_the_preorder_of_provisional_ids(a: GraphFrame, b: GraphFrame) -> None:
     # The vectorised block insertion equals a plain depth-first walk of the union.
     from cctool.kernels import _reference
-    from cctool.ops import unify as u
+    from cctool.model import unify as u
 
     key_a, key_b = u._frame_keys(a, b)
     b_to_a = u._match(a.parent_array, key_a, b.parent_array, key_b, 0)

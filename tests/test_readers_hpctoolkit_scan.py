@@ -15,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from cctool.errors import ReaderError
-from cctool.readers import hpctoolkit, hpctoolkit_scan, read, read_declared
+from cctool.readers import _hpcxml_tree, hpctoolkit_scan, read, read_declared
 from tests.conftest import SHARED_DATA
 from tests.reader_checks import variants
 
@@ -25,8 +25,8 @@ DATABASES = [SHARED_DATA / "hpctoolkit-cpi-database", SHARED_DATA / "hpctoolkit-
 
 
 def _walk(xml: Path) -> dict[str, Any]:
-    root = hpctoolkit._parse_xml(xml)
-    return hpctoolkit._scan_tree(root, hpctoolkit._tables(root, xml), xml)
+    root = _hpcxml_tree.parse_xml(xml)
+    return _hpcxml_tree.scan_tree(root, _hpcxml_tree.tables(root, xml), xml)
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> None:
@@ -46,7 +46,7 @@ def test_scan_equals_walk(db: Path) -> None:
     root, tables, _ = hpctoolkit_scan.parse(xml)
     nodes, summary = hpctoolkit_scan.scan(xml.read_bytes(), tables)  # no fallback here
     _same(nodes, _walk(xml))
-    assert summary.count(b"<M ") == len(hpctoolkit._first(root, "SecCallPathProfileData"))
+    assert summary.count(b"<M ") == len(_hpcxml_tree.first(root, "SecCallPathProfileData"))
 
 
 @pytest.mark.parametrize("db", DATABASES[:2], ids=lambda p: p.name)

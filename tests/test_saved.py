@@ -11,7 +11,8 @@ from polars.testing import assert_frame_equal
 from cctool.errors import SavedFormatError
 from cctool.graphframe import GraphFrame
 from cctool.readers import detect, read
-from cctool.saved import dumps, load, load_stream, loads, save
+from cctool.render.files import save
+from cctool.saved import dumps, load, load_stream, loads
 
 
 def assert_same(a: GraphFrame, b: GraphFrame) -> None:

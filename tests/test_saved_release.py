@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from cctool.readers import read
-from cctool.saved import load, release, save
+from cctool.render.files import save
+from cctool.saved import load, release
 
 
 def _mapped_rss_kb(path: Path) -> int:

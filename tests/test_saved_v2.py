@@ -15,7 +15,8 @@ from polars.testing import assert_frame_equal
 from cctool.errors import SavedFormatError
 from cctool.graphframe import GraphFrame
 from cctool.readers import read
-from cctool.saved import MAGIC, VERSION, dumps, load, loads, save
+from cctool.render.files import save
+from cctool.saved import MAGIC, VERSION, dumps, load, loads
 
 V1 = Path(__file__).parent / "data" / "cct" / "cpi-v1.cct"
 _PRE = struct.Struct("<IQ")

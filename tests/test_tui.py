@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("textual")
 
 from cctool import read  # noqa: E402
-from cctool.graphframe import GraphFrame  # noqa: E402
+from cctool.model.frame import GraphFrame  # noqa: E402
 from cctool.ops.query import match_nodes  # noqa: E402
 from cctool.ops.views import ViewOptions  # noqa: E402
 from cctool.render.tui.app import ViewerApp  # noqa: E402

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cctool.distributed import Executor
     from cctool.ops.runs import RunSummary
 
@@ -64,11 +66,10 @@ def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
 def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
     """:func:`run_paths`, each with whether it is a run only if a reader takes it (see
     :func:`cctool.readers.runs_to_sniff`)."""
-    from cctool.cli.scaling import _run_paths
     from cctool.readers import runs_to_sniff
 
     return [(f, unsure) for p, unsure in runs_to_sniff(paths)
-            for f in ([p] if unsure else _run_paths(p, fmt))]
+            for f in ([p] if unsure else run_paths_of(p, fmt))]
 
 
 def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | None],
@@ -90,3 +91,36 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
 
         raise CctoolError(f"no run matches {' and '.join(where)} (of {len(runs)} runs)")
     return kept
+
+
+def run_paths_of(path: str, fmt: str | None) -> list[str]:
+    """The runs ``path`` names: itself, or the profiles found in a folder."""
+    from pathlib import Path
+
+    from cctool.errors import UnknownFormatError
+
+    if fmt or path == "-" or not Path(path).is_dir():
+        return [path]
+    found = _profiles_in(Path(path))
+    if not found:
+        raise UnknownFormatError(f"{path}: no profile cctool knows in this folder")
+    return found
+
+
+def _profiles_in(p: Path) -> list[str]:
+    """``p`` if a reader takes it (split into runs by a multi-run reader such as SpotDB),
+    else the profiles below it, in path order."""
+    from cctool.errors import UnknownFormatError
+    from cctool.readers import detect, is_one_run
+
+    if is_one_run(p):  # its files are ranks or threads of one run, not runs
+        return [str(p)]
+    try:
+        mod = detect(p)
+    except UnknownFormatError:
+        if not p.is_dir():
+            return []
+        return [f for child in sorted(p.iterdir()) if not child.name.startswith(".")
+                for f in _profiles_in(child)]
+    run_files = getattr(mod, "run_files", None)
+    return [str(f) for f in run_files(p)] if run_files and p.is_dir() else [str(p)]

@@ -74,10 +74,10 @@ def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] |
 
 def estimate_xml(folder: Path) -> int:
     """Bytes the XML reader would need for the metric-db files in ``folder`` (headers only)."""
-    from cctool.readers import hpctoolkit as xml
+    from cctool.readers._metricdb import db_header, metric_db_paths
 
-    files = xml._metric_db_paths(folder)
-    rows, metrics = xml._db_header(files[0])
+    files = metric_db_paths(folder)
+    rows, metrics = db_header(files[0])
     return _XML_ROW_COPIES * len(files) * rows * (12 + 8 * metrics)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.options import CompareOptions, TreeOptions
 
 

@@ -6,7 +6,8 @@
 ``x.pb.gz``/``x.pprof`` pprof); else the command's default. A binary format never goes to
 a terminal. The exports (folded, speedscope, pprof) are accepted by ``--to`` everywhere, and
 a command that cannot write one says so in one usage error instead of Click's list of choices.
-Imports only click.
+The formats, their suffixes and which are binary come from :mod:`cctool.formats`. Imports
+only click.
 """
 
 from __future__ import annotations
@@ -16,12 +17,7 @@ from collections.abc import Sequence
 
 import click
 
-SUFFIXES = {".json": "json", ".csv": "csv", ".cct": "cct", ".md": "markdown", ".xml": "junit",
-            ".folded": "folded", ".pprof": "pprof"}
-# Longer suffixes checked first: a speedscope file is JSON, a pprof file is gzipped.
-LONG_SUFFIXES = {".speedscope.json": "speedscope", ".pb.gz": "pprof"}
-BINARY = frozenset({"cct", "pprof"})
-EXPORTS = ("folded", "speedscope", "pprof")
+from cctool.formats import BINARY, EXPORTS, formats_by_suffix
 
 
 class FormatChoice(click.Choice[str]):
@@ -46,13 +42,10 @@ def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
     if to is not None:
         return to
     if output is not None and output != "-":
-        suffix = output[output.rfind("."):].lower() if "." in output else ""
-        by_suffix = next((f for s, f in LONG_SUFFIXES.items() if output.lower().endswith(s)),
-                         None)
-        if by_suffix is None or by_suffix not in formats:
-            by_suffix = SUFFIXES.get(suffix)
-        if by_suffix is not None and by_suffix in formats:
-            return by_suffix
+        # Longest suffix first: a speedscope file is JSON, where the command writes both.
+        found = next((f for f in formats_by_suffix(output) if f in formats), None)
+        if found is not None:
+            return found
     return default if default is not None else formats[0]
 
 

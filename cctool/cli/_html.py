@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.options import TreeOptions
 
 # Flags of the text output that the page has no counterpart for; each with why.

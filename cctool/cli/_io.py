@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import polars as pl
     from rich.console import Console, RenderableType
 
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 
 def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:

@@ -9,8 +9,8 @@ import click
 if TYPE_CHECKING:
     import polars as pl
 
-    from cctool.graphframe import GraphFrame
-    from cctool.metrics import Metric
+    from cctool.model.frame import GraphFrame
+    from cctool.model.metrics import Metric
 
 from cctool.cli._options import (
     derive_option,
@@ -98,7 +98,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         info: list[Metric | None] = [gf.metric(c) for c in cols]
         table, rows, shown = graph.table(cols), graph.rows(cols, depth), list(cols)
         if percent is not False and agg == "sum":  # a % of a mean or max means nothing
-            from cctool.metrics import describe
+            from cctool.model.metrics import describe
 
             table, rows = _with_percent(gf, table, cols[0]), _with_percent(gf, rows, cols[0])
             shown.insert(1, f"{cols[0]} %")

@@ -16,7 +16,7 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.ops.query import Query
     from cctool.options import TreeOptions
 

@@ -37,7 +37,7 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
         if len(gfs) != 1:
             raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")
         from cctool.cli._formats import refuse_binary_terminal
-        from cctool.saved import save
+        from cctool.render.files import save
 
         refuse_binary_terminal("cct", output)
         save(gfs[0], output)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cctool.cli._ensemble import group_by_option, where_option
+from cctool.cli._ensemble import group_by_option, run_paths_of, where_option
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
@@ -17,9 +17,8 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
 
@@ -140,41 +139,8 @@ def load_runs(paths: tuple[str, ...], fmt: str | None) -> list[tuple[str, GraphF
     from cctool.cli._io import load_many
     from cctool.readers import expand_paths
 
-    files = [f for p in expand_paths(paths) for f in _run_paths(p, fmt)]
+    files = [f for p in expand_paths(paths) for f in run_paths_of(p, fmt)]
     return list(zip(files, load_many(files, fmt), strict=True))
-
-
-def _run_paths(path: str, fmt: str | None) -> list[str]:
-    """The runs ``path`` names: itself, or the profiles found in a folder."""
-    from pathlib import Path
-
-    from cctool.errors import UnknownFormatError
-
-    if fmt or path == "-" or not Path(path).is_dir():
-        return [path]
-    found = _profiles_in(Path(path))
-    if not found:
-        raise UnknownFormatError(f"{path}: no profile cctool knows in this folder")
-    return found
-
-
-def _profiles_in(p: Path) -> list[str]:
-    """``p`` if a reader takes it (split into runs by a multi-run reader such as SpotDB),
-    else the profiles below it, in path order."""
-    from cctool.errors import UnknownFormatError
-    from cctool.readers import detect, is_one_run
-
-    if is_one_run(p):  # its files are ranks or threads of one run, not runs
-        return [str(p)]
-    try:
-        mod = detect(p)
-    except UnknownFormatError:
-        if not p.is_dir():
-            return []
-        return [f for child in sorted(p.iterdir()) if not child.name.startswith(".")
-                for f in _profiles_in(child)]
-    run_files = getattr(mod, "run_files", None)
-    return [str(f) for f in run_files(p)] if run_files and p.is_dir() else [str(p)]
 
 
 def _report(result: ScalingResult | ScalingGroups, given: int, where: tuple[str, ...]

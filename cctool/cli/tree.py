@@ -23,7 +23,7 @@ from cctool.cli._options import (
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.options import TreeOptions
 
 

@@ -30,7 +30,8 @@ from cctool.distributed.partials import Partials
 from cctool.distributed.v4scan import Scan, Sums, ranges, scan
 from cctool.distributed.xmlscan import XmlDatabase, XmlScan, finish_xml, is_xml, open_xml, scan_xml
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.model.columns import inclusive_name
+from cctool.model.frame import GraphFrame
 
 TASKS_PER_WORKER = 8  # ranges per thread or worker: balance without many merges
 AGGS = ("mean", "sum", "max", "min", "std", "cv")

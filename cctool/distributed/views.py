@@ -24,7 +24,7 @@ from cctool.distributed.hpcdb import (
 )
 from cctool.distributed.xmlscan import XmlDatabase
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 SPARE = 16  # candidates beyond --top: sums of parts may order near-ties differently
 PICK_BYTES = 512 << 20  # per-rank values held by the second pass

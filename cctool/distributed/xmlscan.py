@@ -9,7 +9,7 @@ which scopes. A range then decodes its files a chunk at a time with the reader's
 function (``hpctoolkit._read_metric_dbs``: the same kernel, so each location's exclusive and
 inclusive values are the reader's bit for bit), derives the inclusive values of a metric the
 database holds only exclusively as the reader does (subtree sums per location), converts each
-column to its base unit as :func:`cctool.metrics.normalise` does (µs -> s, per value, before
+column to its base unit as :func:`cctool.model.units.normalise` does (µs -> s, per value, before
 any addition), and adds the chunk to the sums. Columns are the reader's metric columns in its
 order, derived inclusive ones after them.
 
@@ -29,7 +29,8 @@ import numpy as np
 from cctool.distributed.partials import Partials
 from cctool.distributed.v4scan import CHUNK_VALUES, Sums, add_block, rank_chunks
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.model.columns import inclusive_name
+from cctool.model.frame import GraphFrame
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,9 +85,10 @@ class XmlDatabase:
 def is_xml(path: str | Path) -> bool:
     """Whether ``path`` is an XML database with metric-db files (what this module scans)."""
     from cctool.readers import hpctoolkit as hp
+    from cctool.readers._metricdb import metric_db_paths
 
     folder = hp._experiment_xml(Path(path)).parent
-    return hp.sniff(Path(path)) and bool(hp._metric_db_paths(folder))
+    return hp.sniff(Path(path)) and bool(metric_db_paths(folder))
 
 
 def open_xml(path: str | Path) -> XmlDatabase:
@@ -133,8 +135,8 @@ def _take(values: Any, order: np.ndarray) -> Any:
 
 
 def _factor(units: dict[str, str], column: str) -> float:
-    """The factor :func:`cctool.metrics.normalise` scales ``column``'s values by."""
-    from cctool.metrics import Dimension, parse_unit
+    """The factor :func:`cctool.model.units.normalise` scales ``column``'s values by."""
+    from cctool.model.metrics import Dimension, parse_unit
 
     base = column[: -len(" (inc)")] if column.endswith(" (inc)") else column
     unit = units.get(base)
@@ -202,7 +204,7 @@ def _in_base_unit(values: np.ndarray, factor: float) -> np.ndarray:
     last bit)."""
     import polars as pl
 
-    from cctool.metrics import _scaled
+    from cctool.model.metrics import _scaled
 
     flat = pl.Series("v", values.reshape(-1)).to_frame()
     got = flat.select(_scaled(pl.col("v"), factor))["v"].to_numpy()
@@ -213,7 +215,7 @@ def finish_xml(db: XmlDatabase, sums: Sums, values: np.ndarray,
                agg: str) -> tuple[GraphFrame, np.ndarray]:
     """The aggregated GraphFrame (one location holding ``values``, the reader's nodes and
     metric descriptors) and the scan node of each of its nodes."""
-    from cctool.metrics import normalise
+    from cctool.model.units import normalise
     from cctool.readers import hpctoolkit as hp
 
     scan_ = db.scan

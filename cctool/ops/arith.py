@@ -1,6 +1,6 @@
 """Arithmetic between two profiles: ``sub``, ``add``, ``mul``, ``div`` on their union tree.
 
-All four are one :func:`_binary_op`: unify the trees (:mod:`cctool.ops.unify`), align the
+All four are one :func:`_binary_op`: unify the trees (:mod:`cctool.model.unify`), align the
 two metric tables on the union's node ids, then apply one Polars expression per metric.
 When both tables are one block of rows per location with the same locations (readers of
 databases and ``.cct`` files give them so), the rank-by-rank op needs no join: each block of
@@ -35,9 +35,10 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError, MetricNotFoundError
-from cctool.graphframe import KEY_COLUMNS, GraphFrame
-from cctool.metrics import Combine, Dimension, Metric
-from cctool.ops.unify import Unified, unify
+from cctool.model.columns import KEY_COLUMNS
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Combine, Dimension, Metric
+from cctool.model.unify import Unified, unify
 
 Op = Callable[[pl.Expr, pl.Expr], pl.Expr]
 OPS: dict[str, Op] = {
@@ -167,7 +168,7 @@ def _result(a: GraphFrame, b: GraphFrame, u: Unified, cols: Sequence[str],
             metadata: dict[str, Any]) -> GraphFrame:
     linear = isinstance(op, str) and op in LINEAR and missing == "zero"
     derived = (a.derived & b.derived & frozenset(cols)) if linear else frozenset()
-    return GraphFrame(
+    return type(a)(
         nodes=u.tree.nodes,
         metrics=metrics,
         exclusive=tuple(m for m in cols if m in a.exclusive),
@@ -335,4 +336,7 @@ def _metadata(per_location: bool, agg: str, a: GraphFrame, b: GraphFrame,
     }
     if not per_location:
         meta["agg"] = agg
+    note = a.metadata.get("estimate") or b.metadata.get("estimate")
+    if note:  # a call graph's per-path values are estimates, and so are their differences
+        meta["estimate"] = note
     return meta

@@ -1,6 +1,6 @@
 """Compare two profiles node by node: what ``cctool diff`` and ``cctool div`` compute.
 
-Both profiles are unified (:mod:`cctool.ops.unify`) and each one's values are combined over its
+Both profiles are unified (:mod:`cctool.model.unify`) and each one's values are combined over its
 ranks and threads with ``agg`` first. For ``sum`` and ``mean`` that equals comparing rank by
 rank, for ``max``/``min`` it compares the extreme processes. The shown values come from
 :func:`cctool.ops.arith.combine`, the same engine as ``a - b`` and ``a / b``.
@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
-from cctool.metrics import UNKNOWN, Combine, Dimension, Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import UNKNOWN, Combine, Dimension, Metric
 from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
 from cctool.ops.compat import harmonise, report_overlap
 from cctool.options import CompareOptions
@@ -93,7 +93,7 @@ def compare(
     result = combine(al, base, other, _shown_op(opts), opts.missing, _meta(base, other, opts))
     marker = _markers(result.nodes["status"], opts.reverse)
     measured = {m: base.metric(m) for m in al.metrics}
-    result = GraphFrame(
+    result = type(base)(
         nodes=result.nodes.with_columns(marker=marker),
         metrics=result.metrics, exclusive=result.exclusive, inclusive=result.inclusive,
         metadata=result.metadata, default_metric=shown[0] if shown else None,

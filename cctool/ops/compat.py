@@ -23,8 +23,8 @@ from dataclasses import replace
 import numpy as np
 
 from cctool.errors import IncompatibleProfilesError, warn
-from cctool.graphframe import GraphFrame
-from cctool.metrics import comparable
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import comparable
 
 # Below this fraction of the smaller tree's call paths in common, a comparison is mostly
 # nodes of one side against nothing: say so.

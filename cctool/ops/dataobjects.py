@@ -18,7 +18,8 @@ Exclusive vs inclusive *blame* (the cost of code that computed a value, charged 
 object it flowed into) needs dataflow facts only the profiler has; cctool does not infer
 it, and shows only the attribution the file holds.
 
-The metric model (:mod:`cctool.metrics`) says how a reader's metric combines over ranks (``sum``,
+The metric model (:mod:`cctool.model.metrics`) says how a reader's metric combines over
+ranks (``sum``,
 ``max`` for peaks and levels, ``mean``); :func:`combine_warnings` says when a view would
 sum one that does not add up.
 """
@@ -33,7 +34,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import ID, GraphFrame, exclusive_name
+from cctool.model.columns import ID, exclusive_name
+from cctool.model.frame import GraphFrame
 
 if TYPE_CHECKING:
     from cctool.ops.scaling import ScalingOptions, ScalingResult
@@ -131,7 +133,7 @@ def by_attribute(gf: GraphFrame, by: str, metric: str | None = None) -> GraphFra
     long = long.join(values.to_frame().with_row_index("id"), on="key")
     n = values.len()
     meta = {**gf.metadata, "grouped_by": by}
-    return GraphFrame.from_arrays(
+    return type(gf).from_arrays(
         np.full(n, -1), {"name": values, "type": [by] * n},
         long.select(pl.col("id").alias("node"), "rank", "thread", col),
         exclusive=[col], metadata=meta, metric_info={col: gf.metric(col)})
@@ -180,7 +182,7 @@ def scaling_by_attribute(runs: Sequence[tuple[str, GraphFrame]],
 def combine_warnings(gf: GraphFrame, metrics: Sequence[str], agg: str,
                      rank: int | tuple[int, ...] | None = None) -> list[str]:
     """What a user asking for a sum over ranks of a peak or level gets instead: the metric
-    model never sums them (see :mod:`cctool.metrics`), and says so."""
+    model never sums them (see :mod:`cctool.model.metrics`), and says so."""
     if agg != "sum" or isinstance(rank, int) or gf.num_ranks < 2:
         return []
     out = []

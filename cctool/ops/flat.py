@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import NOT_EXPANDED
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import NOT_EXPANDED
+from cctool.model.frame import GraphFrame
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 from cctool.options import Selection
 

@@ -10,7 +10,7 @@ Grammar (one condition per ``--fail-if``)::
 each node (or, with ``total``, of the roots' total) in the direction the comparison shows
 (B − A). ``%`` makes it relative: the change as a percentage of A's value. A time unit or a
 plain number makes it absolute: a plain number is in the metric's own unit (seconds for every
-time, whatever unit the profiler wrote; see :mod:`cctool.metrics`), a time unit is converted.
+time, whatever unit the profiler wrote; see :mod:`cctool.model.metrics`), a time unit is converted.
 Each result names the exact column it checked and how ranks were combined (``evaluated``):
 the same column and aggregation the report next to it shows.
 """
@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.metrics import Dimension, Metric, effective_agg, parse_unit
+from cctool.model.metrics import Dimension, Metric, effective_agg, parse_unit
 from cctool.ops.compare import Comparison, node_paths, percent_change
 
 COMPARATORS = (">=", "<=", ">", "<")

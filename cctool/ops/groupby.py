@@ -10,28 +10,21 @@ Inclusive values are never double counted. A super-node's inclusive value is tak
 path a recursive function's time is counted once (the rule of Chopper's call graph).
 Exclusive values aggregate all members.
 
-A call-graph profile (cProfile, callgrind, gprof, gprof2dot) keeps its own per-function numbers
-beside the tree (``gf.callgraph``, see :mod:`cctool.callgraph`). In its tree the split of a
-function's cost between call paths is an estimate, and a recursion cycle's inner edges count
-nested calls again, so outermost sums overstate cumulative costs (an import machinery cycle:
-3x pstats' ``ct``). Grouped by a function attribute (``name``, ``file``, ``module``,
-``function``...), such a profile's super-nodes take the profile's numbers instead: self summed
-over the group's functions, cum the profile's own where it determines it (see
-:meth:`~cctool.callgraph.CallGraphTables.totals_by`), otherwise the tree's value kept within
-the bounds the profile sets (the largest function's cum, the sum of all, the run's total),
-with a warning that counts those estimates.
+A call-graph profile's super-nodes take its own per-function numbers (ops.profile_values).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import AGGREGATIONS, ID, KEY_COLUMNS, GraphFrame
+from cctool.model.columns import ID, KEY_COLUMNS
+from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.ops.profile_values import fold_markers, profile_values
 from cctool.options import Selection
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
@@ -109,7 +102,7 @@ class GroupGraph:
         meta = {**self.frame.metadata, "groupby": {
             "by": self.by, "agg": self.agg,
             "other_edges": np.stack([src[other], dst[other]], axis=1).tolist()}}
-        out = GraphFrame.from_arrays(
+        out = type(self.frame).from_arrays(
             parent, attrs, metrics, exclusive=self.frame.exclusive,
             inclusive=self.frame.inclusive, metadata=meta,
             default_metric=self.frame.default_metric, derive_inclusive=False,
@@ -202,101 +195,21 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     """
     if agg not in MEMBER_AGGS:
         raise CctoolError(f"unknown aggregation {agg!r}; use one of {', '.join(MEMBER_AGGS)}")
-    group, keys = group_ids(node_attribute(gf, by))
+    group, keys = group_ids(fold_markers(gf, FUNCTION_ATTRS.get(by, by), node_attribute(gf, by)))
     outer = outermost(gf, group)
     ng = keys.len()
     members = np.bincount(group, minlength=ng)
     n_outer = np.bincount(group[outer], minlength=ng)
     nodes = _super_nodes(keys, by, members, n_outer)
     metrics = _member_metrics(gf, group, outer, members, n_outer, agg)
-    frame = GraphFrame(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
+    frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
     if gf.callgraph is not None and agg == "sum":
-        frame = _profile_values(gf, frame, FUNCTION_ATTRS.get(by, by), keys)
+        frame = profile_values(gf, frame, FUNCTION_ATTRS.get(by, by), keys)
     edges = edge_table(gf, group, outer).filter(pl.col("source") != pl.col("target"))
     roots = tuple(sorted(set(group[gf.roots].tolist())))
     return GroupGraph(frame=frame, edges=edges, roots=roots, by=by, agg=agg)
-
-
-def _profile_values(gf: GraphFrame, frame: GraphFrame, attr: str, keys: pl.Series
-                    ) -> GraphFrame:
-    """``frame`` (super-nodes of ``gf`` grouped by ``keys``, values of attribute ``attr``)
-    with self, cum and calls from the call-graph profile's own numbers (module docstring)."""
-    tables = gf.callgraph
-    if tables is None or attr not in tables.attributes() or gf.locations.height != 1:
-        return frame
-    totals = tables.totals_by(attr)
-    rows = pl.DataFrame({attr: keys}).with_row_index("node").join(
-        totals, on=attr, how="left", nulls_equal=True).sort("node")
-    vals = frame.metrics.sort("node")
-    if vals["node"].to_numpy().tolist() != list(range(rows.height)):
-        return frame  # not one row per super-node: leave the tree's values
-    updates: list[pl.Series] = []
-    guessed = pl.Series(np.zeros(rows.height, dtype=bool))
-    # Groups the profile does not know (the tree's "[not expanded]" markers): their cost is
-    # already in the functions' own numbers.
-    known = rows["functions"].is_not_null()
-    known01 = known.cast(pl.Float64)  # times this: 0 where the profile does not know it
-    for ev in tables.events:
-        inc = ev + " (inc)"
-        if ev not in vals.columns or inc not in vals.columns:
-            continue
-        updates.append(rows[ev].fill_null(vals[ev] * known01).alias(ev))
-        whole = float(tables.functions[ev].sum())
-        tree = vals[inc].clip(rows[inc + " min"].fill_null(0.0),
-                              rows[inc + " max"].fill_null(whole).clip(upper_bound=whole))
-        guessed = guessed | (rows[inc].is_null() & known)
-        updates.append(rows[inc].fill_null(tree * known01).alias(inc))
-    if "calls" in vals.columns:
-        updates.append(rows["calls"].fill_null(vals["calls"] * known01)
-                       .alias("calls"))
-    metrics = vals.with_columns(updates)
-    names = frame.nodes["name"].filter(guessed).to_list()
-    extra = totals.join(pl.DataFrame({attr: keys}), on=attr, how="anti", nulls_equal=True)
-    if extra.height:  # functions only the node budget kept out of the tree
-        frame = _append_groups(frame, metrics, extra, attr, tables.events)
-        lacking = pl.any_horizontal(pl.col(ev + " (inc)").is_null() for ev in tables.events)
-        names += extra.filter(lacking)[attr].cast(pl.String).fill_null(f"<no {attr}>").to_list()
-    else:
-        frame = replace(frame, metrics=metrics)
-    if names:
-        from cctool.errors import warn
-
-        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
-        warn(f"cum of {len(names)} of {frame.num_nodes} {attr} values is estimated (the profile "
-             f"does not determine it: recursion cycles, or functions of one {attr} calling "
-             f"each other): {shown}")
-    return frame
-
-
-def _append_groups(frame: GraphFrame, metrics: pl.DataFrame, extra: pl.DataFrame, attr: str,
-                   events: tuple[str, ...]) -> GraphFrame:
-    """``frame`` with one more super-node per row of ``extra`` (groups of functions the tree
-    does not show: no members, no edges), their values the profile's own (a cum the profile
-    does not determine: its lower bound)."""
-    ng, k = frame.num_nodes, extra.height
-    ids = pl.Series("node", np.arange(ng, ng + k, dtype=np.int32))
-    cols: dict[str, Any] = {
-        "node": ids, "parent": pl.Series([None] * k, dtype=ID),
-        "depth": pl.Series(np.zeros(k, dtype=np.int32)),
-        "name": extra[attr].cast(pl.String).fill_null(f"<no {attr}>"),
-        "type": pl.Series([frame.nodes["type"][0] if ng else attr] * k, dtype=pl.String),
-        "members": pl.Series(np.zeros(k, dtype=np.int32)),
-        "outermost": pl.Series(np.zeros(k, dtype=np.int32))}
-    nodes = pl.concat([frame.nodes, pl.DataFrame(
-        {c: cols.get(c, extra[attr] if c == attr else None) for c in frame.nodes.columns}
-    ).cast(frame.nodes.schema)])
-    loc = frame.locations.row(0, named=True) if frame.locations.height else {}
-    add: dict[str, Any] = {"node": ids, "rank": pl.Series([loc.get("rank", 0)] * k, dtype=ID),
-                           "thread": pl.Series([loc.get("thread", 0)] * k, dtype=ID)}
-    for ev in events:
-        add[ev] = extra[ev]
-        add[ev + " (inc)"] = extra[ev + " (inc)"].fill_null(extra[ev + " (inc) min"])
-    add["calls"] = extra["calls"]
-    more = pl.DataFrame({c: add.get(c) for c in metrics.columns}).cast(metrics.schema)
-    more = more.with_columns(pl.col(pl.Float64).fill_null(0.0))
-    return replace(frame, nodes=nodes, metrics=pl.concat([metrics, more]))
 
 
 def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:

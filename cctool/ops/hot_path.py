@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.views import profile_total
 from cctool.options import Selection
 

@@ -13,8 +13,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
-from cctool.metrics import statistics_of
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import statistics_of
 
 BY_CHOICES = ("rank", "thread", "location")
 PERCENTILES = (10, 25, 50, 75, 90)
@@ -40,7 +40,7 @@ def location_matrix(gf: GraphFrame, metric: str, by: str) -> tuple[np.ndarray, l
     if locs.height == 0:
         return np.zeros((0, gf.num_nodes)), []
     if m.formula is not None:
-        from cctool.ops.derive import evaluate, parse
+        from cctool.model.formula import evaluate, parse
 
         operands = {c: location_matrix(gf, c, by)[0]
                     for c in parse(f"_ = {m.formula}").columns}

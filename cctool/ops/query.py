@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cctool.errors import QueryError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.query.ast import PathQuery, Query, QueryNode, SetQuery
 from cctool.query.compile import RANK_MODES
 

@@ -22,7 +22,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, warn
-from cctool.graphframe import GraphFrame, exclusive_name
+from cctool.model.columns import exclusive_name
+from cctool.model.frame import GraphFrame
 
 if TYPE_CHECKING:
     from cctool.readers.caliper_batch import Group
@@ -48,7 +49,7 @@ class RunSummary:
     units: dict[str, str | None] = field(default_factory=dict)  # asked metric -> unit
     inclusive: dict[str, bool] = field(default_factory=dict)
     # type, and file/line where the node table has them: what makes two nodes the same
-    # frame (cctool.frames), so paths match across runs as diff and query match them
+    # frame (cctool.model.paths), so paths match across runs as diff and query match them
     frame_columns: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     # The three members below let :func:`cctool.ops.scaling.path_ids` number paths of
@@ -193,12 +194,12 @@ def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
 
 def per_process(gf: GraphFrame, column: str, agg: str) -> np.ndarray:
     """Per node: ``column`` per process (threads of each rank summed), combined over ranks
-    with ``agg``, as the metric model combines it (see :mod:`cctool.aggregate`)."""
+    with ``agg``, as the metric model combines it (see :mod:`cctool.model.aggregate`)."""
     return gf.node_values([column], agg)[column].to_numpy()
 
 
 def metric_unit(gf: GraphFrame, column: str) -> str | None:
-    """The unit of ``column``'s values (``s``, ``B``; see :mod:`cctool.metrics`), if known."""
+    """The unit of ``column``'s values (``s``, ``B``; see :mod:`cctool.model.metrics`), if known."""
     unit = gf.metric(column).unit
     return None if unit == "unknown" else unit
 

@@ -7,7 +7,7 @@ from some of them averages over the runs that have it).
 
 Rows are call paths or node names, files or modules. A call path is the sequence of names
 from the root, as the table shows it; nodes that share one within a run (sibling frames of
-one name, say at different lines) are summed into its row. ``cctool.ops.unify`` matches two
+one name, say at different lines) are summed into its row. ``cctool.model.unify`` matches two
 trees by hashing; here one exact integer id per path is assigned to all runs at once, which
 an ensemble of N runs needs. Grouping by name sums every node of the name, so with an
 inclusive metric a recursive function counts its nested calls more than once.
@@ -35,9 +35,9 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.frames import dense_ids, path_ids, split_ids
-from cctool.graphframe import AGGREGATIONS, GraphFrame
-from cctool.metrics import Metric, comparable
+from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.model.metrics import Metric, comparable
+from cctool.model.paths import dense_ids, path_ids, split_ids
 
 # Metadata keys that hold the number of processes, most specific first.
 PROCESS_KEYS = ("mpi.world.size", "jobsize", "mpi.size", "num_ranks", "nranks", "num_procs",

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
-from cctool.ops.runs import NONE_GROUP
+from cctool.model.frame import GraphFrame
 from cctool.ops.scaling import (
     ScalingError,
     ScalingOptions,

@@ -29,7 +29,7 @@ from cctool.ops.runs import RunSummary, group_runs
 
 if TYPE_CHECKING:
     from cctool.distributed.partials import Partials
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def check_units(runs: Sequence[RunSummary], metric: str) -> str | None:
 
 def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
     """Match the call paths of ``runs`` and collect each run's value per path."""
-    from cctool.frames import path_ids
+    from cctool.model.paths import path_ids
 
     # Runs read together share their tree (cctool.readers.caliper_batch): number each
     # distinct tree's paths once.

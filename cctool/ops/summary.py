@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Combine
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Combine
 
 
 def summarize(gf: GraphFrame) -> dict[str, Any]:

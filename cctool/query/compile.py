@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import QueryError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.query.ast import COMPARISONS, And, Cond, Not, Or, Pred, conditions, error_at
 
 RANK_MODES = ("aggregate", "any", "all")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.query.ast import TRUE, PathQuery, Pred, Query, SetQuery, paths
 from cctool.query.compile import evaluate
 

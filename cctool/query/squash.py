@@ -15,8 +15,9 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from cctool.frames import frame_strings
-from cctool.graphframe import GraphFrame, exclusive_name
+from cctool.model.columns import exclusive_name
+from cctool.model.frame import GraphFrame
+from cctool.model.paths import frame_strings
 
 
 def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
@@ -42,7 +43,7 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     lookup = np.full(gf.num_nodes, -1, dtype=np.int64)
     lookup[kept] = group
     metrics = _regroup(gf, lookup, group_parent, recompute)
-    out = GraphFrame.from_arrays(
+    out = type(gf).from_arrays(
         group_parent,
         {c: attrs[c] for c in attrs.columns},
         metrics,
@@ -162,7 +163,7 @@ def _identity(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
 
 def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     """Dense integer id of each kept node's frame (equal frames, equal ids; the frame as
-    :mod:`cctool.frames` defines it, so that query and diff agree on what is the same)."""
+    :mod:`cctool.model.paths` defines it, so that query and diff agree on what is the same)."""
     if not kept.size:
         return np.zeros(0, dtype=np.int64)
     frames = frame_strings(gf.nodes).gather(kept).rank("dense")

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 from cctool.errors import CctoolError, ReaderError, UnknownFormatError
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 
 def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
-    from cctool.metrics import normalise as to_base_units
+    from cctool.model.units import normalise as to_base_units
 
     return to_base_units(gf, in_place=in_place)
 
@@ -206,7 +206,7 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column
-    (:func:`cctool.metrics.normalise`), whatever unit the profiler wrote.
+    (:func:`cctool.model.units.normalise`), whatever unit the profiler wrote.
 
     Args:
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
 NAME = "folded"

@@ -42,7 +42,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.graphframe import INC_SUFFIX, GraphFrame, inclusive_name
+from cctool.model.columns import INC_SUFFIX, inclusive_name
+from cctool.model.frame import GraphFrame
 from cctool.readers._caliper_values import leaf_elements
 
 CALLPATH_ATTR = "source.function#callpath.address"

@@ -21,9 +21,9 @@ which builds the call tree from the roots along caller -> callee edges:
   survive the expansion; only the split between contexts is an estimate.
 * A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
   heaviest contexts first (a context's weight times its function's activity, to within 9%),
-  so the budget cuts the lightest ones.
-  Nodes left unexpanded (``truncated``) keep their own cost; their callees' cost goes to the
-  function's expanded contexts, so totals hold for every function expanded somewhere.
+  so the budget cuts the lightest ones. It reserves one node for each context it cannot
+  expand (``truncated``), which keeps its own cost and gets a marker child holding what the
+  expanded tree lacks (:mod:`cctool.readers._unexpanded`), so every total holds.
 
 Functions no root reaches (a cycle entered from outside the profile) become extra roots,
 the heaviest first.
@@ -47,13 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cctool.callgraph import MARKER_TYPE, NOT_EXPANDED
-from cctool.readers._cycles import components
+from cctool.readers._cycles import components, cycle_entries, reachable
+from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncated
 from cctool.readers._weights import BucketQueue
 
 if TYPE_CHECKING:
-    from cctool.callgraph import CallGraphTables
-    from cctool.graphframe import GraphFrame
+    from cctool.model.callgraph import CallGraphTables
+    from cctool.model.frame import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
@@ -124,11 +124,11 @@ class CallTree:
         is the default metric. ``tables`` are the profile's own numbers, kept beside it."""
         from dataclasses import replace
 
-        from cctool.callgraph import ESTIMATE_NOTE
-        from cctool.graphframe import GraphFrame
+        from cctool.model.callgraph import ESTIMATE_NOTE
+        from cctool.model.frame import GraphFrame
 
         if self.marker.any():
-            attrs = _marker_attrs(attrs, self.marker, self.callees)
+            attrs = marker_attrs(attrs, self.marker, self.callees)
         pairs = [col for ev in events for col in (ev, ev + " (inc)")]
         metrics = {"node": np.arange(len(self.parent), dtype=np.int64),
                    **{col: self.values[col] for col in pairs},
@@ -139,29 +139,6 @@ class CallTree:
             metadata={**metadata, "estimate": ESTIMATE_NOTE},
             default_metric=events[0] + " (inc)", derive_inclusive=False)
         return replace(gf, callgraph=tables) if tables is not None else gf
-
-
-def _marker_attrs(attrs: Mapping[str, Any], marker: np.ndarray, callees: np.ndarray
-                  ) -> dict[str, Any]:
-    """Node attributes with the marker nodes named ``[not expanded: N callees]``, of type
-    ``not expanded``, not recursive, and no other attribute."""
-    import polars as pl
-
-    at = np.flatnonzero(marker)
-    names = [f"{NOT_EXPANDED}: {int(k)} callee{'s' if k != 1 else ''}]" for k in callees]
-    out: dict[str, Any] = {}
-    for key, col in attrs.items():
-        s = col if isinstance(col, pl.Series) else pl.Series(key, col, strict=False)
-        if key == "name":
-            s = s.scatter(at, pl.Series(names, dtype=pl.String))
-        elif key == "type":
-            s = s.scatter(at, MARKER_TYPE)
-        elif key == "recursive":
-            s = s.scatter(at, False)
-        else:
-            s = s.scatter(at, None)
-        out[key] = s
-    return out
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
@@ -197,12 +174,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     builder.run()
     # Cycles that no root reaches become roots; functions only the node budget kept out
     # (reachable, never expanded) do not.
-    reachable = _reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
-    for f in _cycle_entries(graph, caller, callee, builder.scale):
-        if not builder.seen[f] and not reachable[f]:
+    reached = reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
+    for f in cycle_entries(graph, caller, callee, builder.scale):
+        if not builder.seen[f] and not reached[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
-            reachable |= _reachable(n, callee, order, starts, [f])
+            reached |= reachable(n, callee, order, starts, [f])
 
     parent = np.asarray(builder.parent, dtype=np.int64)
     func = np.asarray(builder.func, dtype=np.int64)
@@ -230,7 +207,7 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     callees = np.zeros(0, dtype=np.int64)
     if builder.stopped:
         stopped = np.asarray(builder.stopped, dtype=np.int64)
-        _marker_values(graph, values, stopped, is_root, func)
+        marker_values(graph, values, stopped, is_root, func)
         parent = np.concatenate([parent, stopped])
         func = np.concatenate([func, func[stopped]])
         recursive = np.concatenate([recursive, np.zeros(stopped.size, dtype=bool)])
@@ -242,69 +219,8 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
                     callees)
     if tree.truncated:
-        _warn_truncated(graph, tree, int(max_nodes), source)
+        warn_truncated(graph, tree, int(max_nodes), source)
     return tree
-
-
-def _marker_values(graph: CallGraph, values: dict[str, np.ndarray], stopped: np.ndarray,
-                   is_root: np.ndarray, func: np.ndarray) -> None:
-    """Append to ``values`` the marker children of the ``stopped`` nodes: per exclusive
-    metric, what the expanded tree lacks of the profile's total (every edge's cost plus the
-    roots'), shared among the markers in proportion to their nodes' cost below them
-    (inclusive minus exclusive; evenly where none is recorded). Inclusive values equal the
-    exclusive ones; other metrics (calls) are 0."""
-    k = stopped.size
-    done: set[str] = set()
-    for inc, exc in graph.inclusive.items():
-        whole = float(np.sum(graph.edge_values[exc]))
-        whole += float(np.sum(np.asarray(graph.root_values[exc], dtype=np.float64)[
-            func[is_root]]))
-        missing = max(whole - float(values[exc].sum()), 0.0)
-        below = np.maximum(values[inc][stopped] - values[exc][stopped], 0.0)
-        total = float(below.sum())
-        part = below * (missing / total) if total > 0 else np.full(k, missing / k)
-        values[exc] = np.concatenate([values[exc], part])
-        values[inc] = np.concatenate([values[inc], part])
-        done |= {inc, exc}
-    for name in values:
-        if name not in done:
-            values[name] = np.concatenate([values[name], np.zeros(k)])
-
-
-def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
-    import warnings
-
-    from cctool.errors import CctoolWarning
-
-    text = f"{source}: " if source is not None else ""
-    text += (
-        f"call graph expansion stopped at the limit of {limit:,} nodes; "
-        f"{tree.truncated:,} contexts were not expanded"
-    )
-    exc = next(iter(graph.inclusive.values()), None)
-    if exc is not None and tree.marker.any():
-        whole = float(tree.values[exc].sum())
-        held = float(tree.values[exc][tree.marker].sum())
-        share = f"{100 * held / whole:.3g}% of {exc!r}, " if whole > 0 else ""
-        text += (f"; their callees' cost ({share}estimated per context) is kept on "
-                 f"'{NOT_EXPANDED}: N callees]' nodes, so totals stay exact")
-    warnings.warn(text + "; raise the node limit to see them", CctoolWarning, stacklevel=3)
-
-
-def _cycle_entries(
-    graph: CallGraph, caller: np.ndarray, callee: np.ndarray, scale: list[float]
-) -> list[int]:
-    """Candidate roots for cycles no root reaches: functions of cycles that no function
-    outside the cycle calls, heaviest first (``exec`` above the imports it runs). A cycle
-    called from another one is reached from there (a recursive ``fib`` under its caller)."""
-    comp = components(graph.nfunc, caller, callee)
-    cross = comp[caller] != comp[callee]
-    called = np.zeros(int(comp.max()) + 1 if comp.size else 0, dtype=bool)
-    called[comp[callee[cross]]] = True
-    size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
-    candidates = np.flatnonzero(~called[comp])
-    order: list[int] = candidates[np.argsort(-size[candidates], kind="stable")].tolist()
-    return order
 
 
 def _root_totals(
@@ -326,24 +242,6 @@ def _root_totals(
             continue  # the measured costs already add up: keep them
         total = sums if complete else np.where(values[inc] > 0, values[inc], sums)
         values[inc] = np.where(roots, total, values[inc])
-
-
-def _reachable(
-    n: int, callee: np.ndarray, order: np.ndarray, starts: np.ndarray, sources: list[int]
-) -> np.ndarray:
-    """Whether each function can be reached along call edges from ``sources``."""
-    seen = np.zeros(n, dtype=bool)
-    seen[sources] = True
-    frontier = np.asarray(sources, dtype=np.int64)
-    while frontier.size:
-        # Edges out of the frontier: CSR slices of the caller-sorted edge order.
-        lo, count = starts[frontier], starts[frontier + 1] - starts[frontier]
-        first = count.cumsum() - count  # where each frontier function's edges start in pos
-        pos = np.repeat(lo - first, count) + np.arange(int(count.sum()))
-        targets = np.unique(callee[order[pos]])
-        frontier = targets[~seen[targets]]
-        seen[frontier] = True
-    return seen
 
 
 def _fractions(

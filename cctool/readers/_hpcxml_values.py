@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
-from cctool.readers import hpctoolkit as hp
+from cctool.model.frame import GraphFrame
+from cctool.readers import _hpcxml_tree as hp
+from cctool.readers import _metricdb
 
 NAME = hp.NAME
 _PROFDB = b"HPCPROF-profdb__"
@@ -42,14 +43,14 @@ _MAX_LOCATIONS = 1 << 22
 
 def has_other_values(folder: Path) -> bool:
     """True when ``folder`` holds no ``*.metric-db`` file (this module's layouts)."""
-    return not hp._metric_db_paths(folder)
+    return not _metricdb.metric_db_paths(folder)
 
 
 def read(xml: Path) -> GraphFrame:
     """Read an XML database whose values are in an .mdb, a profile.db or the XML itself."""
     folder = xml.parent
-    root = hp._parse_xml(xml)
-    scan = hp._scan_tree(root, hp._tables(root, xml), xml)
+    root = hp.parse_xml(xml)
+    scan = hp.scan_tree(root, hp.tables(root, xml), xml)
     header = root.find("Header")
     program = header.get("n") if header is not None else None
     ids = np.asarray(scan["ids"], dtype=np.int64)
@@ -77,7 +78,7 @@ def _column(raw: str) -> tuple[str, str]:
 
 def _metricdb_inclusive(root: Any, xml: Path) -> list[tuple[int, str]]:
     """(position in a metric-db record, raw name) of the inclusive MetricDB entries."""
-    table = hp._first(root, "MetricDBTable")
+    table = hp.first(root, "MetricDBTable")
     if table is None:
         raise ReaderError(xml, "no <MetricDBTable>", fmt=NAME)
     out = []
@@ -115,9 +116,9 @@ def _from_mdb(files: list[Path], root: Any, ids: np.ndarray, xml: Path) -> tuple
 
 
 def _record(data: bytes, off: int, path: Path) -> np.ndarray:
-    head = data[off : off + hp._HEADER_BYTES]
-    nodes, nmetrics = hp._parse_header(head, path)
-    start, size = off + hp._HEADER_BYTES, nodes * nmetrics
+    head = data[off : off + _metricdb.HEADER_BYTES]
+    nodes, nmetrics = _metricdb.parse_header(head, path)
+    start, size = off + _metricdb.HEADER_BYTES, nodes * nmetrics
     if start + 8 * size > len(data):
         raise ReaderError(path, f"record at offset {off} runs past the end of the file", NAME)
     return np.frombuffer(data, ">f8", size, start).astype(np.float64).reshape(nodes, nmetrics)
@@ -132,7 +133,7 @@ def _from_profdb(path: Path, root: Any, ids: np.ndarray, xml: Path) -> tuple[Any
     pi_ptr = struct.unpack_from(">Q", data, 32)[0]
     if nprof > _MAX_LOCATIONS or pi_ptr + 52 * nprof > len(data):
         raise ReaderError(path, f"profile.db claims {nprof} profiles", fmt=NAME)
-    wanted = [(int(e.get("i")), e.get("n", "")) for e in hp._first(root, "MetricDBTable")
+    wanted = [(int(e.get("i")), e.get("n", "")) for e in hp.first(root, "MetricDBTable")
               .iter("MetricDB") if e.get("t") == "inclusive" or e.get("n", "").endswith("(I)")]
     position = {cid: k for k, cid in enumerate(ids.tolist())}
     values = np.zeros((len(wanted), max(nprof - 1, 0), ids.size))
@@ -176,10 +177,10 @@ def _location(data: bytes, at: int, path: Path) -> tuple[int, int]:
 
 # ---------------------------------------------------------------- values in the XML
 def _from_xml(root: Any, scan: dict[str, Any], ids: np.ndarray, xml: Path) -> tuple[Any, ...]:
-    table = hp._first(root, "MetricTable")
+    table = hp.first(root, "MetricTable")
     sums = {e.get("i"): e.get("n", "") for e in (table.iter("Metric") if table is not None else ())
             if re.search(r":Sum \(I\)$", e.get("n", ""))}
-    section = hp._first(root, "SecCallPathProfileData")
+    section = hp.first(root, "SecCallPathProfileData")
     if not sums or section is None:
         raise ReaderError(xml, "no metric values: no *.metric-db, experiment-*.mdb or "
                           "profile.db, and no :Sum values in experiment.xml", fmt=NAME)

@@ -15,7 +15,7 @@ own process, or rank 0 of each):
   state the same ``mpi.world.size`` of at least that many ranks.
 
 Only the headers are scanned to decide (callgrind's first lines; a ``.cali`` file's rank
-values). Reading the parts unifies their trees by call path (:func:`cctool.ops.unify.unify`);
+values). Reading the parts unifies their trees by call path (:func:`cctool.model.unify.unify`);
 a callgrind part's ``thread:`` becomes its thread; dumps of one thread add up.
 """
 
@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 _CALLGRIND_HEAD = re.compile(r"^(pid|cmd|part|thread):\s*(.*?)\s*$")
 
@@ -114,8 +114,8 @@ def read_parts(folder: Path, files: Sequence[Path], mod: ModuleType, **options: 
     """Read the parts of one run into one GraphFrame over the union of their trees."""
     import polars as pl
 
-    from cctool.graphframe import GraphFrame
-    from cctool.ops.unify import unify
+    from cctool.model.frame import GraphFrame
+    from cctool.model.unify import unify
 
     parts = [mod.read(f, **options) for f in files]
     merged = parts[0]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 
 class StackTree:

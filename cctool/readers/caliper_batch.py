@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame, exclusive_name, inclusive_name
+from cctool.model.columns import exclusive_name, inclusive_name
+from cctool.model.frame import GraphFrame
 from cctool.readers._caliper_common import Attr, Metric, ProfileBuilder, Role
 from cctool.readers.caliper import NAME, _CaliStream, split_fields
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import caliper, caliper_json
 from cctool.readers._caliper_common import Attr, Metric, ProfileBuilder, Role
 

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables, build
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables, build
+from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components, sum_cycle_edges
 from cctool.readers._weights import split_by_weight
@@ -123,7 +123,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
 
 
 def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGraphTables:
-    """The file's own numbers (:mod:`cctool.callgraph`). A function's inclusive cost is its
+    """The file's own numbers (:mod:`cctool.model.callgraph`). A function's inclusive cost is its
     self cost plus its calls' inclusive costs, exact outside recursion cycles (each call is
     measured once). Inside a cycle callgrind counts nested calls again; there the calls
     into the cycle from outside are each measured once, so the one function they all enter

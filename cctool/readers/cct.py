@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.saved import MAGIC, is_saved, load
 
 NAME = "cct"

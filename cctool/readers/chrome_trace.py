@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
 NAME = "chrome-trace"

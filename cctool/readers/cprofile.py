@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables, build
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables, build
+from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components
 from cctool.readers._weights import activity_weights, split_by_weight

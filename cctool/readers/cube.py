@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import MetricNotFoundError, ReaderError, warn
-from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.model.columns import inclusive_name
+from cctool.model.frame import GraphFrame
 
 NAME = "cube"
 DESCRIPTION = "Score-P / Scalasca Cube 4 profile (.cubex)"

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 NAME = "dhat"
 DESCRIPTION = "Valgrind DHAT heap profile (dhat.out.*, JSON; a folder: one file per rank)"

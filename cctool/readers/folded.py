@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import _austin
 
 NAME = "folded"

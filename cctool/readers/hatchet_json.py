@@ -28,7 +28,8 @@ import orjson
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.graphframe import KEY_COLUMNS, GraphFrame
+from cctool.model.columns import KEY_COLUMNS
+from cctool.model.frame import GraphFrame
 
 NAME = "hatchet"
 DESCRIPTION = "Hatchet JSON graphframe or literal tree (.json)"

@@ -26,7 +26,6 @@ those columns and nothing more.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -35,16 +34,20 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
-from cctool.readers import _hpcdb_gaps
+from cctool.model.frame import GraphFrame
+from cctool.readers import _hpcdb_gaps, hpctoolkit_scan
+from cctool.readers._hpcxml_tree import NAME, metric_columns
+from cctool.readers._metricdb import (
+    HEADER_BYTES,
+    db_header,
+    metric_db_paths,
+    metric_files,
+    parse_header,
+)
 
-NAME = "hpctoolkit"
+__all__ = ["DESCRIPTION", "NAME", "layout", "node_attrs", "read", "sniff"]
 DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
 
-_MAGIC = b"HPCPROF-metricdb__"
-_HEADER_BYTES = 32  # 24-byte tag + uint32 node count + uint32 metric count, big-endian
-_FILE_RE = re.compile(r"-(\d+)-(\d+)-([0-9A-Za-z]+)-(\d+)-\d+\.metric-db$")
-_SCOPES = {"PF": "function", "Pr": "function", "A": "function", "L": "loop", "S": "statement"}
 
 
 def _experiment_xml(path: Path) -> Path:
@@ -64,7 +67,7 @@ def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
     xml = _experiment_xml(path)
     folder = xml.parent
-    if not _metric_db_paths(folder):  # values in experiment-N.mdb, profile.db or the XML
+    if not metric_db_paths(folder):  # values in experiment-N.mdb, profile.db or the XML
         from cctool.readers import _hpcxml_values
 
         return _hpcxml_values.read(xml)
@@ -112,16 +115,14 @@ def layout(xml: Path) -> dict[str, Any]:
     """experiment.xml parsed and the metric-db files listed, checked against each other: the
     node arrays (``scan``), metric columns, files, rows per file, node rows (``keep``) and
     (statement, scope) row ``pairs``; what decoding the files needs."""
-    from cctool.readers import hpctoolkit_scan
-
     root, _, scan = hpctoolkit_scan.parse(xml)
-    metric_names, metric_kinds, units = _metric_columns(root, xml)
+    metric_names, metric_kinds, units = metric_columns(root, xml)
     header = root.find("Header")
     program = header.get("n") if header is not None else None
     summary = _hpcdb_gaps.summary_totals(root)
     del root, header
-    files = _metric_files(xml.parent)
-    num_db_nodes, nmetrics = _db_header(files[0][2])
+    files = metric_files(xml.parent)
+    num_db_nodes, nmetrics = db_header(files[0][2])
     if nmetrics != len(metric_names):
         raise ReaderError(
             files[0][2], f"holds {nmetrics} metrics, experiment.xml lists {len(metric_names)}", NAME
@@ -137,144 +138,6 @@ def layout(xml: Path) -> dict[str, Any]:
     return {"scan": scan, "names": metric_names, "kinds": metric_kinds, "units": units,
             "program": program, "summary": summary, "files": files, "rows": num_db_nodes,
             "keep": keep_rows, "pairs": (stmt, stmt_parent)}
-
-
-def _parse_xml(xml: Path, data: bytes | None = None) -> Any:
-    """The root element of ``xml`` (or of ``data``, its bytes or part of them)."""
-    from lxml import etree
-
-    # No network, no entity expansion beyond XML's own: an experiment.xml is untrusted input.
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True,
-        remove_comments=True,
-    )
-    try:
-        root = (etree.parse(str(xml), parser).getroot() if data is None
-                else etree.fromstring(data, parser))
-    except (etree.XMLSyntaxError, OSError) as exc:  # OSError: bytes invalid in the encoding
-        raise ReaderError(xml, f"not well-formed XML ({exc})", fmt=NAME) from exc
-    if root.tag != "HPCToolkitExperiment":
-        raise ReaderError(xml, f"root element is <{root.tag}>, not <HPCToolkitExperiment>", NAME)
-    return root
-
-
-def _tables(root: Any, xml: Path) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for table, entry, key in (
-        ("LoadModuleTable", "LoadModule", "modules"),
-        ("FileTable", "File", "files"),
-        ("ProcedureTable", "Procedure", "procedures"),
-    ):
-        elem = _first(root, table)
-        if elem is None:
-            raise ReaderError(xml, f"no <{table}> in the database header", fmt=NAME)
-        out[key] = {e.get("i"): e.get("n", "") for e in elem.iter(entry)}
-    return out
-
-
-def _metric_columns(root: Any, xml: Path) -> tuple[list[str], list[str], dict[str, str]]:
-    table = _first(root, "MetricDBTable")
-    if table is None:
-        raise ReaderError(xml, "no <MetricDBTable>: not a database written by hpcprof-mpi", NAME)
-    entries = sorted(table.iter("MetricDB"), key=lambda e: int(e.get("db-id", e.get("i"))))
-    names, kinds, units = [], [], {}
-    for e in entries:
-        raw = e.get("n", "")
-        kind = "inclusive" if e.get("t") == "inclusive" or raw.endswith("(I)") else "exclusive"
-        base = re.sub(r"\s*\((I|E)\)$", "", raw).strip()
-        unit_match = re.match(r"^CPUTIME \((\w+)\)$", base)
-        if unit_match:
-            units["time"] = unit_match.group(1)
-            base = "time"
-        else:
-            # REALTIME (sec) names its unit; hardware counters (PAPI_TOT_CYC) count events
-            other = re.match(r"^.*\((\w+)\)$", base)
-            units.setdefault(base, other.group(1) if other else "count")
-        name = base + (" (inc)" if kind == "inclusive" else "")
-        names.append(name)
-        kinds.append(kind)
-    if not names:
-        raise ReaderError(xml, "the MetricDBTable lists no metrics", fmt=NAME)
-    return names, kinds, units
-
-
-def _scan_tree(root: Any, tables: dict[str, dict[str, str]], xml: Path) -> dict[str, Any]:
-    """Walk the call path section once (iteratively) into flat node arrays."""
-    section = _first(root, "SecCallPathProfileData")
-    if section is None:
-        raise ReaderError(xml, "no <SecCallPathProfileData> section", fmt=NAME)
-    procs, files, modules = tables["procedures"], tables["files"], tables["modules"]
-    out: dict[str, list[Any]] = {
-        k: [] for k in ("ids", "parent", "name", "type", "file", "line", "module", "callsite",
-                        "stmt_ids", "stmt_parents")
-    }
-    max_id = 0
-    from cctool.readers.hpctoolkit_scan import int_attr
-    # Stack entries: (element, node index of nearest enclosing node or -1, line of the XML
-    # parent (call line for a callee), file id and module of the enclosing scope, XML ids of
-    # the enclosing loops up to and including the procedure frame).
-    stack: list[tuple[Any, int, int, str | None, str | None, tuple[int, ...]]] = [
-        (child, -1, 0, None, None, ()) for child in reversed(section) if child.tag == "PF"
-    ]
-    while stack:
-        elem, parent, parent_line, file_id, module, scopes = stack.pop()
-        tag = elem.tag
-        xid, line = int_attr(elem, "i", xml), int_attr(elem, "l", xml, "0")
-        max_id = max(max_id, xid)
-        own = parent
-        kind = _SCOPES.get(tag)
-        if tag == "Pr" and procs.get(elem.get("n"), "") == "":
-            kind = None  # a nameless procedure is transparent, as in Hatchet
-        if kind is not None:
-            if kind == "function":
-                file_id = elem.get("f", file_id)
-                module = modules.get(elem.get("lm"), module)
-                name = procs.get(elem.get("n"), f"<procedure {elem.get('n')}>")
-                scopes = (xid,)
-            elif kind == "loop":
-                file_id = elem.get("f", file_id)
-                name = f"Loop@{os.path.basename(files.get(file_id, ''))}:{line}"
-                scopes = (*scopes, xid)
-            else:
-                name = f"{os.path.basename(files.get(file_id or '', '<unknown file>'))}:{line}"
-                out["stmt_ids"].extend([xid] * len(scopes))
-                out["stmt_parents"].extend(scopes)
-            own = len(out["ids"])
-            out["ids"].append(xid)
-            out["parent"].append(parent)
-            out["name"].append(name)
-            out["type"].append(kind)
-            out["file"].append(files.get(file_id) if file_id is not None else None)
-            out["line"].append(line)
-            out["module"].append(module)
-            out["callsite"].append(parent_line if kind == "function" else 0)
-        for child in reversed(elem):
-            if child.tag != "M" and isinstance(child.tag, str):
-                stack.append((child, own, line, file_id, module, scopes))
-    if not out["ids"]:
-        raise ReaderError(xml, "the call path section has no procedure frames", fmt=NAME)
-    result: dict[str, Any] = dict(out)
-    result["max_id"] = max_id
-    return result
-
-
-def _metric_db_paths(folder: Path) -> list[Path]:
-    """The ``*.metric-db`` files in ``folder`` (a plain scan: ``Path.glob`` takes 0.1 s for
-    1,536 files)."""
-    with os.scandir(folder) as entries:
-        return [folder / e.name for e in entries if e.name.endswith(".metric-db")]
-
-
-def _metric_files(folder: Path) -> list[tuple[int, int, Path]]:
-    found = []
-    for p in _metric_db_paths(folder):
-        m = _FILE_RE.search(p.name)
-        if m is None:
-            raise ReaderError(p, "metric-db file name has no rank and thread numbers", fmt=NAME)
-        found.append((int(m.group(1)), int(m.group(2)), p))
-    if not found:
-        raise ReaderError(folder, "no *.metric-db files next to experiment.xml", fmt=NAME)
-    return sorted(found)
 
 
 _BATCH_BYTES = 4 << 20  # file data per batch for the compiled kernel: it stays in cache
@@ -339,9 +202,9 @@ def _warm_kernel(folder: Path) -> None:
     from cctool import kernels
 
     try:
-        files = sorted(_metric_db_paths(folder))
+        files = sorted(metric_db_paths(folder))
         if files:
-            nodes, nmetrics = _db_header(files[0])
+            nodes, nmetrics = db_header(files[0])
             kernels.warm_metric_db_rows(len(files) * nodes * nmetrics)
     except Exception:  # the read that follows reports any problem properly
         pass
@@ -359,8 +222,8 @@ def _read_db(path: Path, into: np.ndarray, nodes: int, nmetrics: int) -> None:
     """Read one metric-db's values into ``into`` (nodes x metrics, big-endian), checked."""
     view = into.data.cast("B")
     with open(path, "rb", buffering=0) as fh:
-        head = fh.read(_HEADER_BYTES)
-        if _parse_header(head, path) != (nodes, nmetrics):
+        head = fh.read(HEADER_BYTES)
+        if parse_header(head, path) != (nodes, nmetrics):
             raise ReaderError(path, "node or metric count differs from the other metric-dbs", NAME)
         got = fh.readinto(view)
     if got != view.nbytes:
@@ -373,25 +236,3 @@ def _repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
     out = np.empty(shape, dtype=np.int32)
     out[...] = values
     return out.reshape(-1)
-
-
-def _first(root: Any, tag: str) -> Any:
-    """The first element called ``tag`` in document order, like ``find(".//tag")``: a plain
-    walk stops at the match, lxml's tag-filtered iterators walk the whole call path section."""
-    for elem in root.iter():
-        if elem.tag == tag:
-            return elem
-    return None
-
-
-def _db_header(path: Path) -> tuple[int, int]:
-    with open(path, "rb") as fh:
-        return _parse_header(fh.read(_HEADER_BYTES), path)
-
-
-def _parse_header(head: bytes, path: Path) -> tuple[int, int]:
-    if len(head) < _HEADER_BYTES or not head.startswith(_MAGIC):
-        raise ReaderError(path, "not a metric-db file (bad or truncated header)", fmt=NAME)
-    if head[23:24] != b"b":
-        raise ReaderError(path, f"unsupported byte order {head[23:24]!r}", fmt=NAME)
-    return int.from_bytes(head[24:28], "big"), int.from_bytes(head[28:32], "big")

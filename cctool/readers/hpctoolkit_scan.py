@@ -6,7 +6,7 @@ costs a third of a second, freeing the tree another tenth. hpcprof writes the se
 small regular dialect (tags ``PF Pr A L S C M``, attributes ``name="value"`` separated by one
 space, no text, comments or entities), so NumPy passes over its bytes find every tag, check
 that the tags nest and match, read the numeric attributes and derive the same node arrays as
-:func:`cctool.readers.hpctoolkit._scan_tree` (whose rules this module follows and whose
+:func:`cctool.readers._hpcxml_tree.scan_tree` (whose rules this module follows and whose
 docstrings define them). lxml still parses everything else: the header with its DTD and
 tables, and the section's own summary ``<M>`` elements.
 
@@ -52,7 +52,7 @@ def split(data: bytes) -> tuple[int, int]:
 
 
 def scan(data: bytes, tables: dict[str, dict[str, str]]) -> tuple[dict[str, Any], bytes]:
-    """The node arrays of :func:`hpctoolkit._scan_tree`, and the section's summary ``<M>``
+    """The node arrays of :func:`_hpcxml_tree.scan_tree`, and the section's summary ``<M>``
     elements (top level) as bytes, from the whole file's ``data``."""
     lo, hi = split(data)
     sec = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
@@ -252,7 +252,7 @@ def _lookup(ids: np.ndarray, refs: np.ndarray) -> np.ndarray:
 
 def _nodes(code: np.ndarray, parent: np.ndarray, v: dict[str, np.ndarray],
            tables: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """The walk's node arrays from the visited elements (see ``hpctoolkit._scan_tree``)."""
+    """The walk's node arrays from the visited elements (see ``_hpcxml_tree.scan_tree``)."""
     proc_ids, proc_names = _ids(tables["procedures"])
     file_ids, file_names = _ids(tables["files"])
     mod_ids, mod_names = _ids(tables["modules"])
@@ -337,30 +337,19 @@ def parse(xml: Path) -> tuple[Any, dict[str, dict[str, str]], dict[str, Any]]:
     where it applies, else the whole file by lxml and the element walk."""
     from lxml import etree
 
-    from cctool.readers import hpctoolkit as hp
+    from cctool.readers import _hpcxml_tree as hp
 
     data = xml.read_bytes()
     try:
         lo, hi = split(data)
-        root = hp._parse_xml(xml, data[:lo] + data[hi:])
-        tables = hp._tables(root, xml)
+        root = hp.parse_xml(xml, data[:lo] + data[hi:])
+        tables = hp.tables(root, xml)
         nodes, summary = scan(data, tables)
     except (Unsupported, ReaderError):  # the element tree says what is wrong, if anything
-        root = hp._parse_xml(xml)
-        tables = hp._tables(root, xml)
-        return root, tables, hp._scan_tree(root, tables, xml)
-    section = hp._first(root, "SecCallPathProfileData")
+        root = hp.parse_xml(xml)
+        tables = hp.tables(root, xml)
+        return root, tables, hp.scan_tree(root, tables, xml)
+    section = hp.first(root, "SecCallPathProfileData")
     if summary:
         section.extend(etree.fromstring(b"<s>" + summary + b"</s>"))
     return root, tables, nodes
-
-
-def int_attr(elem: Any, key: str, xml: Path, default: str | None = None) -> int:
-    """An integer attribute of a scope; a missing or malformed one names the element's line."""
-    text = elem.get(key, default) or default
-    try:
-        return int(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        found = "no" if text is None else f"{text!r} as"
-        raise ReaderError(xml, f"<{elem.tag}> on line {elem.sourceline} has {found} {key}=",
-                          fmt="hpctoolkit") from None

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import MetricNotFoundError, ReaderError
-from cctool.graphframe import GraphFrame, inclusive_name
+from cctool.model.columns import inclusive_name
+from cctool.model.frame import GraphFrame
 from cctool.readers import _hpcv4_checks
 from cctool.readers import _hpcv4_nostruct as nostruct
 from cctool.readers._hpcdb import Db, dtype, read_meta

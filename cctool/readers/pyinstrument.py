@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 NAME = "pyinstrument"
 DESCRIPTION = "pyinstrument JSON (-r json)"

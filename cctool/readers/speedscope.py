@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers._stacks import StackTree, build
 
 NAME = "speedscope"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.readers import caliper
 
 NAME = "spotdb"

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError, warn
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 NAME = "tau"
 DESCRIPTION = "TAU profile directory (profile.<node>.<context>.<thread> text files)"

@@ -27,7 +27,7 @@ import orjson
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 NAME = "timemory"
 DESCRIPTION = "timemory JSON tree (*.tree.json)"

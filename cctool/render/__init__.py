@@ -19,8 +19,8 @@ from rich.text import Text
 
 from cctool.colormaps import TERMINAL
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Metric, effective_agg, format_quantity
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Metric, effective_agg, format_quantity
 from cctool.options import TreeOptions
 from cctool.render.text import elide, printable
 

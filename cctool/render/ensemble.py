@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from cctool.metrics import Dimension, Metric, describe
+from cctool.model.metrics import Dimension, Metric, describe
 from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 from cctool.render.layout import Column, FitTable

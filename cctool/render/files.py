@@ -8,13 +8,25 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError
+
+if TYPE_CHECKING:
+    from cctool.model.frame import GraphFrame
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file and rename; ``-`` is stdout."""
     write_atomic(path, [data])
+
+
+def save(gf: GraphFrame, path: str | os.PathLike[str], source_format: str | None = None) -> None:
+    """Write ``gf`` as a saved ``.cct`` profile to ``path`` atomically (``-`` writes to
+    stdout), column by column."""
+    from cctool.saved import chunks
+
+    write_atomic(path, chunks(gf, source_format))
 
 
 def write_atomic(path: str | os.PathLike[str], chunks: Iterable[bytes | memoryview]) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Metric, describe, format_quantity
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Metric, describe, format_quantity
 from cctool.options import TreeOptions
 
 PERCENT = describe("%", "%")

@@ -16,7 +16,7 @@ import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
-from cctool.metrics import Metric
+from cctool.model.metrics import Metric
 from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions

@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.options import SORT_KEYS, TreeOptions
 
 

@@ -13,7 +13,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.measure import Measurement
 from rich.text import Text
 
-from cctool.metrics import Metric, effective_agg
+from cctool.model.metrics import Metric, effective_agg
 from cctool.ops.scaling import ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
 from cctool.render import format_value, printable

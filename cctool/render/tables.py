@@ -13,7 +13,7 @@ import polars as pl
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from cctool.metrics import Metric
+from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
 from cctool.render.layout import Column, FitTable

@@ -10,8 +10,8 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Metric
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import (

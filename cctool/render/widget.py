@@ -28,7 +28,7 @@ import numpy as np
 from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.render.html import HtmlOptions
 
 __all__ = ["widget"]

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from cctool.synth._program import Item, Proc, Program
-from cctool.synth._values import COSTS
+
+# Statement cost classes: (log-mean, log-sd) of a statement's weight in one calling context.
+COSTS = {"compute": (0.5, 2.0), "serial": (-1.5, 1.5), "wait": (0.0, 1.5),
+         "net": (-1.0, 1.2), "lib": (-1.0, 1.5), "spin": (0.0, 1.0)}
 
 
 class Node:

@@ -4,17 +4,12 @@ inclusive/exclusive columns hpcprof derives from them."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from cctool.synth._tree import Layout
+from cctool.synth._tree import COSTS, Layout
 
 PERIOD_US = 1000
-# Statement cost classes: (log-mean, log-sd) of a statement's weight in one calling context.
-COSTS = {"compute": (0.5, 2.0), "serial": (-1.5, 1.5), "wait": (0.0, 1.5),
-         "net": (-1.0, 1.2), "lib": (-1.0, 1.5), "spin": (0.0, 1.0)}
 
 
 class Sampler:

@@ -41,7 +41,7 @@ view's ``note`` says so.
 from __future__ import annotations
 
 from cctool.errors import CctoolError
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.views._frames import INNER_TYPES, function_names
 from cctool.ops.views._rows import tree_order
 from cctool.ops.views._values import location_mask

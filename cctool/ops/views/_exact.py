@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables
+from cctool.model.frame import GraphFrame
 from cctool.ops.views._view import ViewOptions
 
 ESTIMATED = ("exclusive cost per caller -> callee edge is not recorded by this profile: shown "

@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.groupby import group_ids, node_attribute, outermost
 
 INNER_TYPES = ("loop", "statement", "line")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cctool.aggregate import reduce_block
 from cctool.errors import CctoolError
-from cctool.graphframe import AGGREGATIONS, GraphFrame
+from cctool.model.aggregate import reduce_block
+from cctool.model.frame import AGGREGATIONS, GraphFrame
 
 LINEAR = ("sum", "mean")
 _BLOCK_CELLS = 1 << 24  # cells of one (ranks x members) slice
@@ -69,7 +69,7 @@ def row_values(gf: GraphFrame, col: str, members: Members, agg: str,
         raise CctoolError(f"unknown aggregation {agg!r}")
     keep = location_mask(gf, rank, thread)
     if agg in LINEAR:
-        from cctool import aggregate
+        from cctool.model import aggregate
 
         node = aggregate.node_values(gf, [col], agg, keep)[col]
         return np.bincount(members.rows, weights=node[members.nodes], minlength=members.nrows)

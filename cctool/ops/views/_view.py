@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 
 VIEWS = ("top-down", "bottom-up", "flat")
 ROLES = ("node", "function", "caller", "callee", "module", "file", "loop", "line", "callers",

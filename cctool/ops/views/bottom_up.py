@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables
+from cctool.model.frame import GraphFrame
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair

@@ -8,9 +8,9 @@ import re
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables
 from cctool.errors import CctoolError, NodeNotFoundError
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables
+from cctool.model.frame import GraphFrame
 from cctool.ops.groupby import outermost
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import frames

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.callgraph import CallGraphTables
-from cctool.graphframe import GraphFrame
+from cctool.model.callgraph import CallGraphTables
+from cctool.model.frame import GraphFrame
 from cctool.ops.groupby import outermost
 from cctool.ops.views._exact import function_groups, sums, usable
 from cctool.ops.views._frames import INNER_TYPES, frames

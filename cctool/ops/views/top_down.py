@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.views._rows import build
 from cctool.ops.views._values import Members
 from cctool.ops.views._view import View, ViewOptions

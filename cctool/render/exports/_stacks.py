@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cctool.errors import CctoolError, warn
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
 
 EXPORT_AGGS = ("sum", "mean")

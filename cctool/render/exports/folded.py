@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import note, warn
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Dimension, Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Dimension, Metric
 from cctool.options import CompareOptions, TreeOptions
 from cctool.render.exports._stacks import (
     check_agg,

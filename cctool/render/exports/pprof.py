@@ -25,8 +25,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import note, warn
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Dimension, Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Dimension, Metric
 from cctool.options import TreeOptions
 from cctool.readers._pprof_fields import (
     Function,

@@ -21,8 +21,8 @@ import numpy as np
 import orjson
 import polars as pl
 
-from cctool.graphframe import GraphFrame
-from cctool.metrics import Dimension, Metric
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Dimension, Metric
 from cctool.options import TreeOptions
 from cctool.render.exports._stacks import Weights, checked, node_weights, stacks
 

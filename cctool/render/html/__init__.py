@@ -30,7 +30,7 @@ from cctool.options import Selection
 if TYPE_CHECKING:
     import numpy as np
 
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
     from cctool.ops.compare import Comparison
     from cctool.options import TreeOptions
 
@@ -231,7 +231,7 @@ def _partner(gf: GraphFrame, metric: str) -> str:
 
 
 def _units(gf: GraphFrame) -> Callable[[str], str]:
-    """Unit of a metric's values (``s``, ``B``; see :mod:`cctool.metrics`), "" when unknown."""
+    """Unit of a metric's values (``s``, ``B``; :mod:`cctool.model.metrics`), "" if unknown."""
     def unit(m: str) -> str:
         u = gf.metric(m).unit
         return "" if u == "unknown" else u

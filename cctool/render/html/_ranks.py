@@ -28,7 +28,7 @@ import polars as pl
 from cctool.options import Selection
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 COMPARISON_NOTE = ("A comparison: each profile's ranks and threads were combined before "
                    "comparing, so there are no per-rank values; cctool imbalance on either "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 K = TypeVar("K", bound=Hashable)
 SKIPPED = frozenset({"node", "parent", "depth", "marker", "status", "name"})  # as the page's

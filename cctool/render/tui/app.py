@@ -21,7 +21,7 @@ from textual.strip import Strip
 from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
-from cctool.metrics import Metric
+from cctool.model.metrics import Metric
 from cctool.render import format_value
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
 from cctool.ops.views import INNER_TYPES, View, ViewOptions, compute, tree_order
 
 COLUMNS = ("inclusive", "inc %", "exclusive", "exc %", "name")

@@ -7,7 +7,7 @@ builds of the same program, and runs of different commits must still line ``MPI_
 with ``MPI_Init``. Two nodes are on the same call path when their frames are equal all the
 way from the root.
 
-Used by :mod:`cctool.ops.unify` (diff, div), :mod:`cctool.query.squash` (siblings that
+Used by :mod:`cctool.model.unify` (diff, div), :mod:`cctool.query.squash` (siblings that
 become equal merge) and :mod:`cctool.ops.scaling` (rows by call path), so that ``query``,
 ``diff`` and ``scaling`` agree about which nodes are the same.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+    from cctool.model.frame import GraphFrame
 
 POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
 SEPARATOR = "\x1f"  # joins a frame's parts; no name contains it

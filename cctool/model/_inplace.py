@@ -1,7 +1,7 @@
 """Writable views of a metric table's own columns, for converting values where they lie.
 
 Polars treats column buffers as immutable; a frame a reader has just built and handed over
-(:func:`cctool.metrics.normalise` with ``in_place``) is the exception: its value columns are
+(:func:`cctool.model.units.normalise` with ``in_place``) is the exception: its value columns are
 the reader's own NumPy memory, and writing there saves a second copy of every value. The
 checks below refuse anything else (shared or overlapping buffers, nulls, read-only mappings).
 """

@@ -1,6 +1,6 @@
 """Per-node values from the long metric table: combining locations as each metric's meaning asks.
 
-The rules (see :mod:`cctool.metrics`):
+The rules (see :mod:`cctool.model.metrics`):
 
 - An additive metric sums the threads of a rank into the rank's value; ranks then combine by
   the aggregation asked for: ``sum``, ``mean`` (per rank: divided by the number of ranks,
@@ -17,22 +17,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from cctool.metrics import Metric, effective_agg
-
-if TYPE_CHECKING:
-    from cctool.graphframe import GraphFrame
+from cctool.model.formula import evaluate, parse
+from cctool.model.locations import Locations
+from cctool.model.metrics import Metric, effective_agg
 
 AGGREGATIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "std", "cv")
 _DENSE_LIMIT = 1 << 27  # cells of a (ranks x nodes) block before falling back to Polars
 
 
 def node_values(
-    gf: GraphFrame,
+    gf: Locations,
     cols: Sequence[str],
     agg: str,
     loc_keep: np.ndarray,
@@ -56,7 +55,7 @@ def node_values(
     return out
 
 
-def _groups(gf: GraphFrame, loc_keep: np.ndarray, by_location: bool) -> np.ndarray:
+def _groups(gf: Locations, loc_keep: np.ndarray, by_location: bool) -> np.ndarray:
     """Per kept location, the index of its unit (its rank, or itself)."""
     kept = np.flatnonzero(loc_keep)
     if by_location:
@@ -67,7 +66,7 @@ def _groups(gf: GraphFrame, loc_keep: np.ndarray, by_location: bool) -> np.ndarr
 
 
 def _plain_values(
-    gf: GraphFrame, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+    gf: Locations, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
 ) -> np.ndarray:
     n = gf.num_nodes
     nunits = int(groups.max(initial=-1)) + 1 if groups.size else 0
@@ -82,7 +81,7 @@ def _plain_values(
     return reduce_block(units if units.shape[0] else np.zeros((1, n)), agg)
 
 
-def _sum(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
+def _sum(gf: Locations, col: str, loc_keep: np.ndarray) -> np.ndarray:
     """Sum over the kept locations, bit for bit as a bincount in row order."""
     n = gf.num_nodes
     block = gf._block_column(col, loc_keep)
@@ -115,7 +114,7 @@ def _keep(values: np.ndarray) -> None:
     """Nothing to release: the values are not in a mapped file."""
 
 
-def _dense(gf: GraphFrame, col: str, loc_keep: np.ndarray) -> np.ndarray:
+def _dense(gf: Locations, col: str, loc_keep: np.ndarray) -> np.ndarray:
     """(kept locations, nodes) values; absent rows are 0."""
     block = gf._block_column(col, loc_keep)
     if block is not None:
@@ -168,7 +167,7 @@ def reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
 
 
 def _polars_values(
-    gf: GraphFrame, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray,
+    gf: Locations, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray,
     nunits: int,
 ) -> np.ndarray:
     """The same as the dense path, in Polars, for blocks too large to hold densely."""
@@ -188,9 +187,8 @@ def _polars_values(
 
 
 def _formula_values(
-    gf: GraphFrame, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+    gf: Locations, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray
 ) -> np.ndarray:
-    from cctool.ops.derive import evaluate
 
     assert m.formula is not None
     if agg in ("sum", "mean"):
@@ -206,7 +204,7 @@ def _formula_values(
 
 
 def node_values_for(
-    gf: GraphFrame, formula: str, agg: str, loc_keep: np.ndarray, groups: np.ndarray
+    gf: Locations, formula: str, agg: str, loc_keep: np.ndarray, groups: np.ndarray
 ) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for c in _operands(formula):
@@ -217,7 +215,6 @@ def node_values_for(
 
 
 def _operands(formula: str) -> tuple[str, ...]:
-    from cctool.ops.derive import parse
 
     return parse(f"_ = {formula}").columns
 

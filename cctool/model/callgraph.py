@@ -7,8 +7,8 @@ split of a function's cost between its call paths is an estimate (gprof's propor
 assumption: a caller behaves alike however it was reached). The numbers the profiler itself
 wrote stay exact, and a reader keeps them beside the tree as :class:`CallGraphTables`, on
 :attr:`GraphFrame.callgraph <cctool.graphframe.GraphFrame.callgraph>`. The flat view
-(``tree --flat``), ``groupby`` by a function attribute and the callers/callees views read
-them instead of summing the tree.
+(``tree --flat``, ``--bottom-up``'s function rows) and ``groupby`` by a function attribute
+read them instead of summing the tree; callers/callees views are meant to read ``edges``.
 
 Where they live: ``gf.callgraph`` (``None`` for every other format, and for any frame an
 operation built from the tree: a query result, a diff, a grouped frame, since those no longer
@@ -23,10 +23,12 @@ show the whole profile). ``.cct`` files carry them (see :mod:`cctool.saved`).
   the format has them (nulls where a function lacks one).
 * per event ``M`` of the frame (``time``, or callgrind's ``Ir``, ``Dr``...): ``M`` (Float64),
   the function's self (exclusive) cost, and ``M (inc)`` (Float64), its cumulative cost with
-  recursion counted once (pstats' ``ct``, gprof's self + children, gprof2dot's total %; for
-  callgrind self plus the inclusive cost of its calls). ``M (inc)`` is null where the profile
-  does not determine it: a callgrind function inside a recursion cycle, whose calls' costs
-  count nested calls again.
+  recursion counted once (pstats' ``tt``/``ct``; gprof's self as its ``% time`` share of
+  gprof's total, the printed self seconds being rounded to 0.01 s, plus its children;
+  gprof2dot's self and total %; for callgrind the self cost, plus the inclusive cost of its
+  calls outside recursion cycles). ``M (inc)`` is null where the profile does not determine
+  it: a callgrind function inside a recursion cycle (whose calls' costs count nested calls
+  again) unless it is the one function the calls into the cycle enter.
 * ``calls`` (Float64): how often the function was called, recursive calls included
   (null where the format does not say).
 
@@ -41,9 +43,10 @@ show the whole profile). ``.cct`` files carry them (see :mod:`cctool.saved`).
   time): the callee's self cost along this edge.
 * ``calls`` (Float64): calls along this edge.
 
-Units: those of the frame's metric columns of the same names, i.e. ``units`` here
-(``metric_units`` in the frame's metadata): seconds for cProfile and gprof, the event's unit
-for callgrind (``Ir`` instructions...), percent of the run for gprof2dot, ``count`` for calls.
+Units: those of the frame's metric columns of the same names (``gf.metric(col).unit``), also
+in ``units`` here: seconds for cProfile and gprof, the event's unit for callgrind (``Ir``
+instructions; a time event such as pyprof2calltree's ``ns`` converted to seconds like the
+frame's), percent of the run for gprof2dot, ``count`` for calls.
 
 ``ESTIMATE_NOTE`` is the one sentence every output uses to say which numbers are estimates.
 """
@@ -129,6 +132,16 @@ class CallGraphTables:
         return out.with_columns(
             [pl.when(exact).then(pl.col(ev + " (inc)")).alias(ev + " (inc)")
              for ev in self.events]).drop("_group")
+
+    def scaled(self, factors: Mapping[str, float], units: Mapping[str, str]) -> CallGraphTables:
+        """The tables with columns multiplied by ``factors`` (column -> factor) and ``units``
+        (column -> unit) replacing theirs: the frame's unit conversion, applied here too."""
+        def scale(df: pl.DataFrame) -> pl.DataFrame:
+            return df.with_columns([pl.col(c) * f for c, f in factors.items() if c in df.columns])
+
+        return CallGraphTables(scale(self.functions), scale(self.edges), self.events,
+                               {**self.units, **{c: u for c, u in units.items()
+                                                 if c in self.units}})
 
     def to_json(self) -> dict[str, object]:
         """The small part of the tables that is not a table (for a file header)."""

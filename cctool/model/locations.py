@@ -15,14 +15,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from cctool.errors import InvalidGraphError
+from cctool.model.columns import ID
 
-ID = pl.Int32
-KEY_COLUMNS = ("node", "rank", "thread")
+if TYPE_CHECKING:
+    from cctool.model.metrics import Metric
 
 
 class Locations:
-    """The location index of a GraphFrame (a base class: it reads ``metrics``)."""
+    """The location index of a GraphFrame (its base class: it reads ``metrics``).
+
+    :mod:`cctool.model.aggregate` takes a frame as a ``Locations`` (the index plus the
+    metric descriptors declared below), so the frame calls it without the two importing
+    each other.
+    """
 
     if TYPE_CHECKING:
         metrics: pl.DataFrame
@@ -32,6 +37,8 @@ class Locations:
         def num_nodes(self) -> int: ...
 
         def resolve_metric(self, metric: str | None = None) -> str: ...
+
+        def metric(self, column: str) -> Metric: ...
 
     @cached_property
     def _location_codes(self) -> tuple[np.ndarray, pl.DataFrame]:
@@ -149,50 +156,3 @@ class Locations:
         out = np.zeros((self.locations.height, self.num_nodes), dtype=np.float64)
         out[self.location_index, self.metrics["node"].to_numpy()] = self.metrics[col].to_numpy()
         return out, self.locations
-
-
-
-def normalise_metric_table(mdf: pl.DataFrame, new_id: np.ndarray) -> pl.DataFrame:
-    """A reader's metric table keyed by the canonical node ids ``new_id[old id]``: Int32
-    keys with rank and thread always present, Float64 metric columns."""
-    if "node" not in mdf.columns:
-        raise InvalidGraphError("metric table needs a 'node' column")
-    n = new_id.shape[0]
-    node = mdf["node"]
-    if node.dtype.is_integer() and not node.null_count():
-        # Checked and renumbered in Int32, without int64 copies of a possibly huge column.
-        lo, hi = node.min(), node.max()
-        if lo is not None and (lo < 0 or hi >= n):  # type: ignore[operator]
-            raise InvalidGraphError("metric rows refer to nodes that do not exist")
-        if np.array_equal(new_id, np.arange(n)):  # readers that emit preorder: ids stay
-            ids = node.cast(ID).alias("node")
-        else:
-            ids = pl.Series("node", new_id.astype(np.int32)[node.to_numpy()])
-    else:
-        old = node.to_numpy().astype(np.int64, copy=False)
-        if old.size and (old.min() < 0 or old.max() >= n):
-            raise InvalidGraphError("metric rows refer to nodes that do not exist")
-        ids = pl.Series("node", new_id[old].astype(np.int32))
-    cols: list[pl.Series] = [ids]
-    for key in ("rank", "thread"):
-        if key in mdf.columns:
-            cols.append(mdf[key].cast(ID))
-        else:
-            cols.append(pl.Series(key, np.zeros(mdf.height, dtype=np.int32)))
-    for c in mdf.columns:
-        if c not in KEY_COLUMNS:
-            cols.append(mdf[c].cast(pl.Float64))
-    return pl.DataFrame(cols)
-
-
-def dense_to_long(values: np.ndarray, locs: pl.DataFrame, name: str) -> pl.DataFrame:
-    """A (locations, nodes) array as a long table with one metric column ``name``."""
-    nloc, n = values.shape
-    return pl.DataFrame(
-        {
-            "node": np.tile(np.arange(n, dtype=np.int32), nloc),
-            "rank": np.repeat(locs["rank"].to_numpy().astype(np.int32), n),
-            "thread": np.repeat(locs["thread"].to_numpy().astype(np.int32), n),
-            name: values.reshape(-1),
-        }
-    )

@@ -28,8 +28,8 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.frames import frame_strings
-from cctool.graphframe import GraphFrame
+from cctool.model.frame import GraphFrame
+from cctool.model.paths import frame_strings
 
 STATUS = ("both", "left", "right")
 _SEEDS = (0, 0x5DEECE66D, 0x2545F4914F6CDD1D)
@@ -113,7 +113,7 @@ def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarra
 
 
 def _frame_strings(gf: GraphFrame) -> pl.Series:
-    """One string per node naming its frame (:mod:`cctool.frames` defines it)."""
+    """One string per node naming its frame (:mod:`cctool.model.paths` defines it)."""
     return frame_strings(gf.nodes)
 
 
