@@ -27,6 +27,8 @@ _cctool() {
         diff:--correction) COMPREPLY=($(compgen -W "holm none" -- "$cur")); return;;
         diff:--jobs|diff:-j) COMPREPLY=(); return;;
         diff:--scheduler) COMPREPLY=(); return;;
+        diff:--scheduler-timeout) COMPREPLY=(); return;;
+        diff:--min-workers) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded text" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
@@ -72,6 +74,10 @@ _cctool() {
         imbalance:--top) COMPREPLY=(); return;;
         imbalance:--precision) COMPREPLY=(); return;;
         imbalance:--derive) COMPREPLY=(); return;;
+        imbalance:--jobs|imbalance:-j) COMPREPLY=(); return;;
+        imbalance:--scheduler) COMPREPLY=(); return;;
+        imbalance:--scheduler-timeout) COMPREPLY=(); return;;
+        imbalance:--min-workers) COMPREPLY=(); return;;
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
@@ -109,6 +115,8 @@ _cctool() {
         runs:--key) COMPREPLY=(); return;;
         runs:--jobs|runs:-j) COMPREPLY=(); return;;
         runs:--scheduler) COMPREPLY=(); return;;
+        runs:--scheduler-timeout) COMPREPLY=(); return;;
+        runs:--min-workers) COMPREPLY=(); return;;
         runs:--width) COMPREPLY=(); return;;
         runs:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         runs:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
@@ -124,6 +132,10 @@ _cctool() {
         scaling:--threshold) COMPREPLY=(); return;;
         scaling:--top) COMPREPLY=(); return;;
         scaling:--precision) COMPREPLY=(); return;;
+        scaling:--jobs|scaling:-j) COMPREPLY=(); return;;
+        scaling:--scheduler) COMPREPLY=(); return;;
+        scaling:--scheduler-timeout) COMPREPLY=(); return;;
+        scaling:--min-workers) COMPREPLY=(); return;;
         scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
@@ -139,6 +151,8 @@ _cctool() {
         stats:--threshold) COMPREPLY=(); return;;
         stats:--jobs|stats:-j) COMPREPLY=(); return;;
         stats:--scheduler) COMPREPLY=(); return;;
+        stats:--scheduler-timeout) COMPREPLY=(); return;;
+        stats:--min-workers) COMPREPLY=(); return;;
         stats:--precision) COMPREPLY=(); return;;
         stats:--width) COMPREPLY=(); return;;
         stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -157,6 +171,10 @@ _cctool() {
         tree:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         tree:--by) COMPREPLY=(); return;;
         tree:--derive) COMPREPLY=(); return;;
+        tree:--jobs|tree:-j) COMPREPLY=(); return;;
+        tree:--scheduler) COMPREPLY=(); return;;
+        tree:--scheduler-timeout) COMPREPLY=(); return;;
+        tree:--min-workers) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
@@ -173,18 +191,18 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --width --color --to --output -o -h --help";;
+        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
-        runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --width --color --to --output -o -h --help";;
-        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --plot --width --color --to --output -o -h --help";;
-        stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --width --color --to --output -o --html -h --help";;
+        runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
+        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html -h --help";;
         view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi

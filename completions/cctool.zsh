@@ -50,11 +50,13 @@ _cctool() {
                     ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
                     ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
-                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms, or]:value: ' \
+                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
-                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
@@ -123,6 +125,10 @@ _cctool() {
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -152,7 +158,7 @@ _cctool() {
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
                     ''--ranks'[Metric conditions: on values combined over ranks/threads with --agg fi]:value:(aggregate any all)' \
                     ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
-                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows.]' \
+                    ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
@@ -174,8 +180,10 @@ _cctool() {
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
-                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -199,6 +207,10 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow); ]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -216,8 +228,10 @@ _cctool() {
                     ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read runs on N local worker processes (Dask); default: in this process]:value: ' \
-                    ''--scheduler'[Read runs on this Dask schedulers workers (tcp://host:8786; default: $]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -248,6 +262,10 @@ _cctool() {
                     ''--by'[Group for --flat and name functions in --view bottom-up (default name)]:value: ' \
                     ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
+                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \

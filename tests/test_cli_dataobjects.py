@@ -107,13 +107,17 @@ def test_scaling_by_variable_keeps_the_metric_unit() -> None:
     assert "bytes allocated [B]" in res.stdout and "384.000 KiB" in res.stdout
 
 
-def test_groupby_and_scaling_warn_when_summing_peaks() -> None:
+def test_groupby_and_scaling_refuse_to_merge_peaks() -> None:
+    # A site's own peak (DHAT's max bytes) has no exact merge over the sites of a variable.
     res = run("groupby", DHAT / "np2", "--by", "variable", "--metric", "max bytes", "--to",
               "csv")
-    assert res.exit_code == 0 and res.stderr.startswith("warning: max bytes is a peak")
-    res = run("scaling", DHAT / "np1", DHAT / "np2", "--by", "variable", "--metric",
-              "max bytes", "--agg", "sum", "--to", "csv")
-    assert res.exit_code == 0 and "warning: max bytes is a peak" in res.stderr
-    res = run("scaling", DHAT / "np1", DHAT / "np2", "--by", "variable", "--metric",
-              "max bytes", "--agg", "max", "--to", "csv")
-    assert res.exit_code == 0 and res.stderr == ""
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "cannot merge call paths of this metric: 'max bytes' is a peak" in res.stderr
+    for agg in ("sum", "max"):
+        res = run("scaling", DHAT / "np1", DHAT / "np2", "--by", "variable", "--metric",
+                  "max bytes", "--agg", agg, "--to", "csv")
+        assert res.exit_code == 2 and "'max bytes' is a peak" in res.stderr
+    # Levels at one instant add over sites: bytes at t-gmax merge by sum.
+    res = run("groupby", DHAT / "np2", "--by", "variable", "--metric", "bytes at t-gmax",
+              "--to", "csv")
+    assert res.exit_code == 0 and "alloc_matrix_block (datacentric.c:22),1,524288.0" in res.stdout

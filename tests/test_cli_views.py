@@ -88,3 +88,9 @@ def test_view_needs_a_terminal() -> None:
 
     res = run("view", str(Path(__file__).parent / "data" / "cprofile" / "small.py"))
     assert res.exit_code == 2 and "terminal" in res.stderr
+
+
+def test_groupby_percent_is_of_the_whole_profile(data) -> None:  # type: ignore[no-untyped-def]
+    res = run("groupby", str(data("hpctoolkit-allgather-database")), "--by", "name", "--to",
+              "table", "--width", "100")
+    assert res.exit_code == 0 and "26.141 s        99.93 %" in res.stdout  # of 26.158 s

@@ -49,8 +49,11 @@ def rajaperf(data) -> Path:
     return data("rajaperf")
 
 
-def test_stats_and_runs_are_identical_on_local_workers(rajaperf: Path) -> None:
+def test_stats_and_runs_are_identical_on_local_workers(rajaperf: Path, monkeypatch) -> None:
     pytest.importorskip("dask.distributed", reason="needs pip install 'dask[distributed]'")
+    import cctool.distributed
+
+    monkeypatch.setattr(cctool.distributed, "LOCAL_MIN_RUNS", 0)
     for args in (["stats", rajaperf, "--group-by", "variant", "--to", "json"],
                  ["runs", rajaperf, "--to", "json"]):
         here = invoke(*args)
@@ -85,3 +88,10 @@ def test_unreachable_scheduler_is_a_one_line_error(rajaperf: Path) -> None:
     res = invoke("runs", rajaperf / "quartz", "--scheduler", "tcp://127.0.0.1:9")
     assert res.exit_code == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in res.stderr
+
+
+def test_too_few_runs_for_local_workers_are_read_in_this_process(rajaperf: Path) -> None:
+    res = invoke("runs", rajaperf / "quartz", "--jobs", "2", "--to", "json")
+    assert res.exit_code == 0
+    assert "runs read in this process: too few to pay for starting 2 local workers" in res.stderr
+    assert res.stdout == invoke("runs", rajaperf / "quartz", "--to", "json").stdout

@@ -33,7 +33,16 @@ def test_tree_in_parts_is_the_tree_of_the_whole_database(v4db: Path, agg: str) -
     args = ["tree", str(v4db), "--agg", agg, "-m", "time", "-m", "PAPI_TOT_CYC", "--to", "json"]
     whole, parts = run(*args), run(*args, "--stream")
     assert whole.exit_code == parts.exit_code == 0, parts.output
-    assert json.loads(parts.stdout) == json.loads(whole.stdout)  # bit for bit
+    got, want = json.loads(parts.stdout), json.loads(whole.stdout)
+    if agg in ("max", "min"):
+        assert got == want  # bit for bit
+    else:  # ranges merge as a balanced tree; the reader adds ranks one after another
+        assert [{k: v for k, v in r.items() if not isinstance(v, float)} for r in got] == \
+            [{k: v for k, v in r.items() if not isinstance(v, float)} for r in want]
+        for g, w in zip(got, want, strict=True):
+            for k, v in w.items():
+                if isinstance(v, float):
+                    assert g[k] == pytest.approx(v, rel=1e-12, abs=1e-300)
     assert "in parts of whole ranks" in parts.stderr and not whole.stderr
 
 

@@ -78,7 +78,13 @@ def test_units() -> None:
     assert in_metric_unit(-0.1, "s", "usec", "x") == -100000.0
     assert in_metric_unit(3, "ms", "sec", "x") == 0.003
     assert in_metric_unit(250, "us", "ms", "x") == 0.25
-    assert in_metric_unit(7, None, None, "x") == 7  # plain numbers are in the metric's unit
+    assert in_metric_unit(7, None, None, "x") == 7  # bare numbers: counts, unknown units
+    assert in_metric_unit(7, None, "Ir", "x") == 7
+    assert in_metric_unit(2, "KiB", "B", "x") == 2048
+    with pytest.raises(GateExpressionError, match="bare number against a time"):
+        in_metric_unit(7, None, "s", "x")
+    with pytest.raises(GateExpressionError, match="bare number against a bytes"):
+        in_metric_unit(7, None, "B", "x")
     with pytest.raises(GateExpressionError, match="no time unit"):
         in_metric_unit(1, "s", "percent of total", "x")
     assert parse_quantity("1ms", percent=False) == (1.0, "ms")
@@ -91,7 +97,8 @@ def test_gate_passes_exit_0(dbs) -> None:
     res = run("diff", *dbs, "--to", "json", "--fail-if", "total time > 600%",
               "--fail-if", "time (inc) > 5%", "--where", '[{"name": "MPI_Init"}]')
     assert res.exit_code == 0, res.stderr
-    assert res.stderr == WARNINGS + "gate passed: 2 conditions\n"
+    assert res.stderr == WARNINGS + ("gate passed: 2 conditions ('total time > 600%' read as "
+                                     "> 600% of A; 'time (inc) > 5%' read as > 5% of A)\n")
     gates = json.loads(res.stdout)["gates"]
     assert [(g["condition"], g["passed"]) for g in gates] == [("total time > 600%", True),
                                                              ("time (inc) > 5%", True)]
@@ -106,7 +113,7 @@ def test_gate_trips_exit_1_offenders_largest_first(dbs) -> None:
     # MPID_Finalize (+150.16%) stays under the threshold.
     assert lines[2:] == [
         "gate failed: time (inc) > 150.2% (4 nodes; evaluated column 'time (inc)' "
-        "(sum over each profile's ranks, in s))",
+        "(sum over each profile's ranks, in s), threshold read as > 150.2% of A)",
         "    +553.8%        +22.142 s  <program root>  [node 0]",
         "    +553.8%        +22.142 s  <program root> / main  [node 1]",
         "    +150.3%         +6.010 s  <program root> / main / MPI_Finalize  [node 20]",
@@ -126,15 +133,34 @@ def test_absolute_threshold_in_seconds(dbs) -> None:
     assert len(gate["offenders"]) == 4
     res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6005ms", "--where", BOTH)
     assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 4
-    res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6", "--where", BOTH)
-    assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 5  # plain: seconds
+    res = run("diff", *dbs, "--to", "json", "--fail-if", "time (inc) > 6000000us", "--where",
+              BOTH)
+    assert len(json.loads(res.stdout)["gates"][0]["offenders"]) == 5
+    assert "threshold read as > 6 s" in res.stderr
+
+
+def test_a_bare_number_against_a_time_is_refused(dbs) -> None:
+    # The HPCToolkit files hold microseconds; cctool holds seconds. A bare 100000 meant as
+    # usec passed where 100000us trips: no reading of a bare number is safe, so it is refused.
+    res = run("diff", *dbs, "--fail-if", "time (inc) > 100000")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.splitlines()[-1] == (
+        "Error: --fail-if 'time (inc) > 100000': a bare number against a time metric (held in "
+        "s); write its unit (0.5s or 500ms) or % for a relative change")
+    res = run("diff", *dbs, "--fail-if", "time (inc) > 100000us")
+    assert res.exit_code == 1
+    assert "(184 nodes; evaluated column 'time (inc)' (sum over each profile's ranks, in s), " \
+        "threshold read as > 0.1 s)" in res.stderr
+    res = run("diff", *dbs, "--fail-if", "time (inc) > 10%", "--min-value", "10")
+    assert res.exit_code == 2 and "--min-value for 'time (inc)': a bare number" in res.stderr
 
 
 def test_total_condition(dbs) -> None:
     res = run("diff", *dbs, "--to", "json", "--fail-if", "total time > 554%")
     assert res.exit_code == 1
     assert ("gate failed: total time > 554% (the total; evaluated the roots' total of column "
-            "'time' (sum over each profile's ranks, in s))") in res.stderr
+            "'time' (sum over each profile's ranks, in s), threshold read as > 554% of A)"
+            ) in res.stderr
     # (26158368 - 3998242) / 3998242 = +554.25% (usec in the files)
     total = json.loads(res.stdout)["gates"][0]["offenders"][0]
     assert (total["A"], total["B"], total["change"]) == pytest.approx(
@@ -210,7 +236,7 @@ def test_markdown_report_has_gate_table(dbs) -> None:
     md = res.stdout
     assert "### Regression gate: failed" in md
     assert ("| ✅ | `total time > 600%` | the roots' total of column 'time' (sum over each "
-            "profile's ranks, in s) | 0 |  |") in md
+            "profile's ranks, in s), threshold read as > 600% of A | 0 |  |") in md
     assert ("| ❌ | `time (inc) > 150.2%` | column 'time (inc)' (sum over each profile's ranks, "
-            "in s) | 4 | +553.8% `<program root>` |") in md
+            "in s), threshold read as > 150.2% of A | 4 | +553.8% `<program root>` |") in md
     assert md.count("\n| `") == 3  # three rows of largest changes

@@ -324,7 +324,8 @@ def test_no_squash_keeps_the_tree_and_drops_metrics() -> None:
     gf = literal(SOLVERS, SOLVER_TIMES)
     out = filter_graph(gf, '[{"name": "mg"}, "*"]', squash=False)
     out.validate()
-    assert out.nodes.equals(gf.nodes)
+    assert out.nodes.drop("matched").equals(gf.nodes)
+    assert out.nodes["matched"].to_list() == [i in (5, 6) for i in range(9)]
     assert sorted(set(out.metrics["node"].to_list())) == [5, 6]
     assert out.node_values(["time (inc)"])["time (inc)"].to_list()[5:7] == [40.0, 10.0]
     assert "time (inc)" not in out.derived

@@ -205,5 +205,6 @@ def test_no_squash_keeps_the_tree(gf: GraphFrame, q: list[QNode]) -> None:
     ids = match_nodes(gf, string_text(q))
     out = filter_graph(gf, ids, squash=False)
     out.validate()
-    assert out.nodes.equals(gf.nodes)
+    assert out.nodes.drop("matched").equals(gf.nodes)
+    assert np.flatnonzero(out.nodes["matched"].to_numpy()).tolist() == ids.tolist()
     assert set(out.metrics["node"].to_list()) <= set(ids.tolist())

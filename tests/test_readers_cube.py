@@ -55,7 +55,8 @@ def test_cpi_cubex(data):
     assert gf.num_nodes == 11 and gf.num_ranks == 4 and gf.num_threads == 1
     assert list(gf.exclusive) == ["visits", "time", "hits", "bytes_sent", "bytes_received"]
     assert "min_time (inc)" in gf.inclusive and "max_time (inc)" in gf.inclusive
-    assert gf.metadata["metric_aggregation"] == {"min_time (inc)": "min", "max_time (inc)": "max"}
+    assert gf.metric("min_time (inc)").combine == "min"
+    assert gf.metric("max_time (inc)").combine == "max"
     assert gf.default_metric == "time (inc)"
     t = table(gf)
     assert t["name"].to_list() == [

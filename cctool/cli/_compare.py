@@ -165,7 +165,8 @@ def gate_options(f: F) -> F:
     """``--fail-if`` (repeatable), ``--where`` and ``--min-value``."""
     f = click.option("--min-value", callback=_parse_min_value, default=None, metavar="X",
                      help="Gate: ignore nodes whose A and B values are both below X "
-                     "(e.g. 1ms, or a plain number in the metric's unit).")(f)
+                     "(e.g. 1ms or 1KiB; a plain number only for metrics with no time or size "
+                     "unit, such as event counts).")(f)
     f = click.option("--where", default=None, metavar="QUERY",
                      help="Gate: check only the nodes this call path query matches in the "
                      "union tree (see cctool query).")(f)
@@ -244,4 +245,6 @@ def finish_gate(ctx: click.Context, results: Sequence[GateResult], precision: in
         click.echo(line, err=True)
     if failed:
         ctx.exit(EXIT_GATE)
-    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)}", err=True)
+    read = "; ".join(f"{r.condition.text!r} read as {r.threshold}" for r in results)
+    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)} ({read})",
+               err=True)

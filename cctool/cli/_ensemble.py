@@ -41,19 +41,94 @@ def confidence_option(f: F) -> F:
 
 
 def executor_options(f: F) -> F:
-    """``--jobs N`` (local worker processes) and ``--scheduler ADDRESS`` (a Dask cluster)."""
+    """``--jobs N`` (local worker processes), ``--scheduler ADDRESS`` (a Dask cluster),
+    ``--scheduler-timeout`` and ``--min-workers`` (kept for :func:`executor`)."""
+    f = click.option("--min-workers", type=click.IntRange(min=1), default=1, show_default=True,
+                     expose_value=False, callback=_keep, metavar="N",
+                     help="With --scheduler: wait (up to --scheduler-timeout) for N workers "
+                     "before cutting the work into tasks, 8 per worker (dask-jobqueue starts "
+                     "them as the batch system allows).")(f)
+    f = click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=20.0,
+                     show_default=True, expose_value=False, callback=_keep, metavar="SECONDS",
+                     help="Give up when the scheduler does not answer, the workers asked for "
+                     "do not come, or no worker is left, for this long.")(f)
     f = click.option("--scheduler", default=None, metavar="ADDRESS",
-                     help="Read runs on this Dask scheduler's workers (tcp://host:8786; "
-                     "default: $CCTOOL_SCHEDULER). Needs pip install 'dask[distributed]'.")(f)
+                     help="Read on this Dask scheduler's workers: tcp://HOST:8786, HOST:PORT "
+                     "or a scheduler file (default: $CCTOOL_SCHEDULER). Paths go to the "
+                     "workers absolute: they must see the same filesystem. Needs "
+                     "pip install 'dask[distributed]'.")(f)
     return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                        help="Read runs on N local worker processes (Dask); default: in "
-                        "this process. Results are the same either way.")(f)
+                        help="Read on N local worker processes (Dask); default: in this "
+                        "process. Results are the same either way.")(f)
+
+
+def _keep(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    ctx.meta[f"cctool.{param.name}"] = value
+    return value
 
 
 def executor(jobs: int | None, scheduler: str | None) -> Executor:
-    from cctool.distributed import Executor
+    """The executor the options ask for; a malformed address is an error naming its
+    option, before anything is read."""
+    import os
 
-    return Executor.from_options(scheduler, jobs)
+    from cctool.distributed import SCHEDULER_ENV, DistributedError, Executor
+
+    meta = click.get_current_context().meta
+    try:
+        return Executor.from_options(scheduler, jobs, meta.get("cctool.scheduler_timeout", 20.0),
+                                     meta.get("cctool.min_workers", 1))
+    except DistributedError as exc:
+        given = "--scheduler" if scheduler is not None or jobs is not None or \
+            not os.environ.get(SCHEDULER_ENV) else f"${SCHEDULER_ENV}"
+        raise DistributedError(f"{given} {exc}") from None
+
+
+def database_executor(path: str, jobs: int | None, scheduler: str | None) -> Executor:
+    """:func:`executor` for a command reading one database: given on the command line
+    only (``$CCTOOL_SCHEDULER`` does not turn a one-profile command into a cluster job)."""
+    if jobs is None and scheduler is None:
+        from cctool.distributed import Executor
+
+        return Executor()
+    ex = executor(jobs, scheduler)
+    check_paths(ex, [path])
+    return ex
+
+
+def check_paths(ex: Executor, paths: Sequence[str]) -> None:
+    """For work on workers: refuse here (not on a worker) stdin and paths that do not
+    exist."""
+    import glob
+    import os
+
+    from cctool.errors import CctoolError
+
+    if ex.in_process:
+        return
+    for p in paths:
+        if p == "-":
+            raise CctoolError("runs read on Dask workers cannot come from stdin: give files")
+        if not os.path.exists(p) and not glob.has_magic(p):
+            raise CctoolError(f"{p}: no such file or directory")
+
+
+def remote_path(path: str) -> str:
+    from cctool.distributed import remote_path as absolute
+
+    return absolute(path)
+
+
+def roots(ex: Executor, paths: Sequence[str]) -> list[str]:
+    """The absolute paths a cluster's workers must see: the arguments (a pattern's
+    folder)."""
+    import glob
+    import os
+
+    if ex.in_process:
+        return []
+    found = [(os.path.dirname(p) or ".") if glob.has_magic(p) else p for p in paths if p != "-"]
+    return list(dict.fromkeys(remote_path(p) for p in found if os.path.exists(p)))
 
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
@@ -76,13 +151,20 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
               agg: str, ex: Executor, where: Sequence[str] = ()) -> list[RunSummary]:
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
     the number kept goes to stderr when filters dropped some. Workers start while the
-    folders are listed, and each sniffs the files it reads."""
+    folders are listed, and each sniffs the files it reads. On workers, the runs travel
+    as absolute paths and come back labelled as listed here."""
     from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
 
-    with ex.started(("cctool.ops.runs", "cctool.readers.caliper_batch")) as running:
-        items = _run_items(paths, fmt)
-        made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), items)
-    runs = [r for r in made if r is not None]
+    check_paths(ex, paths)
+    listed = None
+    if ex.scheduler is None and not ex.in_process:
+        ex, listed = _worth_local_workers(ex, _run_items(paths, fmt))
+    modules = ("cctool.ops.runs", "cctool.readers.caliper_batch")
+    with ex.started(modules, roots(ex, paths)) as running:
+        items = listed if listed is not None else _run_items(paths, fmt)
+        sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
+        made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
+    runs = [r for r in relabel(made, [p for p, _ in items]) if r is not None]
     kept = filter_summaries(runs, where)
     if where:
         click.echo(f"note: --where kept {len(kept)} of {len(runs)} runs", err=True)
@@ -91,6 +173,29 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
 
         raise CctoolError(f"no run matches {' and '.join(where)} (of {len(runs)} runs)")
     return kept
+
+
+def _worth_local_workers(ex: Executor, items: list[tuple[str, bool]]
+                         ) -> tuple[Executor, list[tuple[str, bool]]]:
+    """``ex`` (--jobs N), or this process when the runs are too few to pay for starting
+    local workers (said on stderr)."""
+    from cctool import distributed
+
+    if len(items) >= distributed.LOCAL_MIN_RUNS:
+        return ex, items
+    click.echo(f"note: {len(items)} runs read in this process: too few to pay for starting "
+               f"{ex.jobs} local workers (--jobs pays from about {distributed.LOCAL_MIN_RUNS} "
+               "runs)", err=True)
+    return distributed.Executor(), items
+
+
+def relabel(runs: Sequence[RunSummary | None], paths: Sequence[str]
+            ) -> list[RunSummary | None]:
+    """Each run labelled with its path as listed here (workers got it absolute)."""
+    from dataclasses import replace
+
+    return [r if r is None or r.path == p else replace(r, path=p, facts={**r.facts, "path": p})
+            for r, p in zip(runs, paths, strict=True)]
 
 
 def run_paths_of(path: str, fmt: str | None) -> list[str]:

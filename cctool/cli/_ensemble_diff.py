@@ -38,7 +38,7 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         min_value: tuple[float, str | None] | None, to: str, output: str,
         view: dict[str, Any]) -> None:
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
-    from cctool.cli._ensemble import executor
+    from cctool.cli._ensemble import check_paths, executor, relabel, remote_path, roots
     from cctool.ops.ensemble_compare import compare_ensembles
     from cctool.ops.runs import SummaryBatch
 
@@ -54,7 +54,12 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
     ex = executor(view.get("jobs"), view.get("scheduler"))
-    found = ex.map_batches(SummaryBatch(fmt, tuple(asked), agg), [*sides[0], *sides[1]])
+    listed = [*sides[0], *sides[1]]
+    check_paths(ex, listed)
+    sent = listed if ex.in_process else [remote_path(p) for p in listed]
+    with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
+        made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg), sent)
+    found = [r for r in relabel(made, listed) if r is not None]
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
     cmp = cmps[shown]
@@ -114,5 +119,6 @@ def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision
     noisy = sum(r.noisy for r in results)
     extra = f"; {noisy} change{'s' * (noisy != 1)} past a threshold not significant" if noisy \
         else ""
-    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)}{extra}",
-               err=True)
+    read = "; ".join(f"{r.text!r} read as {r.read_as}" for r in results)
+    click.echo(f"gate passed: {len(results)} condition{'s' * (len(results) != 1)} ({read})"
+               f"{extra}", err=True)

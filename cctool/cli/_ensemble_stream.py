@@ -29,23 +29,32 @@ def stream_option(f: F) -> F:
         f"memory budget, half the RAM or ${BUDGET_ENV} bytes).")(f)
 
 
-def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None) -> bool:
+def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
+           workers: bool = False) -> bool:
     """Whether to read ``path`` in parts; says so on stderr when it does.
 
-    ``why_not``: the option that needs the whole database (None if none does)."""
+    ``why_not``: the option that needs the whole database (None if none does);
+    ``workers``: --jobs or --scheduler asked for, which read a database in parts on them."""
     folder, size = _database(path, fmt)
     if stream is False or size is None:
         if stream:
             raise click.UsageError("--stream reads HPCToolkit databases: v4 (meta.db + "
                                    "profile.db) or XML (experiment.xml + *.metric-db)")
+        if workers:
+            click.echo(f"note: {path} is read in this process (--jobs and --scheduler read "
+                       "HPCToolkit databases in parts)", err=True)
         return False
     if why_not is not None:
         if stream:
             raise click.UsageError(f"--stream combines every rank; {why_not} needs the whole "
                                    "database (--no-stream)")
+        if workers:
+            click.echo(f"note: {path} is read whole in this process: {why_not} needs the "
+                       "whole database", err=True)
         return False
-    if stream:
-        click.echo(f"note: reading {path} in parts of whole ranks (--stream)", err=True)
+    if stream or workers:
+        why = "--stream" if stream else "on Dask workers"
+        click.echo(f"note: reading {path} in parts of whole ranks ({why})", err=True)
         return True
     need, budget = size(folder), memory_budget()
     if need <= budget:

@@ -46,9 +46,12 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       'time > 5%'           some node's time grew by more than 5% of its A value
       'time (inc) > 0.5s'   some node's inclusive time grew by more than 0.5 s
       'total time > 2%'     the total (the roots' inclusive time) grew by more than 2%
-    Plain numbers are in the metric's unit (HPCToolkit time: usec); s, ms, us, ns are
-    converted. Exit status: 0 nothing tripped, 1 a condition held (offenders on stderr,
-    largest first), 2 bad input or a malformed expression.
+    A unit (s, ms, us, ns; B, KB, MiB, ...) is converted to the metric's unit (seconds for
+    every time, bytes for every size); a bare number is refused against a time or a size
+    and taken as is for counts (Ir, visits). The passed/failed line on stderr says how
+    each threshold was read ('read as > 0.1 s'). Exit status: 0 nothing tripped, 1 a
+    condition held (offenders on stderr, largest first), 2 bad input or a malformed
+    expression.
 
     \b
     Repeated runs: when A or B is a folder of several runs, each call path's values in

@@ -53,6 +53,9 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
     Inclusive values count recursive and repeated calls once per path: a group's inclusive
     value sums its nodes that have no ancestor in the same group. Exclusive values sum all.
+    Extremes (Cube's max_time, min_time) take the max or min of the nodes; metrics that do
+    not merge exactly (a per-rank max the profiler took per call path, ratios) are left
+    out, with a warning, or refused when asked for with --metric.
     --to table|json|csv lists the groups (json adds the edges); --to cct (or -o x.cct)
     saves a spanning tree as a GraphFrame, other edges in its metadata.
 
@@ -72,15 +75,13 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
 
         gf = data_objects(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    graph = merge(gf, by, agg)
-    cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
-    from cctool.errors import warn
+    from cctool.model.merge import only_metrics, refuse_unmergeable
 
-    for c in cols:  # groupby adds members location by location, then sums the locations
-        how = gf.metric(c).combine.value
-        if how != "sum" and gf.num_ranks > 1:
-            warn(f"{c} is a peak or level ({how} over ranks): groupby sums it over "
-                 f"{gf.num_ranks} ranks; read one rank with the tree view (--rank) instead")
+    refuse_unmergeable(gf, metrics or (None,), agg)
+    cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
+    # Only a saved call graph keeps every metric; the other outputs show the asked ones.
+    graph = merge(gf if to == "cct" else only_metrics(gf, cols), by, agg)
+    whole, gf = gf, graph.frame  # percentages are of the whole profile, not of the groups
     if to == "cct":
         from cctool.saved import dumps
 
@@ -100,7 +101,8 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         if percent is not False and agg == "sum":  # a % of a mean or max means nothing
             from cctool.model.metrics import describe
 
-            table, rows = _with_percent(gf, table, cols[0]), _with_percent(gf, rows, cols[0])
+            table = _with_percent(whole, table, cols[0])
+            rows = _with_percent(whole, rows, cols[0])
             shown.insert(1, f"{cols[0]} %")
             info.insert(1, describe("%", "%"))
         view = (group_table(table, shown, precision, info=info) if to == "table"

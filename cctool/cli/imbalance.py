@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from cctool.cli._ensemble import executor_options
 from cctool.cli._ensemble_stream import stream_option
 from cctool.cli._options import (
     derive_option,
@@ -35,12 +36,14 @@ from cctool.cli._options import (
 @precision_option
 @derive_option
 @stream_option
+@executor_options
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
               by: str | None, data: bool, threshold: float, top: int, verbose: bool, precision: int,
-              stream: bool | None, width: int | None, to: str, output: str) -> None:
+              stream: bool | None, jobs: int | None, scheduler: str | None, width: int | None,
+              to: str, output: str) -> None:
     """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
     variation, percentiles, the heaviest ranks and a histogram of the rank values.
 
@@ -55,17 +58,21 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
       cctool imbalance db/ --to csv -o imbalance.csv
       cctool imbalance dhat-run/ --data --metric bytes
       cctool imbalance huge-v4-db/ --stream --top 20
+      cctool imbalance huge-v4-db/ --scheduler tcp://login1:8786 --top 20
     """
+    from cctool.cli._ensemble import database_executor, roots
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.ops.imbalance import default_dimension
     from cctool.ops.imbalance import imbalance as measure
 
+    ex = database_executor(profile, jobs, scheduler)
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
-    if decide(profile, fmt, stream, why_not=whole):
+    if decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
         from cctool.distributed.views import imbalance_in_parts
 
-        df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by)
+        with ex.started((), roots(ex, [profile])) as running:
+            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by, running)
         dim = "rank"
     else:
         gf = load(profile, fmt)

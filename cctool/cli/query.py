@@ -39,7 +39,8 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.option("--agg", type=click.Choice(AGG_CHOICES), default="sum", show_default=True,
               help="How to combine ranks/threads, for --ranks aggregate and for display.")
 @click.option("--no-squash", is_flag=True,
-              help="Keep the whole tree and drop only the unmatched nodes' metric rows.")
+              help="Keep the whole tree and drop only the unmatched nodes' metric rows; "
+              "unmatched nodes show no value ('-'; null with a 'matched' column in json/csv).")
 @click.option("--keep-inclusive", is_flag=True,
               help="Keep the original inclusive values instead of recomputing them.")
 @metric_option
@@ -65,8 +66,9 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
 
     QUERY is JSON (object dialect, starts with '[') or MATCH ... WHERE ... (string dialect).
     A match may start at any node. Regexes ("MPI_.*", =~) match the whole name; use
-    ".*foo.*" or CONTAINS "foo" for a substring. Combined as (QUERY and every --and, or any
-    --or) minus every --not; QUERY may be left out when --not is given.
+    ".*foo.*" or CONTAINS "foo" for a substring. As in Hatchet, {"depth": -1} matches
+    leaves. Combined as (QUERY and every --and, or any --or) minus every --not; QUERY may
+    be left out when --not is given.
 
     Output: --to wins; else -o FILE picks by suffix (.cct, .json, .csv, other: tree text),
     -o - writes a .cct to stdout for pipelines, and no -o prints the tree. A .cct is never
@@ -144,5 +146,5 @@ def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOp
     from cctool.cli._io import metric_units
     from cctool.render.rows import tree_rows
 
-    rows = tree_rows(gf, opts).drop("hidden")
+    rows = tree_rows(gf, opts).drop("hidden")  # unmatched nodes (--no-squash): null values
     emit_table(rows, to, output, metric_units(gf, rows.columns))

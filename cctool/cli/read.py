@@ -60,6 +60,7 @@ def _summary_text(path: str | None, s: dict[str, Any]) -> str:
     lines.append(f"  nodes    {s['nodes']}")
     lines.append(f"  rows     {s['rows']}")
     lines.append(f"  ranks    {s['ranks']}   threads {s['threads']}")
+    lines += _gap_lines(s.get("metadata") or {})
     lines.append(f"  metrics  {', '.join(s['metrics'])}  (default: {s['default_metric']})")
     if s["derived"]:
         lines.append(f"  derived  {', '.join(s['derived'])}")
@@ -71,3 +72,18 @@ def _summary_text(path: str | None, s: dict[str, Any]) -> str:
     if s.get("estimate"):
         lines.append(f"  note     {s['estimate']}")
     return "\n".join(lines)
+
+
+def _gap_lines(meta: dict[str, Any]) -> list[str]:
+    """What a reader found missing (ranks, threads, dumps, empty files), as summary lines."""
+    from cctool.readers._rank_gaps import KEY, spans
+
+    gaps = meta.get(KEY) or {}
+    records = [gaps] + [{**r, "unit": f"thread {t} part"}
+                        for t, r in (meta.get("missing_parts") or {}).items()]
+    out = [f"  missing  {r.get('unit', 'rank')}s {spans(r['missing'])} of {r['expected']}: "
+           f"totals leave {'it' if len(r['missing']) == 1 else 'them'} out"
+           for r in records if r.get("missing")]
+    if gaps.get("empty_files"):
+        out.append(f"  empty    {', '.join(str(f) for f in gaps['empty_files'])}")
+    return out

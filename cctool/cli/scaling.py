@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cctool.cli._ensemble import group_by_option, run_paths_of, where_option
+from cctool.cli._ensemble import executor_options, group_by_option, run_paths_of, where_option
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
@@ -17,7 +17,7 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-
+    from cctool.distributed import Executor
     from cctool.model.frame import GraphFrame
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
@@ -57,6 +57,7 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
 @precision_option
+@executor_options
 @click.option("--plot", default=None, metavar="FILE",
               help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow); "
               "with --group-by, one panel per group.")
@@ -68,7 +69,8 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, precision: int,
-            plot: str | None, width: int | None, to: str, output: str) -> None:
+            jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
+            to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
     per call path and a column per run, ordered by the number of processes (from
     mpi.world.size, jobsize, ... or the ranks in the data), or speedup and efficiency
@@ -84,6 +86,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling rajaperf/ --key ProblemSizeRunParam --where cluster=quartz
       cctool scaling rajaperf/ --key ProblemSizeRunParam --group-by tuning --speedup
       cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
+      cctool scaling runs/ --jobs 8                          # runs read on 8 processes
     """
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
@@ -94,7 +97,9 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
                           key_from_name=key_from_name, where=where, view=view,
                           weak=not strong, percent=percent, threshold=threshold, top=top,
                           group_by=group_by)
-    runs = load_runs(profiles, fmt)
+    from cctool.cli._ensemble import executor
+
+    runs = load_runs(profiles, fmt, executor(jobs, scheduler))
     _warn_combine(runs, opts.metric, agg)
     result: ScalingResult | ScalingGroups
     if group_by is not None:
@@ -134,13 +139,27 @@ def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: s
             return
 
 
-def load_runs(paths: tuple[str, ...], fmt: str | None) -> list[tuple[str, GraphFrame]]:
-    """(path, GraphFrame) per run; directories that are no single profile are searched."""
+def load_runs(paths: tuple[str, ...], fmt: str | None, ex: Executor | None = None
+              ) -> list[tuple[str, GraphFrame]]:
+    """(path, GraphFrame) per run; directories that are no single profile are searched.
+    With ``ex`` not in this process, the runs are read on its workers (sent absolute)."""
     from cctool.cli._io import load_many
     from cctool.readers import expand_paths
 
     files = [f for p in expand_paths(paths) for f in run_paths_of(p, fmt)]
-    return list(zip(files, load_many(files, fmt), strict=True))
+    if ex is None or ex.in_process or len(files) < 2:
+        return list(zip(files, load_many(files, fmt), strict=True))
+    from functools import partial
+
+    from cctool.cli._ensemble import check_paths, remote_path, roots
+    from cctool.cli._io import reader_options, with_derived
+    from cctool.readers import read
+
+    check_paths(ex, files)
+    with ex.started(("cctool.readers",), roots(ex, paths)) as running:
+        frames = running.map(partial(read, fmt=fmt, **reader_options()),
+                             [remote_path(f) for f in files])
+    return [(f, with_derived(gf)) for f, gf in zip(files, frames, strict=True)]
 
 
 def _report(result: ScalingResult | ScalingGroups, given: int, where: tuple[str, ...]

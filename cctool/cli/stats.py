@@ -99,8 +99,13 @@ def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, a
         raise click.UsageError("--across ranks takes one database")
     if opts.group_by is not None:  # type: ignore[attr-defined]
         raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
-    agg_db = aggregate_v4(profiles[0], agg, executor(jobs, scheduler),
-                          sketch=True, metric=opts.metric)  # type: ignore[attr-defined]
+    from cctool.cli._ensemble import check_paths, roots
+
+    ex = executor(jobs, scheduler)
+    check_paths(ex, profiles)
+    with ex.started((), roots(ex, profiles)) as running:
+        agg_db = aggregate_v4(profiles[0], agg, running, sketch=True,
+                              metric=opts.metric)  # type: ignore[attr-defined]
     if to == "cct":
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cctool.cli._ensemble import executor_options
 from cctool.cli._ensemble_stream import stream_option
 from cctool.cli._options import (
     COLORMAP_NAMES,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
               "or another node attribute.")
 @derive_option
 @stream_option
+@executor_options
 @width_option
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
@@ -83,8 +85,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
          no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
-         percent: bool | None, data: bool, by: str | None,
-         stream: bool | None, width: int | None, to: str, output: str,
+         percent: bool | None, data: bool, by: str | None, stream: bool | None,
+         jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
          html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
@@ -107,6 +109,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --to pprof -o db.pb.gz     # go tool pprof -http : db.pb.gz
       cctool tree dhat-run/ --data --metric bytes --metric reads
       cctool tree huge-v4-db/ --agg mean --stream
+      cctool tree huge-v4-db/ --agg max --scheduler scheduler.json
     """
     from cctool.cli._io import emit_renderable, emit_table
     from cctool.options import TreeOptions
@@ -130,7 +133,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.render.exports._stacks import check_agg
 
         check_agg(agg)  # before a streamed read turns the --agg values into one location
-    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data)
+    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler))
     if data:
         from cctool.ops.dataobjects import data_tree
 
@@ -188,19 +191,24 @@ def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) 
 
 
 def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
-          thread: int | None, data: bool) -> tuple[GraphFrame, str]:
+          thread: int | None, data: bool, where: tuple[int | None, str | None]
+          ) -> tuple[GraphFrame, str]:
     """The profile, or a v4 database combined over its ranks in parts (its one location
-    then holds the --agg values, shown as they are)."""
+    then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
+    --scheduler) asks for them."""
+    from cctool.cli._ensemble import database_executor, roots
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import load
 
+    ex = database_executor(profile, *where)
     whole = "--rank/--thread" if rank is not None or thread is not None else (
         "--data" if data else None)
-    if not decide(profile, fmt, stream, why_not=whole):
+    if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
         return load(profile, fmt), agg
     from cctool.distributed.views import tree_frame
 
-    return tree_frame(profile, agg), "sum"
+    with ex.started((), roots(ex, [profile])) as running:
+        return tree_frame(profile, agg, running), "sum"
 
 
 def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int | None) -> None:

@@ -11,9 +11,12 @@ The tree is the reader's: the same nodes, pruned the same way (line contexts tha
 calls and carry no cost are dropped), each profile's costs derived as the reader derives
 them. Maxima and minima over ranks equal the fully read database's bit for bit; sums and
 means are equal to rounding (the whole database adds its locations in file order, the scan
-in rank order and range by range), and bit for bit when one range holds every rank and the
-file stores its profiles in rank order. ``stats --across ranks`` adds a quantile sketch of
-the asked metric (:mod:`cctool.distributed.partials`).
+in rank order within a range, and the ranges as a balanced tree), and bit for bit when one
+range holds every rank and the file stores its profiles in rank order. The ranges are set
+by the database alone (:func:`task_count`) and merged in a fixed shape
+(:class:`cctool.distributed.TreeFold`), so threads, local workers and a cluster of any size
+give the same bits. ``stats --across ranks`` adds a quantile sketch of the asked metric
+(:mod:`cctool.distributed.partials`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 
-TASKS_PER_WORKER = 8  # ranges per thread or worker: balance without many merges
+MIN_TASKS = 64  # ranges at least: enough for a few dozen workers or threads to share
+CELLS_PER_TASK = 1 << 22  # cells per range beyond that: ~1 s of work, 100s of times a task's cost
 AGGS = ("mean", "sum", "max", "min", "std", "cv")
 
 
@@ -152,13 +156,32 @@ def reduce_db(db: Database | XmlDatabase, executor: Executor | None = None,
               sketch: int | None = None) -> Sums:
     """:class:`Sums` over every rank of ``db`` (``pick``, ``sketch``: see :func:`scan`)."""
     ex = executor or Executor()
-    threads = os.cpu_count() or 1
-    workers = threads if ex.in_process else max(ex.jobs or 2, 2)
-    spans = ranges(db.scan, tasks or workers * TASKS_PER_WORKER)
-    merged = ex.map_reduce(_Task(db.scan, pick, sketch), spans, Sums.merge, threads=threads)
+    spans = ranges(db.scan, tasks or task_count(db))
+    scan_ = db.scan if ex.in_process else _absolute(db.scan)
+    merged = ex.map_reduce(_Task(scan_, pick, sketch), spans, Sums.merge,
+                           threads=os.cpu_count() or 1)
     if merged is None:
         raise CctoolError(f"{db.scan.folder}: the database holds no profile")
     return merged
+
+
+def task_count(db: Database | XmlDatabase) -> int:
+    """Ranges to cut ``db`` into: set by the database alone, not by where they run, so the
+    merged sums are the same bit for bit on threads, local workers or a cluster; at least
+    :data:`MIN_TASKS`, more for large databases (:data:`CELLS_PER_TASK`), so that a cluster
+    of hundreds of workers gets several ranges each (never more than the ranks)."""
+    cells = int(db.scan.profiles.size) * int(db.scan.parent.size)
+    return max(MIN_TASKS, -(-cells // CELLS_PER_TASK))
+
+
+def _absolute(scan_: Scan | XmlScan) -> Scan | XmlScan:
+    """``scan_`` with absolute paths, for workers whose working directory is their own."""
+    from cctool.distributed import remote_path
+
+    if isinstance(scan_, XmlScan):
+        return replace(scan_, folder=remote_path(scan_.folder),
+                       files=tuple(remote_path(f) for f in scan_.files))
+    return replace(scan_, folder=remote_path(scan_.folder))
 
 
 def combine(sums: Sums, agg: str) -> np.ndarray:

@@ -234,6 +234,9 @@ class GraphFrame(Locations):
 
             note(f"{name!r} is {alias!r} in this profile")  # aliases are always reported back
             return str(alias)
+        if name in self.metadata.get("left_out_metrics", ()):
+            raise CctoolError(f"metric {name!r} was left out where call paths merged: its "
+                              "values at several paths do not combine into one")
         raise MetricNotFoundError(name, self.metric_columns)
 
     def is_inclusive(self, metric: str) -> bool:

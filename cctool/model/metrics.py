@@ -11,6 +11,17 @@ ratio, percent, other) and how values of several locations combine into one (``c
 - ``max`` / ``min``: levels and extremes (memory in use, high-water marks, a profiler's
   ``Max time/rank``). Asked for a sum or a mean, they give their max (min).
 
+How values of several *call paths* merge into one (groupby, the call graph, flat and
+bottom-up views, squashing after a query, caller edges) is a second rule,
+:func:`cctool.model.merge.merge_rule`: additive metrics sum; an extreme of events (Cube's
+``max_time``: the longest single visit) takes the max (min) over the paths, exactly; a
+per-rank average the profiler computed (Spot's ``Avg time/rank``) sums over paths, as the
+average per rank of the paths' total; a per-rank extreme (``Max time/rank``: the max over
+ranks of each path's time) has no exact merge (the max of a sum is neither the sum nor the
+max of the maxima), nor has a ratio or a percentage: operations that merge call paths leave
+those out and say so. A reader declares an exception (DHAT's bytes at t-gmax add over
+sites, while ranks combine by max).
+
 A derived metric (``--derive``) carries its ``formula``; it is evaluated after aggregation
 (``ipc = PAPI_TOT_INS / PAPI_TOT_CYC`` is the ratio of the sums, as hpcviewer shows it), or on
 each rank first when asked.
@@ -122,6 +133,7 @@ class Metric:
     formula: str | None = None
     statistic: str | None = None
     of: str | None = None
+    merge: str | None = None
 
     @property
     def partner(self) -> str:
@@ -162,6 +174,7 @@ def describe(
 UNITS_KEY = "metric_units"
 COMBINE_KEY = "metric_combine"
 STATS_KEY = "metric_stats"  # {column: [statistic, quantity]}
+MERGE_KEY = "metric_merge"  # {column: sum|max|min|none}: over call paths, where not derived
 ALIASES_KEY = "metric_aliases"
 
 

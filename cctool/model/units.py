@@ -16,6 +16,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import (
     ALIASES_KEY,
     COMBINE_KEY,
+    MERGE_KEY,
     STATS_KEY,
     UNITS_KEY,
     Dimension,
@@ -33,6 +34,7 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
     units = dict(gf.metadata.get(UNITS_KEY) or {})
     combine = dict(gf.metadata.get(COMBINE_KEY) or {})
     stats = dict(gf.metadata.get(STATS_KEY) or {})
+    merges = dict(gf.metadata.get(MERGE_KEY) or {})
     out: dict[str, Metric] = {}
     for col in gf.metric_columns:
         if col in gf.metric_info:
@@ -43,8 +45,10 @@ def declared(gf: GraphFrame) -> dict[str, Metric]:
         unit = next((units[k] for k in keys if k in units), None)
         how = next((combine[k] for k in keys if k in combine), None)
         stat = next((stats[k] for k in keys if k in stats), None)
+        merge = next((merges[k] for k in keys if k in merges), None)
         m = describe(col, unit, how, inclusive=col in gf.inclusive)
-        out[col] = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        m = replace(m, statistic=stat[0], of=stat[1]) if stat else m
+        out[col] = replace(m, merge=str(merge)) if merge is not None else m
     return out
 
 
@@ -69,7 +73,8 @@ def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
     metrics = gf.metrics
     if scale:
         metrics = _scale_columns(metrics if in_place else metrics.clone(), scale, in_place)
-    meta = {k: v for k, v in gf.metadata.items() if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY)}
+    meta = {k: v for k, v in gf.metadata.items()
+            if k not in (UNITS_KEY, COMBINE_KEY, STATS_KEY, MERGE_KEY)}
     aliases = dict(gf.metadata.get(ALIASES_KEY) or {})
     aliases.update(_time_alias(gf, info, aliases))
     if aliases:

@@ -10,7 +10,9 @@ columns (the same IEEE operation as the expressions), so the op costs the memory
 Locations. When both profiles have the same (rank, thread) pairs and no ``agg`` is given, the
 op works rank by rank and thread by thread, and the result keeps every location. Otherwise
 each profile is first combined over its locations with ``agg`` (default ``sum``) and the
-result has one location (rank 0, thread 0).
+result has one location (rank 0, thread 0). A metric that does not add over locations (Cube's
+``max_time``) also combines first, by its own rule: the change of the largest value is not
+the largest per-rank change.
 
 Missing nodes. A node that exists on one side only counts as 0 on the other
 (``missing="zero"``, the default) or makes the result NaN (``missing="nan"``). A node that
@@ -115,7 +117,8 @@ def align(
     """
     cols = shared_metrics(a, b, metrics)
     u = unified or unify(a, b)
-    per_location = agg is None and a.locations.equals(b.locations)
+    additive = all(a.metric(c).combine is Combine.SUM for c in cols)
+    per_location = agg is None and additive and a.locations.equals(b.locations)
     sides = []
     for gf, name, prefix in ((a, "left", LEFT), (b, "right", RIGHT)):
         table = gf.metrics.select(*KEY_COLUMNS, *cols) if per_location else combined(
@@ -187,10 +190,10 @@ def _result_metric(m: Metric, op: str | Op) -> Metric:
         return replace(m, formula=None)
     if op == "div":
         return replace(m, unit="ratio", dimension=Dimension.RATIO, combine=Combine.MEAN,
-                       source_unit=None, formula=None, statistic=None, of=None)
+                       source_unit=None, formula=None, statistic=None, of=None, merge=None)
     return replace(m, unit=f"{m.unit}*{m.unit}", dimension=Dimension.OTHER,
                    combine=Combine.MEAN, source_unit=None, formula=None, statistic=None,
-                   of=None)
+                   of=None, merge=None)
 
 
 _CHUNK_ROWS = 1 << 20  # rows per step of the block path with a custom op: small temporaries
@@ -211,6 +214,8 @@ def _blocked(a: GraphFrame, b: GraphFrame, cols: Sequence[str], op: str | Op,
     a join, a sort or any temporary the size of a table."""
     if a._blocks is None or b._blocks is None or not a.locations.equals(b.locations):
         return None
+    if any(a.metric(c).combine is not Combine.SUM for c in cols):
+        return None  # combined over locations first (see the module docstring)
     if any(gf.metrics[c].dtype != pl.Float64 or gf.metrics[c].null_count()
            for gf in (a, b) for c in cols):
         return None  # nulls and integers keep the general path's exact semantics

@@ -8,6 +8,7 @@ rank, for ``max``/``min`` it compares the extreme processes. The shown values co
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,6 +18,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_agg, merges_call_paths
 from cctool.model.metrics import UNKNOWN, Combine, Dimension, Metric
 from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
 from cctool.ops.compat import harmonise, report_overlap
@@ -84,7 +86,8 @@ def compare(
     al = align(base, other, [*shown, *extra] or None, agg=opts.agg)
     report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy())
     shown = tuple(base.resolve_metric(m) for m in shown) or al.metrics[:1]
-    sums = {m: _root_sums(al, _total_column(al.metrics, m)) for m in al.metrics}
+    sums = {m: _root_sums(al, _total_column(al.metrics, m), base.metric(m))
+            for m in al.metrics}
     totals = {m: (t[::-1] if opts.reverse else t) for m, t in sums.items()}
     scale = {m: (tb / to if to else 1.0) for m, (tb, to) in sums.items()} if opts.normalize else {}
     if scale:
@@ -134,13 +137,24 @@ def _scaled(al: Aligned, scale: dict[str, float]) -> Aligned:
     return Aligned(al.unified, al.table.with_columns(exprs), al.metrics, al.per_location, al.agg)
 
 
-def _root_sums(al: Aligned, column: str) -> tuple[float, float]:
-    """Base and other totals of ``column``: the roots' values if inclusive, else all nodes'."""
+@merges_call_paths
+def _root_sums(al: Aligned, column: str, metric: Metric) -> tuple[float, float]:
+    """Base and other totals of ``column``: the roots' values if inclusive, else all nodes',
+    merged by the metric's rule (the max of the roots' ``max_time``); NaN where it has none
+    and several nodes hold values."""
     t = al.table
     if column.endswith(" (inc)"):
         t = t.filter(pl.col("node").is_in(al.unified.tree.roots.tolist()))
-    left, right = (float(t[side + column].fill_null(0.0).sum()) for side in (LEFT, RIGHT))
-    return left, right
+    how = merge_agg(metric, "sum")
+    out = []
+    for side in (LEFT, RIGHT):
+        x = t[side + column].fill_null(0.0)
+        if how is None:
+            held = t.filter(pl.col(side + column).is_not_null())["node"].n_unique()
+            out.append(float(x.max()) if held <= 1 and x.len() else math.nan)  # type: ignore[arg-type]
+        else:
+            out.append(float(getattr(x, how)() if x.len() else 0.0))
+    return out[0], out[1]
 
 
 def _total_column(metrics: Sequence[str], metric: str) -> str:

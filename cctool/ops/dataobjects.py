@@ -36,6 +36,7 @@ import polars as pl
 from cctool.errors import CctoolError
 from cctool.model.columns import ID, exclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_agg, merges_call_paths, refuse_unmergeable
 
 if TYPE_CHECKING:
     from cctool.ops.scaling import ScalingOptions, ScalingResult
@@ -109,9 +110,11 @@ def keep_subtrees(gf: GraphFrame, keep: np.ndarray) -> GraphFrame:
     return replace(gf, nodes=nodes, metrics=metrics)
 
 
+@merges_call_paths
 def by_attribute(gf: GraphFrame, by: str, metric: str | None = None) -> GraphFrame:
     """One root per value of node attribute ``by`` with the exclusive ``metric`` summed over
-    its nodes, per (rank, thread). Nodes without a value (no data object, say) are left out.
+    its nodes (merged by its rule: the max of an extreme), per (rank, thread). Nodes
+    without a value (no data object, say) are left out.
 
     Args:
         gf: the profile.
@@ -121,12 +124,14 @@ def by_attribute(gf: GraphFrame, by: str, metric: str | None = None) -> GraphFra
     from cctool.ops.groupby import node_attribute
 
     col = exclusive_metric(gf, metric)
+    refuse_unmergeable(gf, [col])
+    how = merge_agg(gf.metric(col), "sum")  # sum, or the max/min of an extreme
     key = node_attribute(gf, by).cast(pl.String)
     labels = pl.DataFrame({"node": np.arange(gf.num_nodes, dtype=np.int32), "key": key})
     long = (gf.metrics.select("node", "rank", "thread", col)
             .join(labels, on="node", how="left")
             .filter(pl.col("key").is_not_null())
-            .group_by("key", "rank", "thread").agg(pl.col(col).sum()))
+            .group_by("key", "rank", "thread").agg(getattr(pl.col(col), str(how))()))
     values = long["key"].unique().sort()
     if values.is_empty():
         raise CctoolError(f"{gf.metadata.get('path', 'the profile')}: no node has a {by!r}")

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.ops.gate import Condition, in_metric_unit
+from cctool.ops.gate import Condition, in_metric_unit, read_as
 from cctool.ops.ranktest import rank_test, smallest_p
 from cctool.ops.runs import RunSummary
 from cctool.ops.stats import PathValues, check_units, path_values
@@ -155,7 +155,8 @@ class EnsembleGateResult:
         text: the condition as given; confidence: the significance level used.
         offenders: rows of the comparison past the threshold and significant, largest first.
         noisy: paths past the threshold whose change is not significant.
-        threshold: the threshold in the metric's unit (or %).
+        threshold: the threshold in the metric's unit (or %); read_as: it as text with
+            that unit (``> 0.1 s``).
     """
 
     text: str
@@ -163,6 +164,7 @@ class EnsembleGateResult:
     offenders: pl.DataFrame
     noisy: int
     threshold: float
+    read_as: str = ""
 
     @property
     def passed(self) -> bool:
@@ -198,7 +200,7 @@ def evaluate(cmp: EnsembleComparison, cond: Condition,
     key = "percent" if c.relative else "change"
     significant = significant.sort(key, "path", descending=[c.op.startswith(">"), False])
     return EnsembleGateResult(cond.text, cmp.confidence, significant,
-                              past.height - significant.height, threshold)
+                              past.height - significant.height, threshold, read_as(c, cmp.unit))
 
 
 def holm(p: np.ndarray) -> np.ndarray:

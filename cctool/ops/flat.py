@@ -16,6 +16,7 @@ import polars as pl
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.callgraph import NOT_EXPANDED
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 from cctool.options import Selection
 
@@ -25,6 +26,7 @@ ROOT_CALLER = "(root)"
 def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
     """(exclusive, inclusive) columns for ``metric`` (default: the profile's default)."""
     col = gf.resolve_metric(metric)
+    refuse_unmergeable(gf, [col])  # these views merge call paths
     exc, inc = gf.exclusive_of(col), gf.inclusive_of(col)
     if exc is None or inc is None:
         raise CctoolError(
@@ -33,6 +35,7 @@ def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
     return exc, inc
 
 
+@merges_call_paths
 def flat_profile(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: Selection = None, thread: Selection = None,
@@ -51,7 +54,7 @@ def flat_profile(
         ``cum%`` and ``contexts`` (CCT nodes merged). Percentages are of the summed self.
     """
     exc, inc = metric_pair(gf, metric)
-    gg = groupby(gf, by)
+    gg = groupby(only_metrics(gf, [exc, inc]), by)
     vals = gg.frame.node_values([exc, inc], agg=agg, rank=rank, thread=thread)
     df = gg.frame.nodes.select("node", pl.col("name").alias(by), pl.col("members").alias(
         "contexts")).join(vals, on="node").rename({exc: "self", inc: "cum"})
@@ -67,6 +70,7 @@ def flat_profile(
     )
 
 
+@merges_call_paths
 def caller_table(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: Selection = None, thread: Selection = None,
@@ -91,6 +95,7 @@ def caller_table(
     )
 
 
+@merges_call_paths
 def callers(
     gf: GraphFrame, name: str, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: Selection = None, thread: Selection = None,
@@ -111,6 +116,7 @@ def callers(
     )
 
 
+@merges_call_paths
 def bottom_up_rows(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
     rank: int | None = None, thread: int | None = None,

@@ -4,15 +4,18 @@ Grammar (one condition per ``--fail-if``)::
 
     condition := ["total"] METRIC COMPARATOR NUMBER [UNIT]
     COMPARATOR := ">" | ">=" | "<" | "<="
-    UNIT       := "%" | "s" | "ms" | "us" | "usec" | "ns" (and long spellings)
+    UNIT       := "%" | a time ("s", "ms", "us", "ns", ...) | a size ("B", "KB", "MiB", ...)
 
 ``METRIC`` is a metric column (``time``, ``time (inc)``). The condition tests the change of
 each node (or, with ``total``, of the roots' total) in the direction the comparison shows
-(B − A). ``%`` makes it relative: the change as a percentage of A's value. A time unit or a
-plain number makes it absolute: a plain number is in the metric's own unit (seconds for every
-time, whatever unit the profiler wrote; see :mod:`cctool.model.metrics`), a time unit is converted.
-Each result names the exact column it checked and how ranks were combined (``evaluated``):
-the same column and aggregation the report next to it shows.
+(B − A). ``%`` makes it relative: the change as a percentage of A's value. A unit makes it
+absolute and is converted to the metric's unit (seconds for every time and bytes for every
+size, whatever unit the profiler wrote; see :mod:`cctool.model.metrics`). A bare number is
+taken as it is only for metrics without a scale to choose (event counts such as ``Ir``,
+unknown units); against a time or a size it is refused, since no reading of it is safe (a
+gate written for microseconds and read in seconds would be 10⁶ times too lax). Each result
+names the exact column it checked, how ranks were combined and the threshold as it was read
+(``evaluated``): the same column and aggregation the report next to it shows.
 """
 
 from __future__ import annotations
@@ -83,11 +86,18 @@ class GateResult:
         return self.offenders.height == 0
 
     @property
+    def threshold(self) -> str:
+        """The threshold as it was read, in the metric's unit: ``> 0.1 s``, ``> 5% of A``."""
+        return read_as(self.condition, self.unit)
+
+    @property
     def evaluated(self) -> str:
-        """The exact column checked and how its values were combined, for every report."""
+        """The exact column checked, how its values were combined and the threshold as read,
+        for every report."""
         unit = f", in {self.unit}" if self.unit else ""
         total = "the roots' total of " if self.condition.total else ""
-        return f"{total}column {self.condition.metric!r} ({self.how}{unit})"
+        return (f"{total}column {self.condition.metric!r} ({self.how}{unit}), threshold read "
+                f"as {self.threshold}")
 
 
 def parse_condition(text: str) -> Condition:
@@ -114,9 +124,9 @@ def parse_quantity(
     if not m:
         raise GateExpressionError(f"{where}: expected a number, got {s or 'nothing'!r}")
     unit = s[m.end() :].strip() or None
-    if unit is not None and not _is_time(unit) and not (percent and unit == "%"):
-        known = ("%, " if percent else "") + "s, ms, us, usec, ns"
-        raise GateExpressionError(f"{where}: unknown unit {unit!r} (use {known} or none)")
+    if unit is not None and not _scaled(unit) and not (percent and unit == "%"):
+        known = ("%, " if percent else "") + "s, ms, us, ns, B, KB, MB, KiB, MiB, GiB"
+        raise GateExpressionError(f"{where}: unknown unit {unit!r} (use {known})")
     return float(m.group()), unit
 
 
@@ -133,12 +143,26 @@ def _comparator(text: str) -> tuple[str, int]:
 
 
 def in_metric_unit(value: float, unit: str | None, metric_unit: str | None, what: str) -> float:
-    """Convert ``value`` given in time ``unit`` (None: already in the metric's unit)."""
-    if unit is None or unit == "%":
+    """Convert ``value`` given in a time or size ``unit`` to ``metric_unit``.
+
+    ``unit`` None is a bare number: taken as it is when the metric's unit has no scale to
+    choose (counts, unknown), refused against a time or a size (see the module docstring).
+    """
+    if unit == "%":
         return value
-    if not _is_time(metric_unit or ""):
+    have = parse_unit(metric_unit)[0] if metric_unit else Dimension.OTHER
+    if unit is None:
+        if have in _SCALED:
+            example = "0.5s or 500ms" if have is Dimension.TIME else "1MiB or 1048576B"
+            raise GateExpressionError(
+                f"{what}: a bare number against a {have.value} metric (held in {metric_unit}); "
+                f"write its unit ({example}) or % for a relative change")
+        return value
+    want = parse_unit(unit)[0]
+    if have is not want:
+        kind = "time" if want is Dimension.TIME else "size"
         raise GateExpressionError(
-            f"{what}: the profile gives no time unit for this metric "
+            f"{what}: the profile gives no {kind} unit for this metric "
             f"({metric_unit or 'none'}); use a plain number in the metric's own unit"
         )
     # Exact for powers of ten: 6005ms is 6.005 s, not 6.005000000000001.
@@ -147,8 +171,18 @@ def in_metric_unit(value: float, unit: str | None, metric_unit: str | None, what
     return value / inverse if ratio < 1 and abs(1 / ratio - inverse) < 1e-9 else value * ratio
 
 
-def _is_time(unit: str) -> bool:
-    return parse_unit(unit)[0] is Dimension.TIME
+_SCALED = (Dimension.TIME, Dimension.BYTES)
+
+
+def _scaled(unit: str) -> bool:
+    return parse_unit(unit)[0] in _SCALED
+
+
+def read_as(cond: Condition, unit: str | None) -> str:
+    """The threshold of ``cond`` (already in the metric's unit) as cctool read it."""
+    if cond.relative:
+        return f"{cond.op} {cond.value:.15g}% of A"
+    return f"{cond.op} {cond.value:.15g}" + (f" {unit}" if unit else "")
 
 
 def evaluate(
@@ -175,6 +209,10 @@ def evaluate(
         unit = cmp.units(metric)
         t = in_metric_unit(cond.value, cond.unit, unit, f"condition {cond.text!r}")
         c = Condition(cond.text, metric, cond.op, t, cond.unit, cond.total)
+        if cond.total and any(np.isnan(cmp.totals[metric])):
+            raise GateExpressionError(
+                f"condition {cond.text!r}: {metric!r} has no total: the values of its several "
+                "roots do not combine (a per-rank maximum, a ratio); gate its nodes instead")
         table = _node_table(cmp, metric) if not cond.total else _total_table(cmp, metric)
         if not cond.total:
             table = _restrict(table, nodes, min_value, unit, cond)

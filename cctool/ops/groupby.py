@@ -10,6 +10,10 @@ Inclusive values are never double counted. A super-node's inclusive value is tak
 path a recursive function's time is counted once (the rule of Chopper's call graph).
 Exclusive values aggregate all members.
 
+Members merge by each metric's rule (:mod:`cctool.model.merge`): asked for a sum (or mean), an
+extreme such as Cube's ``max_time`` takes the members' max (min); metrics with no exact
+merge (Spot's ``Max time/rank``, ratios) are left out with a warning.
+
 A call-graph profile's super-nodes take its own per-function numbers (ops.profile_values).
 """
 
@@ -22,8 +26,11 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.model.columns import ID, KEY_COLUMNS
+from cctool.model.columns import ID
 from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
+from cctool.model.metrics import effective_agg
+from cctool.ops._members import member_metrics
 from cctool.ops.profile_values import fold_markers, profile_values
 from cctool.options import Selection
 
@@ -179,6 +186,7 @@ def outermost(gf: GraphFrame, group: np.ndarray) -> np.ndarray:
     return out
 
 
+@merges_call_paths
 def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     """Merge all nodes sharing a value of attribute ``by`` into one super-node.
 
@@ -187,7 +195,8 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
         by: a node attribute (``name``, ``module``, ``file``, ``type``, any a reader adds)
             or ``function`` (the enclosing function, so loops and lines fold into it).
         agg: how to combine the members' values per location: sum, mean, max or min.
-            Inclusive metrics use outermost members only (no double counting).
+            Inclusive metrics use outermost members only (no double counting). A sum or
+            mean follows each metric's merge rule; metrics without one are left out.
 
     Returns:
         A :class:`GroupGraph`; edges between super-nodes come from parent/child edges of
@@ -196,12 +205,14 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     if agg not in MEMBER_AGGS:
         raise CctoolError(f"unknown aggregation {agg!r}; use one of {', '.join(MEMBER_AGGS)}")
     group, keys = group_ids(fold_markers(gf, FUNCTION_ATTRS.get(by, by), node_attribute(gf, by)))
+    if group.size and np.bincount(group).max() > 1:  # some nodes merge
+        gf = mergeable(gf, agg, f"grouping by {by}")
     outer = outermost(gf, group)
     ng = keys.len()
     members = np.bincount(group, minlength=ng)
     n_outer = np.bincount(group[outer], minlength=ng)
     nodes = _super_nodes(keys, by, members, n_outer)
-    metrics = _member_metrics(gf, group, outer, members, n_outer, agg)
+    metrics = member_metrics(gf, group, outer, members, n_outer, agg)
     frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
@@ -212,6 +223,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     return GroupGraph(frame=frame, edges=edges, roots=roots, by=by, agg=agg)
 
 
+@merges_call_paths
 def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:
     """Chopper's CCT → call graph: :func:`groupby` on ``name``.
 
@@ -222,6 +234,7 @@ def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:
     return groupby(gf, "name", agg)
 
 
+@merges_call_paths
 def edge_table(
     gf: GraphFrame, group: np.ndarray, outer: np.ndarray, agg: str = "sum",
     rank: Selection = None, thread: Selection = None, include_roots: bool = False,
@@ -232,9 +245,11 @@ def edge_table(
     over locations (``agg``, or one ``rank``/``thread``): exclusive metrics summed over every
     child node, inclusive ones over outermost children only, so the inclusive values of the
     edges into a group add up to its inclusive value. Self-edges are kept; with
-    ``include_roots`` each CCT root adds an edge from source -1.
+    ``include_roots`` each CCT root adds an edge from source -1. Metrics merge by their rule
+    (an extreme takes the children's max or min); those without one are left out.
     """
-    cols = list(gf.metric_columns)
+    hows = merge_aggs(gf, gf.metric_columns)
+    cols = [c for c, how in hows.items() if how is not None]
     par = gf.parent_array
     child = np.arange(gf.num_nodes) if include_roots else np.nonzero(par >= 0)[0]
     ng = int(group.max(initial=-1)) + 1
@@ -252,8 +267,10 @@ def edge_table(
         values = gf.node_values(cols, agg="sum", rank=rank, thread=thread)
         sums = {c: values[c].to_numpy() for c in cols}
         for c in cols:
-            w = sums[c][child] * (outer[child] if gf.is_inclusive(c) else 1.0)
-            out[c] = np.bincount(pair, weights=w, minlength=codes.size)
+            inc = gf.is_inclusive(c)
+            w = sums[c][child] * (outer[child] if inc else 1.0)
+            # Nested members of an inclusive column count as absent (0): their cost is inside.
+            out[c] = reduce_by_key(pair, w, codes.size, str(hows[c]))
     else:
         out.update(_edge_location_stats(gf, cols, pair_of, outer, codes.size, agg, rank, thread))
     return pl.DataFrame(out).sort("source", "target")
@@ -281,8 +298,9 @@ def _edge_location_stats(
         if gf.is_inclusive(c):
             w = w * outer[nid[keep]]
         # A dense (edges, locations) block: absent locations are zeros, as everywhere.
-        block = np.bincount(key, weights=w, minlength=npairs * nloc).reshape(npairs, nloc)
-        out[c] = _across(block, agg)
+        how = str(merge_aggs(gf, [c])[c])
+        block = reduce_by_key(key, w, npairs * nloc, how).reshape(npairs, nloc)
+        out[c] = _across(block, effective_agg(gf.metric(c), agg))
     return out
 
 
@@ -314,88 +332,3 @@ def _super_nodes(
     if by not in cols:
         cols[by] = keys.alias(by)
     return pl.DataFrame(cols)
-
-
-def _member_metrics(
-    gf: GraphFrame, group: np.ndarray, outer: np.ndarray, members: np.ndarray,
-    n_outer: np.ndarray, agg: str,
-) -> pl.DataFrame:
-    """Metrics per (super-node, rank, thread): members combined with ``agg``."""
-    blocks = bool(gf.metric_columns) and gf.location_block(gf.metric_columns[0]) is not None
-    if agg in ("sum", "mean") and blocks:
-        return _block_member_sums(gf, group, outer, members, n_outer, agg)
-    nid = gf.metrics["node"].to_numpy()
-    loc, locs = gf.location_index, gf.locations
-    ng = members.shape[0]
-    # Location-major keys: ascending keys are already in (rank, thread, node) order.
-    key = loc * ng + group[nid]
-    row_outer = outer[nid]
-    if agg in ("sum", "mean"):
-        counts = np.bincount(key, minlength=max(locs.height, 1) * ng)
-        present = np.nonzero(counts)[0]
-        g, at = present % ng, present // ng
-        out: dict[str, Any] = {
-            "node": g.astype(np.int32),
-            "rank": locs["rank"].to_numpy()[at], "thread": locs["thread"].to_numpy()[at]}
-        for c in gf.metric_columns:
-            inc = gf.is_inclusive(c)
-            w = gf.metrics[c].to_numpy()
-            s = np.bincount(key, weights=w * row_outer if inc else w, minlength=counts.shape[0])
-            s = s[present]
-            out[c] = s / (n_outer if inc else members)[g] if agg == "mean" else s
-        return pl.DataFrame(out)
-    # max/min: one integer key; inclusive values of nested members are null (ignored).
-    table = pl.DataFrame({"_key": key, "_members": members[group[nid]],
-                          "_nouter": n_outer[group[nid]]}).with_columns(
-        [pl.Series(c, gf.metrics[c].to_numpy()).alias(c) if not gf.is_inclusive(c) else
-         pl.when(pl.Series(row_outer)).then(pl.Series(gf.metrics[c].to_numpy())).alias(c)
-         for c in gf.metric_columns])
-    grouped = table.group_by("_key").agg(
-        [_member_expr(c, agg, gf.is_inclusive(c)) for c in gf.metric_columns]).sort("_key")
-    k = grouped["_key"].to_numpy()
-    return grouped.drop("_key").with_columns(
-        pl.Series("node", (k % ng).astype(np.int32)),
-        pl.Series("rank", locs["rank"].to_numpy()[k // ng]),
-        pl.Series("thread", locs["thread"].to_numpy()[k // ng]),
-    ).select(*KEY_COLUMNS, *gf.metric_columns).with_columns(
-        [pl.col(c).fill_null(0.0) for c in gf.metric_columns])
-
-
-def _block_member_sums(
-    gf: GraphFrame, group: np.ndarray, outer: np.ndarray, members: np.ndarray,
-    n_outer: np.ndarray, agg: str,
-) -> pl.DataFrame:
-    """:func:`_member_metrics` for sum/mean on a table of per-location blocks: every
-    location has every group, and a kernel sums each block row by group without per-row
-    keys (on 53.8M rows, 0.2 s per column instead of 0.7 s)."""
-    from cctool import kernels
-
-    locs = gf.locations
-    ng, nloc = members.shape[0], locs.height
-    everything = np.ones(group.shape[0], dtype=bool)
-    out: dict[str, Any] = {
-        "node": np.tile(np.arange(ng, dtype=np.int32), nloc),
-        "rank": np.repeat(locs["rank"].to_numpy(), ng),
-        "thread": np.repeat(locs["thread"].to_numpy(), ng),
-    }
-    cols = gf.metric_columns
-    for c in cols:
-        inc = gf.is_inclusive(c)
-        block = gf.location_block(c)
-        assert block is not None
-        sums = kernels.group_block_sums(block, group, outer if inc else everything, ng,
-                                        work=block.size * len(cols))
-        if agg == "mean":
-            sums /= (n_outer if inc else members)[None, :]
-        out[c] = sums.reshape(-1)
-    return pl.DataFrame(out)
-
-
-def _member_expr(col: str, agg: str, inclusive: bool) -> pl.Expr:
-    x = pl.col(col)
-    n = pl.col("_nouter" if inclusive else "_members").first()
-    rows = x.count() if inclusive else pl.len()  # rows of members that count here
-    base = x.max() if agg == "max" else x.min()
-    fn = pl.max_horizontal if agg == "max" else pl.min_horizontal
-    # A member without a row at this location counts as 0.
-    return pl.when(rows < n).then(fn(base, pl.lit(0.0))).otherwise(base).alias(col)

@@ -24,6 +24,7 @@ import polars as pl
 from cctool.errors import CctoolError, warn
 from cctool.model.columns import exclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_agg
 
 if TYPE_CHECKING:
     from cctool.readers.caliper_batch import Group
@@ -51,6 +52,8 @@ class RunSummary:
     # type, and file/line where the node table has them: what makes two nodes the same
     # frame (cctool.model.paths), so paths match across runs as diff and query match them
     frame_columns: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # asked metric -> how values of several call paths merge (cctool.model.merge), None: no rule
+    merge: dict[str, str | None] = field(default_factory=dict)
 
     # The three members below let :func:`cctool.ops.scaling.path_ids` number paths of
     # summaries exactly as it numbers those of GraphFrames.
@@ -162,7 +165,7 @@ def _group_summaries(group: Group, metrics: tuple[str | None, ...],
         facts = {**first.facts, "path": path, "format": str(meta.get("format", "caliper"))}
         out.append(RunSummary(path, facts, scalar_metadata(meta), first.names, first.parent,
                               first.depth, {k: b[i] for k, b in blocks.items()}, first.columns,
-                              first.units, first.inclusive, first.frame_columns))
+                              first.units, first.inclusive, first.frame_columns, first.merge))
     return out
 
 
@@ -171,7 +174,7 @@ def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
     """The summary of run ``gf`` read from ``path``."""
     if agg not in RANK_AGGS:
         raise CctoolError(f"unknown combination over ranks {agg!r}; use {', '.join(RANK_AGGS)}")
-    values, columns, units, inclusive = {}, {}, {}, {}
+    values, columns, units, inclusive, merge = {}, {}, {}, {}, {}
     for asked in metrics:
         try:
             col = gf.resolve_metric(asked)
@@ -182,6 +185,7 @@ def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
         columns[key] = col
         units[key] = metric_unit(gf, col)
         inclusive[key] = gf.is_inclusive(col)
+        merge[key] = merge_agg(gf.metric(col), "sum")
     facts = {"path": path, "format": str(gf.metadata.get("format", "")), "nodes": gf.num_nodes,
              "ranks": gf.num_ranks, "threads": gf.num_threads, "metrics": len(gf.exclusive)
              + len([m for m in gf.inclusive if exclusive_name(m) not in gf.exclusive])}
@@ -189,7 +193,7 @@ def summarize(path: str, gf: GraphFrame, metrics: Sequence[str | None] = (),
     kinds = gf.nodes.select(c for c in ("type", "file", "line") if c in gf.nodes.columns)
     return RunSummary(path, facts, scalar_metadata(gf.metadata), names.astype(object),
                       gf.parent_array.copy(), gf.nodes["depth"].to_numpy().astype(np.int32),
-                      values, columns, units, inclusive, kinds)
+                      values, columns, units, inclusive, kinds, merge)
 
 
 def per_process(gf: GraphFrame, column: str, agg: str) -> np.ndarray:

@@ -36,6 +36,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.model.merge import merge_agg, merges_call_paths, refuse_unmergeable
 from cctool.model.metrics import Metric, comparable
 from cctool.model.paths import dense_ids, path_ids, split_ids
 
@@ -300,23 +301,29 @@ def row_ids(gfs: Sequence[GraphFrame], by: str) -> tuple[list[np.ndarray], pl.Se
 
 
 # ------------------------------------------------------------------------- values
+@merges_call_paths
 def run_values(gf: GraphFrame, metric: str, agg: str) -> tuple[pl.Series, float]:
     """One run's value per node, aggregated over its ranks, and the run's total.
 
-    The total is the sum over roots for an inclusive metric, over all nodes otherwise.
+    The total is the sum over roots for an inclusive metric, over all nodes otherwise (the
+    max or min of an extreme such as Cube's max_time).
     """
     vals = gf.node_values([metric], agg)[metric]
-    if gf.is_inclusive(metric):
-        return vals, float(vals.gather(gf.roots).sum()) if gf.num_nodes else 0.0
-    return vals, float(vals.sum())
+    parts = vals.gather(gf.roots) if gf.is_inclusive(metric) else vals
+    how = merge_agg(gf.metric(metric), "sum")  # the max of an extreme's roots
+    if how is None and parts.len() > 1:
+        refuse_unmergeable(gf, [metric])
+    return vals, float(getattr(parts, how or "sum")() or 0.0)
 
 
+@merges_call_paths
 def _long_values(
     gfs: Sequence[GraphFrame], labels: Sequence[str], metric: str, opts: ScalingOptions
 ) -> tuple[pl.DataFrame, pl.Series, dict[str, float]]:
     """Rows (row, run, value), summed within a run and averaged over runs sharing a key;
     the label of each row id; the mean total per key."""
     ids, row_labels = row_ids(gfs, opts.by)
+    how = merge_agg(gfs[0].metric(gfs[0].resolve_metric(metric)), "sum") if gfs else "sum"
     parts, totals = [], []
     for i, (gf, rid, label) in enumerate(zip(gfs, ids, labels, strict=True)):
         vals, total = run_values(gf, gf.resolve_metric(metric), opts.agg)
@@ -324,9 +331,12 @@ def _long_values(
         totals.append((label, total))
     # maintain_order: sums and means in input order, so the same runs give the same last
     # bits every time (a parallel group_by may otherwise add them in any order).
+    long = pl.concat(parts)
+    if how is None and long.select(pl.struct("row", "input").is_duplicated().any()).item():
+        refuse_unmergeable(gfs[0], [metric])  # rows that merge call paths: no exact rule
     long = (
-        pl.concat(parts)
-        .group_by("row", "input", "run", maintain_order=True).agg(pl.col("value").sum())
+        long.group_by("row", "input", "run", maintain_order=True)
+        .agg(getattr(pl.col("value"), how or "sum")())
         .group_by("row", "run", maintain_order=True).agg(pl.col("value").mean())
     )
     tdf = pl.DataFrame(totals, schema=["run", "total"], orient="row")

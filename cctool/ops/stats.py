@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, IncompatibleProfilesError
+from cctool.model.merge import merges_call_paths
 from cctool.ops.runs import RunSummary, group_runs
 
 if TYPE_CHECKING:
@@ -108,8 +109,10 @@ def check_units(runs: Sequence[RunSummary], metric: str) -> str | None:
     return first
 
 
+@merges_call_paths
 def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
-    """Match the call paths of ``runs`` and collect each run's value per path."""
+    """Match the call paths of ``runs`` and collect each run's value per path (nodes of one
+    run on the same path merged by the metric's rule: summed, or the max of an extreme)."""
     from cctool.model.paths import path_ids
 
     # Runs read together share their tree (cctool.readers.caliper_batch): number each
@@ -131,7 +134,14 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
         "path": np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
         "run": np.repeat(np.arange(len(runs)), [r.num_nodes for r in runs]),
         "value": np.concatenate([r.values[metric] for r in runs]) if runs else np.zeros(0),
-    }).group_by("path", "run").agg(pl.col("value").sum()).sort("path", "run")
+    })
+    how = runs[0].merge.get(metric, "sum") if runs else "sum"
+    if how is None and long.select(pl.struct("path", "run").is_duplicated().any()).item():
+        raise CctoolError(f"cannot merge call paths of this metric: "
+                          f"{runs[0].columns.get(metric, metric)!r} has no exact rule to merge "
+                          "the nodes a run holds on one call path")
+    long = long.group_by("path", "run").agg(getattr(pl.col("value"), how or "sum")()).sort(
+        "path", "run")
     # Sorted, so that every later reduction adds the runs in one order: results do not depend
     # on where or in which order the runs were read (bit for bit).
     return PathValues(parent, pl.Series("name", names, dtype=pl.String), labels, long)

@@ -11,6 +11,9 @@ object every key names a node attribute or metric, and all conditions must hold:
 * a number tests equality; ``null`` tests for a missing value;
 * a list of the above must all hold (``"time": ["> 1", "< 10"]``).
 
+As in Hatchet, ``"depth": -1`` matches the leaves (nodes without children); any other
+number, or a comparison, tests the node's depth (roots are depth 0).
+
 Errors point at the offending element, key or value of the JSON text.
 """
 
@@ -96,6 +99,8 @@ def _condition(key: str, value: object, key_pos: int, pos: int, text: str) -> Co
             return Cond(key, m.group(1), num, key_pos, text)
         return Cond(key, "regex", value, key_pos, text)
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if key == "depth" and value == -1:  # Hatchet's spelling of "a leaf"
+            return Cond(None, "leaf", None, key_pos, text)
         return Cond(key, "==", value, key_pos, text)
     if value is None:
         return Cond(key, "none", None, key_pos, text)

@@ -1,7 +1,9 @@
 """Keep a subset of nodes: squash the tree around them, or drop the others' metrics.
 
 Squashing hangs every kept node under its nearest kept ancestor, merges siblings that became
-the same frame (metrics summed per rank and thread, recursively down the merged subtrees),
+the same frame (metrics summed per rank and thread, recursively down the merged subtrees;
+extremes such as Cube's ``max_time`` take their max or min, and metrics with no exact merge
+rule are left out with a warning when some nodes merge: see :mod:`cctool.model.merge`),
 and recomputes inclusive metrics from the exclusive ones that remain.
 
 Only siblings that *became* equal merge: profiles may hold equal-looking siblings (HPCToolkit
@@ -17,9 +19,13 @@ import polars as pl
 
 from cctool.model.columns import exclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
 from cctool.model.paths import frame_strings
 
+MATCHED = "matched"  # node attribute of an unsquashed query result
 
+
+@merges_call_paths
 def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> GraphFrame:
     """A new GraphFrame of the nodes where ``keep`` is true, squashed (see module doc).
 
@@ -35,8 +41,12 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     par = gf.parent_array[kept]
     new_parent = np.where(par >= 0, up[np.maximum(par, 0)], -1)  # an original id, or -1
     group, group_parent = _merge(gf, kept, new_parent)
+    if group.size and np.bincount(group).max() > 1:  # some nodes merge
+        gf = mergeable(gf, "sum", "squashing merged equal siblings")
     reps = kept[np.unique(group, return_index=True)[1]]  # first member (lowest id) per group
-    attrs = gf.nodes.drop("node", "parent", "depth").select(pl.all().gather(reps))
+    # Every squashed node was kept: an earlier unsquashed result's ``matched`` says nothing.
+    attrs = gf.nodes.drop("node", "parent", "depth", MATCHED, strict=False).select(
+        pl.all().gather(reps))
     recompute = [] if keep_inclusive else [
         m for m in gf.inclusive if gf.exclusive_of(m) is not None
     ]
@@ -61,11 +71,16 @@ def drop_metrics(gf: GraphFrame, keep: np.ndarray) -> GraphFrame:
     """The same tree with the metric rows of nodes outside ``keep`` removed.
 
     Inclusive values stay as they were, so they are no longer subtree sums of what remains:
-    the pairs cctool derived leave ``derived`` and ``validate()`` stops checking them.
+    the pairs cctool derived leave ``derived`` and ``validate()`` stops checking them. The
+    node attribute ``matched`` says which nodes kept their rows, so records can tell an
+    unmatched node (no value) from a matched one whose value is 0.
     """
-    mask = np.asarray(keep, dtype=bool)[gf.metrics["node"].to_numpy()]
+    keep = np.asarray(keep, dtype=bool)
+    mask = keep[gf.metrics["node"].to_numpy()]
     metrics = gf.metrics.filter(pl.Series(mask))
-    return replace(gf, metrics=metrics, derived=gf.derived - _pairs(gf, gf.inclusive))
+    nodes = gf.nodes.with_columns(pl.Series(MATCHED, keep))
+    return replace(gf, nodes=nodes, metrics=metrics,
+                   derived=gf.derived - _pairs(gf, gf.inclusive))
 
 
 def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
@@ -188,12 +203,15 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
     loc_thread = gf.locations["thread"].to_numpy()
     ngroups, nloc = group_parent.shape[0], loc_rank.shape[0]
     key = gid[sel] * nloc + loc
+    members = np.repeat(np.bincount(lookup[lookup >= 0], minlength=ngroups), nloc)
+    hows = merge_aggs(gf, gf.metric_columns)
     dense: dict[str, np.ndarray] = {}
     for c in gf.metric_columns:
         if c not in recompute:
             col = m[c] if m[c].null_count() == 0 else m[c].fill_null(0.0)
             w = col.to_numpy()[sel]
-            total = np.bincount(key, weights=w, minlength=ngroups * nloc)
+            # By the metric's merge rule; one that has none only reaches here unmerged.
+            total = reduce_by_key(key, w, ngroups * nloc, hows[c] or "sum", members)
             dense[c] = total.reshape(ngroups, nloc).T
     for c in recompute:
         dense[c] = kernels.subtree_sums(dense[exclusive_name(c)], group_parent)

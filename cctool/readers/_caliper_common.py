@@ -108,6 +108,12 @@ class Metric:
     of: str = ""  # the quantity a statistic over ranks summarises
 
 
+def _of_sums(m: Metric) -> bool:
+    """Whether a statistic summarises per-rank sums (Spot's ``max#inclusive#sum#...``), not
+    raw event values (``max#time.duration``)."""
+    return m.additive or m.of.startswith(("sum#", "inclusive#", "avg#sum#", "scale#"))
+
+
 def region_type(attr_name: str) -> str:
     """The cctool node type of a region named by nesting attribute ``attr_name``."""
     return _REGION_TYPES.get(attr_name, "region")
@@ -322,6 +328,12 @@ class ProfileBuilder:
         combine = {"min": "min", "max": "max", "mean": "mean", "first": "mean"}
         meta["metric_combine"] = {c: combine[m.agg] for c, m in metrics.items()
                                   if m.agg in combine}
+        # Over call paths: a min/max of raw event values (max#time.duration, the longest
+        # single event) merges by min/max; an average of them has no exact merge; statistics
+        # over ranks of per-rank sums (Spot's) follow the metric model's rule.
+        meta["metric_merge"] = {
+            c: (m.agg if m.agg in ("min", "max") else "none") for c, m in metrics.items()
+            if m.agg in ("min", "max", "mean") and not _of_sums(m)}
         family = [m.of for m in metrics.values() if m.agg != "sum"]
         meta["metric_stats"] = {c: ["sum" if m.agg == "sum" else m.agg, m.of]
                                 for c, m in metrics.items() if m.of in family}

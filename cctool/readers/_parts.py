@@ -134,14 +134,50 @@ def read_parts(folder: Path, files: Sequence[Path], mod: ModuleType, **options: 
         .sort(keys)
     )
     first = parts[0]
+    meta = _metadata(folder, files, parts)
+    meta.update(_gaps(folder, files, parts, metrics, mod.NAME))
     return GraphFrame(
         nodes=merged.nodes,
         metrics=metrics,
         exclusive=first.exclusive,
         inclusive=first.inclusive,
-        metadata=_metadata(folder, files, parts),
+        metadata=meta,
         default_metric=first.default_metric,
     )
+
+
+def _gaps(folder: Path, files: Sequence[Path], parts: Sequence[GraphFrame], metrics: Any,
+          fmt: str) -> dict[str, Any]:
+    """Warn about parts that are missing (see :mod:`cctool.readers._rank_gaps`); metadata.
+
+    Caliper: ranks short of ``mpi.world.size`` or with gaps. callgrind: gaps in the
+    ``thread:`` numbers, and in the ``part:`` numbers of each thread's dumps. Both: empty
+    files named like the parts.
+    """
+    from cctool.readers import _rank_gaps
+
+    empty = _rank_gaps.empty_siblings(folder, files)
+    out: dict[str, Any] = {}
+    if fmt == "caliper":
+        world = str(parts[0].metadata.get("mpi.world.size"))
+        rec = _rank_gaps.check(folder, metrics["rank"].unique().to_list(), empty=empty,
+                               world=int(world) if world.isdigit() else None)
+    else:
+        if any(p.metadata.get("thread") for p in parts):
+            # --separate-threads=yes leaves callgrind.out.<pid> empty, by design.
+            empty = [e for e in empty if not all(f.name.startswith(e.name) for f in files)]
+        heads = [(int(str(p.metadata.get("thread") or 1)), int(str(p.metadata.get("part") or 1)))
+                 for p in parts]
+        rec = _rank_gaps.check(folder, {t for t, _ in heads}, empty=empty, unit="thread",
+                               first=1)
+        for thread in sorted({t for t, _ in heads}):
+            dumps = _rank_gaps.check(f"{folder} (thread {thread})",
+                                     {d for t, d in heads if t == thread}, unit="part", first=1)
+            if dumps:
+                out.setdefault("missing_parts", {})[str(thread)] = dumps
+    if rec:
+        out[_rank_gaps.KEY] = rec
+    return out
 
 
 def _located(gf: GraphFrame) -> Any:

@@ -14,8 +14,10 @@ location group's rank and ``thread`` numbers the group's locations, process grou
 Metric columns use Cube's unique names (``time``, ``visits``, ...). Additive EXCLUSIVE metrics
 are the exclusive column and get a derived inclusive one; INCLUSIVE ones (``time``) are the
 inclusive column and their exclusive one is derived by subtracting the children's. Minimum and
-maximum metrics are not additive: they become inclusive-only columns (``min_time (inc)``) and
-``metadata["metric_aggregation"]`` says how to combine them.
+maximum metrics (Cube's MINDOUBLE and MAXDOUBLE: ``min_time``, ``max_time``, the shortest and
+longest single visit) are not additive: they become inclusive-only columns (``min_time (inc)``)
+declared to combine by ``min`` and ``max`` (``metadata["metric_combine"]``), over locations as
+over call paths, as Cube combines them.
 """
 
 from __future__ import annotations
@@ -292,7 +294,7 @@ def _build(anchor: dict[str, Any], tar: tarfile.TarFile, files: dict[str, tarfil
         "num_ranks": int(np.unique(rank).size),
         "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
         "metric_units": {m["name"]: _UNITS.get(m["unit"], m["unit"] or m["name"]) for m in chosen},
-        "metric_aggregation": aggregation,
+        "metric_combine": aggregation,
         "skipped_metrics": [m["name"] for m in stored if m not in usable],
         "locations": [{k: r[k] for k in ("id", "name", "type", "group", "rank", "thread")}
                       for r in locs],

@@ -29,7 +29,9 @@ max blocks         mbk   max     the site's own peak of live blocks
 Additive metrics and the t-gmax/t-end levels (one instant per process) get inclusive
 columns (subtree sums); a site's own peak (``max bytes``) does not, since peaks of
 different sites fall at different times. ``metadata["metric_combine"]`` says how each
-metric combines over ranks: levels and peaks by ``max``, never by sum.
+metric combines over ranks: levels and peaks by ``max``, never by sum;
+``metadata["metric_merge"]`` how over call paths: the t-gmax and t-end levels add up, a
+site's own peak has no exact merge (grouping leaves it out).
 
 One file is one process (rank 0). A folder of files whose names hold ``dhat`` is an MPI job
 run with each rank under valgrind (``--dhat-out-file=dhat.out.%q{PMI_RANK}``): the rank is
@@ -127,7 +129,19 @@ def read(path: Path) -> GraphFrame:
             # gzip, JSON and field errors of a damaged file: one line naming it
             raise ReaderError(f, f"cannot parse ({type(exc).__name__}: {exc})", fmt=NAME) from exc
     _check_consistent(path, runs)
-    return builder.build(path, runs)
+    gf = builder.build(path, runs)
+    if not path.is_dir():
+        return gf
+    # A rank's file removed, or left empty, would read as a smaller job: name what is gone.
+    from dataclasses import replace
+
+    from cctool.readers import _rank_gaps
+
+    gaps = _rank_gaps.check(path, ranks, empty=_rank_gaps.empty_siblings(path, files))
+    if not gaps:
+        return gf
+    size = max(gaps.get("expected", 0), len(runs))
+    return replace(gf, metadata={**gf.metadata, _rank_gaps.KEY: gaps, "mpi.world.size": size})
 
 
 def _ranks(path: Path, files: list[Path]) -> list[int]:
@@ -258,6 +272,9 @@ class _Builder:
             "format": NAME, "path": str(path), "runs": runs, "mpi.world.size": len(runs),
             "metric_units": units,
             "metric_combine": {name: how for _, name, _, how, _ in fields},
+            # Over call paths: levels at one instant add up; a site's own peak does not.
+            "metric_merge": {name: "sum" if inc else "none"
+                             for _, name, _, how, inc in fields if how != "sum"},
             "data_centric": True,
         }
         with_inc = [name for _, name, _, _, inc in fields if inc]

@@ -30,6 +30,7 @@ import polars as pl
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
+from cctool.readers import _rank_gaps
 
 NAME = "tau"
 DESCRIPTION = "TAU profile directory (profile.<node>.<context>.<thread> text files)"
@@ -59,6 +60,11 @@ def sniff(path: Path) -> bool:
 def read(path: Path) -> GraphFrame:
     """Read a TAU profile directory (or a single ``profile.*`` file)."""
     groups = _metric_groups(path)
+    # An empty file (a rank that died before writing) is named and left out, not an error.
+    empty = [f for files in groups for f in files if f.stat().st_size == 0]
+    groups = [[f for f in files if f not in empty] for files in groups]
+    if not any(groups):
+        raise ReaderError(path, "every profile file is empty", fmt=NAME)
     nodes: dict[tuple[str, ...], int] = {}
     node_group: dict[int, str] = {}
     rows: dict[tuple[int, int, int], dict[str, float]] = {}
@@ -89,7 +95,10 @@ def read(path: Path) -> GraphFrame:
         if metric in exclusive:
             raise ReaderError(path, f"metric {metric} appears in two directories", fmt=NAME)
         exclusive.append(str(metric))
-    return _graphframe(path, nodes, node_group, rows, exclusive, meta)
+    # Node numbers are MPI ranks: a gap is a missing file (TAU records no job size, so a
+    # file removed after the last rank goes unseen).
+    gaps = _rank_gaps.check(path, {r for _, r, _ in rows}, empty=empty)
+    return _graphframe(path, nodes, node_group, rows, exclusive, meta, gaps)
 
 
 def _profile_files(folder: Path) -> list[Path]:
@@ -231,6 +240,7 @@ def _graphframe(
     rows: dict[tuple[int, int, int], dict[str, float]],
     exclusive: list[str],
     meta: dict[str, str],
+    gaps: dict[str, Any],
 ) -> GraphFrame:
     keys = list(nodes)
     parent = [nodes[k[:-1]] if len(k) > 1 else -1 for k in keys]
@@ -256,6 +266,8 @@ def _graphframe(
         | {"calls": "count", "subrs": "count"},
         "tau": {k: v for k, v in meta.items() if len(v) < 200},
     }
+    if gaps:
+        metadata[_rank_gaps.KEY] = gaps
     return GraphFrame.from_arrays(
         parent,
         {

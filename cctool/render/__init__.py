@@ -312,7 +312,12 @@ def describe_locations(
         text += (f" (each rank's {threads} threads summed)" if additive
                  else f" (each rank's threads: {first.combine if first else 'sum'})")
     if first is not None and how != opts.agg:
-        text += f"; {first.column} is a {first.dimension}, never summed"
+        text += f"; {first.column} is a {first.dimension} combining by {first.combine}, " \
+            "never summed"
+    # Other columns that combine differently say how (min_time beside max_time, say).
+    for m in (info or ())[1:]:
+        if m is not None and m.formula is None and effective_agg(m, opts.agg) != how:
+            text += f"; {m.column}: {effective_agg(m, opts.agg)} over ranks"
     return text
 
 

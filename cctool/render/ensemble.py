@@ -232,7 +232,8 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3) ->
             continue
         n = res.offenders.height
         lines.append(f"gate failed: {res.text} ({n} path{'s' * (n != 1)} changed and "
-                     f"significant at {level(res.confidence)})")
+                     f"significant at {level(res.confidence)}; threshold read as "
+                     f"{res.read_as})")
         for r in res.offenders.iter_rows(named=True):
             lines.append(f"  {_pct(r['percent']):>9} {_signed(r['change'], precision):>16}  "
                          f"p={_p(r['p'])}  {_interval(r['low'], r['high'], precision)}  "

@@ -64,6 +64,9 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) ->
         base, other = (b, a) if cmp.opts.reverse else (a, b)
         info = cmp.metric(m)
         first, second = ("B", "A") if cmp.opts.reverse else ("A", "B")
+        if math.isnan(a) and math.isnan(b):  # several roots whose values do not merge
+            lines.append(f"total {m}: none (the roots' values of this metric do not combine)")
+            continue
         line = (f"total {m}: A {format_value(a, precision, info)}, "
                 f"B {format_value(b, precision, info)}, ")
         if cmp.opts.op == "div":

@@ -45,10 +45,13 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     order = display_order(gf, opts.sort, key)
     order = order[keep[order]]
 
-    extra = [c for c in ("marker",) if c in gf.nodes.columns]
+    extra = [c for c in ("marker", "matched") if c in gf.nodes.columns]
     table = gf.nodes.select("node", "parent", "name", "depth", *extra).join(
         values.select("node", *metrics), on="node", how="left"
     ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
+    if "matched" in extra:  # an unsquashed query's result: unmatched nodes have no value
+        table = table.with_columns([pl.when(pl.col("matched")).then(pl.col(m)).alias(m)
+                                    for m in metrics])
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
     if opts.percent and metrics:

@@ -1,0 +1,352 @@
+"""The Dask path as a site runs it: ``dask scheduler`` and ``dask worker`` started as separate
+commands in another working directory (as ``srun dask worker`` or dask-jobqueue start them),
+on loopback ports; cctool given relative paths. Outputs equal in-process byte for byte, and
+every fault (a dashboard port, another service, a malformed address, too few workers, the
+only worker killed, the scheduler killed) ends with one line and exit 2 within a bound."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from cctool.cli import cli
+from cctool.distributed import DistributedError, Executor, TreeFold, remote_path
+from cctool.distributed.cluster import _task_error, check_visible, connect, parse_address
+
+distributed = pytest.importorskip("dask.distributed",
+                                  reason="needs pip install 'dask[distributed]'")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = "3"  # --scheduler-timeout of the fault tests
+
+
+def invoke(*args: object) -> Any:
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+class Pair:
+    """A ``dask scheduler`` and one single-thread ``dask worker``, separate processes
+    started in ``home`` (not the tests' working directory), this checkout on their path."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.file = home / "scheduler.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        common: dict[str, Any] = {"cwd": home, "env": env, "start_new_session": True,
+                                  "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.scheduler = subprocess.Popen(
+            [*_dask("scheduler"), "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", self.file.name], **common)
+        deadline = time.monotonic() + 30
+        while not self.file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.worker = subprocess.Popen(
+            [*_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
+             "--no-dashboard", "--death-timeout", "20"], **common)
+        self.address = json.loads(self.file.read_text())["address"]
+        with distributed.Client(self.address, timeout="20s") as client:
+            client.wait_for_workers(1, timeout=30)
+
+    def kill(self, which: str) -> None:
+        proc = self.worker if which == "worker" else self.scheduler
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def close(self) -> None:
+        for proc in (self.worker, self.scheduler):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _dask(command: str) -> list[str]:
+    """``dask scheduler`` / ``dask worker``, run by this Python."""
+    return [sys.executable, "-m", "dask", command]
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    started = Pair(tmp_path_factory.mktemp("elsewhere"))
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture(scope="module")
+def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working directory holding the inputs under relative names."""
+    if not SHARED.is_dir():
+        pytest.skip(f"real profiles not available: {SHARED} is absent")
+    root = tmp_path_factory.mktemp("client")
+    shutil.copytree(SHARED / "rajaperf" / "quartz", root / "runs")
+    shutil.copytree(SHARED / "hpctoolkit-cpi-v4-database", root / "v4db")
+    shutil.copytree(SHARED / "hpctoolkit-allgather-database", root / "xmldb")
+    trials = SHARED / "rajaperf/lassen/clang10.0.1_nvcc10.2.89_1048576"
+    for name, numbers in (("A", range(1, 5)), ("B", range(5, 9))):
+        (root / name).mkdir()
+        for i in numbers:
+            shutil.copy(trials / str(i) / "Base_CUDA-block_128.cali", root / name / f"t{i}.cali")
+    return root
+
+
+COMMANDS = {
+    "runs": (["runs", "runs", "--to", "json"], []),
+    "stats": (["stats", "runs", "--group-by", "variant", "--to", "json"], []),
+    "diff": (["diff", "A", "B", "--fail-if", "time (inc) > 1%", "--to", "json"], []),
+    "stats-across-ranks-v4": (["stats", "v4db", "--across", "ranks"], []),
+    "stats-across-ranks-xml": (["stats", "xmldb", "--across", "ranks", "--to", "csv"], []),
+    "tree": (["tree", "v4db", "--agg", "max"], ["--stream"]),
+    "imbalance": (["imbalance", "xmldb", "--top", "5", "--to", "json"], ["--stream"]),
+    "scaling": (["scaling", "runs", "--key", "ProblemSizeRunParam", "--to", "csv"], []),
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_relative_paths_give_the_in_process_output_byte_for_byte(
+        name: str, pair: Pair, here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(here)
+    args, local = COMMANDS[name]
+    alone = invoke(*args, *local)
+    there = invoke(*args, "--scheduler", pair.file, "--scheduler-timeout", "20")
+    assert alone.exit_code == there.exit_code, there.stderr
+    assert alone.exit_code in (0, 1), alone.stderr
+    assert there.stdout == alone.stdout
+    assert "Error" not in there.stderr
+
+
+def test_workers_that_cannot_see_a_path_say_so(pair: Pair) -> None:
+    client = connect(parse_address(str(pair.file)), 10.0, 1)
+    try:
+        with pytest.raises(DistributedError, match=r"workers cannot read /no/such/runs: is it "
+                           r"on a shared filesystem\?"):
+            check_visible(client, ["/no/such/runs"], 10.0)
+        check_visible(client, [str(REPO)], 10.0)
+    finally:
+        client.close()
+
+
+def test_a_missing_file_on_a_worker_is_named_as_a_filesystem_question(tmp_path: Path) -> None:
+    seen = tmp_path / "run.cali"
+    seen.write_bytes(b"")
+    err = _task_error(FileNotFoundError(2, "No such file or directory", str(seen)), "x")
+    assert str(err) == f"workers cannot read {seen}: is it on a shared filesystem?"
+
+
+def test_too_few_workers_is_a_one_line_error_within_the_timeout(pair: Pair, here: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.chdir(here)
+    start = time.monotonic()
+    res = invoke("runs", "runs", "--scheduler", pair.address, "--min-workers", "2",
+                 "--scheduler-timeout", "1")
+    assert time.monotonic() - start < 30
+    assert res.exit_code == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert "1 Dask worker joined the Dask scheduler at" in res.stderr
+    assert "fewer than the 2 asked for" in res.stderr
+
+
+def _one_line_exit_2(args: list[str], expect: str) -> None:
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "cctool", *args], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert time.monotonic() - start < 60
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("Error: "), proc.stderr
+    assert expect in proc.stderr
+
+
+def test_a_malformed_address_is_refused_before_anything_starts(here: Path) -> None:
+    _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", "bogus"],
+                     "--scheduler bogus: not a Dask scheduler address")
+
+
+def test_a_dashboard_port_ends_within_the_timeout(here: Path) -> None:
+    """An HTTP server (as the dashboard on 8787) accepts and waits for a request."""
+    with _server(lambda conn: conn.recv(1024)) as port:
+        _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", f"tcp://127.0.0.1:{port}",
+                          "--scheduler-timeout", TIMEOUT],
+                         "answers but is not a Dask scheduler: it sent no Dask greeting")
+
+
+def test_another_service_at_the_address_is_one_line(here: Path) -> None:
+    with _server(lambda conn: conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n" + b"\0" * 64)) as port:
+        _one_line_exit_2(["stats", str(here / "v4db"), "--across", "ranks", "--scheduler",
+                          f"127.0.0.1:{port}", "--scheduler-timeout", TIMEOUT],
+                         "its first bytes are not a Dask greeting")
+
+
+def test_a_dead_scheduler_port_is_one_line(here: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                     f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}")
+
+
+class _server:
+    """A TCP server on a loopback port doing ``serve(connection)`` for each client."""
+
+    def __init__(self, serve: Any) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.serve = serve
+        self.conns: list[socket.socket] = []
+
+    def __enter__(self) -> int:
+        threading.Thread(target=self._accept, daemon=True).start()
+        port: int = self.sock.getsockname()[1]
+        return port
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            try:
+                self.serve(conn)
+            except OSError:
+                pass
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def test_the_only_worker_killed_then_the_scheduler_killed(tmp_path_factory) -> None:
+    """Mid-run: the last worker lost ends the wait after the timeout; a scheduler lost
+    while work waits ends it at once; each in one line."""
+    doomed = Pair(tmp_path_factory.mktemp("doomed"))
+    try:
+        ex = Executor(scheduler=str(doomed.file), timeout=float(TIMEOUT))
+        with distributed.Client(doomed.address) as watcher:
+            _kill_when(lambda: bool(watcher.processing() and
+                                    any(watcher.processing().values())), doomed, "worker")
+            start = time.monotonic()
+            with pytest.raises(DistributedError) as lost:
+                ex.map(time.sleep, [60])
+        assert time.monotonic() - start < 30
+        assert "no Dask worker left on the Dask scheduler at" in str(lost.value)
+        assert "\n" not in str(lost.value)
+        _kill_when(lambda: True, doomed, "scheduler", after=1.5)
+        start = time.monotonic()
+        with pytest.raises(DistributedError) as gone:
+            Executor(scheduler=doomed.address, timeout=30.0, min_workers=1).map(time.sleep, [1])
+        assert time.monotonic() - start < 30
+        assert "the Dask scheduler at" in str(gone.value) and "\n" not in str(gone.value)
+    finally:
+        doomed.close()
+
+
+def _kill_when(ready: Any, pair: Pair, which: str, after: float = 0.0) -> None:
+    def watch() -> None:
+        time.sleep(after)
+        deadline = time.monotonic() + 30
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pair.kill(which)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+@pytest.mark.parametrize("text, want", [
+    ("tcp://10.1.2.3:8786", "tcp://10.1.2.3:8786"),
+    ("node17:8786", "tcp://node17:8786"),
+    ("tls://[::1]:9000", "tls://[::1]:9000"),
+])
+def test_addresses(text: str, want: str) -> None:
+    assert parse_address(text) == want
+
+
+@pytest.mark.parametrize("text", ["bogus", "tcp://host", "host:0", "host:99999", "http://h:1"])
+def test_malformed_addresses(text: str) -> None:
+    with pytest.raises(DistributedError, match="not a Dask scheduler address"):
+        parse_address(text)
+
+
+def test_a_scheduler_file_gives_its_address(tmp_path: Path) -> None:
+    f = tmp_path / "scheduler.json"
+    f.write_text(json.dumps({"address": "tcp://10.0.0.5:8786"}))
+    assert parse_address(str(f)) == "tcp://10.0.0.5:8786"
+    f.write_text("{}")
+    with pytest.raises(DistributedError, match="not a Dask scheduler file"):
+        parse_address(str(f))
+    with pytest.raises(DistributedError, match="no such scheduler file"):
+        parse_address(str(tmp_path / "later.json"))
+
+
+def test_tree_fold_is_one_shape_whatever_the_arrival_order() -> None:
+    import random
+
+    for n in (1, 2, 3, 5, 8, 13):
+        want = None
+        for seed in range(6):
+            order = list(range(n))
+            random.Random(seed).shuffle(order)
+            fold = TreeFold(n, lambda a, b: f"({a}+{b})")
+            for i in order:
+                fold.add(i, str(i))
+            want = want or fold.result()
+            assert fold.result() == want
+            assert not set(fold.held) - {(len(fold.sizes) - 1, 0)}
+        assert want is not None and [int(t) for t in want.replace("(", " ").replace(")", " ")
+                                     .replace("+", " ").split()] == list(range(n))
+    fold = TreeFold(5, lambda a, b: f"({a}+{b})")
+    for i in range(5):
+        fold.add(i, str(i))
+    assert fold.result() == "(((0+1)+(2+3))+4)"
+
+
+def test_paths_go_absolute() -> None:
+    assert remote_path("runs/a.cali") == os.path.join(os.getcwd(), "runs/a.cali")
+    assert remote_path("-") == "-"
+
+
+def test_the_readme_sbatch_recipe_runs_here(here: Path, tmp_path: Path) -> None:
+    """The README's sbatch script, ``srun`` and ``source`` stubbed for one machine, on a
+    copy of a real v4 database: the CSV it writes is the in-process one."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("<!-- recipe: sbatch -->\n```sh\n", 1)[1].split("```", 1)[0]
+    assert "srun --overlap dask worker" in block and "--scheduler \"$SCHED\"" in block
+    script = "\n".join([
+        'srun() { [ "$1" = --overlap ] && shift; "$@"; }',
+        "source() { :; }",
+        f'dask() {{ "{sys.executable}" -m dask "$@"; }}',
+        f'cctool() {{ "{sys.executable}" -m cctool "$@"; }}',
+        "SLURM_JOB_ID=1 SLURM_NTASKS=1",
+        *[f"DB={here / 'v4db'}" if line.startswith("DB=") else line
+          for line in block.splitlines()],
+    ])
+    log = tmp_path / "job.log"
+    with log.open("w") as out:  # a file: the background commands keep it open after bash
+        proc = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, start_new_session=True,
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        proc.wait(timeout=90)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, log.read_text()[-2000:]
+    alone = invoke("stats", here / "v4db", "--across", "ranks", "--to", "csv")
+    assert (tmp_path / "ranks.csv").read_text() == alone.stdout
