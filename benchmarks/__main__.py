@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     import benchmarks.cases  # noqa: F401  (registers the cases)
     import benchmarks.cases_ensembles  # noqa: F401
     import benchmarks.cases_speed  # noqa: F401
+    import benchmarks.cases_views  # noqa: F401
 
     if args.child:
         return _child(*args.child)

@@ -167,14 +167,15 @@ class GraphFrame(model.GraphFrame):
              precision: int = 3, depth: int | None = None, rank: int | None = None,
              thread: int | None = None, agg: str = "sum", threshold: float = 0.0,
              colormap: str = "RdYlGn", invert_colormap: bool = False, width: int = 120,
-             color: bool = False, expand_name: bool = False, render_header: bool = True
-             ) -> str:
+             color: bool = False, expand_name: bool = False, render_header: bool = True,
+             percent: bool = True) -> str:
         """The tree as ``cctool tree`` draws it (the same text, without color by default).
 
         Unlike Hatchet (rank 0, thread 0 unless told), values are summed over ranks and
         threads; ``rank``/``thread`` pick one location and ``agg`` combines otherwise.
         ``expand_name`` never elides names; ``render_header=False`` leaves out the legend
-        (cctool's legend follows the tree).
+        (cctool's legend follows the tree); ``percent`` shows the first metric's share of
+        the profile's total beside it.
         """
         from cctool.errors import warn
         from cctool.ops.dataobjects import combine_warnings
@@ -186,7 +187,7 @@ class GraphFrame(model.GraphFrame):
         opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                            thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                            invert_colormap=invert_colormap, full_names=expand_name,
-                           legend=render_header)
+                           legend=render_header, percent=percent)
         gf = self
         shown = metrics or ((gf.default_metric,) if gf.default_metric else ())
         for line in combine_warnings(gf, shown, agg, rank):

@@ -5,6 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SORT_KEYS = ("metric", "nid", "name")
+# One rank or thread, several (``--rank 0-3,8``: their values combined by the aggregation),
+# or None for all.
+Selection = int | tuple[int, ...] | None
+
+
+def selection_text(kind: str, sel: Selection) -> str:
+    """``rank 3``, ``ranks 0-3, 8``: a selection as people write it."""
+    if sel is None:
+        return f"every {kind}"
+    if isinstance(sel, int):
+        return f"{kind} {sel}"
+    parts, run = [], [sel[0]] if sel else []
+    for v in sel[1:]:
+        if v == run[-1] + 1:
+            run.append(v)
+            continue
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [v]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return f"{kind}s {', '.join(parts)}"
 
 
 @dataclass(frozen=True)
@@ -30,13 +51,16 @@ class TreeOptions:
             negative as low, near zero uncolored.
         highlight: node ids to highlight (e.g. the hot path).
         expand: if given, only these nodes show their children (roots always show).
+        percent: add ``<first metric> %``, its percentage of the profile's total, after it.
+        percent_base: (value, what it is) to take percentages of instead of the profile's
+            total (a difference as a percentage of the base run's total).
     """
 
     metrics: tuple[str, ...] = ()
     depth: int | None = None
     precision: int = 3
-    rank: int | None = None
-    thread: int | None = None
+    rank: Selection = None
+    thread: Selection = None
     agg: str = "sum"
     threshold: float = 0.0
     colormap: str = "RdYlGn"
@@ -48,6 +72,8 @@ class TreeOptions:
     diverging: bool = False
     highlight: tuple[int, ...] = ()
     expand: tuple[int, ...] | None = None
+    percent: bool = False
+    percent_base: tuple[float, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in completion|diff|div|groupby|hot-path|imbalance|query|read|runs|scaling|stats|tree) cmd="$w"; break;; esac
+        case "$w" in completion|diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|tree|view) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -82,6 +82,18 @@ _cctool() {
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
+        peek:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
+        peek:--max-nodes) COMPREPLY=(); return;;
+        peek:--metric|peek:-m) COMPREPLY=(); return;;
+        peek:--rank) COMPREPLY=(); return;;
+        peek:--thread) COMPREPLY=(); return;;
+        peek:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        peek:--by) COMPREPLY=(); return;;
+        peek:--precision) COMPREPLY=(); return;;
+        peek:--derive) COMPREPLY=(); return;;
+        peek:--width) COMPREPLY=(); return;;
+        peek:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        peek:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
@@ -157,6 +169,7 @@ _cctool() {
         tree:--threshold) COMPREPLY=(); return;;
         tree:--colormap) COMPREPLY=($(compgen -W "RdYlGn viridis magma grey" -- "$cur")); return;;
         tree:--sort) COMPREPLY=($(compgen -W "metric nid name" -- "$cur")); return;;
+        tree:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         tree:--by) COMPREPLY=(); return;;
         tree:--derive) COMPREPLY=(); return;;
         tree:--jobs|tree:-j) COMPREPLY=(); return;;
@@ -166,21 +179,32 @@ _cctool() {
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
+        view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
+        view:--max-nodes) COMPREPLY=(); return;;
+        view:--metric|view:-m) COMPREPLY=(); return;;
+        view:--rank) COMPREPLY=(); return;;
+        view:--thread) COMPREPLY=(); return;;
+        view:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
+        view:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
+        view:--by) COMPREPLY=(); return;;
+        view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance query read runs scaling stats tree";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats tree view";;
         completion) opts="-h --help";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
-        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
-        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;
+        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
+        peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --output -o --json -h --help";;
         runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --flat --bottom-up --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html -h --help";;
+        view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi
     if [[ "$cur" == -* || -z "$cmd" ]]; then

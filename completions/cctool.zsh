@@ -10,12 +10,14 @@ _cctool() {
         'groupby:Merge all nodes sharing a value of --by into one node, linked by the o'
         'hot-path:Print the hot path: from the start node, the heaviest child at each le'
         'imbalance:Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
+        'peek:Show each function matching REGEX (searched anywhere in its name) with'
         'query:Keep the call paths that match QUERY: every node on a matching path st'
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
         'runs:List the runs of an ensemble: path, format, nodes, ranks, threads and '
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'stats:Statistics of one metric per call path across runs: the number of runs'
         'tree:Show the calling context tree with metric values, colored by the first'
+        'view:Browse a profile in the terminal: a tree-table of inclusive, exclusive'
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
@@ -90,6 +92,7 @@ _cctool() {
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Text view: show this many levels.]:value: ' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[The first metrics percentage of the profiles total beside it (default:]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -103,9 +106,10 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
-                    ''--rank'[Show only this rank.]:value: ' \
-                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[total%: each value as a percentage of the profiles total (default: on ]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -129,6 +133,22 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                peek) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
+                    ''--by'[Name functions by this node attribute (name, file, module, ...).]:value: ' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[Percentages of the total (default: on in text, off in JSON/CSV).]' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
@@ -228,8 +248,8 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--rank'[Show only this rank.]:value: ' \
-                    ''--thread'[Show only this thread.]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
                     ''--colormap'[Colormap of the values.]:value:(RdYlGn viridis magma grey)' \
@@ -238,10 +258,12 @@ _cctool() {
                     ''--full-names'[Never elide long names.]' \
                     ''--no-legend'[Leave out the legend.]' \
                     ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent), m]' \
-                    ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum%.]' \
-                    ''--bottom-up'[Callers view: each --by value with the callers its cost came through.]' \
+                    ''--view'[top-down: the calling context tree (default); bottom-up: functions wit]:value:(top-down bottom-up flat)' \
+                    ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum% (pprofs top)]' \
+                    ''--bottom-up'[Same as --view bottom-up.]' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[% of the profiles total beside the first metric (default: on in text).]' \
                     ''--data'[The data-object tree (DHAT, Calipers alloc service).]' \
-                    ''--by'[Group for --flat/--bottom-up: name, function, file, module, or another]:value: ' \
+                    ''--by'[Group for --flat and --view bottom-up (default name): name, function, ]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
@@ -253,6 +275,17 @@ _cctool() {
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the tree as one interactive, offline HTML page instead.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
+                    ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
+                    ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
+                    ''--view'[The view to open with.]:value:(top-down bottom-up flat)' \
+                    ''--by'[Name functions by this attribute in the bottom-up view.]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;

@@ -30,7 +30,7 @@ def test_tree_data_shows_only_the_objects() -> None:
               "--width", "100")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["1.016", "MiB", "tracked", "objects"]  # 1064960 B
+    assert lines[0].split() == ["1.016", "MiB", "100.00", "%", "tracked", "objects"]  # 1064960 B
     assert "sweep" not in res.stdout and res.stderr == ""
     assert [ln.split()[-1] for ln in lines[1::2]] == ["m", "tmp", "u"]
 

@@ -71,8 +71,10 @@ def test_summary_and_markers_by_hand(data) -> None:
     lines = res.stdout.splitlines()
     assert lines[0] == f"A: {CPI}   B: {ALLGATHER}"
     assert lines[1] == "total time (inc): A 3.998 s, B 26.158 s, B − A +22.160 s (+554.2%)"
-    assert "22.142 s <program root>" in lines[3]  # 26140582 - 3998242 usec, no marker: both
-    assert any(line.endswith("16.025 s Loop@osu_allgather.c:86 ▶ [+1]") for line in lines)
+    # 26140582 - 3998242 usec, no marker: both; 553.80 % of A's total, 3998242 usec
+    assert "22.142 s 553.80 % <program root>" in lines[3]
+    assert any(line.endswith("16.025 s 400.80 % Loop@osu_allgather.c:86 ▶ [+1]")
+               for line in lines)
     assert "◀ only in A (the first profile)" in res.stdout  # explained without color
 
 

@@ -237,7 +237,7 @@ def test_imbalance_uses_the_profilers_own_statistics(data) -> None:
 # ------------------------------------------------------------------------------ output
 def test_output_states_units(data) -> None:
     res = run("tree", shared(data, CPI), "--depth", "1", "--color", "never")
-    assert res.stdout.startswith("3.998 s <program root>")
+    assert res.stdout.startswith("3.998 s 100.00 % <program root>")
     assert "time (inc) [s]" in res.stdout
     csv = run("tree", shared(data, CPI), "--depth", "1", "--to", "csv").stdout
     assert csv.splitlines()[0] == "node,parent,name,depth,time (inc) [s]"

@@ -1,4 +1,4 @@
-"""Flat profile, callers and bottom-up views on a literal recursive tree, the recursive
+"""Flat profile and callers tables on a literal recursive tree, the recursive
 cProfile profile (against pstats' own totals) and the cpi database."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.graphframe import GraphFrame
-from cctool.ops.flat import bottom_up_rows, caller_table, callers, flat_profile, metric_pair
+from cctool.ops.flat import caller_table, callers, flat_profile, metric_pair
 from cctool.readers import READERS
 from cctool.readers import read_declared as read
 from tests.test_ops_groupby import recursive_tree
@@ -57,16 +57,6 @@ def test_caller_table_adds_up_to_flat(data) -> None:
     assert joined.height == flat.height
     assert joined["self"].to_list() == pytest.approx(joined["self_sum"].to_list())
     assert joined["cum"].to_list() == pytest.approx(joined["cum_sum"].to_list())
-
-
-def test_bottom_up_rows() -> None:
-    rows = bottom_up_rows(recursive_tree())
-    assert rows.select("name", "depth", "time", "time (inc)").rows() == [
-        ("a", 0, 12.0, 27.0), ("main", 1, 8.0, 27.0), ("b", 1, 4.0, 0.0),
-        ("c", 0, 12.0, 12.0), ("a", 1, 12.0, 12.0),
-        ("b", 0, 3.0, 12.0), ("a", 1, 3.0, 12.0),
-        ("main", 0, 1.0, 28.0), ("(root)", 1, 1.0, 28.0),
-    ]
 
 
 def test_cpi_flat_totals(data) -> None:

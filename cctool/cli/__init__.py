@@ -37,12 +37,14 @@ COMMANDS: dict[str, str] = {
     "groupby": "cctool.cli.groupby:groupby",
     "hot-path": "cctool.cli.hot_path:hot_path",
     "imbalance": "cctool.cli.imbalance:imbalance",
+    "peek": "cctool.cli.peek:peek",
     "query": "cctool.cli.query:query",
     "read": "cctool.cli.read:read",
     "runs": "cctool.cli.runs:runs",
     "scaling": "cctool.cli.scaling:scaling",
     "stats": "cctool.cli.stats:stats",
     "tree": "cctool.cli.tree:tree",
+    "view": "cctool.cli.view:view",
 }
 
 

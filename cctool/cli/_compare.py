@@ -43,7 +43,7 @@ class CompareView:
         return TreeOptions(metrics=opts.metrics, depth=self.depth, threshold=self.threshold,
                            precision=self.precision, full_names=self.full_names,
                            legend=self.legend, diverging=opts.op == "sub",
-                           invert_colormap=invert)
+                           invert_colormap=invert, percent=opts.op == "sub")
 
 
 _VIEW_FLAGS = ("top", "depth", "threshold", "precision", "full_names", "no_legend", "width")

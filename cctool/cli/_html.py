@@ -21,6 +21,7 @@ TEXT_ONLY = {
     "full_names": "the page elides names to fit and shows them whole on hover",
     "no_legend": "the page always has its legend",
     "precision": "the page scales values with their units",
+    "percent": "the page shows each value's share in its details panel",
     "width": "the page fits the browser window",
     "to": "--html writes the page; --to writes the text or records",
     "output": "--html FILE names the page's file",

@@ -127,8 +127,37 @@ def location_options(f: F) -> F:
         help="How to combine ranks/threads: sum (cost over all processes), or mean/max/min "
         "for a typical or extreme process.",
     )(f)
-    f = click.option("--thread", type=int, default=None, help="Show only this thread.")(f)
-    return click.option("--rank", type=int, default=None, help="Show only this rank.")(f)
+    f = click.option("--thread", type=SELECTION, default=None, metavar="N[,M-K...]",
+                     help="Show only this thread, or these (0-3,8: combined by --agg).")(f)
+    return click.option("--rank", type=SELECTION, default=None, metavar="N[,M-K...]",
+                        help="Show only this rank, or these (0-3,8: combined by --agg).")(f)
+
+
+class SelectionType(click.ParamType):  # type: ignore[type-arg]
+    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8): one location index or a sorted tuple."""
+
+    name = "selection"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | tuple[int, ...]:
+        if isinstance(value, int | tuple):
+            return value
+        out: set[int] = set()
+        for part in str(value).split(","):
+            lo, sep, hi = part.strip().partition("-")
+            try:
+                a = int(lo)
+                b = int(hi) if sep else a
+            except ValueError:
+                self.fail(f"{value!r} is not a number, list or range such as 0-3,8", param, ctx)
+            if a < 0 or b < a:
+                self.fail(f"bad range {part.strip()!r} in {value!r}", param, ctx)
+            out.update(range(a, b + 1))
+        picked = tuple(sorted(out))
+        return picked[0] if len(picked) == 1 else picked
+
+
+SELECTION = SelectionType()
 
 
 def width_option(f: F) -> F:

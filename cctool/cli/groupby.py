@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cctool.model.frame import GraphFrame
+    from cctool.model.metrics import Metric
 
 from cctool.cli._options import (
     derive_option,
@@ -28,14 +36,17 @@ from cctool.cli._options import (
 @metric_option
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Text view: show this many levels.")
+@click.option("--percent/--no-percent", default=None,
+              help="The first metric's percentage of the profile's total beside it "
+              "(default: on in text, off in JSON/CSV).")
 @precision_option
 @derive_option
 @width_option
 @output_options(("text", "table", "json", "csv", "cct"))
 @click.pass_context
 def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str,
-            metrics: tuple[str, ...], depth: int | None, precision: int, width: int | None,
-            to: str, output: str) -> None:
+            metrics: tuple[str, ...], depth: int | None, percent: bool | None, precision: int,
+            width: int | None, to: str, output: str) -> None:
     """Merge all nodes sharing a value of --by into one node, linked by the original
     parent/child edges (self-edges dropped). The result may have cycles: the text view
     walks it depth-first and shows an edge back into the current path as a '↻ name' leaf.
@@ -70,7 +81,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
     cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
     # Only a saved call graph keeps every metric; the other outputs show the asked ones.
     graph = merge(gf if to == "cct" else only_metrics(gf, cols), by, agg)
-    gf = graph.frame
+    whole, gf = gf, graph.frame  # percentages are of the whole profile, not of the groups
     if to == "cct":
         from cctool.saved import dumps
 
@@ -85,11 +96,33 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         from cctool.render.tables import graph_renderable, group_table
 
         opts = TreeOptions(metrics=tuple(cols), precision=precision)
-        info = [gf.metric(c) for c in cols]
-        view = (group_table(graph.table(cols), cols, precision, info=info) if to == "table"
-                else graph_renderable(graph.rows(cols, depth), cols, opts,
+        info: list[Metric | None] = [gf.metric(c) for c in cols]
+        table, rows, shown = graph.table(cols), graph.rows(cols, depth), list(cols)
+        if percent is not False and agg == "sum":  # a % of a mean or max means nothing
+            from cctool.model.metrics import describe
+
+            table = _with_percent(whole, table, cols[0])
+            rows = _with_percent(whole, rows, cols[0])
+            shown.insert(1, f"{cols[0]} %")
+            info.insert(1, describe("%", "%"))
+        view = (group_table(table, shown, precision, info=info) if to == "table"
+                else graph_renderable(rows, shown, opts,
                                       describe_locations(gf, opts, info), info=info))
         emit_renderable(ctx, view, output, width)
+
+
+def _with_percent(gf: GraphFrame, df: pl.DataFrame, col: str) -> pl.DataFrame:
+    """``df`` with ``<col> %``, the percentage of the whole profile's value, after ``col``."""
+    import polars as pl
+
+    from cctool.ops.views import profile_total
+
+    total = profile_total(gf, col)
+    out = df.with_columns((pl.col(col) * (100.0 / total if total else float("nan")))
+                          .alias(f"{col} %"))
+    names = out.columns
+    names.insert(names.index(col) + 1, names.pop())
+    return out.select(names)
 
 
 def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) -> bytes:

@@ -30,6 +30,9 @@ from cctool.cli._options import (
               help="Start here: a node id or an exact name (the heaviest node of that name). "
               "Default: the heaviest root.")
 @location_options
+@click.option("--percent/--no-percent", default=None,
+              help="total%: each value as a percentage of the profile's total (default: on "
+              "in text, off in JSON/CSV).")
 @precision_option
 @derive_option
 @width_option
@@ -37,7 +40,8 @@ from cctool.cli._options import (
 @click.pass_context
 def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
              threshold: float, start: str | None, rank: int | None, thread: int | None,
-             agg: str, precision: int, width: int | None, to: str, output: str) -> None:
+             agg: str, percent: bool | None, precision: int, width: int | None, to: str,
+             output: str) -> None:
     """Print the hot path: from the start node, the heaviest child at each level while it
     carries at least --threshold of its parent's value, with values and percentages of the
     parent and of the start node.
@@ -56,7 +60,7 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     df = api.hot_path(gf, metric=col, threshold=threshold, start=start, agg=agg, rank=rank,
                       thread=thread)
     if to != "text":
-        emit_table(df, to, output, {col: gf.metric(col).unit})
+        emit_table(df if percent else df.drop("total%"), to, output, {col: gf.metric(col).unit})
         return
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
@@ -65,5 +69,6 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg),
                                [gf.metric(col)])
     title = f"Hot path of {col}, {where}; heaviest child while ≥ {threshold:.0%} of its parent"
-    emit_renderable(ctx, hot_path_table(df, col, title, precision, info=gf.metric(col)),
+    emit_renderable(ctx, hot_path_table(df if percent is not False else df.drop("total%"), col,
+                                        title, precision, info=gf.metric(col)),
                     output, width)

@@ -50,15 +50,20 @@ if TYPE_CHECKING:
 @click.option("--expand-hot", is_flag=True,
               help="Expand only the hot path (heaviest child while ≥ 50% of its parent), "
               "marked ◆.")
+@click.option("--view", "view", type=click.Choice(["top-down", "bottom-up", "flat"]),
+              default=None, help="top-down: the calling context tree (default); bottom-up: "
+              "functions with their callers down to the roots; flat: module > file > "
+              "function > loop > line.")
 @click.option("--flat", is_flag=True,
-              help="Flat profile per --by value: self, self%, sum%, cum, cum%.")
-@click.option("--bottom-up", is_flag=True,
-              help="Callers view: each --by value with the callers its cost came through.")
+              help="Flat profile per --by value: self, self%, sum%, cum, cum% (pprof's top).")
+@click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
+@click.option("--percent/--no-percent", default=None,
+              help="% of the profile's total beside the first metric (default: on in text).")
 @click.option("--data", is_flag=True,
               help="The data-object tree (DHAT, Caliper's alloc service).")
-@click.option("--by", default="name", show_default=True, metavar="COLUMN",
-              help="Group for --flat/--bottom-up: name, function, file, module, or another "
-              "node attribute.")
+@click.option("--by", default=None, metavar="COLUMN",
+              help="Group for --flat and --view bottom-up (default name): name, function, "
+              "file, module, or another node attribute.")
 @derive_option
 @stream_option
 @executor_options
@@ -70,9 +75,10 @@ if TYPE_CHECKING:
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
-         no_legend: bool, expand_hot: bool, flat: bool, bottom_up: bool, data: bool, by: str,
-         stream: bool | None, jobs: int | None, scheduler: str | None, width: int | None,
-         to: str, output: str, html: str | None) -> None:
+         no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
+         percent: bool | None, data: bool, by: str | None, stream: bool | None,
+         jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
+         html: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
@@ -100,12 +106,16 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.cli._html import refuse_text_only
 
         refuse_text_only(ctx)
-    if flat + bottom_up + expand_hot > 1:
-        raise click.UsageError("--flat, --bottom-up and --expand-hot are alternatives; pick one")
+    named = view  # what --view said, for the messages below
+    view = _pick_view(view, flat, bottom_up, expand_hot)
+    if html is not None and view != "top-down":
+        raise click.UsageError(f"--html and the {view} view do not go together: the page "
+                               "draws the top-down tree")
     if to in ("folded", "speedscope", "pprof"):
         from cctool.cli._exports import refuse_view_options
 
-        refuse_view_options(to, {"--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
+        refuse_view_options(to, {f"--view {named}": named not in (None, "top-down"),
+                                 "--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
                                  "--expand-hot": expand_hot, "--depth": depth is not None,
                                  "--threshold": threshold > 0})
         from cctool.render.exports._stacks import check_agg
@@ -118,7 +128,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         gf = data_tree(gf)
         metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
     _warn_combine(gf, metrics, agg, rank)
-    opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
+    opts = TreeOptions(percent=percent is not False if to == "text" else bool(percent),
+                       metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
@@ -132,8 +143,13 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         write_tree_page(gf, opts, profile, html, expand_hot)
         return
-    if flat or bottom_up:
-        _explain(ctx, gf, opts, by, flat, width, to, output)
+    if view == "pprof-top":
+        _explain(ctx, gf, opts, by or "name", True, width, to, output)
+        return
+    if view in ("flat", "bottom-up"):
+        from cctool.cli._views import emit_view
+
+        emit_view(ctx, gf, view, opts, by or "name", percent, width, to, output)
         return
     if expand_hot:
         opts = _with_hot_path(gf, opts)
@@ -147,6 +163,19 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
         rows = tree_rows(gf, opts).drop("hidden")
         emit_table(rows, to, output, metric_units(gf, rows.columns))
+
+
+def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) -> str:
+    """The view asked for: ``--flat`` is pprof's top (its own table, not a view of
+    ``ops.views``), ``--bottom-up`` the same as ``--view bottom-up``."""
+    picked = [v for v, on in (("pprof-top", flat), ("bottom-up", bottom_up)) if on]
+    if view is not None and picked and picked != [view] or len(picked) > 1:
+        raise click.UsageError("--view, --flat and --bottom-up are alternatives; pick one")
+    out = view or (picked[0] if picked else "top-down")
+    if expand_hot and out != "top-down":
+        raise click.UsageError("--expand-hot expands the top-down tree; drop --view/--flat/"
+                               "--bottom-up")
+    return out
 
 
 def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
@@ -198,38 +227,25 @@ def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:
 
 def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, flat: bool,
              width: int | None, to: str, output: str) -> None:
-    """The flat profile or the bottom-up view, as a table/tree or records."""
+    """The flat profile per value of ``by`` (pprof's top), as a table or records."""
     from cctool.cli._io import emit_renderable, emit_table
-    from cctool.ops.flat import bottom_up_rows, flat_profile, metric_pair
+    from cctool.ops.flat import flat_profile, metric_pair
 
     metric = opts.metrics[0] if opts.metrics else None
-    args = (gf, by, metric, opts.agg, opts.rank, opts.thread)
-    df = flat_profile(*args) if flat else bottom_up_rows(*args)
+    df = flat_profile(gf, by, metric, opts.agg, opts.rank, opts.thread)
     if to != "text":
         unit = gf.metric(metric_pair(gf, metric)[0]).unit
         emit_table(df, to, output, {c: unit for c in ("self", "cum")})
         return
-    from dataclasses import replace
+    from cctool.render.tables import flat_table
 
-    from cctool.render import describe_locations
-    from cctool.render.tables import flat_table, graph_renderable
-
-    view: RenderableType
-    cols = list(metric_pair(gf, metric))
-    info = [gf.metric(c) for c in cols]
+    info = gf.metric(metric_pair(gf, metric)[0])
+    view: RenderableType = flat_table(df, by, opts.precision, opts.name_width, info)
     exact = gf.callgraph is not None and by in gf.callgraph.attributes() + ("function",)
-    if flat:
-        view = flat_table(df, by, opts.precision, opts.name_width, info[0])
-        if exact and opts.legend:
-            from rich.console import Group
-            from rich.text import Text
+    if exact and opts.legend:
+        from rich.console import Group
+        from rich.text import Text
 
-            view = Group(view, Text("self, cum: the profile's own per-function numbers "
-                                    "(not split by call path)", style="dim"))
-    else:
-        notes = ["function rows: the profile's own numbers; callers' rows: estimated from the "
-                 "expanded call tree"] if exact else []
-        view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
-                                describe_locations(gf, opts, info), note=False, info=info,
-                                notes=notes)
+        view = Group(view, Text("self, cum: the profile's own per-function numbers "
+                                "(not split by call path)", style="dim"))
     emit_renderable(ctx, view, output, width)

@@ -254,8 +254,8 @@ class GraphFrame(Locations):
         self,
         metrics: Sequence[str] | None = None,
         agg: str = "sum",
-        rank: int | None = None,
-        thread: int | None = None,
+        rank: int | Sequence[int] | None = None,
+        thread: int | Sequence[int] | None = None,
     ) -> pl.DataFrame:
         """One row per node (all nodes, in node order) with metrics aggregated over locations.
 
@@ -272,9 +272,9 @@ class GraphFrame(Locations):
         locs = self.locations
         loc_keep = np.ones(locs.height, dtype=bool)
         if rank is not None:
-            loc_keep &= locs["rank"].to_numpy() == rank
+            loc_keep &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
         if thread is not None:
-            loc_keep &= locs["thread"].to_numpy() == thread
+            loc_keep &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
         if (rank is not None or thread is not None) and locs.height and not loc_keep.any():
             ranks = locs["rank"].unique().sort().to_list()
             threads = locs["thread"].unique().sort().to_list()

@@ -185,10 +185,10 @@ def scaling_by_attribute(runs: Sequence[tuple[str, GraphFrame]],
 
 
 def combine_warnings(gf: GraphFrame, metrics: Sequence[str], agg: str,
-                     rank: int | None = None) -> list[str]:
+                     rank: int | tuple[int, ...] | None = None) -> list[str]:
     """What a user asking for a sum over ranks of a peak or level gets instead: the metric
     model never sums them (see :mod:`cctool.model.metrics`), and says so."""
-    if agg != "sum" or rank is not None or gf.num_ranks < 2:
+    if agg != "sum" or isinstance(rank, int) or gf.num_ranks < 2:
         return []
     out = []
     for m in metrics:

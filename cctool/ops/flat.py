@@ -1,5 +1,6 @@
-"""Flat and bottom-up views: per-function totals (pprof's ``top``) and who called each function
-with how much cost (HPCToolkit's callers view).
+"""Per-value totals of a node attribute (pprof's ``top``, ``tree --flat``) and who called
+each function with how much cost, one level (``bottom_up_rows``). The views people browse
+(bottom-up to the roots, the static flat view, peek) are in :mod:`cctool.ops.views`.
 
 "cum" (cumulative) is the inclusive value without double counting: summed over the CCT nodes of
 a function that have no ancestor of the same function, so recursion counts once per path.
@@ -17,6 +18,7 @@ from cctool.model.callgraph import NOT_EXPANDED
 from cctool.model.frame import GraphFrame
 from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
+from cctool.options import Selection
 
 ROOT_CALLER = "(root)"
 
@@ -36,7 +38,7 @@ def metric_pair(gf: GraphFrame, metric: str | None = None) -> tuple[str, str]:
 @merges_call_paths
 def flat_profile(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Per-value totals of attribute ``by``, pprof-style, heaviest self first.
 
@@ -71,7 +73,7 @@ def flat_profile(
 @merges_call_paths
 def caller_table(
     gf: GraphFrame, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Every (callee, caller) pair with the callee's cost that came through that caller.
 
@@ -96,7 +98,7 @@ def caller_table(
 @merges_call_paths
 def callers(
     gf: GraphFrame, name: str, by: str = "name", metric: str | None = None, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None,
+    rank: Selection = None, thread: Selection = None,
 ) -> pl.DataFrame:
     """Who called ``name`` and how much of its cost came through each caller.
 

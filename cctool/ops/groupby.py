@@ -32,6 +32,7 @@ from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_
 from cctool.model.metrics import effective_agg
 from cctool.ops._members import member_metrics
 from cctool.ops.profile_values import fold_markers, profile_values
+from cctool.options import Selection
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -236,7 +237,7 @@ def to_callgraph(gf: GraphFrame, agg: str = "sum") -> GroupGraph:
 @merges_call_paths
 def edge_table(
     gf: GraphFrame, group: np.ndarray, outer: np.ndarray, agg: str = "sum",
-    rank: int | None = None, thread: int | None = None, include_roots: bool = False,
+    rank: Selection = None, thread: Selection = None, include_roots: bool = False,
 ) -> pl.DataFrame:
     """CCT parent→child edges merged per (group of parent, group of child).
 
@@ -277,15 +278,15 @@ def edge_table(
 
 def _edge_location_stats(
     gf: GraphFrame, cols: list[str], pair_of: np.ndarray, outer: np.ndarray, npairs: int,
-    agg: str, rank: int | None, thread: int | None,
+    agg: str, rank: Selection, thread: Selection,
 ) -> dict[str, np.ndarray]:
     """Per edge, each metric summed per location, then aggregated across locations."""
     loc, locs = gf.location_index, gf.locations
     wanted = np.ones(locs.height, dtype=bool)
     if rank is not None:
-        wanted &= locs["rank"].to_numpy() == rank
+        wanted &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
     if thread is not None:
-        wanted &= locs["thread"].to_numpy() == thread
+        wanted &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
     renum = np.cumsum(wanted) - 1
     nid = gf.metrics["node"].to_numpy()
     keep = (pair_of[nid] >= 0) & wanted[loc]

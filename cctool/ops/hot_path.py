@@ -13,6 +13,8 @@ import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.frame import GraphFrame
+from cctool.ops.views import profile_total
+from cctool.options import Selection
 
 
 def default_inclusive(gf: GraphFrame, metric: str | None = None) -> str:
@@ -63,8 +65,8 @@ def hot_path_nodes(
 
 def hot_path(
     gf: GraphFrame, metric: str | None = None, threshold: float = 0.5,
-    start: str | int | None = None, agg: str = "sum", rank: int | None = None,
-    thread: int | None = None,
+    start: str | int | None = None, agg: str = "sum", rank: Selection = None,
+    thread: Selection = None,
 ) -> pl.DataFrame:
     """Follow the heaviest child while it holds at least ``threshold`` of its parent's value.
 
@@ -76,8 +78,9 @@ def hot_path(
         agg, rank, thread: how to combine locations, as in the tree view.
 
     Returns:
-        One row per path node: ``node``, ``depth``, ``name``, the metric, ``parent%`` and
-        ``start%`` (percent of the parent's and of the start node's value).
+        One row per path node: ``node``, ``depth``, ``name``, the metric, ``parent%``,
+        ``start%`` and ``total%`` (percent of the parent's, the start node's and the whole
+        profile's value, see :func:`cctool.ops.views.profile_total`).
     """
     col = default_inclusive(gf, metric)
     values = gf.node_values([col], agg=agg, rank=rank, thread=thread)[col].to_numpy()
@@ -89,6 +92,8 @@ def hot_path(
         pl.Series(col, vals),
         pl.Series("parent%", _percent(vals, prev)),
         pl.Series("start%", _percent(vals, np.full_like(vals, vals[0] if vals.size else 0))),
+        pl.Series("total%", _percent(vals, np.full_like(vals, profile_total(
+            gf, col, agg, rank, thread)))),
     )
 
 

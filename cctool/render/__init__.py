@@ -157,11 +157,15 @@ def describe_locations(
     if note:
         return str(note)
     if opts.rank is not None or opts.thread is not None:
+        from cctool.options import selection_text
+
         parts = []
         if opts.rank is not None:
-            parts.append(f"rank {opts.rank}")
+            parts.append(selection_text("rank", opts.rank))
         if opts.thread is not None:
-            parts.append(f"thread {opts.thread}")
+            parts.append(selection_text("thread", opts.thread))
+        if isinstance(opts.rank, tuple) or isinstance(opts.thread, tuple):
+            parts.append(f"{opts.agg} over them")
         return ", ".join(parts)
     n = gf.locations.height
     if n <= 1:
@@ -199,12 +203,14 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
                     sort_key: np.ndarray | None = None) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
     :func:`cctool.render.rows.tree_rows` takes it."""
+    from cctool.render.percent import legend_notes, shown_columns
     from cctool.render.rows import tree_rows, view_metrics
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
-    info = [gf.metric(m) for m in metrics]
-    tree = render_rows(rows, metrics, opts, info=info)
+    info: list[Metric | None] = [gf.metric(m) for m in metrics]
+    shown, kinds = shown_columns(metrics, info, opts)
+    tree = render_rows(rows, shown, opts, info=kinds)
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
@@ -213,10 +219,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
-        if rows["hidden"].sum():
-            key.notes = (HIDDEN_NOTE,)
-        if gf.metadata.get("estimate"):  # a call graph expanded into a tree
-            key.notes += (f"{gf.metadata['estimate']}",)
+        key.notes = legend_notes(gf, metrics, info, opts,
+                                 HIDDEN_NOTE if rows["hidden"].sum() else None)
         depths = rows["depth"].to_numpy()
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)

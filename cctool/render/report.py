@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -88,6 +89,14 @@ def tree_view(
 ) -> Group:
     """Summary lines, then the union tree with the shown values."""
     head = Text("\n".join(summary_lines(cmp, labels, opts.precision)) + "\n")
+    if opts.percent and cmp.opts.op == "sub" and not cmp.opts.percent and cmp.shown:
+        # B - A as a percentage of the base run's total (A's; B's with reverse).
+        first = cmp.shown[0]
+        base = cmp.totals[first][1 if cmp.opts.reverse else 0]
+        side = "B" if cmp.opts.reverse else "A"
+        opts = replace(opts, percent_base=(base, f"{side}'s total"))
+    else:
+        opts = replace(opts, percent=False)
     return Group(head, tree_renderable(cmp.result, opts, sort_key=_change_key(cmp)))
 
 

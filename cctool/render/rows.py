@@ -54,6 +54,16 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
                                     for m in metrics])
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
+    if opts.percent and metrics:
+        from cctool.ops.views import percent_name
+        from cctool.render.percent import percent_base
+
+        base = percent_base(gf, metrics[0], opts)[0]
+        pct = (pl.col(metrics[0]) * (100.0 / base if base else float("nan")))
+        table = table.with_columns(pct.alias(percent_name(metrics[0])))
+        cols = table.columns
+        cols.insert(cols.index(metrics[0]) + 1, cols.pop(cols.index(percent_name(metrics[0]))))
+        table = table.select(cols)
     out: pl.DataFrame = table[order.tolist()] if order.size != table.height else table[order]
     return out
 

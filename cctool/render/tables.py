@@ -55,9 +55,12 @@ def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3
                    name_width: int | None = None, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
     rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
-             percent(r["parent%"]), percent(r["start%"]), _fit(r["name"], name_width)]
+             percent(r["parent%"]), percent(r["start%"]),
+             *([percent(r["total%"])] if "total%" in df.columns else []),
+             _fit(r["name"], name_width)]
             for r in df.iter_rows(named=True)]
-    heads = ["node", "depth", metric, "parent%", "start%", "name"]
+    heads = ["node", "depth", metric, "parent%", "start%",
+             *(["total%"] if "total%" in df.columns else []), "name"]
     return _titled(title, _table(heads, rows, left=["name"]))
 
 

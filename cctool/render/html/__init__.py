@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from cctool.colormaps import PAGE
 from cctool.errors import CctoolError
+from cctool.options import Selection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,8 +70,8 @@ class HtmlOptions:
     color: str | None = None
     size: str | None = None
     agg: str = "sum"
-    rank: int | None = None
-    thread: int | None = None
+    rank: Selection = None
+    thread: Selection = None
     colormap: str = "auto"
     invert: bool = False
     budget: int = 150

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from cctool.options import Selection
+
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
 
@@ -34,7 +36,7 @@ COMPARISON_NOTE = ("A comparison: each profile's ranks and threads were combined
 
 
 def rank_data(gf: GraphFrame, metrics: Sequence[str], weight: np.ndarray, budget: int,
-              rank: int | None = None, thread: int | None = None) -> dict[str, Any]:
+              rank: Selection = None, thread: Selection = None) -> dict[str, Any]:
     """The ``ranks`` object of the page's data.
 
     Args:
@@ -90,13 +92,13 @@ def _encode(block: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(block, dtype="<f4").tobytes()).decode()
 
 
-def _restricted(gf: GraphFrame, rank: int | None, thread: int | None) -> GraphFrame:
+def _restricted(gf: GraphFrame, rank: Selection, thread: Selection) -> GraphFrame:
     """``gf`` with only the metric rows of ``rank``/``thread`` (all when None)."""
     if rank is None and thread is None:
         return gf
     keep = pl.lit(True)
     if rank is not None:
-        keep &= pl.col("rank") == rank
+        keep &= pl.col("rank").is_in(list(np.atleast_1d(rank).tolist()))
     if thread is not None:
-        keep &= pl.col("thread") == thread
+        keep &= pl.col("thread").is_in(list(np.atleast_1d(thread).tolist()))
     return replace(gf, metrics=gf.metrics.filter(keep))

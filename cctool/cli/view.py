@@ -1,0 +1,58 @@
+"""``cctool view``: the full-screen terminal viewer (needs the ``cctool[tui]`` extra)."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import (
+    derive_option,
+    from_option,
+    location_options,
+    profile_argument,
+    single_metric_option,
+)
+
+
+@click.command()
+@profile_argument()
+@from_option
+@single_metric_option(help="Metric (either column of an exclusive/inclusive pair). Default: "
+                      "the profile's default metric.")
+@location_options
+@click.option("--view", "kind", type=click.Choice(["top-down", "bottom-up", "flat"]),
+              default="top-down", show_default=True, help="The view to open with.")
+@click.option("--by", default="name", show_default=True, metavar="COLUMN",
+              help="Name functions by this attribute in the bottom-up view.")
+@derive_option
+def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
+         thread: int | None, agg: str, kind: str, by: str) -> None:
+    """Browse a profile in the terminal: a tree-table of inclusive, exclusive and % values.
+
+    \b
+    Keys: arrows/j/k move, right/enter expand, left collapse, space toggle, h hot path,
+    v next view (top-down, bottom-up, flat), s or 1-5 sort by a column, / search (regex),
+    n/N next/previous match, r per-rank distribution, c callers/callees, y copy the
+    selection as a query, q quit.
+
+    \b
+    Example:
+      cctool view db/
+      cctool view run.pstats --view bottom-up
+    """
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError("cctool view draws on a terminal; for text or records use "
+                               "cctool tree --view ... (or cctool peek)")
+    try:
+        from cctool.render.tui.app import ViewerApp
+    except ImportError:
+        raise click.UsageError("cctool view needs Textual: pip install 'cctool[tui]'") from None
+    from cctool.cli._io import load
+    from cctool.ops.views import ViewOptions
+    from cctool.render.tui.model import ViewModel
+
+    gf = load(profile, fmt)
+    model = ViewModel(gf, ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by),
+                      kind)
+    ViewerApp(model, profile).run()

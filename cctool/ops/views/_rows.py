@@ -1,0 +1,92 @@
+"""Assemble a view's rows: values per row, then display order (preorder, heaviest first)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.model.frame import GraphFrame
+from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._view import View, ViewOptions
+
+
+def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Row ids in preorder, siblings by ``key`` descending (ties: id order)."""
+    from cctool import kernels
+
+    n = parent.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    sib = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), parent))
+    label = np.empty(n, dtype=np.int64)
+    label[sib] = np.arange(n)
+    relabelled = np.full(n, -1, dtype=np.int64)
+    has = parent >= 0
+    relabelled[label[has]] = label[parent[has]]
+    return np.asarray(sib[kernels.preorder(relabelled)])
+
+
+def metric_pair(gf: GraphFrame, metric: str | None) -> tuple[str, str]:
+    from cctool.ops.flat import metric_pair as pair
+
+    return pair(gf, metric)
+
+
+def total(gf: GraphFrame, inc: str, opts: ViewOptions) -> float:
+    """The profile's inclusive total: the roots' values summed (the base of percentages)."""
+    from cctool.ops.views._view import profile_total
+
+    return profile_total(gf, inc, opts.agg, opts.rank, opts.thread)
+
+
+def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
+          columns: Mapping[str, Any],
+          exc_members: Members, inc_members: Members, exact: bool = True,
+          key: np.ndarray | None = None, keyed: np.ndarray | None = None) -> View:
+    """The view of rows with ``parent`` links (parent id < row id) and ``columns`` (name,
+    role, node, contexts), valued over their members and put in display order: siblings
+    by inclusive value, except rows ``keyed``, which sort by ``key`` instead."""
+    exc, inc = metric_pair(gf, opts.metric)
+    check_additive(gf, [exc, inc])
+    ev = row_values(gf, exc, exc_members, opts.agg, opts.rank, opts.thread)
+    iv = row_values(gf, inc, inc_members, opts.agg, opts.rank, opts.thread)
+    return assemble(kind, gf, opts, parent, columns, ev, iv, exc_members, inc_members, exact,
+                    key, keyed)
+
+
+def assemble(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
+             columns: Mapping[str, Any], ev: np.ndarray, iv: np.ndarray,
+             exc_members: Members, inc_members: Members, exact: bool = True,
+             key: np.ndarray | None = None, keyed: np.ndarray | None = None,
+             note: str = "") -> View:
+    """:func:`build` with the values given: put rows in display order, make the View."""
+    exc, inc = metric_pair(gf, opts.metric)
+    sort_key = np.nan_to_num(iv, nan=-np.inf).copy()
+    if key is not None and keyed is not None:
+        sort_key[keyed] = key[keyed]
+    order = tree_order(parent, sort_key)
+    new = np.empty_like(order)
+    new[order] = np.arange(order.size)
+    par = parent[order]
+    new_par = np.where(par >= 0, new[np.maximum(par, 0)], -1)
+    from cctool import kernels
+
+    depth = kernels.depths(new_par) if order.size else np.zeros(0, dtype=np.int64)
+    data: dict[str, object] = {
+        "row": pl.Series("row", np.arange(order.size, dtype=np.int32)),
+        "parent": pl.Series("parent", new_par.astype(np.int32)).set(
+            pl.Series(new_par < 0), None) if order.size else pl.Series("parent", [],
+                                                                     dtype=pl.Int32),
+        "depth": pl.Series("depth", np.asarray(depth, dtype=np.int32)),
+    }
+    for name, col in columns.items():
+        s = col if isinstance(col, pl.Series) else pl.Series(name, col, strict=False)
+        data[name] = s.alias(name).gather(order)
+    data[exc], data[inc] = ev[order], iv[order]
+    members = ((new[exc_members.rows], exc_members.nodes),
+               (new[inc_members.rows], inc_members.nodes))
+    return View(kind=kind, rows=pl.DataFrame(data), exclusive=exc, inclusive=inc,
+                total=total(gf, inc, opts), exact=exact, members=members, note=note)

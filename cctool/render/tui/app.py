@@ -1,0 +1,301 @@
+"""The Textual app of ``cctool view``: a virtualised tree-table (only the rows on screen are
+drawn, so a million rows scroll as fast as a hundred), a per-rank pane, a callers/callees
+pane and a search line. Every computation is a :class:`~cctool.render.tui.model.ViewModel`
+call; this module only draws and maps keys."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Input, Static
+
+from cctool.errors import CctoolError
+from cctool.model.metrics import Metric
+from cctool.render import format_value
+from cctool.render.text import elide, sparkline
+from cctool.render.tui.model import COLUMNS, ViewModel
+
+VIEWS = ("top-down", "bottom-up", "flat")
+WIDTHS = (11, 7, 11, 7)  # value columns; the name takes the rest
+
+
+class TreeTable(ScrollView, can_focus=True):
+    """The rows of the model's visible list, drawn line by line as they scroll into view."""
+
+    DEFAULT_CSS = """
+    TreeTable { height: 1fr; overflow-x: hidden; }
+    """
+    # The cursor moves, not just the scroll position (these replace ScrollView's keys).
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "app.move(1)", "down", show=False),
+        Binding("up,k", "app.move(-1)", "up", show=False),
+        Binding("pagedown", "app.page(1)", show=False),
+        Binding("pageup", "app.page(-1)", show=False),
+        Binding("home", "app.edge(0)", show=False),
+        Binding("end", "app.edge(1)", show=False),
+    ]
+
+    def __init__(self, model: ViewModel, info: tuple[Metric, Metric], **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.model, self.info = model, info
+
+    def sync(self) -> None:
+        """Size the scroll area to the visible rows and keep the cursor on screen."""
+        vis = self.model.visible()
+        self.virtual_size = Size(self.scrollable_content_region.width, int(vis.size))
+        _ = self.model.current  # clamps the cursor
+        top, height = self.scroll_offset.y, max(self.scrollable_content_region.height, 1)
+        if self.model.cursor < top:
+            self.scroll_to(y=self.model.cursor, animate=False, immediate=True)
+        elif self.model.cursor >= top + height:
+            self.scroll_to(y=self.model.cursor - height + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.sync()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        index = self.scroll_offset.y + y
+        vis = self.model.visible()
+        if index >= vis.size:
+            return Strip.blank(width)
+        return Strip([Segment(line, style) for line, style in self._line(int(vis[index]),
+                                                                         index, width)])
+
+    def _line(self, row: int, index: int, width: int) -> list[tuple[str, Style]]:
+        m = self.model
+        inc, inc_pct, exc, exc_pct, name = m.cells(row)
+        cells = (format_value(inc, 3, self.info[0]), f"{inc_pct:.1f}%",
+                 format_value(exc, 3, self.info[1]), f"{exc_pct:.1f}%")
+        values = " ".join(c.rjust(w) for c, w in zip(cells, WIDTHS, strict=True)) + " "
+        mark = ("▾ " if m.expanded[row] else "▸ ") if m.has_children[row] else "  "
+        depth = int(m.depth[row])
+        room = max((width - len(values)) // 3, 2)  # deep rows: the outer levels fold
+        indent = "  " * depth if 2 * depth <= room else f"{depth:>{room - 1}}·"
+        hit = m.matches.size and bool(np.isin(row, m.matches))
+        room = max(width - len(values) - len(indent) - len(mark), 1)
+        label = (indent + mark + elide(name, room))[: max(width - len(values), 0)]
+        base = Style(reverse=True) if index == m.cursor else Style()
+        heat = _heat(inc_pct)
+        return [(values, base + heat), (label.ljust(max(width - len(values), 0)),
+                                        base + (Style(bold=True, underline=True) if hit
+                                                else Style()))]
+
+
+def _heat(pct: float) -> Style:
+    if pct >= 50:
+        return Style(color="red", bold=True)
+    if pct >= 10:
+        return Style(color="yellow")
+    return Style(color="green") if pct >= 1 else Style(dim=True)
+
+
+class ViewerApp(App[None]):
+    """``cctool view``: keys in :data:`BINDINGS` (shown in the footer)."""
+
+    TITLE = "cctool view"
+    CSS = """
+    #head { height: 2; color: $text; background: $boost; }
+    #ranks, #peek { height: auto; max-height: 14; border-top: solid $accent; display: none; }
+    #search { dock: bottom; display: none; }
+    #status { height: 1; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("right,l,enter", "open", "expand", show=False),
+        Binding("left", "close", "collapse", show=False),
+        Binding("space", "flip", "expand/collapse"),
+        Binding("h", "hot", "hot path"),
+        Binding("v", "next_view", "view"),
+        Binding("s", "next_sort", "sort"),
+        Binding("slash", "search", "search"),
+        Binding("n", "match(1)", "next"),
+        Binding("N", "match(-1)", "prev"),
+        Binding("r", "ranks", "ranks"),
+        Binding("c", "peek", "callers/callees"),
+        Binding("y", "copy", "copy query"),
+    ]
+
+    def __init__(self, model: ViewModel, title: str) -> None:
+        super().__init__()
+        self.model, self.profile_title = model, title
+        gf = model.gf
+        self.info = (gf.metric(model.view.inclusive), gf.metric(model.view.exclusive))
+        self.table = TreeTable(model, self.info, id="table")
+        self.last_query = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="head")
+        with Vertical():
+            yield self.table
+            yield Static(id="ranks")
+            yield Static(id="peek")
+        yield Static(id="status")
+        yield Input(placeholder="regex (Enter: search, Esc: cancel)", id="search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self._redraw()
+
+    # ------------------------------------------------------------------ drawing
+    def _redraw(self, status: str | None = None) -> None:
+        m = self.model
+        heads = [*(h.rjust(w) for h, w in zip(COLUMNS[:4], WIDTHS, strict=True)), "name"]
+        heads[m.sort_column] = heads[m.sort_column].replace(
+            heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
+            if m.sort_column < 4 else "name▲")
+        title = Text(f"{self.profile_title} | {m.kind} | {m.view.inclusive} | "
+                     f"total {format_value(m.view.total, 3, self.info[0])} | "
+                     f"{m.visible().size}/{m.parent.size} rows\n", style="bold")
+        title.append(" ".join(heads[:4]) + " " + heads[4], style="bold underline")
+        self.query_one("#head", Static).update(title)
+        self.table.sync()
+        if status is not None:
+            self.query_one("#status", Static).update(status)
+        if self.query_one("#ranks", Static).display:
+            self._draw_ranks()
+        if self.query_one("#peek", Static).display:
+            self._draw_peek()
+
+    def _draw_ranks(self) -> None:
+        m = self.model
+        r = m.current
+        d = m.distribution(r)
+        s = d.summary
+        text = Text(f"per rank: {m.names[r]}\n", style="bold")
+        width = max(self.size.width - 2, 10)
+        vals = d.values
+        if vals.size > width:  # one cell per group of ranks: its heaviest rank
+            groups = np.array_split(vals, width)
+            vals = np.array([g.max() for g in groups])
+        text.append("▕" + sparkline(vals.tolist(), from_zero=True) + "▏\n")
+        if s:
+            info = self.info[0]
+            text.append(f"ranks {d.ranks.size}  max {format_value(s['max'], 3, info)} on rank "
+                        f"{int(s['max rank'])}  mean {format_value(s['mean'], 3, info)}  "
+                        f"min {format_value(s['min'], 3, info)}  max/mean {s['max/mean']:.2f}")
+        self.query_one("#ranks", Static).update(text)
+
+    def _draw_peek(self) -> None:
+        m = self.model
+        try:
+            view = m.neighbours()
+        except CctoolError as exc:
+            self.query_one("#peek", Static).update(f"callers / callees: {exc}")
+            return
+        rows = view.rows
+        text = Text(f"callers / callees of {rows['name'][0]} (merged over contexts)\n",
+                    style="bold")
+        for r in rows.iter_rows(named=True):
+            if r["role"] == "function":
+                continue
+            indent = "  " if r["role"] in ("callers", "callees") else "      "
+            text.append(f"{format_value(r[view.inclusive], 3, self.info[0]):>11} "
+                        f"{100 * r[view.inclusive] / view.total if view.total else 0:5.1f}% "
+                        f"{indent}{r['name']}\n",
+                        style="bold" if r["role"] in ("callers", "callees") else "")
+        self.query_one("#peek", Static).update(text)
+
+    # ------------------------------------------------------------------ actions
+    def action_move(self, step: int) -> None:
+        self.model.cursor += step
+        self._redraw()
+
+    def action_page(self, step: int) -> None:
+        self.model.cursor += step * max(self.table.scrollable_content_region.height - 1, 1)
+        self._redraw()
+
+    def action_edge(self, end: int) -> None:
+        self.model.cursor = self.model.visible().size - 1 if end else 0
+        self._redraw()
+
+    def action_open(self) -> None:
+        self.model.toggle(open_=True)
+        self._redraw()
+
+    def action_close(self) -> None:
+        self.model.collapse_or_parent()
+        self._redraw()
+
+    def action_flip(self) -> None:
+        self.model.toggle()
+        self._redraw()
+
+    def action_hot(self) -> None:
+        path = self.model.hot_path()
+        self._redraw(f"hot path: {len(path)} rows, heaviest child while ≥ 50% of its parent")
+
+    def action_next_view(self) -> None:
+        m = self.model
+        m.switch(VIEWS[(VIEWS.index(m.kind) + 1) % len(VIEWS)] if m.kind in VIEWS else VIEWS[0])
+        self._redraw(f"{m.kind} view" + (f"; {m.view.note}" if m.view.note else ""))
+
+    def action_next_sort(self) -> None:
+        self._sort((self.model.sort_column + 1) % len(COLUMNS))
+
+    def _sort(self, column: int) -> None:
+        self.model.sort(column)
+        self._redraw(f"sorted by {COLUMNS[column]}")
+
+    def on_key(self, event: events.Key) -> None:
+        """1-5 sort by that column (inclusive, inc %, exclusive, exc %, name)."""
+        if event.key in ("1", "2", "3", "4", "5") and self.focused is self.table:
+            self._sort(int(event.key) - 1)
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.value = self.model.pattern
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        box = self.query_one("#search", Input)
+        box.display = False
+        self.table.focus()
+        try:
+            count = self.model.search(event.value)
+        except ValueError as exc:
+            self._redraw(str(exc))
+            return
+        self._redraw(f"/{event.value}: {count} matches (n next, N previous)")
+
+    def on_key_escape(self) -> None:
+        box = self.query_one("#search", Input)
+        if box.display:
+            box.display = False
+            self.table.focus()
+
+    def action_match(self, step: int) -> None:
+        row = self.model.next_match(step)
+        k = "" if row is None else str(int(np.searchsorted(
+            self.model.pos[self.model.matches], self.model.pos[row])) + 1)
+        self._redraw(f"match {k}/{self.model.matches.size}" if row is not None
+                     else "no matches")
+
+    def action_ranks(self) -> None:
+        pane = self.query_one("#ranks", Static)
+        pane.display = not pane.display
+        self._redraw()
+
+    def action_peek(self) -> None:
+        pane = self.query_one("#peek", Static)
+        pane.display = not pane.display
+        self._redraw()
+
+    def action_copy(self) -> None:
+        self.last_query = self.model.query()
+        self.copy_to_clipboard(self.last_query)
+        self._redraw(f"copied: cctool query PROFILE '{self.last_query}'")

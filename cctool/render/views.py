@@ -1,0 +1,116 @@
+"""Draw a view (:class:`cctool.ops.views.View`) as text: a header naming the columns, then
+one line per row (inclusive, its percentage of the total, exclusive, its percentage, the
+name), colored by the inclusive value; then a legend."""
+
+from __future__ import annotations
+
+import polars as pl
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Metric
+from cctool.ops.views import View, percent_name
+from cctool.options import TreeOptions
+from cctool.render import (
+    _color,
+    colormap,
+    describe_locations,
+    format_value,
+    legend,
+)
+from cctool.render.percent import PERCENT
+from cctool.render.text import elide, printable
+from cctool.render.treelines import _GUIDES, GuideCodes, _fresh_style, _guide_text
+
+TITLES = {"top-down": "Top-down view (calling contexts)",
+          "bottom-up": "Bottom-up view (functions, then their callers down to the roots)",
+          "flat": "Flat view (load module > file > function > loop > line)",
+          "peek": "Callers and callees, merged over all contexts"}
+
+
+def view_columns(view: View, percent: bool) -> list[str]:
+    """The value columns a renderer shows, in order."""
+    inc, exc = view.inclusive, view.exclusive
+    return [inc, percent_name(inc), exc, percent_name(exc)] if percent else [inc, exc]
+
+
+def view_records(view: View, percent: bool) -> pl.DataFrame:
+    """The rows as records: ``row``, ``parent``, ``depth``, ``name``, ``role``, ``node``,
+    ``contexts`` and the values (with percentages of the total when asked)."""
+    return view.with_percent() if percent else view.rows
+
+
+def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool = True,
+                    depth: int | None = None) -> Group:
+    """The view as lines with a column header and a legend; ``depth`` limits the levels."""
+    rows = view.with_percent()
+    if depth is not None:
+        rows = rows.filter(pl.col("depth") < depth)
+    cols = view_columns(view, percent)
+    inc_info, exc_info = gf.metric(view.inclusive), gf.metric(view.exclusive)
+    info: list[Metric | None] = [inc_info, PERCENT, exc_info, PERCENT] if percent else [
+        inc_info, exc_info]
+    texts = [[format_value(v, opts.precision, k) for v in rows[c].to_list()]
+             for c, k in zip(cols, info, strict=True)]
+    heads = [_short(c, view) for c in cols]
+    widths = [max([len(h), *(len(t) for t in col)]) for h, col in zip(heads, texts, strict=True)]
+    cells = [" ".join(col[i].rjust(widths[k]) for k, col in enumerate(texts)) + " "
+             for i in range(rows.height)]
+    header = Text(" ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name",
+                  style="bold")
+    colors = colormap(opts.colormap, opts.invert_colormap)
+    first = rows[view.inclusive].to_list()
+    peak = max((abs(v) for v in first if v is not None), default=0.0)
+    lines = ViewLines(cells, [_color(v, peak, colors) for v in first],
+                      GuideCodes(rows["depth"].to_list()),
+                      [printable(n) for n in rows["name"].fill_null("").to_list()],
+                      opts.full_names)
+    parts: list[RenderableType] = [Text(TITLES.get(view.kind, view.kind), style="bold"),
+                                   header, lines]
+    if opts.legend:
+        where = describe_locations(gf, opts, [inc_info])
+        key = legend([view.inclusive, view.exclusive], opts, peak, where, False,
+                     [inc_info, exc_info])
+        notes = [f"%: of the total, {format_value(view.total, opts.precision, inc_info)}"]
+        if view.note:
+            notes.append(view.note)
+        key.notes = tuple(notes)
+        parts += [Text(""), key]
+    return Group(*parts)
+
+
+def _short(col: str, view: View) -> str:
+    if col == view.inclusive:
+        return "inclusive"
+    if col == view.exclusive:
+        return "exclusive"
+    return "%"
+
+
+class ViewLines:
+    """Rows as lines: the value cells (colored), then the tree guides and the name, elided
+    to the console's width."""
+
+    def __init__(self, cells: list[str], styles: list[str], guides: GuideCodes,
+                 names: list[str], full_names: bool) -> None:
+        self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
+        self.full_names = full_names
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pieces = [g[1 if options.ascii_only else 0] for g in _GUIDES]
+        mark = "~" if options.ascii_only else "…"
+        dim = Style(dim=True)
+        cache: dict[str, Style] = {}
+        for i in range(len(self.guides)):
+            guide = _guide_text(self.guides, i, pieces, options.max_width, options.ascii_only)
+            room = options.max_width - len(self.cells[i]) - len(guide)
+            key = self.styles[i]
+            style = cache.get(key) or cache.setdefault(key, _fresh_style(key))
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
+            yield Segment(self.cells[i], style)
+            yield Segment(guide, dim)
+            yield Segment(name)
+            yield Segment.line()
