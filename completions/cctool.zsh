@@ -258,12 +258,12 @@ _cctool() {
                     ''--full-names'[Never elide long names.]' \
                     ''--no-legend'[Leave out the legend.]' \
                     ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent), m]' \
-                    ''--view'[top-down: the calling context tree (default); bottom-up: functions wit]:value:(top-down bottom-up flat)' \
+                    ''--view'[top-down (the tree), bottom-up (callers down to the roots) or flat (mo]:value:(top-down bottom-up flat)' \
                     ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum% (pprofs top)]' \
                     ''--bottom-up'[Same as --view bottom-up.]' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[% of the profiles total beside the first metric (default: on in text).]' \
                     ''--data'[The data-object tree (DHAT, Calipers alloc service).]' \
-                    ''--by'[Group for --flat and --view bottom-up (default name): name, function, ]:value: ' \
+                    ''--by'[Group for --flat and bottom-up: name (default), function, file...]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \

@@ -22,6 +22,7 @@ from cctool.errors import CctoolWarning
 from cctool.ops.flat import bottom_up_rows, flat_profile
 from cctool.ops.groupby import groupby
 from cctool.readers import read
+from tests.conftest import json_rows
 
 CPROFILE = Path(__file__).parent / "data" / "cprofile"
 # The pytest run expands to over a million contexts; small budgets keep the test fast.
@@ -94,7 +95,7 @@ def test_cli_flat_says_which_cums_are_estimates() -> None:
     res = CliRunner().invoke(cli, ["tree", "--flat", "--to", "json",
                                    str(CPROFILE / "imports.pstats")])
     assert res.exit_code == 0, res.stderr
-    rows = {r["name"]: r for r in json.loads(res.stdout)}
+    rows = {r["name"]: r for r in json_rows(res.stdout)}
     assert rows["_find_and_load"]["cum [s]"] == pytest.approx(0.033812531, rel=1e-12)
     assert res.stderr.startswith("warning: cum of 13 of 517 name values is estimated")
     assert "<module>" in res.stderr  # 49 functions named <module> import one another

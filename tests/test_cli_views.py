@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
@@ -50,9 +49,9 @@ def test_aliases_and_alternatives(data) -> None:  # type: ignore[no-untyped-def]
 
 def test_percent_in_records_only_when_asked(data) -> None:  # type: ignore[no-untyped-def]
     path = str(data("hpctoolkit-allgather-database"))
-    rows = json.loads(run("peek", path, "^MPIC_Wait$", "--to", "json").stdout)
+    rows = json_rows(run("peek", path, "^MPIC_Wait$", "--to", "json").stdout)
     assert not any(k.endswith(" %") for k in rows[0])
-    rows = json.loads(run("peek", path, "^MPIC_Wait$", "--to", "json", "--percent").stdout)
+    rows = json_rows(run("peek", path, "^MPIC_Wait$", "--to", "json", "--percent").stdout)
     assert rows[0]["time (inc) %"] == pytest.approx(100 * rows[0]["time (inc) [s]"] / 26.158368)
     text = run("tree", path, "--depth", "1", "--width", "100").stdout
     assert "99.93 % <program root>" in text
@@ -66,7 +65,7 @@ def test_rank_ranges_combine_those_ranks(data) -> None:  # type: ignore[no-untyp
     def root(*flags: str) -> float:
         res = run("tree", path, "--depth", "1", "--to", "json", *flags)
         assert res.exit_code == 0, res.stderr
-        return float(json.loads(res.stdout)[0]["time (inc) [s]"])
+        return float(json_rows(res.stdout)[0]["time (inc) [s]"])
 
     parts = [root("--rank", str(r)) for r in (0, 1, 2, 3, 8)]
     assert root("--rank", "0-3,8") == pytest.approx(sum(parts), rel=1e-12)

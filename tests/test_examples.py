@@ -18,11 +18,13 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
     new-runs/                                 five more trials of it
     dhat-run/, np1/ np2/ np4/                 tests/data/dhat/np4, .../np1 ...
     cali/np*/                                 tests/data/caliper-data/np*
+    run.pstats                                tests/data/cprofile/imports.pstats
 
 Commands of other tools in the same line (``flamegraph.pl``, ``go tool pprof``, ``mpiexec``)
 are not run; the cctool part before them is. Lines that are not cctool commands (installing,
 benchmarks, shell setup) are not examples of cctool's output and are skipped, and so are
-those that need a Dask cluster (``--scheduler``).
+those that need a Dask cluster (``--scheduler``) or a terminal (``cctool view``, a full-screen
+viewer tested through Textual's pilot in test_tui.py).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "dhat-run/": ("tests", "dhat/np4"), "np1/": ("tests", "dhat/np1"),
     "np2/": ("tests", "dhat/np2"), "np4/": ("tests", "dhat/np4"),
     "cali/np*/": ("tests", "caliper-data/np*"),
+    "run.pstats": ("tests", "cprofile/imports.pstats"),
 }
 HELP_LINES = 90  # at Click's default width of 80 columns
 
@@ -102,7 +105,7 @@ def help_examples() -> list[tuple[str, str]]:
 # variables) cannot run here; the distributed tests start a local one instead.
 CLUSTER = ("--scheduler",)
 EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + help_examples()
-            if not any(k in c for k in CLUSTER)]
+            if not any(k in c for k in CLUSTER) and not c.startswith("cctool view ")]
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ def peek(ctx: click.Context, profile: str, regex: str, fmt: str | None, metric: 
 
     \b
     Example:
-      cctool peek db/ '^MPIC_Sendrecv$'
+      cctool peek db/ '^PMPI_Finalize$'
       cctool peek run.pstats 'json|yaml' --to csv
     """
     from cctool.cli._io import load

@@ -51,9 +51,8 @@ if TYPE_CHECKING:
               help="Expand only the hot path (heaviest child while ≥ 50% of its parent), "
               "marked ◆.")
 @click.option("--view", "view", type=click.Choice(["top-down", "bottom-up", "flat"]),
-              default=None, help="top-down: the calling context tree (default); bottom-up: "
-              "functions with their callers down to the roots; flat: module > file > "
-              "function > loop > line.")
+              default=None, help="top-down (the tree), bottom-up (callers down to the "
+              "roots) or flat (module > file > function > loop > line).")
 @click.option("--flat", is_flag=True,
               help="Flat profile per --by value: self, self%, sum%, cum, cum% (pprof's top).")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
@@ -62,8 +61,7 @@ if TYPE_CHECKING:
 @click.option("--data", is_flag=True,
               help="The data-object tree (DHAT, Caliper's alloc service).")
 @click.option("--by", default=None, metavar="COLUMN",
-              help="Group for --flat and --view bottom-up (default name): name, function, "
-              "file, module, or another node attribute.")
+              help="Group for --flat and bottom-up: name (default), function, file...")
 @derive_option
 @stream_option
 @executor_options
@@ -82,22 +80,18 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
-    Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise.
-    --to json|csv writes the shown rows; --to folded|speedscope|pprof exports the profile
-    for flame-graph tools, speedscope and pprof.
+    Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise;
+    --to folded|speedscope|pprof exports the profile.
 
     \b
     Example:
       cctool tree db/ --metric "time (inc)" --depth 8 --threshold 0.01
-      cctool tree db/ --agg cv --expand-hot
       cctool tree db/ --flat --by function
       cctool read db/ -o - | cctool tree - --to json
       cctool tree db/ --html tree.html
       cctool tree db/ --to folded -o db.folded   # flamegraph.pl db.folded > db.svg
       cctool tree db/ --to pprof -o db.pb.gz     # go tool pprof -http : db.pb.gz
-      cctool tree dhat-run/ --data --metric bytes --metric reads
       cctool tree huge-v4-db/ --agg mean --stream
-      cctool tree huge-v4-db/ --agg max --scheduler scheduler.json
     """
     from cctool.cli._io import emit_renderable, emit_table
     from cctool.options import TreeOptions

@@ -112,6 +112,9 @@ def _lowest_priority() -> None:
 
 
 _started: list[bool] = []  # one attempt per process
+# The detached compile outlives its Popen object here: holding it keeps Python from warning
+# (ResourceWarning: "subprocess is still running") when the object would be collected.
+_children: list[subprocess.Popen[bytes]] = []
 
 
 def start_background() -> bool:
@@ -126,13 +129,13 @@ def start_background() -> bool:
             return False
         lock.parent.mkdir(parents=True, exist_ok=True)
         lock.write_text(str(os.getpid()))
-        subprocess.Popen(
+        _children.append(subprocess.Popen(
             [sys.executable, "-m", "cctool.kernels", "--background"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(
                 [str(_SOURCE.parents[2]), *filter(None, [os.environ.get("PYTHONPATH")])])},
-        )
+        ))
     except OSError:  # a read-only cache or no way to spawn: the NumPy twins still work
         return False
     return True
