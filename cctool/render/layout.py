@@ -180,7 +180,9 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
     if c.kind == "name":
         return elide(cell, width, mark)
     if c.kind in ("path", "file"):
-        return elide_path(cell, width, c.sep if c.kind == "path" else "/", mark)
+        if c.kind == "path":
+            return elide_path(cell, width, c.sep, mark)
+        return elide_path(cell, width, "/", mark, keep_first=True)
     if c.kind == "tree":
         name = cell.lstrip(" ")
         indent = min(len(cell) - len(name), width // 2)
@@ -188,10 +190,13 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
     return cell[: max(width - len(mark), 0)] + mark[: width]
 
 
-def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…") -> str:
+def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…",
+               keep_first: bool = False) -> str:
     """Shorten a call path or file path to ``width`` characters by leaving out frames in the
-    middle: the leaf stays, then as many frames as fit from the end, then the first frame
-    if it fits (``main / … / solve / MPI_Wait``); a leaf too long alone loses its middle."""
+    middle: the leaf stays, then as many frames as fit from the end, then the first frame if
+    it fits (``main / … / solve / MPI_Wait``); a leaf too long alone loses its middle. With
+    ``keep_first`` (file paths: the top folder says which machine or set a run is from), a
+    short first frame (at most a third of the width) keeps its room before the end fills."""
     if cell_len(path) <= width:
         return path
     parts = path.split(sep)
@@ -205,8 +210,12 @@ def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…") -> st
 
     if size([], tail) > width:
         return elide(parts[-1], width, mark)
+    # A short first frame (the top folder, ``main``) says where the path is from: its room is
+    # kept before the frames from the end take the rest.
+    keep = [parts[0]] if (keep_first and len(parts) > 2 and cell_len(parts[0]) <= width // 3
+                          and size([parts[0]], tail) <= width) else []
     for frame in reversed(parts[1:-1]):
-        if size([], [frame, *tail]) > width:
+        if size(keep, [frame, *tail]) > width:
             break
         tail.insert(0, frame)
     head = [parts[0]] if len(tail) < len(parts) - 1 and size([parts[0]], tail) <= width else []
