@@ -113,7 +113,7 @@ class FitTable:
         shown, widths, dropped = self.layout(options.max_width)
         mark = "~" if options.ascii_only else "…"
         if self.title:
-            yield Text(self.title, style="bold")
+            yield Text("\n".join(wrap_title(self.title, options.max_width)), style="bold")
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
         for k, w in zip(shown, widths, strict=True):
             c = self.columns[k]
@@ -188,6 +188,34 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
         indent = min(len(cell) - len(name), width // 2)
         return " " * indent + elide(name, width - indent, mark)
     return cell[: max(width - len(mark), 0)] + mark[: width]
+
+
+TITLE_BREAKS = (("; ",), (": ", ", ", " by ", " relative to ", " ("))
+
+
+def wrap_title(title: str, width: int) -> list[str]:
+    """A title too wide for ``width`` cut into lines between clauses, never inside parentheses,
+    rather than where the terminal happens to wrap it: after a ``;`` if one fits, else at the
+    last of ``:``, ``,``, `` by ``, `` relative to ``, `` (`` that fits. A title with no such
+    break is left to the terminal."""
+    if cell_len(title) <= width:
+        return [title]
+    depth, ok = 0, []
+    for ch in title:
+        depth += (ch in "([") - (ch in ")]")
+        ok.append(depth == 0)
+    for group in TITLE_BREAKS:
+        best = -1
+        for sep in group:
+            keep = len(sep.rstrip()) if sep[0] != " " else 0  # ";" ":" "," end the line
+            start = title.find(sep)
+            while start > 0:
+                if ok[start] and cell_len(title[:start + keep]) <= width:
+                    best = max(best, start + keep)
+                start = title.find(sep, start + 1)
+        if best > 0:
+            return [title[:best].rstrip(), *wrap_title(title[best:].lstrip(), width)]
+    return [title]
 
 
 def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…",
