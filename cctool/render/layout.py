@@ -113,7 +113,7 @@ class FitTable:
         shown, widths, dropped = self.layout(options.max_width)
         mark = "~" if options.ascii_only else "…"
         if self.title:
-            yield Text("\n".join(wrap_title(self.title, options.max_width)), style="bold")
+            yield Title(self.title)
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
         for k, w in zip(shown, widths, strict=True):
             c = self.columns[k]
@@ -188,6 +188,16 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
         indent = min(len(cell) - len(name), width // 2)
         return " " * indent + elide(name, width - indent, mark)
     return cell[: max(width - len(mark), 0)] + mark[: width]
+
+
+class Title:
+    """A bold title line that breaks between clauses at the console's width (wrap_title)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text("\n".join(wrap_title(self.text, options.max_width)), style="bold")
 
 
 TITLE_BREAKS = (("; ",), (": ", ", ", " by ", " relative to ", " ("))
