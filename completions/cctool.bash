@@ -170,7 +170,7 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance query read runs scaling stats tree";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;

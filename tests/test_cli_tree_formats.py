@@ -8,7 +8,6 @@ the repository's own callgrind and folded samples (tests/data).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.readers import reader_names
-from tests.conftest import check_golden, metric_value
+from tests.conftest import check_golden, json_rows, metric_value
 
 REPO_DATA = Path(__file__).resolve().parent / "data"
 
@@ -251,7 +250,7 @@ def test_root_records(fmt: str, profile) -> None:
     metric = CASES[fmt].metrics[0]
     res = tree(fmt, profile(fmt), "--to", "json", "--depth", "1")
     assert res.exit_code == 0, res.stderr
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert all(r["parent"] is None and r["depth"] == 0 for r in rows)
     got = [(r["name"], metric_value(r, metric)) for r in rows]
     want = ROOTS[fmt]
@@ -276,7 +275,7 @@ def test_inclusive_never_grows_downwards(fmt: str, profile) -> None:
     metric = CASES[fmt].metrics[0]
     res = tree(fmt, profile(fmt), "--to", "json")
     assert res.exit_code == 0, res.stderr
-    rows = {r["node"]: r for r in json.loads(res.stdout)}
+    rows = {r["node"]: r for r in json_rows(res.stdout)}
     value = {node: metric_value(r, metric) for node, r in rows.items()}
     bad = [(rows[r["parent"]]["name"], r["name"], value[node]) for node, r in rows.items()
            if r["parent"] is not None

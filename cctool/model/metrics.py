@@ -153,6 +153,14 @@ class Metric:
         fields = dict(data)
         fields["dimension"] = Dimension(fields["dimension"])
         fields["combine"] = Combine(fields["combine"])
+        for key in ("column", "base", "unit"):
+            if not isinstance(fields.get(key), str):
+                raise TypeError(f"metric field {key!r} is not a string")
+        for key in ("source_unit", "formula", "statistic", "of"):
+            if not isinstance(fields.get(key), str | None):
+                raise TypeError(f"metric field {key!r} is neither a string nor null")
+        if not isinstance(fields.get("inclusive"), bool):
+            raise TypeError("metric field 'inclusive' is not true or false")
         return cls(**fields)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from cctool.errors import ReaderError
 from cctool.readers import _input
 
 if TYPE_CHECKING:
@@ -87,7 +88,10 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
     values: dict[str, set[str]] = {"mpi.rank": set(), "mpi.world.size": set()}
     with _input.open_text(path) as fh:
         for line in fh:
-            rec = split_fields(line.rstrip("\n"))
+            try:
+                rec = split_fields(line.rstrip("\n"))
+            except ValueError as exc:  # a damaged record: the file's reader says where
+                raise ReaderError(path, f"malformed record ({exc})", fmt="caliper") from exc
             kind = rec.get("__rec", [""])[0]
             if kind == "node":
                 data = rec.get("data", [""])[0]
