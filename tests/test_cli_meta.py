@@ -119,3 +119,24 @@ def test_module_size() -> None:
         if n > WARN_LINES:
             warnings.warn(f"{module} has {n} lines (over {WARN_LINES}): one concept?",
                           UserWarning, stacklevel=1)
+
+
+def test_man_page_matches_the_cli() -> None:
+    from cctool.cli.manpage import page
+
+    checked_in = (ROOT / "man" / "cctool.1").read_text()
+    assert checked_in == page(cli), (
+        "man/cctool.1 is stale: python -m cctool.cli.manpage > man/cctool.1"
+    )
+    for name in COMMANDS:
+        assert f".SS {name.replace('-', chr(92) + '-')}" in checked_in
+
+
+def test_man_page_generator_leaves_heavy_modules_out() -> None:
+    code = (
+        "import sys, io, contextlib\nfrom cctool.cli import manpage\n"
+        "with contextlib.redirect_stdout(io.StringIO()): manpage.main()\n"
+        "print(sorted(m for m in ('numba', 'polars', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -125,3 +125,15 @@ def test_deep_trees_fold_with_a_mark_and_a_legend_line_of_their_own() -> None:
     assert "  »N: N outer levels of the guides folded away so that the name fits" in text
     assert "  [+N]: N children not shown" in text
     assert "»" not in to_text(tree_renderable(gf, TreeOptions(depth=5)), width=80)
+
+
+def test_wide_titles_break_between_clauses() -> None:
+    from cctool.render.layout import wrap_title
+
+    title = ("Load imbalance of time (inc) across 10 ranks; nodes with max ≥ 1% of the largest, "
+             "sorted by max − mean")
+    assert wrap_title(title, 80) == ["Load imbalance of time (inc) across 10 ranks;",
+                                     "nodes with max ≥ 1% of the largest, sorted by max − mean"]
+    scaling = "Avg time/rank (inc) [s] (mean over ranks, each rank's threads summed) by ranks"
+    assert wrap_title(scaling, 75) == [scaling[:-9], "by ranks"]  # never inside parentheses
+    assert wrap_title("short", 80) == ["short"]

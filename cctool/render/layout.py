@@ -114,7 +114,7 @@ class FitTable:
         shown, widths, dropped = self.layout(options.max_width)
         mark = "~" if options.ascii_only else "…"
         if self.title:
-            yield Text(self.title, style="bold")
+            yield Title(self.title)
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, highlight=False)
         for k, w in zip(shown, widths, strict=True):
             c = self.columns[k]
@@ -218,7 +218,9 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
     if c.kind == "name":
         return elide(cell, width, mark)
     if c.kind in ("path", "file"):
-        return elide_path(cell, width, c.sep if c.kind == "path" else "/", mark)
+        if c.kind == "path":
+            return elide_path(cell, width, c.sep, mark)
+        return elide_path(cell, width, "/", mark, keep_first=True)
     if c.kind == "tree":
         name = cell.lstrip(" ")
         indent = min(len(cell) - len(name), width // 2)
@@ -226,10 +228,51 @@ def _fit(cell: str, width: int, c: Column, mark: str) -> str:
     return cell[: max(width - len(mark), 0)] + mark[: width]
 
 
-def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…") -> str:
+class Title:
+    """A bold title line that breaks between clauses at the console's width (wrap_title)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text("\n".join(wrap_title(self.text, options.max_width)), style="bold")
+
+
+TITLE_BREAKS = (("; ",), (": ", ", ", " by ", " relative to ", " ("))
+
+
+def wrap_title(title: str, width: int) -> list[str]:
+    """A title too wide for ``width`` cut into lines between clauses, never inside parentheses,
+    rather than where the terminal happens to wrap it: after a ``;`` if one fits, else at the
+    last of ``:``, ``,``, `` by ``, `` relative to ``, `` (`` that fits. A title with no such
+    break is left to the terminal."""
+    if cell_len(title) <= width:
+        return [title]
+    depth, ok = 0, []
+    for ch in title:
+        depth += (ch in "([") - (ch in ")]")
+        ok.append(depth == 0)
+    for group in TITLE_BREAKS:
+        best = -1
+        for sep in group:
+            keep = len(sep.rstrip()) if sep[0] != " " else 0  # ";" ":" "," end the line
+            start = title.find(sep)
+            while start > 0:
+                if ok[start] and cell_len(title[:start + keep]) <= width:
+                    best = max(best, start + keep)
+                start = title.find(sep, start + 1)
+        if best > 0:
+            return [title[:best].rstrip(), *wrap_title(title[best:].lstrip(), width)]
+    return [title]
+
+
+def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…",
+               keep_first: bool = False) -> str:
     """Shorten a call path or file path to ``width`` characters by leaving out frames in the
-    middle: the leaf stays, then as many frames as fit from the end, then the first frame
-    if it fits (``main / … / solve / MPI_Wait``); a leaf too long alone loses its middle."""
+    middle: the leaf stays, then as many frames as fit from the end, then the first frame if
+    it fits (``main / … / solve / MPI_Wait``); a leaf too long alone loses its middle. With
+    ``keep_first`` (file paths: the top folder says which machine or set a run is from), a
+    short first frame (at most a third of the width) keeps its room before the end fills."""
     if cell_len(path) <= width:
         return path
     parts = path.split(sep)
@@ -243,8 +286,12 @@ def elide_path(path: str, width: int, sep: str = " / ", mark: str = "…") -> st
 
     if size([], tail) > width:
         return elide(parts[-1], width, mark)
+    # A short first frame (the top folder, ``main``) says where the path is from: its room is
+    # kept before the frames from the end take the rest.
+    keep = [parts[0]] if (keep_first and len(parts) > 2 and cell_len(parts[0]) <= width // 3
+                          and size([parts[0]], tail) <= width) else []
     for frame in reversed(parts[1:-1]):
-        if size([], [frame, *tail]) > width:
+        if size(keep, [frame, *tail]) > width:
             break
         tail.insert(0, frame)
     head = [parts[0]] if len(tail) < len(parts) - 1 and size([parts[0]], tail) <= width else []

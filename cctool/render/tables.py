@@ -16,7 +16,7 @@ from rich.text import Text
 from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
-from cctool.render.layout import Column, FitTable
+from cctool.render.layout import Column, FitTable, Title
 from cctool.render.text import percent, sparkline
 
 
@@ -33,7 +33,7 @@ def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = 
 
 def _titled(title: str, table: FitTable) -> Group:
     # A title above the table, not Rich's centred caption: it wraps at the console width.
-    return Group(Text(title, style="bold"), table)
+    return Group(Title(title), table)
 
 
 def _fit(name: str, width: int | None) -> str:
@@ -75,7 +75,7 @@ def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precisi
              format_value(r["imbalance"], 2), format_value(r["cv"], 2),
              ",".join(str(lab) for lab in r["top"][:3]), f"▕{_histogram(r)}▏"]
             for r in df.iter_rows(named=True)]
-    parts: list[RenderableType] = [Text(title, style="bold"),
+    parts: list[RenderableType] = [Title(title),
                                    _table(heads, rows, left=["name", "top", "histogram"],
                                           optional=["histogram", "top", "cv", "min", "node"])]
     if verbose:
