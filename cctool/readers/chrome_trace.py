@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
 from cctool.readers._stacks import StackTree, build
 
 NAME = "chrome-trace"
@@ -55,6 +58,35 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a trace-event JSON file."""
+    return _read(path, None)
+
+
+def read_timeline(path: Path) -> Timeline:
+    """Read a trace-event JSON file with its timestamps: a :class:`Timeline` whose tree is
+    the profile :func:`read` returns (segments in ns; the origin is the earliest event)."""
+    segments: dict[tuple[int, int], list[tuple[float, float, int]]] = {}
+    gf = _read(path, segments)
+    stack_id = gf.nodes["_stack_id"].to_numpy()
+    canonical = np.empty(stack_id.shape[0], dtype=np.int64)
+    canonical[stack_id] = np.arange(stack_id.shape[0])
+    gf = replace(gf, nodes=gf.nodes.drop("_stack_id"))
+    meta = dict(gf.metadata)
+    origin = float(meta.pop("first_ts_us"))
+    gf = replace(gf, metadata=meta)
+    parts = [(np.full(len(v), r), np.full(len(v), t), np.asarray(v, dtype=np.float64))
+             for (r, t), v in segments.items() if v]
+    rank = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
+    thread = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+    table = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, 3))
+    ns = np.rint(table[:, :2] * 1000.0).astype(np.int64)
+    return Timeline.from_arrays(gf, rank, thread, ns[:, 0], ns[:, 1],
+                                canonical[table[:, 2].astype(np.int64)],
+                                origin=round(origin * 1000.0),
+                                metadata={"format": NAME, "path": str(path)})
+
+
+def _read(path: Path,
+          segments: dict[tuple[int, int], list[tuple[float, float, int]]] | None) -> GraphFrame:
     timeline = _Timeline(path)
     for i, ev in enumerate(_load(path)):
         timeline.add(i, ev)
@@ -65,14 +97,21 @@ def read(path: Path) -> GraphFrame:
     cols: dict[str, list[Any]] = {k: [] for k in ("node", "rank", "thread", "time", "calls")}
     locations = _locations(timeline.threads, timeline.names)
     for loc in locations:
-        _nest(timeline.threads[(loc["pid"], loc["tid"])], tree, cols, loc, timeline.problems)
+        segs = None if segments is None else segments.setdefault(
+            (loc["rank"], loc["thread"]), [])
+        _nest(timeline.threads[(loc["pid"], loc["tid"])], tree, cols, loc, timeline.problems,
+              segs)
     for what, count in timeline.problems.items():
         warn(f"{path}: {count} {what}")
     values = {"time": cols["time"], "calls": cols["calls"]}
-    metadata = {"format": NAME, "path": str(path), "locations": locations}
+    metadata: dict[str, Any] = {"format": NAME, "path": str(path), "locations": locations}
+    extra = None
+    if segments is not None:
+        metadata["first_ts_us"] = min(iv[0] for ivs in timeline.threads.values() for iv in ivs)
+        extra = {"_stack_id": np.arange(len(tree), dtype=np.int64)}
     return build(tree, cols["node"], values, units={"time": "us", "calls": "count"},
                  metadata=metadata, rank=cols["rank"], thread=cols["thread"],
-                 default_metric="time")
+                 default_metric="time", extra_attrs=extra)
 
 
 def _load(path: Path) -> list[Any]:
@@ -193,13 +232,22 @@ def _locations(threads: dict[tuple[Any, Any], list[Interval]],
 
 
 def _nest(intervals: list[Interval], tree: StackTree, cols: dict[str, list[Any]],
-          loc: dict[str, Any], problems: dict[str, int]) -> None:
-    """Nest one thread's intervals by time; record each one's exclusive time."""
+          loc: dict[str, Any], problems: dict[str, int],
+          segments: list[tuple[float, float, int]] | None = None) -> None:
+    """Nest one thread's intervals by time; record each one's exclusive time.
+
+    With ``segments``, also append (start, end, node) for every stretch of time in which a
+    node was the innermost open interval (times in us, the nesting exactly as above; where
+    an interval starts within the slack before its predecessor's end it begins there).
+    """
     intervals.sort(key=lambda iv: (iv[0], -iv[1], iv[2]))
     stack: list[list[Any]] = []  # [end, node, row]
+    cursor = -float("inf")  # segments are emitted up to here
     for start, end, _, name, cat in intervals:
         while stack and stack[-1][0] <= start + _SLACK_US:
-            stack.pop()
+            top = stack.pop()
+            if segments is not None:
+                cursor = _segment(segments, cursor, top[0], top[1])
         if stack and end > stack[-1][0]:
             if end - stack[-1][0] > _SLACK_US:
                 problems["events overlap their parent only in part (cut at its end)"] += 1
@@ -209,10 +257,25 @@ def _nest(intervals: list[Interval], tree: StackTree, cols: dict[str, list[Any]]
         dur = end - start
         if stack:
             cols["time"][stack[-1][2]] -= dur
+            if segments is not None:
+                cursor = _segment(segments, cursor, start, parent)
+        cursor = max(cursor, start)
         stack.append([end, node, len(cols["node"])])
         for key, value in (("node", node), ("rank", loc["rank"]), ("thread", loc["thread"]),
                            ("time", dur), ("calls", 1.0)):
             cols[key].append(value)
+    while stack and segments is not None:
+        top = stack.pop()
+        cursor = _segment(segments, cursor, top[0], top[1])
+
+
+def _segment(segments: list[tuple[float, float, int]], cursor: float, until: float,
+             node: int) -> float:
+    """Close the innermost node's stretch from ``cursor`` to ``until``; the new cursor."""
+    if until > cursor:
+        segments.append((cursor, until, node))
+        return until
+    return cursor
 
 
 def _number(value: Any) -> float | None:
