@@ -35,7 +35,8 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
 
 
 def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timeline:
-    """Read a trace with its timestamps (Chrome/Perfetto trace-event JSON): per location,
+    """Read a trace with its timestamps (Chrome/Perfetto trace-event JSON, HPCToolkit
+    trace.db): per location,
     when each calling context ran, on the tree :func:`read` gives for the same file."""
     from cctool.readers.timelines import read_timeline as read_it
 

@@ -37,7 +37,8 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str |
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread
     spent mostly idle; a dim character one its path held for less than half the span.
 
-    Reads Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, ...). JSON and CSV
+    Reads Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, ...) and HPCToolkit
+    databases with a trace.db (hpcrun -t; the tree is profile.db's). JSON and CSV
     give one record per location and call path, in seconds.
 
     \b
