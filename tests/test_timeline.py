@@ -24,7 +24,9 @@ from cctool.readers.timelines import read_timeline
 
 DATA = Path(__file__).parent / "data" / "chrome-trace"
 VIZ_THREADS = DATA / "viztracer-threads.json"
-TRACES = ["viztracer-threads.json", "viztracer.json", "node_trace.json", "cmake-profile.json"]
+VIZ_PROCS = DATA / "viztracer-procs.json"  # 3 processes (ranks), 5 threads
+TRACES = ["viztracer-threads.json", "viztracer-procs.json", "viztracer.json", "node_trace.json",
+          "cmake-profile.json"]
 
 
 def _by_key(gf, metric: str) -> pl.DataFrame:  # type: ignore[no-untyped-def]
@@ -66,13 +68,13 @@ def test_totals_match_the_tracer() -> None:
     assert tl.locations.height == 3
 
 
-def _raw_intervals(path: Path) -> dict[int, list[tuple[float, float, str]]]:
-    """X events per tid as (start us, end us, name)."""
+def _raw_intervals(path: Path) -> dict[tuple[int, int], list[tuple[float, float, str]]]:
+    """X events per (pid, tid) as (start us, end us, name)."""
     events = orjson.loads(path.read_bytes())["traceEvents"]
-    out: dict[int, list[tuple[float, float, str]]] = defaultdict(list)
+    out: dict[tuple[int, int], list[tuple[float, float, str]]] = defaultdict(list)
     for ev in events:
         if ev.get("ph") == "X":
-            out[ev["tid"]].append((ev["ts"], ev["ts"] + ev["dur"], ev["name"]))
+            out[(ev["pid"], ev["tid"])].append((ev["ts"], ev["ts"] + ev["dur"], ev["name"]))
     return out
 
 
@@ -91,12 +93,13 @@ def _inclusive_in_window(ivs: list[tuple[float, float, str]], lo: float,
     return out
 
 
-def test_a_window_matches_the_raw_events() -> None:
-    tl = read_timeline(VIZ_THREADS)
-    raw = _raw_intervals(VIZ_THREADS)
+@pytest.mark.parametrize(("path", "lo_ms", "hi_ms"),
+                         [(VIZ_THREADS, 31.25, 97.5), (VIZ_PROCS, 40.0, 75.5)])
+def test_a_window_matches_the_raw_events(path: Path, lo_ms: float, hi_ms: float) -> None:
+    tl = read_timeline(path)
+    raw = _raw_intervals(path)
     origin_us = min(s for ivs in raw.values() for s, _, _ in ivs)
     assert tl.origin == round(origin_us * 1000)
-    lo_ms, hi_ms = 31.25, 97.5
     window = parse_window(f"{lo_ms}ms:{hi_ms}ms")
     view = timeline_view(tl, window, buckets=40, top=1000)
     got = view.window_profile
@@ -104,12 +107,15 @@ def test_a_window_matches_the_raw_events() -> None:
     inc = got.metrics.select("node", "rank", "thread", "time (inc)").filter(
         pl.col("time (inc)") > 0)
     inc = inc.with_columns(path=paths.gather(inc["node"].to_numpy()))
-    tids = sorted(raw)  # the reader numbers threads in sorted tid order
+    where = {(d["pid"], d["tid"]): (d["rank"], d["thread"])
+             for d in tl.tree.metadata["locations"]}
+    assert sorted(where) == sorted(raw)
     lo, hi = origin_us + lo_ms * 1000, origin_us + hi_ms * 1000
     checked = 0
-    for thread, tid in enumerate(tids):
-        expected = _inclusive_in_window(raw[tid], lo, hi)
-        mine = inc.filter(pl.col("thread") == thread)
+    for key, ivs in raw.items():
+        expected = _inclusive_in_window(ivs, lo, hi)
+        rank, thread = where[key]
+        mine = inc.filter((pl.col("rank") == rank) & (pl.col("thread") == thread))
         assert dict(zip(mine["path"], mine["time (inc)"], strict=True)).keys() == expected.keys()
         for path, seconds in zip(mine["path"], mine["time (inc)"], strict=True):
             assert seconds == pytest.approx(expected[path] / 1e6, abs=5e-9), path
