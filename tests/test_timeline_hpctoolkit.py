@@ -81,3 +81,24 @@ def test_no_trace_db_is_said(tmp_path: Path) -> None:
     (tmp_path / "trace.db").write_bytes(bytes(raw))
     with pytest.raises(ReaderError, match="footer"):
         read_timeline(tmp_path)
+
+
+def test_synthetic_trace_db_adds_up_to_the_profile(tmp_path: Path) -> None:
+    """``python -m cctool.synth --format v4 --trace``: every location runs each context for
+    exactly its exclusive CPUTIME, so the fold equals profile.db's values per node."""
+    from cctool.synth import generate
+
+    generate(tmp_path, nodes=300, ranks=3, threads=2, fmt="v4", trace=True)
+    tl = read_timeline(tmp_path)
+    tl.validate()
+    assert tl.locations.height == 6
+    whole, prof = fold(tl), read(tmp_path)
+    key = ["node", "rank", "thread"]
+    for metric in ("time", "time (inc)"):
+        a = whole.metrics.select(*key, metric).filter(pl.col(metric) != 0)
+        b = prof.metrics.select(*key, metric).filter(pl.col(metric) != 0)
+        j = a.join(b, on=key, how="full", coalesce=True).fill_null(0.0)
+        assert j.height == a.height == b.height > 300
+        assert (j[metric] - j[f"{metric}_right"]).abs().max() < 1e-12  # type: ignore[operator]
+    with pytest.raises(ValueError, match="v4"):
+        generate(tmp_path / "x", nodes=50, trace=True)
