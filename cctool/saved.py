@@ -19,7 +19,9 @@ and the loader hands that layout to the GraphFrame, which then never scans the k
 
 Version 1 (LZ4-compressed Arrow IPC for both tables) is still read. Readers ignore header keys
 they do not know, so later versions can add some (per-metric descriptors, say) without a new
-layout. A truncated or foreign file fails with a :class:`SavedFormatError` naming it.
+layout. A call-graph profile's own tables (:mod:`cctool.model.callgraph`) follow as two more Arrow
+IPC files, named in the header's ``callgraph`` entry. A truncated or foreign file fails
+with a :class:`SavedFormatError` naming it.
 
 A loaded GraphFrame keeps the file mapped: replacing the file (as :func:`save` does, by
 renaming) is safe, truncating it in place under a running command is not.
@@ -43,6 +45,7 @@ import orjson
 import polars as pl
 
 from cctool.errors import SavedFormatError
+from cctool.model.callgraph import CallGraphTables
 from cctool.model.columns import KEY_COLUMNS
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import info_from_json, info_to_json
@@ -107,6 +110,10 @@ def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes |
             "blocks": _block_header(gf),
         },
     }
+    if gf.callgraph is not None:  # a call-graph profile's own numbers (cctool.model.callgraph)
+        header["callgraph"] = {**gf.callgraph.to_json(),
+                               "functions": put(_ipc(gf.callgraph.functions)),
+                               "edges": put(_ipc(gf.callgraph.edges))}
     head = orjson.dumps(header, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
     start = len(MAGIC) + _PREAMBLE.size
     head += b" " * (-(start + len(head)) % _ALIGN)
@@ -217,10 +224,20 @@ def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFram
         default_metric=header.get("default_metric"),
         derived=frozenset(header.get("derived", ())),
         metric_info=info_from_json(header.get("metric_info")),
+        callgraph=_callgraph(data, body, header.get("callgraph"), name),
     )
     if blocks is not None and all(k in raw for k in KEY_COLUMNS):
         _prime_blocks(gf, blocks, name, {k: raw[k] for k in KEY_COLUMNS}, peek)
     return gf
+
+
+def _callgraph(data: Any, body: int, spec: Any, name: str) -> CallGraphTables | None:
+    """The call-graph tables a version-2 header points to, if any."""
+    if not isinstance(spec, dict):
+        return None
+    return CallGraphTables.from_parts(
+        _read_ipc(data, body, spec.get("functions"), "call graph functions", name),
+        _read_ipc(data, body, spec.get("edges"), "call graph edges", name), spec)
 
 
 def _header(data: Any, name: str) -> tuple[int, dict[str, Any], int]:

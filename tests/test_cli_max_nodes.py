@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
@@ -24,8 +25,14 @@ def test_limit_warns_on_stderr_with_what_is_left_out() -> None:
     assert out["nodes"] <= 300
     assert res.stderr.startswith(f"warning: {PSTATS}: call graph expansion stopped at the limit "
                                  "of 300 nodes; ")
-    assert "contexts were not expanded, holding " in res.stderr
+    assert "contexts were not expanded; their callees' cost (" in res.stderr
+    assert "totals stay exact" in res.stderr
     assert res.stderr.count("\n") == 1
+    # pstats' total_tt (tests/data/cprofile/totals.json): nothing is left out of the total
+    totals = json.loads((PSTATS.parent / "totals.json").read_text())
+    want = next(f["total"] for f in totals["files"] if f["path"] == PSTATS.name)
+    assert sum(r["time (inc)"] for r in out["roots"]) == pytest.approx(want, rel=1e-12)
+    assert out["estimate"].startswith("call-path split estimated")
 
 
 def test_default_limit_is_silent_and_applies_to_every_command() -> None:

@@ -33,7 +33,8 @@ def from_option(f: F) -> F:
         expose_value=False,
         callback=_store_max_nodes,
         help="Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the call "
-        "tree to at most this many nodes (default 1000000; a warning says what is left out).",
+        "tree to about this many nodes (default 1000000); the cost not expanded stays on "
+        "'[not expanded]' nodes and a warning says how much.",
     )(f)
     return click.option(
         "--from",

@@ -69,6 +69,8 @@ def _summary_text(path: str | None, s: dict[str, Any]) -> str:
         vals = "  ".join(f"{m}={root[m]:.6g}" + (f" {units[m]}" if units.get(m) else "")
                          for m in s["metrics"])
         lines.append(f"  root     {root['name']}: {vals}")
+    if s.get("estimate"):
+        lines.append(f"  note     {s['estimate']}")
     return "\n".join(lines)
 
 

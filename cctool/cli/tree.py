@@ -222,9 +222,19 @@ def _explain(ctx: click.Context, gf: GraphFrame, opts: TreeOptions, by: str, fla
     view: RenderableType
     cols = list(metric_pair(gf, metric))
     info = [gf.metric(c) for c in cols]
+    exact = gf.callgraph is not None and by in gf.callgraph.attributes() + ("function",)
     if flat:
         view = flat_table(df, by, opts.precision, opts.name_width, info[0])
+        if exact and opts.legend:
+            from rich.console import Group
+            from rich.text import Text
+
+            view = Group(view, Text("self, cum: the profile's own per-function numbers "
+                                    "(not split by call path)", style="dim"))
     else:
+        notes = ["function rows: the profile's own numbers; callers' rows: estimated from the "
+                 "expanded call tree"] if exact else []
         view = graph_renderable(df, cols, replace(opts, metrics=tuple(cols)),
-                                describe_locations(gf, opts, info), note=False, info=info)
+                                describe_locations(gf, opts, info), note=False, info=info,
+                                notes=notes)
     emit_renderable(ctx, view, output, width)

@@ -25,6 +25,7 @@ import polars as pl
 from cctool.errors import CctoolError, InvalidGraphError, MetricNotFoundError
 from cctool.model import aggregate
 from cctool.model.aggregate import AGGREGATIONS
+from cctool.model.callgraph import CallGraphTables
 from cctool.model.columns import (
     ID,
     KEY_COLUMNS,
@@ -62,6 +63,9 @@ class GraphFrame(Locations):
     default_metric: str | None = None
     derived: frozenset[str] = frozenset()
     metric_info: Mapping[str, Metric] = field(default_factory=dict)
+    # A call-graph profile's own per-function and per-edge numbers (cctool.model.callgraph);
+    # only readers set it, and frames built from the tree by an operation leave it out.
+    callgraph: CallGraphTables | None = None
 
     def __post_init__(self) -> None:
         if self.default_metric is None and self.metric_columns:

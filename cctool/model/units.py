@@ -81,7 +81,11 @@ def normalise(gf: GraphFrame, *, in_place: bool = False) -> GraphFrame:
         meta[ALIASES_KEY] = aliases
     else:
         meta.pop(ALIASES_KEY, None)
-    out = replace(gf, metrics=metrics, metric_info=info, metadata=meta)
+    tables = gf.callgraph  # a call-graph profile's own numbers, in the same units
+    if tables is not None and (scale or any(info[c].unit != tables.units.get(c, info[c].unit)
+                                            for c in info)):
+        tables = tables.scaled(scale, {c: m.unit for c, m in info.items()})
+    out = replace(gf, metrics=metrics, metric_info=info, metadata=meta, callgraph=tables)
     # Scaling leaves the nodes and the key columns as they were: keep what the input already
     # knows about them (a saved profile primes its location blocks from its header instead of
     # scanning three key columns).

@@ -341,4 +341,7 @@ def _metadata(per_location: bool, agg: str, a: GraphFrame, b: GraphFrame,
     }
     if not per_location:
         meta["agg"] = agg
+    note = a.metadata.get("estimate") or b.metadata.get("estimate")
+    if note:  # a call graph's per-path values are estimates, and so are their differences
+        meta["estimate"] = note
     return meta

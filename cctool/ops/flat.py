@@ -3,6 +3,8 @@ with how much cost (HPCToolkit's callers view).
 
 "cum" (cumulative) is the inclusive value without double counting: summed over the CCT nodes of
 a function that have no ancestor of the same function, so recursion counts once per path.
+For a call-graph profile (cProfile, callgrind, gprof, gprof2dot) self and cum are the
+profile's own per-function numbers instead, as :func:`cctool.ops.groupby.groupby` gives them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
+from cctool.model.callgraph import NOT_EXPANDED
 from cctool.model.frame import GraphFrame
 from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
@@ -53,6 +56,8 @@ def flat_profile(
     vals = gg.frame.node_values([exc, inc], agg=agg, rank=rank, thread=thread)
     df = gg.frame.nodes.select("node", pl.col("name").alias(by), pl.col("members").alias(
         "contexts")).join(vals, on="node").rename({exc: "self", inc: "cum"})
+    if gf.callgraph is not None:  # the profile's numbers hold the unexpanded cost already
+        df = df.filter(~pl.col(by).cast(pl.String).str.starts_with(NOT_EXPANDED).fill_null(False))
     total = float(df["self"].sum())
     scale = 100.0 / total if total else 0.0
     df = df.sort(["self", "cum", "node"], descending=[True, True, False])

@@ -13,6 +13,8 @@ Exclusive values aggregate all members.
 Members merge by each metric's rule (:mod:`cctool.model.merge`): asked for a sum (or mean), an
 extreme such as Cube's ``max_time`` takes the members' max (min); metrics with no exact
 merge (Spot's ``Max time/rank``, ratios) are left out with a warning.
+
+A call-graph profile's super-nodes take its own per-function numbers (ops.profile_values).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from cctool.model.frame import AGGREGATIONS, GraphFrame
 from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
 from cctool.model.metrics import effective_agg
 from cctool.ops._members import member_metrics
+from cctool.ops.profile_values import fold_markers, profile_values
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
+FUNCTION_ATTRS = {FUNCTION: "name"}  # virtual attribute -> its call-graph table column
 CYCLE, SEEN = 1, 2  # kinds of graph_dfs rows that point back to a super-node shown earlier
 
 
@@ -199,7 +203,7 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     """
     if agg not in MEMBER_AGGS:
         raise CctoolError(f"unknown aggregation {agg!r}; use one of {', '.join(MEMBER_AGGS)}")
-    group, keys = group_ids(node_attribute(gf, by))
+    group, keys = group_ids(fold_markers(gf, FUNCTION_ATTRS.get(by, by), node_attribute(gf, by)))
     if group.size and np.bincount(group).max() > 1:  # some nodes merge
         gf = mergeable(gf, agg, f"grouping by {by}")
     outer = outermost(gf, group)
@@ -211,6 +215,8 @@ def groupby(gf: GraphFrame, by: str, agg: str = "sum") -> GroupGraph:
     frame = type(gf)(nodes=nodes, metrics=metrics, exclusive=gf.exclusive,
                        inclusive=gf.inclusive, metadata=dict(gf.metadata),
                        default_metric=gf.default_metric, metric_info=gf.metric_info)
+    if gf.callgraph is not None and agg == "sum":
+        frame = profile_values(gf, frame, FUNCTION_ATTRS.get(by, by), keys)
     edges = edge_table(gf, group, outer).filter(pl.col("source") != pl.col("target"))
     roots = tuple(sorted(set(group[gf.roots].tolist())))
     return GroupGraph(frame=frame, edges=edges, roots=roots, by=by, agg=agg)

@@ -35,6 +35,8 @@ def summarize(gf: GraphFrame) -> dict[str, Any]:
             {"name": name, **{m: float(root_rows[m][i]) for m in gf.metric_columns}}
             for i, name in enumerate(names)
         ],
+        # Call-graph formats: which numbers are the profiler's and which are estimates.
+        "estimate": gf.metadata.get("estimate"),
         "metadata": dict(gf.metadata),
     }
 

@@ -21,9 +21,9 @@ which builds the call tree from the roots along caller -> callee edges:
   survive the expansion; only the split between contexts is an estimate.
 * A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
   heaviest contexts first (a context's weight times its function's activity, to within 9%),
-  so the budget cuts the lightest ones.
-  Nodes left unexpanded (``truncated``) keep their own cost; their callees' cost goes to the
-  function's expanded contexts, so totals hold for every function expanded somewhere.
+  so the budget cuts the lightest ones. It reserves one node for each context it cannot
+  expand (``truncated``), which keeps its own cost and gets a marker child holding what the
+  expanded tree lacks (:mod:`cctool.readers._unexpanded`), so every total holds.
 
 Functions no root reaches (a cycle entered from outside the profile) become extra roots,
 the heaviest first.
@@ -47,14 +47,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cctool.readers._cycles import components
+from cctool.readers._cycles import components, cycle_entries, reachable
+from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncated
 from cctool.readers._weights import BucketQueue
 
 if TYPE_CHECKING:
+    from cctool.model.callgraph import CallGraphTables
     from cctool.model.frame import GraphFrame
 
 DEFAULT_MAX_NODES = 1_000_000  # about 2 s and 500 MB for a whole read
 _EXPANDED, _RECURSIVE, _TRUNCATED = 0, 1, 2
+
 
 
 @dataclass
@@ -108,22 +111,34 @@ class CallTree:
     truncated: int
     root: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     depth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Marker nodes: the cost below a node the budget left unexpanded, one child per such node
+    # (its func is the node's own); callees: per marker, how many callees were not expanded.
+    marker: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    callees: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def to_graphframe(self, attrs: Mapping[str, Any], metadata: dict[str, Any],
-                      events: Sequence[str]) -> GraphFrame:
+                      events: Sequence[str], tables: CallGraphTables | None = None
+                      ) -> GraphFrame:
         """The tree with node attributes ``attrs``: each of ``events`` (exclusive) beside its
         inclusive partner, then the other values (calls); the first event's inclusive column
-        is the default metric."""
+        is the default metric. ``tables`` are the profile's own numbers, kept beside it."""
+        from dataclasses import replace
+
+        from cctool.model.callgraph import ESTIMATE_NOTE
         from cctool.model.frame import GraphFrame
 
+        if self.marker.any():
+            attrs = marker_attrs(attrs, self.marker, self.callees)
         pairs = [col for ev in events for col in (ev, ev + " (inc)")]
         metrics = {"node": np.arange(len(self.parent), dtype=np.int64),
                    **{col: self.values[col] for col in pairs},
                    **{k: v for k, v in self.values.items() if k not in pairs}}
-        return GraphFrame.from_arrays(
+        gf = GraphFrame.from_arrays(
             self.parent, dict(attrs), metrics, exclusive=list(events),
-            inclusive=[ev + " (inc)" for ev in events], metadata=metadata,
+            inclusive=[ev + " (inc)" for ev in events],
+            metadata={**metadata, "estimate": ESTIMATE_NOTE},
             default_metric=events[0] + " (inc)", derive_inclusive=False)
+        return replace(gf, callgraph=tables) if tables is not None else gf
 
 
 def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object = None) -> CallTree:
@@ -159,12 +174,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     builder.run()
     # Cycles that no root reaches become roots; functions only the node budget kept out
     # (reachable, never expanded) do not.
-    reachable = _reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
-    for f in _cycle_entries(graph, caller, callee, builder.scale):
-        if not builder.seen[f] and not reachable[f]:
+    reached = reachable(n, callee, order, starts, [f for f in range(n) if builder.seen[f]])
+    for f in cycle_entries(graph, caller, callee, builder.scale):
+        if not builder.seen[f] and not reached[f]:
             builder.add_root(f, [1.0] * len(fracs))
             builder.run()
-            reachable |= _reachable(n, callee, order, starts, [f])
+            reached |= reachable(n, callee, order, starts, [f])
 
     parent = np.asarray(builder.parent, dtype=np.int64)
     func = np.asarray(builder.func, dtype=np.int64)
@@ -187,51 +202,25 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     for inc, exc in graph.inclusive.items():
         values[inc] = np.where(recursive, values[exc], values[inc])
     root = np.asarray(builder.root, dtype=np.int64)
-    _root_totals(values, parent, root, graph.inclusive, graph.complete)
     depth = np.asarray(builder.depth, dtype=np.int64)
-    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth)
+    marker = np.zeros(len(parent), dtype=bool)
+    callees = np.zeros(0, dtype=np.int64)
+    if builder.stopped:
+        stopped = np.asarray(builder.stopped, dtype=np.int64)
+        marker_values(graph, values, stopped, is_root, func)
+        parent = np.concatenate([parent, stopped])
+        func = np.concatenate([func, func[stopped]])
+        recursive = np.concatenate([recursive, np.zeros(stopped.size, dtype=bool)])
+        root = np.concatenate([root, root[stopped]])
+        depth = np.concatenate([depth, depth[stopped] + 1])
+        marker = np.concatenate([marker, np.ones(stopped.size, dtype=bool)])
+        callees = np.bincount(caller, minlength=n)[func[stopped]]
+    _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
+                    callees)
     if tree.truncated:
-        _warn_truncated(graph, tree, int(max_nodes), source)
+        warn_truncated(graph, tree, int(max_nodes), source)
     return tree
-
-
-def _warn_truncated(graph: CallGraph, tree: CallTree, limit: int, source: object) -> None:
-    import warnings
-
-    from cctool.errors import CctoolWarning
-
-    text = f"{source}: " if source is not None else ""
-    text += (
-        f"call graph expansion stopped at the limit of {limit:,} nodes; "
-        f"{tree.truncated:,} contexts were not expanded"
-    )
-    exc = next(iter(graph.inclusive.values()), None)
-    if exc is not None:
-        has_caller = np.bincount(graph.callee, minlength=graph.nfunc) > 0
-        outside = graph.outside_root if graph.outside_root.size else graph.root_weight > 0
-        eligible = ~has_caller | outside if outside.size else ~has_caller
-        expected = float(np.sum(graph.edge_values[exc]))
-        expected += float(np.sum(np.asarray(graph.root_values[exc])[eligible]))
-        lost = expected - float(np.sum(tree.values[exc]))
-        if expected > 0 and lost > 1e-9 * expected:
-            text += f", holding {100 * lost / expected:.3g}% of {exc!r} (left out of every total)"
-    warnings.warn(text + "; raise the node limit to see them", CctoolWarning, stacklevel=3)
-
-
-def _cycle_entries(
-    graph: CallGraph, caller: np.ndarray, callee: np.ndarray, scale: list[float]
-) -> list[int]:
-    """Candidate roots for cycles no root reaches: functions of cycles that no function
-    outside the cycle calls, heaviest first (``exec`` above the imports it runs). A cycle
-    called from another one is reached from there (a recursive ``fib`` under its caller)."""
-    comp = components(graph.nfunc, caller, callee)
-    cross = comp[caller] != comp[callee]
-    called = np.zeros(int(comp.max()) + 1 if comp.size else 0, dtype=bool)
-    called[comp[callee[cross]]] = True
-    size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
-    candidates = np.flatnonzero(~called[comp])
-    order: list[int] = candidates[np.argsort(-size[candidates], kind="stable")].tolist()
-    return order
 
 
 def _root_totals(
@@ -253,24 +242,6 @@ def _root_totals(
             continue  # the measured costs already add up: keep them
         total = sums if complete else np.where(values[inc] > 0, values[inc], sums)
         values[inc] = np.where(roots, total, values[inc])
-
-
-def _reachable(
-    n: int, callee: np.ndarray, order: np.ndarray, starts: np.ndarray, sources: list[int]
-) -> np.ndarray:
-    """Whether each function can be reached along call edges from ``sources``."""
-    seen = np.zeros(n, dtype=bool)
-    seen[sources] = True
-    frontier = np.asarray(sources, dtype=np.int64)
-    while frontier.size:
-        # Edges out of the frontier: CSR slices of the caller-sorted edge order.
-        lo, count = starts[frontier], starts[frontier + 1] - starts[frontier]
-        first = count.cumsum() - count  # where each frontier function's edges start in pos
-        pos = np.repeat(lo - first, count) + np.arange(int(count.sum()))
-        targets = np.unique(callee[order[pos]])
-        frontier = targets[~seen[targets]]
-        seen[frontier] = True
-    return seen
 
 
 def _fractions(
@@ -316,6 +287,12 @@ class _Builder:
         self.scale: list[float] = []  # per function: total weight of its activity
         self.queue = BucketQueue()
         self.truncated = 0
+        self.stopped: list[int] = []  # truncated nodes, each to get a marker child
+        # Queued nodes whose function calls others: each becomes either its callees or one
+        # marker node, so nodes + markers + pending never passes the budget once under it.
+        self.pending = 0
+        self.busy = [len(kids) > 0 for kids in self.out]
+        self.busy_kids = [sum(self.busy[g] for g in gs) for gs in self.kid_funcs]
 
     def set_components(self, comp: np.ndarray) -> None:
         """Strongly connected component per function; a function is ``cyclic`` if one of
@@ -335,6 +312,7 @@ class _Builder:
             node_weights.append(w)
         self.seen[f] = True
         v = len(self.parent) - 1
+        self.pending += self.busy[f]
         self.queue.push(self.weights[0][v] * self.scale[f], v)
 
 
@@ -343,6 +321,7 @@ class _Builder:
         queue, out, kid_funcs, comp = self.queue, self.out, self.kid_funcs, self.comp
         parent, func, edge, state = self.parent, self.func, self.edge, self.state
         root, depth, seen, scale = self.root, self.depth, self.seen, self.scale
+        busy, busy_kids, stopped = self.busy, self.busy_kids, self.stopped
         first = self.weights[0]
         push = queue.push
         while queue:
@@ -351,9 +330,11 @@ class _Builder:
             kids = out[f]
             if not kids:
                 continue
-            if len(parent) + len(kids) > self.cap:
+            self.pending -= 1
+            if len(parent) + len(stopped) + self.pending + len(kids) + busy_kids[f] > self.cap:
                 state[v] = _TRUNCATED
                 self.truncated += 1
+                stopped.append(v)
                 continue
             gs, k, start = kid_funcs[f], len(kids), len(parent)
             parent.extend([v] * k)
@@ -368,6 +349,7 @@ class _Builder:
                 seen[g] = True
             if not self.cyclic[f]:
                 state.extend([_EXPANDED] * k)
+                self.pending += busy_kids[f]
                 for i, g in enumerate(gs, start):
                     push(first[i] * scale[g], i)
                 continue
@@ -382,6 +364,7 @@ class _Builder:
                     state.append(_RECURSIVE)
                 else:
                     state.append(_EXPANDED)
+                    self.pending += busy[g]
                     push(first[i] * scale[g], i)
 
 

@@ -100,3 +100,44 @@ def sum_cycle_edges(
         np.add.at(below, parent[level], inc[level])
     for j, (name, _) in enumerate(pairs):
         tree.values[name] = inc[:, j]
+
+
+class SizedGraph(Protocol):
+    """What :func:`cycle_entries` reads of a call graph (``CallGraph``)."""
+
+    nfunc: int
+    size: np.ndarray
+
+
+def cycle_entries(
+    graph: SizedGraph, caller: np.ndarray, callee: np.ndarray, scale: list[float]
+) -> list[int]:
+    """Candidate roots for cycles no root reaches: functions of cycles that no function
+    outside the cycle calls, heaviest first (``exec`` above the imports it runs). A cycle
+    called from another one is reached from there (a recursive ``fib`` under its caller)."""
+    comp = components(graph.nfunc, caller, callee)
+    cross = comp[caller] != comp[callee]
+    called = np.zeros(int(comp.max()) + 1 if comp.size else 0, dtype=bool)
+    called[comp[callee[cross]]] = True
+    size = np.asarray(graph.size if graph.size.size else scale, dtype=np.float64)
+    candidates = np.flatnonzero(~called[comp])
+    order: list[int] = candidates[np.argsort(-size[candidates], kind="stable")].tolist()
+    return order
+
+
+def reachable(
+    n: int, callee: np.ndarray, order: np.ndarray, starts: np.ndarray, sources: list[int]
+) -> np.ndarray:
+    """Whether each function can be reached along call edges from ``sources``."""
+    seen = np.zeros(n, dtype=bool)
+    seen[sources] = True
+    frontier = np.asarray(sources, dtype=np.int64)
+    while frontier.size:
+        # Edges out of the frontier: CSR slices of the caller-sorted edge order.
+        lo, count = starts[frontier], starts[frontier + 1] - starts[frontier]
+        first = count.cumsum() - count  # where each frontier function's edges start in pos
+        pos = np.repeat(lo - first, count) + np.arange(int(count.sum()))
+        targets = np.unique(callee[order[pos]])
+        frontier = targets[~seen[targets]]
+        seen[frontier] = True
+    return seen

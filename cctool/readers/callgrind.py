@@ -28,9 +28,10 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
+from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
-from cctool.readers._cycles import sum_cycle_edges
+from cctool.readers._cycles import components, sum_cycle_edges
 from cctool.readers._weights import split_by_weight
 
 NAME = "callgrind"
@@ -118,7 +119,49 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
             if key in prof.header
         },
     }
-    return tree.to_graphframe(attrs, metadata, events)
+    return tree.to_graphframe(attrs, metadata, events, _tables(prof, self_cost, edges))
+
+
+def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGraphTables:
+    """The file's own numbers (:mod:`cctool.model.callgraph`). A function's inclusive cost is its
+    self cost plus its calls' inclusive costs, exact outside recursion cycles (each call is
+    measured once). Inside a cycle callgrind counts nested calls again; there the calls
+    into the cycle from outside are each measured once, so the one function they all enter
+    (``fib'2`` under ``fib``) has their sum; the other functions of the cycle are left null.
+    """
+    n, events = len(prof.keys), prof.events
+    caller, callee = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
+    inc = edges[:, 3:]
+    comp = components(n, caller, callee)
+    inner = comp[caller] == comp[callee]
+    cyclic = np.zeros(n, dtype=bool)
+    cyclic[comp[caller[inner]]] = True
+    in_cycle = cyclic[comp]
+    out_inc = np.zeros((n, len(events)))
+    np.add.at(out_inc, caller, inc)
+    own = self_cost + out_inc
+    # A cycle's entries: the functions that calls from outside it reach.
+    into = np.zeros((n, len(events)))
+    np.add.at(into, callee[~inner], inc[~inner])
+    entered = np.bincount(callee[~inner], minlength=n) > 0
+    entries = np.bincount(comp[entered], minlength=n)
+    sole = in_cycle & entered & (entries[comp] == 1)
+    # A self-recursive function nobody calls: its self cost plus its calls to others.
+    out_other = np.zeros((n, len(events)))
+    np.add.at(out_other, caller[~inner], inc[~inner])
+    lone = in_cycle & ~entered & (np.bincount(comp, minlength=n)[comp] == 1)
+    known = ~in_cycle | sole | lone
+    value = np.where(sole[:, None], into, np.where(lone[:, None], self_cost + out_other, own))
+    inclusive = {ev: np.where(known, value[:, j], np.nan) for j, ev in enumerate(events)}
+    calls = np.bincount(callee, weights=edges[:, 2], minlength=n)
+    units = {**{c: _unit(ev) for ev in events for c in (ev, ev + " (inc)")}, "calls": "count"}
+    return build(
+        {"name": [k[2] for k in prof.keys], "file": [k[1] for k in prof.keys],
+         "line": [prof.lines.get(i) for i in range(n)], "module": [k[0] for k in prof.keys]},
+        {ev: self_cost[:, j] for j, ev in enumerate(events)}, inclusive,
+        np.where(np.bincount(callee, minlength=n) > 0, calls, np.nan),
+        {"caller": caller, "callee": callee, "calls": edges[:, 2],
+         **{ev + " (inc)": edges[:, 3 + j] for j, ev in enumerate(events)}}, units)
 
 
 def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
+from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components
@@ -67,7 +68,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         stats = _Unmarshaller(path.read_bytes()).load()
     except (ValueError, IndexError, struct.error, RecursionError) as exc:
         raise ReaderError(path, f"not a readable marshal/pstats file ({exc})", fmt=NAME) from exc
-    funcs, graph = _call_graph(path, stats)
+    funcs, graph, tables = _call_graph(path, stats)
     tree = expand(graph, max_nodes, path)
     f = tree.func
     attrs: dict[str, Any] = {
@@ -86,10 +87,12 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "truncated_nodes": tree.truncated,
         "metric_units": {"time": "s", "calls": "count"},
     }
-    return tree.to_graphframe(attrs, metadata, ["time"])
+    return tree.to_graphframe(attrs, metadata, ["time"], tables)
 
 
-def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], CallGraph]:
+def _call_graph(
+    path: Path, stats: Any
+) -> tuple[list[tuple[str, int, str]], CallGraph, CallGraphTables]:
     if not isinstance(stats, dict) or not stats:
         raise ReaderError(path, "a pstats file holds a non-empty dict of functions", fmt=NAME)
     funcs = list(stats)
@@ -123,6 +126,13 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
     caller, callee = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
     calls, tt, ct = edges[:, 2], edges[:, 3], edges[:, 4]
     synth = np.asarray(counts_only, dtype=bool)
+    recorded = {"caller": caller, "callee": callee, "calls": calls,  # `profile`: counts only
+                "time": np.where(synth, np.nan, tt), "time (inc)": np.where(synth, np.nan, ct)}
+    tables = build(
+        {"name": [k[2] for k in funcs], "file": [None if k[0] == "~" else k[0] for k in funcs],
+         "line": [k[1] for k in funcs]},
+        {"time": totals[:, 1]}, {"time": totals[:, 2]}, totals[:, 0],
+        recorded, {"time": "s", "time (inc)": "s", "calls": "count"})
     if synth.any():  # split the callee's times by call counts where edges lack them
         tt = np.where(synth, split_by_weight(totals[:, 1], callee, calls), tt)
         ct = np.where(synth, split_by_weight(totals[:, 2], callee, calls), ct)
@@ -156,7 +166,7 @@ def _call_graph(path: Path, stats: Any) -> tuple[list[tuple[str, int, str]], Cal
         inclusive={"time (inc)": "time"},
         size=totals[:, 2],
     )
-    return funcs, graph
+    return funcs, graph, tables
 
 
 def _check_key(path: Path, key: Any) -> None:

@@ -10,8 +10,14 @@ The call graph becomes the call tree expanded from the functions nobody calls (g
 seconds as gprof printed them: ``time`` is the function's self time, shared among its
 callers by their calls; ``time (inc)`` an arc's self plus children time (an arc into a cycle
 carries the whole cycle's time; arcs inside a cycle, which gprof leaves without time, get
-their subtree's sum); ``calls`` the arc's call count. The roots add up to gprof's total (the
-flat profile's last cumulative seconds), to the report's two decimals per function.
+their subtree's sum, and an arc whose rounded time falls below its subtree's self times is
+raised to them); ``calls`` the arc's call count. The roots add up to gprof's total (the flat
+profile's last cumulative seconds, or the call graph's "for X% of T seconds"): the printed
+self seconds are rounded to 0.01 s and need not add up to it (0.30 s for a 0.29 s run), so a
+function's self time is its share of the total by ``% time`` (by its rounded self seconds
+without a flat profile). A report cut short (the last line cut off, a flat profile whose
+``% time`` falls short of 100, a call graph ending inside an entry or without its index) is
+a :class:`ReaderError`, not a smaller profile.
 Cycles as a whole (``<cycle 1 as a whole>``) are gprof's summaries, not functions, and are
 left out; their members stay. Functions of the flat profile the call graph does not list
 (all of them without a call graph) are roots of their own.
@@ -26,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from cctool.errors import ReaderError
+from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
-from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, CallTree, expand
 from cctool.readers._cycles import sum_cycle_edges
 from cctool.readers._weights import activity_weights, split_by_weight
 
@@ -45,10 +52,12 @@ _ARC = re.compile(
 )
 _CYCLE_ARC = re.compile(rf"^\s+(?P<calls>\d+)\s+{_NAME}\s*$")
 _FLAT_ROW = re.compile(
-    rf"^\s*{_NUM}\s+(?P<cum>{_NUM})\s+(?P<self>{_NUM})"
+    rf"^\s*(?P<pct>{_NUM})\s+(?P<cum>{_NUM})\s+(?P<self>{_NUM})"
     rf"(?:\s+(?P<calls>\d+)\s+{_NUM}\s+{_NUM})?\s+(?P<name>\S.*?)\s*$"
 )
 _SAMPLE = re.compile(r"Each sample counts as (\S+) (\w+)")
+_GRAPH_TOTAL = re.compile(r"for \d+(?:\.\d+)?% of (\d+(?:\.\d+)?) seconds")
+_INDEX_ENTRY = re.compile(r"\[(\d+)\]")
 
 
 def sniff(path: Path) -> bool:
@@ -69,10 +78,14 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     report = _Report(path)
-    report.parse(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text and not text.endswith("\n"):
+        raise ReaderError(path, "truncated report (the last line is cut off)", fmt=NAME)
+    report.parse(text.splitlines())
     graph = report.graph()
     tree = expand(graph, max_nodes, path)
     sum_cycle_edges(tree, graph.caller, graph.callee, graph.nfunc, graph.inclusive)
+    _at_least_subtree(tree)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [report.names[i] for i in f],
@@ -89,7 +102,19 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "sample_period": report.sample,
         "metric_units": {"time": "s", "calls": "count"},
     }
-    return tree.to_graphframe(attrs, metadata, ["time"])
+    return tree.to_graphframe(attrs, metadata, ["time"], report.tables(graph))
+
+
+def _at_least_subtree(tree: CallTree) -> None:
+    """Raise each node's inclusive time to its subtree's self times where gprof's arc time,
+    rounded to 0.01 s, falls below them (self times are % time x total, finer)."""
+    below = tree.values["time"].copy()
+    by_depth = np.argsort(tree.depth, kind="stable")
+    bounds = np.searchsorted(tree.depth[by_depth], np.arange(int(tree.depth.max(initial=0)) + 2))
+    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
+        at = by_depth[bounds[d] : bounds[d + 1]]
+        np.add.at(below, tree.parent[at], below[at])
+    tree.values["time (inc)"] = np.maximum(tree.values["time (inc)"], below)
 
 
 class _Report:
@@ -101,8 +126,10 @@ class _Report:
         self.index: list[int] = []  # gprof's [index], 0 for flat-only functions
         self.self_time: list[float] = []
         self.calls: list[float] = []
+        self.children: list[float] = []  # gprof's children time per function, NaN if unknown
         self.by_index: dict[int, int] = {}
-        self.arcs: list[tuple[int, int, float, float, float]] = []  # caller, callee idx, ...
+        # caller, callee idx, calls, self + children, has time, self
+        self.arcs: list[tuple[int, int, float, float, float, float]] = []
         self.total: float | None = None
         self.sample: str | None = None
 
@@ -120,9 +147,30 @@ class _Report:
                 self._function(0, name, self_s, calls)
         if not self.names:
             raise ReaderError(self.path, "no functions in the flat profile or call graph", NAME)
+        if flat and sum(self.percent.values()) < 99.0:
+            raise self.truncated(f"the flat profile's % time adds up to "
+                                 f"{sum(self.percent.values()):.2f}, not 100")
+        self._to_total()
+
+    def truncated(self, why: str) -> ReaderError:
+        return ReaderError(self.path, f"truncated report ({why})", fmt=NAME)
+
+    def _to_total(self) -> None:
+        """Self times that add up to gprof's total: the printed self seconds are rounded to
+        0.01 s (a 0.29 s run can add up to 0.30 s), so each function's share is its
+        ``% time`` (or, without a flat profile, its rounded self time) of gprof's total."""
+        total = self.total
+        if total is None:
+            return
+        share = [self.percent.get(n, 0.0) for n in self.names] if self.percent else list(
+            self.self_time)
+        whole = sum(share)
+        if whole > 0:
+            self.self_time = [x * total / whole for x in share]
 
     def _flat(self, lines: list[str]) -> list[tuple[str, float, float]]:
         rows: list[tuple[str, float, float]] = []
+        self.percent: dict[str, float] = {}
         start = _find(lines, lambda ln: ln.startswith("Flat profile:"))
         if start is None:
             return rows
@@ -138,6 +186,7 @@ class _Report:
                     self.total = float(m.group("cum"))
                     calls = float(m.group("calls")) if m.group("calls") else 0.0
                     rows.append((m.group("name"), float(m.group("self")), calls))
+                    self.percent[m.group("name")] = float(m.group("pct"))
                 break
         return rows
 
@@ -145,7 +194,11 @@ class _Report:
         start = _find(lines, lambda ln: ln.startswith("index % time"))
         if start is None:
             return
+        if self.total is None:  # no flat profile: "... for 3.44% of 0.29 seconds"
+            head = next((m for ln in lines[:start] if (m := _GRAPH_TOTAL.search(ln))), None)
+            self.total = float(head.group(1)) if head else None
         entry: list[tuple[int, str]] = []
+        end = len(lines)
         for lineno in range(start + 1, len(lines)):
             line = lines[lineno]
             if line.startswith("-----"):
@@ -155,9 +208,20 @@ class _Report:
                 if entry:
                     raise self.error(lineno + 1, "call graph entry ends without its ----- line")
                 if lineno > start + 1:
+                    end = lineno
                     break
             else:
                 entry.append((lineno + 1, line))
+        if entry:
+            raise self.truncated("the call graph ends inside an entry")
+        self._check_index(lines[end:])
+
+    def _check_index(self, rest: list[str]) -> None:
+        """gprof ends a call graph with an index of its functions (not all of them: ``main``
+        may be missing): a report cut before the end lacks it."""
+        at = _find(rest, lambda ln: ln.strip() == "Index by function name")
+        if at is None or not any(_INDEX_ENTRY.search(ln) for ln in rest[at + 1 :]):
+            raise self.truncated("the index by function name after the call graph is missing")
 
     def _entry(self, entry: list[tuple[int, str]]) -> None:
         primary = [k for k, (_, line) in enumerate(entry) if line.startswith("[")]
@@ -172,21 +236,24 @@ class _Report:
             return  # gprof's summary of a cycle; its members have their own entries
         me = int(m.group("pidx"))
         called = float(m.group("called") or 0)
-        self._function(me, m.group("name"), float(m.group("self")), called)
+        self._function(me, m.group("name"), float(m.group("self")), called,
+                       float(m.group("child")))
         for lineno, line in entry[primary[0] + 1 :]:
             arc = _ARC.match(line)
             if arc is not None:
                 self_s, child = float(arc.group("self")), float(arc.group("child"))
                 self.arcs.append((me, int(arc.group("idx")), float(arc.group("calls")),
-                                  self_s + child, 1.0))  # fmt: skip
+                                  self_s + child, 1.0, self_s))  # fmt: skip
                 continue
             inner = _CYCLE_ARC.match(line)
             if inner is None:
                 raise self.error(lineno, f"unrecognised call graph line {line.strip()[:60]!r}")
             # a call inside a cycle: gprof gives its count, no time
-            self.arcs.append((me, int(inner.group("idx")), float(inner.group("calls")), 0.0, 0.0))
+            self.arcs.append((me, int(inner.group("idx")), float(inner.group("calls")), 0.0, 0.0,
+                              0.0))
 
-    def _function(self, idx: int, name: str, self_s: float, calls: float) -> None:
+    def _function(self, idx: int, name: str, self_s: float, calls: float,
+                  children: float = float("nan")) -> None:
         if idx:
             if idx in self.by_index:
                 return
@@ -195,11 +262,25 @@ class _Report:
         self.index.append(idx)
         self.self_time.append(self_s)
         self.calls.append(calls)
+        self.children.append(children)
+
+    def tables(self, graph: CallGraph) -> CallGraphTables:
+        """The report's own numbers (:mod:`cctool.model.callgraph`): self time per function and
+        per arc, self + children per function and per arc, as gprof printed them."""
+        own = np.asarray(self.self_time, dtype=np.float64)
+        rows = [a for a in self.arcs if a[0] in self.by_index and a[1] in self.by_index]
+        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
+        return build(
+            {"name": self.names, "gprof_index": [i or None for i in self.index]},
+            {"time": own}, {"time": own + np.asarray(self.children)}, self.calls,
+            {"caller": graph.caller, "callee": graph.callee, "time": arcs[:, 5],
+             "time (inc)": arcs[:, 3], "calls": arcs[:, 2]},
+            {"time": "s", "time (inc)": "s", "calls": "count"})
 
     def graph(self) -> CallGraph:
         n = len(self.names)
         rows = [a for a in self.arcs if a[0] in self.by_index and a[1] in self.by_index]
-        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 5)
+        arcs = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
         caller = np.asarray([self.by_index[int(a)] for a in arcs[:, 0]], dtype=np.int64)
         callee = np.asarray([self.by_index[int(a)] for a in arcs[:, 1]], dtype=np.int64)
         calls, inc = arcs[:, 2], arcs[:, 3]

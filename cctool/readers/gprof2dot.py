@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
+from cctool.model.callgraph import build
 from cctool.model.frame import GraphFrame
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._weights import split_by_weight
@@ -116,7 +117,12 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         # Shares of one run add up over the tree like the times they stand for.
         "metric_combine": {"time": "sum"},
     }
-    return tree.to_graphframe(attrs, metadata, ["time"])
+    tables = build(
+        {"name": [x[1] for x in funcs], "module": [x[0] for x in funcs], "dot_id": ids},
+        {"time": own}, {"time": total}, calls,
+        {"caller": caller, "callee": callee, "time (inc)": edge_total, "calls": edge_calls},
+        {"time": "%", "time (inc)": "%", "calls": "count"})
+    return tree.to_graphframe(attrs, metadata, ["time"], tables)
 
 
 def _lines(label: str) -> list[str]:

@@ -337,6 +337,8 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
         if rows["hidden"].sum():
             key.notes = (HIDDEN_NOTE,)
+        if gf.metadata.get("estimate"):  # a call graph expanded into a tree
+            key.notes += (f"{gf.metadata['estimate']}",)
         depths = rows["depth"].to_numpy()
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)

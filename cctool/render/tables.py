@@ -102,9 +102,11 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
 
 def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions,
                      locations: str, note: bool = True,
-                     info: Sequence[Metric | None] | None = None) -> Group:
+                     info: Sequence[Metric | None] | None = None,
+                     notes: Sequence[str] = ()) -> Group:
     """Display rows (``GroupGraph.rows``, bottom-up rows) as a tree with a legend; ``note``
-    explains the ``↻`` and ``(see above)`` leaves of a graph walk; ``info`` gives units."""
+    explains the ``↻`` and ``(see above)`` leaves of a graph walk; ``info`` gives units;
+    ``notes`` are further legend lines."""
     parts: list[RenderableType] = [render_rows(rows, metrics, opts, info=info)]
     if opts.legend:
         first = rows[metrics[0]] if rows.height else pl.Series([0.0])
@@ -113,6 +115,7 @@ def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptio
         if note:
             parts.append(Text("  ↻ name: a call back into a node on the path (a cycle); "
                               "(see above): expanded earlier"))
+        parts += [Text(f"  {line}") for line in notes]
     return Group(*parts)
 
 

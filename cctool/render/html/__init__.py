@@ -125,6 +125,9 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     priority = _priority(gf, color)
     settings = _settings(opts, color, size, priority, title, where)
     settings["hotPath"] = _hot_path(gf, values[priority].to_numpy())
+    if gf.metadata.get("estimate"):  # a call graph expanded into a tree: say what is guessed
+        settings["subtitle"] += " · call-path split estimated"
+        settings["estimate"] = str(gf.metadata["estimate"])
     if gf.metadata.get("format") == "comparison":
         settings["markerLabels"] = ["only in A", "only in B"]
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}

@@ -242,6 +242,7 @@
       queryNote: data.queryNote };
     $("title").textContent = data.title || "calling context tree";
     $("subtitle").textContent = data.subtitle || "";
+    $("subtitle").title = data.estimate || "";
     state.reset(settings.budget, settings.depth);
     const view = new CCT.View(model, state, settings);
     const panels = new CCT.Panels(model, state, view, settings);
