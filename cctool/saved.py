@@ -215,17 +215,21 @@ def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFram
     else:
         nodes = _read_ipc(data, body, header.get("nodes"), "nodes", name)
         metrics, blocks, raw = _metric_table(data, body, header.get("metrics"), name)
-    gf = GraphFrame(
-        nodes=nodes,
-        metrics=metrics,
-        exclusive=tuple(header.get("exclusive", ())),
-        inclusive=tuple(header.get("inclusive", ())),
-        metadata=header.get("metadata") or {},
-        default_metric=header.get("default_metric"),
-        derived=frozenset(header.get("derived", ())),
-        metric_info=info_from_json(header.get("metric_info")),
-        callgraph=_callgraph(data, body, header.get("callgraph"), name),
-    )
+    try:
+        gf = GraphFrame(
+            nodes=nodes,
+            metrics=metrics,
+            exclusive=tuple(header.get("exclusive", ())),
+            inclusive=tuple(header.get("inclusive", ())),
+            metadata=header.get("metadata") or {},
+            default_metric=header.get("default_metric"),
+            derived=frozenset(header.get("derived", ())),
+            metric_info=info_from_json(header.get("metric_info")),
+            callgraph=_callgraph(data, body, header.get("callgraph"), name),
+        )
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # fields of wrong types
+        raise SavedFormatError(name, f"corrupt header ({exc})") from exc
+    _check_node_ids(gf, name)
     if blocks is not None and all(k in raw for k in KEY_COLUMNS):
         _prime_blocks(gf, blocks, name, {k: raw[k] for k in KEY_COLUMNS}, peek)
     return gf
@@ -238,6 +242,20 @@ def _callgraph(data: Any, body: int, spec: Any, name: str) -> CallGraphTables | 
     return CallGraphTables.from_parts(
         _read_ipc(data, body, spec.get("functions"), "call graph functions", name),
         _read_ipc(data, body, spec.get("edges"), "call graph edges", name), spec)
+
+
+def _check_node_ids(gf: GraphFrame, name: str) -> None:
+    """Every metric row's node id names a node (one pass over the node column: a damaged
+    file must not send an index out of range into the commands)."""
+    if "node" not in gf.metrics.columns or "node" not in gf.nodes.columns:
+        raise SavedFormatError(name, "corrupt tables (no node column)")
+    node = gf.metrics["node"]
+    if not node.dtype.is_integer():
+        raise SavedFormatError(name, "corrupt metrics table (node ids are not integers)")
+    lo, hi = node.min(), node.max()
+    if node.null_count() or (lo is not None and (lo < 0 or hi >= gf.num_nodes)):  # type: ignore[operator]
+        raise SavedFormatError(name, "corrupt metrics table (a node id out of range: "
+                               f"{lo!r}..{hi!r} for {gf.num_nodes} nodes)")
 
 
 def _header(data: Any, name: str) -> tuple[int, dict[str, Any], int]:

@@ -8,8 +8,9 @@ _cctool() {
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        :--max-inflate) COMPREPLY=(); return;;
         :--derive) COMPREPLY=(); return;;
-        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         diff:--max-nodes) COMPREPLY=(); return;;
         diff:--metric|diff:-m) COMPREPLY=(); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -30,7 +31,7 @@ _cctool() {
         diff:--scheduler-timeout) COMPREPLY=(); return;;
         diff:--min-workers) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded text" -- "$cur")); return;;
-        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -42,7 +43,7 @@ _cctool() {
         div:--width) COMPREPLY=(); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown text" -- "$cur")); return;;
-        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         groupby:--max-nodes) COMPREPLY=(); return;;
         groupby:--by) COMPREPLY=(); return;;
         groupby:--agg) COMPREPLY=($(compgen -W "sum mean max min" -- "$cur")); return;;
@@ -53,7 +54,7 @@ _cctool() {
         groupby:--width) COMPREPLY=(); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct tree" -- "$cur")); return;;
-        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         hot-path:--max-nodes) COMPREPLY=(); return;;
         hot-path:--metric|hot-path:-m) COMPREPLY=(); return;;
         hot-path:--threshold) COMPREPLY=(); return;;
@@ -66,7 +67,7 @@ _cctool() {
         hot-path:--width) COMPREPLY=(); return;;
         hot-path:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         hot-path:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         imbalance:--max-nodes) COMPREPLY=(); return;;
         imbalance:--metric|imbalance:-m) COMPREPLY=(); return;;
         imbalance:--by) COMPREPLY=($(compgen -W "rank thread location" -- "$cur")); return;;
@@ -81,7 +82,7 @@ _cctool() {
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
         query:--or) COMPREPLY=(); return;;
@@ -94,9 +95,9 @@ _cctool() {
         query:--width) COMPREPLY=(); return;;
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv text" -- "$cur")); return;;
-        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         read:--max-nodes) COMPREPLY=(); return;;
-        runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         runs:--max-nodes) COMPREPLY=(); return;;
         runs:--where) COMPREPLY=(); return;;
         runs:--group-by) COMPREPLY=(); return;;
@@ -108,7 +109,7 @@ _cctool() {
         runs:--width) COMPREPLY=(); return;;
         runs:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         runs:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         scaling:--max-nodes) COMPREPLY=(); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
         scaling:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -127,7 +128,7 @@ _cctool() {
         scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
-        stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
         stats:--metric|stats:-m) COMPREPLY=(); return;;
         stats:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
@@ -145,7 +146,7 @@ _cctool() {
         stats:--width) COMPREPLY=(); return;;
         stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         stats:--to) COMPREPLY=($(compgen -W "tree json csv cct text" -- "$cur")); return;;
-        timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         timeline:--max-nodes) COMPREPLY=(); return;;
         timeline:--window) COMPREPLY=(); return;;
         timeline:--depth) COMPREPLY=(); return;;
@@ -155,7 +156,7 @@ _cctool() {
         timeline:--width) COMPREPLY=(); return;;
         timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         timeline:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded" -- "$cur")); return;;
+        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--metric|tree:-m) COMPREPLY=(); return;;
         tree:--depth) COMPREPLY=(); return;;
@@ -177,9 +178,9 @@ _cctool() {
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
     esac
     case "$cmd" in
-        "") opts="--color --derive --version -h --help completion diff div groupby hot-path imbalance query read runs scaling stats timeline tree";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance query read runs scaling stats timeline tree";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to --output -o -h --help";;

@@ -20,7 +20,8 @@ _cctool() {
     )
     _arguments -C \
         ''--color'[Color in text output; auto colors a terminal unless NO_COLOR is non-em]:value:(auto always never)' \
-        ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+        ''--max-inflate'[Let a compressed input inflate to RATIO times its size (default 100, o]:value: ' \
+        ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
         ''--version'[Show the version and exit.]' \
         '(-h --help)'{-h,--help}'[Show help and exit.]' \
         '1:command:->command' \
@@ -31,45 +32,48 @@ _cctool() {
             case $words[1] in
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
-                diff) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
-                    ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
+                    ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
-                    ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
+                    ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
-                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of the heavie]:value: ' \
+                    ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--percent'[Show the change as a percentage of As value.]' \
-                    ''--normalize'[Scale B so that each metrics total equals As before comparing.]' \
-                    ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable. E.g. ]:value: ' \
-                    ''--where'[Gate: check only the nodes this call path query matches in the union t]:value: ' \
+                    ''--percent'[Show the change as % of As value.]' \
+                    ''--normalize'[Scale B to As total before comparing.]' \
+                    ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable.]:value: ' \
+                    ''--where'[Gate: check only the nodes this query matches.]:value: ' \
                     ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
+                    ''--junit'[Also write the gate as JUnit XML to FILE.]:value:_files' \
+                    ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
+                    ''--json'[Also write the JSON report to FILE.]:value:_files' \
+                    ''--html'[Write the union tree as an interactive HTML page instead.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
-                    ''--missing'[A node found in one profile only counts as 0 in the other, or nan.]:value:(zero nan)' \
+                    ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
-                    ''--top'[The N largest changes as a table (or the first N records).]:value: ' \
+                    ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
-                    ''--threshold'[Tree: hide subtrees whose |value| is below this fraction of the heavie]:value: ' \
+                    ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
@@ -81,38 +85,38 @@ _cctool() {
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Text view: show this many levels.]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                hot-path) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
                     ''--rank'[Show only this rank.]:value: ' \
                     ''--thread'[Show only this thread.]:value: ' \
-                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
                     ''--data'[Data objects only (a profile with data attribution: DHAT, Calipers all]' \
@@ -120,20 +124,20 @@ _cctool() {
                     ''--top'[Show this many nodes (0: all).]:value: ' \
                     '(--verbose -v)'{--verbose,-v}'[Also show std, quartiles and the values of the heaviest locations.]' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
-                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
+                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
@@ -141,7 +145,7 @@ _cctool() {
                     ''--agg'[How to combine ranks/threads, for --ranks aggregate and for display.]:value:(sum mean max min std cv)' \
                     ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Tree: digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -150,30 +154,30 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                runs) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
                     ''--by'[Rows: call paths, or nodes summed by name/file/module; variable (data ]:value:(path name file module variable function)' \
                     ''--key'[Order runs by this metadata key (default: the number of processes).]:value: ' \
@@ -188,19 +192,19 @@ _cctool() {
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
-                    ''--plot'[Also draw a line chart of the top rows: .svg, or .png (needs Pillow); ]:value:_files' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
+                    ''--plot'[Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot]:value:_files' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                stats) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
                     ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(sum mean max min std cv)' \
                     ''--across'[runs: statistics over the runs given; ranks: over the ranks of one HPC]:value:(runs ranks)' \
@@ -209,10 +213,10 @@ _cctool() {
                     ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -220,8 +224,8 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                timeline) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
+                timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
                     ''--window'[Only this part of the run, from its start: seconds, or with a unit (s,]:value: ' \
                     ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
                     ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
@@ -233,36 +237,36 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format, instead of detecting it.]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof cprofile gprof2dot callgrind gprof pyinstrument speedscope chrome-trace tau timemory hatchet dhat folded)' \
-                    ''--max-nodes'[Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the]:value: ' \
-                    '(--metric -m)'{--metric,-m}'[Metric column to show (repeatable; the first one colors and sorts). De]:value: ' \
+                tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--rank'[Show only this rank.]:value: ' \
                     ''--thread'[Show only this thread.]:value: ' \
-                    ''--agg'[How to combine ranks/threads. sum is the default because HPC profiles ]:value:(sum mean max min std cv)' \
+                    ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--threshold'[Hide subtrees whose inclusive value is below this fraction of the heav]:value: ' \
                     ''--colormap'[Colormap of the values.]:value:(RdYlGn viridis magma grey)' \
                     ''--invert-colormap'[Color low values as high.]' \
                     ''--sort'[Order of siblings: by the first metric (descending), by profile order,]:value:(metric nid name)' \
                     ''--full-names'[Never elide long names.]' \
                     ''--no-legend'[Leave out the legend.]' \
-                    ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent, by]' \
-                    ''--flat'[Flat profile instead of the tree: per --by value self, self%, sum%, cu]' \
-                    ''--bottom-up'[Callers view: each --by value (heaviest self first) with the callers i]' \
-                    ''--data'[The data-object tree (profiles with data attribution: DHAT, Calipers a]' \
-                    ''--by'[Group for --flat/--bottom-up: name, function (loops and lines folded i]:value: ' \
-                    ''--derive'[Add a metric computed from others on every row, e.g. ipc = PAPI_TOT_IN]:value: ' \
-                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases (v4, or XML with metric-db files): combine the ra]' \
-                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (Dask); default: in this process. Res]:value: ' \
-                    ''--scheduler'[Read on this Dask schedulers workers: tcp://HOST:8786, HOST:PORT or a ]:value: ' \
-                    ''--scheduler-timeout'[Give up when the scheduler does not answer, the workers asked for do n]:value: ' \
-                    ''--min-workers'[With --scheduler: wait (up to --scheduler-timeout) for N workers befor]:value: ' \
+                    ''--expand-hot'[Expand only the hot path (heaviest child while ≥ 50% of its parent), m]' \
+                    ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum%.]' \
+                    ''--bottom-up'[Callers view: each --by value with the callers its cost came through.]' \
+                    ''--data'[The data-object tree (DHAT, Calipers alloc service).]' \
+                    ''--by'[Group for --flat/--bottom-up: name, function, file, module, or another]:value: ' \
+                    ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
+                    '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
+                    '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
+                    ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
+                    ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
+                    ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the tree as one interactive HTML page (opens offline in a browse]:value:_files' \
+                    ''--html'[Write the tree as one interactive, offline HTML page instead.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
             esac ;;

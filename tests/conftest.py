@@ -3,9 +3,11 @@ and a tiny literal GraphFrame."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +89,12 @@ def metric_key(record: dict, metric: str) -> str:
 def metric_value(record: dict, metric: str) -> float:
     """The value of ``metric`` in a record whose keys name the units."""
     return record[metric_key(record, metric)]
+
+
+def json_rows(text: str) -> list[dict[str, Any]]:
+    """The rows of a command's ``--to json`` records, after checking their envelope."""
+    doc = json.loads(text)
+    assert doc["schema"] == "cctool.records/1", doc.get("schema")
+    assert all(list(r) == doc["columns"] for r in doc["rows"])
+    rows: list[dict[str, Any]] = doc["rows"]
+    return rows

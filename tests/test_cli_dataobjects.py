@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
+from tests.conftest import json_rows
 
 DATA = Path(__file__).parent / "data"
 DHAT, CALI = DATA / "dhat", DATA / "caliper-data"
@@ -65,7 +65,7 @@ def test_groupby_variable() -> None:
 def test_imbalance_per_data_object() -> None:
     res = run("imbalance", DHAT / "np4", "--data", "--metric", "bytes", "--to", "json")
     assert res.exit_code == 0, res.output
-    first = json.loads(res.stdout)[0]
+    first = json_rows(res.stdout)[0]
     assert first["name"] == "alloc_matrix_block (datacentric.c:22)"
     assert (first["max [B]"], first["min [B]"], first["mean [B]"]) == (262144, 131072, 163840)
 
@@ -101,7 +101,7 @@ def test_scaling_by_variable_keeps_the_metric_unit() -> None:
     # Bytes per data object stay bytes: cali-query's per-label sums, 786,432 B of m over 2 ranks.
     res = run("scaling", CALI / "np1", CALI / "np2", "--by", "variable", "--to", "json")
     assert res.exit_code == 0, res.output
-    m = next(r for r in json.loads(res.stdout) if r["variable"] == "m")
+    m = next(r for r in json_rows(res.stdout) if r["variable"] == "m")
     assert m == {"variable": "m", "unit": "B", "1": 1048576.0, "2": 393216.0}
     res = run("scaling", CALI / "np1", CALI / "np2", "--by", "variable", "--color", "never")
     assert "bytes allocated [B]" in res.stdout and "384.000 KiB" in res.stdout

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 CASES = {
     "cpi.default": ("hpctoolkit-cpi-database", []),
@@ -32,7 +30,7 @@ def test_hot_path_golden(case: str, data, update_goldens: bool) -> None:
 
 def test_hot_path_json(data) -> None:
     res = run("hot-path", str(data("hpctoolkit-cpi-database")), "--to", "json")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert len(rows) == 10
     assert rows[0] == {"node": 0, "depth": 0, "name": "<program root>",
                        "time (inc) [s]": pytest.approx(3.998242), "parent%": 100.0,
@@ -68,4 +66,4 @@ def test_derived_metric(data) -> None:
               'ms = "time (inc)" * 1000', "-m", "ms", "--to", "json")
     assert res.exit_code == 0, res.stderr
     # Times are seconds; the derived metric names its unit: seconds times 1000.
-    assert json.loads(res.stdout)[0]["ms [1000*s]"] == pytest.approx(3998.242)
+    assert json_rows(res.stdout)[0]["ms [1000*s]"] == pytest.approx(3998.242)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 CASES = {
     "allgather.default": ("hpctoolkit-allgather-database", []),
@@ -35,7 +33,7 @@ def test_imbalance_golden(case: str, data, update_goldens: bool) -> None:
 def test_json_records(data) -> None:
     res = run("imbalance", str(data("hpctoolkit-allgather-database")), "--top", "2",
               "--to", "json")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert [r["name"] for r in rows] == ["MPIC_Wait", "<unknown procedure> 0x33e96 "
                                          "[libpsm_infinipath.so.1.16]"]
     # 793489 usec: MPIC_Wait on rank 0 (both threads), decoded from its metric-db files.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 
 import click
 import pytest
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.saved import loads
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 PMPI = '[{"name": "main"}, "*", {"name": "P?MPI_.*"}]'
 HOT = 'MATCH ("*")->(p) WHERE p."time" > 0.5'
@@ -55,18 +54,18 @@ def test_output_format_follows_the_suffix(data, tmp_path) -> None:
         res = run("query", db, HOT, "-o", str(tmp_path / name))
         assert res.exit_code == 0 and res.stdout == "", res.stderr
     loads((tmp_path / "hot.cct").read_bytes()).validate()
-    records = json.loads((tmp_path / "hot.json").read_text())
+    records = json_rows((tmp_path / "hot.json").read_text())
     assert len(records) == 17 and records[0]["name"] == "<program root>"
     assert (tmp_path / "hot.csv").read_text().startswith("node,parent,name,depth,time (inc)")
     assert "psm_dofinalize" in (tmp_path / "hot.txt").read_text()
     res = run("query", db, HOT, "--to", "json", "-o", str(tmp_path / "forced.cct"))
-    assert json.loads((tmp_path / "forced.cct").read_text())[1]["name"] == "main"
+    assert json_rows((tmp_path / "forced.cct").read_text())[1]["name"] == "main"
 
 
 def test_records_to_stdout(data) -> None:
     db = str(data("hpctoolkit-cpi-database"))
     res = run("query", db, HOT, "--to", "json", "--depth", "2")
-    assert [r["name"] for r in json.loads(res.stdout)] == ["<program root>", "main"]
+    assert [r["name"] for r in json_rows(res.stdout)] == ["<program root>", "main"]
     res = run("query", db, HOT, "--to", "csv", "-m", "time")
     lines = res.stdout.splitlines()
     assert lines[0] == "node,parent,name,depth,time [s]" and len(lines) == 18
@@ -93,7 +92,7 @@ def test_not_alone_is_the_complement(data) -> None:
     db = str(data("hpctoolkit-cpi-database"))
     res = run("query", db, "--not", HOT, "--to", "json")
     assert res.exit_code == 0
-    records = json.loads(res.stdout)
+    records = json_rows(res.stdout)
     # 17 of 34 nodes stay; two <unknown file>:0 leaves become roots and merge.
     assert len(records) == 16
     assert {"MPI_Init", "__GI_sched_yield"} <= {r["name"] for r in records}
@@ -108,7 +107,7 @@ def test_empty_match_exits_zero_with_a_note(data, tmp_path) -> None:
     assert res.exit_code == 0
     assert res.stdout == "" and res.stderr == "no nodes matched\n"
     res = run("query", db, '[{"name": "no such function"}]', "--to", "json")
-    assert json.loads(res.stdout) == []
+    assert json_rows(res.stdout) == []
     res = run("query", db, '[{"name": "nothing"}]', "-o", str(tmp_path / "empty.cct"))
     assert res.exit_code == 0 and loads((tmp_path / "empty.cct").read_bytes()).num_nodes == 0
 

@@ -3,7 +3,6 @@ of Base_CUDA block_128 on lassen, and 8 other runs)."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
+from tests.conftest import json_rows
 
 TRIALS = "lassen/clang10.0.1_nvcc10.2.89_1048576"
 # The root's inclusive time per trial 1..10, from Caliper itself:
@@ -34,7 +34,7 @@ def rajaperf(data) -> Path:
 def test_runs_lists_every_run_with_its_metadata(rajaperf: Path) -> None:
     res = invoke("runs", str(rajaperf), "--key", "variant", "--key", "tuning", "--to", "json")
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert len(rows) == 18
     assert {r["format"] for r in rows} == {"caliper"}
     assert sorted({(r["variant"], r["tuning"]) for r in rows}) == [
@@ -47,7 +47,7 @@ def test_runs_where_and_group_by(rajaperf: Path) -> None:
     res = invoke("runs", str(rajaperf), "--where", "cluster=lassen", "--group-by", "tuning",
                  "--to", "json")
     assert res.exit_code == 0, res.output
-    groups = {g["tuning"]: g["runs"] for g in json.loads(res.stdout)}
+    groups = {g["tuning"]: g["runs"] for g in json_rows(res.stdout)}
     assert groups == {"block_128": 11, "block_256": 2}
     assert "--where kept 13 of 18 runs" in res.stderr
 
@@ -63,20 +63,20 @@ def test_stats_of_repeated_trials_match_caliper(rajaperf: Path) -> None:
     res = invoke("stats", str(rajaperf / TRIALS), "--where", "tuning=block_128",
                  "--to", "json", "--percentile", "10", "--percentile", "90")
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     root = next(r for r in rows if r["path"] == "RAJAPerf")
     x = np.array(ROOT_TIMES)
     assert root["count"] == 10
     # cali-query prints 6 decimals, so compare to half a unit of the last one.
-    close = {"abs": 6e-7}
-    assert root["mean"] == pytest.approx(x.mean(), **close)
-    assert root["median"] == pytest.approx(np.median(x), **close)
-    assert root["min"] == pytest.approx(x.min(), **close)
-    assert root["max"] == pytest.approx(x.max(), **close)
-    assert root["std"] == pytest.approx(statistics.stdev(ROOT_TIMES), abs=2e-6)
-    assert root["cv"] == pytest.approx(root["std"] / root["mean"])
-    assert root["p10"] == pytest.approx(np.percentile(x, 10), **close)
-    assert root["p90"] == pytest.approx(np.percentile(x, 90), **close)
+    close = {"abs": 6e-7}  # statistics name their unit in the header: mean [s]
+    assert root["mean [s]"] == pytest.approx(x.mean(), **close)
+    assert root["median [s]"] == pytest.approx(np.median(x), **close)
+    assert root["min [s]"] == pytest.approx(x.min(), **close)
+    assert root["max [s]"] == pytest.approx(x.max(), **close)
+    assert root["std [s]"] == pytest.approx(statistics.stdev(ROOT_TIMES), abs=2e-6)
+    assert root["cv"] == pytest.approx(root["std [s]"] / root["mean [s]"])
+    assert root["p10 [s]"] == pytest.approx(np.percentile(x, 10), **close)
+    assert root["p90 [s]"] == pytest.approx(np.percentile(x, 90), **close)
     # tree preorder; Caliper's records outside every region have a root of their own
     assert [(r["path"], r["depth"]) for r in rows][:3] == [
         ("<outside regions>", 0), ("RAJAPerf", 0), ("RAJAPerf/Algorithm", 1)]
@@ -100,7 +100,7 @@ def test_stats_grouped_as_a_tree(rajaperf: Path) -> None:
 def test_stats_counts_runs_a_path_appears_in(rajaperf: Path) -> None:
     # block_256 has 3 kernels (67 nodes) that block_128's runs (64 nodes) lack.
     res = invoke("stats", str(rajaperf / TRIALS), "--to", "json")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     counts = {r["count"] for r in rows}
     assert counts == {1, 11}
 
@@ -123,11 +123,11 @@ def test_runs_lacking_the_group_key_form_the_none_group_as_in_scaling() -> None:
     folder = Path(__file__).parent / "data" / "caliper-scaling"
     res = invoke("runs", str(folder), "--group-by", "schedule", "--to", "json")
     assert res.exit_code == 0, res.output
-    assert [(g["schedule"], g["runs"]) for g in json.loads(res.stdout)] == [
+    assert [(g["schedule"], g["runs"]) for g in json_rows(res.stdout)] == [
         ("even", 3), ("skewed", 3), ("(none)", 1)]
     assert "1 of 7 runs have no metadata key 'schedule'" in res.stderr
     res = invoke("stats", str(folder), "--group-by", "schedule", "--to", "json")
-    assert list(dict.fromkeys(r["schedule"] for r in json.loads(res.stdout))) == [
+    assert list(dict.fromkeys(r["schedule"] for r in json_rows(res.stdout))) == [
         "even", "skewed", "(none)"]
     res = invoke("stats", str(folder), "--group-by", "nosuch")
     assert res.exit_code == 2 and "no run has metadata key 'nosuch'" in res.stderr
@@ -138,8 +138,8 @@ def test_the_parts_of_one_run_are_one_run_in_every_multi_run_command() -> None:
     # (whose "statistics across runs" would be statistics across ranks, silently).
     trace = Path(__file__).parent / "data" / "caliper-parts" / "trace"
     res = invoke("runs", str(trace), "--to", "json")
-    assert [(r["path"], r["ranks"]) for r in json.loads(res.stdout)] == [(str(trace), 3)]
+    assert [(r["path"], r["ranks"]) for r in json_rows(res.stdout)] == [(str(trace), 3)]
     res = invoke("stats", str(trace), "--to", "json")
-    assert res.exit_code == 0 and {r["count"] for r in json.loads(res.stdout)} == {1}
+    assert res.exit_code == 0 and {r["count"] for r in json_rows(res.stdout)} == {1}
     repeated = trace.parent / "repeated"  # two trials: two runs
-    assert len(json.loads(invoke("runs", str(repeated), "--to", "json").stdout)) == 2
+    assert len(json_rows(invoke("runs", str(repeated), "--to", "json").stdout)) == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-import json
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from rich.console import Console
 
 from cctool.cli import cli
 from cctool.render.scaling import Sparkline, sparkline
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 LASSEN_TUNINGS = ["--key", "tuning", "--where", "cluster=lassen",
                   "--where", "ProblemSizeRunParam=1048576"]
@@ -67,7 +67,7 @@ def test_csv_has_a_column_per_run_and_empty_cells_for_missing_nodes(rajaperf: Pa
 def test_json_records_and_glob_input(lulesh: Path) -> None:
     res = invoke(str(lulesh / "*.cali"), "--speedup", "--to", "json", "--threshold", "0.1")
     assert res.exit_code == 0
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert list(rows[0]) == ["path", "unit", "27", "64", "125", "216", "343"]
     assert rows[0]["path"] == "main"
     assert rows[0]["64"] == pytest.approx(47.238297 / 55.112951)
@@ -103,27 +103,41 @@ def test_bad_input_exits_2(lulesh: Path, args: list[str], message: str) -> None:
     assert message in res.stderr
 
 
+def svg_texts(path: Path) -> list[tuple[float, float, str]]:
+    """(x, y, text) of every text of a matplotlib SVG (text kept as text, not paths)."""
+    root = ET.fromstring(path.read_text())
+    return [(float(e.get("x", "nan")), float(e.get("y", "nan")), e.text or "")
+            for e in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
 def test_output_file_and_plots(lulesh: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
     out, svg = tmp_path / "table.md", tmp_path / "top.svg"
     res = invoke(str(lulesh), "--speedup", "--to", "markdown", "-o", str(out), "--plot",
                  str(svg), "--top", "3")
     assert res.exit_code == 0 and res.stdout == ""
     assert out.read_text().splitlines()[2] == "| path | 27 | 64 | 125 | 216 | 343 |"
-    root = ET.fromstring(svg.read_text())
-    lines = root.findall("{http://www.w3.org/2000/svg}polyline")
-    data_lines = [e for e in lines if len(e.get("points", "").split()) == 5]
-    assert len(data_lines) == 4  # one per row, and the ideal-speedup line
-    assert sum(1 for e in data_lines if e.get("stroke-dasharray")) == 1
-    assert "main/lulesh.cycle" in svg.read_text()
-    bad = invoke(str(lulesh), "--plot", str(tmp_path / "top.pdf"))
-    assert bad.exit_code == 2 and ".svg or .png" in bad.stderr
+    texts = svg_texts(svg)
+    words = [t for _, _, t in texts]
+    for label in ("main", "main/lulesh.cycle", "ideal",
+                  "processes (mpi.world.size), log₂ scale", "speedup  T_base / T_n, log₂ scale"):
+        assert label in words, label
+    # Process counts on a log2 axis: ticks spaced by the logarithm of their ratio.
+    ticks = {t: x for x, _, t in texts if t in ("27", "64", "125", "216", "343")}
+    span = ticks["343"] - ticks["27"]
+    for p in (64, 125, 216):
+        expected = math.log2(p / 27) / math.log2(343 / 27)
+        assert (ticks[str(p)] - ticks["27"]) / span == pytest.approx(expected, abs=1e-3)
+    bad = invoke(str(lulesh), "--plot", str(tmp_path / "top.eps"))
+    assert bad.exit_code == 2 and ".svg, .pdf or .png" in bad.stderr
 
 
-def test_png_plot(lulesh: Path, tmp_path: Path) -> None:
-    pytest.importorskip("PIL")
-    png = tmp_path / "top.png"
-    assert invoke(str(lulesh), "--plot", str(png), "--to", "csv").exit_code == 0
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+@pytest.mark.parametrize("suffix,magic", [("png", b"\x89PNG\r\n\x1a\n"), ("pdf", b"%PDF-")])
+def test_png_and_pdf_plots(lulesh: Path, tmp_path: Path, suffix: str, magic: bytes) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"top.{suffix}"
+    assert invoke(str(lulesh), "--plot", str(path), "--to", "csv").exit_code == 0
+    assert path.read_bytes()[:len(magic)] == magic
 
 
 def test_directory_of_runs_and_fallback_note(rajaperf: Path) -> None:
@@ -196,7 +210,7 @@ def test_group_by_records_equal_each_group_s_where_run(view: str, to: str) -> No
 
 def _records(text: str, to: str) -> list[dict]:
     if to == "json":
-        return json.loads(text)
+        return json_rows(text)
     return pl.read_csv(io.StringIO(text), infer_schema=False).to_dicts()
 
 
@@ -210,6 +224,7 @@ def test_group_by_text_has_a_titled_table_per_group(update_goldens: bool) -> Non
 
 
 def test_group_by_markdown_plot_and_notes(rajaperf: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
     svg = tmp_path / "groups.svg"
     res = invoke(str(rajaperf), "--group-by", "tuning", "--key", "ProblemSizeRunParam",
                  "--to", "markdown", "--top", "2", "--plot", str(svg))
@@ -219,10 +234,8 @@ def test_group_by_markdown_plot_and_notes(rajaperf: Path, tmp_path: Path) -> Non
     assert res.stderr.splitlines() == [
         "note: tuning = block_128: ProblemSizeRunParam = 1048576: mean of 10 runs (same key)",
         "note: tuning = default: ProblemSizeRunParam = 1048576: mean of 4 runs (same key)"]
-    root = ET.fromstring(svg.read_text())
-    assert root.get("height") == "1500"  # three panels of 500
-    texts = [e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert [t.split(":")[0] for t in texts if t.startswith("tuning = ")] == [
+    titles = [t for _, _, t in svg_texts(svg) if t.startswith("tuning = ")]
+    assert [t.split(":")[0] for t in titles] == [
         "tuning = block_128", "tuning = block_256", "tuning = default"]
 
 

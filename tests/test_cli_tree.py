@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 TREE_CASES = {
     "cpi.default": ("hpctoolkit-cpi-database", []),
@@ -43,7 +41,7 @@ def test_tree_color_always_has_escapes(data) -> None:
 def test_tree_json_records(data) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--to", "json", "--depth", "3",
               "-m", "time (inc)", "-m", "time")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert [r["name"] for r in rows] == ["<program root>", "main", "MPI_Finalize", "MPI_Init"]
     # Records hold seconds and name the unit (experiment.xml: 3998242 usec).
     assert rows[0] == {"node": 0, "parent": None, "name": "<program root>", "depth": 0,

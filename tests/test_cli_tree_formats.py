@@ -8,7 +8,7 @@ the repository's own callgrind and folded samples (tests/data).
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.readers import reader_names
-from tests.conftest import check_golden, metric_value
+from tests.conftest import check_golden, json_rows, metric_value
 
 REPO_DATA = Path(__file__).resolve().parent / "data"
 
@@ -70,6 +70,19 @@ CASES: dict[str, Case] = {
                  ("--depth", "4", "--threshold", "0.05")),
     "caliper-data": Case("repo:caliper-data/np2", ("bytes allocated (inc)", "allocations",
                                                    "time (inc)")),
+    "perf-script": Case("repo:perf-script/perf-fp.txt", ("cpu-clock (inc)", "samples")),
+    "cpuprofile": Case("repo:v8/node-cpu.cpuprofile", ("time (inc)", "time", "samples"),
+                       ("--depth", "9", "--threshold", "0.01")),
+    "heapprofile": Case("repo:v8/node-heap.heapprofile", ("sampled bytes (inc)",),
+                        ("--depth", "9", "--threshold", "0.01")),
+    "massif": Case("repo:massif/massif.out.sort", ("peak bytes (inc)", "peak bytes")),
+    # Its addresses unnamed (see the profile fixture): names would come from this machine's
+    # binaries.
+    "gperftools": Case("repo:gperftools/work.prof", ("time (inc)", "samples")),
+    "gecko": Case("repo:gecko/firefox.json.xz", ("samples (inc)", "cpu time (inc)"),
+                  ("--depth", "12", "--threshold", "0.1")),
+    "contention": Case("repo:gperftools/cppbench.contention", ("delay (inc)", "contentions"),
+                       ("--depth", "8", "--threshold", "0.05")),
 }
 
 
@@ -83,6 +96,11 @@ def profile(data: Callable[[str], Path], tmp_path: Path) -> Callable[[str], Path
 
     def make(fmt: str) -> Path:
         source = CASES[fmt].source
+        if fmt == "gperftools":  # written before every binary it maps: no names from them
+            old = tmp_path / "work.prof"
+            shutil.copy(REPO_DATA / source.removeprefix("repo:"), old)
+            os.utime(old, (0, 0))
+            return old
         if source.startswith("repo:"):
             return REPO_DATA / source.removeprefix("repo:")
         folder, _, name = source.partition("/")
@@ -205,6 +223,25 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # np2/*.cali gives 1277952; the region roots hold time, no tracked bytes.
     "caliper-data": [("tracked objects", 1277952.0), ("setup", 0.0), ("sweep", 0.0),
                      ("scratch", 0.0), ("<outside regions>", 0.0)],
+    # perf-fp.txt: the periods (ns) of the samples whose last call-chain line (outermost
+    # frame) is start_thread, resp. __libc_start_call_main.
+    "perf-script": [("start_thread", 221221221e-9), ("__libc_start_call_main", 212212212e-9)],
+    # endTime - (startTime + timeDeltas[0]) of the file, in microseconds.
+    "cpuprofile": [("(root)", 291878e-6)],
+    # The sum of every node's selfSize under head.
+    "heapprofile": [("(root)", 387216.0)],
+    # heap_tree=peak of snapshot 43: n0 "(below main)" 83778272 under the two ??? frames,
+    # and n0 "in 18 places, all below massif's threshold" 16852.
+    "massif": [("(below main)", 83778272.0), ("[18 places below threshold]", 16852.0)],
+    # The records' last address (outermost caller, less one) with struct: 26 samples at
+    # libc's clone3, 25 at work_prof's _start, 1000 us each (the header's period).
+    "gperftools": [("libc.so.6+0x1098eb", 0.026), ("work_prof+0x10a0", 0.025)],
+    # Every stack of the three threads starts at the "(root)" label: 895 + 57 + 241 samples.
+    "gecko": [("(root)", 1193.0)],
+    # cycles x 100 (sampling period) / 3201000000 (cycles/second) of the samples by their
+    # last address: 0x7fcdc2ff214e (libpthread-2.15.so from 0x7fcdc2feb000) and 0x79e80a.
+    "contention": [("libpthread-2.15.so+0x714d", 0.6904322399250233),
+                   ("cppbench_server_main+0x39e809", 7.59762574195564e-05)],
 }
 
 
@@ -213,7 +250,7 @@ def test_root_records(fmt: str, profile) -> None:
     metric = CASES[fmt].metrics[0]
     res = tree(fmt, profile(fmt), "--to", "json", "--depth", "1")
     assert res.exit_code == 0, res.stderr
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert all(r["parent"] is None and r["depth"] == 0 for r in rows)
     got = [(r["name"], metric_value(r, metric)) for r in rows]
     want = ROOTS[fmt]
@@ -238,7 +275,7 @@ def test_inclusive_never_grows_downwards(fmt: str, profile) -> None:
     metric = CASES[fmt].metrics[0]
     res = tree(fmt, profile(fmt), "--to", "json")
     assert res.exit_code == 0, res.stderr
-    rows = {r["node"]: r for r in json.loads(res.stdout)}
+    rows = {r["node"]: r for r in json_rows(res.stdout)}
     value = {node: metric_value(r, metric) for node, r in rows.items()}
     bad = [(rows[r["parent"]]["name"], r["name"], value[node]) for node, r in rows.items()
            if r["parent"] is not None

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from tests.conftest import check_golden
+from tests.conftest import check_golden, json_rows
 
 CASES = {
     "cpi.expand-hot": ("hpctoolkit-cpi-database", ["--expand-hot"]),
@@ -39,7 +39,7 @@ def test_tree_view_golden(case: str, data, update_goldens: bool) -> None:
 def test_flat_records(data) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--flat", "--by", "function",
               "--to", "json")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     assert list(rows[0]) == ["function", "self [s]", "self%", "sum%", "cum [s]", "cum%",
                              "contexts"]
     assert sum(r["self [s]"] for r in rows) == pytest.approx(3.998242)  # 3998242 usec
@@ -47,7 +47,7 @@ def test_flat_records(data) -> None:
 
 def test_expand_hot_marks_the_path(data) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--expand-hot", "--to", "json")
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     hot = [r["name"] for r in rows if r.get("highlight")]
     assert hot[:3] == ["<program root>", "main", "MPI_Finalize"] and len(hot) == 10
     assert not any(r["name"] == "PMPI_Init" for r in rows)  # MPI_Init stays collapsed
@@ -57,7 +57,7 @@ def test_expand_hot_marks_the_path(data) -> None:
 def test_std_cv_aggregations(data, agg: str) -> None:
     res = run("tree", str(data("hpctoolkit-cpi-database")), "--agg", agg, "--to", "json",
               "--depth", "1")
-    root = json.loads(res.stdout)[0]["time (inc) [s]"]
+    root = json_rows(res.stdout)[0]["time (inc) [s]"]
     ranks = [0.999238, 0.999390, 1.000306, 0.999308]  # the four metric-db files, in seconds
     mean = sum(ranks) / 4
     std = (sum((r - mean) ** 2 for r in ranks) / 4) ** 0.5
@@ -69,7 +69,7 @@ def test_derive_in_tree(data) -> None:
               'share = time / "time (inc)"', "--derive", "pct = share * 100", "-m", "pct",
               "--agg", "max", "--to", "json")
     assert res.exit_code == 0, res.stderr
-    vals = [r["pct [%]"] for r in json.loads(res.stdout)]
+    vals = [r["pct [%]"] for r in json_rows(res.stdout)]
     assert max(vals) == pytest.approx(100.0) and min(vals) == 0.0
 
 

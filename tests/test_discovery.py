@@ -3,7 +3,6 @@ sniffs for a folder of many repeated runs."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +14,7 @@ import cctool.readers as registry
 from cctool.cli import cli
 from cctool.ops.runs import SniffingBatch, SummaryBatch
 from cctool.readers import _parts, _sniff, expand_paths, is_profile, runs_to_sniff
+from tests.conftest import json_rows
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).parent.parent.parent / "shared" / "data"
@@ -119,8 +119,8 @@ def test_workers_sniff_the_runs_they_read_with_the_same_result(mixed: Path) -> N
     assert here.exit_code == 0, here.stderr
     there = _cli("runs", mixed, "--to", "json", "--jobs", "2")
     assert there.exit_code == 0, there.stderr
-    assert json.loads(there.stdout) == json.loads(here.stdout)
-    assert len(json.loads(here.stdout)) == len(_runs_before(mixed))
+    assert json_rows(there.stdout) == json_rows(here.stdout)
+    assert len(json_rows(here.stdout)) == len(_runs_before(mixed))
 
 
 def test_sniffing_batch_drops_what_no_reader_takes(mixed: Path) -> None:

@@ -16,6 +16,7 @@ from cctool.cli import cli
 from cctool.distributed.hpcdb import aggregate_v4
 from cctool.distributed.partials import ALPHA, Partials, merge_all
 from cctool.synth import generate
+from tests.conftest import json_rows
 
 
 def test_partials_merge_exactly_and_sketch_quantiles_within_alpha() -> None:
@@ -74,11 +75,11 @@ def test_stats_across_ranks_cli_and_saved_aggregate(v4db: Path, tmp_path: Path) 
     res = CliRunner().invoke(cli, ["stats", str(v4db), "--across", "ranks", "--to", "json"],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     gf = cctool.read(v4db)
     ref = _per_rank(gf, "time (inc)")
     assert [r["count"] for r in rows][:1] == [6]
-    assert rows[0]["mean"] == pytest.approx(ref[:, 0].mean())
+    assert rows[0]["mean [s]"] == pytest.approx(ref[:, 0].mean())
     out = tmp_path / "max.cct"
     res = CliRunner().invoke(cli, ["stats", str(v4db), "--across", "ranks", "--agg", "max",
                                    "--to", "cct", "-o", str(out)], catch_exceptions=False)

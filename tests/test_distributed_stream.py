@@ -14,6 +14,7 @@ import cctool
 from cctool.cli import cli
 from cctool.distributed.hpcdb import combine, finish, open_v4, reduce_db
 from cctool.synth import generate
+from tests.conftest import json_rows
 
 HERE = Path(__file__).resolve().parent / "data"
 
@@ -33,7 +34,7 @@ def test_tree_in_parts_is_the_tree_of_the_whole_database(v4db: Path, agg: str) -
     args = ["tree", str(v4db), "--agg", agg, "-m", "time", "-m", "PAPI_TOT_CYC", "--to", "json"]
     whole, parts = run(*args), run(*args, "--stream")
     assert whole.exit_code == parts.exit_code == 0, parts.output
-    got, want = json.loads(parts.stdout), json.loads(whole.stdout)
+    got, want = json_rows(parts.stdout), json_rows(whole.stdout)
     if agg in ("max", "min"):
         assert got == want  # bit for bit
     else:  # ranges merge as a balanced tree; the reader adds ranks one after another
@@ -89,7 +90,8 @@ def test_streams_by_itself_past_the_memory_budget(v4db: Path) -> None:
     args = ["tree", str(v4db), "--agg", "max", "--to", "json"]
     small = run(*args, env={"CCTOOL_MEMORY_BUDGET": "1000"})
     assert small.exit_code == 0
-    assert "more than the 0.0 GB budget; reading it in parts" in small.stderr
+    assert ("more than the 0.0 GB budget ($CCTOOL_MEMORY_BUDGET); reading it in parts"
+            in small.stderr)
     assert json.loads(small.stdout) == json.loads(run(*args).stdout)
     assert "in parts" not in run(*args, env={"CCTOOL_MEMORY_BUDGET": "1e12"}).stderr
 
@@ -122,13 +124,14 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
 
 
 def test_a_pruned_context_never_overwrites_the_last_node() -> None:
-    """The reader places costs by node id; a pruned context (id -1, no cost) listed after
-    the last node's cost must not zero it (as ``exc[loc, -1] = 0`` would)."""
+    """The reader places costs by preorder slot; a pruned slot (no cost) after the last
+    node's slot is dropped, never written over the last node."""
     from cctool.readers.hpctoolkit_v4 import _long_table
 
-    out = _long_table(np.array([-1, 0]), np.array([0, 0]), np.array([1, -1]),
-                      np.array([[5.0], [0.0]]), ["time"], np.array([0]), np.array([0]))
-    assert dict(zip(out["node"].tolist(), out["time"].tolist(), strict=True)) == {
-        0: 0.0, 1: 5.0}
-    assert dict(zip(out["node"].tolist(), out["time (inc)"].tolist(), strict=True)) == {
-        0: 5.0, 1: 5.0}
+    # Two locations, three slots; the last slot is pruned.
+    own = {0: np.array([0.0, 5.0, 0.0, 0.0, 2.0, 0.0])}
+    out = _long_table(own, [0], ["time"], np.array([True, True, False]), np.array([-1, 0]),
+                      np.array([0, 1]), np.array([0, 0]))
+    assert out["node"].tolist() == [0, 1, 0, 1] and out["rank"].tolist() == [0, 0, 1, 1]
+    assert out["time"].tolist() == [0.0, 5.0, 0.0, 2.0]
+    assert out["time (inc)"].tolist() == [5.0, 5.0, 2.0, 2.0]

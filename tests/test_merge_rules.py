@@ -115,7 +115,7 @@ def test_cube_cli_tree_and_groupby_show_the_largest_rank() -> None:
         res = CliRunner().invoke(cli, args)
         assert res.exit_code == 0, res.output
         doc = json.loads(res.stdout)
-        rows = doc["nodes"] if isinstance(doc, dict) else doc
+        rows = doc["nodes"] if "nodes" in doc else doc["rows"]  # groupby graph, or records
         main_row = next(r for r in rows if r["name"] == "main")
         value = next(v for k, v in main_row.items() if k.startswith("max_time (inc)"))
         assert value == pytest.approx(0.853371750508331, rel=1e-12)

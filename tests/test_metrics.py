@@ -34,7 +34,7 @@ from cctool.ops.derive import derive
 from cctool.readers import READERS, read_declared
 from cctool.synth import generate
 from tests import hpctoolkit_raw
-from tests.conftest import metric_value
+from tests.conftest import json_rows, metric_value
 
 CPI, CPI_V4, ALLGATHER = ("hpctoolkit-cpi-database", "hpctoolkit-cpi-v4-database",
                           "hpctoolkit-allgather-database")
@@ -167,7 +167,7 @@ def test_ipc_is_the_ratio_of_sums(tmp_path) -> None:
               'ipc = "PAPI_TOT_INS (inc)" / "PAPI_TOT_CYC (inc)"', "-m", "ipc", "--to", "json",
               "--depth", "1")
     assert res.exit_code == 0, res.stderr
-    root = json.loads(res.stdout)[0]
+    root = json_rows(res.stdout)[0]
     assert metric_value(root, "ipc") == pytest.approx(ins / cyc, rel=1e-12)
     assert "ipc [ratio]" in root
     with np.errstate(invalid="ignore"):  # thread 1 of each rank has no <program root> time
@@ -197,14 +197,14 @@ def test_time_over_time_is_one_on_any_number_of_ranks(data) -> None:
 def test_scaling_per_process_time_is_per_rank(data) -> None:
     """allgather: 10 ranks × 2 threads; per-process time divides by ranks, not locations."""
     res = run("scaling", shared(data, CPI), shared(data, ALLGATHER), "--to", "json")
-    rows = {r["path"]: r for r in json.loads(res.stdout)}
+    rows = {r["path"]: r for r in json_rows(res.stdout)}
     root = rows["<program root>"]
     assert root["unit"] == "s"
     assert root["10"] == pytest.approx(2.6140582)  # 26140582 usec / 10 ranks
     assert root["4"] == pytest.approx(0.9995605)
     eff = run("scaling", shared(data, CPI), shared(data, ALLGATHER), "--efficiency",
               "--to", "json")
-    eff_root = {r["path"]: r for r in json.loads(eff.stdout)}["<program root>"]
+    eff_root = {r["path"]: r for r in json_rows(eff.stdout)}["<program root>"]
     # strong efficiency T4 * 4 / (T10 * 10)
     assert eff_root["10"] == pytest.approx(0.9995605 * 4 / (2.6140582 * 10), abs=1e-9)
     assert round(eff_root["10"], 3) == 0.153
@@ -223,7 +223,7 @@ def test_mean_over_ranks_sums_threads_first(data) -> None:
 def test_imbalance_uses_the_profilers_own_statistics(data) -> None:
     res = run("imbalance", shared(data, SPOT), "--top", "20", "--to", "json")
     rows: dict[str, dict] = {}
-    for r in json.loads(res.stdout):  # the most imbalanced node of each name
+    for r in json_rows(res.stdout):  # the most imbalanced node of each name
         rows.setdefault(r["name"], r)
     # Max time/rank / Avg time/rank of the records (cali-query), as the profile holds them
     assert rows["MPI_Wait"]["imbalance"] == pytest.approx(5.64, abs=0.005)

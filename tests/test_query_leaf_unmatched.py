@@ -3,7 +3,6 @@ tell unmatched nodes (null, ``matched: false``) from matched ones worth 0, on a 
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from click.testing import CliRunner
 from cctool.cli import cli
 from cctool.ops.query import match_nodes
 from cctool.readers import read
+from tests.conftest import json_rows
 
 CUBE = Path(__file__).parent / "data" / "cube" / "time.p4.n2000.x1.r0.cubex"
 
@@ -40,7 +40,7 @@ def test_unsquashed_records_mark_unmatched_nodes() -> None:
     res = CliRunner().invoke(cli, ["query", str(CUBE), '[{"name": "MPI_Init"}]', "--no-squash",
                                    "-m", "bytes_sent", "-m", "time (inc)", "--to", "json"])
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)
+    rows = json_rows(res.stdout)
     gf = profile()
     assert len(rows) == gf.num_nodes
     values = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()

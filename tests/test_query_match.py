@@ -361,3 +361,27 @@ def test_metadata_and_default_metric_survive() -> None:
     out = filter_graph(gf, '["*", {"name": "mg"}]')
     assert out.default_metric == gf.default_metric
     assert dict(out.metadata) == dict(gf.metadata)
+
+
+def test_squash_without_merges_gathers_blocks_bit_for_bit(tmp_path, monkeypatch) -> None:
+    """The order-preserving, merge-free squash of a table in blocks (the common case) gives
+    the table the general bincount path gives, bit for bit."""
+    import cctool
+    from cctool.ops.query import filter_graph
+    from cctool.query import squash
+    from cctool.synth import generate
+
+    gf = cctool.read(generate(tmp_path / "db", nodes=400, ranks=3, threads=2, metrics=2,
+                              seed=7).path)
+    assert gf._blocks is not None
+    query = '[{"name": "main"}, "*", {"name": "MPI_.*"}, "*"]'
+    used = []
+    fast = squash._kept_blocks
+    monkeypatch.setattr(squash, "_kept_blocks", lambda *a: used.append(fast(*a)) or used[-1])
+    got = filter_graph(gf, query)
+    assert used and used[0] is not None  # the fast path ran
+    monkeypatch.setattr(squash, "_kept_blocks", lambda *a: None)
+    want = filter_graph(gf, query)
+    assert got.nodes.equals(want.nodes)
+    assert got.metrics.equals(want.metrics)
+    assert got.num_nodes < gf.num_nodes

@@ -119,12 +119,23 @@ def test_ranks_must_be_named(tmp_path: Path) -> None:
         read(tmp_path)
 
 
+def test_copy_and_ad_hoc_modes_read_with_their_own_weights() -> None:
+    copy = read(DATA / "copy" / "dhat.out.21374")
+    copy.validate()
+    assert copy.nodes["name"][0] == "copies" and copy.metadata["dhat_mode"] == "copy"
+    assert copy.metadata["metric_units"] == {"bytes copied": "B", "copies": "count"}
+    adhoc = read(DATA / "ad-hoc" / "dhat.out.21318")
+    assert adhoc.metadata["metric_units"] == {"units": "count", "events": "count"}
+    leaves = adhoc.nodes.filter(adhoc.nodes["name"] == "[event]")
+    assert leaves.height == 2
+
+
 def test_other_modes_refused(tmp_path: Path) -> None:
     doc = json.loads(gzip.decompress((DATA / "np1" / "dhat.out.0.gz").read_bytes()))
-    doc["mode"] = "copy"
+    doc["mode"] = "memory"
     path = tmp_path / "dhat.out.1"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ReaderError, match="--mode=copy"):
+    with pytest.raises(ReaderError, match="--mode=memory"):
         read(path)
 
 

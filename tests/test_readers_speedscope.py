@@ -131,3 +131,13 @@ def test_pyspy_threads_become_threads() -> None:
     assert per_thread["samples"].to_list() == [10, 7, 17]
     assert gf.metadata["threads"][1] == 'Thread 20498 "Thread-1 (worker)"'
     assert _root_total(gf, "time (inc)") == pytest.approx(0.136, rel=1e-9)
+
+
+def test_memray_profiles_are_metrics_of_one_run() -> None:
+    """memray's `transform speedscope`: Memory (bytes) and Allocations over the same stacks."""
+    gf = reader.read(Path(__file__).parent / "data" / "memray" / "memray.speedscope.json")
+    gf.validate()
+    assert gf.num_threads == 1
+    assert gf.metadata["metric_units"] == {"memory": "B", "allocations": "count"}
+    assert gf.metadata["exporter"].startswith("memray@")
+    assert gf.default_metric == "memory (inc)"

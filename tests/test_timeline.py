@@ -169,7 +169,7 @@ def test_cli_text_records_and_errors() -> None:
     res = runner.invoke(cli, ["timeline", str(VIZ_THREADS), "--window", "10ms:20ms",
                                "--to", "json"])
     assert res.exit_code == 0, res.output
-    rows = orjson.loads(res.output)
+    rows = orjson.loads(res.output)["rows"]
     assert {r["thread"] for r in rows} == {0, 1, 2}
     assert all(r["window end [s]"] == 0.02 for r in rows)
     per_thread = defaultdict(float)

@@ -10,9 +10,11 @@ input (unreadable profile, unknown metric, malformed query, ...); 130 interrupte
 from __future__ import annotations
 
 import atexit
+import errno
 import gc
 import importlib
 import os
+import signal
 import sys
 import warnings
 
@@ -25,6 +27,7 @@ EXIT_OK = 0
 EXIT_GATE = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it; never the gate's 1
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 # name -> "module:function"; help text listing imports these modules, which import only click.
 COMMANDS: dict[str, str] = {
@@ -63,7 +66,17 @@ class LazyGroup(click.Group):
             except CctoolError as exc:
                 # The library says what to do; the command line names the flag that does it.
                 message = str(exc).replace("(name its format:", "(name its format with --from:")
+                message = message.replace("(CCTOOL_MAX_INFLATE=RATIO)",
+                                          "(--max-inflate RATIO or CCTOOL_MAX_INFLATE=RATIO)")
                 raise BadInputError(message) from exc
+            except OSError as exc:
+                # Here, before Click's own handler turns a closed pipe into exit 1.
+                code = _output_failed(exc)
+                if code == EXIT_OK:
+                    raise click.exceptions.Exit(EXIT_OK) from None
+                if code is not None or exc.filename is not None:
+                    raise BadInputError(_os_message(exc)) from None
+                raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -90,10 +103,17 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     help="Color in text output; 'auto' colors a terminal unless NO_COLOR is non-empty "
     "(FORCE_COLOR or CLICOLOR_FORCE color a pipe).",
 )
+@click.option(
+    "--max-inflate",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="RATIO",
+    help="Let a compressed input inflate to RATIO times its size (default 100, or "
+    "CCTOOL_MAX_INFLATE); larger ones are refused as likely decompression bombs.",
+)
 @derive_option
 @click.version_option(package_name="cctool", prog_name="cctool")
 @click.pass_context
-def cli(ctx: click.Context, color: str) -> None:
+def cli(ctx: click.Context, color: str, max_inflate: float | None) -> None:
     """Read, query, compare and explain calling context trees of parallel programs.
 
     Inputs are profiles in any supported format (HPCToolkit, Caliper, cProfile, TAU, ...),
@@ -113,6 +133,9 @@ def cli(ctx: click.Context, color: str) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["color"] = color
+    from cctool.readers._input import set_max_inflate
+
+    set_max_inflate(max_inflate)  # None: the environment's, or the default
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: object,
@@ -120,15 +143,72 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: object
     """cctool's warnings as one ``warning: ...`` line on stderr; others as Python shows them."""
     if issubclass(category, CctoolWarning):
         if str(message) not in _SHOWN:  # each distinct message once per command
-            _SHOWN.add(str(message))
             kind = "note" if issubclass(category, CctoolNote) else "warning"
+            _SHOWN[str(message)] = kind
             click.echo(f"{kind}: {message}", err=True)
     else:
         _python_showwarning(message, category, *args, **kwargs)  # type: ignore[arg-type]
 
 
 _python_showwarning = warnings.showwarning
-_SHOWN: set[str] = set()
+_SHOWN: dict[str, str] = {}  # message: kind, in the order shown
+
+
+def shown_warnings() -> tuple[str, ...]:
+    """The warnings (not the notes) this command has shown so far, in order: reports that
+    a reviewer reads instead of stderr repeat them."""
+    return tuple(m for m, kind in _SHOWN.items() if kind == "warning")
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a batch scheduler's time limit, ``kill``): unwinds like Ctrl-C, so
+    every ``finally`` and cleanup (temporary output files) runs, then exits 143."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+
+
+def _output_failed(exc: OSError) -> int | None:
+    """The exit code when ``exc`` is a failed write to stdout (a closed pipe: 0, a full disk
+    or another write error: 2), stdout then pointed at /dev/null so that Python's last flush
+    stays quiet; None when ``exc`` is something else."""
+    if exc.filename is not None:
+        return None
+    if exc.errno == errno.EPIPE:
+        code = EXIT_OK
+    elif exc.errno in _WRITE_ERRNOS:
+        code = EXIT_BAD_INPUT
+    else:
+        return None
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return code
+
+
+def _os_message(exc: OSError) -> str:
+    if exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return f"cannot write the output to stdout: {exc.strerror or exc}"
+
+
+def _quiet_exit(code: int, message: str) -> None:
+    """Say ``message`` and exit ``code`` with nothing more on stderr: what threads, pools
+    and exit handlers might print while they wind down after an interrupt goes nowhere."""
+    click.echo(message, err=True)
+    try:
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stderr.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,23 +218,28 @@ def main(argv: list[str] | None = None) -> None:
     atexit.unregister(gc.freeze)  # once, however often main runs in one process
     atexit.register(gc.freeze)
     try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (an embedding application): its handlers stay
+        pass
+    try:
         # standalone_mode=False: Click would turn Ctrl-C into "Aborted!" and exit 1.
         rv = cli.main(args=argv, prog_name="cctool", standalone_mode=False)
-    except KeyboardInterrupt:
+        sys.stdout.flush()  # a write error of the last buffered output is the command's too
+    except (KeyboardInterrupt, click.exceptions.Abort):
         # Output files are written to a temporary name and renamed, so none is left half done.
-        click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        _quiet_exit(EXIT_INTERRUPTED, "interrupted")
+    except Terminated:
+        _quiet_exit(EXIT_TERMINATED, "terminated")
+    except OSError as exc:
+        code = _output_failed(exc)
+        if code is None:
+            raise
+        if code != EXIT_OK:
+            click.echo(f"Error: {_os_message(exc)}", err=True)
+        sys.exit(code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except BrokenPipeError:
-        # The reader of our stdout went away (e.g. `| head`): not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_OK)
     sys.exit(rv if isinstance(rv, int) else EXIT_OK)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cctool.ops.compare import Comparison
     from cctool.ops.gate import Condition, GateResult
     from cctool.options import CompareOptions, TreeOptions
+    from cctool.render.reportinfo import ReportInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
 TABLE_TOP = 20  # rows of --to table / markdown when --top is not given
@@ -73,15 +74,14 @@ def compare_options(f: F) -> F:
                      help="How each profile's ranks and threads are combined before comparing."),
         click.option("--missing", type=click.Choice(["zero", "nan"]), default="zero",
                      show_default=True,
-                     help="A node found in one profile only counts as 0 in the other, or nan."),
+                     help="What a node missing from one side counts as there."),
         click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
         click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="The N largest changes as a table (or the first N records)."),
+                     help="The N largest changes (a table unless --to says otherwise)."),
         click.option("--depth", type=click.IntRange(min=1), default=None,
                      help="Tree: show this many levels (roots are level 1)."),
         click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0,
-                     help="Tree: hide subtrees whose |value| is below this fraction of the "
-                     "heaviest root's."),
+                     help="Tree: hide subtrees below this fraction of the heaviest root."),
         click.option("--precision", type=click.IntRange(min=0, max=15), default=3,
                      show_default=True, help="Digits after the decimal point."),
         click.option("--full-names", is_flag=True, help="Tree: never elide long names."),
@@ -128,7 +128,7 @@ def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:
 
 def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output: str,
          width: int | None, top: int | None, names: Sequence[str],
-         results: Sequence[GateResult] = ()) -> None:
+         results: Sequence[GateResult] = (), info: ReportInfo | None = None) -> None:
     """Write the comparison in the format ``to`` asks for."""
     from cctool.cli._io import emit_renderable, write_bytes, write_text
     from cctool.render import report
@@ -138,14 +138,82 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
     elif to == "table":
         table = report.changes_table(cmp, top or TABLE_TOP, view.precision)
         emit_renderable(ctx, table, output, width)
-    elif to == "markdown":
-        write_text(output, report.markdown(cmp, names, results, top or TABLE_TOP, view.precision))
-    elif to == "junit":
-        write_bytes(output, report.junit(results, names, view.precision))
-    elif to == "json":
-        write_bytes(output, report.json_report(cmp, names, results, top))
+    elif to in REPORTS:
+        write_bytes(output, report_bytes(cmp, to, names, results, top, view.precision,
+                                         info or report_info(ctx)))
     else:
         write_text(output, report.rows(cmp, top).write_csv())
+
+
+# The reports a CI job keeps; --junit/--markdown/--json write them next to the main output.
+REPORTS = ("markdown", "junit", "json")
+
+
+def report_bytes(cmp: Comparison, to: str, names: Sequence[str],
+                 results: Sequence[GateResult], top: int | None, precision: int,
+                 info: ReportInfo) -> bytes:
+    """The report ``to`` (one of :data:`REPORTS`) of a comparison of two profiles."""
+    from cctool.render import report
+
+    if to == "markdown":
+        return report.markdown(cmp, names, results, top or TABLE_TOP, precision, info).encode()
+    if to == "junit":
+        return report.junit(results, names, precision, info)
+    return report.json_report(cmp, names, results, top, info)
+
+
+def side_options(f: F) -> F:
+    """``--junit FILE``, ``--markdown FILE`` and ``--json FILE``: reports written next to
+    the main output in the same run (as ``--to FORMAT -o FILE`` would write them)."""
+    for name, what in reversed((("junit", "the gate as JUnit XML"),
+                                ("markdown", "the Markdown report"),
+                                ("json", "the JSON report"))):
+        f = click.option(f"--{name}", f"{name}_file", default=None, metavar="FILE",
+                         type=click.Path(dir_okay=False, writable=True),
+                         help=f"Also write {what} to FILE.")(f)
+    return f
+
+
+def side_targets(junit_file: str | None, markdown_file: str | None,
+                 json_file: str | None, conditions: Sequence[object]) -> dict[str, str]:
+    """{report: file} of the side outputs asked for; JUnit reports the gate, so it needs one."""
+    targets = {k: v for k, v in (("junit", junit_file), ("markdown", markdown_file),
+                                 ("json", json_file)) if v is not None}
+    if "junit" in targets and not conditions:
+        raise click.UsageError("--junit reports the gate; give at least one --fail-if")
+    if "-" in targets.values():
+        raise click.UsageError("--junit, --markdown and --json write files; stdout is the "
+                               "main output's (use --to FORMAT for that)")
+    return targets
+
+
+def start_clock(ctx: click.Context) -> None:
+    """Note when the command started, for the reports' timestamp and time."""
+    import time
+
+    ctx.meta[_STARTED] = (time.time(), time.monotonic())
+
+
+_STARTED = "cctool.started"
+
+
+def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
+    """The run's facts for its reports: the warnings shown so far (and ``notes``), when it
+    started, on which host, and how long it has taken."""
+    import socket
+    import time
+    from datetime import datetime
+
+    from cctool.cli import shown_warnings
+    from cctool.render.reportinfo import ReportInfo
+
+    wall, mono = ctx.meta.get(_STARTED, (time.time(), time.monotonic()))
+    return ReportInfo(
+        notes=tuple(dict.fromkeys([*shown_warnings(), *notes])),
+        timestamp=datetime.fromtimestamp(wall).strftime("%Y-%m-%dT%H:%M:%S"),
+        hostname=socket.gethostname() or "localhost",
+        elapsed=time.monotonic() - mono,
+    )
 
 
 def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[str],
@@ -168,12 +236,11 @@ def gate_options(f: F) -> F:
                      "(e.g. 1ms or 1KiB; a plain number only for metrics with no time or size "
                      "unit, such as event counts).")(f)
     f = click.option("--where", default=None, metavar="QUERY",
-                     help="Gate: check only the nodes this call path query matches in the "
-                     "union tree (see cctool query).")(f)
+                     help="Gate: check only the nodes this query matches.")(f)
     return click.option("--fail-if", "fail_if", multiple=True, callback=_parse_conditions,
                         metavar="EXPR",
-                        help="Exit 1 when EXPR holds for some node (or the total); repeatable. "
-                        "E.g. 'time > 5%', 'time (inc) > 0.5s', 'total time > 2%'.")(f)
+                        help="Exit 1 when EXPR holds for some node (or the total); "
+                        "repeatable.")(f)
 
 
 def _parse_conditions(_ctx: click.Context, _param: click.Parameter,

@@ -45,21 +45,15 @@ def executor_options(f: F) -> F:
     ``--scheduler-timeout`` and ``--min-workers`` (kept for :func:`executor`)."""
     f = click.option("--min-workers", type=click.IntRange(min=1), default=1, show_default=True,
                      expose_value=False, callback=_keep, metavar="N",
-                     help="With --scheduler: wait (up to --scheduler-timeout) for N workers "
-                     "before cutting the work into tasks, 8 per worker (dask-jobqueue starts "
-                     "them as the batch system allows).")(f)
+                     help="With --scheduler: wait for N workers before cutting the work.")(f)
     f = click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=20.0,
                      show_default=True, expose_value=False, callback=_keep, metavar="SECONDS",
-                     help="Give up when the scheduler does not answer, the workers asked for "
-                     "do not come, or no worker is left, for this long.")(f)
+                     help="Give up when the scheduler or its workers are away this long.")(f)
     f = click.option("--scheduler", default=None, metavar="ADDRESS",
-                     help="Read on this Dask scheduler's workers: tcp://HOST:8786, HOST:PORT "
-                     "or a scheduler file (default: $CCTOOL_SCHEDULER). Paths go to the "
-                     "workers absolute: they must see the same filesystem. Needs "
-                     "pip install 'dask[distributed]'.")(f)
+                     help="Read on this Dask scheduler's workers (tcp://HOST:8786, HOST:PORT or "
+                     "a scheduler file; default: $CCTOOL_SCHEDULER).")(f)
     return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                        help="Read on N local worker processes (Dask); default: in this "
-                        "process. Results are the same either way.")(f)
+                        help="Read on N local worker processes (same results).")(f)
 
 
 def _keep(ctx: click.Context, param: click.Parameter, value: object) -> object:
@@ -67,17 +61,20 @@ def _keep(ctx: click.Context, param: click.Parameter, value: object) -> object:
     return value
 
 
-def executor(jobs: int | None, scheduler: str | None) -> Executor:
-    """The executor the options ask for; a malformed address is an error naming its
-    option, before anything is read."""
+def executor(jobs: int | None, scheduler: str | None,
+             tick: Callable[[int, int], None] | None = None) -> Executor:
+    """The executor the options ask for (``tick`` hears how far its work is); a malformed
+    address is an error naming its option, before anything is read."""
     import os
+    from dataclasses import replace
 
     from cctool.distributed import SCHEDULER_ENV, DistributedError, Executor
 
     meta = click.get_current_context().meta
     try:
-        return Executor.from_options(scheduler, jobs, meta.get("cctool.scheduler_timeout", 20.0),
-                                     meta.get("cctool.min_workers", 1))
+        ex = Executor.from_options(scheduler, jobs, meta.get("cctool.scheduler_timeout", 20.0),
+                                   meta.get("cctool.min_workers", 1))
+        return replace(ex, progress=tick)
     except DistributedError as exc:
         given = "--scheduler" if scheduler is not None or jobs is not None or \
             not os.environ.get(SCHEDULER_ENV) else f"${SCHEDULER_ENV}"
@@ -133,9 +130,9 @@ def roots(ex: Executor, paths: Sequence[str]) -> list[str]:
 
 def run_paths(paths: Sequence[str], fmt: str | None) -> list[str]:
     """Every run the arguments name: files, and the profiles found in folders."""
-    from cctool.readers import is_profile
+    from cctool.readers import keep_profiles
 
-    return [f for f, unsure in _run_items(paths, fmt) if not unsure or is_profile(f)]
+    return keep_profiles(_run_items(paths, fmt))
 
 
 def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
@@ -160,11 +157,20 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     if ex.scheduler is None and not ex.in_process:
         ex, listed = _worth_local_workers(ex, _run_items(paths, fmt))
     modules = ("cctool.ops.runs", "cctool.readers.caliper_batch")
-    with ex.started(modules, roots(ex, paths)) as running:
+    from dataclasses import replace
+
+    from cctool.cli._io import progress
+
+    with ex.started(modules, roots(ex, paths)) as running, progress("reading runs") as tick:
         items = listed if listed is not None else _run_items(paths, fmt)
         sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
-        made = running.map_batches(SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
-    runs = [r for r in relabel(made, [p for p, _ in items]) if r is not None]
+        made = replace(running, progress=tick).map_batches(
+            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
+    labelled = relabel(made, [p for p, _ in items])
+    from cctool.readers import warn_left_out_files
+
+    warn_left_out_files(p for (p, _), r in zip(items, labelled, strict=True) if r is None)
+    runs = [r for r in labelled if r is not None]
     kept = filter_summaries(runs, where)
     if where:
         click.echo(f"note: --where kept {len(kept)} of {len(runs)} runs", err=True)

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from cctool.model.metrics import Metric
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.gate import Condition
+    from cctool.render.reportinfo import ReportInfo
 
 RANK_AGGS = ("sum", "mean", "max", "min")
 
@@ -41,6 +43,7 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     from cctool.cli._ensemble import check_paths, executor, relabel, remote_path, roots
     from cctool.ops.ensemble_compare import compare_ensembles
     from cctool.ops.runs import SummaryBatch
+    from cctool.render import ensemble as render
 
     confidence, correction = significance
     if agg not in RANK_AGGS:
@@ -53,12 +56,15 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    ex = executor(view.get("jobs"), view.get("scheduler"))
-    listed = [*sides[0], *sides[1]]
-    check_paths(ex, listed)
-    sent = listed if ex.in_process else [remote_path(p) for p in listed]
-    with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
-        made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg), sent)
+    from cctool.cli._io import progress
+
+    with progress("reading runs") as tick:
+        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
+        listed = [*sides[0], *sides[1]]
+        check_paths(ex, listed)
+        sent = listed if ex.in_process else [remote_path(p) for p in listed]
+        with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
+            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg), sent)
     found = [r for r in relabel(made, listed) if r is not None]
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
@@ -67,7 +73,7 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         click.echo(f"note: {note}", err=True)
     results = [_check(cmps[c.metric], c, min_value, correction) for c in conditions]
     _emit(ctx, cmp, labels, results, to, output, view)
-    _finish(ctx, results, view["precision"])
+    _finish(ctx, results, view["precision"], render.scaled_metric(cmp))
 
 
 def _check(cmp: EnsembleComparison, cond: Condition,
@@ -85,10 +91,14 @@ def _check(cmp: EnsembleComparison, cond: Condition,
 def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
           results: Sequence[EnsembleGateResult], to: str, output: str,
           view: dict[str, Any]) -> None:
-    from cctool.cli._io import emit_renderable, emit_table, write_bytes, write_text
+    from cctool.cli._compare import REPORTS, report_info
+    from cctool.cli._io import emit_renderable, emit_table, write_bytes
     from cctool.render import ensemble as render
 
     top, precision = view.get("top"), view["precision"]
+    info = report_info(ctx, cmp.notes)
+    for kind, path in view.get("side", {}).items():
+        write_bytes(path, _report(cmp, kind, labels, results, top, precision, info))
     if to in ("tree", "table"):
         from rich.console import Group
         from rich.text import Text
@@ -96,23 +106,33 @@ def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
         lines = Text("\n".join(render.summary_lines(cmp, labels, precision)))
         table = render.comparison_table(cmp, top or 20, precision)
         emit_renderable(ctx, Group(lines, table), output, view.get("width"))
-    elif to == "markdown":
-        write_text(output, render.markdown(cmp, labels, results, top or 20, precision))
-    elif to == "junit":
-        write_bytes(output, render.junit(results, labels, precision))
-    elif to == "json":
-        write_bytes(output, render.json_report(cmp, labels, results, top))
+    elif to in REPORTS:
+        write_bytes(output, _report(cmp, to, labels, results, top, precision, info))
     else:
         emit_table(render.comparison_rows(cmp, top), to, output)
 
 
-def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision: int) -> None:
+def _report(cmp: EnsembleComparison, to: str, labels: Sequence[str],
+            results: Sequence[EnsembleGateResult], top: int | None, precision: int,
+            info: ReportInfo) -> bytes:
+    """The report ``to`` (markdown, junit or json) of a comparison of repeated runs."""
+    from cctool.render import ensemble as render
+
+    if to == "markdown":
+        return render.markdown(cmp, labels, results, top or 20, precision, info).encode()
+    if to == "junit":
+        return render.junit(results, labels, precision, info, render.scaled_metric(cmp))
+    return render.json_report(cmp, labels, results, top, info)
+
+
+def _finish(ctx: click.Context, results: Sequence[EnsembleGateResult], precision: int,
+            info: Metric | None) -> None:
     if not results:
         return
     from cctool.cli import EXIT_GATE
     from cctool.render import ensemble as render
 
-    for line in render.offender_lines(results, precision):
+    for line in render.offender_lines(results, precision, info):
         click.echo(line, err=True)
     if any(not r.passed for r in results):
         ctx.exit(EXIT_GATE)

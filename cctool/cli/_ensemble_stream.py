@@ -13,8 +13,11 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 BUDGET_ENV = "CCTOOL_MEMORY_BUDGET"
-_BYTES_PER_VALUE = 64  # the reader's terms per profile.db value (two, of four 8-byte fields)
-_BYTES_PER_CELL = 16  # its dense exclusive and inclusive blocks per location × context
+_KEY_BYTES = 12  # v4: node, rank, thread (int32) per location × context row
+_METRIC_BYTES = 16  # and an exclusive and an inclusive float64 per metric
+# Python, Polars, NumPy and Numba's compiled kernels (measured: 1.02 GB at the peak of a read
+# of 0.71 GB of cells)
+_FIXED = 320 << 20
 # XML: per metric-db row, the reader's long table (node, rank, thread int32 and one float64
 # per metric) about twice over while GraphFrame is built (measured: 525 MB for 280 MB).
 _XML_ROW_COPIES = 2
@@ -23,10 +26,9 @@ _XML_ROW_COPIES = 2
 def stream_option(f: F) -> F:
     return click.option(
         "--stream/--no-stream", "stream", default=None,
-        help="HPCToolkit databases (v4, or XML with metric-db files): combine the ranks in "
-        "parts, reading the files range by range, so the long table is never held (default: "
-        "when it would exceed the "
-        f"memory budget, half the RAM or ${BUDGET_ENV} bytes).")(f)
+        help="HPCToolkit databases: combine the ranks reading the files in parts (default: "
+        "when the whole would exceed the memory budget: half the smallest of the RAM, the "
+        f"cgroup memory limit and ulimit -v, or ${BUDGET_ENV} bytes).")(f)
 
 
 def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
@@ -56,12 +58,12 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
         why = "--stream" if stream else "on Dask workers"
         click.echo(f"note: reading {path} in parts of whole ranks ({why})", err=True)
         return True
-    need, budget = size(folder), memory_budget()
+    need, (budget, source) = size(folder), budget_and_source()
     if need <= budget:
         return False
     click.echo(f"note: {path}: its long table would take about {need / 1e9:.1f} GB, more than "
-               f"the {budget / 1e9:.1f} GB budget; reading it in parts of whole ranks "
-               "(--no-stream to read it whole)", err=True)
+               f"the {budget / 1e9:.1f} GB budget ({source}); reading it in parts of whole "
+               "ranks (--no-stream to read it whole)", err=True)
     return True
 
 
@@ -73,8 +75,8 @@ def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] |
     folder = v4._folder(Path(path))
     if fmt in (None, v4.NAME) and v4.sniff(folder):
         return folder, estimate
-    if fmt in (None, xml.NAME):
-        from cctool.distributed.xmlscan import is_xml
+    if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
+        from cctool.distributed.xmlscan import is_xml  # its scanners: only for a database
 
         if is_xml(path):
             return xml._experiment_xml(Path(path)).parent, estimate_xml
@@ -102,18 +104,28 @@ def estimate(folder: Path) -> int:
     real = (infos["flags"] & 1) == 0
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())
-    return _BYTES_PER_VALUE * values + _BYTES_PER_CELL * int(real.sum()) * contexts
+    cells = int(real.sum()) * contexts
+    metrics = -(-values // max(cells, 1))  # metrics per context, rounded up
+    return cells * (_KEY_BYTES + _METRIC_BYTES * metrics) + _FIXED
 
 
 def memory_budget() -> int:
-    """``$CCTOOL_MEMORY_BUDGET`` bytes, else half the machine's memory."""
+    """``$CCTOOL_MEMORY_BUDGET`` bytes, else half the memory this process may use."""
+    return budget_and_source()[0]
+
+
+def budget_and_source() -> tuple[int, str]:
+    """The memory budget and what set it: ``$CCTOOL_MEMORY_BUDGET``, else half the smallest
+    of the RAM, the cgroup memory limit and ``RLIMIT_AS`` (:mod:`cctool.memlimit`)."""
     env = os.environ.get(BUDGET_ENV)
     if env:
         try:
-            return int(float(env))
+            return int(float(env)), f"${BUDGET_ENV}"
         except ValueError:
             raise click.UsageError(f"${BUDGET_ENV} is {env!r}, not a number of bytes") from None
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
+    from cctool import memlimit
+
+    lim = memlimit.smallest()
+    if lim is None:
+        return 4 << 30, "a default of 4 GiB (no memory limit found)"
+    return lim.bytes // 2, f"half of {lim.source}, {lim.bytes / 2**30:.1f} GiB"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -24,10 +25,59 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
     options = {**reader_options(), **options}
     if live_stderr() and path != "-":
         from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        with Console(stderr=True).status(f"reading {path}", spinner="dots"):
+        columns = (SpinnerColumn(), TextColumn(f"reading {path}{_size(path)}"),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True):
             return with_derived(read(path, fmt, **options))
     return with_derived(read(path, fmt, **options))
+
+
+def _size(path: str) -> str:
+    """`` (1.2 GB)``: the bytes a read goes through, so a long wait reads as expected."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+        total = float(sum(f.stat().st_size for f in files))
+    except OSError:
+        return ""
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if total < 1000 or unit == "TB":
+            return f" ({total:.3g} {unit})" if unit != "B" else f" ({total:.0f} B)"
+        total /= 1000
+    return ""
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while the block runs (label, bar, done/total, elapsed time),
+    when stderr is a live terminal; yields its ``update(done, total)``, or None when nothing
+    is shown (a pipe, a file, TERM=dumb). The bar is removed when the block ends."""
+    if not live_stderr():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
 
 
 def reader_options() -> dict[str, Any]:
@@ -137,10 +187,16 @@ def emit_renderable(
     ctx: click.Context, renderable: RenderableType, output: str, width: int | None
 ) -> None:
     """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
-    from cctool.render import Trimmed, to_text
+    from cctool.render import Trimmed, plain_text, to_text
 
     if output == "-":
-        console(ctx, output, width).print(Trimmed(renderable))
+        con = console(ctx, output, width)
+        if not con.is_terminal and con.no_color:  # a pipe or file: no Rich work per line
+            text = plain_text(renderable, con.width, con.options.ascii_only)
+            if text is not None:
+                sys.stdout.write(text)
+                return
+        con.print(Trimmed(renderable))
         return
 
     write_text(output, to_text(renderable, width=width or 120, color=False))
@@ -150,10 +206,15 @@ def emit_table(
     df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
 ) -> None:
     """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
-    from cctool.render.records import to_csv, to_json, with_units
+    from cctool.render.records import to_csv, to_json_records, with_units
 
     df = with_units(df, units or {})
-    data = to_json(df) if to == "json" else to_csv(df).encode()
+    if to == "json":
+        ctx = click.get_current_context(silent=True)
+        command = ctx.info_name if ctx is not None else None
+        data = to_json_records(df, command)
+    else:
+        data = to_csv(df).encode()
     write_bytes(output, data)
 
 

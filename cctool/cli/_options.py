@@ -32,16 +32,16 @@ def from_option(f: F) -> F:
         default=None,
         expose_value=False,
         callback=_store_max_nodes,
-        help="Call graph formats (cProfile, callgrind, gprof, gprof2dot): expand the call "
-        "tree to about this many nodes (default 1000000); the cost not expanded stays on "
-        "'[not expanded]' nodes and a warning says how much.",
+        help="Call graph formats: expand about N nodes (default 1000000).",
     )(f)
     return click.option(
         "--from",
         "fmt",
         type=click.Choice(FORMAT_NAMES),
         default=None,
-        help="Input format, instead of detecting it.",
+        metavar="FORMAT",
+        help="Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead of "
+        "detecting it.",
     )(f)
 
 
@@ -59,8 +59,7 @@ def metric_option(f: F) -> F:
         "-m",
         "metrics",
         multiple=True,
-        help="Metric column to show (repeatable; the first one colors and sorts). "
-        "Default: the profile's default metric.",
+        help="Metric to show (repeatable; the first colors and sorts).",
     )(f)
 
 
@@ -125,9 +124,8 @@ def location_options(f: F) -> F:
         type=click.Choice(AGG_CHOICES),
         default="sum",
         show_default=True,
-        help="How to combine ranks/threads. 'sum' is the default because HPC profiles "
-        "report cost that adds up (total CPU time spent in a call path on all processes); "
-        "use mean/max/min to see a typical or extreme process.",
+        help="How to combine ranks/threads: sum (cost over all processes), or mean/max/min "
+        "for a typical or extreme process.",
     )(f)
     f = click.option("--thread", type=int, default=None, help="Show only this thread.")(f)
     return click.option("--rank", type=int, default=None, help="Show only this rank.")(f)
@@ -187,10 +185,8 @@ def derive_option(f: F) -> F:
         metavar="'NAME = EXPR'",
         expose_value=False,
         callback=_store_derive,
-        help="Add a metric computed from others on every row, e.g. "
-        "'ipc = PAPI_TOT_INS / PAPI_TOT_CYC' (repeatable; later ones may use earlier ones). "
-        'Numbers, columns (quote names with spaces: "time (inc)"), + - * /, parentheses, '
-        "abs log sqrt min max; x/0 gives 0. Inclusive if all its inputs are inclusive.",
+        help="Add a metric computed on every row, e.g. 'ipc = PAPI_TOT_INS / PAPI_TOT_CYC' "
+        "(repeatable; + - * / abs log sqrt min max).",
     )(f)
 
 

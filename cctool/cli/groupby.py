@@ -102,5 +102,6 @@ def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) ->
     nodes = orjson.loads(to_json(with_units(graph.table(cols), units)))
     edges = orjson.loads(to_json(with_units(
         graph.edges.select("source", "target", "count", *cols), units)))
-    return orjson.dumps({"by": graph.by, "nodes": nodes, "edges": edges},
+    return orjson.dumps({"schema": "cctool.groupby/1", "by": graph.by, "nodes": nodes,
+                         "edges": edges},
                         option=orjson.OPT_INDENT_2) + b"\n"

@@ -45,7 +45,7 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     \b
     Example:
       cctool hot-path db/
-      cctool hot-path db/ --start MPI_Allgather --threshold 0.3 --to json
+      cctool hot-path db/ --start MPI_Finalize --threshold 0.3 --to json
     """
     from cctool.cli._io import emit_renderable, emit_table, load
     from cctool.ops.hot_path import default_inclusive

@@ -69,10 +69,15 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
     ex = database_executor(profile, jobs, scheduler)
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
     if decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
+        from dataclasses import replace
+
+        from cctool.cli._io import progress
         from cctool.distributed.views import imbalance_in_parts
 
-        with ex.started((), roots(ex, [profile])) as running:
-            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by, running)
+        with ex.started((), roots(ex, [profile])) as running, \
+                progress("reading in parts") as tick:
+            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by,
+                                             replace(running, progress=tick))
         dim = "rank"
     else:
         gf = load(profile, fmt)

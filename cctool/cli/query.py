@@ -77,10 +77,10 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
 
     \b
     Example:
-      cctool query db/ '[{"name": "main"}, "*", {"name": "MPI_.*"}]'
+      cctool query db/ '[{"name": "main"}, {"name": "MPI_.*"}, "*", {"time": "> 0.1"}]'
       cctool query db/ 'MATCH (".", p)->("*")->(q) WHERE p."name" = "main"
-                        AND q."time (inc)" > 1e6'
-      cctool query db/ --not '[{"name": "<unknown.*"}, "*"]' -o - | cctool tree -
+                        AND q."time (inc)" > 1'
+      cctool query db/ --not '[{"name": "MPI_Init"}, "*"]' -o - | cctool tree -
       cctool query db/ '["*", {"time": "> 0"}]' --ranks all -o kept.cct
     """
     from cctool.cli._io import load

@@ -47,7 +47,9 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
     if as_json:
         import orjson
 
-        payload = summaries[0] if len(summaries) == 1 else summaries
+        # Each summary carries the version of its shape (cctool/schemas/read.json).
+        tagged = [{"schema": "cctool.read/1", **s} for s in summaries]
+        payload = tagged[0] if len(tagged) == 1 else tagged
         click.echo(orjson.dumps(payload, default=str, option=orjson.OPT_INDENT_2).decode())
         return
     for path, s in zip(paths, summaries, strict=True):

@@ -59,8 +59,9 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @precision_option
 @executor_options
 @click.option("--plot", default=None, metavar="FILE",
-              help="Also draw a line chart of the top rows: .svg, or .png (needs Pillow); "
-              "with --group-by, one panel per group.")
+              help="Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot "
+              "extra, matplotlib): log2 process-count axis; with --group-by, one panel per "
+              "group.")
 @width_option
 @output_options(("text", "csv", "json", "markdown"))
 @click.pass_context

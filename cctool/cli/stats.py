@@ -99,12 +99,15 @@ def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, a
         raise click.UsageError("--across ranks takes one database")
     if opts.group_by is not None:  # type: ignore[attr-defined]
         raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
+    from dataclasses import replace
+
     from cctool.cli._ensemble import check_paths, roots
+    from cctool.cli._io import progress
 
     ex = executor(jobs, scheduler)
     check_paths(ex, profiles)
-    with ex.started((), roots(ex, profiles)) as running:
-        agg_db = aggregate_v4(profiles[0], agg, running, sketch=True,
+    with ex.started((), roots(ex, profiles)) as running, progress("reading in parts") as tick:
+        agg_db = aggregate_v4(profiles[0], agg, replace(running, progress=tick), sketch=True,
                               metric=opts.metric)  # type: ignore[attr-defined]
     if to == "cct":
         from cctool.cli._io import write_bytes
@@ -121,7 +124,12 @@ def _emit(ctx: click.Context, result: object, precision: int, width: int | None,
     if to != "tree":
         from cctool.cli._io import emit_table
 
-        emit_table(result.table, to, output)  # type: ignore[attr-defined]
+        table = result.table  # type: ignore[attr-defined]
+        unit = result.unit  # type: ignore[attr-defined]
+        # The statistics of a value are in its unit; count and cv have none.
+        units = {c: unit for c in table.columns if c in ("mean", "std", "min", "max", "median")
+                 or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
+        emit_table(table, to, output, units if unit and unit != "unknown" else None)
         return
     from cctool.cli._io import emit_renderable
     from cctool.render.ensemble import stats_table

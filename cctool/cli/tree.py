@@ -48,30 +48,24 @@ if TYPE_CHECKING:
 @click.option("--full-names", is_flag=True, help="Never elide long names.")
 @click.option("--no-legend", is_flag=True, help="Leave out the legend.")
 @click.option("--expand-hot", is_flag=True,
-              help="Expand only the hot path (heaviest child while ≥ 50% of its parent, by "
-              "the inclusive metric), highlighted with ◆; other nodes stay collapsed.")
+              help="Expand only the hot path (heaviest child while ≥ 50% of its parent), "
+              "marked ◆.")
 @click.option("--flat", is_flag=True,
-              help="Flat profile instead of the tree: per --by value self, self%, sum%, cum "
-              "(inclusive, recursion counted once), cum%, heaviest self first.")
+              help="Flat profile per --by value: self, self%, sum%, cum, cum%.")
 @click.option("--bottom-up", is_flag=True,
-              help="Callers view: each --by value (heaviest self first) with the callers it "
-              "was called from and the cost that came through each.")
+              help="Callers view: each --by value with the callers its cost came through.")
 @click.option("--data", is_flag=True,
-              help="The data-object tree (profiles with data attribution: DHAT, Caliper's "
-              "alloc service) instead of the whole profile.")
+              help="The data-object tree (DHAT, Caliper's alloc service).")
 @click.option("--by", default="name", show_default=True, metavar="COLUMN",
-              help="Group for --flat/--bottom-up: name, function (loops and lines folded "
-              "into their function), file, module or another node attribute.")
+              help="Group for --flat/--bottom-up: name, function, file, module, or another "
+              "node attribute.")
 @derive_option
 @stream_option
 @executor_options
 @width_option
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the tree as one interactive HTML page (opens offline in a browser: "
-              "pan, zoom, collapse, prune, select, export a query, per-rank detail) and print "
-              "nothing; honours --metric, --depth, --rank/--thread/--agg, --colormap and "
-              "--expand-hot, refuses the text-only flags.")
+              help="Write the tree as one interactive, offline HTML page instead.")
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
@@ -82,12 +76,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
-    Values are summed over ranks and threads unless --rank/--thread pick one location or
-    --agg says otherwise (std and cv are statistics across locations, as hpcprof's).
-    --to json|csv prints the shown rows as records (node, parent, name, depth, metrics).
-    --to folded|speedscope|pprof exports the exclusive values of the first metric (every
-    metric for pprof) for flame-graph tools, speedscope and pprof; times are written in
-    nanoseconds in folded and pprof files, in seconds in speedscope files.
+    Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise.
+    --to json|csv writes the shown rows; --to folded|speedscope|pprof exports the profile
+    for flame-graph tools, speedscope and pprof.
 
     \b
     Example:
@@ -173,10 +164,14 @@ def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: in
         "--data" if data else None)
     if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
         return load(profile, fmt), agg
+    from dataclasses import replace
+
+    from cctool.cli._io import progress
     from cctool.distributed.views import tree_frame
 
-    with ex.started((), roots(ex, [profile])) as running:
-        return tree_frame(profile, agg, running), "sum"
+    with ex.started((), roots(ex, [profile])) as running, \
+            progress("reading in parts") as tick:
+        return tree_frame(profile, agg, replace(running, progress=tick)), "sum"
 
 
 def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int | None) -> None:

@@ -42,6 +42,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 SCHEDULER_ENV = "CCTOOL_SCHEDULER"
 TASKS_PER_WORKER = 8  # batches per worker: a straggler holds back an eighth of its share
+PROGRESS_BATCH = 128  # in this process, runs per call when progress is shown
 MAX_BATCH = 256  # runs per batch at most, however few the workers
 # Runs below which --jobs reads in this process: starting local workers costs about a second
 # of the cores' time (a Python importing Dask and cctool each), a run a fraction of a
@@ -68,6 +69,10 @@ class Executor:
     timeout: float = CONNECT_TIMEOUT
     min_workers: int = 1
     _ready: Future[Any] | None = field(default=None, compare=False, repr=False)
+    # Told (items done, items in all) as work completes, for a progress display; the work
+    # and its results are the same with or without it.
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False,
+                                                        repr=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None:
@@ -99,16 +104,29 @@ class Executor:
         """``fn`` over contiguous batches of ``items`` (all of them in this process; else
         :data:`TASKS_PER_WORKER` per worker, of at most :data:`MAX_BATCH` items), the results
         joined in input order: for work that gains from seeing many items at once."""
-        if self.in_process or len(items) == 0:
+        if len(items) == 0 or (self.in_process and self.progress is None):
             return fn(list(items))
+        if self.in_process:
+            out: list[R] = []
+            for start in range(0, len(items), PROGRESS_BATCH):
+                out += fn(list(items[start:start + PROGRESS_BATCH]))
+                self._advance(len(out), len(items))
+            return out
         with self._client() as client:
             workers = max(worker_count(client, self.timeout, self.where), self.min_workers)
             count = max(workers * TASKS_PER_WORKER, -(-len(items) // MAX_BATCH))
             batches = _batches(list(items), count)
             boxes: list[_Box | None] = [None] * len(batches)
+            finished = 0
             for i, box in self._submit(client, partial(_boxed, fn), batches):
                 boxes[i] = box
+                finished += len(batches[i])
+                self._advance(finished, len(items))
         return [r for box in boxes if box is not None for r in box.items]
+
+    def _advance(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
 
     def map_reduce(self, fn: Callable[[T], R], items: Sequence[T],
                    merge: Callable[[R, R], R], threads: int = 1) -> R | None:
@@ -128,6 +146,7 @@ class Executor:
                 results = pool.map(fn, items) if threads > 1 else map(fn, items)
                 for i, got in enumerate(results):
                     fold.add(i, got)
+                    self._advance(i + 1, len(items))
             return fold.result()
         with self._client() as client:
             sent = client.submit(_same, fn, pure=False, retries=RETRIES)

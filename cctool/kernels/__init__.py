@@ -15,6 +15,7 @@ Kernels:
     subtree_sums(values[k, n], parent) -> inclusive sums over a preorder-numbered tree
     subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
     metric_db_rows(raw, keep, child, parent, exclusive, out, first) -> decode metric-db files
+    profile_own_costs(first, second, count, col, val, out) -> one v4 profile's own costs
     sorted_membership(needles, sorted_haystack) -> bool per needle
     group_block_sums(block[l, n], group, keep, ngroups) -> per location, sums per node group
     graph_dfs(offsets, targets, roots) -> depth-first display rows of a directed graph
@@ -44,6 +45,10 @@ SUBTRACT_COMPILED_WORK = 150_000_000
 # load that the 0.06 s XML scan no longer hides: from about this many values (files x rows x
 # metrics) the compiled kernel is as fast or faster.
 METRIC_DB_COMPILED_WORK = 150_000_000
+# v4 profiles: the NumPy twin makes about 25 passes over a profile's values (30-60 ns per
+# value), the compiled kernel two (about 3 ns) after the 0.35-0.9 s Numba load, which the
+# reader starts on a thread while it reads meta.db: from this many values the kernel pays.
+PROFILE_COSTS_COMPILED_WORK = 10_000_000
 # Group sums: a bincount over (location, group) keys costs about 7 ns per value, the compiled
 # scatter about 1 ns after the ~0.9 s Numba load.
 GROUP_SUMS_COMPILED_WORK = 150_000_000
@@ -136,6 +141,20 @@ def warm_metric_db_rows(work: int) -> None:
         i64 = np.zeros(1, dtype=np.int64)
         kernel(np.zeros((1, 1, 1), dtype=np.uint64), i64, i64[:0], i64[:0],
                np.zeros(1, dtype=np.bool_), np.zeros((1, 1)), 0)
+
+
+def profile_own_costs_impl(work: int) -> Callable[..., None]:
+    """The v4 profile kernel for a database of ``work`` values in all (see
+    ``_reference.profile_own_costs``)."""
+    return _fast(work >= PROFILE_COSTS_COMPILED_WORK).profile_own_costs  # type: ignore[no-any-return]
+
+
+def warm_profile_own_costs(work: int) -> None:
+    """Load the compiled v4 profile kernel now if :func:`profile_own_costs_impl` will pick
+    it for ``work`` values: the reader calls this on a thread while it reads meta.db."""
+    if _fast(work >= PROFILE_COSTS_COMPILED_WORK) is not _reference:
+        i64 = np.zeros(1, dtype=np.int64)
+        profile_own_costs_impl(work)(i64, i64, i64, i64, np.zeros(1), np.zeros((1, 1)))
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -323,3 +323,31 @@ def group_block_sums(
         sums = np.bincount(key, weights=part.ravel(), minlength=rows * ngroups)
         out[lo : lo + rows] = sums.reshape(rows, ngroups)
     return out
+
+
+def profile_own_costs(
+    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
+    val: np.ndarray, out: np.ndarray,
+) -> None:
+    """One HPCToolkit v4 profile's own costs, into ``out`` (metric columns, rows), zeroed
+    first.
+
+    The profile's context index entry ``e`` holds ``count[e]`` consecutive values; each value
+    ``v`` (metric column ``col[v]``, -1 to skip) adds ``val[v]`` at row ``first[e]`` (-1: skip
+    the value) and takes it off at row ``second[e]`` (-1: none). The terms are added in the
+    order of one ``np.bincount`` over [every kept value, then every subtraction], from 0.0;
+    a sum whose magnitude is at most 1e-9 of the sum of its terms' magnitudes is rounding noise
+    and becomes 0.0.
+    """
+    nrows = out.shape[1]
+    a = np.repeat(first, count)
+    sel = (col >= 0) & (a >= 0)
+    b, c, v = np.repeat(second, count)[sel], col[sel], val[sel]
+    a = a[sel]
+    has = b >= 0
+    cell = np.concatenate([c * nrows + a, c[has] * nrows + b[has]])
+    terms = np.concatenate([v, -v[has]])
+    own = np.bincount(cell, weights=terms, minlength=out.size)
+    scale = np.bincount(cell, weights=np.abs(terms), minlength=out.size)
+    own[np.abs(own) <= 1e-9 * scale] = 0.0
+    out.reshape(-1)[:] = own

@@ -68,7 +68,8 @@ _TIME = {"s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
          "ms": 1e-3, "msec": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
          "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "μs": 1e-6, "microsecond": 1e-6,
          "microseconds": 1e-6, "ns": 1e-9, "nsec": 1e-9, "nanosecond": 1e-9,
-         "nanoseconds": 1e-9, "min": 60.0, "minutes": 60.0, "h": 3600.0, "hours": 3600.0}
+         "nanoseconds": 1e-9, "min": 60.0, "minutes": 60.0, "h": 3600.0, "hours": 3600.0,
+         "10ns": 1e-8}  # Xdebug's Time_(10ns)
 _BYTES = {"b": 1.0, "byte": 1.0, "bytes": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 1024.0, "mib": 1024.0**2, "gib": 1024.0**3, "tib": 1024.0**4}
 _PERCENT = {"%", "percent", "percentage", "percent of total"}
@@ -152,6 +153,14 @@ class Metric:
         fields = dict(data)
         fields["dimension"] = Dimension(fields["dimension"])
         fields["combine"] = Combine(fields["combine"])
+        for key in ("column", "base", "unit"):
+            if not isinstance(fields.get(key), str):
+                raise TypeError(f"metric field {key!r} is not a string")
+        for key in ("source_unit", "formula", "statistic", "of"):
+            if not isinstance(fields.get(key), str | None):
+                raise TypeError(f"metric field {key!r} is neither a string nor null")
+        if not isinstance(fields.get("inclusive"), bool):
+            raise TypeError("metric field 'inclusive' is not true or false")
         return cls(**fields)
 
 

@@ -185,6 +185,32 @@ def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     return frames.to_numpy().astype(np.int64) - 1
 
 
+def _kept_blocks(gf: GraphFrame, lookup: np.ndarray, ngroups: int, recompute: list[str],
+                 hows: dict[str, str | None]) -> dict[str, np.ndarray] | None:
+    """The common case without a pass over the long table: nothing merged and the kept nodes
+    keep their order (group ``g`` is the ``g``-th kept node), on a table in blocks (one per
+    location, every node in order). Each kept column is then a gather of the kept nodes from
+    every block: what :func:`reduce_by_key` gives for one value per key (a sum adds it to
+    0.0, so -0.0 becomes 0.0 there too; a max or min keeps it). None when the case does not
+    apply."""
+    kept = np.flatnonzero(lookup >= 0)
+    if kept.size != ngroups or not np.array_equal(lookup[kept], np.arange(ngroups)):
+        return None
+    every = np.ones(gf.locations.height, dtype=bool)
+    out: dict[str, np.ndarray] = {}
+    for c in gf.metric_columns:
+        if c in recompute:
+            continue
+        if gf.metrics[c].null_count():
+            return None
+        block = gf._block_column(c, every)
+        if block is None:
+            return None
+        taken = block[:, kept] if kept.size < block.shape[1] else np.array(block)
+        out[c] = np.add(taken, 0.0, out=taken) if (hows.get(c) or "sum") == "sum" else taken
+    return out
+
+
 def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
              recompute: list[str]) -> pl.DataFrame:
     """The squashed metric table, dense over groups × locations, in canonical order.
@@ -196,23 +222,24 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
     from cctool import kernels
 
     m = gf.metrics
-    gid = lookup[m["node"].to_numpy()]
-    sel = np.flatnonzero(gid >= 0)
-    loc = gf.location_index[sel]
     loc_rank = gf.locations["rank"].to_numpy()
     loc_thread = gf.locations["thread"].to_numpy()
     ngroups, nloc = group_parent.shape[0], loc_rank.shape[0]
-    key = gid[sel] * nloc + loc
-    members = np.repeat(np.bincount(lookup[lookup >= 0], minlength=ngroups), nloc)
     hows = merge_aggs(gf, gf.metric_columns)
-    dense: dict[str, np.ndarray] = {}
-    for c in gf.metric_columns:
-        if c not in recompute:
-            col = m[c] if m[c].null_count() == 0 else m[c].fill_null(0.0)
-            w = col.to_numpy()[sel]
-            # By the metric's merge rule; one that has none only reaches here unmerged.
-            total = reduce_by_key(key, w, ngroups * nloc, hows[c] or "sum", members)
-            dense[c] = total.reshape(ngroups, nloc).T
+    dense = _kept_blocks(gf, lookup, ngroups, recompute, hows)
+    if dense is None:
+        gid = lookup[m["node"].to_numpy()]
+        sel = np.flatnonzero(gid >= 0)
+        key = gid[sel] * nloc + gf.location_index[sel]
+        members = np.repeat(np.bincount(lookup[lookup >= 0], minlength=ngroups), nloc)
+        dense = {}
+        for c in gf.metric_columns:
+            if c not in recompute:
+                col = m[c] if m[c].null_count() == 0 else m[c].fill_null(0.0)
+                w = col.to_numpy()[sel]
+                # By the metric's merge rule; one that has none only reaches here unmerged.
+                total = reduce_by_key(key, w, ngroups * nloc, hows[c] or "sum", members)
+                dense[c] = total.reshape(ngroups, nloc).T
     for c in recompute:
         dense[c] = kernels.subtree_sums(dense[exclusive_name(c)], group_parent)
     return pl.DataFrame({

@@ -47,17 +47,24 @@ READERS: tuple[tuple[str, str], ...] = (
     ("caliper-json", "cctool.readers.caliper_json"),
     ("spotdb", "cctool.readers.spotdb"),
     ("pprof", "cctool.readers.pprof"),
+    ("gperftools", "cctool.readers.gperftools"),
+    ("contention", "cctool.readers.contention"),
     ("cprofile", "cctool.readers.cprofile"),
     ("gprof2dot", "cctool.readers.gprof2dot"),
     ("callgrind", "cctool.readers.callgrind"),
+    ("perf-script", "cctool.readers.perf_script"),
     ("gprof", "cctool.readers.gprof"),
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
+    ("cpuprofile", "cctool.readers.cpuprofile"),
+    ("gecko", "cctool.readers.gecko"),
+    ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
     ("dhat", "cctool.readers.dhat"),
+    ("massif", "cctool.readers.massif"),
     ("folded", "cctool.readers.folded"),
 )
 
@@ -91,9 +98,12 @@ def detect(path: str | os.PathLike[str]) -> ModuleType:
         raise UnknownFormatError(f"{p}: no such file or directory")
     mod = _sniff(p)
     if mod is None:
+        from cctool.readers._unsupported import explain
+
+        reason = explain(p)
         raise UnknownFormatError(
-            f"{p}: not a profile format cctool knows (name its format: "
-            f"{', '.join(reader_names())})"
+            f"{p}: {reason}" if reason else f"{p}: not a profile format cctool knows (name "
+            f"its format: {', '.join(reader_names())})"
         )
     return mod
 
@@ -120,12 +130,42 @@ def profile_files(folder: Path) -> list[Path]:
     return [f for f, _ in _profile_modules(folder)]
 
 
-def _profile_modules(folder: Path, runs: bool = False) -> list[tuple[Path, ModuleType]]:
+def _profile_modules(folder: Path, runs: bool = False, left_out: list[Path] | None = None,
+                     ) -> list[tuple[Path, ModuleType]]:
     """Profile files in ``folder`` with their readers; with ``runs``, also the run files of
-    a folder format made of runs (a SpotDB folder of .cali files)."""
+    a folder format made of runs (a SpotDB folder of .cali files). ``left_out`` collects
+    the files no reader takes."""
     whole = _sniff(folder) if folder.is_dir() else None
-    found = ((f, _sniff(f)) for f in _candidates(folder, whole, runs))
+    found = [(f, _sniff(f)) for f in _candidates(folder, whole, runs)]
+    if left_out is not None:
+        left_out.extend(f for f, mod in found if mod is None)
     return [(f, mod) for f, mod in found if mod is not None]
+
+
+def warn_left_out(folder: Path, files: Sequence[Path]) -> None:
+    """Warn about the files of ``folder`` left out because no reader takes them, naming
+    them (unreadable ones each with the reason): a file is never skipped silently."""
+    if not files:
+        return
+    from cctool.errors import warn
+
+    other: list[str] = []
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                fh.read(1)
+        except OSError as exc:
+            warn(f"{f}: cannot be read ({exc.strerror or exc}); left out")
+        else:
+            other.append(f.name)
+    if other:
+        shown = ", ".join(other[:_NAMED_MAX]) + (
+            f" and {len(other) - _NAMED_MAX} more" if len(other) > _NAMED_MAX else "")
+        warn(f"{folder}: left out {len(other)} file{'s' if len(other) > 1 else ''} that no "
+             f"reader takes ({shown})")
+
+
+_NAMED_MAX = 10
 
 
 def _candidates(folder: Path, whole: ModuleType | None, runs: bool) -> list[Path]:
@@ -141,11 +181,11 @@ def _candidates(folder: Path, whole: ModuleType | None, runs: bool) -> list[Path
 
 
 def _one_run(path: Path, fmt: str | None, files: list[Path] | None = None,
-             head: tuple[list[tuple[Path, ModuleType]], int] | None = None,
+             head: tuple[list[tuple[Path, ModuleType]], int] | None = None, warn: bool = False,
              ) -> tuple[list[Path], ModuleType] | None:
     """The files and reader of a folder holding the parts of one run (see ``_parts``);
     ``files`` and ``head``: the folder's :func:`_candidates` and their :func:`_scan`, when
-    the caller has them.
+    the caller has them. With ``warn``, the files left out are warned about.
 
     The first two profiles decide for most folders: two runs of different formats, or two
     that are not parts of one run, settle it for the whole folder, since every check in
@@ -166,7 +206,12 @@ def _one_run(path: Path, fmt: str | None, files: list[Path] | None = None,
     if fmt and any(mod.NAME != fmt for _, mod in every):
         return None
     parts, mods = [f for f, _ in every], [mod for _, mod in every]
-    return (parts, mods[0]) if _parts.one_run(parts, mods) else None
+    if not _parts.one_run(parts, mods):
+        return None
+    if warn:
+        taken = set(parts)
+        warn_left_out(path, [f for f in files if f not in taken])
+    return parts, mods[0]
 
 
 def is_one_run(path: str | os.PathLike[str], fmt: str | None = None) -> bool:
@@ -190,8 +235,10 @@ def _scan(files: list[Path], count: int) -> tuple[list[tuple[Path, ModuleType]],
 
 def _resolve(path: Path) -> Path:
     """A folder holding exactly one profile file stands for that file."""
-    found = profile_files(path) if path.is_dir() else []
+    left_out: list[Path] = []
+    found = [f for f, _ in _profile_modules(path, left_out=left_out)] if path.is_dir() else []
     if len(found) == 1:
+        warn_left_out(path, left_out)
         return found[0]
     if len(found) > 1:
         names = ", ".join(f.name for f in found[:4]) + (", ..." if len(found) > 4 else "")
@@ -228,7 +275,7 @@ def read_declared(
         return load_stream()
     if not Path(path).exists():
         raise UnknownFormatError(f"{path}: no such file or directory")
-    parts = _one_run(Path(path), fmt)
+    parts = _one_run(Path(path), fmt, warn=True)
     if parts is not None:
         return _read_parts(Path(path), *parts, options)
     if not fmt:
@@ -272,12 +319,32 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     """Expand glob patterns (for shells that did not) and folders of several runs (a SpotDB
     folder, or a folder of profile files that are not the parts of one run), keeping order
     and ``-``."""
-    return [p for p, unsure in runs_to_sniff(paths) if not unsure or is_profile(p)]
+    return keep_profiles(runs_to_sniff(paths))
 
 
 def is_profile(path: str | os.PathLike[str]) -> bool:
     """Whether a reader takes ``path``."""
     return _sniff(Path(path)) is not None
+
+
+def keep_profiles(items: Iterable[tuple[str, bool]]) -> list[str]:
+    """The paths of :func:`runs_to_sniff` that are runs: the sure ones, and the unsure ones
+    a reader takes. The others are warned about, named, one warning per folder."""
+    kept: list[str] = []
+    left: list[str] = []
+    for p, unsure in items:
+        (kept if not unsure or is_profile(p) else left).append(p)
+    warn_left_out_files(left)
+    return kept
+
+
+def warn_left_out_files(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """:func:`warn_left_out` for files of any folders, one warning per folder."""
+    by_folder: dict[Path, list[Path]] = {}
+    for p in paths:
+        by_folder.setdefault(Path(p).parent, []).append(Path(p))
+    for folder, files in by_folder.items():
+        warn_left_out(folder, files)
 
 
 def runs_to_sniff(paths: Iterable[str]) -> list[tuple[str, bool]]:
@@ -309,6 +376,8 @@ def _runs_in(folder: Path) -> list[tuple[Path, bool]]:
     first, seen = head
     if not first:  # no file here is a profile: the folder is looked into later
         return [(folder, False)]
+    taken = {f for f, _ in first}
+    warn_left_out(folder, [f for f in files[:seen] if f not in taken])
     return [(f, False) for f, _ in first] + [(f, True) for f in files[seen:]]
 
 

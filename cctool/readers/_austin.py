@@ -27,6 +27,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
 NAME = "folded"
@@ -53,7 +54,7 @@ def read(path: Path) -> GraphFrame:
     meta: dict[str, str] = {}
     tree = StackTree(("name", "file"))
     rows: list[tuple[int, Any, Any, list[int]]] = []  # node, pid, thread, values
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with _input.open_text(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             line = raw.strip()
             if not line:

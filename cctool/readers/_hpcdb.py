@@ -7,6 +7,7 @@ must use them, so later minor versions can grow the structures).
 
 from __future__ import annotations
 
+import mmap
 import struct
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,16 @@ class Db:
         if off < 0 or stride < dt.itemsize or off + (count - 1) * stride + dt.itemsize > self.size:
             raise self.error(f"{count} records at offset {off} run past the end of the file")
         return np.ndarray((count,), dtype=dt, buffer=self.buf, offset=off, strides=(stride,))
+
+    def release(self, off: Any, nbytes: Any) -> None:
+        """Take the whole pages of bytes ``off .. off + nbytes`` out of this process's resident
+        set (the page cache keeps them; a later read maps them again): a pass that reads the
+        file once then holds only the part it is reading."""
+        mm = getattr(self.buf, "_mmap", None)
+        page = mmap.PAGESIZE
+        lo, hi = -(-int(off) // page) * page, min(int(off) + int(nbytes), self.size) // page * page
+        if mm is not None and hi > lo and hasattr(mmap, "MADV_DONTNEED"):
+            mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def u(self, off: Any, width: int) -> int:
         """The unsigned ``width``-byte integer at ``off``."""

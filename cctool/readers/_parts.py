@@ -27,6 +27,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from cctool.errors import ReaderError
+from cctool.readers import _input
+
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
 
@@ -52,7 +55,7 @@ def _callgrind_parts(files: Sequence[Path]) -> bool:
 
 def _callgrind_header(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with _input.open_text(path) as fh:
         for _, line in zip(range(60), fh, strict=False):
             if line.startswith(("fn=", "fl=", "ob=")):
                 break
@@ -78,15 +81,17 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
     """The ``mpi.rank`` values in a ``.cali`` file's records, and its ``mpi.world.size``."""
     from cctool.readers.caliper import split_fields
 
-    with open(path, "rb") as fh:  # attributes are defined before use: near the top
-        head = fh.read(1 << 16)
+    head = _input.head(path, 1 << 16)  # attributes are defined before use: near the top
     if b"data=mpi.rank" not in head or b"data=mpi.world.size" not in head:
         return set(), None
     ids: dict[str, str] = {}  # attribute node id -> "mpi.rank" / "mpi.world.size"
     values: dict[str, set[str]] = {"mpi.rank": set(), "mpi.world.size": set()}
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with _input.open_text(path) as fh:
         for line in fh:
-            rec = split_fields(line.rstrip("\n"))
+            try:
+                rec = split_fields(line.rstrip("\n"))
+            except ValueError as exc:  # a damaged record: the file's reader says where
+                raise ReaderError(path, f"malformed record ({exc})", fmt="caliper") from exc
             kind = rec.get("__rec", [""])[0]
             if kind == "node":
                 data = rec.get("data", [""])[0]

@@ -27,6 +27,7 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
     Attr,
@@ -50,8 +51,7 @@ _NUMERIC = frozenset({"int", "uint", "double"})
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        return fh.read(len(_MAGIC)) == _MAGIC
+    return _input.head(path, len(_MAGIC)) == _MAGIC
 
 
 def read(path: Path, snapshot: int | None = None) -> GraphFrame:
@@ -148,7 +148,7 @@ class _CaliStream:
 
     def parse(self) -> None:
         try:
-            text = self.path.read_bytes().decode("utf-8", errors="replace")
+            text = _input.read_text(self.path)
         except OSError as exc:
             raise ReaderError(self.path, f"cannot read ({exc.strerror})", fmt=NAME) from exc
         if not text.startswith("__rec="):

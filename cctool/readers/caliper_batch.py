@@ -32,6 +32,7 @@ import polars as pl
 
 from cctool.model.columns import exclusive_name, inclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._caliper_common import Attr, Metric, ProfileBuilder, Role
 from cctool.readers.caliper import NAME, _CaliStream, split_fields
 
@@ -167,7 +168,7 @@ def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
     (not a ``.cali`` text, escaped newlines or data fields, a snapshot whose data field is
     not its last, no snapshot)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = _input.read_text(path, errors="strict")
     except (OSError, UnicodeDecodeError):
         return None
     if not text.startswith("__rec=") or not text.endswith("\n") or "\\\n" in text:

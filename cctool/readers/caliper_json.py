@@ -28,6 +28,7 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
     Attr,
@@ -51,8 +52,7 @@ _NESTING = ("region", "function", "annotation", "loop")
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
+    head = _input.head(path, 4096)
     if _SPLIT_HEAD.match(head) or _OBJECT_HEAD.match(head):
         return True
     return path.suffix.lower() == ".json" and bool(_RECORDS_HEAD.match(head))
@@ -66,7 +66,7 @@ def read(path: Path, builder: ProfileBuilder | None = None) -> GraphFrame:
     import orjson
 
     try:
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(_input.read_bytes(path, text=True))
     except OSError as exc:
         raise ReaderError(path, f"cannot read ({exc.strerror})", fmt=NAME) from exc
     except orjson.JSONDecodeError as exc:

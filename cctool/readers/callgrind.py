@@ -30,6 +30,8 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
+from cctool.model.metrics import Dimension, parse_unit
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components, sum_cycle_edges
 from cctool.readers._weights import split_by_weight
@@ -45,15 +47,32 @@ _TABLE = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "f
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", errors="replace")
+    head = _input.head(path, 16384).decode("utf-8", errors="replace")
     if head.startswith("# callgrind format"):
         return True
-    # Files from before valgrind 3.13 lack the marker line; their header still says who wrote it.
-    lines = head.splitlines()
-    return any(ln.startswith("creator: callgrind") for ln in lines[:5]) or (
-        path.name.startswith("callgrind.out") and any(ln.startswith("events:") for ln in lines)
-    )
+    return _looks_like_callgrind(head.splitlines()[:-1] or head.splitlines())
+
+
+# A header line: ``events:``, ``version:``, ``creator:``, ``desc: I1 cache: ...``, ...
+_HEADER_LINE = re.compile(r"^[A-Za-z][\w ()]*:")
+
+
+def _looks_like_callgrind(lines: list[str]) -> bool:
+    """The callgrind format by its content, whoever wrote it (valgrind's callgrind and
+    cachegrind, ``go tool pprof -callgrind``, yappi, Xdebug, stackprof, ...): header lines
+    only, one of them ``events:``, up to the first ``ob=``/``fl=``/``fn=`` record."""
+    events = False
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        spec, eq, _ = line.partition("=")
+        if eq and spec in ("ob", "fl", "fi", "fe", "fn"):
+            return events
+        if not _HEADER_LINE.match(line):
+            return False
+        events = events or line.startswith("events:")
+    return False
 
 
 def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
@@ -64,7 +83,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _input.read_text(path)
     except OSError as exc:
         raise ReaderError(path, f"cannot read ({exc})", fmt=NAME) from exc
     prof = _Parser(path).parse(text.splitlines())
@@ -112,7 +131,8 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "num_functions": n,
         "truncated_nodes": tree.truncated,
         "totals": dict(zip(events, prof.totals, strict=False)) if prof.totals else None,
-        "metric_units": {**{ev: _unit(ev) for ev in events}, "calls": "count"},
+        "metric_units": {**{ev: _unit(ev, prof.header.get("creator", "")) for ev in events},
+                         "calls": "count"},
         **{
             key: prof.header[key]
             for key in ("cmd", "pid", "part", "thread", "creator")
@@ -366,10 +386,23 @@ class _Parser:
         return pos, costs
 
 
-def _unit(event: str) -> str:
-    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``),
+def _unit(event: str, creator: str = "") -> str:
+    """An event's unit: a time where a converter named one (pyprof2calltree's ``ns``; yappi's
+    ``Ticks`` are microseconds; Xdebug's ``Time_(10ns)`` and ``Memory_(bytes)`` and pprof's
+    ``cpu(ms)`` say theirs),
     otherwise the event itself (``Ir``: instructions executed)."""
+    if creator.split()[:1] == ["yappi"] and event == "Ticks":
+        return "us"
+    named = _NAMED_UNIT.match(event)
+    if named is not None and (parse_unit(named.group(1))[0] is Dimension.TIME
+                              or named.group(1) in ("bytes", "B", "count")):
+        return named.group(1)
     return event if event.lower() not in _TIME_EVENTS else _TIME_EVENTS[event.lower()]
+
+
+# Xdebug's Time_(10ns), Memory_(bytes); go tool pprof -callgrind's cpu(ms). Byte multiples
+# stay events: pprof's MB is not the SI megabyte.
+_NAMED_UNIT = re.compile(r"^[\w.]+?_?\((\w+)\)$")
 
 
 _TIME_EVENTS = {"ns": "ns", "us": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s"}

@@ -33,6 +33,7 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._cycles import components
 from cctool.readers._weights import activity_weights, split_by_weight
@@ -47,8 +48,7 @@ _MAX_DEPTH = 64
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(64)
+    head = _input.head(path, 64)
     # A marshalled dict whose first key is a (file, line, name) tuple.
     if len(head) < 8 or head[0] & 0x7F != ord("{") or head[1] & 0x7F not in b"()":
         return False
@@ -65,7 +65,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     try:
-        stats = _Unmarshaller(path.read_bytes()).load()
+        stats = _Unmarshaller(_input.read_bytes(path)).load()
     except (ValueError, IndexError, struct.error, RecursionError) as exc:
         raise ReaderError(path, f"not a readable marshal/pstats file ({exc})", fmt=NAME) from exc
     funcs, graph, tables = _call_graph(path, stats)

@@ -35,13 +35,16 @@ site's own peak has no exact merge (grouping leaves it out).
 
 One file is one process (rank 0). A folder of files whose names hold ``dhat`` is an MPI job
 run with each rank under valgrind (``--dhat-out-file=dhat.out.%q{PMI_RANK}``): the rank is
-the number ending each file name. Files may be gzip-compressed (``.gz``). Only
-``--mode=heap`` profiles are read.
+the number ending each file name. Files may be compressed (gzip, xz, zstd, bz2).
+
+``--mode=copy`` profiles count copies instead (``bytes copied``, ``copies``, under a root
+``copies``; the leaf is the copy function, ``memcpy`` ...), ``--mode=ad-hoc`` ones the
+program's ``DHAT_AD_HOC_EVENT`` requests (``units``, ``events``, leaf ``[event]``, under
+``ad-hoc events``): the same layout with other weights.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -53,6 +56,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 
 NAME = "dhat"
 DESCRIPTION = "Valgrind DHAT heap profile (dhat.out.*, JSON; a folder: one file per rank)"
@@ -79,6 +83,13 @@ _GZIP = b"\x1f\x8b"
 _FRAME = re.compile(r"^(?:0x[0-9A-Fa-f]+: )?(.*?)(?: \((?:in (.+)|([^()]*):(\d+))\))?$")
 _RANK = re.compile(r"(\d+)$")
 _ALLOCATOR_MODULE = "vgpreload_dhat"
+_NO_ALLOCATOR, _EVENT = "[allocation]", "[event]"
+# --mode=copy and --mode=ad-hoc write the same layout: what tb/tbk count differs.
+# (DHAT field: (cctool metric, unit)); the weights of ad-hoc events are plain counts.
+_MODES: dict[str, dict[str, tuple[str, str]]] = {
+    "heap": {}, "copy": {"tb": ("bytes copied", "B"), "tbk": ("copies", "count")},
+    "ad-hoc": {"tb": ("units", "count"), "tbk": ("events", "count")}}
+_ROOTS = {"heap": HEAP_ROOT, "copy": "copies", "ad-hoc": "ad-hoc events"}
 
 
 def sniff(path: Path) -> bool:
@@ -88,15 +99,7 @@ def sniff(path: Path) -> bool:
 
 
 def _head(path: Path, size: int = 512) -> bytes:
-    with open(path, "rb") as fh:
-        head = fh.read(size)
-    if head.startswith(_GZIP):
-        try:
-            with gzip.open(path, "rb") as gz:
-                return gz.read(size)
-        except (OSError, EOFError, zlib.error):
-            return b""
-    return head
+    return _input.head(path, size)
 
 
 def _is_dhat(path: Path) -> bool:
@@ -157,19 +160,15 @@ def _ranks(path: Path, files: list[Path]) -> list[int]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as raw:
-        compressed = raw.read(2) == _GZIP
-    with (gzip.open(path, "rt", encoding="utf-8") if compressed
-          else open(path, encoding="utf-8")) as fh:
-        doc = json.load(fh)
+    doc = json.loads(_input.read_bytes(path, text=True))
     if not isinstance(doc, dict):
         raise ReaderError(path, "not a DHAT profile (no JSON object)", fmt=NAME)
     if doc.get("dhatFileVersion") != 2:
         raise ReaderError(path, f"DHAT file version {doc.get('dhatFileVersion')!r} "
                           "(only version 2, valgrind 3.15 and later, is read)", fmt=NAME)
-    if doc.get("mode") != "heap":
-        raise ReaderError(path, f"a --mode={doc.get('mode')} profile: only --mode=heap "
-                          "profiles are read", fmt=NAME)
+    if doc.get("mode") not in _MODES:
+        raise ReaderError(path, f"a --mode={doc.get('mode')} profile: only --mode=heap, copy "
+                          "and ad-hoc profiles are read", fmt=NAME)
     for key in ("pps", "ftbl"):
         if not isinstance(doc.get(key), list):
             raise ReaderError(path, f"no {key!r} list: not a complete DHAT profile", fmt=NAME)
@@ -177,12 +176,12 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _run_facts(path: Path, doc: dict[str, Any], rank: int) -> dict[str, Any]:
-    keys = ("cmd", "pid", "tu", "Mtu", "te", "tg", "bklt", "bkacc")
+    keys = ("mode", "cmd", "pid", "tu", "Mtu", "te", "tg", "bklt", "bkacc")
     return {"file": path.name, "rank": rank, **{k: doc.get(k) for k in keys}}
 
 
 def _check_consistent(path: Path, runs: list[dict[str, Any]]) -> None:
-    for key in ("tu", "bklt", "bkacc"):
+    for key in ("mode", "tu", "bklt", "bkacc"):
         values = {str(r[key]) for r in runs}
         if len(values) > 1:
             raise ReaderError(path, f"files disagree on {key!r} ({', '.join(sorted(values))}): "
@@ -236,7 +235,7 @@ class _Builder:
             return self.node(0, "[unknown]", "allocation", {})
         allocator, callers = stack[0], stack[1:]
         if _ALLOCATOR_MODULE not in (allocator.get("module") or ""):
-            allocator, callers = {"name": "[allocation]", "function": None, "key": None}, stack
+            allocator, callers = {"name": _NO_ALLOCATOR, "function": None, "key": None}, stack
         site = callers[0] if callers else allocator
         node = 0
         for frame in reversed(callers):
@@ -264,9 +263,18 @@ class _Builder:
         table = table.group_by("node", "rank", maintain_order=True).agg(
             [pl.col(c).sum() for c in cols])
         tu = str(runs[0].get("tu") or "instrs")
+        mode = str(runs[0].get("mode") or "heap")
+        fields = [(f, *_MODES[mode].get(f, (name, unit)), how, inc)
+                  for f, name, unit, how, inc in FIELDS]
+        table = table.rename({name: _MODES[mode][f][0] for f, name, *_ in FIELDS
+                              if f in _MODES[mode] and name in table.columns})
+        self.attrs["name"][0] = _ROOTS[mode]
+        if mode == "ad-hoc":  # no allocator frame: the leaf is the event
+            self.attrs["name"] = [_EVENT if n == _NO_ALLOCATOR else n
+                                  for n in self.attrs["name"]]
         # Fields DHAT did not record (no access data without --mode=heap's block tracking,
         # say) are left out rather than shown as zeros.
-        fields = [f for f in FIELDS if f[0] in self.present]
+        fields = [f for f in fields if f[0] in self.present]
         units = {name: unit or _TIME_UNITS.get(tu, tu) for _, name, unit, _, _ in fields}
         meta = {
             "format": NAME, "path": str(path), "runs": runs, "mpi.world.size": len(runs),
@@ -275,11 +283,11 @@ class _Builder:
             # Over call paths: levels at one instant add up; a site's own peak does not.
             "metric_merge": {name: "sum" if inc else "none"
                              for _, name, _, how, inc in fields if how != "sum"},
-            "data_centric": True,
+            "data_centric": True, "dhat_mode": mode,
         }
         with_inc = [name for _, name, _, _, inc in fields if inc]
         gf = GraphFrame.from_arrays(self.parent, self.attrs, table, exclusive=with_inc,
-                                    metadata=meta, default_metric="bytes (inc)")
+                                    metadata=meta, default_metric=f"{with_inc[0]} (inc)")
         from dataclasses import replace
 
         return replace(gf, exclusive=tuple(c for c in gf.metric_columns

@@ -24,7 +24,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.readers import _austin
+from cctool.readers import _austin, _input
 
 NAME = "folded"
 DESCRIPTION = "folded stacks (a;b;c 123 lines: stackcollapse, py-spy, ...)"
@@ -35,13 +35,19 @@ _BARE_COUNT = re.compile(r"^\d+(?:\.\d+)?$")
 # this root, so the total still equals the number of samples.
 NO_STACK = "[no stack]"
 _SNIFF_LINES = 50
+_SNIFF_BYTES = 16384
+_LONG_LINE_BYTES = 4 << 20
 
 
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(16384)
+    head = _input.head(path, _SNIFF_BYTES)
+    if head.lstrip()[:1] in (b"{", b"[") or b"\0" in head:
+        return False  # JSON or binary: never folded stacks
+    if len(head) == _SNIFF_BYTES and b"\n" not in head.lstrip():
+        # One very deep stack on the first line: look as far as its end.
+        head = _input.head(path, _LONG_LINE_BYTES)
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:  # a multi-byte character cut at the end is fine
@@ -51,7 +57,7 @@ def sniff(path: Path) -> bool:
     if _austin.looks_like_austin(head):
         return True
     lines = text.splitlines()
-    if len(head) == 16384 and len(lines) > 1:
+    if len(head) in (_SNIFF_BYTES, _LONG_LINE_BYTES) and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut short
     lines = [ln for ln in lines if ln.strip()][:_SNIFF_LINES]
     lines = [ln for ln in lines if not _BARE_COUNT.match(ln.strip())]
@@ -66,14 +72,13 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a folded-stacks file (or Austin's output)."""
-    with open(path, "rb") as fh:
-        if _austin.looks_like_austin(fh.read(4096)):
-            return _austin.read(path)
+    if _austin.looks_like_austin(_input.head(path, 4096)):
+        return _austin.read(path)
     index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
     parent: list[int] = []
     names: list[str] = []
     samples: list[float] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with _input.open_text(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             line = raw.strip()
             if not line:

@@ -34,6 +34,7 @@ import numpy as np
 from cctool.errors import ReaderError
 from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, CallTree, expand
 from cctool.readers._cycles import sum_cycle_edges
 from cctool.readers._weights import activity_weights, split_by_weight
@@ -63,8 +64,7 @@ _INDEX_ENTRY = re.compile(r"\[(\d+)\]")
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", errors="replace")
+    head = _input.head(path, 4096).decode("utf-8", errors="replace")
     if head.startswith("Flat profile:"):
         return "Each sample counts as" in head or "no time accumulated" in head
     return "Call graph" in head and "granularity: each sample hit covers" in head
@@ -78,7 +78,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     report = _Report(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _input.read_text(path)
     if text and not text.endswith("\n"):
         raise ReaderError(path, "truncated report (the last line is cut off)", fmt=NAME)
     report.parse(text.splitlines())

@@ -25,6 +25,7 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.callgraph import build
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._weights import split_by_weight
 
@@ -48,8 +49,7 @@ _ESCAPES = {"n": "\n", "l": "\n", "r": "\n", "t": "\t"}
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(8192).decode("utf-8", errors="replace")
+    head = _input.head(path, 8192).decode("utf-8", errors="replace")
     return _SNIFF.match(head) is not None
 
 
@@ -61,7 +61,7 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         max_nodes: stop expanding the call graph at this many nodes.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _input.read_text(path, errors="strict")
     except UnicodeDecodeError as exc:
         raise ReaderError(path, f"not UTF-8 text ({exc.reason})", fmt=NAME) from exc
     node_attrs, edge_list = _DotParser(path, text).parse()

@@ -30,6 +30,7 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.columns import KEY_COLUMNS
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 
 NAME = "hatchet"
 DESCRIPTION = "Hatchet JSON graphframe or literal tree (.json)"
@@ -42,8 +43,7 @@ _STRUCTURE = {"node", "parent", "depth"}
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
+    head = _input.head(path, 4096)
     if _GRAPH.match(head):
         return True
     return bool(_LITERAL.match(head)) and b'"frame"' in head and b'"metrics"' in head
@@ -60,7 +60,7 @@ def read(path: Path) -> GraphFrame:
 
 
 def _load(path: Path) -> Any:
-    data = path.read_bytes()
+    data = _input.read_bytes(path, text=True)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -43,9 +44,11 @@ from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline
+from cctool.readers import _hpcv4_blocks as blocks
 from cctool.readers import _hpcv4_checks, _hpcv4_trace
 from cctool.readers import _hpcv4_nostruct as nostruct
 from cctool.readers._hpcdb import Db, dtype, read_meta
+from cctool.readers.hpctoolkit import _repeat_rows
 
 NAME = "hpctoolkit-v4"
 DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
@@ -82,7 +85,15 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     """
     folder = _folder(path)
     try:
-        return _build(meta_of(folder), Db(folder / "profile.db", b"prof", NAME), folder, metrics)
+        prof = Db(folder / "profile.db", b"prof", NAME)
+        # Numba's load (when the compiled kernel pays) overlaps the read of meta.db; a value
+        # takes 10 bytes of the file.
+        warm = threading.Thread(target=_warm_kernel, args=(prof.buf.size // 10,), daemon=True)
+        warm.start()
+        infos, tuples = _profiles(prof)
+        meta = meta_of(folder)
+        warm.join()
+        return _build(meta, prof, infos, tuples, folder, metrics)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
@@ -105,22 +116,41 @@ def meta_of(folder: Path) -> dict[str, Any]:
     return meta
 
 
-def _build(
-    meta: dict[str, Any], prof: Db, folder: Path, wanted: Sequence[str] | None
-) -> GraphFrame:
+def _warm_kernel(work: int) -> None:
+    """Load the profile kernel the read will use; errors are left to the read itself."""
+    from cctool import kernels
+
+    try:
+        kernels.warm_profile_own_costs(work)
+    except Exception:  # the read that follows reports any problem properly
+        pass
+
+
+def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
+           tuples: list[list[tuple[int, int, int]]], folder: Path,
+           wanted: Sequence[str] | None) -> GraphFrame:
     tree = _tree(meta)
-    infos, tuples = _profiles(prof)
     _hpcv4_checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
-    loc, raw, own = _own_costs(*_values(prof, infos, meta, tree["owner"]), len(meta["metrics"]))
-    nodes, node_id, parent = _prune(tree, raw[(own != 0).any(axis=1)])
+    prof.release(0, prof.size)  # the pages mapped around each profile's root values
     raw_names = [m[0] for m in meta["metrics"]]
     names, units = _metric_names(raw_names)
-    chosen = _choose(names, raw_names, (own != 0).any(axis=0), wanted)
-    exclusive = [names[c] for c in chosen]
+    ncols = len(raw_names)
+    asked = None if wanted is None else _choose(names, raw_names, np.ones(ncols, bool), wanted)
     rank, thread, profiles = _locations(tuples, meta["kinds"], infos["flags"])
     if (rank >= 2**31).any():
         raise prof.error("a RANK identifier does not fit in 32 bits")
-    columns = _long_table(parent, loc, node_id[raw], own[:, chosen], exclusive, rank, thread)
+    plan = blocks.plan(meta, tree, prof.error)
+    locs = np.flatnonzero((infos["flags"] & 1) == 0).tolist()
+    got = blocks.scatter(prof, infos, locs, plan, ncols, asked, profile_section)
+    chosen = asked if asked is not None else np.flatnonzero(got.nonzero).tolist()
+    _, node_id, _ = _prune(tree, plan.ctx_of_node[got.valued])
+    alive = node_id[plan.ctx_of_node] >= 0  # preorder positions left after the pruning
+    position = np.cumsum(alive) - 1
+    up = plan.parent[alive]
+    parent = np.where(up >= 0, position[np.maximum(up, 0)], -1)
+    exclusive = [names[c] for c in chosen]
+    columns = _long_table(got.columns, chosen, exclusive, alive, parent, rank, thread)
+    del got
     metadata = {
         "format": NAME,
         "path": str(folder),
@@ -134,8 +164,9 @@ def _build(
     }
     prefer: list[str] = [m for m in ("time", "REALTIME") if m in exclusive]
     prefer += [names[c] for c in chosen if units[c] == "sec"] + exclusive
-    attrs = {k: _column(k, tree[k][nodes]) for k in ("name", "type", "file", "line", "module",
-                                                     "callsite", "hpctoolkit_id")}
+    ctx = plan.ctx_of_node[alive]
+    attrs = {k: _column(k, tree[k][ctx]) for k in ("name", "type", "file", "line", "module",
+                                                    "callsite", "hpctoolkit_id")}
     inclusive = [inclusive_name(m) for m in exclusive]
     gf = GraphFrame.from_arrays(
         parent, attrs, columns, exclusive=exclusive, inclusive=inclusive, metadata=metadata,
@@ -256,46 +287,6 @@ def _profiles(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
     return infos, tuples
 
 
-def _values(
-    prof: Db, infos: np.ndarray, meta: dict[str, Any], owner: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(location, owning context, metric column, value) terms whose sums are the own costs.
-
-    A context's own cost is its inclusive (execution-scope) value less its children's.
-    hpcprof leaves call-site and leaf instruction contexts out of meta.db while profile.db still
-    holds their values; their cost is part of the inclusive value of the nearest listed context,
-    so the difference over the listed tree attributes it there, and their own entries are unused.
-    """
-    ctx = meta["contexts"]
-    column = np.full(1 << 16, -1, dtype=np.int64)
-    for c, (_, exec_id) in enumerate(meta["metrics"]):
-        if exec_id is not None:
-            column[exec_id] = c
-    order = np.argsort(ctx["id"], kind="stable")
-    sorted_ids = ctx["id"][order]
-    if ((sorted_ids[1:] == sorted_ids[:-1]).any() or (sorted_ids[:1] == 0).any()
-            or (sorted_ids[-1:] >= 2**31).any()):
-        raise prof.error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
-    parts: list[tuple[np.ndarray, ...]] = []
-    for loc, i in enumerate(np.flatnonzero((infos["flags"] & 1) == 0).tolist()):
-        vals, idx, count = profile_section(prof, infos, i)
-        ids = np.repeat(idx["ctx"].astype(np.int64), count)
-        col = column[vals["metric"]]
-        pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
-        sel = (col >= 0) & (sorted_ids[pos] == ids) if sorted_ids.size else col < -1
-        raw, col, val = order[pos[sel]], col[sel], vals["value"][sel]
-        par = ctx["parent"][raw]
-        has_par = par >= 0
-        parts.append((np.full(raw.size + has_par.sum(), loc),
-                      owner[np.concatenate([raw, par[has_par]])],
-                      np.concatenate([col, col[has_par]]),
-                      np.concatenate([val, -val[has_par]])))
-    if not parts:
-        return tuple(np.zeros(0, dtype=t) for t in (np.int64,) * 3 + (np.float64,))  # type: ignore[return-value]
-    loc_, raw_, col_, val_ = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return loc_, raw_, col_, val_
-
-
 def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
     """Profile ``i``'s values (metric, value), its context index (ctx, start) and the number
     of values of each index entry, the index checked against the values."""
@@ -308,47 +299,56 @@ def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, ..
     return vals, idx, np.diff(np.append(start, nval))
 
 
-def _long_table(parent: np.ndarray, loc: np.ndarray, node: np.ndarray, own: np.ndarray,
-                names: list[str], rank: np.ndarray, thread: np.ndarray) -> dict[str, np.ndarray]:
-    """Exclusive and inclusive columns, one row per (location, node) with a non-zero value.
+_DENSE = 0.5  # block layout kept when at least this share of (location, node) rows has a value
 
-    Inclusive sums are computed here, one metric at a time, rather than by
-    ``GraphFrame.from_arrays``, which would add a row for every (node, location) pair: a few
-    hundred thousand rows for a GPU run, nearly all zero.
+
+def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
+                alive: np.ndarray, parent: np.ndarray, rank: np.ndarray,
+                thread: np.ndarray) -> dict[str, np.ndarray]:
+    """Exclusive and inclusive columns from the block columns of own costs (over the plan's
+    slots), the pruned slots dropped: one block of every node per location, in preorder, or
+    where most rows would be zero (GPU streams), only the rows with a non-zero value.
+
+    Inclusive sums are taken per location over the whole block, as the long table's subtree
+    sums would be, without a row for every (node, location) pair when the table is sparse.
     """
     from cctool import kernels
 
-    nloc, n = rank.size, parent.size
-    placed = node >= 0  # pruned contexts hold no cost; as an index, -1 is the last node
-    sparse = []
-    for j in range(len(names)):
-        exc = np.zeros((nloc, n))
-        exc[loc[placed], node[placed]] = own[placed, j]
-        inc = kernels.subtree_sums(exc, parent)
-        flat = np.flatnonzero((exc != 0) | (inc != 0))
-        sparse.append((flat, exc.ravel()[flat], inc.ravel()[flat]))
-    rows = np.unique(np.concatenate([f for f, _, _ in sparse])) if sparse else np.zeros(0, int)
-    out = {"node": rows % n, "rank": rank[rows // n], "thread": thread[rows // n]}
-    for name, (flat, exc_v, inc_v) in zip(names, sparse, strict=True):
-        at = np.searchsorted(rows, flat)
-        out[name] = np.zeros(rows.size)
-        out[name][at] = exc_v
-        out[inclusive_name(name)] = np.zeros(rows.size)
-        out[inclusive_name(name)][at] = inc_v
-    return out
+    nloc, slots, n = rank.size, alive.size, parent.size
+    keep = None if alive.all() else np.flatnonzero(alive)
+    out: dict[str, np.ndarray] = {}
+    for c, name in zip(chosen, names, strict=True):
+        exc = own.pop(c, None)
+        if exc is None:
+            exc = np.zeros(nloc * n)
+        elif keep is not None:  # a new column of the kept rows: the old one is freed
+            slotted, exc = exc, np.empty(nloc * n)
+            for loc in range(nloc):
+                exc[loc * n : (loc + 1) * n] = slotted[loc * slots + keep]
+            del slotted
+        out[name] = exc
+        out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
+    if not out or _density(list(out.values()), nloc, n) >= _DENSE:
+        return {"node": _repeat_rows(np.arange(n), nloc), "rank": _repeat_rows(rank[:, None], n),
+                "thread": _repeat_rows(thread[:, None], n)} | out
+    valued = np.zeros(nloc * n, dtype=bool)
+    for col in out.values():
+        valued |= col != 0
+    rows = np.flatnonzero(valued)
+    where = rows // max(n, 1)
+    keys = {"node": (rows - where * n).astype(np.int32), "rank": rank.astype(np.int32)[where],
+            "thread": thread.astype(np.int32)[where]}
+    return keys | {k: v[rows] for k, v in out.items()}
 
 
-def _own_costs(loc: np.ndarray, raw: np.ndarray, col: np.ndarray, val: np.ndarray,
-               ncols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sum the terms per (location, context): (location, context, costs[row, metric])."""
-    n = int(raw.max(initial=0)) + 1
-    keys, row = np.unique(loc * n + raw, return_inverse=True)
-    cell = row * ncols + col
-    own = np.bincount(cell, weights=val, minlength=keys.size * ncols).reshape(-1, ncols)
-    scale = np.bincount(cell, weights=np.abs(val), minlength=keys.size * ncols).reshape(-1, ncols)
-    # An inclusive value less its children's leaves rounding noise where the true cost is 0.
-    own[np.abs(own) <= 1e-9 * scale] = 0.0
-    return keys // n, keys % n, own
+def _density(cols: list[np.ndarray], nloc: int, n: int, sample: int = 16) -> float:
+    """The share of (location, node) rows with a non-zero value in some column, estimated on
+    up to ``sample`` locations spread over all (it only picks the table's layout)."""
+    locs = np.unique(np.linspace(0, nloc - 1, min(nloc, sample)).astype(np.int64))
+    valued = np.zeros((locs.size, n), dtype=bool)
+    for col in cols:
+        valued |= col.reshape(nloc, n)[locs] != 0
+    return float(valued.mean()) if valued.size else 1.0
 
 
 def _locations(

@@ -17,8 +17,6 @@ read: every value is on rank 0, thread 0.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers import _protobuf as pb
 from cctool.readers._pprof_fields import (
     Function,
@@ -70,16 +69,9 @@ class _Profile:
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
-        except zlib.error:
-            return False
-    elif not path.name.endswith(_RAW_SUFFIXES):
+    if _input.compression_of(path) is None and not path.name.endswith(_RAW_SUFFIXES):
         return False
-    return _starts_like_profile(head)
+    return _starts_like_profile(_input.head(path, 4096))
 
 
 def _starts_like_profile(data: bytes) -> bool:
@@ -116,12 +108,10 @@ def _starts_like_profile(data: bytes) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a pprof profile (gzipped or not)."""
-    blob = path.read_bytes()
-    if blob[:2] == b"\x1f\x8b":
-        try:
-            blob = gzip.decompress(blob)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ReaderError(path, f"broken gzip stream ({exc})", fmt=NAME) from exc
+    try:
+        blob = _input.read_bytes(path)
+    except OSError as exc:
+        raise ReaderError(path, str(exc), fmt=NAME) from exc
     try:
         prof = _decode(blob)
         return _graph(path, prof)

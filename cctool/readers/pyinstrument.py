@@ -19,6 +19,7 @@ import orjson
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 
 NAME = "pyinstrument"
 DESCRIPTION = "pyinstrument JSON (-r json)"
@@ -30,15 +31,14 @@ _SESSION_KEYS = ("start_time", "duration", "sample_count", "program", "cpu_time"
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
+    head = _input.head(path, 4096)
     return _SNIFF.match(head) is not None
 
 
 def read(path: Path) -> GraphFrame:
     """Read a pyinstrument JSON file."""
     try:
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(_input.read_bytes(path, text=True))
     except orjson.JSONDecodeError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("root_frame"), dict):

@@ -13,7 +13,10 @@ list of profiles, one per thread in py-spy's files:
   top is an error; frames still open at the end close at ``endValue``, with a warning.
 
 The weight metric is ``time`` in the profile's unit (``seconds`` -> ``s``, ...), ``memory``
-for ``bytes`` and ``weight`` for ``none``. Profile *i* becomes thread *i* of rank 0 (its
+for ``bytes`` and ``weight`` for ``none``. Sampled profiles in different units over the very
+same stacks (memray's ``transform speedscope``: ``Memory`` in bytes at the high-water mark and
+``Allocations``) are metrics of one run, each named by its profile (``memory``,
+``allocations``), not threads. Profile *i* becomes thread *i* of rank 0 (its
 name, e.g. ``Thread 10765 "MainThread"``, is in ``metadata["threads"]``). Nodes are frames
 by name and file: the lines of one function (py-spy records the executing line) merge.
 """
@@ -29,6 +32,7 @@ import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
 NAME = "speedscope"
@@ -44,8 +48,7 @@ NO_STACK = "[no stack]"
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    head = _input.head(path, 65536)
     if not head.lstrip().startswith(b"{"):
         return False
     if _SCHEMA.search(head[:8192]):
@@ -72,7 +75,7 @@ class _Columns:
 def read(path: Path) -> GraphFrame:
     """Read a speedscope JSON file."""
     try:
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(_input.read_bytes(path, text=True))
     except orjson.JSONDecodeError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
     profiles = doc.get("profiles") if isinstance(doc, dict) else None
@@ -80,6 +83,8 @@ def read(path: Path) -> GraphFrame:
     if not isinstance(profiles, list) or not profiles or not isinstance(frames, list):
         raise ReaderError(path, "no profiles or no shared.frames", fmt=NAME)
     keys = [_frame_key(path, f) for f in frames]
+    if _metrics_of_one_run(profiles):
+        return _one_run(path, doc, profiles, keys)
     metric, unit = _metric(path, profiles)
     tree, cols = StackTree(("name", "file")), _Columns()
     sampled = False
@@ -108,6 +113,42 @@ def read(path: Path) -> GraphFrame:
             metadata[key] = doc[key]
     return build(tree, cols.node, values, units=units, metadata=metadata,
                  thread=cols.thread, default_metric=metric)
+
+
+def _metrics_of_one_run(profiles: list[Any]) -> bool:
+    """Sampled profiles in different units over the very same stacks (memray's ``transform
+    speedscope``: ``Memory`` in bytes and ``Allocations``): metrics of one set of samples,
+    not threads."""
+    if len(profiles) < 2 or not all(isinstance(p, dict) and p.get("type") == "sampled"
+                                    for p in profiles):
+        return False
+    units = [p.get("unit", "none") for p in profiles]
+    names = [str(p.get("name", "")).strip().lower() for p in profiles]
+    return (len(set(units)) == len(units) and all(u in _UNITS for u in units)
+            and len(set(names)) == len(names) and all(names)
+            and all(p.get("samples") == profiles[0].get("samples") for p in profiles[1:]))
+
+
+def _one_run(path: Path, doc: dict[str, Any], profiles: list[Any],
+             keys: list[tuple[str, str | None]]) -> GraphFrame:
+    """Each profile's weights as one metric (named by the profile) over the shared samples."""
+    tree = StackTree(("name", "file"))
+    values: dict[str, np.ndarray] = {}
+    units: dict[str, str] = {}
+    nodes: list[int] = []
+    for k, prof in enumerate(profiles):
+        cols = _Columns()
+        _sampled(path, prof, keys, tree, cols, 0)
+        name = str(prof["name"]).strip().lower()
+        values[name], units[name] = np.asarray(cols.weight), _UNITS[prof.get("unit", "none")][1]
+        if k == 0:
+            nodes = cols.node
+    metadata: dict[str, Any] = {"format": NAME, "path": str(path), "threads": ["main"]}
+    for key in ("name", "exporter"):
+        if isinstance(doc.get(key), str):
+            metadata[key] = doc[key]
+    return build(tree, nodes, values, units=units, metadata=metadata,
+                 default_metric=next(iter(values)))
 
 
 def _frame_key(path: Path, frame: Any) -> tuple[str, str | None]:

@@ -28,6 +28,7 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 
 NAME = "timemory"
 DESCRIPTION = "timemory JSON tree (*.tree.json)"
@@ -40,14 +41,13 @@ _LABEL = re.compile(r"^(?P<func>[^@\s/]+)[@/](?P<file>[^\s:/]+):(?P<line>\d+)(?:
 def sniff(path: Path) -> bool:
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        return _SNIFF.match(fh.read(256)) is not None
+    return _SNIFF.match(_input.head(path, 256)) is not None
 
 
 def read(path: Path) -> GraphFrame:
     """Read a timemory ``*.tree.json`` file (all components in it)."""
     try:
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(_input.read_bytes(path, text=True))
     except orjson.JSONDecodeError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
     components = doc.get("timemory") if isinstance(doc, dict) else None

@@ -6,15 +6,12 @@ width and Unicode (Rich honours NO_COLOR and falls back to ASCII guides by itsel
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 
 from cctool.colormaps import TERMINAL
@@ -22,9 +19,13 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, effective_agg, format_quantity
 from cctool.options import TreeOptions
+from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
+from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
 
-__all__ = ["elide", "printable"]  # re-exported: their old home
+# Re-exported: their old home.
+__all__ = ["FOLD_MARK", "MARKERS", "PLAIN_ROWS", "Trimmed", "elide", "plain_text", "printable",
+           "to_text"]
 
 COLORMAPS = TERMINAL  # six colors per map, high to low (see cctool.colormaps)
 BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high to low
@@ -32,9 +33,7 @@ BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high
 # low; the bin around zero (index None) stays uncolored so that only real changes stand out.
 DIVERGING = ((0.5, 0), (0.1, 1), (-0.1, None), (-0.5, 4), (-1.0, 5))
 HIDDEN_NOTE = "[+N]: N children not shown (depth limit, threshold or collapsed)"
-FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
 FOLDED_NOTE = "{mark}N: N outer levels of the guides folded away so that the name fits"
-MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 
 def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
@@ -77,7 +76,7 @@ def render_rows(
     ]
     styles = [_color(v, peak, colors, opts.diverging) for v in first] if columns else []
     return TreeLines(
-        guides=_guide_codes(rows["depth"].to_list()),
+        guides=GuideCodes(rows["depth"].to_list()),
         cells=cells,
         styles=styles,
         names=names,
@@ -86,127 +85,6 @@ def render_rows(
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
         full_names=opts.full_names,
     )
-
-
-# Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
-_GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
-
-
-def _guide_codes(depths: Sequence[int]) -> list[tuple[int, ...]]:
-    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree.
-
-    Rows come in preorder with depths; a row is the last of its siblings when no later row
-    at the same depth comes before one that is shallower.
-    """
-    n = len(depths)
-    last = [True] * n
-    seen_at: dict[int, bool] = {}  # depth -> a later sibling exists at this depth
-    for i in range(n - 1, -1, -1):
-        d = depths[i]
-        last[i] = not seen_at.get(d, False)
-        # Deeper levels belong to other subtrees once we move up past this row.
-        for deeper in [k for k in seen_at if k > d]:
-            del seen_at[deeper]
-        seen_at[d] = True
-    codes: list[tuple[int, ...]] = []
-    stack: list[tuple[int, bool]] = []  # (depth, is last) of the ancestors shown
-    for i in range(n):
-        while stack and stack[-1][0] >= depths[i]:
-            stack.pop()
-        if stack:
-            body = tuple(1 if anc_last else 0 for _, anc_last in stack[1:])
-            codes.append((*body, 3 if last[i] else 2))
-        else:
-            codes.append(())
-        stack.append((depths[i], last[i]))
-    return codes
-
-
-class TreeLines:
-    """A tree view as Rich segments, one line per node.
-
-    Rich's own ``Tree`` lays out every label as a nested renderable, which takes seconds for
-    tens of thousands of nodes; this streams ready-made segments and crops each line to the
-    console width instead of wrapping it.
-    """
-
-    def __init__(
-        self,
-        guides: list[tuple[int, ...]],
-        cells: list[str],
-        styles: list[str],
-        names: list[str],
-        markers: list[str | None] | None,
-        hot: list[bool] | None,
-        hidden: list[int] | None = None,
-        full_names: bool = False,
-    ) -> None:
-        self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
-        self.markers, self.hot = markers, hot
-        self.hidden, self.full_names = hidden, full_names
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        ascii_only = options.ascii_only
-        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-        width = options.max_width
-        mark = "~" if ascii_only else "…"
-        dim, bold = Style(dim=True), Style(bold=True)
-        style_cache: dict[str, Style] = {}
-        for i, code in enumerate(self.guides):
-            guide = _guide_text(code, pieces, width, ascii_only)
-            cell = self.cells[i]
-            is_hot = bool(self.hot and self.hot[i])
-            tail = self._suffix(i, ascii_only)
-            room = width - len(guide) - len(cell) - sum(len(seg.text) for seg in tail)
-            line = [Segment(guide, dim)] if guide else []
-            if cell:
-                key = self.styles[i] if self.styles else ""
-                style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
-                line.append(Segment(cell, style))
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
-            line.append(Segment(name, bold if is_hot else None))
-            line += tail
-            if room < 1 and not self.full_names:  # not even a name fits beside the values
-                line = Segment.adjust_line_length(line, width - 1)
-                line.append(Segment(mark))
-            yield from line
-            yield Segment.line()
-
-    def _suffix(self, i: int, ascii_only: bool) -> list[Segment]:
-        """What follows row ``i``'s name: hot-path, only-in-A/B and hidden-children marks."""
-        out = []
-        if self.hot and self.hot[i]:
-            out.append(Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta")))
-        mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
-        if mark:
-            out.append(Segment(" " + (mark[1] if ascii_only else mark[0]), _fresh_style(mark[2])))
-        if self.hidden and self.hidden[i]:
-            out.append(Segment(f" [+{self.hidden[i]}]", Style(dim=True)))
-        return out
-
-
-def folds(levels: int, width: int) -> bool:
-    """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
-    return 4 * levels > width // 2
-
-
-def _guide_text(code: tuple[int, ...], pieces: Sequence[str], width: int,
-                ascii_only: bool = False) -> str:
-    """The guides of one row; beyond half the width the outer levels fold into a count
-    (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
-    still shows its name."""
-    if not folds(len(code), width):
-        return "".join(pieces[c] for c in code)
-    keep = max(1, (width // 2) // 4 - 2)
-    folded = len(code) - keep
-    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in code[-keep:])
-
-
-def _fresh_style(definition: str) -> Style:
-    """A new Style object: Rich caches a style's escape codes on the (shared, parsed) object
-    for the first color system it meets, which would leak across consoles."""
-    parsed = Style.parse(definition)
-    return Style(color=parsed.color, bgcolor=parsed.bgcolor, bold=parsed.bold, dim=parsed.dim)
 
 
 def legend(
@@ -343,46 +221,6 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
     return Group(*parts)
-
-
-class Trimmed:
-    """``renderable`` without the trailing spaces Rich pads lines and table cells with."""
-
-    def __init__(self, renderable: RenderableType) -> None:
-        self.renderable = renderable
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in console.render_lines(self.renderable, options, pad=False):
-            yield from _rstrip(line)
-            yield Segment.line()
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """The segments of one line with trailing whitespace removed (styles kept)."""
-    out = list(line)
-    while out and not out[-1].control and not out[-1].text.rstrip():
-        out.pop()
-    if out and not out[-1].control:
-        last = out[-1]
-        out[-1] = Segment(last.text.rstrip(), last.style, last.control)
-    return out
-
-
-def to_text(renderable: RenderableType, width: int = 100, color: bool = False) -> str:
-    """Render to a string at a fixed width (no color unless asked): golden files, -o FILE."""
-    buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width,
-        color_system="truecolor" if color else None,
-        force_terminal=color,
-        no_color=not color,
-        legacy_windows=False,
-        emoji=False,
-        highlight=False,
-    )
-    console.print(Trimmed(renderable))
-    return buf.getvalue()
 
 
 def _color(value: float | None, peak: float, colors: Sequence[str], diverging: bool = False) -> str:

@@ -13,11 +13,18 @@ import polars as pl
 from cctool.model.metrics import Dimension, Metric, describe
 from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
+from cctool.render.junit import Case, junit_xml
 from cctool.render.layout import Column, FitTable
+from cctool.render.report import first, markdown_warnings, more_line
+from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
 
 if TYPE_CHECKING:
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.stats import StatsResult
+
+# The version of the JSON report's shape (cctool/schemas/diff-runs.json).
+ENSEMBLE_DIFF_SCHEMA = "cctool.diff-runs/1"
+
 
 def runs_table(table: pl.DataFrame, vary_first: bool = False) -> FitTable:
     """The run table (or the group table) that fits the width: paths relative to the folder
@@ -167,7 +174,7 @@ def _interval(low: float | None, high: float | None, precision: int,
     return f"[{_change(low, precision, info)}, {_change(high, precision, info)}]"
 
 
-def _scaled(cmp: EnsembleComparison) -> Metric | None:
+def scaled_metric(cmp: EnsembleComparison) -> Metric | None:
     """The descriptor that scales values with their unit (seconds, bytes), else None."""
     info = describe(cmp.metric, cmp.unit)
     return info if info.dimension in (Dimension.TIME, Dimension.BYTES) else None
@@ -193,7 +200,7 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> F
     """The ``top`` largest changes: medians, change, %, its interval and the p-value; on a
     narrow console the interval, then the medians give way to the call paths."""
     unit = f" ({cmp.unit})" if cmp.unit else ""
-    info = _scaled(cmp)
+    info = scaled_metric(cmp)
     rows = list(comparison_rows(cmp, top).iter_rows(named=True))
     columns = [
         Column("call path", [r["path"] for r in rows], "path", sep="/"),
@@ -217,15 +224,18 @@ def _short(path: str, frames: int = 3) -> str:
 def summary_lines(cmp: EnsembleComparison, labels: Sequence[str], precision: int) -> list[str]:
     a, b = cmp.totals
     lines = [f"A: {labels[0]} ({cmp.runs[0]} runs), B: {labels[1]} ({cmp.runs[1]} runs)",
-             f"total {cmp.metric}: median A {format_value(a, precision, _scaled(cmp))}, "
-             f"median B {format_value(b, precision, _scaled(cmp))}"
-             + (f" {cmp.unit}" if cmp.unit and _scaled(cmp) is None else "")]
+             f"total {cmp.metric}: median A {format_value(a, precision, scaled_metric(cmp))}, "
+             f"median B {format_value(b, precision, scaled_metric(cmp))}"
+             + (f" {cmp.unit}" if cmp.unit and scaled_metric(cmp) is None else "")]
     lines += [f"note: {n}" for n in cmp.notes]
     return lines
 
 
-def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3) -> list[str]:
-    """For stderr: each tripped condition and every offending path, largest first."""
+def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3,
+                   info: Metric | None = None,
+                   limit: int | None = OFFENDERS_SHOWN) -> list[str]:
+    """For stderr and reports: each tripped condition and its offending paths, largest first
+    (the first ``limit`` of them, then how many more); ``info`` scales values with a unit."""
     lines = []
     for res in results:
         if res.passed:
@@ -234,20 +244,26 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3) ->
         lines.append(f"gate failed: {res.text} ({n} path{'s' * (n != 1)} changed and "
                      f"significant at {level(res.confidence)}; threshold read as "
                      f"{res.read_as})")
-        for r in res.offenders.iter_rows(named=True):
-            lines.append(f"  {_pct(r['percent']):>9} {_signed(r['change'], precision):>16}  "
-                         f"p={_p(r['p'])}  {_interval(r['low'], r['high'], precision)}  "
+        for r in first(res.offenders, limit).iter_rows(named=True):
+            lines.append(f"  {_pct(r['percent']):>9} {_change(r['change'], precision, info):>16}"
+                         f"  p={_p(r['p'])}  {_interval(r['low'], r['high'], precision, info)}  "
                          f"{_short(r['path'])}")
+        lines += more_line(n, limit)
         if res.noisy:
             lines.append(f"  ({res.noisy} more past the threshold but not significant)")
     return lines
 
 
 def markdown(cmp: EnsembleComparison, labels: Sequence[str],
-             results: Sequence[EnsembleGateResult], top: int, precision: int = 3) -> str:
-    """A pull-request report: summary, gate results and the largest changes with p-values."""
-    out = ["## cctool diff (ensembles)", ""]
-    out += [f"- {_md(line)}" for line in summary_lines(cmp, labels, precision)]
+             results: Sequence[EnsembleGateResult], top: int, precision: int = 3,
+             info: ReportInfo = NO_INFO) -> str:
+    """A pull-request report: summary, warnings, gate results and the ``top`` largest changes
+    with p-values (values with their units)."""
+    scaled = scaled_metric(cmp)
+    out = ["## cctool diff (repeated runs)", ""]
+    out += [f"- {_md(line)}" for line in summary_lines(cmp, labels, precision)
+            if not line.startswith("note: ")]
+    out += markdown_warnings(info.notes)
     if results:
         failed = sum(not r.passed for r in results)
         out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
@@ -256,13 +272,18 @@ def markdown(cmp: EnsembleComparison, labels: Sequence[str],
         for res in results:
             out.append(f"| {'❌' if not res.passed else '✅'} | `{_md(res.text)}` "
                        f"| {res.offenders.height} | {res.noisy} |")
-    out += ["", f"### Largest changes of the median {_md(cmp.metric)}", "",
+    shown = comparison_rows(cmp, top)
+    unit = f" ({_md(cmp.unit)})" if cmp.unit else ""
+    out += ["", f"### Largest changes of the median {_md(cmp.metric)}{unit}", "",
+            f"{shown.height} of {cmp.table.height:,} rows (call paths and the total), "
+            "largest change first.", "",
             "| call path | median A | median B | change | change % | "
             f"{level(cmp.confidence)} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for r in comparison_rows(cmp, top).iter_rows(named=True):
-        cells = [format_value(r["median A"], precision), format_value(r["median B"], precision),
-                 _signed(r["change"], precision), _pct(r["percent"]),
-                 _interval(r["low"], r["high"], precision), _p(r["p"])]
+    for r in shown.iter_rows(named=True):
+        cells = [format_value(r["median A"], precision, scaled),
+                 format_value(r["median B"], precision, scaled),
+                 _change(r["change"], precision, scaled), _pct(r["percent"]),
+                 _interval(r["low"], r["high"], precision, scaled), _p(r["p"])]
         out.append(f"| `{_md(_short(r['path']))}` | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -272,29 +293,21 @@ def _md(text: str) -> str:
 
 
 def junit(results: Sequence[EnsembleGateResult], labels: Sequence[str],
-          precision: int = 3) -> bytes:
-    """JUnit XML: one test case per condition; a failure lists its significant offenders."""
-    from xml.etree import ElementTree as ET
-
-    failures = sum(not r.passed for r in results)
-    suites = ET.Element("testsuites", name="cctool diff", tests=str(len(results)),
-                        failures=str(failures))
-    suite = ET.SubElement(suites, "testsuite", name=f"cctool diff {labels[0]} {labels[1]}",
-                          tests=str(len(results)), failures=str(failures), errors="0",
-                          skipped="0")
-    for r in results:
-        case = ET.SubElement(suite, "testcase", classname="cctool.gate", name=r.text)
-        if not r.passed:
-            fail = ET.SubElement(case, "failure", type="regression",
-                                 message=f"{r.offenders.height} significant: {r.text}")
-            fail.text = "\n".join(offender_lines([r], precision)[1:]) + "\n"
-    ET.indent(suites)
-    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
-    return xml + b"\n"
+          precision: int = 3, info: ReportInfo = NO_INFO,
+          metric: Metric | None = None) -> bytes:
+    """JUnit XML: one test case per condition; a failure lists its worst significant
+    offenders."""
+    cases = [Case(name=r.text, passed=r.passed,
+                  message=f"{r.offenders.height} significant: {r.text}",
+                  evaluated=f"change of medians, significant at {level(r.confidence)}",
+                  detail="\n".join(offender_lines([r], precision, metric)[1:]) + "\n")
+             for r in results]
+    return junit_xml(cases, f"cctool diff {labels[0]} {labels[1]}", info)
 
 
 def json_report(cmp: EnsembleComparison, labels: Sequence[str],
-                results: Sequence[EnsembleGateResult], top: int | None) -> bytes:
+                results: Sequence[EnsembleGateResult], top: int | None,
+                info: ReportInfo = NO_INFO) -> bytes:
     """One JSON object: inputs, metric, unit, confidence, rows with p-values and intervals,
     and the gate results. Infinities and NaN become null."""
     import orjson
@@ -305,10 +318,12 @@ def json_report(cmp: EnsembleComparison, labels: Sequence[str],
         return orjson.loads(to_json(df))
 
     payload = {
+        "schema": ENSEMBLE_DIFF_SCHEMA,
         "A": labels[0], "B": labels[1], "runs": {"A": cmp.runs[0], "B": cmp.runs[1]},
         "metric": cmp.metric, "unit": cmp.unit, "confidence": cmp.confidence,
         "test": "Mann-Whitney U (two-sided); interval: Hodges-Lehmann shift of B over A",
-        "notes": list(cmp.notes), "rows": records(comparison_rows(cmp, top)),
+        "notes": list(cmp.notes), "warnings": list(info.notes), "paths": cmp.table.height,
+        "rows": records(comparison_rows(cmp, top)),
         "gates": [{"condition": r.text, "passed": r.passed, "threshold": r.threshold,
                    "not_significant": r.noisy, "offenders": records(r.offenders)}
                   for r in results],

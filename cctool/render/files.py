@@ -4,6 +4,7 @@ a half-written output behind (a reader of the file sees the old one or the new o
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError
+
+_MASK = hasattr(signal, "pthread_sigmask")  # POSIX
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
@@ -51,8 +54,19 @@ def _write(target: Path, chunks: Iterable[bytes | memoryview]) -> None:
             for chunk in chunks:
                 fh.write(chunk)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    # Ctrl-C or SIGTERM between creating the temporary file and the cleanup's reach would
+    # leave it behind: they wait (blocked) until the cleanup below is in place.
+    signals = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals) if _MASK else None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    except BaseException:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        raise
+    try:
+        if old is not None:  # a signal that waited is handled here, inside the cleanup's reach
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
         umask = os.umask(0)
         os.umask(umask)

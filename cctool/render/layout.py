@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich import box
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -133,6 +134,43 @@ class FitTable:
             yield Text(_left_out(named, options.max_width, self.hint), style="dim")
         for note in self.notes:
             yield Text(note, style="dim")
+
+
+    def plain_text(self, width: int, ascii_only: bool, rich_text: Any) -> str | None:
+        """What ``__rich_console__`` prints on a console without color, the table's lines
+        made as plain strings (Rich spends tens of microseconds a row measuring and
+        cropping cells whose widths are already fixed here); ``rich_text(renderable)``
+        renders the title and notes. None for an ASCII-only console (Rich draws another
+        box there)."""
+        if ascii_only:
+            return None
+        shown, widths, dropped = self.layout(width)
+        out = [rich_text(Text(self.title))] if self.title else []
+        cols = [self.columns[k] for k in shown]
+        rights = [c.right if c.right is not None else c.kind == "number" for c in cols]
+
+        sep = " " * GAP
+
+        def row(cells: list[str]) -> str:
+            parts = []
+            for cell, w, right in zip(cells, widths, rights, strict=True):
+                size = cell_len(cell)
+                if size > w:
+                    cell, size = set_cell_size(cell, w), w
+                pad = " " * (w - size)
+                parts.append(pad + cell if right else cell + pad)
+            return sep.join(parts).rstrip() + "\n"
+
+        out.append(row([c.header for c in cols]))
+        out.append("─" * (sum(widths) + GAP * (len(widths) - 1)) + "\n")
+        fitted = [[_fit(x, w, c, "…") for x in c.cells] for c, w in zip(cols, widths, strict=True)]
+        out.extend(row(list(cells)) for cells in zip(*fitted, strict=True))
+        if dropped:
+            named = [f"{h}={_short(self.constant[h])}" if h in self.constant else h
+                     for h in dropped]
+            out.append(rich_text(Text(_left_out(named, width, self.hint))))
+        out.extend(rich_text(Text(note)) for note in self.notes)
+        return "".join(out)
 
 
 def _floor(c: Column, natural: int) -> int:

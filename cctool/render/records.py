@@ -1,4 +1,4 @@
-"""Machine-readable tables: JSON (a list of records) and CSV."""
+"""Machine-readable tables: JSON (records in a versioned envelope) and CSV."""
 
 from __future__ import annotations
 
@@ -15,6 +15,19 @@ def with_units(df: pl.DataFrame, units: Mapping[str, str | None]) -> pl.DataFram
     in base units (seconds, bytes), and say which."""
     names = {c: f"{c} [{u}]" for c, u in units.items() if c in df.columns and u}
     return df.rename(names) if names else df
+
+
+# The version of the records envelope (cctool/schemas/records.json).
+RECORDS_SCHEMA = "cctool.records/1"
+
+
+def to_json_records(df: pl.DataFrame, command: str | None = None) -> bytes:
+    """The rows of ``df`` as ``{"schema", "command", "columns", "rows"}``: the version of the
+    shape, the command that wrote it, the column names in order, and one object per row
+    (NaN and infinities as null)."""
+    payload = {"schema": RECORDS_SCHEMA, "command": command, "columns": df.columns,
+               "rows": finite_records(df)}
+    return orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def to_json(df: pl.DataFrame) -> bytes:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from xml.etree import ElementTree as ET
 
 import numpy as np
 import polars as pl
@@ -20,10 +19,15 @@ from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
 from cctool.render import MARKERS, format_value, printable, tree_renderable
+from cctool.render.junit import Case, junit_xml
 from cctool.render.layout import Column, FitTable
 from cctool.render.records import clean_float, finite_records
+from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
 from cctool.render.text import markdown_cell, percent
 
+# The version of the JSON report's shape (cctool/schemas/diff.json); bumped on any change
+# that could break a reader of the previous one.
+DIFF_SCHEMA = "cctool.diff/1"
 PATH_TAIL = 3  # frames of a call path shown in tables and offender lists
 
 
@@ -166,8 +170,10 @@ def _cell(value: float | None, column: str, precision: int, cmp: Comparison) -> 
     return format_value(math.nan if value is None else value, precision, metric)
 
 
-def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[str]:
-    """For stderr: each tripped condition and every offending node, largest first."""
+def offender_lines(results: Sequence[GateResult], precision: int = 3,
+                   limit: int | None = OFFENDERS_SHOWN) -> list[str]:
+    """For stderr and reports: each tripped condition and its offending nodes, largest first
+    (the first ``limit`` of them, then how many more)."""
     lines = []
     for res in results:
         if res.passed:
@@ -175,19 +181,34 @@ def offender_lines(results: Sequence[GateResult], precision: int = 3) -> list[st
         n = res.offenders.height
         what = "the total" if res.condition.total else f"{n} node{'s' * (n != 1)}"
         lines.append(f"gate failed: {res.condition.text} ({what}; evaluated {res.evaluated})")
-        for r in res.offenders.iter_rows(named=True):
+        for r in first(res.offenders, limit).iter_rows(named=True):
             where = "" if res.condition.total else f"  [node {r['node']}]"
             change = signed(r["change"], precision, res.metric)
             lines.append(f"  {percent_text(r['percent']):>9} {change:>16}"
                          f"  {short_path(r['path'])}{where}")
+        lines += more_line(n, limit)
     return lines
 
 
+def first(df: pl.DataFrame, limit: int | None) -> pl.DataFrame:
+    """The first ``limit`` rows of ``df`` (all of them when ``limit`` is None)."""
+    return df if limit is None else df.head(limit)
+
+
+def more_line(count: int, limit: int | None) -> list[str]:
+    """``  ... and N more`` when a list of ``count`` was cut at ``limit``."""
+    if limit is None or count <= limit:
+        return []
+    return [f"  ... and {count - limit:,} more (the JSON report lists all {count:,})"]
+
+
 def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResult],
-             top: int, precision: int = 3) -> str:
-    """A report a CI job can post on a pull request: summary, gate results, largest changes."""
+             top: int, precision: int = 3, info: ReportInfo = NO_INFO) -> str:
+    """A report a CI job can post on a pull request: summary, warnings, gate results and
+    the ``top`` largest changes (with how many there are in all)."""
     out = ["## cctool " + ("div" if cmp.opts.op == "div" else "diff"), ""]
     out += [f"- {markdown_cell(line)}" for line in summary_lines(cmp, labels, precision)]
+    out += markdown_warnings(info.notes)
     if results:
         failed = sum(not r.passed for r in results)
         out += ["", f"### Regression gate: {'failed' if failed else 'passed'}", "",
@@ -200,44 +221,45 @@ def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResul
             out.append(f"| {'❌' if not r.passed else '✅'} | `{cond}` "
                        f"| {markdown_cell(r.evaluated)} | {r.offenders.height} | {largest} |")
     headers = _metric_headers(cmp)
-    out += ["", f"### Largest changes of {markdown_cell(cmp.shown[0])}", "",
+    shown = rows(cmp, top)
+    units = cmp.units(cmp.shown[0])
+    out += ["", f"### Largest changes of {markdown_cell(cmp.shown[0])}"
+            + (f" ({markdown_cell(units)})" if units else ""), "",
+            f"{shown.height} of {cmp.values.height:,} call paths, largest change first.", "",
             "| call path | status | " + " | ".join(markdown_cell(h) for _, h in headers) + " |",
             "|---|---|" + "---:|" * len(headers)]
-    for row in rows(cmp, top).iter_rows(named=True):
+    for row in shown.iter_rows(named=True):
         cells = [_cell(row[c], c, precision, cmp) for c, _ in headers]
         path = markdown_cell(short_path(row["path"]), code=True)
         out.append(f"| `{path}` | {row['status']} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
-def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3) -> bytes:
-    """JUnit XML: one test case per gate condition; a failure lists its offenders."""
-    failures = sum(not r.passed for r in results)
-    suites = ET.Element("testsuites", name="cctool diff", tests=str(len(results)),
-                        failures=str(failures))
-    suite = ET.SubElement(suites, "testsuite", name=f"cctool diff {labels[0]} {labels[1]}",
-                          tests=str(len(results)), failures=str(failures), errors="0",
-                          skipped="0")
-    for r in results:
-        case = ET.SubElement(suite, "testcase", classname="cctool.gate", name=r.condition.text)
-        props = ET.SubElement(case, "properties")
-        ET.SubElement(props, "property", name="evaluated", value=r.evaluated)
-        if not r.passed:
-            fail = ET.SubElement(case, "failure", type="regression",
-                                 message=f"{r.offenders.height} offending: {r.condition.text}")
-            fail.text = "\n".join(offender_lines([r], precision)[1:]) + "\n"
-    ET.indent(suites)
-    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
-    return xml + b"\n"
+def markdown_warnings(notes: Sequence[str]) -> list[str]:
+    """The run's warnings as a Markdown block (nothing when there are none)."""
+    if not notes:
+        return []
+    return ["", "> **Warnings**", ">", *(f"> - {markdown_cell(n)}" for n in notes)]
+
+
+def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3,
+          info: ReportInfo = NO_INFO) -> bytes:
+    """JUnit XML: one test case per gate condition; a failure lists its worst offenders."""
+    cases = [Case(name=r.condition.text, passed=r.passed, evaluated=r.evaluated,
+                  message=f"{r.offenders.height} offending: {r.condition.text}",
+                  detail="\n".join(offender_lines([r], precision)[1:]) + "\n")
+             for r in results]
+    return junit_xml(cases, f"cctool diff {labels[0]} {labels[1]}", info)
 
 
 def json_report(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResult],
-                top: int | None) -> bytes:
+                top: int | None, info: ReportInfo = NO_INFO) -> bytes:
     """One JSON object: inputs, what the values are, totals, rows and gate results.
     Infinities and NaN become null (JSON has neither)."""
     import orjson
 
     payload = {
+        "schema": DIFF_SCHEMA,
         "A": labels[0],
         "B": labels[1],
         "values": cmp.result.metadata.get("values_note"),
@@ -245,6 +267,8 @@ def json_report(cmp: Comparison, labels: Sequence[str], results: Sequence[GateRe
         "units": {m: cmp.units(m) for m in cmp.measured},
         "totals": {m: {"A": clean_float(a), "B": clean_float(b), "unit": cmp.units(m)}
                    for m, (a, b) in cmp.totals.items() if m in cmp.shown},
+        "warnings": list(info.notes),
+        "paths": cmp.values.height,
         "rows": finite_records(rows(cmp, top)),
         "gates": [
             {"condition": r.condition.text, "passed": r.passed, "threshold": r.condition.value,

@@ -1,0 +1,88 @@
+"""Whole-process figures of the edges: a v4 read against the XML read of the same cells,
+query, tree to a file, runs against stats, a 100,000-frame stack, a tiny profile.
+
+``python -m benchmarks.bench_edges [--runs FOLDER]`` generates what it needs under
+``benchmarks/_data`` (the two 35,000 x 512 databases, about 1.2 GB, and the deep stack) and
+prints one line per command: the best wall time of three runs, its peak RSS and the 1-minute
+load average. ``--runs`` names a folder of many Caliper profiles for ``runs``/``stats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "_data"
+QUERY = '[{"name": "main"}, "*", {"name": "MPI_.*"}, "*"]'
+TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "folded" / "python.folded"
+
+
+def _db(fmt: str) -> Path:
+    path = DATA / f"edges-{fmt}-n35000-r512-m2"
+    if not (path / ".complete").exists():
+        from cctool.synth import generate
+
+        shutil.rmtree(path, ignore_errors=True)
+        generate(path, nodes=35_000, ranks=512, metrics=2, seed=1, fmt=fmt)
+        (path / ".complete").write_text("done\n")
+    return path
+
+
+def _deep() -> Path:
+    path = DATA / "deep-100k.folded"
+    if not path.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        frames = ";".join(f"f{i}" for i in range(100_000))
+        path.write_text(f"main;{frames} 5\nmain;g 3\n")
+    return path
+
+
+def measure(args: list[str], repeat: int = 3) -> tuple[float, float]:
+    """(best wall seconds, its peak RSS in MB) of ``args`` as a new process."""
+    best = (float("inf"), 0.0)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for _ in range(repeat):
+        res = subprocess.run(["/usr/bin/time", "-f", "%e %M", *args], env=env, check=False,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall, rss = res.stderr.strip().splitlines()[-1].split()
+        if float(wall) < best[0]:
+            best = (float(wall), int(rss) / 1000)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=Path, help="a folder of many Caliper profiles")
+    opts = ap.parse_args()
+    cct = [sys.executable, "-m", "cctool"]
+    v4, xml, deep = _db("v4"), _db("xml"), _deep()
+    cases = [
+        ("read v4", [*cct, "read", str(v4)]), ("read xml", [*cct, "read", str(xml)]),
+        ("tree --agg mean v4", [*cct, "tree", str(v4), "--agg", "mean"]),
+        ("tree --agg mean xml", [*cct, "tree", str(xml), "--agg", "mean"]),
+        ("imbalance v4", [*cct, "imbalance", str(v4)]),
+        ("imbalance xml", [*cct, "imbalance", str(xml)]),
+        ("query xml", [*cct, "query", str(xml), QUERY, "--to", "csv", "-o", os.devnull]),
+        ("tree xml to a file", [*cct, "tree", str(xml)]),
+        ("tree deep", [*cct, "tree", str(deep), "--from", "folded"]),
+        ("hot-path deep", [*cct, "hot-path", str(deep), "--from", "folded"]),
+        ("diff deep", [*cct, "diff", str(deep), str(deep), "--from", "folded"]),
+        ("groupby deep", [*cct, "groupby", str(deep), "--from", "folded", "--by", "name"]),
+        ("import polars, numpy", [sys.executable, "-c", "import polars, numpy"]),
+        ("tree tiny", [*cct, "tree", str(TINY)]),
+    ]
+    if opts.runs:
+        cases += [("runs", [*cct, "runs", str(opts.runs)]),
+                  ("stats", [*cct, "stats", str(opts.runs)])]
+    for name, args in cases:
+        wall, rss = measure(args)
+        load = os.getloadavg()[0]
+        print(f"{name:24s} {wall:7.2f} s {rss:8.0f} MB   load {load:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

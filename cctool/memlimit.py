@@ -1,0 +1,120 @@
+"""The memory this process may use: the machine's RAM, the cgroup's limit, ``RLIMIT_AS``.
+
+A batch job rarely gets the whole node: Slurm's ``--mem=2G`` puts the job in a cgroup whose
+memory limit is 2 GiB on a node of 24 GB, and the kernel kills a process that goes past it
+without a word. So the memory cctool plans for is the smallest of
+
+- the physical RAM,
+- the memory cgroup's limit, version 2 (``memory.max``) or version 1
+  (``memory.limit_in_bytes``), of this process's cgroup and each of its ancestors (a parent's
+  limit bounds its children),
+- the address-space limit (``ulimit -v``, ``RLIMIT_AS``),
+
+each with where it came from, so a message can say which one decided.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as 2**63 rounded down to a page
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound on this process's memory: ``bytes`` and a description of its source."""
+
+    bytes: int
+    source: str
+
+
+def limits(cgroup_root: Path = Path("/sys/fs/cgroup"),
+           proc_cgroup: Path = Path("/proc/self/cgroup")) -> list[Limit]:
+    """Every bound that applies (RAM first), smallest cgroup limit of each hierarchy."""
+    out: list[Limit] = []
+    ram = _ram()
+    if ram:
+        out.append(Limit(ram, "the machine's RAM"))
+    out += _cgroup_limits(cgroup_root, proc_cgroup)
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            out.append(Limit(int(soft), "the address-space limit (ulimit -v, RLIMIT_AS)"))
+    except (ImportError, OSError, ValueError):
+        pass
+    return out
+
+
+def smallest(cgroup_root: Path = Path("/sys/fs/cgroup"),
+             proc_cgroup: Path = Path("/proc/self/cgroup")) -> Limit | None:
+    """The tightest of :func:`limits` (None when none is known)."""
+    found = limits(cgroup_root, proc_cgroup)
+    return min(found, key=lambda lim: lim.bytes) if found else None
+
+
+def _ram() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _cgroup_limits(root: Path, proc_cgroup: Path) -> list[Limit]:
+    """The smallest limit on the path of this process's cgroup, for v2 and for v1."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return []
+    out: list[Limit] = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":  # cgroup v2: one unified hierarchy
+            mounts = [root, root / "unified"]
+            name, version = "memory.max", "v2"
+        elif "memory" in controllers.split(","):
+            mounts = [root / "memory", root / controllers]
+            name, version = "memory.limit_in_bytes", "v1"
+        else:
+            continue
+        for mount in mounts:
+            best = _on_path(mount, path, name)
+            if best is not None:
+                out.append(Limit(best[0], f"the cgroup {version} memory limit ({best[1]})"))
+                break
+    return out
+
+
+def _on_path(mount: Path, path: str, name: str) -> tuple[int, Path] | None:
+    """The smallest ``name`` limit in ``mount``/``path`` and its ancestors up to ``mount``."""
+    if not mount.is_dir():
+        return None
+    best: tuple[int, Path] | None = None
+    here = mount / path.strip("/")
+    while True:
+        value = _read_limit(here / name)
+        if value is not None and (best is None or value < best[0]):
+            best = (value, here / name)
+        if here == mount or mount not in here.parents:
+            return best
+        here = here.parent
+
+
+def _read_limit(file: Path) -> int | None:
+    try:
+        text = file.read_text().strip()
+    except OSError:
+        return None
+    if not text or text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if 0 < value < _UNLIMITED else None

@@ -1,0 +1,196 @@
+"""Own costs of an HPCToolkit v4 ``profile.db``, scattered profile by profile into block columns.
+
+Every profile (location) is read on its own: its values (sorted by context, as hpcprof writes
+them) become terms ``+value`` at the context's owner and ``-value`` at its parent's owner,
+added by ``kernels.profile_own_costs`` in the order of one ``bincount`` over the profile's
+terms: the same additions, in the same order, as a ``bincount`` over the whole database's
+terms, so the same bits. Rounding noise (an inclusive value less its children's where the true
+cost is 0) is cleared per cell as before.
+
+The costs go straight into one column per metric laid out as ``locations x kept contexts``,
+the contexts in depth-first preorder: the block layout the XML reader emits, so no global sort,
+no per-metric dense matrix beside the columns and no key columns to rebuild. A metric's column
+is made when its first non-zero cost appears (metrics zero everywhere cost nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+_LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How contexts map to the block rows.
+
+    Attributes:
+        ctx_of_node: per kept context in preorder (a block row position), its context.
+        parent: per position, its parent's position (-1 for roots).
+        slot: per context, the position of its owner; ``slots`` (one past the last position)
+            where the owner is not a kept context (its cost is read, then left out).
+        ctx_parent: per context, its parent context (-1 for roots).
+        ids, index, table: context id lookup (sorted ids and their contexts; or a table).
+        column: metric id -> metric column (-1: not an execution-scope metric).
+        by_id: with ``table``, the two slots of :meth:`rows` for every id below its size.
+    """
+
+    ctx_of_node: np.ndarray
+    parent: np.ndarray
+    slot: np.ndarray
+    ctx_parent: np.ndarray
+    ids: np.ndarray
+    index: np.ndarray
+    table: np.ndarray | None
+    column: np.ndarray
+    by_id: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def slots(self) -> int:
+        return int(self.ctx_of_node.size)
+
+    def rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per context id: the slot its value goes to and the slot it is taken off (its
+        parent's owner), -1 where none; from tables over the ids when they are small."""
+        if self.by_id is not None and ids.size and int(ids.max()) < self.by_id[0].size:
+            return self.by_id[0][ids], self.by_id[1][ids]
+        raw = self.contexts(ids.astype(np.int64))
+        return _rows_of(self, raw)
+
+    def contexts(self, ids: np.ndarray) -> np.ndarray:
+        """The context of each id, -1 where meta.db has none."""
+        if self.table is not None:
+            inside = ids < self.table.size
+            out = np.full(ids.size, -1, dtype=np.int64)
+            out[inside] = self.table[ids[inside]]
+            return out
+        pos = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.size - 1, 0))
+        hit = self.ids[pos] == ids if self.ids.size else np.zeros(ids.size, dtype=bool)
+        return np.where(hit, self.index[pos], -1)
+
+
+def _rows_of(plan_: Plan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    safe = np.maximum(raw, 0)
+    first = np.where(raw >= 0, plan_.slot[safe], -1)
+    up = np.where(raw >= 0, plan_.ctx_parent[safe], -1)
+    return first, np.where(up >= 0, plan_.slot[np.maximum(up, 0)], -1)
+
+
+def plan(meta: dict[str, Any], tree: dict[str, np.ndarray], error: Any) -> Plan:
+    """The :class:`Plan` of a database (``error(msg)`` makes the reader's exception)."""
+    from cctool import kernels
+
+    ctx = meta["contexts"]
+    kept = np.flatnonzero(tree["kept"])
+    index_of = np.full(tree["kept"].size, -1, dtype=np.int64)
+    index_of[kept] = np.arange(kept.size)
+    up = tree["parent"][kept]
+    par = np.where(up >= 0, index_of[np.maximum(up, 0)], -1)
+    order = kernels.preorder(par)
+    if order.size != kept.size:
+        raise error("meta.db's contexts form a cycle")
+    new = np.empty(kept.size, dtype=np.int64)
+    new[order] = np.arange(kept.size)
+    parent = np.where(par[order] >= 0, new[np.maximum(par[order], 0)], -1)
+    owner = np.asarray(tree["owner"], dtype=np.int64)
+    slot = np.where(index_of[owner] >= 0, new[np.maximum(index_of[owner], 0)], kept.size)
+
+    ids = np.asarray(ctx["id"], dtype=np.int64)
+    sort = np.argsort(ids, kind="stable")
+    if ((ids[sort][1:] == ids[sort][:-1]).any() or (ids[sort][:1] == 0).any()
+            or (ids[sort][-1:] >= 2**31).any()):
+        raise error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
+    table = None
+    if ids.size and ids.max() < min(_LOOKUP_LIMIT, 16 * ids.size + 1024):
+        table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+        table[ids] = np.arange(ids.size)
+    column = np.full(1 << 16, -1, dtype=np.int64)
+    for c, (_, exec_id) in enumerate(meta["metrics"]):
+        if exec_id is not None:
+            column[exec_id] = c
+    out = Plan(kept[order], parent, slot, np.asarray(ctx["parent"], dtype=np.int64),
+               ids[sort], sort, table, column)
+    if table is None:
+        return out
+    return replace(out, by_id=_rows_of(out, table))
+
+
+@dataclass
+class Blocks:
+    """Own costs of every location, per metric column: ``columns[c]`` holds location ``l``'s
+    costs at rows ``l * slots .. (l + 1) * slots`` (block row positions of the plan).
+
+    Attributes:
+        columns: metric column -> float64 array (locations x slots), for the metrics asked
+            for, or else the ones with a non-zero cost somewhere.
+        valued: per slot, whether some location has a non-zero cost there in some metric.
+        nonzero: per metric column, whether some cost is non-zero.
+    """
+
+    columns: dict[int, np.ndarray]
+    valued: np.ndarray
+    nonzero: np.ndarray
+
+
+def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncols: int,
+            chosen: list[int] | None, section: Any) -> Blocks:
+    """Own costs of ``profiles`` (location ``l`` is ``profiles[l]``) in block columns.
+
+    ``chosen``: the metric columns to keep whatever their values (``None``: the non-zero
+    ones); ``section(prof, infos, i)``: profile ``i``'s (values, index, values per entry).
+    """
+    from cctool import kernels
+
+    slots, nloc = plan_.slots, len(profiles)
+    out = Blocks({}, np.zeros(slots + 1, dtype=bool), np.zeros(ncols, dtype=bool))
+    size = nloc * slots
+
+    def column(c: int) -> np.ndarray:
+        if c not in out.columns:
+            out.columns[c] = np.zeros(size)  # pages appear as rows are written
+        return out.columns[c]
+
+    for c in chosen or ():
+        column(c)
+    wanted = np.ones(ncols, dtype=bool) if chosen is None else np.isin(np.arange(ncols), chosen)
+    kernel = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    for loc, i in enumerate(profiles):
+        own, present = _own(prof, infos, i, plan_, ncols, kernel, section)
+        lo = loc * slots
+        for j, c in enumerate(present.tolist()):
+            row = own[j]
+            if not row.any():
+                continue
+            out.nonzero[c] = True
+            out.valued |= row != 0
+            if wanted[c]:
+                column(c)[lo : lo + slots] = row[:slots]
+    out.valued = out.valued[:slots]
+    return out
+
+
+_COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
+
+
+def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, ncols: int, kernel: Any,
+         section: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Profile ``i``'s own costs, (metric columns present, slots + 1), and those columns."""
+    vals, idx, count = section(prof, infos, i)
+    first, second = plan_.rows(idx["ctx"])
+    col = plan_.column[vals["metric"]]
+    present = np.arange(ncols)
+    if ncols > _COMPACT:
+        present = np.flatnonzero(np.bincount(col[col >= 0], minlength=ncols))
+        cmap = np.full(ncols + 1, -1, dtype=np.int64)  # cmap[-1]: skipped values stay -1
+        cmap[present] = np.arange(present.size)
+        col = cmap[col]
+    own = np.empty((present.size, plan_.slots + 1))
+    kernel(first, second, count.astype(np.int64), col, np.ascontiguousarray(vals["value"]), own)
+    release = getattr(prof, "release", None)
+    if release is not None:  # read once: the mapping need not stay resident
+        release(infos["values"][i], vals.size * vals.dtype.itemsize)
+        release(infos["ctxs"][i], idx.size * idx.dtype.itemsize)
+    return own, present

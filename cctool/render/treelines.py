@@ -1,0 +1,185 @@
+"""Tree views as lines: the guides that draw each row's place, and the rows as Rich segments
+or, for output without color, as plain strings.
+
+Guides are kept as links to each row's shown parent (:class:`GuideCodes`), so a tree of any
+depth costs time and memory linear in its rows; a line deeper than half the width folds its
+outer levels into a count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
+
+from cctool.render.text import elide
+
+FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
+MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
+
+# Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
+_GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
+
+
+class GuideCodes:
+    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree,
+    kept as links so that a tree of any depth costs time and memory linear in its rows.
+
+    Rows come in preorder with depths; a row is the last of its siblings when the first later
+    row at its depth or shallower is shallower (or there is none). Row ``i``'s codes are, for
+    each shown ancestor below the first, "blank" (1) if that ancestor was last else
+    "continues" (0), then its own "last branch" (3) or "branch" (2); a row without a shown
+    ancestor has none.
+    """
+
+    def __init__(self, depths: Sequence[int]) -> None:
+        n = len(depths)
+        last = [True] * n
+        right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
+        for i in range(n - 1, -1, -1):
+            d = depths[i]
+            while right and right[-1] > d:
+                right.pop()
+            last[i] = not (right and right[-1] == d)
+            right.append(d)
+        up = [-1] * n  # the row of each row's shown parent
+        size = [0] * n  # number of codes
+        stack: list[int] = []  # rows of the ancestors shown
+        for i in range(n):
+            while stack and depths[stack[-1]] >= depths[i]:
+                stack.pop()
+            if stack:
+                up[i] = stack[-1]
+                size[i] = len(stack)
+            stack.append(i)
+        self.last, self.up, self.size = last, up, size
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def tail(self, i: int, k: int) -> tuple[int, ...]:
+        """The last ``k`` codes of row ``i`` (all of them when it has fewer)."""
+        if not self.size[i]:
+            return ()
+        out = [3 if self.last[i] else 2]
+        a = self.up[i]
+        for _ in range(min(k, self.size[i]) - 1):  # ancestors below the first shown one
+            out.append(1 if self.last[a] else 0)
+            a = self.up[a]
+        return tuple(reversed(out))
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        return self.tail(i, self.size[i])
+
+
+class TreeLines:
+    """A tree view as Rich segments, one line per node.
+
+    Rich's own ``Tree`` lays out every label as a nested renderable, which takes seconds for
+    tens of thousands of nodes; this streams ready-made segments and crops each line to the
+    console width instead of wrapping it.
+    """
+
+    def __init__(
+        self,
+        guides: GuideCodes,
+        cells: list[str],
+        styles: list[str],
+        names: list[str],
+        markers: list[str | None] | None,
+        hot: list[bool] | None,
+        hidden: list[int] | None = None,
+        full_names: bool = False,
+    ) -> None:
+        self.guides, self.cells, self.styles, self.names = guides, cells, styles, names
+        self.markers, self.hot = markers, hot
+        self.hidden, self.full_names = hidden, full_names
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        ascii_only = options.ascii_only
+        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
+        width = options.max_width
+        mark = "~" if ascii_only else "…"
+        dim, bold = Style(dim=True), Style(bold=True)
+        style_cache: dict[str, Style] = {}
+        for i in range(len(self.guides)):
+            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
+            cell = self.cells[i]
+            is_hot = bool(self.hot and self.hot[i])
+            tail = self._suffix(i, ascii_only)
+            room = width - len(guide) - len(cell) - sum(len(seg.text) for seg in tail)
+            line = [Segment(guide, dim)] if guide else []
+            if cell:
+                key = self.styles[i] if self.styles else ""
+                style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
+                line.append(Segment(cell, style))
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
+            line.append(Segment(name, bold if is_hot else None))
+            line += tail
+            if room < 1 and not self.full_names:  # not even a name fits beside the values
+                line = Segment.adjust_line_length(line, width - 1)
+                line.append(Segment(mark))
+            yield from line
+            yield Segment.line()
+
+    def plain_lines(self, width: int, ascii_only: bool) -> list[str]:
+        """The lines ``__rich_console__`` draws, as a console without color prints them
+        (cropped to ``width``, trailing spaces trimmed), without Rich's per-segment work:
+        for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
+        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
+        mark = "~" if ascii_only else "…"
+        out: list[str] = []
+        for i in range(len(self.guides)):
+            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
+            cell = self.cells[i]
+            tail = "".join(seg.text for seg in self._suffix(i, ascii_only))
+            room = width - len(guide) - len(cell) - len(tail)
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
+            line = guide + cell + name + tail
+            if room < 1 and not self.full_names:
+                line = set_cell_size(line, width - 1) + mark
+            elif not line.isascii() or len(line) > width:
+                if cell_len(line) > width:
+                    line = set_cell_size(line, width)
+            out.append(line.rstrip())
+        return out
+
+    def _suffix(self, i: int, ascii_only: bool) -> list[Segment]:
+        """What follows row ``i``'s name: hot-path, only-in-A/B and hidden-children marks."""
+        out = []
+        if self.hot and self.hot[i]:
+            out.append(Segment(" *" if ascii_only else " ◆", Style(bold=True, color="magenta")))
+        mark = MARKERS.get((self.markers[i] if self.markers else None) or "")
+        if mark:
+            out.append(Segment(" " + (mark[1] if ascii_only else mark[0]), _fresh_style(mark[2])))
+        if self.hidden and self.hidden[i]:
+            out.append(Segment(f" [+{self.hidden[i]}]", Style(dim=True)))
+        return out
+
+
+def folds(levels: int, width: int) -> bool:
+    """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
+    return 4 * levels > width // 2
+
+
+def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,
+                ascii_only: bool = False) -> str:
+    """The guides of row ``i``; beyond half the width the outer levels fold into a count
+    (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
+    still shows its name."""
+    levels = guides.size[i]
+    if not folds(levels, width):
+        return "".join(pieces[c] for c in guides.tail(i, levels))
+    keep = max(1, (width // 2) // 4 - 2)
+    folded = levels - keep
+    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in guides.tail(i, keep))
+
+
+def _fresh_style(definition: str) -> Style:
+    """A new Style object: Rich caches a style's escape codes on the (shared, parsed) object
+    for the first color system it meets, which would leak across consoles."""
+    parsed = Style.parse(definition)
+    return Style(color=parsed.color, bgcolor=parsed.bgcolor, bold=parsed.bold, dim=parsed.dim)

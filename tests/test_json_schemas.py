@@ -1,0 +1,94 @@
+"""The JSON contract: every JSON output of every command carries a ``schema`` version key and
+validates against its schema file in cctool/schemas/ (real output on real profiles)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cctool.cli import COMMANDS, cli
+from tests.conftest import SHARED_DATA
+
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "cctool" / "schemas"
+CPI, ALLGATHER = "@hpctoolkit-cpi-database", "@hpctoolkit-allgather-database"
+TRIALS = "rajaperf/lassen/clang10.0.1_nvcc10.2.89_1048576"
+
+# Every command with a JSON output, as run here: (arguments, the schema it declares);
+# @NAME is ../shared/data/NAME, A and B the folders of trials the fixture makes.
+CASES = {
+    "read": (["read", CPI, "--json"], "cctool.read/1"),
+    "read-many": (["read", CPI, ALLGATHER, "--json"], "cctool.read/1"),
+    "tree": (["tree", CPI, "--to", "json"], "cctool.records/1"),
+    "tree-flat": (["tree", CPI, "--flat", "--to", "json"], "cctool.records/1"),
+    "query": (["query", CPI, '[{"name": "main"}, "*"]', "--to", "json"], "cctool.records/1"),
+    "hot-path": (["hot-path", CPI, "--to", "json"], "cctool.records/1"),
+    "imbalance": (["imbalance", CPI, "--to", "json"], "cctool.records/1"),
+    "groupby": (["groupby", CPI, "--by", "module", "--to", "json"], "cctool.groupby/1"),
+    "runs": (["runs", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
+    "stats": (["stats", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
+    "scaling": (["scaling", "@mpi_scaling_cali", "--speedup", "--to", "json"],
+                "cctool.records/1"),
+    "diff": (["diff", CPI, ALLGATHER, "--fail-if", "time (inc) > 5%", "--to", "json"],
+             "cctool.diff/1"),
+    "div": (["div", CPI, ALLGATHER, "--to", "json"], "cctool.diff/1"),
+    "diff-runs": (["diff", "%A", "%B", "--fail-if", "time (inc) > 0%", "--to", "json"],
+                  "cctool.diff-runs/1"),
+}
+
+
+def schema_file(version: str) -> dict[str, object]:
+    name = version.removeprefix("cctool.").split("/")[0]
+    doc: dict[str, object] = json.loads((SCHEMAS / f"{name}.json").read_text())
+    return doc
+
+
+@pytest.fixture(scope="module")
+def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with the shared profiles the cases name, and A/, B/ of RAJAPerf trials."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real profiles not available: {SHARED_DATA} is absent")
+    root = tmp_path_factory.mktemp("schemas")
+    for side, numbers in (("A", range(1, 4)), ("B", range(4, 7))):
+        (root / side).mkdir()
+        for i in numbers:
+            shutil.copy(SHARED_DATA / TRIALS / str(i) / "Base_CUDA-block_128.cali",
+                        root / side / f"trial{i}.cali")
+    return root
+
+
+def test_schema_files_are_valid_json_schemas_named_by_their_version() -> None:
+    files = sorted(SCHEMAS.glob("*.json"))
+    assert {f.stem for f in files} == {"read", "records", "groupby", "diff", "diff-runs"}
+    for f in files:
+        doc = json.loads(f.read_text())
+        jsonschema.Draft202012Validator.check_schema(doc)
+        assert doc["$id"] == doc["properties"]["schema"]["const"] == f"cctool.{f.stem}/1"
+
+
+def test_every_command_with_json_output_is_covered() -> None:
+    covered = {args[0] for args, _ in CASES.values()}
+    assert covered == set(COMMANDS) - {"completion"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_json_output_validates_against_its_schema(here: Path, case: str) -> None:
+    args, version = CASES[case]
+    args = [str(SHARED_DATA / a[1:]) if a.startswith("@") else
+            str(here / a[1:]) if a.startswith("%") else a for a in args]
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert res.exit_code in (0, 1), res.stderr
+    doc = json.loads(res.stdout)
+    validator = jsonschema.Draft202012Validator(schema_file(version))
+    for item in doc if isinstance(doc, list) else [doc]:
+        assert item["schema"] == version
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+                  for e in validator.iter_errors(item)]
+        assert not errors, errors[:5]
+    if version == "cctool.records/1":
+        assert doc["command"] == args[0] and doc["rows"], "records with no rows prove nothing"

@@ -1,0 +1,58 @@
+"""Plain writers for large outputs print what Rich prints on a console without color."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+import cctool
+import cctool.render as render
+from cctool.cli import cli
+from cctool.options import TreeOptions
+from cctool.render import plain
+
+HERE = Path(__file__).resolve().parent / "data"
+
+
+class _Ascii(io.StringIO):
+    encoding = "ascii"
+
+
+def rich_text(renderable: object, width: int, ascii_only: bool) -> str:
+    buf = _Ascii() if ascii_only else io.StringIO()
+    con = Console(file=buf, width=width, color_system=None, no_color=True, emoji=False,
+                  highlight=False, legacy_windows=False)
+    con.print(render.Trimmed(renderable))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+@pytest.mark.parametrize("width", [30, 80, 200])
+def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.folded"  # 300 frames: guides fold at every width here
+    deep.write_text("main;" + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
+                    + " 5\nmain;g 3\nmain;h;i 2\n")
+    for path in (HERE / "folded" / "python.folded", deep):
+        gf = cctool.read(path, fmt="folded")
+        for opts in (TreeOptions(), TreeOptions(full_names=True)):
+            r = render.tree_renderable(gf, opts)
+            assert render.plain_text(r, width, ascii_only) == rich_text(r, width, ascii_only)
+
+
+@pytest.mark.parametrize("args", [["stats", "caliper-ensemble"], ["runs", "caliper-ensemble"],
+                                  ["hot-path", "folded/python.folded", "--from", "folded"],
+                                  ["groupby", "folded/python.folded", "--from", "folded",
+                                   "--by", "name"]])
+def test_plain_tables_are_richs(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    cmd = [args[0], str(HERE / args[1]), *args[2:]]
+    for width in ("40", "120"):
+        monkeypatch.setattr(plain, "PLAIN_ROWS", 10**9)
+        want = CliRunner().invoke(cli, [*cmd, "--width", width])
+        monkeypatch.setattr(plain, "PLAIN_ROWS", 0)
+        got = CliRunner().invoke(cli, [*cmd, "--width", width])
+        assert want.exit_code == got.exit_code == 0, want.output
+        assert got.stdout == want.stdout
