@@ -45,7 +45,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str |
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
-      cctool timeline trace.json --window 0.5: --to csv -o window.csv
+      cctool timeline trace.json --window 50ms: --to csv -o window.csv
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table
