@@ -14,10 +14,12 @@ if TYPE_CHECKING:
         hot_path,
         imbalance,
         read,
+        read_timeline,
         runs,
         scaling,
         select,
         stats,
+        timeline,
         tree,
     )
     from cctool.graphframe import GraphFrame, QueryMatcher
@@ -25,10 +27,11 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling", "select",
-        "stats", "tree")
+_API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
+        "scaling", "select", "stats", "timeline", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby", "hot_path",
-           "imbalance", "read", "runs", "scaling", "select", "stats", "tree", "show", "widget"]
+           "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
+           "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -25,14 +25,16 @@ if TYPE_CHECKING:
 
     from cctool.distributed import Executor
     from cctool.ops.compare import Comparison
+    from cctool.model.timeline import Timeline
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
+    from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
-__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "runs", "scaling",
-           "select", "stats", "tree"]
+__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
+           "scaling", "select", "stats", "timeline", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -240,3 +242,35 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
 
         return scaling_by_attribute(found, opts)
     return tabulate(found, opts)
+
+
+def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timeline:
+    """Read a trace with its timestamps (Chrome/Perfetto trace-event JSON, HPCToolkit
+    trace.db): per location,
+    when each calling context ran, on the tree :func:`read` gives for the same file."""
+    from cctool.readers.timelines import read_timeline as read_it
+
+    return read_it(path, fmt)
+
+
+def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
+             window: str | None = None, buckets: int | None = None, width: int = 100,
+             depth: int = 2, top: int = 5) -> TimelineView:
+    """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
+    at ``depth``) over ``buckets`` spans of the window, and its ``top`` call paths by
+    exclusive time in the window.
+
+    Args:
+        path: the trace.
+        fmt: a reader name to skip detection.
+        window: ``START:END`` from the run's start, units s (default), ms, us, ns; either
+            side may be left empty. None is the whole run.
+        buckets: spans per strip; None fits the strips to ``width`` characters.
+        depth, top: as the command's options.
+    """
+    from cctool.model.timeline import parse_window
+    from cctool.ops.timeline import timeline_view
+
+    span = parse_window(window) if window else (None, None)
+    return timeline_view(read_timeline(path, fmt), span, buckets=buckets, width=width,
+                         depth=depth, top=top)

@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in completion|diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|tree|view) cmd="$w"; break;; esac
+        case "$w" in completion|diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|timeline|tree|view) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -158,6 +158,16 @@ _cctool() {
         stats:--width) COMPREPLY=(); return;;
         stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         stats:--to) COMPREPLY=($(compgen -W "tree json csv cct text" -- "$cur")); return;;
+        timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
+        timeline:--max-nodes) COMPREPLY=(); return;;
+        timeline:--window) COMPREPLY=(); return;;
+        timeline:--depth) COMPREPLY=(); return;;
+        timeline:--top) COMPREPLY=(); return;;
+        timeline:--buckets) COMPREPLY=(); return;;
+        timeline:--precision) COMPREPLY=(); return;;
+        timeline:--width) COMPREPLY=(); return;;
+        timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        timeline:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--metric|tree:-m) COMPREPLY=(); return;;
@@ -190,7 +200,7 @@ _cctool() {
         view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats tree view";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
@@ -203,6 +213,7 @@ _cctool() {
         runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html -h --help";;
         view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac

@@ -13,6 +13,7 @@ complete -c cctool -n '__fish_use_subcommand' -a read -d 'Read profiles and prin
 complete -c cctool -n '__fish_use_subcommand' -a runs -d 'List the runs of an ensemble: path, format, nodes, ranks, threads and '
 complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a program across process counts: a table of one metric'
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
+complete -c cctool -n '__fish_use_subcommand' -a timeline -d 'Show a trace over time: per rank and thread a strip whose characters a'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
 complete -c cctool -n '__fish_use_subcommand' -a view -d 'Browse a profile in the terminal: a tree-table of inclusive, exclusive'
 complete -c cctool -n '__fish_use_subcommand' -l color -x -a 'auto always never' -d 'Color in text output; auto colors a terminal unless NO_COLOR is non-em'
@@ -232,6 +233,19 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l color -x -a 'auto a
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l to -x -a 'tree json csv cct text' -d 'Output format (default: from -os suffix, else tree).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from timeline; and not __fish_prev_arg_in --from --max-nodes --window --depth --top --buckets --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l window -x -d 'Only this part of the run, from its start: seconds, or with a unit (s,'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l depth -x -d 'Strips show the call path cut at this depth (roots are 1).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l top -x -d 'Call paths listed per location, most exclusive time in the window firs'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l buckets -x -d 'Time spans per strip (default: fill the width).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l precision -x -d 'Digits after the decimal point.'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
@@ -277,4 +291,4 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
-# commands: completion diff div groupby hot-path imbalance peek query read runs scaling stats tree view
+# commands: completion diff div groupby hot-path imbalance peek query read runs scaling stats timeline tree view

@@ -16,6 +16,7 @@ _cctool() {
         'runs:List the runs of an ensemble: path, format, nodes, ranks, threads and '
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'stats:Statistics of one metric per call path across runs: the number of runs'
+        'timeline:Show a trace over time: per rank and thread a strip whose characters a'
         'tree:Show the calling context tree with metric values, colored by the first'
         'view:Browse a profile in the terminal: a tree-table of inclusive, exclusive'
     )
@@ -240,6 +241,19 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct text)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--window'[Only this part of the run, from its start: seconds, or with a unit (s,]:value: ' \
+                    ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
+                    ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
+                    ''--buckets'[Time spans per strip (default: fill the width).]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

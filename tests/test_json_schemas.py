@@ -29,6 +29,9 @@ CASES = {
     "query": (["query", CPI, '[{"name": "main"}, "*"]', "--to", "json"], "cctool.records/1"),
     "hot-path": (["hot-path", CPI, "--to", "json"], "cctool.records/1"),
     "peek": (["peek", CPI, "^main$", "--to", "json"], "cctool.records/1"),
+    "timeline": (["timeline", str(Path(__file__).parent / "data" / "chrome-trace"
+                                  / "viztracer-threads.json"), "--to", "json"],
+                 "cctool.records/1"),
     "imbalance": (["imbalance", CPI, "--to", "json"], "cctool.records/1"),
     "groupby": (["groupby", CPI, "--by", "module", "--to", "json"], "cctool.groupby/1"),
     "runs": (["runs", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),

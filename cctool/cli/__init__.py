@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "runs": "cctool.cli.runs:runs",
     "scaling": "cctool.cli.scaling:scaling",
     "stats": "cctool.cli.stats:stats",
+    "timeline": "cctool.cli.timeline:timeline",
     "tree": "cctool.cli.tree:tree",
     "view": "cctool.cli.view:view",
 }

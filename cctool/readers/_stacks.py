@@ -61,6 +61,7 @@ def build(
     rank: np.ndarray | Sequence[int] | None = None,
     thread: np.ndarray | Sequence[int] | None = None,
     default_metric: str | None = None,
+    extra_attrs: Mapping[str, np.ndarray | Sequence[Any]] | None = None,
 ) -> GraphFrame:
     """A GraphFrame of ``tree`` with exclusive ``values`` added up per (node, rank, thread).
 
@@ -72,6 +73,7 @@ def build(
         metadata: run metadata; ``metric_units`` is added from ``units``.
         rank, thread: location of each value (0 when absent).
         default_metric: the exclusive metric commands show by default.
+        extra_attrs: more node attribute columns, in ``tree``'s node order.
     """
     ids = np.asarray(node, dtype=np.int64)
     zeros = np.zeros(ids.shape[0], dtype=np.int32)
@@ -90,7 +92,7 @@ def build(
     meta["metric_units"] = {m: units[m] for m in values}
     return GraphFrame.from_arrays(
         tree.parent,
-        tree.attributes(),
+        {**tree.attributes(), **(extra_attrs or {})},
         table,
         exclusive=list(values),
         metadata=meta,

@@ -25,6 +25,7 @@ import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
 from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
@@ -61,6 +63,36 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a trace-event JSON file."""
+    return _read(path, None)
+
+
+# start, end (us), node (StackTree id), location (index into metadata["locations"])
+Segment = tuple[float, float, int, int]
+
+
+def read_timeline(path: Path) -> Timeline:
+    """Read a trace-event JSON file with its timestamps: a :class:`Timeline` whose tree is
+    the profile :func:`read` returns (segments in ns; the origin is the earliest event)."""
+    segments: list[Segment] = []
+    gf = _read(path, segments)
+    stack_id = gf.nodes["_stack_id"].to_numpy()
+    canonical = np.empty(stack_id.shape[0], dtype=np.int64)
+    canonical[stack_id] = np.arange(stack_id.shape[0])
+    meta = dict(gf.metadata)
+    origin = float(meta.pop("first_ts_us"))
+    gf = replace(gf, nodes=gf.nodes.drop("_stack_id"), metadata=meta)
+    table = np.array(segments, dtype=np.float64).reshape(-1, 4)
+    loc = table[:, 3].astype(np.int64)
+    ranks = np.array([d["rank"] for d in meta["locations"]], dtype=np.int64)
+    threads = np.array([d["thread"] for d in meta["locations"]], dtype=np.int64)
+    ns = np.rint(table[:, :2] * 1000.0).astype(np.int64)
+    return Timeline.from_arrays(gf, ranks[loc], threads[loc], ns[:, 0], ns[:, 1],
+                                canonical[table[:, 2].astype(np.int64)],
+                                origin=round(origin * 1000.0),
+                                metadata={"format": NAME, "path": str(path)})
+
+
+def _read(path: Path, segments: list[Segment] | None) -> GraphFrame:
     timeline = _Timeline(path)
     for i, ev in enumerate(_events(path)):
         timeline.add(i, ev)
@@ -70,7 +102,8 @@ def read(path: Path) -> GraphFrame:
     locations = _locations(timeline.wheres, timeline.names)
     problems = timeline.problems
     tree = StackTree(("name", "category"))
-    node, time, rank, thread = _nest(timeline, locations, tree)
+    node, time, rank, thread = _nest(timeline, locations, tree, segments)
+    first_ts = float(np.frombuffer(timeline.start, dtype=np.float64).min())
     del timeline
     for what, count in problems.items():
         warn(f"{path}: {count} {what}")
@@ -82,9 +115,14 @@ def read(path: Path) -> GraphFrame:
     node, rank, thread = node[first], rank[first], thread[first]
     del key, keys, first, inverse  # per-event arrays: gone before the frame is built
     values = {"time": time, "calls": calls}
-    metadata = {"format": NAME, "path": str(path), "locations": locations}
+    metadata: dict[str, Any] = {"format": NAME, "path": str(path), "locations": locations}
+    extra = None
+    if segments is not None:
+        metadata["first_ts_us"] = first_ts
+        extra = {"_stack_id": np.arange(len(tree), dtype=np.int64)}
     return build(tree, node, values, units={"time": "us", "calls": "count"},
-                 metadata=metadata, rank=rank, thread=thread, default_metric="time")
+                 metadata=metadata, rank=rank, thread=thread, default_metric="time",
+                 extra_attrs=extra)
 
 
 def _events(path: Path) -> Iterator[Any]:
@@ -265,9 +303,15 @@ def _locations(wheres: dict[tuple[Any, Any], int],
 
 
 def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
+          segments: list[Segment] | None = None,
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nest each thread's intervals by time: every interval's node and exclusive time, and
-    its rank and thread, in the order of ``locations`` and, within a thread, of start."""
+    its rank and thread, in the order of ``locations`` and, within a thread, of start.
+
+    With ``segments``, also append (start, end, node, location) for every stretch of time
+    in which a node was the innermost open interval, from the same nesting (where an
+    interval starts within the slack before its predecessor's end, it begins there).
+    """
     slot = np.zeros(len(locations), dtype=np.int32)
     for k, loc in enumerate(locations):
         slot[loc.pop("where")] = k
@@ -287,16 +331,22 @@ def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
     cut = 0
     stack: list[list[Any]] = []  # [end, node, row]
     current = -1
+    cursor = -float("inf")  # segments are emitted up to here
     for lo in range(0, n, _CHUNK):  # Python values for a chunk at a time, not for all
         part = order[lo : lo + _CHUNK]
         rows = zip(range(lo, lo + len(part)), where[lo : lo + len(part)].tolist(),
                    start[part].tolist(), end[part].tolist(), label[part].tolist(), strict=True)
         for row, w, s, e, lab in rows:
             if w != current:
+                if segments is not None:
+                    _close(segments, stack, cursor, current)
                 stack.clear()
                 current = w
+                cursor = -float("inf")
             while stack and stack[-1][0] <= s + _SLACK_US:
-                stack.pop()
+                top = stack.pop()
+                if segments is not None:
+                    cursor = _segment(segments, cursor, top[0], top[1], w)
             if stack and e > stack[-1][0]:
                 if e - stack[-1][0] > _SLACK_US:
                     cut += 1
@@ -307,12 +357,33 @@ def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
             time[row] = dur
             if stack:
                 time[stack[-1][2]] -= dur
+                if segments is not None:
+                    cursor = _segment(segments, cursor, s, parent, w)
+            cursor = max(cursor, s)
             stack.append([e, child, row])
+    if segments is not None:
+        _close(segments, stack, cursor, current)
     if cut:
         timeline.problems["events overlap their parent only in part (cut at its end)"] += cut
     ranks = np.array([loc["rank"] for loc in locations], dtype=np.int32)[where]
     threads = np.array([loc["thread"] for loc in locations], dtype=np.int32)[where]
     return node, time, ranks, threads
+
+
+def _segment(segments: list[Segment], cursor: float, until: float, node: int,
+             where: int) -> float:
+    """Close the innermost node's stretch from ``cursor`` to ``until``; the new cursor."""
+    if until > cursor:
+        segments.append((cursor, until, node, where))
+        return until
+    return cursor
+
+
+def _close(segments: list[Segment], stack: list[list[Any]], cursor: float, where: int) -> None:
+    """The stretches of a thread's intervals still open at its end, innermost first."""
+    while stack:
+        top = stack.pop()
+        cursor = _segment(segments, cursor, top[0], top[1], where)
 
 
 def _number(value: Any) -> float | None:

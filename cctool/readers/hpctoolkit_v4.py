@@ -43,8 +43,9 @@ import numpy as np
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
 from cctool.readers import _hpcv4_blocks as blocks
-from cctool.readers import _hpcv4_checks
+from cctool.readers import _hpcv4_checks, _hpcv4_trace
 from cctool.readers import _hpcv4_nostruct as nostruct
 from cctool.readers._hpcdb import Db, dtype, read_meta
 from cctool.readers.hpctoolkit import _repeat_rows
@@ -96,6 +97,13 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
+
+
+def read_timeline(path: Path) -> Timeline:
+    """The database's ``trace.db`` (see :mod:`cctool.readers._hpcv4_trace`) on the tree
+    :func:`read` builds."""
+    folder = _folder(path)
+    return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME)
 
 
 def meta_of(folder: Path) -> dict[str, Any]:

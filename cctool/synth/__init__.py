@@ -54,7 +54,7 @@ class SynthResult:
 
 def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: int = 1,
              metrics: int = 1, seed: int = 0, program: str = "flowsim",
-             fmt: str = "xml") -> SynthResult:
+             fmt: str = "xml", trace: bool = False) -> SynthResult:
     """Write a synthetic HPCToolkit XML database into ``out_dir``.
 
     Args:
@@ -67,10 +67,14 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
         program: program name (file names and the header).
         fmt: ``xml`` (experiment.xml + metric-db files) or ``v4`` (meta.db + profile.db,
             the sparse format hpcprof writes since 2022).
+        trace: with ``v4``, also a ``trace.db`` whose lines add up to profile.db's CPUTIME
+            per location and context exactly (each context runs once, in preorder).
 
     Returns:
         What was written, with the tree's node count and depth.
     """
+    if trace and fmt != "v4":
+        raise ValueError("a trace.db is written with the v4 format only")
     if not 1 <= metrics <= len(METRIC_KINDS):
         raise ValueError(f"metrics must be 1 to {len(METRIC_KINDS)}, not {metrics}")
     if ranks < 1 or threads < 1 or seed < 0:
@@ -99,7 +103,8 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
     if fmt == "v4":
         from cctool.synth._v4 import write_v4
 
-        files = write_v4(folder, prog, lay, Sampler(lay, ranks, threads, seed), metrics)
+        files = write_v4(folder, prog, lay, Sampler(lay, ranks, threads, seed), metrics,
+                         trace)
         return SynthResult(folder, lay.nodes, lay.end.size, files, lay.max_depth)
     for old in [*folder.glob("*.metric-db"), folder / "experiment.xml"]:
         old.unlink(missing_ok=True)
@@ -147,11 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", dest="fmt", choices=("xml", "v4"), default="xml",
                         help="xml: experiment.xml + *.metric-db (default); v4: meta.db + "
                         "profile.db")
+    parser.add_argument("--trace", action="store_true",
+                        help="with --format v4, also write trace.db (time-centric lines)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
         res = generate(args.out_dir, args.nodes, args.ranks, args.threads, args.metrics,
-                       args.seed, args.program, args.fmt)
+                       args.seed, args.program, args.fmt, args.trace)
     except ValueError as exc:
         parser.error(str(exc))
     what = "profiles in profile.db" if args.fmt == "v4" else "metric-db files"

@@ -1,0 +1,68 @@
+"""``cctool timeline``: how a traced run unfolds over time, per location."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import (
+    from_option,
+    output_options,
+    precision_option,
+    profile_argument,
+    width_option,
+)
+
+
+@click.command()
+@profile_argument()
+@from_option
+@click.option("--window", default=None, metavar="START:END",
+              help="Only this part of the run, from its start: seconds, or with a unit "
+              "(s, ms, us, ns); either side may be empty (200ms:, :1.5).")
+@click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Strips show the call path cut at this depth (roots are 1).")
+@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Call paths listed per location, most exclusive time in the window first.")
+@click.option("--buckets", type=click.IntRange(min=1), default=None,
+              help="Time spans per strip (default: fill the width).")
+@precision_option
+@width_option
+@output_options(("text", "json", "csv"))
+@click.pass_context
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str | None,
+             depth: int, top: int, buckets: int | None, precision: int, width: int | None,
+             to: str, output: str) -> None:
+    """Show a trace over time: per rank and thread a strip whose characters are the call
+    path (at --depth) that ran longest in each span of the window, then the top call paths
+    by exclusive time in the window; a legend names the paths. A '·' is a span the thread
+    spent mostly idle; a dim character one its path held for less than half the span.
+
+    Reads Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, ...) and HPCToolkit
+    databases with a trace.db (hpcrun -t; the tree is profile.db's). JSON and CSV
+    give one record per location and call path, in seconds.
+
+    \b
+    Example:
+      cctool timeline trace.json
+      cctool timeline trace.json --window 120ms:180ms --depth 3
+      cctool timeline trace.json --window 50ms: --to csv -o window.csv
+    """
+    from cctool import api
+    from cctool.cli._io import console, emit_renderable, emit_table
+    from cctool.errors import CctoolError
+
+    cols = width if width is not None else console(ctx, output, None).width
+    try:
+        view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
+                            depth=depth, top=top)
+    except CctoolError as exc:
+        if window is not None and "window" in str(exc):
+            raise CctoolError(f"--window: {exc}") from exc
+        raise
+    from cctool.render import timeline as render
+
+    if to == "text":
+        emit_renderable(ctx, render.text(view, precision=precision, width=cols), output, cols)
+    else:
+        emit_table(render.records(view), to, output,
+                   {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"})

@@ -1,0 +1,187 @@
+"""A trace as data: when each calling context ran, per location, next to its tree.
+
+A :class:`Timeline` pairs a calling context tree (a :class:`GraphFrame`, whose node ids it
+shares) with a columnar table of **segments**: per location (``rank``, ``thread``) a sequence
+of ``start``/``end`` times and the ``node`` that was the innermost open frame (the top of the
+call stack) from ``start`` until ``end``. Between segments nothing ran (the thread was idle
+or outside every traced call). This is the shape of HPCToolkit's ``trace.db`` (each sample
+names a context that lasts until the next one) and what a nested-interval trace (Chrome's
+``X`` or ``B``/``E`` events) becomes once its nesting is resolved; the calling context of a
+segment is the path from the root to its node in the tree.
+
+Times are int64 **nanoseconds** on the trace's own clock (``TIME_UNIT``); ``origin`` is the
+start of the run (the earliest segment start unless the source states it), and windows are
+given in seconds from it. Segments are sorted by (rank, thread, start) and, within a
+location, do not overlap (``end`` of one <= ``start`` of the next); :meth:`Timeline.validate`
+checks that and that every node id exists.
+
+:func:`fold` turns a timeline (optionally restricted to a window [start, end)) into a
+GraphFrame: the CCT of that interval. A node's exclusive ``time`` is the time it was the
+innermost open frame inside the window (each segment clipped to the window), per location;
+the inclusive ``time (inc)`` follows from the tree. Calls are not counted: a segment does not
+say where a call began.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, InvalidGraphError
+from cctool.model.frame import GraphFrame
+
+__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "Window", "fold", "parse_window"]
+
+TIME_UNIT = "ns"
+NS_PER_S = 1_000_000_000
+SEGMENT_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32(), "thread": pl.Int32(), "start": pl.Int64(), "end": pl.Int64(),
+    "node": pl.Int32(),
+}
+
+# A window in ns from the run's origin: [start, end); None is open on that side.
+Window = tuple[int | None, int | None]
+
+_UNITS_NS = {"s": NS_PER_S, "ms": 1_000_000, "us": 1_000, "µs": 1_000, "ns": 1}
+
+
+@dataclass(frozen=True, eq=False)
+class Timeline:
+    """Segments of a trace and the tree their nodes belong to (see the module docstring).
+
+    Attributes:
+        tree: the calling context tree; ``segments["node"]`` are its node ids. It may carry
+            the source's own profile metrics (a reader that reads both keeps them).
+        segments: columns ``rank``, ``thread`` (Int32), ``start``, ``end`` (Int64, ns),
+            ``node`` (Int32), sorted by (rank, thread, start).
+        origin: the start of the run in ns on the same clock.
+        metadata: where the trace came from; ``locations`` as the tree's reader states them.
+    """
+
+    tree: GraphFrame
+    segments: pl.DataFrame
+    origin: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_arrays(cls, tree: GraphFrame, rank: Any, thread: Any, start: Any, end: Any,
+                    node: Any, *, origin: int | None = None,
+                    metadata: Mapping[str, Any] | None = None) -> Timeline:
+        """A validated timeline from parallel arrays (any order; times in ns)."""
+        seg = pl.DataFrame(
+            {"rank": np.asarray(rank), "thread": np.asarray(thread),
+             "start": np.asarray(start), "end": np.asarray(end), "node": np.asarray(node)},
+        ).cast(pl.Schema(SEGMENT_SCHEMA)).sort("rank", "thread", "start", maintain_order=True)
+        first = seg["start"].min() if seg.height else 0
+        org = int(first) if origin is None else int(origin)  # type: ignore[arg-type]
+        tl = cls(tree=tree, segments=seg, origin=org, metadata=dict(metadata or {}))
+        tl.validate()
+        return tl
+
+    @property
+    def locations(self) -> pl.DataFrame:
+        """The (rank, thread) pairs with segments, sorted."""
+        return self.segments.select("rank", "thread").unique().sort("rank", "thread")
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """(origin, last segment end) in ns."""
+        last = self.segments["end"].max() if self.segments.height else self.origin
+        return self.origin, int(last)  # type: ignore[arg-type]
+
+    def validate(self) -> None:
+        """Check the invariants; raise :class:`InvalidGraphError` naming the first broken one."""
+        seg = self.segments
+        if dict(seg.schema) != SEGMENT_SCHEMA:
+            raise InvalidGraphError(f"segment columns {dict(seg.schema)}, not {SEGMENT_SCHEMA}")
+        if seg.null_count().sum_horizontal().item():
+            raise InvalidGraphError("segments have null values")
+        if not seg.height:
+            return
+        node = seg["node"].to_numpy()
+        if node.min() < 0 or node.max() >= self.tree.num_nodes:
+            raise InvalidGraphError("a segment names a node the tree does not have")
+        start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
+        if (end < start).any():
+            raise InvalidGraphError("a segment ends before it starts")
+        if start.min() < self.origin:
+            raise InvalidGraphError("a segment starts before the run's origin")
+        same = ((seg["rank"].to_numpy()[1:] == seg["rank"].to_numpy()[:-1])
+                & (seg["thread"].to_numpy()[1:] == seg["thread"].to_numpy()[:-1]))
+        loc_key = seg["rank"].cast(pl.Int64) * (1 << 32) + seg["thread"].cast(pl.Int64)
+        if not loc_key.is_sorted():
+            raise InvalidGraphError("segments are not sorted by (rank, thread)")
+        if (same & (start[1:] < start[:-1])).any():
+            raise InvalidGraphError("segments of a location are not sorted by start")
+        if (same & (start[1:] < end[:-1])).any():
+            raise InvalidGraphError("segments of a location overlap")
+
+    def clip(self, window: Window) -> pl.DataFrame:
+        """The segments cut to ``window`` (ns from the origin); empty ones dropped."""
+        lo, hi = window
+        seg = self.segments
+        start, end = pl.col("start"), pl.col("end")
+        if lo is not None:
+            start = pl.max_horizontal(start, pl.lit(self.origin + lo))
+        if hi is not None:
+            end = pl.min_horizontal(end, pl.lit(self.origin + hi))
+        return seg.with_columns(start=start, end=end).filter(pl.col("end") > pl.col("start"))
+
+
+def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:
+    """The CCT of ``window``: per location, the time each node was the innermost frame.
+
+    Returns a GraphFrame over ``timeline.tree``'s nodes (same ids, attributes and metadata,
+    none of its metrics) with exclusive ``time`` and derived ``time (inc)`` in seconds.
+    """
+    seg = timeline.clip(window)
+    table = (seg.group_by("node", "rank", "thread")
+             .agg(((pl.col("end") - pl.col("start")).sum()).alias("ns"))
+             .sort("node", "rank", "thread")
+             .select("node", "rank", "thread",
+                     (pl.col("ns").cast(pl.Float64) / NS_PER_S).alias("time")))
+    tree = timeline.tree
+    meta = {k: v for k, v in tree.metadata.items() if k != "metric_units"}
+    lo, hi = window
+    meta["metric_units"] = {"time": "s"}
+    meta["window"] = {"start_s": None if lo is None else lo / NS_PER_S,
+                      "end_s": None if hi is None else hi / NS_PER_S}
+    attrs = {c: tree.nodes[c] for c in tree.nodes.columns if c not in ("node", "parent", "depth")}
+    return GraphFrame.from_arrays(tree.parent_array, attrs, table, exclusive=["time"],
+                                  metadata=meta, default_metric="time (inc)")
+
+
+def parse_window(text: str) -> Window:
+    """``START:END`` (either side may be empty) with units s, ms, us or ns (s by default)
+    -> ns from the origin. ``1.5:2500ms``, ``:10s``, ``200ms:``."""
+    lo_text, sep, hi_text = text.partition(":")
+    if not sep:
+        raise CctoolError(f"window {text!r} is not START:END")
+    lo, hi = _duration(lo_text, text), _duration(hi_text, text)
+    if lo is not None and hi is not None and hi <= lo:
+        raise CctoolError(f"window {text!r} ends before it starts")
+    return lo, hi
+
+
+def _duration(part: str, whole: str) -> int | None:
+    part = part.strip()
+    if not part:
+        return None
+    for unit in sorted(_UNITS_NS, key=len, reverse=True):
+        if part.endswith(unit):
+            number, scale = part[: -len(unit)], _UNITS_NS[unit]
+            break
+    else:
+        number, scale = part, NS_PER_S
+    try:
+        value = float(number)
+    except ValueError:
+        raise CctoolError(f"window {whole!r}: {part!r} is not a time (units s, ms, us, ns)")\
+            from None
+    if not np.isfinite(value) or value < 0:
+        raise CctoolError(f"window {whole!r}: {part!r} is not a time from the run's start")
+    return round(value * scale)

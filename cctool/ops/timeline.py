@@ -1,0 +1,179 @@
+"""What a trace shows in a window: a strip per location and its top call paths.
+
+:func:`timeline_view` takes a :class:`~cctool.model.timeline.Timeline` and a window and
+returns a :class:`TimelineView`, the data every renderer draws:
+
+- **strips**: per location (rank, thread), the window cut into ``buckets`` equal spans of
+  time; each bucket holds the call path (cut at ``depth``: the ancestor at that depth of the
+  innermost frame, or the frame itself when it is shallower) that ran longest in it, or
+  nothing when the location was idle for most of the bucket. A path's share of its bucket
+  is kept, so a renderer can mark buckets where no path held the majority.
+- **legend**: the paths that dominate some bucket, most total bucket time first, each with a
+  symbol (``A``..``Z``, ``a``..``z``, ``0``..``9``, then ``+`` for the rest).
+- **top**: per location, the call paths with the most exclusive time inside the window
+  (the CCT of the window, :func:`~cctool.model.timeline.fold`), with their inclusive time.
+
+Times are seconds; the window is relative to the run's origin and is clipped to the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError
+from cctool.model.frame import GraphFrame
+from cctool.model.timeline import NS_PER_S, Timeline, Window, fold
+
+__all__ = ["TimelineView", "ancestors_at", "call_paths", "timeline_view"]
+
+SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+OTHER_SYMBOL = "+"
+PATH_SEPARATOR = " > "
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """A trace summarised for display (see the module docstring).
+
+    Attributes:
+        start, end: the window in seconds from the run's start.
+        depth: the depth paths are cut at in the strips (roots are depth 1).
+        strips: one row per (location, bucket) with a dominant path: ``rank``, ``thread``,
+            ``bucket``, ``symbol``, ``path``, ``share`` (of the bucket's length).
+        locations: ``rank``, ``thread`` and ``label`` of every location, in order.
+        legend: ``symbol``, ``path``, ``seconds`` (bucket time it dominated).
+        top: ``rank``, ``thread``, ``path``, ``time``, ``time (inc)`` in seconds and
+            ``share`` (of the window's length), the ``top`` rows per location.
+        buckets: number of buckets per strip.
+    """
+
+    start: float
+    end: float
+    depth: int
+    buckets: int
+    locations: pl.DataFrame
+    strips: pl.DataFrame
+    legend: pl.DataFrame
+    top: pl.DataFrame
+    window_profile: GraphFrame
+
+
+def timeline_view(timeline: Timeline, window: Window = (None, None), *,
+                  buckets: int | None = None, width: int = 100, depth: int = 2,
+                  top: int = 5) -> TimelineView:
+    """The strips, legend and top call paths of ``timeline`` inside ``window`` (ns).
+
+    Without ``buckets``, the strips fill ``width`` characters next to the location labels
+    (at least 10 buckets).
+    """
+    locations = _locations(timeline)
+    if buckets is None:
+        labels = max((len(s) for s in locations["label"].to_list()), default=0)
+        buckets = max(width - labels - 3, 10)
+    if buckets < 1 or depth < 1 or top < 0:
+        raise CctoolError("buckets and depth must be at least 1, top at least 0")
+    origin, last = timeline.span
+    lo = 0 if window[0] is None else window[0]
+    hi = last - origin if window[1] is None else min(window[1], last - origin)
+    if hi <= lo:
+        raise CctoolError(
+            f"the window starts at {lo / NS_PER_S:g} s but the run ends at "
+            f"{(last - origin) / NS_PER_S:g} s")
+    paths = call_paths(timeline.tree)
+    strips = _strips(timeline, (lo, hi), buckets, depth, paths)
+    legend = (strips.group_by("path").agg(pl.col("seconds").sum())
+              .sort(["seconds", "path"], descending=[True, False]))
+    symbols = [SYMBOLS[i] if i < len(SYMBOLS) else OTHER_SYMBOL for i in range(legend.height)]
+    legend = legend.with_columns(symbol=pl.Series(symbols, dtype=pl.String)).select(
+        "symbol", "path", "seconds")
+    strips = strips.join(legend.select("path", "symbol"), on="path").select(
+        "rank", "thread", "bucket", "symbol", "path", "share").sort("rank", "thread", "bucket")
+    prof = fold(timeline, (lo, hi))
+    return TimelineView(
+        start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
+        locations=locations, strips=strips, legend=legend,
+        top=_top(prof, paths, top, (hi - lo) / NS_PER_S), window_profile=prof)
+
+
+def call_paths(tree: GraphFrame) -> pl.Series:
+    """The call path of every node, root first, names joined by :data:`PATH_SEPARATOR`."""
+    out = tree.nodes["name"].cast(pl.String).fill_null("")
+    names = out.clone()
+    parent = tree.parent_array
+    for level in tree.levels[1:]:  # one step per depth; a parent's path is already there
+        joined = out.gather(parent[level]) + PATH_SEPARATOR + names.gather(level)
+        out = out.scatter(level, joined)
+    return out.alias("path")
+
+
+def ancestors_at(tree: GraphFrame, depth: int) -> np.ndarray:
+    """Per node, its ancestor at ``depth`` (roots are 1), or itself when shallower."""
+    parent = tree.parent_array
+    node_depth = tree.nodes["depth"].to_numpy().astype(np.int64) + 1
+    anc = np.arange(tree.num_nodes, dtype=np.int64)
+    for _ in range(max(int(node_depth.max(initial=0)) - depth, 0)):
+        deep = node_depth[anc] > depth
+        anc = np.where(deep, parent[anc], anc)
+    return anc
+
+
+def _strips(timeline: Timeline, window: tuple[int, int], buckets: int, depth: int,
+            paths: pl.Series) -> pl.DataFrame:
+    """(rank, thread, bucket, path, seconds, share) of each bucket's dominant path."""
+    lo, hi = window
+    seg = timeline.clip(window)
+    width = (hi - lo) / buckets
+    start = seg["start"].to_numpy() - timeline.origin - lo
+    end = seg["end"].to_numpy() - timeline.origin - lo
+    first = np.minimum((start / width).astype(np.int64), buckets - 1)
+    last = np.minimum(np.ceil(end / width).astype(np.int64) - 1, buckets - 1)
+    last = np.maximum(last, first)
+    count = last - first + 1
+    row = np.repeat(np.arange(seg.height), count)
+    offset = np.arange(row.shape[0]) - np.repeat(np.cumsum(count) - count, count)
+    bucket = first[row] + offset
+    b_lo = np.maximum(bucket * width, start[row])
+    b_hi = np.minimum((bucket + 1) * width, end[row])
+    anc = ancestors_at(timeline.tree, depth)[seg["node"].to_numpy()[row]]
+    pieces = pl.DataFrame({
+        "rank": seg["rank"].to_numpy()[row], "thread": seg["thread"].to_numpy()[row],
+        "bucket": bucket, "anc": anc, "ns": np.maximum(b_hi - b_lo, 0.0)})
+    per = (pieces.group_by("rank", "thread", "bucket", "anc").agg(pl.col("ns").sum())
+           .sort(["rank", "thread", "bucket", "ns", "anc"],
+                 descending=[False, False, False, True, False]))
+    busy = per.group_by("rank", "thread", "bucket").agg(busy=pl.col("ns").sum())
+    best = per.group_by("rank", "thread", "bucket", maintain_order=True).first().join(
+        busy, on=["rank", "thread", "bucket"])
+    # Idle for most of the bucket: nothing ran longer than the idle time.
+    best = best.filter(pl.col("ns") >= width - pl.col("busy"))
+    return best.select(
+        "rank", "thread", "bucket",
+        paths.gather(best["anc"].to_numpy()).alias("path"),
+        (pl.col("ns") / NS_PER_S).alias("seconds"),
+        (pl.col("ns") / width).alias("share"))
+
+
+def _locations(timeline: Timeline) -> pl.DataFrame:
+    locs = timeline.locations
+    named = {(d["rank"], d["thread"]): d for d in timeline.tree.metadata.get("locations", ())
+             if isinstance(d, dict) and "rank" in d and "thread" in d}
+    labels = []
+    for r, t in locs.iter_rows():
+        d = named.get((r, t), {})
+        extra = d.get("thread_name") or d.get("process_name")
+        labels.append(f"rank {r} thread {t}" + (f" ({extra})" if extra else ""))
+    return locs.with_columns(label=pl.Series(labels, dtype=pl.String))
+
+
+def _top(prof: GraphFrame, paths: pl.Series, n: int, length: float) -> pl.DataFrame:
+    m = prof.metrics.select("node", "rank", "thread", "time", "time (inc)")
+    m = m.filter(pl.col("time") > 0)
+    ranked = (m.sort(["rank", "thread", "time", "node"],
+                     descending=[False, False, True, False])
+              .group_by("rank", "thread", maintain_order=True).head(n))
+    return ranked.select(
+        "rank", "thread", paths.gather(ranked["node"].to_numpy()).alias("path"),
+        "time", "time (inc)", (pl.col("time") / length).alias("share"))

@@ -1,0 +1,118 @@
+"""HPCToolkit's ``trace.db`` (format version 4.0 of HPCToolkit's ``doc/FORMATS.md``).
+
+The file: a 16-byte header (``HPCTOOLKITtrce``, major and minor version), one section
+pointer pair at 0x10 (size, offset) to the Context Trace Headers, an 8-byte ``trace.db``
+footer. That section holds ``pTraces`` (u64), ``nTraces`` (u32), ``szTrace`` (u8, the
+stride of the trace headers), ``minTimestamp`` and ``maxTimestamp`` (u64 ns). Each trace
+header: ``profIndex`` (u32, a profile of ``profile.db``), ``pStart`` and ``pEnd`` (u64) around
+a packed array of 12-byte elements (u64 ``timestamp`` in ns since the epoch, u32 ``ctxId`` of
+a ``meta.db`` context), sorted by time.
+
+An element's context runs from its timestamp until the next element's; ``ctxId`` 0 means the
+thread was not running. The last element of a line has no successor, so how long it lasted
+is unknown: it is kept as the line's end and contributes no time. A context the profile's
+tree does not hold (hpcprof's line contexts that only hold calls are left out of it) is
+attributed to its nearest ancestor that it does hold; the origin is ``minTimestamp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cctool.errors import ReaderError
+from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
+
+_ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
+_MAGIC = b"HPCTOOLKITtrce"
+
+
+def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                  fmt: str) -> Timeline:
+    """The timeline of ``folder/trace.db`` on ``tree`` (the database's profile), whose
+    ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
+    and flat ``parent`` index per context)."""
+    path = folder / "trace.db"
+    if not path.is_file():
+        raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
+    buf = np.memmap(path, dtype=np.uint8, mode="r")
+
+    def fail(problem: str) -> ReaderError:
+        return ReaderError(path, problem, fmt=fmt)
+
+    def u(off: int, width: int) -> int:
+        if off < 0 or off + width > buf.shape[0]:
+            raise fail(f"a field at offset {off} lies outside the file")
+        return int.from_bytes(bytes(buf[off:off + width]), "little")
+
+    if bytes(buf[:14]) != _MAGIC or bytes(buf[-8:]) != b"trace.db":
+        raise fail("not a trace.db (magic or footer missing)")
+    if buf[14] != 4:
+        raise fail(f"trace.db major version {buf[14]}, this reader knows 4")
+    sec = u(0x18, 8)
+    p_traces, n_traces, stride = u(sec, 8), u(sec + 8, 4), u(sec + 12, 1)
+    origin = u(sec + 0x10, 8)
+    if stride < 24:
+        raise fail(f"trace headers of {stride} bytes (at least 24)")
+    by_profile = {p["profile"]: (p["rank"], p["thread"])
+                  for p in tree.metadata.get("profiles", ())}
+    node_of = _node_of_context(tree, contexts)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("rank", "thread", "start", "end",
+                                                          "node")}
+    for i in range(n_traces):
+        at = p_traces + i * stride
+        prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
+        if prof not in by_profile:
+            raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
+        if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
+            raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
+        elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
+                              offset=start)
+        ts = elems["timestamp"].astype(np.int64)
+        if (np.diff(ts) < 0).any():
+            raise fail(f"trace {i}'s timestamps are not sorted")
+        if ts.size and ts[0] < origin:
+            raise fail(f"trace {i} starts before minTimestamp")
+        ctx = elems["ctx"][:-1].astype(np.int64)
+        running = ctx != 0
+        nodes = _lookup(node_of, ctx[running], fail)
+        rank, thread = by_profile[prof]
+        k = int(running.sum())
+        cols["rank"].append(np.full(k, rank))
+        cols["thread"].append(np.full(k, thread))
+        cols["start"].append(ts[:-1][running])
+        cols["end"].append(ts[1:][running])
+        cols["node"].append(nodes)
+    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
+                              for k, v in cols.items()}
+    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
+                                arrays["end"], arrays["node"], origin=origin,
+                                metadata={"format": fmt, "path": str(path),
+                                          "max_timestamp": u(sec + 0x18, 8)})
+
+
+def _node_of_context(tree: GraphFrame,
+                     contexts: Mapping[str, np.ndarray]) -> dict[int, int]:
+    """Context id -> node: its own node, else its nearest ancestor's that has one."""
+    ids = contexts["id"].astype(np.int64)
+    parent = contexts["parent"].astype(np.int64)
+    own = dict(zip(tree.nodes["hpctoolkit_id"].to_list(), range(tree.num_nodes), strict=True))
+    node = np.array([own.get(int(c), -1) for c in ids], dtype=np.int64)
+    # Parents come before children in meta.db's flat order: one pass fills every gap.
+    for i in np.flatnonzero(node < 0):
+        if parent[i] >= 0:
+            node[i] = node[parent[i]]
+    return dict(zip(ids.tolist(), node.tolist(), strict=True))
+
+
+def _lookup(node_of: Mapping[int, int], ctx: np.ndarray, fail: Any) -> np.ndarray:
+    out = np.fromiter((node_of.get(int(c), -2) for c in ctx), dtype=np.int64, count=ctx.size)
+    if (out == -2).any():
+        raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
+    if (out < 0).any():
+        raise fail(f"context {int(ctx[out < 0][0])} has no node in the profile's tree")
+    return out

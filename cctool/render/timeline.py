@@ -1,0 +1,89 @@
+"""A :class:`~cctool.ops.timeline.TimelineView` as terminal text, and as records.
+
+Text: a header naming the window, then per location its strip (one character per bucket:
+the symbol of the call path that ran longest in it, ``·`` where the location
+was mostly idle; a bucket its path held for less than half the time is drawn dim) followed
+by its top call paths; a legend maps symbols to paths at the end. Records: one row per
+(location, top call path), values in seconds.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+from rich.console import Group
+from rich.text import Text
+
+from cctool.model.metrics import describe, format_quantity
+from cctool.ops.timeline import TimelineView
+
+__all__ = ["IDLE", "label_width", "records", "text"]
+
+IDLE = "·"
+_PALETTE = ("red", "green", "blue", "magenta", "cyan", "yellow", "bright_red", "bright_green",
+            "bright_blue", "bright_magenta", "bright_cyan", "bright_yellow")
+_SECONDS = describe("time", "s")
+
+
+def label_width(view: TimelineView) -> int:
+    """Width of the location labels column."""
+    return max((len(s) for s in view.locations["label"].to_list()), default=0)
+
+
+def text(view: TimelineView, *, precision: int = 3, width: int = 120) -> Group:
+    """The view as Rich text lines (colours are dropped on a plain console); call paths
+    longer than ``width`` allows lose their outer frames first (``…`` marks the cut)."""
+    def q(seconds: float) -> str:
+        return format_quantity(seconds, _SECONDS, precision)
+
+    length = view.end - view.start
+    lines = [Text(f"window {q(view.start)} .. {q(view.end)} ({q(length)}), "
+                  f"{view.buckets} x {q(length / view.buckets)}, paths at depth {view.depth}")]
+    color = {s: _PALETTE[i % len(_PALETTE)]
+             for i, s in enumerate(view.legend["symbol"].to_list())}
+    label_w = label_width(view)
+    strips = view.strips.partition_by("rank", "thread", as_dict=True)
+    tops = view.top.partition_by("rank", "thread", as_dict=True)
+    for rank, thread, label in view.locations.iter_rows():
+        line = Text(label.ljust(label_w) + " |")
+        cells: list[tuple[str, str]] = [(IDLE, "dim")] * view.buckets
+        strip = strips.get((rank, thread))
+        if strip is not None:
+            for bucket, symbol, share in strip.select("bucket", "symbol", "share").iter_rows():
+                style = color.get(symbol, "")
+                cells[bucket] = (symbol, style if share >= 0.5 else f"dim {style}".strip())
+        for char, style in cells:
+            line.append(char, style=style)
+        line.append("|")
+        lines.append(line)
+        top = tops.get((rank, thread))
+        if top is None:
+            continue
+        for path, exc, inc, share in top.select(
+                "path", "time", "time (inc)", "share").iter_rows():
+            head = f"    {100 * share:5.1f}%  {q(exc):>10}  (inc {q(inc):>10})  "
+            lines.append(Text(head + _elide(path, width - len(head))))
+    if view.legend.height:
+        lines.append(Text("legend (symbol, time it dominated buckets, call path):"))
+        for symbol, path, seconds in view.legend.iter_rows():
+            row = Text("  ")
+            row.append(symbol, style=color.get(symbol, ""))
+            head = f"  {q(seconds):>10}  "
+            row.append(head + _elide(path, width - len(head) - 3))
+            lines.append(row)
+    return Group(*lines)
+
+
+def _elide(path: str, room: int) -> str:
+    """``path`` cut from the left to ``room`` characters (the innermost frames stay)."""
+    room = max(room, 10)
+    return path if len(path) <= room else "…" + path[len(path) - room + 1:]
+
+
+def records(view: TimelineView) -> pl.DataFrame:
+    """One row per (location, top call path): rank, thread, location, path, times, share,
+    and the window in seconds."""
+    return (view.top.join(view.locations, on=["rank", "thread"], how="left")
+            .select("rank", "thread", pl.col("label").alias("location"), "path",
+                    "time", "time (inc)", "share",
+                    pl.lit(view.start).alias("window start"),
+                    pl.lit(view.end).alias("window end")))
