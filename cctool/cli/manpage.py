@@ -49,6 +49,8 @@ def _help(text: str) -> list[str]:
 def _options(cmd: click.Command, ctx: click.Context) -> list[str]:
     lines = []
     for param in cmd.get_params(ctx):
+        if not isinstance(param, click.Option):  # arguments stand in the usage line
+            continue
         record = param.get_help_record(ctx)
         if record is None:
             continue

@@ -16,12 +16,14 @@ the package's ``__pycache__`` when writable, else the user's cache folder.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
 import subprocess
 import sys
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -115,6 +117,15 @@ _started: list[bool] = []  # one attempt per process
 # The detached compile outlives its Popen object here: holding it keeps Python from warning
 # (ResourceWarning: "subprocess is still running") when the object would be collected.
 _children: list[subprocess.Popen[bytes]] = []
+
+
+@atexit.register
+def _let_go() -> None:
+    """Drop the detached compile's Popen at exit without the warning it is still running
+    (it is meant to outlive this process)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        _children.clear()
 
 
 def start_background() -> bool:
