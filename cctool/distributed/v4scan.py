@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.distributed.partials import Partials
+from cctool.readers._hpcv4_blocks import lookup_contexts
 
 CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
 _LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
@@ -72,15 +73,8 @@ class Scan:
         return out
 
     def contexts(self, ids: np.ndarray) -> np.ndarray:
-        """The context of each id, -1 where meta.db has none."""
-        if self.table is not None:
-            inside = ids < self.table.size
-            out = np.full(ids.size, -1, dtype=np.int64)
-            out[inside] = self.table[ids[inside]]
-            return out
-        pos = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.size - 1, 0))
-        hit = self.ids[pos] == ids if self.ids.size else np.zeros(ids.size, dtype=bool)
-        return np.where(hit, self.index[pos], -1)
+        """The context of each id, -1 where meta.db has none (as the reader looks it up)."""
+        return lookup_contexts(self.ids, self.index, self.table, ids)
 
 
 @dataclass(eq=False)

@@ -62,14 +62,22 @@ class Plan:
 
     def contexts(self, ids: np.ndarray) -> np.ndarray:
         """The context of each id, -1 where meta.db has none."""
-        if self.table is not None:
-            inside = ids < self.table.size
-            out = np.full(ids.size, -1, dtype=np.int64)
-            out[inside] = self.table[ids[inside]]
-            return out
-        pos = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.size - 1, 0))
-        hit = self.ids[pos] == ids if self.ids.size else np.zeros(ids.size, dtype=bool)
-        return np.where(hit, self.index[pos], -1)
+        return lookup_contexts(self.ids, self.index, self.table, ids)
+
+
+def lookup_contexts(sorted_ids: np.ndarray, index: np.ndarray, table: np.ndarray | None,
+                    ids: np.ndarray) -> np.ndarray:
+    """The context of each of ``ids`` (-1 where meta.db has none): through ``table`` (context
+    id -> context) when there is one, else by binary search in ``sorted_ids`` whose contexts
+    are ``index``."""
+    if table is not None:
+        inside = ids < table.size
+        out = np.full(ids.size, -1, dtype=np.int64)
+        out[inside] = table[ids[inside]]
+        return out
+    pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
+    hit = sorted_ids[pos] == ids if sorted_ids.size else np.zeros(ids.size, dtype=bool)
+    return np.where(hit, index[pos], -1)
 
 
 def _rows_of(plan_: Plan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
