@@ -33,7 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from cctool.errors import CctoolError
+import orjson
+
+from cctool.errors import CctoolError, ReaderError
 
 #: Decompressed bytes allowed per byte of compressed input.
 DEFAULT_RATIO = 100.0
@@ -122,6 +124,15 @@ def read_bytes(path: str | os.PathLike[str], *, text: bool = False) -> bytes:
     with open_binary(path) as fh:
         data = fh.read()
     return _to_utf8(data) if text else data
+
+
+def read_json(path: str | os.PathLike[str], fmt: str) -> Any:
+    """The JSON document in ``path`` (decompressed, UTF-16/BOM text turned into UTF-8); a
+    document that does not parse is ``fmt``'s error, naming the file."""
+    try:
+        return orjson.loads(read_bytes(path, text=True))
+    except orjson.JSONDecodeError as exc:
+        raise ReaderError(path, f"not valid JSON ({exc})", fmt=fmt) from exc
 
 
 def read_text(path: str | os.PathLike[str], errors: str = "replace") -> str:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
@@ -52,10 +51,7 @@ def frame_key(frame: Any) -> tuple[str, str, int | None]:
 
 def read(path: Path) -> GraphFrame:
     """Read a ``.cpuprofile`` file."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
         raise ReaderError(path, "no nodes list", fmt=NAME)
     try:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
@@ -63,10 +62,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a Gecko profile (the parent process and every child process in it)."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     if not isinstance(doc, dict) or not isinstance(doc.get("meta"), dict):
         raise ReaderError(path, "no meta object", fmt=NAME)
     tree = StackTree(("name", "file", "line", "module"))

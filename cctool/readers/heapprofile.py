@@ -16,8 +16,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
@@ -39,10 +37,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a ``.heapprofile`` file."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     if not isinstance(doc, dict) or not isinstance(doc.get("head"), dict):
         raise ReaderError(path, "no head node", fmt=NAME)
     tree = StackTree(("name", "file", "line"))

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
@@ -37,10 +36,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a pyinstrument JSON file."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     if not isinstance(doc, dict) or not isinstance(doc.get("root_frame"), dict):
         raise ReaderError(path, "no root_frame object", fmt=NAME)
     parent: list[int] = []

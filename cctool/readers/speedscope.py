@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
@@ -74,10 +73,7 @@ class _Columns:
 
 def read(path: Path) -> GraphFrame:
     """Read a speedscope JSON file."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     profiles = doc.get("profiles") if isinstance(doc, dict) else None
     frames = (doc.get("shared") or {}).get("frames") if isinstance(doc, dict) else None
     if not isinstance(profiles, list) or not profiles or not isinstance(frames, list):

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import polars as pl
 
 from cctool.errors import ReaderError
@@ -46,10 +45,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a timemory ``*.tree.json`` file (all components in it)."""
-    try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
-        raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from exc
+    doc = _input.read_json(path, NAME)
     components = doc.get("timemory") if isinstance(doc, dict) else None
     if not isinstance(components, dict) or not components:
         raise ReaderError(path, "no components under 'timemory'", fmt=NAME)
