@@ -19,6 +19,21 @@ from tests.reader_checks import check_damaged, shared_sample_paths
 DATA = Path(__file__).parent / "data" / "gperftools"
 PROFILE = DATA / "work.prof"
 LIBPROFILER = Path("/usr/lib/x86_64-linux-gnu/libprofiler.so")
+NEEDS_LIBPROFILER = pytest.mark.skipif(
+    shutil.which("gcc") is None or not LIBPROFILER.exists(),
+    reason="needs gcc and gperftools' libprofiler (libgoogle-perftools-dev)")
+
+
+def _profiled_run(tmp_path: Path) -> tuple[Path, Path]:
+    """work.c built against libprofiler and run once: (the program, the profile it wrote)."""
+    exe = tmp_path / "work_prof"
+    subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(exe),
+                    str(DATA / "work.c"), "-Wl,--no-as-needed", "-lprofiler",
+                    "-Wl,--as-needed"], check=True)
+    prof = tmp_path / "cpu.prof"
+    env = {**os.environ, "CPUPROFILE": str(prof), "CPUPROFILE_FREQUENCY": "1000"}
+    subprocess.run([str(exe), "1"], check=True, env=env)
+    return exe, prof
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # where the binary that ran is gone
@@ -29,16 +44,9 @@ def test_header_period_and_samples() -> None:
     assert gf.metadata["metric_units"] == {"time": "us", "samples": "count"}
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None or not LIBPROFILER.exists(),
-                    reason="needs gcc and gperftools' libprofiler (libgoogle-perftools-dev)")
+@NEEDS_LIBPROFILER
 def test_names_from_the_binaries_that_ran(tmp_path: Path) -> None:
-    exe = tmp_path / "work_prof"
-    subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(exe),
-                    str(DATA / "work.c"), "-Wl,--no-as-needed", "-lprofiler",
-                    "-Wl,--as-needed"], check=True)
-    prof = tmp_path / "cpu.prof"
-    env = {**os.environ, "CPUPROFILE": str(prof), "CPUPROFILE_FREQUENCY": "1000"}
-    subprocess.run([str(exe), "1"], check=True, env=env)
+    exe, prof = _profiled_run(tmp_path)
     gf = reader.read(prof)
     names = set(gf.nodes["name"].to_list())
     assert {"main", "middle", "leaf", "worker"} <= names
@@ -97,16 +105,9 @@ def test_legacy_go_cpu_profiles() -> None:
         assert gf.metadata["period_us"] == 10000
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None or not LIBPROFILER.exists(),
-                    reason="needs gcc and gperftools' libprofiler (libgoogle-perftools-dev)")
+@NEEDS_LIBPROFILER
 def test_a_note_names_the_files_that_named_addresses(tmp_path: Path) -> None:
-    exe = tmp_path / "work_prof"
-    subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(exe),
-                    str(DATA / "work.c"), "-Wl,--no-as-needed", "-lprofiler",
-                    "-Wl,--as-needed"], check=True)
-    prof = tmp_path / "cpu.prof"
-    env = {**os.environ, "CPUPROFILE": str(prof), "CPUPROFILE_FREQUENCY": "1000"}
-    subprocess.run([str(exe), "1"], check=True, env=env)
+    exe, prof = _profiled_run(tmp_path)
     from cctool.errors import CctoolNote
 
     with pytest.warns(CctoolNote, match=f"named from this machine's .*{exe}"):
