@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from cctool.distributed import Executor
+    from cctool.history.check import CheckResult
+    from cctool.history.series import Series
     from cctool.ops.compare import Comparison
     from cctool.model.timeline import Timeline
     from cctool.ops.groupby import GroupGraph
@@ -33,8 +35,9 @@ if TYPE_CHECKING:
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
-__all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
-           "scaling", "select", "stats", "timeline", "tree"]
+__all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_show",
+           "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
+           "stats", "timeline", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -58,6 +61,8 @@ def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -
     if given is not None:
         return given
     from cctool.distributed import Executor
+    from cctool.history.check import CheckResult
+    from cctool.history.series import Series
 
     return Executor.from_options(scheduler, jobs)
 
@@ -274,3 +279,46 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
     span = parse_window(window) if window else (None, None)
     return timeline_view(read_timeline(path, fmt), span, buckets=buckets, width=width,
                          depth=depth, top=top)
+
+
+def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,
+                keys: dict[str, str] | None = None, metrics: Sequence[str] = (),
+                agg: str = "mean", fmt: str | None = None) -> str:
+    """``cctool history add``: record the trials ``paths`` (profiles or folders of them) as
+    one run of ``store`` with metadata ``keys`` (commit, branch, date, machine, ...); return
+    the run's id. ``metrics`` default to each profile's default metric."""
+    from cctool.cli._ensemble import run_paths
+    from cctool.history.record import record
+    from cctool.history.store import append
+
+    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys)
+    return append(store, rec)
+
+
+def history_show(store: str | os.PathLike[str], *, path: str | None = None,
+                 metric: str | None = None, last: int | None = None) -> Series:
+    """``cctool history show``: the series of ``metric`` per call path (paths whose
+    ``/``-joined names match the regular expression ``path``) over the ``last`` runs."""
+    from cctool.history.series import load
+
+    return load(store, metric, path, last)
+
+
+def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
+                  metric: str | None = None, agg: str = "mean", fmt: str | None = None,
+                  keys: dict[str, str] | None = None, window: int = 256, alpha: float = 0.05,
+                  min_change: float = 0.01, min_weight: float = 1e-4,
+                  recent: int = 20) -> CheckResult:
+    """``cctool history check``: the trials ``paths`` as a new run against ``store``: per
+    call path, change points and trends (see :mod:`cctool.history.check`)."""
+    from cctool.cli._ensemble import run_paths
+    from cctool.history.check import CheckOptions, check
+    from cctool.history.record import record
+    from cctool.history.series import pick_metric
+    from cctool.history.store import index
+
+    name = pick_metric(index(store), metric) if metric is None else metric
+    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys)
+    opts = CheckOptions(metric=name, window=window, alpha=alpha, min_change=min_change,
+                        min_weight=min_weight, recent=recent)
+    return check(store, rec, opts)

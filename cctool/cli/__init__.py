@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "diff": "cctool.cli.diff:diff",
     "div": "cctool.cli.div:div",
     "groupby": "cctool.cli.groupby:groupby",
+    "history": "cctool.cli.history:history",
     "hot-path": "cctool.cli.hot_path:hot_path",
     "imbalance": "cctool.cli.imbalance:imbalance",
     "peek": "cctool.cli.peek:peek",

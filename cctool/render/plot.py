@@ -28,11 +28,14 @@ import math
 import textwrap
 from itertools import cycle, islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cctool.errors import CctoolError
 from cctool.ops.scaling import PROCESS_KEYS, ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
+
+if TYPE_CHECKING:
+    from cctool.history.series import Series
 
 FORMATS = ("svg", "pdf", "png")
 COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
@@ -191,3 +194,50 @@ def _ideal(result: ScalingResult) -> list[float] | None:
 
 def _ok(v: Any) -> bool:
     return v is not None and math.isfinite(v)
+
+
+def history_plot(series: Series, path: str, top: int = 8) -> bytes:
+    """The trend figure of a history: the ``top`` heaviest paths' series, each as a
+    percentage of its own median (paths of any size share one axis), runs oldest first."""
+    import numpy as np
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise CctoolError(f"{path}: plots are .svg, .pdf or .png files")
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise CctoolError("plots need matplotlib: pip install 'cctool[plot]'") from None
+    x = series.values
+    if x.size == 0:
+        raise CctoolError("nothing to plot: no call path has values")
+    med = np.nanmedian(np.where(np.isnan(x), np.nan, x), axis=1)
+    order = np.argsort(-np.nan_to_num(np.abs(med)), kind="stable")[:top]
+    fig = Figure(figsize=(9.0, 4.4), layout="constrained")
+    ax = fig.subplots()
+    runs = np.arange(x.shape[1])
+    for style, i in zip(_styles(len(order)), order, strict=True):
+        rel = 100.0 * x[i] / med[i] if med[i] else x[i] * np.nan
+        label = textwrap.shorten(str(series.paths["path"][int(i)]), 60, placeholder="…")
+        ax.plot(runs, rel, label=label, **{**style, "markersize": 2.5 if len(runs) > 60
+                                          else style["markersize"]})
+    ax.axhline(100.0, color="#888888", linestyle="--", linewidth=1.0)
+    unit = f" ({series.unit})" if series.unit else ""
+    ax.set_title(textwrap.fill(f"{series.metric}{unit}: each call path against its median",
+                               80))
+    ax.set_ylabel("% of the path's median")
+    commits = series.runs["commit"].to_list() if "commit" in series.runs.columns else []
+    ticks = runs[:: max(1, len(runs) // 8)]
+    ax.set_xticks(ticks, [str(commits[t])[:10] if commits and commits[t] else str(t)
+                          for t in ticks], rotation=30, ha="right")
+    ax.set_xlabel("run (commit), oldest first")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    buf = io.BytesIO()
+    meta: dict[str, Any] = {"svg": {"Date": None}, "pdf": {"CreationDate": None},
+                            "png": {}}[suffix]
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "cctool", "svg.fonttype": "none"}):
+        fig.savefig(buf, format=suffix, dpi=DPI, bbox_inches="tight", metadata=meta)
+    return buf.getvalue()

@@ -1,0 +1,182 @@
+"""``cctool history``: record runs into a performance history and check new runs against it."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import from_option, output_options, precision_option, width_option
+
+
+def _keys(_ctx: click.Context, _param: click.Parameter,
+          value: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in value:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE")
+        out[k.strip()] = v
+    return out
+
+
+key_option = click.option("--key", "keys", multiple=True, callback=_keys, metavar="KEY=VALUE",
+                          help="Run metadata (repeatable): commit, branch, date (ISO 8601; "
+                          "default now), machine (default this host's name), or any key.")
+agg_option = click.option("--agg", type=click.Choice(("mean", "max", "min", "sum")),
+                          default="mean", show_default=True,
+                          help="How a run's ranks are combined (threads of a rank summed first).")
+
+
+@click.group()
+def history() -> None:
+    """Performance history per call path: record every run of a program into a store (a
+    folder of Parquet files, one per run), show the series of each call path, and check a
+    new run against the history for change points and trends.
+
+    \b
+    Example:
+      cctool history add perf-history/ trial*.cali --key commit=$SHA --key branch=main
+      cctool history show perf-history/ --path 'Stream_'
+      cctool history check perf-history/ new*.cali --to markdown -o summary.md
+    """
+
+
+@history.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(), metavar="PROFILE...")
+@from_option
+@key_option
+@click.option("--metric", "-m", "metrics", multiple=True,
+              help="Metric to record (repeatable; default: the profile's default metric).")
+@agg_option
+def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, str],
+        metrics: tuple[str, ...], agg: str) -> None:
+    """Record PROFILE... (trials of one run: files or folders) as one run of STORE. Per
+    call path the run keeps the trials' count, sum, sum of squares, minimum and maximum of
+    the per-process value; the run's id is printed."""
+    from cctool import api
+
+    click.echo(api.history_add(store, profiles, keys=keys, metrics=metrics, agg=agg, fmt=fmt))
+
+
+@history.command()
+@click.argument("store", type=click.Path(file_okay=False, exists=True))
+@click.option("--path", "query", default=None, metavar="REGEX",
+              help="Only call paths whose '/'-joined names match this regular expression.")
+@click.option("--metric", "-m", default=None,
+              help="Metric to show (default: the one most runs recorded).")
+@click.option("--last", type=click.IntRange(min=1), default=None, help="Only the last N runs.")
+@click.option("--plot", "plot", default=None, metavar="FILE",
+              help="Also draw the heaviest shown paths' series into this .png, .svg or .pdf (needs the "
+              "'plot' extra: matplotlib).")
+@precision_option
+@width_option
+@output_options(("text", "json", "csv"))
+@click.pass_context
+def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
+         last: int | None, plot: str | None, precision: int, width: int | None, to: str,
+         output: str) -> None:
+    """The series of a metric per call path: runs, last value, median, the last run against
+    the median, and a sparkline of the runs (oldest left)."""
+    from cctool import api
+
+    series = api.history_show(store, path=query, metric=metric, last=last)
+    if plot is not None:
+        from cctool.cli._io import write_bytes
+        from cctool.render.plot import history_plot
+
+        write_bytes(plot, history_plot(series, plot))
+    if to == "text":
+        from cctool.cli._io import emit_renderable
+        from cctool.render.history import show_table
+
+        import shutil
+
+        shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
+        emit_renderable(ctx, show_table(series, precision, shown), output, width)
+        return
+    from cctool.cli._io import write_bytes
+    from cctool.render.history import show_rows
+    from cctool.render.records import to_csv, to_json_records
+
+    rows = show_rows(series)
+    if to == "csv":
+        write_bytes(output, to_csv(rows).encode())
+        return
+    import polars as pl
+
+    rows = rows.with_columns(pl.Series("series", series.values.tolist()))
+    write_bytes(output, to_json_records(rows, "history show"))
+
+
+@history.command()
+@click.argument("store", type=click.Path(file_okay=False, exists=True))
+@click.argument("profiles", nargs=-1, required=True, type=click.Path(), metavar="PROFILE...")
+@from_option
+@key_option
+@click.option("--metric", "-m", default=None,
+              help="Metric to check (default: the one most runs recorded).")
+@agg_option
+@click.option("--window", type=click.IntRange(min=10), default=256, show_default=True,
+              help="Runs per series, the new one included.")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.05,
+              show_default=True, help="False-alarm rate of the whole check (Holm over paths).")
+@click.option("--min-change", type=click.FloatRange(0.0), default=0.01, show_default=True,
+              help="Smallest relative change that counts (0.01 = 1%).")
+@click.option("--min-weight", type=click.FloatRange(0.0, 1.0), default=1e-4,
+              show_default=True, help="Skip paths whose median is below this fraction of "
+              "the largest path's.")
+@click.option("--recent", type=click.IntRange(min=1), default=20, show_default=True,
+              help="A step this many runs old or newer is new and fails the check.")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Call paths listed besides the confirmed changes.")
+@precision_option
+@width_option
+@output_options(("text", "markdown", "junit", "json", "csv"))
+@click.pass_context
+def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | None,
+          keys: dict[str, str], metric: str | None, agg: str, window: int, alpha: float,
+          min_change: float, min_weight: float, recent: int, top: int, precision: int,
+          width: int | None, to: str, output: str) -> None:
+    """Check PROFILE... (trials of a new run) against the history in STORE, per call path:
+    where the new value falls among the runs since the path's last change point, change
+    points (steps) and slow trends over the window. Exits 1 when a new increase is confirmed:
+    a step in the last --recent runs or a trend, significant after Holm's correction over
+    all call paths and at least --min-change large.
+
+    \b
+    Example:
+      cctool history check perf-history/ pr-run/*.cali --to markdown -o summary.md
+    """
+    from cctool import api
+
+    result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
+                               window=window, alpha=alpha, min_change=min_change,
+                               min_weight=min_weight, recent=recent)
+    from cctool.cli._io import write_bytes
+    from cctool.render import history as render
+
+    if to == "text":
+        from cctool.cli._io import emit_renderable
+
+        emit_renderable(ctx, render.check_table(result, top, precision), output, width)
+    elif to in ("markdown", "junit"):
+        from cctool.cli._compare import report_info
+
+        info = report_info(ctx, result.notes)
+        write_bytes(output, render.markdown(result, top, precision, info).encode()
+                    if to == "markdown" else render.junit(result, precision, info))
+    else:
+        from cctool.render.records import to_csv, to_json_records
+
+        rows = render.check_rows(result)
+        write_bytes(output, to_csv(rows).encode() if to == "csv"
+                    else to_json_records(rows, "history check"))
+    found = result.table.filter(result.table["verdict"] == "regression")
+    for row in found.iter_rows(named=True):
+        click.echo(f"regression: {row['path']}: {row['kind']} {row['change'] * 100:+.1f}% "
+                   f"(p = {row['p']:.1e})", err=True)
+    if result.tripped:
+        from cctool.cli import EXIT_GATE
+
+        ctx.exit(EXIT_GATE)
+    click.echo(f"history check passed: {result.tested:,} call paths tested", err=True)

@@ -1,0 +1,93 @@
+"""The series of one metric per call path, as a matrix: one row per path, one column per run.
+
+A run's value on a path is the mean of its trials (``sum / units`` of the recorded
+partials); a path a run does not have is NaN there (it did not execute: not a zero). Runs are
+oldest first (by recorded date, then by the order they were recorded in). All runs of one
+metric must have one unit: a store that mixes them is refused, not plotted on one axis.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, IncompatibleProfilesError
+from cctool.history import store
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    """Attributes:
+        runs: the index rows of the runs, oldest first (``run``, ``date``, ``commit``, ...).
+        paths: one row per path, in path order: ``key``, ``name``, ``path``.
+        values: ``(paths, runs)`` float64, NaN where a run lacks the path.
+        metric, unit: what the values are.
+    """
+
+    runs: pl.DataFrame
+    paths: pl.DataFrame
+    values: np.ndarray
+    metric: str
+    unit: str | None
+
+
+def metrics(idx: pl.DataFrame) -> list[str]:
+    """The metrics recorded in a store's index, most recorded first."""
+    counts = idx.group_by("metric", maintain_order=True).len().sort("len", descending=True,
+                                                                      maintain_order=True)
+    return counts["metric"].to_list()
+
+
+def pick_metric(idx: pl.DataFrame, metric: str | None) -> str:
+    known = metrics(idx)
+    if not known:
+        raise CctoolError("the history store holds no runs yet")
+    if metric is None:
+        return known[0]
+    if metric not in known:
+        raise CctoolError(f"metric {metric!r} is not in the history; it holds "
+                          f"{', '.join(repr(m) for m in known)}")
+    return metric
+
+
+def load(path: str | os.PathLike[str], metric: str | None = None, query: str | None = None,
+         last: int | None = None) -> Series:
+    """The series of ``metric`` (default: the most recorded one) over the ``last`` runs
+    (all when None), for the paths whose ``/``-joined names match the regular expression
+    ``query`` (all when None)."""
+    idx = store.index(path)
+    metric = pick_metric(idx, metric)
+    runs = idx.filter(pl.col("metric") == metric)
+    units = runs["unit"].unique().to_list()
+    if len(units) > 1:
+        raise IncompatibleProfilesError(
+            f"{path}: the runs record {metric!r} in different units ({', '.join(units)}); "
+            "record them under different metric names")
+    if last is not None:
+        runs = runs.tail(last)
+    table = store.paths(path, runs["tree"].unique().to_list())
+    keys = None
+    if query is not None:
+        try:
+            table = table.filter(pl.col("path").str.contains(query))
+        except pl.exceptions.ComputeError:
+            raise CctoolError(f"{query!r} is not a regular expression") from None
+        keys = table["key"].to_numpy()
+    vals = store.values(path, runs, metric, keys)
+    return _matrix(runs, table, vals, metric, units[0] or None)
+
+
+def _matrix(runs: pl.DataFrame, table: pl.DataFrame, vals: pl.DataFrame, metric: str,
+            unit: str | None) -> Series:
+    present = vals["key"].unique()
+    table = table.filter(pl.col("key").is_in(present.implode())).sort("path")
+    row = table.select("key").with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
+    col = runs.select("run").with_row_index("col").with_columns(pl.col("col").cast(pl.Int64))
+    at = vals.join(row, on="key").join(col, on="run")
+    out = np.full((table.height, runs.height), np.nan)
+    out[at["row"].to_numpy(), at["col"].to_numpy()] = (at["sum"] / at["units"]).to_numpy()
+    return Series(runs, table.select("key", "name", "path"), out, metric, unit)
+

@@ -1,0 +1,292 @@
+"""The history store: a folder of Parquet files, one per recorded run, and a small index.
+
+Layout of a store ``STORE/``::
+
+    runs/<run>.parquet      one recorded run: per call path and metric, the mergeable
+                            partials over the run's trials (units, sum, sumsq, min, max;
+                            :mod:`cctool.distributed.partials` without the sketch) and the
+                            run's metadata as constant columns
+    segments/<a>--<b>.parquet  runs compacted together (the same rows, sorted by path key so
+                            that one call path's series is a few row groups of each segment)
+    paths/<tree>.parquet    the call paths of a tree (key, parent key, name), written once per
+                            distinct tree (named by a digest of its keys)
+    index.parquet           one row per run: its id, file, metadata, metric and tree
+    .lock                   held (``flock``) while the index is rewritten
+
+Rules that keep every series right:
+
+- A file is written to a temporary name in its folder and renamed (``os.replace``), so a
+  reader sees the whole file or none of it.
+- The run file is the truth; the index is a cache of run metadata, rewritten under the lock.
+  Runs on disk that the index does not list (a writer that died between the two steps) are
+  read from their own files; index rows whose file is gone are dropped. A damaged index is
+  rebuilt from the run files, with a warning.
+- A damaged run or segment file is skipped with a warning naming it: its points are missing
+  from the series, never replaced by other values.
+- Run ids start with the run's UTC date, then a random part: runs sort by date, and two
+  writers never pick the same id.
+
+Path keys are :func:`cctool.model.paths.path_keys`: the same call path in every run, as diff
+and query match nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from cctool.errors import CctoolError, warn
+
+COMPACT_AT = 512  # loose runs that trigger compaction of the oldest ones into one segment
+SEGMENT_ROW_GROUP = 1 << 16
+VALUE_COLUMNS = ("units", "sum", "sumsq", "min", "max")
+META_COLUMNS = ("run", "date", "commit", "branch", "machine", "keys", "metric", "unit", "tree")
+INDEX_SCHEMA = {"run": pl.String, "file": pl.String, "date": pl.String, "commit": pl.String,
+                "branch": pl.String, "machine": pl.String, "keys": pl.String,
+                "metric": pl.String, "unit": pl.String, "tree": pl.String}
+
+
+@dataclass(frozen=True, eq=False)
+class RunRecord:
+    """One run to record.
+
+    Attributes:
+        values: per (``metric``, ``key``): ``units`` (trials the path ran in), ``sum``,
+            ``sumsq``, ``min``, ``max`` of its per-process value over those trials.
+        paths: the run's call paths: ``key``, ``parent`` (0 for roots), ``name``.
+        metadata: commit, branch, date (ISO 8601, UTC), machine and any other key.
+        units: metric -> unit of its values (None: unknown).
+    """
+
+    values: pl.DataFrame
+    paths: pl.DataFrame
+    metadata: Mapping[str, str]
+    units: Mapping[str, str | None]
+
+
+def append(store: str | os.PathLike[str], record: RunRecord) -> str:
+    """Add ``record`` to ``store`` (created if absent); return the new run's id."""
+    root = Path(store)
+    for sub in ("runs", "paths", "segments"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    tree = _tree_digest(record.paths["key"].to_numpy())
+    tree_file = root / "paths" / f"{tree}.parquet"
+    if not tree_file.exists():
+        _write_parquet(record.paths.sort("key"), tree_file)
+    meta = dict(record.metadata)
+    date = meta.get("date", "")
+    run = f"{_compact_date(date)}-{secrets.token_hex(6)}"
+    fixed = {k: meta.get(k, "") for k in ("date", "commit", "branch", "machine")}
+    keys = json.dumps(meta, sort_keys=True)
+    rows = record.values.with_columns(
+        pl.lit(run).alias("run"), *(pl.lit(v).alias(k) for k, v in fixed.items()),
+        pl.lit(keys).alias("keys"),
+        pl.col("metric").replace_strict({m: u or "" for m, u in record.units.items()},
+                                        default="", return_dtype=pl.String).alias("unit"),
+        pl.lit(tree).alias("tree"))
+    _write_parquet(rows.select(*META_COLUMNS, "key", *VALUE_COLUMNS), root / "runs" /
+                   f"{run}.parquet")
+    with _locked(root):
+        index = _current_index(root)
+        added = pl.DataFrame(
+            [{"run": run, "file": f"runs/{run}.parquet", **fixed, "keys": keys,
+              "metric": m, "unit": record.units.get(m) or "", "tree": tree}
+             for m in record.values["metric"].unique(maintain_order=True).to_list()],
+            schema=INDEX_SCHEMA)
+        index = pl.concat([index.filter(pl.col("run") != run), added])
+        _write_parquet(index, root / "index.parquet")
+        _compact(root, index)
+    return run
+
+
+def index(store: str | os.PathLike[str]) -> pl.DataFrame:
+    """One row per (run, metric), oldest run first (see the module docstring)."""
+    root = Path(store)
+    if not (root / "runs").is_dir():
+        raise CctoolError(f"{root}: not a cctool history store (no runs/ folder); "
+                          "record a run into it first")
+    return _current_index(root).sort("date", "run")
+
+
+def paths(store: str | os.PathLike[str], trees: Sequence[str]) -> pl.DataFrame:
+    """The call paths of ``trees``: ``key``, ``parent``, ``name`` and ``path`` (the names
+    from the root joined with ``/``)."""
+    root = Path(store)
+    parts = []
+    for tree in trees:
+        df = _read(root / "paths" / f"{tree}.parquet")
+        if df is not None:
+            parts.append(df.select("key", "parent", "name"))
+    if not parts:
+        return pl.DataFrame(schema={"key": pl.UInt64, "parent": pl.UInt64, "name": pl.String,
+                                    "path": pl.String})
+    table = pl.concat(parts).unique("key", keep="first", maintain_order=True)
+    return table.with_columns(path=_labels(table))
+
+
+def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
+           keys: np.ndarray | None = None) -> pl.DataFrame:
+    """The recorded partials of ``metric`` in ``runs`` (rows of :func:`index`): columns
+    ``run``, ``key`` and :data:`VALUE_COLUMNS`; only paths in ``keys`` when given. Damaged
+    files are skipped with a warning."""
+    root = Path(store)
+    wanted = runs.filter(pl.col("metric") == metric)
+    parts = []
+    for file, group in wanted.group_by("file", maintain_order=True):
+        lf = _scan(root / str(file[0]))
+        if lf is None:
+            continue
+        cond = (pl.col("metric") == metric) & pl.col("run").is_in(group["run"].implode())
+        if keys is not None:
+            sorted_keys = np.unique(keys)
+            cond &= pl.col("key").is_in(pl.Series(sorted_keys).implode())
+            if len(sorted_keys):  # lets the reader skip row groups outside the range
+                cond &= pl.col("key").is_between(int(sorted_keys[0]), int(sorted_keys[-1]))
+        try:
+            parts.append(lf.filter(cond).select("run", "key", *VALUE_COLUMNS).collect())
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            warn(f"{root / str(file[0])}: skipped, unreadable ({_reason(exc)})")
+    if not parts:
+        return pl.DataFrame(schema={"run": pl.String, "key": pl.UInt64, "units": pl.Int32,
+                                    **dict.fromkeys(VALUE_COLUMNS[1:], pl.Float64)})
+    return pl.concat(parts)
+
+
+# ------------------------------------------------------------------------ internals
+def _current_index(root: Path) -> pl.DataFrame:
+    """The index as written, reconciled with the files on disk."""
+    idx = _read(root / "index.parquet") if (root / "index.parquet").exists() else None
+    if idx is None:
+        idx = pl.DataFrame(schema=INDEX_SCHEMA)
+    on_disk = {f"runs/{p.name}" for p in (root / "runs").glob("*.parquet")}
+    on_disk |= {f"segments/{p.name}" for p in (root / "segments").glob("*.parquet")}
+    idx = idx.filter(pl.col("file").is_in(list(on_disk)))
+    missing = sorted(on_disk - set(idx["file"].unique().to_list()))
+    found = [_run_rows(root / f, f) for f in missing]
+    return pl.concat([idx.select(*INDEX_SCHEMA), *[f for f in found if f is not None]])
+
+
+def _run_rows(path: Path, name: str) -> pl.DataFrame | None:
+    """Index rows of a file the index does not list (read from the file itself)."""
+    lf = _scan(path)
+    if lf is None:
+        return None
+    try:
+        meta = lf.select(*(c for c in META_COLUMNS)).unique().collect()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        warn(f"{path}: skipped, unreadable ({_reason(exc)})")
+        return None
+    return meta.with_columns(pl.lit(name).alias("file")).select(*INDEX_SCHEMA)
+
+
+def _compact(root: Path, idx: pl.DataFrame) -> None:
+    """Under the lock: fold the oldest loose runs into one segment when enough are loose."""
+    loose = idx.filter(pl.col("file").str.starts_with("runs/")).sort("date", "run")
+    files = loose["file"].unique(maintain_order=True)
+    if files.len() < 2 * COMPACT_AT:
+        return
+    take = files.head(COMPACT_AT).to_list()
+    frames = [lf for f in take if (lf := _scan(root / f)) is not None]
+    try:
+        rows = pl.concat(frames).sort("key", "date", "run").collect()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        warn(f"{root}: compaction skipped ({_reason(exc)})")
+        return
+    first, last = take[0][5:-8], take[-1][5:-8]
+    seg = f"segments/{first}--{last}.parquet"
+    _write_parquet(rows, root / seg, SEGMENT_ROW_GROUP)
+    idx = idx.with_columns(pl.when(pl.col("file").is_in(take)).then(pl.lit(seg))
+                           .otherwise(pl.col("file")).alias("file"))
+    _write_parquet(idx, root / "index.parquet")
+    for f in take:
+        with contextlib.suppress(FileNotFoundError):
+            (root / f).unlink()
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    with open(root / ".lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _write_parquet(df: pl.DataFrame, target: Path, row_group: int | None = None) -> None:
+    """Write ``df`` to ``target`` through a temporary file in the same folder and a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
+    os.close(fd)
+    try:
+        df.write_parquet(tmp, compression="zstd", statistics=True,
+                         row_group_size=row_group)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _scan(path: Path) -> pl.LazyFrame | None:
+    try:
+        pl.read_parquet_schema(path)
+        return pl.scan_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            return None
+        warn(f"{path}: skipped, unreadable ({_reason(exc)})")
+        return None
+
+
+def _read(path: Path) -> pl.DataFrame | None:
+    try:
+        return pl.read_parquet(path)
+    except FileNotFoundError:
+        return None
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        warn(f"{path}: skipped, unreadable ({_reason(exc)})")
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+
+
+def _tree_digest(keys: np.ndarray) -> str:
+    return hashlib.blake2b(np.sort(keys.astype("<u8")).tobytes(), digest_size=10).hexdigest()
+
+
+def _compact_date(date: str) -> str:
+    digits = "".join(ch for ch in date if ch.isdigit())[:14]
+    return digits.ljust(14, "0") if digits else "0" * 14
+
+
+def _labels(table: pl.DataFrame) -> pl.Series:
+    """``/``-joined names from the root for each row of a (key, parent, name) table."""
+    key = table["key"].to_numpy()
+    parent = table["parent"].to_numpy()
+    names = table["name"].fill_null("")
+    pos = pl.DataFrame({"key": key, "i": np.arange(len(key))})
+    up = (pl.DataFrame({"key": parent}).join(pos, on="key", how="left", maintain_order="left")
+          ["i"].fill_null(-1).to_numpy())
+    labels = names.clone()
+    hop = up.copy()
+    # Prepend one ancestor's name per pass: as many passes as the tree is deep.
+    while (hop >= 0).any():
+        has = hop >= 0
+        ahead = np.where(has, hop, 0)
+        labels = pl.select(pl.when(pl.Series(has)).then(names.gather(ahead) + "/" + labels)
+                           .otherwise(labels)).to_series()
+        hop = np.where(has, up[ahead], -1)
+    return labels.alias("path")
