@@ -68,8 +68,8 @@ def test_history_finds_the_step_and_the_drift(base: tuple, tmp_path: Path) -> No
     rec, mean, spread, row = base
     x = _commits(mean, spread, row, seed=7)
     for c in range(200):
-        store.append(tmp_path, _run(rec, x[:, c], {"commit": f"c{c:03d}",
-                                                   "date": f"2026-01-01T{c // 60:02d}:{c % 60:02d}:00Z"}))
+        date = f"2026-01-01T{c // 60:02d}:{c % 60:02d}:00Z"
+        store.append(tmp_path, _run(rec, x[:, c], {"commit": f"c{c:03d}", "date": date}))
     result = check(tmp_path, _run(rec, x[:, 200], {"commit": "new"}),
                    CheckOptions(metric=METRIC, recent=100))
     found = result.table.filter(pl.col("confirmed"))

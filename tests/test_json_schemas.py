@@ -43,6 +43,8 @@ CASES = {
     "div": (["div", CPI, ALLGATHER, "--to", "json"], "cctool.diff/1"),
     "diff-runs": (["diff", "%A", "%B", "--fail-if", "time (inc) > 0%", "--to", "json"],
                   "cctool.diff-runs/1"),
+    "history-show": (["history", "show", "%H", "--to", "json"], "cctool.records/1"),
+    "history-check": (["history", "check", "%H", "%B", "--to", "json"], "cctool.records/1"),
 }
 
 
@@ -63,6 +65,10 @@ def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in numbers:
             shutil.copy(SHARED_DATA / TRIALS / str(i) / "Base_CUDA-block_128.cali",
                         root / side / f"trial{i}.cali")
+    from cctool.api import history_add
+
+    for i in range(1, 4):  # H: a history of three recorded runs
+        history_add(root / "H", [str(root / "A" / f"trial{i}.cali")], keys={"commit": f"c{i}"})
     return root
 
 
@@ -95,4 +101,5 @@ def test_json_output_validates_against_its_schema(here: Path, case: str) -> None
                   for e in validator.iter_errors(item)]
         assert not errors, errors[:5]
     if version == "cctool.records/1":
-        assert doc["command"] == args[0] and doc["rows"], "records with no rows prove nothing"
+        command = " ".join(args[:2]) if args[0] == "history" else args[0]
+        assert doc["command"] == command and doc["rows"], "records with no rows prove nothing"

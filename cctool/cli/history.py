@@ -66,8 +66,8 @@ def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, 
               help="Metric to show (default: the one most runs recorded).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Only the last N runs.")
 @click.option("--plot", "plot", default=None, metavar="FILE",
-              help="Also draw the heaviest shown paths' series into this .png, .svg or .pdf (needs the "
-              "'plot' extra: matplotlib).")
+              help="Also draw the heaviest shown paths' series into this .png, .svg or .pdf "
+              "(needs the 'plot' extra: matplotlib).")
 @precision_option
 @width_option
 @output_options(("text", "json", "csv"))
@@ -86,10 +86,10 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 
         write_bytes(plot, history_plot(series, plot))
     if to == "text":
+        import shutil
+
         from cctool.cli._io import emit_renderable
         from cctool.render.history import show_table
-
-        import shutil
 
         shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
         emit_renderable(ctx, show_table(series, precision, shown), output, width)

@@ -32,8 +32,8 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.history import detect
-from cctool.history.record import RunRecord
 from cctool.history.series import Series, load
+from cctool.history.store import RunRecord
 from cctool.ops.ensemble_compare import holm
 
 
@@ -121,6 +121,13 @@ def judge(x: np.ndarray, opts: CheckOptions) -> Verdicts:
     return Verdicts(kind, at, change, p, confirmed, new)
 
 
+def _untested(rows: int) -> Verdicts:
+    """Verdicts of a series too short to test: nothing found, no p-values."""
+    none = np.zeros(rows, dtype=bool)
+    return Verdicts(np.full(rows, "", dtype=object), np.full(rows, -1, dtype=np.int64),
+                    np.zeros(rows), np.full(rows, np.nan), none, none)
+
+
 def check(store: str | os.PathLike[str], new: RunRecord, opts: CheckOptions) -> CheckResult:
     """Check the run ``new`` against the history in ``store`` (module docstring)."""
     hist = load(store, opts.metric, last=max(opts.window - 1, 1))
@@ -151,8 +158,8 @@ def _verdicts(s: Series, opts: CheckOptions) -> CheckResult:
     medians = np.where(complete, np.nanmedian(np.where(complete[:, None], x, 0.0), axis=1), 0.0)
     top = float(np.max(np.abs(medians), initial=0.0))
     heavy = np.abs(medians) >= opts.min_weight * top if top > 0 else np.zeros(len(x), bool)
-    tested = np.flatnonzero(complete & heavy & (n >= 2 * detect.MIN_SEGMENT))
-    v = judge(x[tested], opts)
+    tested = np.flatnonzero(complete & heavy)
+    v = judge(x[tested], opts) if n >= 2 * detect.MIN_SEGMENT else _untested(len(tested))
     commits = s.runs["commit"].to_list()
     dates = s.runs["date"].to_list()
     change_rows: list[dict[str, object]] = []

@@ -47,8 +47,8 @@ def from_summaries(runs: Sequence[RunSummary], asked: Sequence[str | None],
         unit = check_units(runs, slot)
         names = {r.columns[slot] for r in runs}
         if len(names) > 1:
-            raise CctoolError(f"the trials name the metric differently ({', '.join(sorted(names))});"
-                              " name one explicitly")
+            raise CctoolError("the trials name the metric differently "
+                              f"({', '.join(sorted(names))}); name one explicitly")
         name = names.pop()
         units[name] = unit
         long = pl.DataFrame({
