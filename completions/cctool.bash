@@ -4,7 +4,7 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in completion|diff|div|groupby|hot-path|imbalance|peek|query|read|runs|scaling|stats|timeline|tree|view) cmd="$w"; break;; esac
+        case "$w" in completion|diff|div|groupby|history|hot-path|imbalance|peek|query|read|runs|scaling|stats|timeline|tree|view) cmd="$w"; break;; esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -200,11 +200,12 @@ _cctool() {
         view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats timeline tree view";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
         diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
         div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        history) opts="-h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;

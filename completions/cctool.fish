@@ -5,6 +5,7 @@ complete -c cctool -n '__fish_use_subcommand' -a completion -d 'Print the shell 
 complete -c cctool -n '__fish_use_subcommand' -a diff -d 'Compare two profiles: B − A for every call path (positive: B spends mo'
 complete -c cctool -n '__fish_use_subcommand' -a div -d 'Divide two profiles: A / B for every call path (for times, Bs speedup '
 complete -c cctool -n '__fish_use_subcommand' -a groupby -d 'Merge all nodes sharing a value of --by into one node, linked by the o'
+complete -c cctool -n '__fish_use_subcommand' -a history -d 'Performance history per call path: record every run of a program into '
 complete -c cctool -n '__fish_use_subcommand' -a hot-path -d 'Print the hot path: from the start node, the heaviest child at each le'
 complete -c cctool -n '__fish_use_subcommand' -a imbalance -d 'Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
 complete -c cctool -n '__fish_use_subcommand' -a peek -d 'Show each function matching REGEX (searched anywhere in its name) with'
@@ -91,6 +92,8 @@ complete -c cctool -n '__fish_seen_subcommand_from groupby' -l color -x -a 'auto
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l to -x -a 'text table json csv cct tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from history' -F
+complete -c cctool -n '__fish_seen_subcommand_from history' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path; and not __fish_prev_arg_in --from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
@@ -291,4 +294,4 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
-# commands: completion diff div groupby hot-path imbalance peek query read runs scaling stats timeline tree view
+# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view

@@ -8,6 +8,7 @@ _cctool() {
         'diff:Compare two profiles: B − A for every call path (positive: B spends mo'
         'div:Divide two profiles: A / B for every call path (for times, Bs speedup '
         'groupby:Merge all nodes sharing a value of --by into one node, linked by the o'
+        'history:Performance history per call path: record every run of a program into '
         'hot-path:Print the hot path: from the start node, the heaviest child at each le'
         'imbalance:Show load imbalance per node: mean, max, min, max/mean, std, coefficie'
         'peek:Show each function matching REGEX (searched anywhere in its name) with'
@@ -101,6 +102,8 @@ _cctool() {
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                history) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \

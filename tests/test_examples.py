@@ -59,7 +59,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "baseline.cct": ("made", "cpi.cct"), "db.cct": ("made", "cpi.cct"),
     "new.cct": ("made", "allgather.cct"),
     "baseline-runs/": ("made", "A"), "base-runs/": ("made", "A"), "new-runs/": ("made", "B"),
-    "trials/*.cali": ("made", "A/*.cali"),
+    "trials/*.cali": ("made", "A/*.cali"), "perf-history/": ("made", "H"),
     "dhat-run/": ("tests", "dhat/np4"), "np1/": ("tests", "dhat/np1"),
     "np2/": ("tests", "dhat/np2"), "np4/": ("tests", "dhat/np4"),
     "cali/np*/": ("tests", "caliper-data/np*"),
@@ -124,6 +124,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in numbers:
             shutil.copy(SHARED_DATA / TRIALS / str(i) / "Base_CUDA-block_128.cali",
                         root / side / f"trial{i}.cali")
+    from cctool.api import history_add
+
+    for i in range(1, 6):  # a history store of five recorded runs
+        history_add(root / "H", [str(root / "A" / f"trial{i}.cali")], keys={"commit": f"c{i}"})
     return root
 
 

@@ -34,9 +34,9 @@ def history() -> None:
 
     \b
     Example:
-      cctool history add perf-history/ trial*.cali --key commit=$SHA --key branch=main
-      cctool history show perf-history/ --path 'Stream_'
-      cctool history check perf-history/ new*.cali --to markdown -o summary.md
+      cctool history add perf-history/ trials/*.cali --key commit=abc123 --key branch=main
+      cctool history show perf-history/ --path Stream_
+      cctool history check perf-history/ new-runs/ --to markdown -o summary.md
     """
 
 
@@ -145,7 +145,7 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
 
     \b
     Example:
-      cctool history check perf-history/ pr-run/*.cali --to markdown -o summary.md
+      cctool history check perf-history/ new-runs/ --to markdown -o summary.md
     """
     from cctool import api
 
@@ -178,5 +178,7 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     if result.tripped:
         from cctool.cli import EXIT_GATE
 
+        click.echo(f"history check: gate failed: {len(found)} new regression"
+                   f"{'s' * (len(found) != 1)}", err=True)
         ctx.exit(EXIT_GATE)
     click.echo(f"history check passed: {result.tested:,} call paths tested", err=True)
