@@ -142,6 +142,19 @@ def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
     files are skipped with a warning."""
     root = Path(store)
     wanted = runs.filter(pl.col("metric") == metric)
+    cond = (pl.col("metric") == metric) & pl.col("run").is_in(wanted["run"].implode())
+    if keys is not None:
+        sorted_keys = np.unique(keys)
+        cond &= pl.col("key").is_in(pl.Series(sorted_keys).implode())
+        if len(sorted_keys):  # lets the reader skip row groups outside the range
+            cond &= pl.col("key").is_between(int(sorted_keys[0]), int(sorted_keys[-1]))
+    files = [str(root / f) for f in wanted["file"].unique(maintain_order=True).to_list()]
+    try:  # all files in one scan; one by one (skipping the damaged) only when that fails
+        if files:
+            return (pl.scan_parquet(files).filter(cond).select("run", "key", *VALUE_COLUMNS)
+                    .collect())
+    except (pl.exceptions.PolarsError, OSError):
+        pass
     parts = []
     for file, group in wanted.group_by("file", maintain_order=True):
         lf = _scan(root / str(file[0]))
