@@ -11,6 +11,9 @@ if TYPE_CHECKING:
         diff,
         div,
         groupby,
+        history_add,
+        history_check,
+        history_show,
         hot_path,
         imbalance,
         read,
@@ -27,9 +30,11 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
-        "scaling", "select", "stats", "timeline", "tree")
-__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby", "hot_path",
+_API = ("diff", "div", "groupby", "history_add", "history_check", "history_show", "hot_path",
+        "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
+        "tree")
+__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
+           "history_add", "history_check", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
            "tree", "show", "widget"]
 __version__ = "0.1.0"
