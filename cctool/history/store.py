@@ -23,8 +23,9 @@ Rules that keep every series right:
   rebuilt from the run files, with a warning.
 - A damaged run or segment file is skipped with a warning naming it: its points are missing
   from the series, never replaced by other values.
-- Run ids start with the run's UTC date, then a random part: runs sort by date, and two
-  writers never pick the same id.
+- Run ids start with the run's UTC date, then the writer's clock in nanoseconds and a random
+  part: runs sort by date, runs of one date in the order they were recorded, and two writers
+  never pick the same id.
 
 Path keys are :func:`cctool.model.paths.path_keys`: the same call path in every run, as diff
 and query match nodes.
@@ -39,6 +40,7 @@ import json
 import os
 import secrets
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +88,7 @@ def append(store: str | os.PathLike[str], record: RunRecord) -> str:
         _write_parquet(record.paths.sort("key"), tree_file)
     meta = dict(record.metadata)
     date = meta.get("date", "")
-    run = f"{_compact_date(date)}-{secrets.token_hex(6)}"
+    run = f"{_compact_date(date)}-{time.time_ns():016x}-{secrets.token_hex(3)}"
     fixed = {k: meta.get(k, "") for k in ("date", "commit", "branch", "machine")}
     keys = json.dumps(meta, sort_keys=True)
     rows = record.values.with_columns(
