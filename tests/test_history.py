@@ -178,7 +178,8 @@ def test_path_keys_follow_the_frame_definition() -> None:
     parent = np.array([-1, 0, 0, 2])
     k = path_keys(nodes, parent)
     assert len(set(k.tolist())) == 4
-    again = path_keys(nodes.reverse(), np.array([1, 3, 3, -1]))  # same tree, other order
+    other = pl.DataFrame({"name": ["main", "g", "f", "f"], "depth": [0, 1, 2, 1]})
+    again = path_keys(other, np.array([-1, 0, 1, 0]))  # the same tree, numbered otherwise
     assert sorted(again.tolist()) == sorted(k.tolist())
 
 

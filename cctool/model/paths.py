@@ -103,32 +103,20 @@ def path_keys(nodes: pl.DataFrame, parent: np.ndarray) -> np.ndarray:
     """A stable 64-bit key per node naming its call path, equal across runs, files and
     program versions exactly when :func:`path_ids` would match the two nodes.
 
-    For stores that outlive a process (:mod:`cctool.history`): a node's key mixes its
-    parent's key with an 8-byte BLAKE2b digest of its frame string (:func:`frame_strings`),
-    level by level from the roots, so the key depends on nothing but the frames on the path.
-    Two different paths share a key with probability about ``k² / 2^65`` for ``k`` paths.
+    For stores that outlive a process (:mod:`cctool.history`): each frame string
+    (:func:`frame_strings`) is digested with BLAKE2b (63 bits), and the path's key is
+    :func:`cctool.kernels.path_hashes` of those digests from the root, so the key depends on
+    nothing but the frames on the path. Two different paths share a key with probability
+    about ``k² / 2^65`` for ``k`` paths. ``parent`` is numbered parents first, as a
+    GraphFrame's is.
     """
     import hashlib
 
-    frames = frame_strings(nodes)
-    frame_id, vocab = dense_ids(frames)
+    from cctool import kernels
+
+    frame_id, vocab = dense_ids(frame_strings(nodes))
     digests = np.frombuffer(b"".join(hashlib.blake2b(v.encode(), digest_size=8).digest()
                                      for v in vocab.to_list()), dtype="<u8")
-    frame_hash = digests[frame_id] if len(frame_id) else np.zeros(0, dtype=np.uint64)
-    depth = nodes["depth"].to_numpy()
-    keys = np.zeros(len(parent), dtype=np.uint64)
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
-    for d in range(len(bounds) - 1):
-        idx = order[bounds[d] : bounds[d + 1]]
-        up = keys[parent[idx]] if d else np.zeros(len(idx), dtype=np.uint64)
-        keys[idx] = _mix(up * np.uint64(0x9E3779B97F4A7C15) ^ frame_hash[idx])
-    return keys
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser: every input bit reaches every output bit."""
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))  # type: ignore[no-any-return]
+    digests = (digests & np.uint64((1 << 63) - 1)).astype(np.int64)
+    frame_key = digests[frame_id] if len(frame_id) else np.zeros(0, dtype=np.int64)
+    return kernels.path_hashes(np.asarray(parent, dtype=np.int64), frame_key, 0)
