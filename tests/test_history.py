@@ -199,6 +199,11 @@ def test_commands_add_show_check(tmp_path: Path) -> None:
     assert res.stdout.startswith("## cctool history check: passed")
     res = runner.invoke(cli, ["history", "check", h, files[0], "--to", "junit"])
     assert res.exit_code == 0 and b"<testsuite" in res.stdout_bytes
+    pytest.importorskip("matplotlib")
+    res = runner.invoke(cli, ["history", "show", h, "--path", "Stream_", "--plot",
+                              str(tmp_path / "t.png"), "--to", "csv"])
+    assert res.exit_code == 0 and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    assert res.stdout.splitlines()[0].startswith("path,runs,first,last")
     res = runner.invoke(cli, ["history", "add", h, files[0], "--key", "nokey"])
     assert res.exit_code == 2
     shutil.rmtree(h)

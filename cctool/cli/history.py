@@ -158,7 +158,10 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     if to == "text":
         from cctool.cli._io import emit_renderable
 
-        emit_renderable(ctx, render.check_table(result, top, precision), output, width)
+        import shutil
+
+        shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
+        emit_renderable(ctx, render.check_table(result, top, precision, shown), output, width)
     elif to in ("markdown", "junit"):
         from cctool.cli._compare import report_info
 

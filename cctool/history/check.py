@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from cctool.errors import CctoolError
+from cctool.errors import CctoolError, warn
 from cctool.history import detect
 from cctool.history.series import Series, load
 from cctool.history.store import RunRecord
@@ -99,8 +99,9 @@ class CheckResult:
 def judge(x: np.ndarray, opts: CheckOptions) -> Verdicts:
     """The verdict on each row of ``x`` (paths × runs, complete rows, newest run last)."""
     rows, n = x.shape
-    st = detect.steps(x)
-    tr = detect.trends(x)
+    r = detect.ranks(x)
+    st = detect.steps(x, r=r)
+    tr = detect.trends(x, r)
     adjusted = holm(np.concatenate([st.p, tr.p]))
     p_step, p_trend = adjusted[:rows], adjusted[rows:]
     kind = np.full(rows, "", dtype=object)
@@ -135,7 +136,12 @@ def check(store: str | os.PathLike[str], new: RunRecord, opts: CheckOptions) -> 
         raise CctoolError(f"the new run has no {hist.metric!r}; record and check one metric")
     mine = new.values.filter(pl.col("metric") == hist.metric)
     series = _with_new_run(hist, mine, new.metadata.get("commit", "(new run)"))
-    return _verdicts(series, opts)
+    result = _verdicts(series, opts)
+    shared = int((~np.isnan(series.values[:, -1])).sum())
+    if shared < len(series.values):
+        warn(f"the new run has {shared:,} of the history's {len(series.values):,} call paths "
+             "(the others are not checked)")
+    return result
 
 
 def _with_new_run(hist: Series, mine: pl.DataFrame, commit: str) -> Series:
@@ -155,7 +161,8 @@ def _verdicts(s: Series, opts: CheckOptions) -> CheckResult:
     x = s.values
     n = x.shape[1]
     complete = ~np.isnan(x).any(axis=1)
-    medians = np.where(complete, np.nanmedian(np.where(complete[:, None], x, 0.0), axis=1), 0.0)
+    medians = np.zeros(len(x))
+    medians[complete] = np.median(x[complete], axis=1)
     top = float(np.max(np.abs(medians), initial=0.0))
     heavy = np.abs(medians) >= opts.min_weight * top if top > 0 else np.zeros(len(x), bool)
     tested = np.flatnonzero(complete & heavy)
@@ -172,15 +179,19 @@ def _verdicts(s: Series, opts: CheckOptions) -> CheckResult:
     xs = x[tested]
     newest = xs[:, -1]
     recent = np.where(np.arange(n)[None, :] >= since[:, None], xs, np.nan)
-    below = np.nansum(recent[:, :-1] < newest[:, None], axis=1)
+    below = np.sum(recent[:, :-1] < newest[:, None], axis=1)  # NaN compares False
     count = np.sum(~np.isnan(recent[:, :-1]), axis=1)
     pct = np.where(count > 0, 100.0 * below / np.maximum(count, 1), np.nan)
+    median = np.median(xs[:, :-1], axis=1) if n > 1 else newest.copy()
+    split = np.flatnonzero(since > 0)
+    if len(split):
+        median[split] = np.nanmedian(recent[split, :-1], axis=1)
     verdict = np.where(v.new, "regression", np.where(
         v.confirmed & (v.change < 0), "improvement",
         np.where(v.confirmed, "known", "")))
     table = pl.DataFrame({
         "path": s.paths["path"].gather(tested), "runs": np.full(len(tested), n),
-        "new": newest, "median": np.nanmedian(recent[:, :-1], axis=1) if n > 1 else newest,
+        "new": newest, "median": median,
         "percentile": pct, "kind": v.kind.astype(str), "at": v.at,
         "commit": [commits[a] if a >= 0 else None for a in v.at],
         "change": v.change, "p": v.p, "confirmed": v.confirmed, "verdict": verdict,

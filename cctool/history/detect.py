@@ -73,13 +73,15 @@ def ranks(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def steps(x: np.ndarray, min_segment: int = MIN_SEGMENT) -> Steps:
-    """The best single change point of each row of ``x`` and its p-value (module doc)."""
+def steps(x: np.ndarray, min_segment: int = MIN_SEGMENT,
+          r: np.ndarray | None = None) -> Steps:
+    """The best single change point of each row of ``x`` and its p-value (module doc);
+    ``r``: the rows' :func:`ranks`, when already known."""
     rows, n = x.shape
     if n < 2 * min_segment:
         zero = np.zeros(rows)
         return Steps(np.zeros(rows, dtype=np.int64), np.ones(rows), zero, zero)
-    r = ranks(x)
+    r = ranks(x) if r is None else r
     tau = np.arange(1, n, dtype=np.float64)
     u = 2.0 * np.cumsum(r, axis=1)[:, :-1] - tau * (n + 1)
     stat = n * u * u / (2.0 * tau * (n - tau))
@@ -97,12 +99,21 @@ def steps(x: np.ndarray, min_segment: int = MIN_SEGMENT) -> Steps:
     return Steps(at.astype(np.int64), p, before, after)
 
 
-def trends(x: np.ndarray) -> Trends:
-    """Mann–Kendall's test on each row of ``x`` (module doc)."""
+def trends(x: np.ndarray, r: np.ndarray | None = None) -> Trends:
+    """Mann–Kendall's test on each row of ``x`` (module doc); ``r``: the rows' :func:`ranks`,
+    when already known. The signs of differences are those of the ranks', which are
+    compared as small integers (twice the average ranks) to move less memory."""
     rows, n = x.shape
-    s = np.zeros(rows)
+    r = ranks(x) if r is None else r
+    small = np.int16 if 2 * n < np.iinfo(np.int16).max else np.int32
+    r2 = np.ascontiguousarray((2.0 * r).round().astype(small))
+    s = np.zeros(rows, dtype=np.int64)
+    buf = np.empty((rows, max(n - 1, 0)), dtype=small)
     for lag in range(1, n):
-        s += np.sign(x[:, lag:] - x[:, :-lag]).sum(axis=1)
+        d = buf[:, : n - lag]
+        np.subtract(r2[:, lag:], r2[:, :-lag], out=d)
+        np.sign(d, out=d)
+        s += d.sum(axis=1, dtype=np.int64)
     var = n * (n - 1) * (2 * n + 5) / 18.0
     if var <= 0:
         return Trends(np.ones(rows), s)

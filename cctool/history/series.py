@@ -82,12 +82,16 @@ def load(path: str | os.PathLike[str], metric: str | None = None, query: str | N
 
 def _matrix(runs: pl.DataFrame, table: pl.DataFrame, vals: pl.DataFrame, metric: str,
             unit: str | None) -> Series:
-    present = vals["key"].unique()
-    table = table.filter(pl.col("key").is_in(present.implode())).sort("path")
-    row = table.select("key").with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
-    col = runs.select("run").with_row_index("col").with_columns(pl.col("col").cast(pl.Int64))
-    at = vals.join(row, on="key").join(col, on="run")
+    table = table.sort("path")
+    # Rows by a hash join on the integer keys against the (small) path table, columns by the
+    # runs' order as an enum: nothing per (run, path) row is a string.
+    rows = table.select("key").with_row_index("row")
+    at = vals.select(pl.col("run").cast(pl.Enum(runs["run"].to_list())).to_physical()
+                     .alias("col"), "key", (pl.col("sum") / pl.col("units")).alias("v")
+                     ).join(rows, on="key")
     out = np.full((table.height, runs.height), np.nan)
-    out[at["row"].to_numpy(), at["col"].to_numpy()] = (at["sum"] / at["units"]).to_numpy()
-    return Series(runs, table.select("key", "name", "path"), out, metric, unit)
+    out[at["row"].to_numpy(), at["col"].to_numpy()] = at["v"].to_numpy()
+    seen = ~np.isnan(out).all(axis=1)
+    return Series(runs, table.filter(pl.Series(seen)).select("key", "name", "path"), out[seen],
+                  metric, unit)
 

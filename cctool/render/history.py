@@ -139,24 +139,26 @@ def _what(row: dict[str, object]) -> str:
     kind = row["kind"]
     if kind == "step":
         return f"step at {row['commit'] or row['at']}"
-    return "trend over the window" if kind == "trend" else ""
+    return "trend" if kind == "trend" else ""
 
 
-def check_table(r: CheckResult, top: int = 20, precision: int = 3) -> Group:
+def check_table(r: CheckResult, top: int = 20, precision: int = 3, width: int = 120) -> Group:
     """Summary lines, then the confirmed changes and the paths whose new value sits highest
-    in its recent distribution."""
+    in its recent distribution (the median column left out on a narrow terminal)."""
+    wide = width >= 100
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    t.add_column("call path", overflow="fold", ratio=1, min_width=24)
-    for c in ("new", "median", "pctile"):
-        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("call path", overflow="fold", ratio=1, min_width=20)
+    t.add_column("verdict", no_wrap=True)
     t.add_column("change", no_wrap=True)
     t.add_column("size", justify="right", no_wrap=True)
     t.add_column("p (Holm)", justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    for c in ("new", "median", "pctile") if wide else ("new", "pctile"):
+        t.add_column(c, justify="right", no_wrap=True)
     for row in _shown(r, top).iter_rows(named=True):
-        t.add_row(row["path"], _v(row["new"], precision), _v(row["median"], precision),
-                  _v(row["percentile"], 0), _what(row),
-                  _pct(row["change"]) if row["kind"] else "", _p(row["p"]), row["verdict"])
+        t.add_row(row["path"], row["verdict"], _what(row),
+                  _pct(row["change"]) if row["kind"] else "", _p(row["p"]),
+                  _v(row["new"], precision), *([_v(row["median"], precision)] if wide else []),
+                  _v(row["percentile"], 0))
     return Group(Text("\n".join(summary_lines(r))), Text(""), t)
 
 
