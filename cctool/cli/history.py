@@ -156,9 +156,9 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     from cctool.render import history as render
 
     if to == "text":
-        from cctool.cli._io import emit_renderable
-
         import shutil
+
+        from cctool.cli._io import emit_renderable
 
         shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
         emit_renderable(ctx, render.check_table(result, top, precision, shown), output, width)
