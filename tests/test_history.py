@@ -207,3 +207,18 @@ def test_commands_add_show_check(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["history", "add", h, files[0], "--key", "nokey"])
     assert res.exit_code == 2
     shutil.rmtree(h)
+
+
+def test_compaction_keeps_every_series(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs folded into segments read back as the same series, in the same order."""
+    monkeypatch.setattr(store, "COMPACT_AT", 2)
+    for i in range(7):
+        store.append(tmp_path, _tiny(i))
+    assert len(list((tmp_path / "segments").glob("*.parquet"))) >= 1
+    from cctool.history.series import load
+
+    s = load(tmp_path)
+    assert s.paths["path"].to_list() == ["main", "main/a", "main/b"]
+    assert s.values.tolist() == [[1.0 * (1 + i) * k for i in range(7)] for k in (1, 2, 3)]
+    one = load(tmp_path, query="/b$")
+    assert one.values.tolist() == [[3.0 * (1 + i) for i in range(7)]]

@@ -50,6 +50,8 @@ import polars as pl
 
 from cctool.errors import CctoolError, warn
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 COMPACT_AT = 512  # loose runs that trigger compaction of the oldest ones into one segment
 SEGMENT_ROW_GROUP = 1 << 16
 VALUE_COLUMNS = ("units", "sum", "sumsq", "min", "max")
@@ -243,6 +245,7 @@ def _write_parquet(df: pl.DataFrame, target: Path, row_group: int | None = None)
     """Write ``df`` to ``target`` through a temporary file in the same folder and a rename."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file: the store may be shared
     try:
         df.write_parquet(tmp, compression="zstd", statistics=True,
                          row_group_size=row_group)
