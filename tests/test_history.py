@@ -222,3 +222,9 @@ def test_compaction_keeps_every_series(tmp_path: Path, monkeypatch: pytest.Monke
     assert s.values.tolist() == [[1.0 * (1 + i) * k for i in range(7)] for k in (1, 2, 3)]
     one = load(tmp_path, query="/b$")
     assert one.values.tolist() == [[3.0 * (1 + i) for i in range(7)]]
+
+
+def test_a_file_being_written_is_not_a_run(tmp_path: Path) -> None:
+    store.append(tmp_path, _tiny(0))
+    (tmp_path / "runs" / ".tmp-abc.parquet").write_bytes(b"")  # another writer, mid-write
+    assert store.index(tmp_path).height == 1

@@ -186,8 +186,9 @@ def _current_index(root: Path) -> pl.DataFrame:
     idx = _read(root / "index.parquet") if (root / "index.parquet").exists() else None
     if idx is None:
         idx = pl.DataFrame(schema=INDEX_SCHEMA)
-    on_disk = {f"runs/{p.name}" for p in (root / "runs").glob("*.parquet")}
-    on_disk |= {f"segments/{p.name}" for p in (root / "segments").glob("*.parquet")}
+    # Files being written are hidden (``.tmp-*``) until renamed: not runs yet.
+    on_disk = {f"{sub}/{p.name}" for sub in ("runs", "segments")
+               for p in (root / sub).glob("*.parquet") if not p.name.startswith(".")}
     idx = idx.filter(pl.col("file").is_in(list(on_disk)))
     missing = sorted(on_disk - set(idx["file"].unique().to_list()))
     found = [_run_rows(root / f, f) for f in missing]
