@@ -52,7 +52,8 @@ from cctool.errors import CctoolError, warn
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
-COMPACT_AT = 512  # loose runs that trigger compaction of the oldest ones into one segment
+COMPACT_AT = 128  # loose runs that trigger compaction of the oldest ones into one segment
+RUN_ROW_GROUP = 4096  # rows sorted by key: a query for a few paths reads one group per file
 SEGMENT_ROW_GROUP = 1 << 16
 VALUE_COLUMNS = ("units", "sum", "sumsq", "min", "max")
 META_COLUMNS = ("run", "date", "commit", "branch", "machine", "keys", "metric", "unit", "tree")
@@ -99,8 +100,8 @@ def append(store: str | os.PathLike[str], record: RunRecord) -> str:
         pl.col("metric").replace_strict({m: u or "" for m, u in record.units.items()},
                                         default="", return_dtype=pl.String).alias("unit"),
         pl.lit(tree).alias("tree"))
-    _write_parquet(rows.select(*META_COLUMNS, "key", *VALUE_COLUMNS), root / "runs" /
-                   f"{run}.parquet")
+    _write_parquet(rows.select(*META_COLUMNS, "key", *VALUE_COLUMNS).sort("key", "metric"),
+                   root / "runs" / f"{run}.parquet", RUN_ROW_GROUP)
     with _locked(root):
         index = _current_index(root)
         added = pl.DataFrame(
@@ -217,7 +218,7 @@ def _compact(root: Path, idx: pl.DataFrame) -> None:
     take = files.head(COMPACT_AT).to_list()
     frames = [lf for f in take if (lf := _scan(root / f)) is not None]
     try:
-        rows = pl.concat(frames).sort("key", "date", "run").collect()
+        rows = pl.concat(frames).sort("key").collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
         warn(f"{root}: compaction skipped ({_reason(exc)})")
         return
