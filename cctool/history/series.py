@@ -76,18 +76,17 @@ def load(path: str | os.PathLike[str], metric: str | None = None, query: str | N
         except pl.exceptions.ComputeError:
             raise CctoolError(f"{query!r} is not a regular expression") from None
         keys = table["key"].to_numpy()
-    vals = store.values(path, runs, metric, keys)
+    vals = store.values(path, runs, metric, keys, ("units", "sum"))
     return _matrix(runs, table, vals, metric, units[0] or None)
 
 
 def _matrix(runs: pl.DataFrame, table: pl.DataFrame, vals: pl.DataFrame, metric: str,
             unit: str | None) -> Series:
     table = table.sort("path")
-    # Rows by a hash join on the integer keys against the (small) path table, columns by the
-    # runs' order as an enum: nothing per (run, path) row is a string.
+    # Rows by a hash join on the integer keys against the (small) path table; columns are
+    # the runs' positions: nothing per (run, path) row is a string.
     rows = table.select("key").with_row_index("row")
-    at = vals.select(pl.col("run").cast(pl.Enum(runs["run"].to_list())).to_physical()
-                     .alias("col"), "key", (pl.col("sum") / pl.col("units")).alias("v")
+    at = vals.select("col", "key", (pl.col("sum") / pl.col("units")).alias("v")
                      ).join(rows, on="key")
     out = np.full((table.height, runs.height), np.nan)
     out[at["row"].to_numpy(), at["col"].to_numpy()] = at["v"].to_numpy()

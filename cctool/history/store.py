@@ -141,43 +141,46 @@ def paths(store: str | os.PathLike[str], trees: Sequence[str]) -> pl.DataFrame:
 
 
 def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
-           keys: np.ndarray | None = None) -> pl.DataFrame:
+           keys: np.ndarray | None = None,
+           columns: Sequence[str] = VALUE_COLUMNS) -> pl.DataFrame:
     """The recorded partials of ``metric`` in ``runs`` (rows of :func:`index`): columns
-    ``run``, ``key`` and :data:`VALUE_COLUMNS`; only paths in ``keys`` when given. Damaged
-    files are skipped with a warning."""
+    ``col`` (the run's position among ``runs``' rows of ``metric``), ``key`` and ``columns``
+    of :data:`VALUE_COLUMNS`; only paths in ``keys`` when given. Damaged files are skipped
+    with a warning: their runs have no rows."""
     root = Path(store)
-    wanted = runs.filter(pl.col("metric") == metric)
-    cond = (pl.col("metric") == metric) & pl.col("run").is_in(wanted["run"].implode())
+    wanted = runs.filter(pl.col("metric") == metric).with_row_index("col")
+    cond = pl.col("metric") == metric
     if keys is not None:
         sorted_keys = np.unique(keys)
         cond &= pl.col("key").is_in(pl.Series(sorted_keys).implode())
         if len(sorted_keys):  # lets the reader skip row groups outside the range
             cond &= pl.col("key").is_between(int(sorted_keys[0]), int(sorted_keys[-1]))
-    files = [str(root / f) for f in wanted["file"].unique(maintain_order=True).to_list()]
-    try:  # all files in one scan; one by one (skipping the damaged) only when that fails
-        if files:
-            return (pl.scan_parquet(files).filter(cond).select("run", "key", *VALUE_COLUMNS)
-                    .collect())
-    except (pl.exceptions.PolarsError, OSError):
-        pass
-    parts = []
-    for file, group in wanted.group_by("file", maintain_order=True):
-        lf = _scan(root / str(file[0]))
+    enum = pl.Enum(wanted["run"].to_list())
+    plans = []
+    for (file,), group in wanted.group_by("file", maintain_order=True):
+        lf = _scan(root / str(file))
         if lf is None:
             continue
-        cond = (pl.col("metric") == metric) & pl.col("run").is_in(group["run"].implode())
-        if keys is not None:
-            sorted_keys = np.unique(keys)
-            cond &= pl.col("key").is_in(pl.Series(sorted_keys).implode())
-            if len(sorted_keys):  # lets the reader skip row groups outside the range
-                cond &= pl.col("key").is_between(int(sorted_keys[0]), int(sorted_keys[-1]))
+        if group.height == 1 and str(file).startswith("runs/"):  # one run: its position
+            pos = pl.lit(int(group["col"][0]), dtype=pl.UInt32).alias("col")
+            plans.append((str(file), lf.filter(cond).select(pos, "key", *columns)))
+        else:  # a segment: the runs asked for, numbered through an enum of every run
+            mine = cond & pl.col("run").is_in(group["run"].implode())
+            col = pl.col("run").cast(enum).to_physical().cast(pl.UInt32).alias("col")
+            plans.append((str(file), lf.filter(mine).select(col, "key", *columns)))
+    empty = pl.DataFrame(schema={"col": pl.UInt32, "key": pl.UInt64,
+                                 **{c: pl.Int32 if c == "units" else pl.Float64
+                                    for c in columns}})
+    try:  # every file in one parallel collect; one by one only when some file fails
+        return pl.concat([empty.lazy(), *(p for _, p in plans)]).collect()
+    except (pl.exceptions.PolarsError, OSError):
+        pass
+    parts = [empty]
+    for file, plan in plans:
         try:
-            parts.append(lf.filter(cond).select("run", "key", *VALUE_COLUMNS).collect())
+            parts.append(plan.collect())
         except (pl.exceptions.PolarsError, OSError) as exc:
-            warn(f"{root / str(file[0])}: skipped, unreadable ({_reason(exc)})")
-    if not parts:
-        return pl.DataFrame(schema={"run": pl.String, "key": pl.UInt64, "units": pl.Int32,
-                                    **dict.fromkeys(VALUE_COLUMNS[1:], pl.Float64)})
+            warn(f"{root / file}: skipped, unreadable ({_reason(exc)})")
     return pl.concat(parts)
 
 
