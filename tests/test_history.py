@@ -228,3 +228,21 @@ def test_a_file_being_written_is_not_a_run(tmp_path: Path) -> None:
     store.append(tmp_path, _tiny(0))
     (tmp_path / "runs" / ".tmp-abc.parquet").write_bytes(b"")  # another writer, mid-write
     assert store.index(tmp_path).height == 1
+
+
+def test_a_run_compacted_while_reading_is_read_again(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index a reader holds may name a loose run a writer has just folded into a
+    segment: the reader reads the index again instead of losing the run's points."""
+    from cctool.history import series
+
+    for i in range(3):
+        store.append(tmp_path, _tiny(i))
+    stale = store.index(tmp_path)
+    monkeypatch.setattr(store, "COMPACT_AT", 2)
+    store.append(tmp_path, _tiny(3))  # 4 loose runs: the oldest 2 go into a segment
+    calls = [stale]
+    real = store.index
+    monkeypatch.setattr(store, "index", lambda p: calls.pop() if calls else real(p))
+    s = series.load(tmp_path)
+    assert s.values.shape == (3, 4) and not np.isnan(s.values).any()

@@ -57,7 +57,17 @@ def load(path: str | os.PathLike[str], metric: str | None = None, query: str | N
          last: int | None = None) -> Series:
     """The series of ``metric`` (default: the most recorded one) over the ``last`` runs
     (all when None), for the paths whose ``/``-joined names match the regular expression
-    ``query`` (all when None)."""
+    ``query`` (all when None). A writer compacting runs meanwhile makes it read again."""
+    for _ in range(4):
+        try:
+            return _load(path, metric, query, last)
+        except store.MovedError:
+            continue
+    raise CctoolError(f"{path}: the store kept changing while it was read; try again")
+
+
+def _load(path: str | os.PathLike[str], metric: str | None, query: str | None,
+          last: int | None) -> Series:
     idx = store.index(path)
     metric = pick_metric(idx, metric)
     runs = idx.filter(pl.col("metric") == metric)

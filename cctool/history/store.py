@@ -62,6 +62,11 @@ INDEX_SCHEMA = {"run": pl.String, "file": pl.String, "date": pl.String, "commit"
                 "metric": pl.String, "unit": pl.String, "tree": pl.String}
 
 
+class MovedError(CctoolError):
+    """A run file went away between reading the index and reading it (a writer compacted
+    it into a segment): read the index again."""
+
+
 @dataclass(frozen=True, eq=False)
 class RunRecord:
     """One run to record.
@@ -158,6 +163,8 @@ def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
     enum = pl.Enum(wanted["run"].to_list())
     plans = []
     for (file,), group in wanted.group_by("file", maintain_order=True):
+        if not (root / str(file)).exists():  # compacted since the index was read
+            raise MovedError(str(file))
         lf = _scan(root / str(file))
         if lf is None:
             continue
@@ -177,6 +184,8 @@ def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
         pass
     parts = [empty]
     for file, plan in plans:
+        if not (root / file).exists():
+            raise MovedError(file)
         try:
             parts.append(plan.collect())
         except (pl.exceptions.PolarsError, OSError) as exc:
