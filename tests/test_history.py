@@ -204,6 +204,8 @@ def test_commands_add_show_check(tmp_path: Path) -> None:
                               str(tmp_path / "t.png"), "--to", "csv"])
     assert res.exit_code == 0 and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
     assert res.stdout.splitlines()[0].startswith("path,runs,first,last")
+    res = runner.invoke(cli, ["history", "add", str(tmp_path / "other"), str(TRIALS / "1")])
+    assert res.exit_code == 0 and "differ in their metadata (tuning: block_128" in res.stderr
     res = runner.invoke(cli, ["history", "add", h, files[0], "--key", "nokey"])
     assert res.exit_code == 2
     shutil.rmtree(h)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from cctool.errors import CctoolError
+from cctool.errors import CctoolError, warn
 from cctool.history.store import RunRecord
 from cctool.model.paths import path_keys
 from cctool.ops.runs import RunSummary, summarize_paths
@@ -34,7 +34,30 @@ def record(profiles: Sequence[str], metrics: Sequence[str | None] = (None,),
         raise CctoolError("no profiles to record")
     asked = tuple(dict.fromkeys(metrics or (None,)))
     runs = summarize_paths(list(profiles), fmt, asked, agg)
+    _same_configuration(runs)
     return from_summaries(runs, asked, keys or {})
+
+
+# Metadata that differs between repeats of one configuration by nature.
+PER_TRIAL = {"launchdate", "cmdline", "date", "time", "starttime", "endtime", "timestamp",
+             "hostname", "host", "pid", "jobid", "job", "outdir", "user"}
+
+
+def _same_configuration(runs: Sequence[RunSummary]) -> None:
+    """Say so when the trials differ in a metadata key that names their configuration
+    (a tuning, a variant, a problem size): their mean would mix two programs."""
+    differ = {}
+    for key in dict.fromkeys(k for r in runs for k in r.metadata):
+        if key.lower() in PER_TRIAL:
+            continue
+        seen = list(dict.fromkeys(str(r.metadata.get(key)) for r in runs))
+        if len(seen) > 1:
+            differ[key] = seen
+    if differ:
+        what = "; ".join(f"{k}: {', '.join(v[:3])}{' ...' if len(v) > 3 else ''}"
+                         for k, v in list(differ.items())[:3])
+        warn(f"the trials of this run differ in their metadata ({what}): a run's trials "
+             "should repeat one configuration; record each configuration as its own run")
 
 
 def from_summaries(runs: Sequence[RunSummary], asked: Sequence[str | None],
