@@ -65,6 +65,8 @@ def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, 
 @click.option("--metric", "-m", default=None,
               help="Metric to show (default: the one most runs recorded).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Only the last N runs.")
+@click.option("--top", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Text: at most this many call paths, those of largest median.")
 @click.option("--plot", "plot", default=None, metavar="FILE",
               help="Also draw the heaviest shown paths' series into this .png, .svg or .pdf "
               "(needs the 'plot' extra: matplotlib).")
@@ -73,7 +75,7 @@ def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, 
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
-         last: int | None, plot: str | None, precision: int, width: int | None, to: str,
+         last: int | None, top: int, plot: str | None, precision: int, width: int | None, to: str,
          output: str) -> None:
     """The series of a metric per call path: runs, last value, median, the last run against
     the median, and a sparkline of the runs (oldest left)."""
@@ -92,7 +94,7 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
         from cctool.render.history import show_table
 
         shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
-        emit_renderable(ctx, show_table(series, precision, shown), output, width)
+        emit_renderable(ctx, show_table(series, precision, shown, top), output, width)
         return
     from cctool.cli._io import write_bytes
     from cctool.render.history import show_rows

@@ -65,23 +65,32 @@ def show_rows(s: Series) -> pl.DataFrame:
                          "last vs median": change})
 
 
-def show_table(s: Series, precision: int = 3, width: int = 120) -> Group:
+def show_table(s: Series, precision: int = 3, width: int = 120, top: int | None = 50) -> Group:
     """The series per path as a terminal table with a sparkline per path (narrower on a
-    narrow terminal)."""
+    narrow terminal); the ``top`` paths of largest median when there are more, in path
+    order."""
     rows = show_rows(s)
+    values = s.values
+    hidden = 0
+    if top is not None and rows.height > top:
+        keep = np.sort(np.argsort(-np.nan_to_num(np.abs(rows["median"].to_numpy())),
+                                  kind="stable")[:top])
+        hidden = rows.height - top
+        rows, values = rows[keep], values[keep]
     spark = SPARK_WIDTH if width >= 120 else 16
     unit = f" [{s.unit}]" if s.unit else ""
     head = Text(f"{s.metric}{unit}: {s.values.shape[1]:,} runs"
-                + _span(s) + f", {len(rows):,} call paths (oldest run left in the trend)")
+                + _span(s) + f", {len(s.values):,} call paths (oldest run left in the trend)")
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     t.add_column("call path", overflow="fold", ratio=1, min_width=24)
     for c in ("runs", "last", "median", "vs median"):
         t.add_column(c, justify="right", no_wrap=True)
     t.add_column("trend", no_wrap=True)
-    for r, y in zip(rows.iter_rows(named=True), s.values, strict=True):
+    for r, y in zip(rows.iter_rows(named=True), values, strict=True):
         t.add_row(r["path"], f"{r['runs']:,}", _v(r["last"], precision),
                   _v(r["median"], precision), _pct(r["last vs median"]), sparkline(y, spark))
-    return Group(head, t)
+    more = [Text(f"... {hidden:,} lighter call paths not shown (--top, --path)")] if hidden else []
+    return Group(head, t, *more)
 
 
 def _span(s: Series) -> str:
