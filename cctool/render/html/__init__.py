@@ -156,7 +156,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     opts = options or HtmlOptions()
     gf = cmp.result
     color = gf.resolve_metric(opts.color or (cmp.shown[0] if cmp.shown else None))
-    size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
+    size = gf.resolve_metric(opts.size) if opts.size else _comparison_size(cmp, color)
     shown = gf.node_values(None, "sum")
     units = _units(gf)
     metrics = [_payload.metric_entry(m, shown[m].to_numpy(), not gf.is_inclusive(m),
@@ -168,7 +168,8 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
             summable = not gf.is_inclusive(side[0])
             label = names[0] if side[1] == "A]" else names[1]
             values = table[col].fill_null(float("nan")).to_numpy()
-            metrics.append(_payload.metric_entry(col, values, summable, label, units(side[0])))
+            unit = cmp.units(side[0]) or ""  # each side keeps its own unit (s, B), not "ratio"
+            metrics.append(_payload.metric_entry(col, values, summable, label, unit))
     title = opts.title or f"{names[0]} → {names[1]}"
     note = str(gf.metadata.get("values_note") or "")
     colormap = opts.colormap if opts.colormap != "auto" else \
@@ -176,6 +177,10 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     settings = _settings(replace(opts, colormap=colormap), color, size, _priority(gf, color),
                          title, note)
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
+    if cmp.opts.op == "div":  # labels give each node's share of the numerator's time
+        side = "B" if cmp.opts.reverse else "A"
+        settings["share"] = next((c for c in (f"{color} [{side}]", size)
+                                  if c in cmp.values.columns), size)
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
     settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
@@ -228,6 +233,21 @@ def _partner(gf: GraphFrame, metric: str) -> str:
     """The exclusive partner of an inclusive metric (and vice versa), else the metric."""
     other = gf.exclusive_of(metric) if gf.is_inclusive(metric) else gf.inclusive_of(metric)
     return other if other and other != metric else metric
+
+
+def _comparison_size(cmp: Comparison, color: str) -> str:
+    """What sizes the nodes of a comparison page: for a ratio, never the ratio itself but the
+    numerator's own values (exclusive, as a tree page sizes by time), so that big nodes are
+    the ones that take time; for a difference, the difference's exclusive partner."""
+    gf = cmp.result
+    partner = _partner(gf, color)
+    if cmp.opts.op != "div":
+        return partner
+    side = "B" if cmp.opts.reverse else "A"
+    for name in (f"{partner} [{side}]", f"{color} [{side}]"):
+        if name in cmp.values.columns:
+            return name
+    return partner
 
 
 def _units(gf: GraphFrame) -> Callable[[str], str]:

@@ -31,8 +31,8 @@
 
   // Greedy placement in screen space with a grid of placed boxes: a label that would
   // overlap one already placed is dropped (rows closer than a label's height). Each label
-  // sits right of its node, on the node's own row, as "name  value · %": whole when it fits
-  // before the window's edge, else the name is shortened in the middle and the value kept.
+  // sits right of its node, on the node's own row, as "name  value · %" when that fits
+  // before the window's edge, else the whole name, else the name shortened in the middle.
   P.drawLabels = function () {
     const W = this.svg.clientWidth, H = this.svg.clientHeight;
     const grid = new Map(), cell = 64, boxes = [];
@@ -53,7 +53,7 @@
       const box0 = [Math.max(x0, 0), sy - FONT / 2 - 2, 1, FONT + 3];
       if (room < 3 * this.charW || hits(box0)) continue;
       const value = this.valueText(i), vw = value ? this.measure(VSEP + value) : 0;
-      const name = this.fitLabel(i, room - (vw && room - vw >= 6 * this.charW ? vw : 0), false);
+      const name = this.fitLabel(i, room, false);
       if (!name) continue;
       const shownValue = value && this.measure(name) + vw <= room ? value : "";
       const w = this.measure(name) + (shownValue ? vw : 0);
@@ -76,8 +76,8 @@
   };
 
   // Which metric the labels' "%" is a share of: the color metric when it adds up (not a
-  // change or a ratio), else the size metric, else the page's priority metric; and the
-  // totals over the roots (the whole profile) of both.
+  // change or a ratio), else the page's `share` metric (a ratio page's numerator time), the
+  // size metric or the priority metric; and its total over the roots (the whole profile).
   P.labelTotals = function () {
     const m = this.model, enc = this.enc;
     const total = (k) => {
@@ -87,19 +87,19 @@
       for (const r of m.roots) if (Number.isFinite(vals[r])) t += vals[r];
       return t > 0 ? t : 0;
     };
-    const prio = m.metricIndex.has(m.data.priority) ? m.metricIndex.get(m.data.priority) : -1;
-    const share = [enc.color, enc.size, prio].find((k) => total(k) > 0);
+    const index = (name) => (m.metricIndex.has(name) ? m.metricIndex.get(name) : -1);
+    const share = [enc.color, index(m.data.share), enc.size, index(m.data.priority)].find((k) => total(k) > 0);
     this.share = share === undefined ? null : { metric: share, total: total(share) };
   };
 
   // "12.3 ms · 45.1%": the color metric's value, and the node's share of the total.
-  P.valueText = function (i) {
-    const m = this.model, k = this.enc.color, metric = m.metrics[k], v = this.colorValue(i);
+  P.valueText = function (i, folded = this.collapsed(i)) {
+    const m = this.model, k = this.enc.color, metric = m.metrics[k], v = m.value(k, i, folded);
     const parts = [];
-    if (Number.isFinite(v)) parts.push(CCT.formatValue(v, metric.unit));
+    if (Number.isFinite(v)) parts.push(CCT.isRatio(metric) ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
     const s = this.share;
     if (s) {
-      const x = m.value(s.metric, i, this.collapsed(i));
+      const x = m.value(s.metric, i, folded);
       if (Number.isFinite(x)) parts.push(CCT.formatPercent(x / s.total));
     }
     return parts.join(" · ");

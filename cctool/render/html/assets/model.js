@@ -323,24 +323,41 @@ CCT.normalizer = function (lo, hi, log, centered) {
   return (v) => (hi > lo ? (v - lo) / (hi - lo) : 1);
 };
 
-CCT.colorScale = function (values, cmap, invert, log) {
+// `ratio`: values are ratios (A / B): a log scale centred at 1 with symmetric limits
+// 1/r .. r, so "no change" takes the colormap's middle colour and halving looks as strong
+// as doubling. Differences (signed values) are centred at 0 on a diverging map.
+CCT.colorScale = function (values, cmap, invert, log, ratio) {
   const [lo, hi] = CCT.finiteRange(values);
   const signed = lo < 0 && hi > 0;
-  const name = cmap === "auto" ? (signed ? "RdBu" : "reds") : cmap;
-  const centered = CCT.diverging.has(name) && signed;
-  const t = CCT.normalizer(lo, hi, log, centered);
+  const name = cmap === "auto" ? (signed || ratio ? "RdBu" : "reds") : cmap;
   const stops = CCT.colormaps[name].map(hexToRgb);
-  const color = (v) => {
-    if (!Number.isFinite(v)) return "#d0d0d0";
-    let x = Math.min(1, Math.max(0, t(v)));
+  const paint = (x) => {
     if (invert) x = 1 - x;
     const f = x * (stops.length - 1), k = Math.min(stops.length - 2, Math.floor(f)), u = f - k;
     const c = stops[k].map((a, j) => Math.round(a + (stops[k + 1][j] - a) * u));
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   };
+  if (ratio) {
+    let r = 1;
+    for (const v of values) if (Number.isFinite(v) && v > 0) r = Math.max(r, v, 1 / v);
+    r = Math.max(r, 1.01);
+    const span = Math.log(r);
+    const t = (v) => (v <= 0 ? 0 : 0.5 + 0.5 * Math.log(v) / span);
+    const color = (v) => (Number.isNaN(v) || v === null ? "#d0d0d0" : paint(Math.min(1, Math.max(0, t(v)))));
+    return { color, domain: [1 / r, r], name, centered: true, ratio: true, invert,
+      at: (f) => Math.exp((2 * f - 1) * span), middle: 1 };
+  }
+  const centered = CCT.diverging.has(name) && signed;
+  const t = CCT.normalizer(lo, hi, log, centered);
+  const color = (v) => (Number.isFinite(v) ? paint(Math.min(1, Math.max(0, t(v)))) : "#d0d0d0");
   const domain = centered ? [-Math.max(-lo, hi), Math.max(-lo, hi)] : [lo, hi];
-  return { color, domain, name, centered, invert };
+  return { color, domain, name, centered, invert, middle: centered ? 0 : null,
+    at: (f) => domain[0] + (domain[1] - domain[0]) * f };
 };
+
+// Ratio metrics (a comparison's A / B, or any metric whose unit is "ratio") are colored on
+// the ratio scale above.
+CCT.isRatio = (metric) => metric.unit === "ratio";
 
 CCT.sizeScale = function (values, log, rmin, rmax) {
   const [lo, hi] = CCT.finiteRange(values);

@@ -85,18 +85,23 @@
       const svg = el("svg", { width: W, height: 44, class: "colorbar" });
       const grad = el("linearGradient", { id: "cbar" });
       for (let k = 0; k <= 20; k++) {
-        grad.appendChild(el("stop", { offset: `${k * 5}%`, "stop-color": scale.color(lo + (hi - lo) * k / 20) }));
+        grad.appendChild(el("stop", { offset: `${k * 5}%`, "stop-color": scale.color(scale.at(k / 20)) }));
       }
       const defs = el("defs");
       defs.appendChild(grad);
       svg.append(defs, el("rect", { x: 0, y: 4, width: W, height: 12, fill: "url(#cbar)" }));
       const tick = (x, text, anchor) => svg.appendChild(el("text", { x, y: 30, "text-anchor": anchor }, text));
       tick(0, CCT.formatValue(lo, metric.unit), "start");
-      if (scale.centered) tick(W / 2, "0", "middle");
+      if (scale.centered) tick(W / 2, scale.ratio ? "1 (same)" : "0", "middle");
       tick(W, CCT.formatValue(hi, metric.unit), "end");
-      box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`), svg);
+      const how = scale.ratio ? "log scale centred at 1, limits 1/r … r" : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
+      box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`),
+        ...(how ? [el("div", { class: "legend-note" }, how)] : []), svg);
       this.showSizeLegend();
       this.showMarks();
+      v.labelTotals();
+      const share = v.share ? m.metrics[v.share.metric].name : "";
+      $("label-legend").textContent = `labels: name  ${metric.name}${share ? ` · % of the total ${share}` : ""}`;
     }
 
     showSizeLegend() {
