@@ -38,10 +38,10 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js",
-           "panels.js", "search.js", "icicle.js", "explore.js")
+           "panels.js", "histogram.js", "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
-PANEL_SCRIPTS = ("ranks.js", "hot.js")
+PANEL_SCRIPTS = ("ranks.js", "hot.js", "undo.js")
 STYLES = ("tree.css", "ranks.css")
 
 

@@ -186,10 +186,11 @@ CCT.TreeState = class TreeState {
   // Make node i visible by opening its ancestors.
   reveal(i) { for (let j = this.model.parent[i]; j >= 0; j = this.model.parent[j]) this.open(j); }
 
-  // Mass prune: keep a node when it or any node below it lies in [lo, hi]; roots stay.
-  prune(values, lo, hi) {
+  // Mass prune: keep a node when it or any node below it lies in [lo, hi] (and, with
+  // `dropZero`, is not zero); roots stay.
+  prune(values, lo, hi, dropZero) {
     const m = this.model, kept = this.kept;
-    for (let i = 0; i < m.n; i++) kept[i] = values[i] >= lo && values[i] <= hi ? 1 : 0;
+    for (let i = 0; i < m.n; i++) kept[i] = values[i] >= lo && values[i] <= hi && !(dropZero && values[i] === 0) ? 1 : 0;
     for (let i = m.n - 1; i >= 0; i--) if (kept[i] && m.parent[i] >= 0) kept[m.parent[i]] = 1;
     m.roots.forEach((r) => { kept[r] = 1; });
     let hidden = 0;

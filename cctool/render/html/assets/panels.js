@@ -2,8 +2,9 @@
 (() => {
   const NS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
-  const BINS = 40, TABLE_ROWS = 500;
+  const TABLE_ROWS = 500;
 
+  CCT.el = el;
   function el(tag, attrs, text) {
     const x = tag === "svg" || ["rect", "circle", "path", "text", "line", "linearGradient", "stop", "defs", "g"].includes(tag)
       ? document.createElementNS(NS, tag) : document.createElement(tag);
@@ -53,7 +54,8 @@
         this.view.refresh();
       });
       $("reset").addEventListener("click", () => {
-        this.resetPrune(false);
+        this.pruneZero = true;
+        this.resetPrune(true, false);
         this.state.reset(this.settings.budget, this.settings.depth);
         this.view.refresh();
         this.view.fit(true);
@@ -74,6 +76,7 @@
         this.view.select([...this.view.selection].flatMap((i) => this.model.path(i)), "add");
       });
       $("show-query").addEventListener("click", () => this.showQuery());
+      this.bindHistogram();
       $("copy-query").addEventListener("click", () => this.copyQuery());
     }
 
@@ -134,47 +137,7 @@
       }));
     }
 
-    // ---------------------------------------------------------------- prune
-    // The slider positions map to values linearly, or logarithmically with "log".
-    pruneScale() {
-      const values = this.model.metrics[this.view.enc.color].values;
-      const [lo, hi] = CCT.finiteRange(values);
-      const log = this.view.enc.log && lo >= 0 && hi > 0;
-      const base = Math.max(lo, hi * 1e-6);
-      const at = log ? (f) => (f <= 0 ? lo : base * Math.pow(hi / base, f)) : (f) => lo + (hi - lo) * f;
-      return { values, lo, hi, at, log, base };
-    }
-
-    resetPrune(apply = true) {
-      $("prune-min").value = 0;
-      $("prune-max").value = 1000;
-      if (apply) this.applyPrune(); else this.state.kept.fill(1);
-    }
-
-    applyPrune() {
-      const s = this.pruneScale(), a = Number($("prune-min").value), b = Number($("prune-max").value);
-      const fa = Math.min(a, b) / 1000, fb = Math.max(a, b) / 1000;
-      const lo = fa <= 0 ? -Infinity : s.at(fa), hi = fb >= 1 ? Infinity : s.at(fb);
-      const hidden = this.state.prune(s.values, lo, hi);
-      const pm = this.model.metrics[this.view.enc.color];
-      $("prune-text").textContent = `${pm.name} in [${CCT.formatValue(fa <= 0 ? s.lo : lo, pm.unit)}, ${CCT.formatValue(fb >= 1 ? s.hi : hi, pm.unit)}] · ${hidden} nodes hidden`;
-      this.drawHistogram(fa, fb, s);
-      this.view.refresh();
-    }
-
-    drawHistogram(fa, fb, s) {
-      const svg = $("histogram"), W = svg.clientWidth || 260, H = 64, counts = new Array(BINS).fill(0);
-      const pos = s.log ? (v) => (v <= s.base ? 0 : Math.log(v / s.base) / Math.log(s.hi / s.base))
-        : (v) => (s.hi > s.lo ? (v - s.lo) / (s.hi - s.lo) : 0);
-      for (const v of s.values) if (Number.isFinite(v)) counts[Math.min(BINS - 1, Math.max(0, Math.floor(pos(v) * BINS)))]++;
-      const top = Math.log1p(Math.max(...counts)) || 1, bw = W / BINS;
-      svg.replaceChildren(...counts.map((c, k) => {
-        const h = (Math.log1p(c) / top) * (H - 4);
-        const inside = (k + 1) / BINS > fa && k / BINS < fb;
-        return el("rect", { x: k * bw + 0.5, y: H - h, width: Math.max(bw - 1, 1), height: h,
-          class: inside ? "bin" : "bin out" }, undefined);
-      }));
-    }
+    // The prune range and its histogram: histogram.js.
 
     // ---------------------------------------------------------------- selection
     showSelection() {
