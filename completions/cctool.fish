@@ -279,6 +279,7 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -x -a 'text json csv folded speedscope pprof tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write the tree as one interactive, offline HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'With --html: notes on nodes (a JSON file the page exports), matched by'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --metric -m --rank --thread --agg --view --by --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'

@@ -37,13 +37,26 @@ def refuse_text_only(ctx: click.Context) -> None:
 
 
 def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
-                    expand_hot: bool) -> None:
+                    expand_hot: bool, annotations: str | None = None) -> None:
     """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
-    ``expand_hot``)."""
+    ``expand_hot``, the notes of the ``annotations`` file on the nodes with their call
+    paths; stderr says how many found none)."""
     from dataclasses import replace
 
     from cctool.cli._io import write_text
     from cctool.render.html import HtmlOptions, to_html
 
-    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot)
+    notes: tuple[tuple[int, str], ...] = ()
+    if annotations is not None:
+        from cctool.ops.annotations import load, match
+
+        found, missing = match(gf, load(annotations))
+        notes = tuple(found)
+        if missing:
+            shown = "; ".join(" › ".join(a.names[-2:]) for a in missing[:3])
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            click.echo(f"cctool: {len(missing)} of {len(found) + len(missing)} annotations "
+                       f"match no call path of {profile}: {shown}{more}", err=True)
+    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot,
+                      annotations=notes)
     write_text(path, to_html(gf, options))

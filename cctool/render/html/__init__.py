@@ -41,7 +41,7 @@ SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "label
            "panels.js", "histogram.js", "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
-PANEL_SCRIPTS = ("ranks.js", "hot.js", "undo.js")
+PANEL_SCRIPTS = ("ranks.js", "hot.js", "annotations.js", "undo.js")
 STYLES = ("tree.css", "ranks.css")
 
 
@@ -65,6 +65,8 @@ class HtmlOptions:
             values of the heaviest nodes by the inclusive metric, as many nodes as fit; the
             panel says which nodes have none. 0 embeds none.
         expand_hot: open only the hot path at first (as ``cctool tree --expand-hot``).
+        annotations: notes on nodes, ``(node id, text)`` pairs (see
+            :mod:`cctool.ops.annotations` to apply a file of them to this profile).
     """
 
     color: str | None = None
@@ -80,6 +82,7 @@ class HtmlOptions:
     height: int = 640
     rank_values: int = 100_000
     expand_hot: bool = False
+    annotations: tuple[tuple[int, str], ...] = ()
 
     @classmethod
     def from_tree(cls, opts: TreeOptions, title: str | None = None) -> HtmlOptions:
@@ -178,8 +181,8 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
                          title, note)
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
     if cmp.opts.op == "div":  # labels give each node's share of the numerator's time
-        side = "B" if cmp.opts.reverse else "A"
-        settings["share"] = next((c for c in (f"{color} [{side}]", size)
+        num = "B" if cmp.opts.reverse else "A"
+        settings["share"] = next((c for c in (f"{color} [{num}]", size)
                                   if c in cmp.values.columns), size)
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
@@ -280,7 +283,8 @@ def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: st
         raise CctoolError(f"unknown colormap {opts.colormap!r}; use one of {', '.join(COLORMAPS)}")
     return {"title": title, "subtitle": subtitle, "color": color, "size": size,
             "priority": priority, "colormap": opts.colormap, "invert": opts.invert,
-            "budget": max(int(opts.budget), 1), "depth": opts.depth}
+            "budget": max(int(opts.budget), 1), "depth": opts.depth,
+            "annotations": [{"node": int(i), "note": str(t)} for i, t in opts.annotations]}
 
 
 def _expand_hot(gf: GraphFrame, settings: dict[str, Any], weight: np.ndarray) -> None:

@@ -156,6 +156,7 @@
         if (this.view.selection.has(i) || this.view.match[i] || this.model.hot[i]) marked.push(i);
       }
       this.outline(marked);
+      this.noteMarks(bars);
       this.drawCrumbs();
       this.lastDraw = { ms: performance.now() - t0, bars: bars.length };
     }
@@ -188,6 +189,22 @@
         value = "";
       }
       this.labelsDrawn.push([i, text, value, room, width(name)]);
+    }
+
+    // A note: a purple corner at the bar's top right.
+    noteMarks(bars) {
+      if (!CCT.notes || !CCT.notes.size) return;
+      const ctx = this.ctx;
+      ctx.fillStyle = "#8250df";
+      for (const i of bars) {
+        if (!CCT.notes.has(i)) continue;
+        const [x, y, w] = this.rectOf(i), s = Math.min(9, w);
+        ctx.beginPath();
+        ctx.moveTo(x + w - s - 1, y);
+        ctx.lineTo(x + w - 1, y);
+        ctx.lineTo(x + w - 1, y + s);
+        ctx.fill();
+      }
     }
 
     // Strokes over the fills: hot path, search matches, the current match and the selection.

@@ -71,8 +71,7 @@
   // Pixels the whole label of node i needs beside its node (the value part estimated).
   P.labelWidth = function (i) {
     if (!this.valueW) this.valueW = this.measure(`${VSEP}000.0 ms · 00.0%`);
-    const mark = this.model.marker ? MARK[this.model.marker[i]] : "";
-    return this.measure(mark + this.model.name(i)) + this.valueW + 20;
+    return this.measure(this.labelMark(i) + this.model.name(i)) + this.valueW + 20;
   };
 
   // Which metric the labels' "%" is a share of: the color metric when it adds up (not a
@@ -115,9 +114,14 @@
   };
 
   P.labelText = function (i, chars, atEnd) {
-    const mark = this.model.marker ? MARK[this.model.marker[i]] : "";
+    const mark = this.labelMark(i);
     if (chars - mark.length < 3) return "";
     return mark + CCT.elide(this.model.name(i), chars - mark.length, atEnd);
+  };
+
+  // What precedes a name: ✎ for a node with a note, ◀/▶ for a one-sided node of a comparison.
+  P.labelMark = function (i) {
+    return (CCT.notes && CCT.notes.has(i) ? "✎ " : "") + (this.model.marker ? MARK[this.model.marker[i]] : "");
   };
 
   P.measure = function (text) {
