@@ -223,7 +223,8 @@ def test_notes_survive_save_and_reload_and_apply_to_another_run(
     saved = tmp_path / "saved.html"
     dl.value.save_as(saved)
     again = Page(browser, ag.gf, saved, saved.read_text())
-    assert again.js("() => CCT.annotationList()") == [{"node": main, "note": "MPI time starts here"}]
+    expected = [{"node": main, "note": "MPI time starts here"}]
+    assert again.js("() => CCT.annotationList()") == expected
     assert again.errors == []
     again.page.close()
     doc = ag.js("() => CCT.annotationsJson()")
