@@ -177,13 +177,17 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     note = str(gf.metadata.get("values_note") or "")
     colormap = opts.colormap if opts.colormap != "auto" else \
         ("RdBu" if cmp.opts.op == "sub" else "auto")
-    settings = _settings(replace(opts, colormap=colormap), color, size, _priority(gf, color),
+    priority = _priority(gf, color)
+    share = None
+    if cmp.opts.op == "div":  # a ratio neither orders, widens nor shares: the numerator's time
+        num = "B" if cmp.opts.reverse else "A"
+        share = next((c for c in (f"{priority} [{num}]", f"{color} [{num}]")
+                      if c in cmp.values.columns), None)
+    settings = _settings(replace(opts, colormap=colormap), color, size, share or priority,
                          title, note)
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
-    if cmp.opts.op == "div":  # labels give each node's share of the numerator's time
-        num = "B" if cmp.opts.reverse else "A"
-        settings["share"] = next((c for c in (f"{color} [{num}]", size)
-                                  if c in cmp.values.columns), size)
+    if share:
+        settings["share"] = share
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
     settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}

@@ -74,8 +74,8 @@
       ...up.map((c, k) => bar(c, k, true)), ...down.map((c, k) => bar(c, k, false)),
       el("line", { x1: 0, x2: W, y1: half + 0.5, y2: half + 0.5, class: "hist-axis" }),
       tick(2, f(s.lo), "start"), tick(W / 2, s.log ? "log scale" : f(s.at(0.5)), "middle"), tick(W - 2, f(s.hi), "end"),
-      el("text", { x: 2, y: 10, class: "hist-label" }, `leaves (${up.reduce((a, b) => a + b, 0)})`),
-      el("text", { x: 2, y: H - 3, class: "hist-label" }, `internal nodes (${down.reduce((a, b) => a + b, 0)})`));
+      el("text", { x: W - 2, y: 10, "text-anchor": "end", class: "hist-label" }, `▲ leaves (${up.reduce((a, b) => a + b, 0)})`),
+      el("text", { x: W - 2, y: H - 3, "text-anchor": "end", class: "hist-label" }, `▼ internal nodes (${down.reduce((a, b) => a + b, 0)})`));
   };
 
   // Drag across the histogram: the kept range, applied through the sliders.

@@ -326,8 +326,8 @@ CCT.normalizer = function (lo, hi, log, centered) {
 
 // `ratio`: values are ratios (A / B): a log scale centred at 1 with symmetric limits
 // 1/r .. r, so "no change" takes the colormap's middle colour and halving looks as strong
-// as doubling. Differences (signed values) are centred at 0 on a diverging map.
-CCT.colorScale = function (values, cmap, invert, log, ratio) {
+// as doubling (`clipped`: some ratios lie beyond the limits). Differences (signed values) are centred at 0 on a diverging map.
+CCT.colorScale = function (values, cmap, invert, log, ratio, weights) {
   const [lo, hi] = CCT.finiteRange(values);
   const signed = lo < 0 && hi > 0;
   const name = cmap === "auto" ? (signed || ratio ? "RdBu" : "reds") : cmap;
@@ -339,13 +339,24 @@ CCT.colorScale = function (values, cmap, invert, log, ratio) {
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   };
   if (ratio) {
-    let r = 1;
-    for (const v of values) if (Number.isFinite(v) && v > 0) r = Math.max(r, v, 1 / v);
-    r = Math.max(r, 1.01);
+    // r: the 95th percentile of how far ratios are from 1 (by |log|), each node weighted
+    // by `weights` (its time), so that light nodes and nodes found in one profile only
+    // (ratios near 0 or huge) do not wash out the changes that matter; ratios beyond
+    // 1/r .. r take the ends' colours. At least 1.1 (a 10% change).
+    const far = [];
+    let total = 0;
+    values.forEach((v, i) => {
+      const w = weights ? weights[i] : 1;
+      if (Number.isFinite(v) && v > 0 && w > 0) { far.push([Math.abs(Math.log(v)), w]); total += w; }
+    });
+    far.sort((a, b) => a[0] - b[0]);
+    let q = 0;
+    for (let k = 0, acc = 0; k < far.length; k++) { acc += far[k][1]; q = far[k][0]; if (acc >= 0.95 * total) break; }
+    const r = Math.max(Math.exp(q), 1.1);
     const span = Math.log(r);
     const t = (v) => (v <= 0 ? 0 : 0.5 + 0.5 * Math.log(v) / span);
     const color = (v) => (Number.isNaN(v) || v === null ? "#d0d0d0" : paint(Math.min(1, Math.max(0, t(v)))));
-    return { color, domain: [1 / r, r], name, centered: true, ratio: true, invert,
+    return { color, domain: [1 / r, r], name, centered: true, ratio: true, invert, clipped: far.length > 0 && q < far[far.length - 1][0],
       at: (f) => Math.exp((2 * f - 1) * span), middle: 1 };
   }
   const centered = CCT.diverging.has(name) && signed;

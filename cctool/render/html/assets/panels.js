@@ -94,17 +94,19 @@
       defs.appendChild(grad);
       svg.append(defs, el("rect", { x: 0, y: 4, width: W, height: 12, fill: "url(#cbar)" }));
       const tick = (x, text, anchor) => svg.appendChild(el("text", { x, y: 30, "text-anchor": anchor }, text));
-      tick(0, CCT.formatValue(lo, metric.unit), "start");
+      const beyond = scale.clipped ? ["≤ ", "≥ "] : ["", ""];
+      const f = (v) => (scale.ratio ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+      tick(0, beyond[0] + f(lo), "start");
       if (scale.centered) tick(W / 2, scale.ratio ? "1 (same)" : "0", "middle");
-      tick(W, CCT.formatValue(hi, metric.unit), "end");
-      const how = scale.ratio ? "log scale centred at 1, limits 1/r … r" : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
+      tick(W, beyond[1] + f(hi), "end");
+      const how = scale.ratio ? `log scale centred at 1, limits 1/r … r (r = ${hi.toPrecision(3)}: 95% of the time lies within)` : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
       box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`),
         ...(how ? [el("div", { class: "legend-note" }, how)] : []), svg);
       this.showSizeLegend();
       this.showMarks();
       v.labelTotals();
       const share = v.share ? m.metrics[v.share.metric].name : "";
-      $("label-legend").textContent = `labels: name  ${metric.name}${share ? ` · % of the total ${share}` : ""}`;
+      $("label-legend").textContent = `labels: name, ${metric.name}${share ? `, % of the total ${share}` : ""}`;
     }
 
     showSizeLegend() {

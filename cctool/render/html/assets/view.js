@@ -61,7 +61,7 @@
       this.enc = enc;
       const m = this.model;
       this.colorScale = CCT.colorScale(m.metrics[enc.color].values, enc.colormap, enc.invert, enc.log,
-        CCT.isRatio(m.metrics[enc.color]));
+        CCT.isRatio(m.metrics[enc.color]), m.weight);
       this.sizeScale = enc.size < 0 ? null
         : CCT.sizeScale(m.metrics[enc.size].values, enc.log, RMIN, RMAX);
       if (this.order.length) { this.sortLabels(); this.style(); this.draw(); this.scheduleLabels(); }
