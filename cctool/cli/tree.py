@@ -9,6 +9,7 @@ import click
 
 from cctool.cli._ensemble import executor_options
 from cctool.cli._ensemble_stream import stream_option
+from cctool.cli._html import annotations_option
 from cctool.cli._options import (
     COLORMAP_NAMES,
     derive_option,
@@ -69,10 +70,7 @@ if TYPE_CHECKING:
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the tree as one interactive, offline HTML page instead.")
-@click.option("--annotations", "annotations", default=None, metavar="FILE",
-              type=click.Path(dir_okay=False),
-              help="With --html: notes on nodes (a JSON file the page exports), matched by "
-              "call path.")
+@annotations_option
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
