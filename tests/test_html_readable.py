@@ -64,7 +64,9 @@ def pages(browser: Any, ag: Page, tmp_path_factory: pytest.TempPathFactory) -> d
 
 
 def settle(p: Page) -> None:
-    p.page.wait_for_timeout(60)  # labels in the next frame, history commits after the task
+    """Labels are placed in the next frame; the history commits once the change is over."""
+    p.page.wait_for_timeout(40)
+    p.page.wait_for_function("() => !CCT.undoPending || !CCT.undoPending()")
 
 
 @pytest.mark.parametrize("name", ["allgather", "gamess", "big"])
@@ -152,6 +154,8 @@ def test_undo_restores_the_exact_previous_state_after_each_kind_of_change(ag: Pa
     ag.js("() => document.getElementById('reset').click()")
     settle(ag)
     main = ag.node_id("main")
+    first = snapshot(ag)
+    ag.js("() => CCT.history.start()")  # this test's changes only
     changes = {
         "collapse": lambda: (ag.circle(main).dblclick()),
         "select": lambda: ag.js("i => CCT.view.select([i], 'replace')", main),
@@ -179,7 +183,13 @@ def test_undo_restores_the_exact_previous_state_after_each_kind_of_change(ag: Pa
         assert snapshot(ag) == after, kind
         assert ag.page.get_attribute("#undo", "title").startswith("Undo ")
     ag.page.fill("#search", "")
-    ag.js("() => document.getElementById('reset').click()")
+    ag.js("() => document.activeElement.blur()")  # Ctrl+Z in a text box is the box's own
+    for _ in range(100):  # back to the first view, step by step
+        if not ag.js("() => CCT.history.canUndo()"):
+            break
+        ag.page.keyboard.press("Control+Z")
+    settle(ag)
+    assert snapshot(ag) == first
     assert ag.errors == []
 
 
@@ -210,14 +220,18 @@ def test_notes_survive_save_and_reload_and_apply_to_another_run(
         ag: Page, browser: Any, tmp_path: Path) -> None:
     ag.js("() => { document.getElementById('reset').click(); CCT.setAnnotations([], true); }")
     main = ag.node_id("main")
+    ag.page.fill("#prune-min", "30")
+    ag.page.dispatch_event("#prune-min", "input")
+    ag.circle(ag.node_id("MPI_Finalize")).dblclick()
     ag.js("i => CCT.view.select([i], 'replace')", main)
     ag.page.fill("#note-text", "MPI time starts here")
     ag.page.click("#note-add")
+    ag.js("i => CCT.view.centerOn(i, true)", main)
     settle(ag)
     assert ag.page.text_content("#notes-list") == "main: MPI time starts here×"
     shown = ag.js("() => [...document.querySelectorAll('#labels text:not([display])')]"
                   ".map(t => t.textContent)")
-    assert any(t.startswith("✎ main") for t in shown)
+    assert any(t.startswith("✎ main") for t in shown), shown
     with ag.page.expect_download() as dl:
         ag.page.click("#save-page")
     saved = tmp_path / "saved.html"
@@ -225,6 +239,7 @@ def test_notes_survive_save_and_reload_and_apply_to_another_run(
     again = Page(browser, ag.gf, saved, saved.read_text())
     expected = [{"node": main, "note": "MPI time starts here"}]
     assert again.js("() => CCT.annotationList()") == expected
+    assert snapshot(again) == snapshot(ag)  # the view comes back as it was saved
     assert again.errors == []
     again.page.close()
     doc = ag.js("() => CCT.annotationsJson()")
@@ -254,6 +269,25 @@ def test_cli_applies_notes_by_call_path_and_reports_misses(data, tmp_path: Path)
     res = CliRunner().invoke(cli, ["tree", str(data("hpctoolkit-cpi-database")), "--html",
                                    str(out), "--annotations", str(bad)])
     assert res.exit_code == 2 and "bad.json" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_annotations_round_trip_by_call_path(data) -> None:
+    from cctool.model.paths import frame_strings
+
+    gf = read(data("hpctoolkit-allgather-database"))
+    ids = list(range(0, gf.num_nodes, 37))
+    found, missing = notes_file.match(gf, notes_file.parse(
+        json.loads(json.dumps(notes_file.to_json(gf, [(i, str(i)) for i in ids])))))
+    assert missing == [] and [int(t) for _, t in found] == ids
+    frames = frame_strings(gf.nodes).to_list()
+
+    parent = gf.parent_array
+    for node, text in found:  # the same call path (a duplicate sibling may stand in)
+        a, b = node, int(text)
+        while a >= 0 and b >= 0:
+            assert frames[a] == frames[b]
+            a, b = int(parent[a]), int(parent[b])
+        assert a == b == -1
 
 
 def test_annotations_file_is_checked() -> None:

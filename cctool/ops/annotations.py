@@ -9,8 +9,8 @@ An annotations file is JSON::
 :mod:`cctool.model.paths` says makes two nodes the same frame (``name`` and ``type``, and
 ``file`` and ``line`` for statements and loops). A note applies to the node of another
 profile whose frames are equal all the way from the root, as ``diff`` matches nodes. Where
-several siblings share a frame (HPCToolkit can write such duplicates) the note goes to the
-first one. The page writes this file (Notes → Export), ``cctool tree --html --annotations``
+several nodes have that call path (HPCToolkit can write duplicate siblings) the note goes to
+the first one. The page writes this file (Notes → Export), ``cctool tree --html --annotations``
 and ``cctool.show(gf, annotations=...)`` apply it.
 """
 
@@ -102,20 +102,19 @@ def match(gf: GraphFrame,
     found: list[tuple[int, str]] = []
     missing: list[Annotation] = []
     for a in notes:
+        # Every node on the path so far (duplicate siblings each lead on), then the first.
+        hit = roots[:0]
         here = roots
-        node = -1
         for f in a.path:
             frame = _frame_string(f, extra)
             hit = here[frames[here] == frame] if len(here) else here
             if not len(hit):
-                node = -1
                 break
-            node = int(hit.min())
-            here = np.asarray(gf.children(node))
-        if node < 0:
-            missing.append(a)
+            here = np.concatenate([np.asarray(gf.children(int(i))) for i in hit])
+        if len(hit):
+            found.append((int(hit.min()), a.note))
         else:
-            found.append((node, a.note))
+            missing.append(a)
     return found, missing
 
 

@@ -1,8 +1,8 @@
 // annotations.js: notes on nodes. A note is written for the selected nodes in the Notes
 // panel; noted nodes get a ✎ in their tree label and a corner mark in the icicle, and the
 // panel lists every note (click: go to the node, ×: remove). Notes are part of the undo
-// history and travel with the page: Save downloads this page with its notes (and view
-// settings) embedded, Export writes the JSON file `cctool tree --html --annotations FILE`
+// history and travel with the page: Save downloads this page with its notes and its view
+// (metrics, colormap, open subtrees, prune, selection) embedded, Export writes the JSON file `cctool tree --html --annotations FILE`
 // applies to another run of the same program (frames matched by call path), and the
 // notebook widget syncs them with `w.annotations`.
 (() => {
@@ -73,8 +73,12 @@
     const open = '<script type="application/json" id="cctool-data">', a = PRISTINE.indexOf(open) + open.length;
     const b = PRISTINE.indexOf("<\/script>", a), data = JSON.parse($("cctool-data").textContent);
     const enc = CCT.view.enc, m = CCT.model;
+    const ids = (arr) => { const out = []; arr.forEach((x, i) => { if (x) out.push(i); }); return out; };
     Object.assign(data, { annotations: list(), color: m.metrics[enc.color].name,
-      size: enc.size >= 0 ? m.metrics[enc.size].name : data.size, colormap: enc.colormap, invert: enc.invert });
+      size: enc.size >= 0 ? m.metrics[enc.size].name : data.size, colormap: enc.colormap, invert: enc.invert,
+      view: { expanded: ids(CCT.state.expanded), opened: ids(CCT.state.opened), log: enc.log,
+        prune: [$("prune-min").value, $("prune-max").value, CCT.panels.pruneZero !== false],
+        selection: [...CCT.view.selection].sort((x, y) => x - y) } });
     const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g,
       (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     return PRISTINE.slice(0, a) + json + PRISTINE.slice(b);
@@ -107,6 +111,33 @@
       `${base()}.annotations.json`, "application/json"));
     CCT.history.track("annotations", list, (l) => setNotes(l, true));
     setNotes(CCT.model.data.annotations, true);
+    restoreView(CCT.model.data.view);
+  }
+
+  // A saved page opens as it was saved: open subtrees, prune range, log scale, selection.
+  function restoreView(v) {
+    if (!v || typeof v !== "object") return;
+    const { model, state, view, panels } = CCT, ok = (i) => Number.isInteger(i) && i >= 0 && i < model.n;
+    if (typeof v.log === "boolean" && v.log !== $("log").checked) {
+      $("log").checked = v.log;
+      view.setEncoding(panels.encoding());
+      panels.showLegend();
+    }
+    if (Array.isArray(v.prune) && v.prune.length === 3) {
+      $("prune-min").value = v.prune[0];
+      $("prune-max").value = v.prune[1];
+      panels.pruneZero = !!v.prune[2];
+      panels.applyPrune();
+    }
+    if (Array.isArray(v.expanded) && Array.isArray(v.opened)) {
+      state.expanded.fill(0);
+      state.opened.fill(0);
+      v.expanded.filter(ok).forEach((i) => { state.expanded[i] = 1; });
+      v.opened.filter(ok).forEach((i) => { state.opened[i] = 1; });
+      view.refresh();
+      view.fit(true);
+    }
+    if (Array.isArray(v.selection)) view.select(v.selection.filter(ok), "replace");
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -5,6 +5,7 @@
 // is over, under a label that names what changed ("collapse/expand", "prune", ...).
 (() => {
   const $ = (id) => document.getElementById(id);
+  const DOUBLE_CLICK_MS = 400;
   const ids = (arr) => { const out = []; for (let i = 0; i < arr.length; i++) if (arr[i]) out.push(i); return out; };
 
   function start() {
@@ -34,14 +35,20 @@
     H.track("selection", () => [...view.selection].sort((a, b) => a - b),
       (s) => view.select(s, "replace"));
 
-    // One commit per task, labelled by what happened in it.
-    let labels = [];
+    // One commit per task, labelled by what happened in it. The first click of a double-click
+    // selects: its commit waits for the double-click, so that collapsing a node is one step.
+    let labels = [], timer = 0, clickAt = -1e9;
+    const flush = () => { const l = labels; labels = []; timer = 0; H.commit(l.join(" + ")); };
     const note = (label) => {
       if (H.restoring) return;
-      if (!labels.length) setTimeout(() => { const l = labels; labels = []; H.commit(l.join(" + ")); }, 0);
+      const wait = performance.now() - clickAt < 50 ? DOUBLE_CLICK_MS : 0;
+      if (!timer || wait) { clearTimeout(timer); timer = setTimeout(flush, wait); }
       if (!labels.includes(label)) labels.push(label);
     };
+    view.svg.addEventListener("click", (e) => { if (e.detail === 1) clickAt = performance.now(); }, true);
+    view.svg.addEventListener("dblclick", () => { clickAt = -1e9; }, true);
     CCT.undoNote = note;
+    CCT.undoPending = () => labels.length > 0;
     view.on("refresh", () => note("collapse/expand"));
     view.on("select", () => note("selection"));
     view.on("encoding", () => note("color/size"));
