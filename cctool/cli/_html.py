@@ -56,8 +56,7 @@ def annotations_option(f: Any) -> Any:
     """``--annotations FILE`` of the page-writing commands."""
     return click.option("--annotations", "annotations", default=None, metavar="FILE",
                         type=click.Path(dir_okay=False),
-                        help="With --html: notes on nodes (the JSON file the page's Notes "
-                        "→ Export writes), matched by call path.")(f)
+                        help="Notes (JSON by call path) for --html.")(f)
 
 
 def page_notes(gf: GraphFrame, path: str | None, profile: str) -> tuple[tuple[int, str], ...]:

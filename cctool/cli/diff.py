@@ -24,7 +24,7 @@ from cctool.cli._options import output_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the union tree as an interactive HTML page instead.")
+              help="Write an interactive HTML page instead.")
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,

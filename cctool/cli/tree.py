@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 @width_option
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the tree as one interactive, offline HTML page instead.")
+              help="Write an interactive, offline page instead.")
 @annotations_option
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
