@@ -1,5 +1,5 @@
 // histogram.js: pruning by the color metric. A butterfly histogram over the metric's values
-// (linear, or logarithmic with "log"): leaves (what a prune removes first) above the axis,
+// (linear, or logarithmic with "log" and for ratios): leaves (what a prune removes first) above the axis,
 // internal nodes below, counts on a log scale. Dragging across it sets the kept range, as
 // the two sliders do (it moves them). Zero-valued leaves and all-zero subtrees are pruned by
 // default, except for comparisons (a zero change is a result); the checkbox keeps them.
@@ -12,12 +12,13 @@
   P.pruneScale = function () {
     const metric = this.model.metrics[this.view.enc.color], values = metric.values;
     const [lo, hi] = CCT.finiteRange(values);
-    const log = this.view.enc.log && lo >= 0 && hi > 0;
+    const log = (this.view.enc.log || CCT.isRatio(metric)) && lo >= 0 && hi > 0; // ratios: always
     const base = Math.max(lo, hi * 1e-6);
     const at = log ? (f) => (f <= 0 ? lo : base * Math.pow(hi / base, f)) : (f) => lo + (hi - lo) * f;
     const pos = log ? (v) => (v <= base ? 0 : Math.log(v / base) / Math.log(hi / base))
       : (v) => (hi > lo ? (v - lo) / (hi - lo) : 0);
-    return { values, lo, hi, at, pos, log, base, zeroable: metric.group !== "change" };
+    const fmt = (v) => (CCT.isRatio(metric) ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+    return { values, lo, hi, at, pos, log, base, fmt, zeroable: metric.group !== "change" };
   };
 
   // Full range; `apply` prunes (zero-valued nodes too, by default) and redraws, else every
@@ -41,7 +42,7 @@
   };
 
   P.showPrune = function (fa, fb, s, hidden) {
-    const pm = this.model.metrics[this.view.enc.color], f = (v) => CCT.formatValue(v, pm.unit);
+    const pm = this.model.metrics[this.view.enc.color], f = s.fmt;
     const zero = this.pruneZero !== false && s.zeroable;
     $("prune-zero").checked = zero;
     $("prune-zero").disabled = !s.zeroable;
@@ -67,7 +68,7 @@
         class: `bin${above ? " leaf" : ""}${inside ? "" : " out"}` });
     };
     const tick = (x, text, anchor) => el("text", { x, y: half + AXIS - 3, "text-anchor": anchor, class: "hist-tick" }, text);
-    const f = (v) => CCT.formatValue(v, this.model.metrics[this.view.enc.color].unit);
+    const f = s.fmt;
     svg.setAttribute("height", H);
     svg.replaceChildren(
       el("rect", { x: fa * W, y: 0, width: Math.max((fb - fa) * W, 1), height: H, class: "hist-range" }),
