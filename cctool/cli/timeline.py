@@ -16,9 +16,6 @@ from cctool.cli._options import (
 @click.command()
 @profile_argument()
 @from_option
-@click.option("--window", default=None, metavar="START:END",
-              help="Only this part of the run, from its start: seconds, or with a unit "
-              "(s, ms, us, ns); either side may be empty (200ms:, :1.5).")
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
               help="Strips show the call path cut at this depth (roots are 1).")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
@@ -29,8 +26,7 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str | None,
-             depth: int, top: int, buckets: int | None, precision: int, width: int | None,
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int, buckets: int | None, precision: int, width: int | None,
              to: str, output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
     path (at --depth) that ran longest in each span of the window, then the top call paths
@@ -49,8 +45,10 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str |
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table
+    from cctool.cli._options import WINDOW_KEY
     from cctool.errors import CctoolError
 
+    window = ctx.meta.get(WINDOW_KEY)
     cols = width if width is not None else console(ctx, output, None).width
     try:
         view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,

@@ -55,6 +55,14 @@ NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
 )
+# Timestamps of event-trace records (ns since the channel started; older Caliper: time.offset
+# in its declared unit): when a record was taken, never a quantity to sum.
+OFFSET_ATTRS = frozenset({"time.offset.ns", "time.offset"})
+# The time since the thread's previous record, which the record's context spent: with the
+# record's offset (its end) it places that stretch on the timeline.
+DURATION_ATTRS = frozenset({"time.duration.ns", "time.duration"})
+_NS_PER = {"nsec": 1.0, "ns": 1.0, "usec": 1e3, "us": 1e3, "msec": 1e6, "ms": 1e6, "sec": 1e9,
+           "s": 1e9, "seconds": 1e9}
 _INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
 _EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
              "iratio": "ratio", "ipercent_total": "percent_total"}
@@ -122,7 +130,7 @@ def region_type(attr_name: str) -> str:
 def metric_for(attr: Attr) -> Metric | None:
     """How attribute ``attr`` becomes a metric column, or None when it measures nothing."""
     name, alias = attr.name, attr.alias
-    if (name in _NOT_METRICS or name in NODE_ORDER or name.startswith(("timeseries.", "iteration#"))
+    if (name in _NOT_METRICS or name in OFFSET_ATTRS or name in NODE_ORDER or name.startswith(("timeseries.", "iteration#"))
             or name in RANK_ATTRS or name in THREAD_ATTRS or alias in NODE_ORDER
             or attr.meta.get("class.iteration") == "true"):
         return None
@@ -160,6 +168,17 @@ def _event_unit(event: str) -> str:
     return "count" if event == "count" or event.endswith((".count", "count")) else event
 
 
+def ns_scale(attr: Attr) -> float:
+    """Nanoseconds per unit of a timer attribute: ``.ns`` names, else its declared unit
+    (``attribute.unit`` or ``time.unit``), else microseconds (Caliper's old timer)."""
+    if attr.name.endswith(".ns"):
+        return 1.0
+    unit = attr.unit or attr.meta.get("time.unit") or "usec"
+    if unit not in _NS_PER:
+        raise ValueError(f"{attr.name} has the unknown time unit {unit!r}")
+    return _NS_PER[unit]
+
+
 def location_id(value: float, attr: str, path: Path, fmt: str) -> int:
     if not (math.isfinite(value) and value == int(value) and 0 <= value <= _INT32_MAX):
         raise ReaderError(path, f"{attr} value {value!r} is not a valid id", fmt=fmt)
@@ -187,6 +206,9 @@ class ProfileBuilder:
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
+        # With ``trace`` a list, :meth:`measure` also keeps (node, rank, thread, end, duration)
+        # of every record with an offset and a duration, both in ns: see :func:`ns_scale`.
+        self.trace: list[tuple[int, int, int, float, float]] | None = None
 
     def error(self, problem: str) -> ReaderError:
         return ReaderError(self.path, problem, fmt=self.fmt)
@@ -207,6 +229,12 @@ class ProfileBuilder:
             p = i
         return p
 
+    def _ns_scale(self, attr: Attr) -> float:
+        try:
+            return ns_scale(attr)
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+
     def metric(self, attr: Attr) -> Metric | None:
         if attr not in self._metrics:
             m = metric_for(attr)
@@ -226,7 +254,8 @@ class ProfileBuilder:
         """What a numeric attribute is to the profile: a location, the order, a metric..."""
         name = attr.name
         kind = ("rank" if name in RANK_ATTRS else "thread" if name in THREAD_ATTRS
-                else "snapshot" if name == SNAPSHOT_ATTR else "summary"
+                else "snapshot" if name == SNAPSHOT_ATTR else "offset"
+                if name in OFFSET_ATTRS else "summary"
                 if name == "timeseries.duration" else "order"
                 if name in NODE_ORDER or attr.alias in NODE_ORDER else "")
         m = None if kind else self.metric(attr)
@@ -262,17 +291,22 @@ class ProfileBuilder:
         values: dict[str, float] = {}
         order: float | None = None
         summary = False
+        offset = duration = None  # ns, when tracing
         for (kind, column, scale), attr, value in fields:
             if not math.isfinite(value):
                 raise self.error(f"{attr.name} has the non-finite value {value!r}")
             if kind == "metric":
                 values[column] = value * scale
+                if self.trace is not None and attr.name in DURATION_ATTRS:
+                    duration = value * self._ns_scale(attr)
             elif kind in loc:
                 loc[kind] = location_id(value, column, self.path, self.fmt)
             elif kind == "order":
                 order = value
             elif kind == "summary":
                 summary = True
+            elif kind == "offset" and self.trace is not None:
+                offset = value * self._ns_scale(attr)
         if node == OUTSIDE:
             if summary or not values:
                 return
@@ -290,6 +324,8 @@ class ProfileBuilder:
         if values:
             self.rows.append((node, loc["rank"], loc["thread"], loc["snapshot"], values))
             self._used.update(values)
+            if self.trace is not None and offset is not None and duration is not None:
+                self.trace.append((node, loc["rank"], loc["thread"], offset, duration))
 
     # ---------------------------------------------------------------- assembly
     def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
@@ -349,6 +385,10 @@ class ProfileBuilder:
         # `time` names the default time column (the metric model's alias rule).
         preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
+
+    def node_ids(self) -> np.ndarray:
+        """The GraphFrame node id :meth:`build` gives each node :meth:`node` returned."""
+        return self._sibling_order(len(self.parent))
 
     def _sibling_order(self, n: int) -> np.ndarray:
         """New id per node: siblings by ``Node order`` where recorded, else first appearance;

@@ -27,6 +27,7 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
 from cctool.readers import _input
 from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
@@ -59,6 +60,19 @@ def read(path: Path, snapshot: int | None = None) -> GraphFrame:
     stream = _CaliStream(path)
     stream.parse()
     return stream.builder.build(stream.metadata(), snapshot=snapshot)
+
+
+def read_timeline(path: Path) -> Timeline:
+    """Read an event trace (``CALI_CONFIG=event-trace``) with its timestamps: a
+    :class:`Timeline` on the tree :func:`read` gives (see :mod:`._caliper_trace`)."""
+    from cctool.readers import _caliper_trace
+
+    stream = _CaliStream(path)
+    stream.builder.trace = []
+    stream.parse()
+    meta = stream.metadata()
+    tree = stream.builder.build(meta)
+    return _caliper_trace.timeline(path, tree, stream.builder, meta, NAME)
 
 
 def read_snapshots(path: Path) -> list[GraphFrame]:
