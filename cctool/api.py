@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from cctool.distributed import Executor
-    from cctool.ops.compare import Comparison
     from cctool.model.timeline import Timeline
+    from cctool.ops.compare import Comparison
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups

@@ -130,7 +130,7 @@ def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
 
     With more than one profile and stderr a terminal, a progress bar counts them.
     """
-    from cctool.readers import expand_paths, read
+    from cctool.readers import expand_paths
 
     expanded = expand_paths(paths)
     if len(expanded) < 2 or not live_stderr():

@@ -34,7 +34,7 @@ def from_option(f: F) -> F:
         default=None,
         expose_value=False,
         callback=_store_max_nodes,
-        help="Call graph formats: expand about N nodes (default 1000000).",
+        help="Call graphs: expand ~N nodes (1e6).",
     )(f)
     return click.option(
         "--from",
@@ -79,7 +79,7 @@ def window_option(f: F) -> F:
         metavar="START:END",
         expose_value=False,
         callback=_store_window,
-        help="Traces: only this part of the run, from its start (s, or ms/us/ns: 200ms:1.5).",
+        help="Traces: this span of the run only (5ms:2s).",
     )(f)
 
 

@@ -26,8 +26,9 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int, buckets: int | None, precision: int, width: int | None,
-             to: str, output: str) -> None:
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int,
+             buckets: int | None, precision: int, width: int | None, to: str,
+             output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
     path (at --depth) that ran longest in each span of the window, then the top call paths
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread

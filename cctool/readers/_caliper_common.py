@@ -44,7 +44,7 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.columns import INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.readers._caliper_values import leaf_elements
+from cctool.readers._caliper_values import leaf_elements, ns_scale
 
 CALLPATH_ATTR = "source.function#callpath.address"
 RANK_ATTRS = frozenset({"mpi.rank"})
@@ -52,17 +52,14 @@ THREAD_ATTRS = frozenset({"omp.thread.id", "thread.id", "pthread.id"})
 SNAPSHOT_ATTR = "timeseries.snapshot"
 NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 # Blackboard and bookkeeping values that ride along in records but measure nothing.
+# Timestamps of event-trace records (when a record was taken; never a quantity to sum) and
+# the time since the thread's previous record, which with the timestamp places the record's
+# stretch on a timeline (see ``_caliper_trace``).
+OFFSET_ATTRS = frozenset({"time.offset.ns", "time.offset"})
+DURATION_ATTRS = frozenset({"time.duration.ns", "time.duration"})
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
-)
-# Timestamps of event-trace records (ns since the channel started; older Caliper: time.offset
-# in its declared unit): when a record was taken, never a quantity to sum.
-OFFSET_ATTRS = frozenset({"time.offset.ns", "time.offset"})
-# The time since the thread's previous record, which the record's context spent: with the
-# record's offset (its end) it places that stretch on the timeline.
-DURATION_ATTRS = frozenset({"time.duration.ns", "time.duration"})
-_NS_PER = {"nsec": 1.0, "ns": 1.0, "usec": 1e3, "us": 1e3, "msec": 1e6, "ms": 1e6, "sec": 1e9,
-           "s": 1e9, "seconds": 1e9}
+) | OFFSET_ATTRS
 _INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
 _EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
              "iratio": "ratio", "ipercent_total": "percent_total"}
@@ -130,7 +127,7 @@ def region_type(attr_name: str) -> str:
 def metric_for(attr: Attr) -> Metric | None:
     """How attribute ``attr`` becomes a metric column, or None when it measures nothing."""
     name, alias = attr.name, attr.alias
-    if (name in _NOT_METRICS or name in OFFSET_ATTRS or name in NODE_ORDER or name.startswith(("timeseries.", "iteration#"))
+    if (name in _NOT_METRICS or name in NODE_ORDER or name.startswith(("timeseries.", "iteration#"))
             or name in RANK_ATTRS or name in THREAD_ATTRS or alias in NODE_ORDER
             or attr.meta.get("class.iteration") == "true"):
         return None
@@ -168,17 +165,6 @@ def _event_unit(event: str) -> str:
     return "count" if event == "count" or event.endswith((".count", "count")) else event
 
 
-def ns_scale(attr: Attr) -> float:
-    """Nanoseconds per unit of a timer attribute: ``.ns`` names, else its declared unit
-    (``attribute.unit`` or ``time.unit``), else microseconds (Caliper's old timer)."""
-    if attr.name.endswith(".ns"):
-        return 1.0
-    unit = attr.unit or attr.meta.get("time.unit") or "usec"
-    if unit not in _NS_PER:
-        raise ValueError(f"{attr.name} has the unknown time unit {unit!r}")
-    return _NS_PER[unit]
-
-
 def location_id(value: float, attr: str, path: Path, fmt: str) -> int:
     if not (math.isfinite(value) and value == int(value) and 0 <= value <= _INT32_MAX):
         raise ReaderError(path, f"{attr} value {value!r} is not a valid id", fmt=fmt)
@@ -206,8 +192,7 @@ class ProfileBuilder:
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
-        # With ``trace`` a list, :meth:`measure` also keeps (node, rank, thread, end, duration)
-        # of every record with an offset and a duration, both in ns: see :func:`ns_scale`.
+        # A list: :meth:`measure` keeps (node, rank, thread, offset, duration) in ns too.
         self.trace: list[tuple[int, int, int, float, float]] | None = None
 
     def error(self, problem: str) -> ReaderError:
