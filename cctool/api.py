@@ -39,7 +39,8 @@ __all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "read_time
 Profile = model.GraphFrame | str | os.PathLike[str]
 
 
-def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
+def read(path: str | os.PathLike[str], fmt: str | None = None, *,
+         window: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column.
@@ -47,11 +48,14 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
     Args:
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
+        window: ``START:END`` of a trace, from the run's start (``"200ms:1.5"``; units s,
+            ms, us, ns): the profile of that span (``time`` only). A profile without a
+            timeline raises :class:`cctool.errors.NoTimelineError`.
         **options: reader-specific options.
     """
     from cctool import readers
 
-    return lift(readers.read(path, fmt, **options))
+    return lift(readers.read(path, fmt, window=window, **options))
 
 
 def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
@@ -183,17 +187,19 @@ def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = N
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
          group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
-         scheduler: str | None = None, executor: Executor | None = None) -> pl.DataFrame:
+         scheduler: str | None = None, executor: Executor | None = None,
+         window: str | None = None) -> pl.DataFrame:
     """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
     its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
     searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
     in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
-    ready ``executor``); the results are the same."""
+    ready ``executor``); the results are the same. ``window``: each run is the profile of
+    that span of its trace (``START:END``, as :func:`read`)."""
     from cctool.cli._ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (), "mean", ex, list(where))
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where), window)
     return group_table(found, group_by) if group_by else run_table(found, list(keys))
 
 
@@ -201,7 +207,7 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None) -> StatsResult:
+          executor: Executor | None = None, window: str | None = None) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
     per group of ``group_by``; where runs are read as in :func:`runs`."""
@@ -211,7 +217,7 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
     return ensemble_stats(found, opts)
 
 
