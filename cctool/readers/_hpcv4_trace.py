@@ -13,6 +13,10 @@ thread was not running. The last element of a line has no successor, so how long
 is unknown: it is kept as the line's end and contributes no time. A context the profile's
 tree does not hold (hpcprof's line contexts that only hold calls are left out of it) is
 attributed to its nearest ancestor that it does hold; the origin is ``minTimestamp``.
+
+The file is memory-mapped and read one line (location) at a time. With a window, each
+line's sorted timestamps are searched for it and only the elements that overlap it are
+read, so a short window of a trace far larger than memory costs what the window holds.
 """
 
 from __future__ import annotations
@@ -25,17 +29,18 @@ import numpy as np
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline
+from cctool.model.timeline import Timeline, Window
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
 
 
 def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
-                  fmt: str) -> Timeline:
+                  fmt: str, window: Window | None = None) -> Timeline:
     """The timeline of ``folder/trace.db`` on ``tree`` (the database's profile), whose
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
-    and flat ``parent`` index per context)."""
+    and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
+    only the samples that overlap it."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
@@ -72,6 +77,8 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
             raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
         elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
                               offset=start)
+        if window is not None:
+            elems = _overlapping(elems, origin, window)
         ts = elems["timestamp"].astype(np.int64)
         if (np.diff(ts) < 0).any():
             raise fail(f"trace {i}'s timestamps are not sorted")
@@ -80,6 +87,7 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
         ctx = elems["ctx"][:-1].astype(np.int64)
         running = ctx != 0
         nodes = _lookup(node_of, ctx[running], fail)
+        del elems
         rank, thread = by_profile[prof]
         k = int(running.sum())
         cols["rank"].append(np.full(k, rank))
@@ -95,9 +103,23 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
                                           "max_timestamp": u(sec + 0x18, 8)})
 
 
+def _overlapping(elems: np.ndarray, origin: int, window: Window) -> np.ndarray:
+    """The elements of a line whose stretch (until the next element) overlaps ``window``,
+    and the one after the last of them (it ends that stretch): a view, nothing copied."""
+    lo, hi = window
+    first, last = 0, elems.shape[0]
+    stamps = elems["timestamp"]
+    if lo is not None:  # the element running at lo starts at or before it
+        first = max(int(np.searchsorted(stamps, np.uint64(origin + lo), side="right")) - 1, 0)
+    if hi is not None:  # elements from hi on start after the window; keep one to end it
+        last = min(int(np.searchsorted(stamps, np.uint64(origin + hi), side="left")) + 1, last)
+    return elems[first:max(last, first)]
+
+
 def _node_of_context(tree: GraphFrame,
-                     contexts: Mapping[str, np.ndarray]) -> dict[int, int]:
-    """Context id -> node: its own node, else its nearest ancestor's that has one."""
+                     contexts: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Context id -> node as a dense table: its own node, else its nearest ancestor's that
+    has one; -1 where neither has one, -2 for ids meta.db does not hold."""
     ids = contexts["id"].astype(np.int64)
     parent = contexts["parent"].astype(np.int64)
     own = dict(zip(tree.nodes["hpctoolkit_id"].to_list(), range(tree.num_nodes), strict=True))
@@ -106,11 +128,15 @@ def _node_of_context(tree: GraphFrame,
     for i in np.flatnonzero(node < 0):
         if parent[i] >= 0:
             node[i] = node[parent[i]]
-    return dict(zip(ids.tolist(), node.tolist(), strict=True))
+    table = np.full(int(ids.max(initial=-1)) + 1, -2, dtype=np.int64)
+    table[ids] = node
+    return table
 
 
-def _lookup(node_of: Mapping[int, int], ctx: np.ndarray, fail: Any) -> np.ndarray:
-    out = np.fromiter((node_of.get(int(c), -2) for c in ctx), dtype=np.int64, count=ctx.size)
+def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
+    known = ctx < node_of.shape[0]
+    out = np.full(ctx.shape[0], -2, dtype=np.int64)
+    out[known] = node_of[ctx[known]]
     if (out == -2).any():
         raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
     if (out < 0).any():

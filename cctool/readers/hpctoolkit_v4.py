@@ -43,7 +43,7 @@ import numpy as np
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline
+from cctool.model.timeline import Timeline, Window
 from cctool.readers import _hpcv4_blocks as blocks
 from cctool.readers import _hpcv4_checks, _hpcv4_trace
 from cctool.readers import _hpcv4_nostruct as nostruct
@@ -99,11 +99,12 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
 
 
-def read_timeline(path: Path) -> Timeline:
+def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     """The database's ``trace.db`` (see :mod:`cctool.readers._hpcv4_trace`) on the tree
-    :func:`read` builds."""
+    :func:`read` builds; with ``window``, only the samples that overlap it."""
     folder = _folder(path)
-    return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME)
+    return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME,
+                                      window)
 
 
 def meta_of(folder: Path) -> dict[str, Any]:
