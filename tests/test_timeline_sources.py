@@ -135,3 +135,34 @@ def test_every_command_that_reads_a_profile_takes_window() -> None:
 def test_parse_window_units() -> None:
     assert parse_window("1.5:2500ms") == (1_500_000_000, 2_500_000_000)
     assert parse_window("200us:") == (200_000, None)
+
+
+V4_TRACE = DATA / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d"
+
+
+@pytest.fixture(scope="module")
+def synth_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from cctool.synth import generate
+
+    path = tmp_path_factory.mktemp("synth-trace")
+    generate(path, nodes=300, ranks=3, fmt="v4", trace=True, visits=5)
+    return path
+
+
+@pytest.mark.parametrize("window", [":", "1ms:", ":3ms", "0.5ms:2.5ms", "5000s:6000s"])
+def test_trace_db_window_read_and_streamed_fold_match_the_whole_timeline(
+        window: str, synth_trace: Path) -> None:
+    """hpcprof's traced test database, and a synthetic trace that revisits its contexts:
+    reading only the window's samples, and folding line by line, give the fold of the
+    whole timeline cut to the window."""
+    for db in (V4_TRACE, synth_trace):
+        whole = read_timeline(db)
+        span = parse_window(window)
+        expected = fold(whole, span)
+        part = read_timeline(db, window=span)
+        assert part.segments.height <= whole.segments.height
+        for got in (fold(part, span), read_window(db, window=window)):
+            a = got.metrics.select("node", "rank", "thread", "time").filter(pl.col("time") > 0)
+            b = expected.metrics.select("node", "rank", "thread", "time").filter(
+                pl.col("time") > 0)
+            assert a.sort("node", "rank", "thread").equals(b.sort("node", "rank", "thread"))

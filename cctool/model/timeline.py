@@ -34,7 +34,8 @@ import polars as pl
 from cctool.errors import CctoolError, InvalidGraphError
 from cctool.model.frame import GraphFrame
 
-__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "Window", "fold", "parse_window"]
+__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "Window", "fold", "parse_window",
+           "window_profile"]
 
 TIME_UNIT = "ns"
 NS_PER_S = 1_000_000_000
@@ -140,11 +141,17 @@ def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:
     """
     seg = timeline.clip(window)
     table = (seg.group_by("node", "rank", "thread")
-             .agg(((pl.col("end") - pl.col("start")).sum()).alias("ns"))
-             .sort("node", "rank", "thread")
+             .agg(((pl.col("end") - pl.col("start")).sum()).alias("ns")))
+    return window_profile(timeline.tree, table, window)
+
+
+def window_profile(tree: GraphFrame, table: pl.DataFrame, window: Window) -> GraphFrame:
+    """The profile :func:`fold` returns, from its sums: ``table`` has ``node``, ``rank``,
+    ``thread`` and ``ns`` (a node's exclusive ns inside ``window``, one row per key) on
+    ``tree``'s nodes. Readers that fold a trace as they stream it end here too."""
+    table = (table.sort("node", "rank", "thread")
              .select("node", "rank", "thread",
                      (pl.col("ns").cast(pl.Float64) / NS_PER_S).alias("time")))
-    tree = timeline.tree
     meta = {k: v for k, v in tree.metadata.items() if k != "metric_units"}
     lo, hi = window
     meta["metric_units"] = {"time": "s"}

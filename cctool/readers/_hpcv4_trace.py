@@ -21,11 +21,12 @@ read, so a short window of a trace far larger than memory costs what the window 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
@@ -35,12 +36,64 @@ _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
 
 
+class _Line(NamedTuple):
+    """One location's running samples: start and end (ns on the trace's clock) and node."""
+
+    rank: int
+    thread: int
+    start: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
+
+
 def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
                   fmt: str, window: Window | None = None) -> Timeline:
     """The timeline of ``folder/trace.db`` on ``tree`` (the database's profile), whose
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
     and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
     only the samples that overlap it."""
+    origin, top, lines = _lines(folder, tree, contexts, fmt, window)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in _Line._fields}
+    for line in lines:
+        k = line.node.shape[0]
+        cols["rank"].append(np.full(k, line.rank))
+        cols["thread"].append(np.full(k, line.thread))
+        for name in ("start", "end", "node"):
+            cols[name].append(getattr(line, name))
+    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
+                              for k, v in cols.items()}
+    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
+                                arrays["end"], arrays["node"], origin=origin,
+                                metadata={"format": fmt, "path": str(folder / "trace.db"),
+                                          "max_timestamp": top})
+
+
+def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                fmt: str, window: Window) -> pl.DataFrame:
+    """What :func:`cctool.model.timeline.fold` of ``window`` sums, line by line: ``node``,
+    ``rank``, ``thread`` and ``ns`` (time inside the window), holding one line's samples
+    in the window at a time, never the whole trace."""
+    origin, _, lines = _lines(folder, tree, contexts, fmt, window)
+    lo = None if window[0] is None else origin + window[0]
+    hi = None if window[1] is None else origin + window[1]
+    parts = []
+    for line in lines:
+        start = line.start if lo is None else np.maximum(line.start, lo)
+        end = line.end if hi is None else np.minimum(line.end, hi)
+        ns = np.bincount(line.node, weights=np.maximum(end - start, 0),
+                         minlength=tree.num_nodes)
+        nodes = np.flatnonzero(ns)
+        parts.append(pl.DataFrame({"node": nodes, "rank": line.rank, "thread": line.thread,
+                                   "ns": ns[nodes].astype(np.int64)}))
+    schema = pl.Schema({"node": pl.Int32(), "rank": pl.Int32(), "thread": pl.Int32(),
+                        "ns": pl.Int64()})
+    return pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)
+
+
+def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,
+           window: Window | None) -> tuple[int, int, Iterator[_Line]]:
+    """``minTimestamp``, ``maxTimestamp`` and the lines, read one at a time (the header is
+    checked before the first is read)."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
@@ -66,41 +119,30 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     by_profile = {p["profile"]: (p["rank"], p["thread"])
                   for p in tree.metadata.get("profiles", ())}
     node_of = _node_of_context(tree, contexts)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("rank", "thread", "start", "end",
-                                                          "node")}
-    for i in range(n_traces):
-        at = p_traces + i * stride
-        prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
-        if prof not in by_profile:
-            raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
-        if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
-            raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
-        elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
-                              offset=start)
-        if window is not None:
-            elems = _overlapping(elems, origin, window)
-        ts = elems["timestamp"].astype(np.int64)
-        if (np.diff(ts) < 0).any():
-            raise fail(f"trace {i}'s timestamps are not sorted")
-        if ts.size and ts[0] < origin:
-            raise fail(f"trace {i} starts before minTimestamp")
-        ctx = elems["ctx"][:-1].astype(np.int64)
-        running = ctx != 0
-        nodes = _lookup(node_of, ctx[running], fail)
-        del elems
-        rank, thread = by_profile[prof]
-        k = int(running.sum())
-        cols["rank"].append(np.full(k, rank))
-        cols["thread"].append(np.full(k, thread))
-        cols["start"].append(ts[:-1][running])
-        cols["end"].append(ts[1:][running])
-        cols["node"].append(nodes)
-    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
-                              for k, v in cols.items()}
-    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
-                                arrays["end"], arrays["node"], origin=origin,
-                                metadata={"format": fmt, "path": str(path),
-                                          "max_timestamp": u(sec + 0x18, 8)})
+
+    def lines() -> Iterator[_Line]:
+        for i in range(n_traces):
+            at = p_traces + i * stride
+            prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
+            if prof not in by_profile:
+                raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
+            if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
+                raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
+            elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
+                                  offset=start)
+            if window is not None:
+                elems = _overlapping(elems, origin, window)
+            ts = elems["timestamp"].astype(np.int64)
+            if (np.diff(ts) < 0).any():
+                raise fail(f"trace {i}'s timestamps are not sorted")
+            if ts.size and ts[0] < origin:
+                raise fail(f"trace {i} starts before minTimestamp")
+            ctx = elems["ctx"][:-1].astype(np.int64)
+            running = ctx != 0
+            nodes = _lookup(node_of, ctx[running], fail)
+            yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
+
+    return origin, u(sec + 0x18, 8), lines()
 
 
 def _overlapping(elems: np.ndarray, origin: int, window: Window) -> np.ndarray:

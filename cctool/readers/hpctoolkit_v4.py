@@ -107,6 +107,18 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
                                       window)
 
 
+def read_window(path: Path, window: Window) -> GraphFrame:
+    """The profile of ``window`` of ``trace.db``, folded line by line as it is read
+    (:func:`cctool.readers._hpcv4_trace.fold_window`): never more than one line's samples
+    in the window in memory."""
+    from cctool.model.timeline import window_profile
+
+    folder = _folder(path)
+    tree = read(folder)
+    table = _hpcv4_trace.fold_window(folder, tree, meta_of(folder)["contexts"], NAME, window)
+    return window_profile(tree, table, window)
+
+
 def meta_of(folder: Path) -> dict[str, Any]:
     """The database's meta.db, with code offsets where it has no structure information."""
     mdb = Db(folder / "meta.db", b"meta", NAME)

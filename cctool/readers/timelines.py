@@ -11,7 +11,10 @@ cctool can use and that is said (:class:`NoTimelineError`). A folder holding the
 one run (Caliper's one ``.cali`` per rank) reads as one timeline on the parts' union tree.
 
 :func:`read_window` is the profile of an interval: what ``read`` gives for the whole file,
-restricted to the time inside a window (:func:`cctool.model.timeline.fold`).
+restricted to the time inside a window (:func:`cctool.model.timeline.fold`). A reader with
+``read_window(path, window) -> GraphFrame`` folds as it reads (HPCToolkit's trace.db, line
+by line), so even the whole run of a trace larger than memory folds in the memory of its
+profile.
 """
 
 from __future__ import annotations
@@ -78,7 +81,26 @@ def read_window(path: str | os.PathLike[str], fmt: str | None = None, *,
             empty; see :func:`~cctool.model.timeline.parse_window`), or (start, end) in ns.
     """
     span = parse_window(window) if isinstance(window, str) else window
+    mod = _streams(path, fmt)
+    if mod is not None:  # folded as the trace streams by: never the whole trace in memory
+        try:
+            gf: GraphFrame = mod.read_window(_resolve(Path(path)) if not fmt else Path(path),
+                                             span)
+        except CctoolError:
+            raise
+        except Exception as exc:
+            raise ReaderError(path, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
+        return normalise(gf, in_place=True)
     return normalise(fold(read_timeline(path, fmt, span), span), in_place=True)
+
+
+def _streams(path: str | os.PathLike[str], fmt: str | None) -> ModuleType | None:
+    """The reader of ``path`` when it folds a window as it reads (``read_window``)."""
+    p = Path(path)
+    if str(path) == STDIN or not p.exists() or _one_run(p, fmt) is not None:
+        return None
+    mod = get_reader(fmt) if fmt else detect(_resolve(p))
+    return mod if hasattr(mod, "read_window") else None
 
 
 def _read_one(p: Path, mod: ModuleType, window: Window | None) -> Timeline:
