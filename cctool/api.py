@@ -276,7 +276,9 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
     """
     from cctool.model.timeline import parse_window
     from cctool.ops.timeline import timeline_view
+    from cctool.readers.timelines import read_timeline as read_it
 
     span = parse_window(window) if window else (None, None)
-    return timeline_view(read_timeline(path, fmt), span, buckets=buckets, width=width,
-                         depth=depth, top=top)
+    # Only the window's segments are read where the reader can tell (trace.db, Chrome).
+    tl = read_it(path, fmt, span if window else None)
+    return timeline_view(tl, span, buckets=buckets, width=width, depth=depth, top=top)

@@ -166,3 +166,14 @@ def test_trace_db_window_read_and_streamed_fold_match_the_whole_timeline(
             b = expected.metrics.select("node", "rank", "thread", "time").filter(
                 pl.col("time") > 0)
             assert a.sort("node", "rank", "thread").equals(b.sort("node", "rank", "thread"))
+
+
+@pytest.mark.parametrize("window", ["100ms:300ms", ":50ms", "900ms:", "1.5ms:1.7ms"])
+def test_chrome_window_keeps_only_the_segments_it_needs(window: str) -> None:
+    for path in (PYSPY, DATA / "chrome-trace" / "viztracer-threads.json"):
+        span = parse_window(window)
+        whole, part = read_timeline(path), read_timeline(path, window=span)
+        assert part.origin == whole.origin and part.tree.nodes.equals(whole.tree.nodes)
+        assert part.segments.height < whole.segments.height
+        a, b = fold(part, span).metrics, fold(whole, span).metrics
+        assert a.filter(pl.col("time") > 0).equals(b.filter(pl.col("time") > 0))
