@@ -275,10 +275,11 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         depth, top: as the command's options.
     """
     from cctool.model.timeline import parse_window
-    from cctool.ops.timeline import timeline_view
-    from cctool.readers.timelines import read_timeline as read_it
+    from cctool.ops.timeline import view_of_parts
+    from cctool.readers.timelines import read_timeline_parts
 
     span = parse_window(window) if window else (None, None)
-    # Only the window's segments are read where the reader can tell (trace.db, Chrome).
-    tl = read_it(path, fmt, span if window else None)
-    return timeline_view(tl, span, buckets=buckets, width=width, depth=depth, top=top)
+    # Only the window's segments are read where the reader can tell (trace.db, Chrome),
+    # and trace.db one line at a time.
+    parts = read_timeline_parts(path, fmt, span if window else None)
+    return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
+from cctool.errors import CctoolError
 from cctool.model.timeline import NS_PER_S, fold, parse_window
 from cctool.ops.timeline import PATH_SEPARATOR, call_paths
 from cctool.readers import read
@@ -177,3 +178,24 @@ def test_chrome_window_keeps_only_the_segments_it_needs(window: str) -> None:
         assert part.segments.height < whole.segments.height
         a, b = fold(part, span).metrics, fold(whole, span).metrics
         assert a.filter(pl.col("time") > 0).equals(b.filter(pl.col("time") > 0))
+
+
+@pytest.mark.parametrize("window", [":", "1ms:3ms", "5000s:"])
+def test_timeline_view_read_line_by_line_is_the_whole_timelines_view(
+        window: str, synth_trace: Path) -> None:
+    from cctool.ops.timeline import timeline_view, view_of_parts
+    from cctool.readers.timelines import read_timeline_parts
+
+    for db in (V4_TRACE, synth_trace):
+        span = parse_window(window)
+        whole = read_timeline(db)
+        if span[0] is not None and span[0] >= whole.span[1] - whole.origin:
+            with pytest.raises(CctoolError, match="run ends"):
+                view_of_parts(read_timeline_parts(db, window=span), span, buckets=40)
+            continue
+        a = timeline_view(whole, span, buckets=40, depth=3)
+        parts = read_timeline_parts(db, window=span if window != ":" else None)
+        b = view_of_parts(parts, span, buckets=40, depth=3)
+        assert (a.start, a.end) == (b.start, b.end)
+        for name in ("locations", "strips", "legend", "top"):
+            assert getattr(a, name).equals(getattr(b, name)), name

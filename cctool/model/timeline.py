@@ -24,7 +24,7 @@ say where a call began.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,8 @@ import polars as pl
 from cctool.errors import CctoolError, InvalidGraphError
 from cctool.model.frame import GraphFrame
 
-__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "Window", "fold", "parse_window",
+__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
+           "parse_window",
            "window_profile"]
 
 TIME_UNIT = "ns"
@@ -131,6 +132,18 @@ class Timeline:
         if hi is not None:
             end = pl.min_horizontal(end, pl.lit(self.origin + hi))
         return seg.with_columns(start=start, end=end).filter(pl.col("end") > pl.col("start"))
+
+
+@dataclass(frozen=True)
+class TimelineParts:
+    """A timeline in parts read one after another (a trace.db line by line): the tree,
+    (origin, end of the last segment) in ns, the ``rank``/``thread`` locations it holds,
+    and the parts, each a :class:`Timeline` of some of the locations on that tree."""
+
+    tree: GraphFrame
+    span: tuple[int, int]
+    locations: pl.DataFrame
+    parts: Iterator[Timeline]
 
 
 def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:

@@ -21,7 +21,7 @@ read, so a short window of a trace far larger than memory costs what the window 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -30,7 +30,7 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, Window
+from cctool.model.timeline import Timeline, TimelineParts, Window
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
@@ -52,7 +52,7 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
     and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
     only the samples that overlap it."""
-    origin, top, lines = _lines(folder, tree, contexts, fmt, window)
+    origin, top, lines, _ = _lines(folder, tree, contexts, fmt, window)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in _Line._fields}
     for line in lines:
         k = line.node.shape[0]
@@ -68,12 +68,34 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
                                           "max_timestamp": top})
 
 
+def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                   fmt: str, window: Window | None = None) -> TimelineParts:
+    """The timeline of :func:`read_timeline` as one :class:`Timeline` per line, each read
+    when the one before it is done with (see :func:`cctool.ops.timeline.view_of_parts`)."""
+    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    ends = [t for t in tails() if t[2] is not None]
+    locs = {(rank, thread) for rank, thread, _ in ends}
+    last = max((int(end) for _, _, end in ends if end is not None), default=origin)
+    meta = {"format": fmt, "path": str(folder / "trace.db")}
+
+    def parts() -> Iterator[Timeline]:
+        for line in lines:
+            k = line.node.shape[0]
+            yield Timeline.from_arrays(tree, np.full(k, line.rank), np.full(k, line.thread),
+                                       line.start, line.end, line.node, origin=origin,
+                                       metadata=meta)
+
+    located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
+                           orient="row")
+    return TimelineParts(tree, (origin, max(last, origin)), located, parts())
+
+
 def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
                 fmt: str, window: Window) -> pl.DataFrame:
     """What :func:`cctool.model.timeline.fold` of ``window`` sums, line by line: ``node``,
     ``rank``, ``thread`` and ``ns`` (time inside the window), holding one line's samples
     in the window at a time, never the whole trace."""
-    origin, _, lines = _lines(folder, tree, contexts, fmt, window)
+    origin, _, lines, _ = _lines(folder, tree, contexts, fmt, window)
     lo = None if window[0] is None else origin + window[0]
     hi = None if window[1] is None else origin + window[1]
     parts = []
@@ -91,9 +113,10 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
 
 
 def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,
-           window: Window | None) -> tuple[int, int, Iterator[_Line]]:
-    """``minTimestamp``, ``maxTimestamp`` and the lines, read one at a time (the header is
-    checked before the first is read)."""
+           window: Window | None) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]]]:
+    """``minTimestamp``, ``maxTimestamp``, the lines, read one at a time (the header is
+    checked before the first is read), and a function giving each line's rank, thread and
+    the end of its last running sample (None when nothing ran), from the line's tail."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
@@ -120,16 +143,26 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
                   for p in tree.metadata.get("profiles", ())}
     node_of = _node_of_context(tree, contexts)
 
+    def line(i: int) -> tuple[int, np.ndarray]:
+        at = p_traces + i * stride
+        prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
+        if prof not in by_profile:
+            raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
+        if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
+            raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
+        return prof, np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
+                                   offset=start)
+
+    def tails() -> list[Tail]:
+        out = []
+        for i in range(n_traces):
+            prof, elems = line(i)
+            out.append((*by_profile[prof], _last_running_end(elems)))
+        return out
+
     def lines() -> Iterator[_Line]:
         for i in range(n_traces):
-            at = p_traces + i * stride
-            prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
-            if prof not in by_profile:
-                raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
-            if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
-                raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
-            elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
-                                  offset=start)
+            prof, elems = line(i)
             if window is not None:
                 elems = _overlapping(elems, origin, window)
             ts = elems["timestamp"].astype(np.int64)
@@ -142,7 +175,25 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
             nodes = _lookup(node_of, ctx[running], fail)
             yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
 
-    return origin, u(sec + 0x18, 8), lines()
+    return origin, u(sec + 0x18, 8), lines(), tails
+
+
+Tail = tuple[int, int, int | None]
+
+
+def _last_running_end(elems: np.ndarray) -> int | None:
+    """When a line's last running sample ends: the element after the last one with a
+    context (searched backwards from the tail, a few elements first)."""
+    n = elems.shape[0]
+    size = 64
+    while True:
+        tail = elems[max(n - size, 0):]
+        running = np.flatnonzero(tail["ctx"][:-1] != 0)
+        if running.size:
+            return int(tail["timestamp"][running[-1] + 1])
+        if size >= n:
+            return None
+        size *= 16
 
 
 def _overlapping(elems: np.ndarray, origin: int, window: Window) -> np.ndarray:

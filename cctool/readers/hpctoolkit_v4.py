@@ -43,7 +43,7 @@ import numpy as np
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, Window
+from cctool.model.timeline import Timeline, TimelineParts, Window
 from cctool.readers import _hpcv4_blocks as blocks
 from cctool.readers import _hpcv4_checks, _hpcv4_trace
 from cctool.readers import _hpcv4_nostruct as nostruct
@@ -105,6 +105,13 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     folder = _folder(path)
     return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME,
                                       window)
+
+
+def read_timeline_parts(path: Path, window: Window | None = None) -> TimelineParts:
+    """The database's ``trace.db`` as one timeline per line, read one after another."""
+    folder = _folder(path)
+    return _hpcv4_trace.timeline_parts(folder, read(folder), meta_of(folder)["contexts"],
+                                       NAME, window)
 
 
 def read_window(path: Path, window: Window) -> GraphFrame:

@@ -31,10 +31,11 @@ import polars as pl
 
 from cctool.errors import CctoolError, NoTimelineError, ReaderError, UnknownFormatError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, Window, fold, parse_window
+from cctool.model.timeline import Timeline, TimelineParts, Window, fold, parse_window
 from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise
 
-__all__ = ["NoTimelineError", "read_timeline", "read_window", "timeline_formats"]
+__all__ = ["NoTimelineError", "read_timeline", "read_timeline_parts", "read_window",
+           "timeline_formats"]
 
 
 def timeline_formats() -> list[str]:
@@ -94,13 +95,34 @@ def read_window(path: str | os.PathLike[str], fmt: str | None = None, *,
     return normalise(fold(read_timeline(path, fmt, span), span), in_place=True)
 
 
-def _streams(path: str | os.PathLike[str], fmt: str | None) -> ModuleType | None:
-    """The reader of ``path`` when it folds a window as it reads (``read_window``)."""
+def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
+                        window: Window | None = None) -> TimelineParts:
+    """:func:`read_timeline` in parts, one read after another, for the readers that can
+    (HPCToolkit's trace.db: a line at a time); others give their whole timeline as its one
+    part. See :func:`cctool.ops.timeline.view_of_parts`."""
+    p = Path(path)
+    mod = _streams(path, fmt, "read_timeline_parts")
+    if mod is None:
+        tl = read_timeline(path, fmt, window)
+        return TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
+    try:
+        parts: TimelineParts = mod.read_timeline_parts(p if fmt else _resolve(p), window)
+    except CctoolError:
+        raise
+    except Exception as exc:
+        raise ReaderError(p, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
+    return replace(parts, tree=normalise(parts.tree, in_place=True))
+
+
+def _streams(path: str | os.PathLike[str], fmt: str | None,
+             entry: str = "read_window") -> ModuleType | None:
+    """The reader of ``path`` when it has ``entry`` (``read_window``: it folds a window as
+    it reads; ``read_timeline_parts``: it reads a timeline in parts)."""
     p = Path(path)
     if str(path) == STDIN or not p.exists() or _one_run(p, fmt) is not None:
         return None
     mod = get_reader(fmt) if fmt else detect(_resolve(p))
-    return mod if hasattr(mod, "read_window") else None
+    return mod if hasattr(mod, entry) else None
 
 
 def _read_one(p: Path, mod: ModuleType, window: Window | None) -> Timeline:
