@@ -3,13 +3,14 @@
 
 ``python -m benchmarks.bench_trace_read [--skip-large]`` generates the databases under
 ``benchmarks/_data`` (``python -m cctool.synth --format v4 --trace --nodes 10000 --visits
-K``: 2.6k contexts with time per location, run K times over; 64 x 100k is 0.8 GB, 1,024 x 1M
-is 12.4 GB of trace.db) and prints one line per command: wall time of a fresh process, its
+K``: 2.6k contexts with time per location, run K times over; 64 x 100k is 77 MB, 1,024 x 1M
+12.2 GB of trace.db) and prints one line per command: wall time of a fresh process, its
 peak RSS and the 1-minute load average. ``--skip-large`` leaves out the 1,024 x 1M database.
 
-The whole-run ``cctool timeline`` holds every segment (24 bytes each and the view's work
-arrays), so it is measured on 64 x 100k only; a window reads only the samples that overlap
-it, and ``--window`` on a profile command folds line by line, even over the whole run.
+trace.db is memory-mapped and read one line (location) at a time, each line's pages
+released once read; a window reads only the samples that overlap it (a binary search per
+line), ``--window`` on a profile command folds line by line, and ``cctool timeline`` draws
+its strips and sums line by line, so none holds more than one line's samples.
 """
 
 from __future__ import annotations
@@ -78,9 +79,8 @@ def main() -> None:
             ("tree --window : (whole run, folded)", ["tree", str(db), "--window", ":"]),
             ("tree --window 10s:12s", ["tree", str(db), "--window", "10s:12s"]),
             ("timeline --window 10s:12s", ["timeline", str(db), "--window", "10s:12s"]),
+            ("timeline (whole run, line by line)", ["timeline", str(db)]),
         ]
-        if name == "64x100k":
-            cases.append(("timeline (whole run)", ["timeline", str(db)]))
         for label, args in cases:
             wall, rss, code = measure([*cct, *args, "--to", "csv", "-o", os.devnull])
             load = os.getloadavg()[0]

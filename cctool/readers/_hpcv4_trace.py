@@ -21,7 +21,9 @@ read, so a short window of a trace far larger than memory costs what the window 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import bisect
+import mmap
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -120,7 +122,16 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
-    buf = np.memmap(path, dtype=np.uint8, mode="r")
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    buf = np.frombuffer(mapped, dtype=np.uint8)
+
+    def done(start: int, end: int) -> None:
+        """Drop a read line's pages from this process (the OS keeps them cached), so the
+        resident size stays that of one line, not of every line read so far."""
+        first = start - start % mmap.PAGESIZE
+        if hasattr(mapped, "madvise") and end > first:
+            mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
 
     def fail(problem: str) -> ReaderError:
         return ReaderError(path, problem, fmt=fmt)
@@ -143,26 +154,28 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
                   for p in tree.metadata.get("profiles", ())}
     node_of = _node_of_context(tree, contexts)
 
-    def line(i: int) -> tuple[int, np.ndarray]:
+    def line(i: int) -> tuple[int, np.ndarray, tuple[int, int]]:
         at = p_traces + i * stride
         prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
         if prof not in by_profile:
             raise fail(f"trace {i} names profile {prof}, which profile.db does not hold")
         if end < start or (end - start) % _ELEM.itemsize or end > buf.shape[0]:
             raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
-        return prof, np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
-                                   offset=start)
+        elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
+                              offset=start)
+        return prof, elems, (start, end)
 
     def tails() -> list[Tail]:
         out = []
         for i in range(n_traces):
-            prof, elems = line(i)
+            prof, elems, where = line(i)
             out.append((*by_profile[prof], _last_running_end(elems)))
+            done(*where)
         return out
 
     def lines() -> Iterator[_Line]:
         for i in range(n_traces):
-            prof, elems = line(i)
+            prof, elems, where = line(i)
             if window is not None:
                 elems = _overlapping(elems, origin, window)
             ts = elems["timestamp"].astype(np.int64)
@@ -173,6 +186,8 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
             ctx = elems["ctx"][:-1].astype(np.int64)
             running = ctx != 0
             nodes = _lookup(node_of, ctx[running], fail)
+            del elems
+            done(*where)
             yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
 
     return origin, u(sec + 0x18, 8), lines(), tails
@@ -201,12 +216,27 @@ def _overlapping(elems: np.ndarray, origin: int, window: Window) -> np.ndarray:
     and the one after the last of them (it ends that stretch): a view, nothing copied."""
     lo, hi = window
     first, last = 0, elems.shape[0]
-    stamps = elems["timestamp"]
+    # Binary search by single elements: numpy's searchsorted would copy the strided column,
+    # reading the whole line from disk.
+    stamps = _Stamps(elems)
     if lo is not None:  # the element running at lo starts at or before it
-        first = max(int(np.searchsorted(stamps, np.uint64(origin + lo), side="right")) - 1, 0)
+        first = max(bisect.bisect_right(stamps, origin + lo) - 1, 0)
     if hi is not None:  # elements from hi on start after the window; keep one to end it
-        last = min(int(np.searchsorted(stamps, np.uint64(origin + hi), side="left")) + 1, last)
+        last = min(bisect.bisect_left(stamps, origin + hi) + 1, last)
     return elems[first:max(last, first)]
+
+
+class _Stamps(Sequence[int]):
+    """The timestamps of a line's elements, one read per index."""
+
+    def __init__(self, elems: np.ndarray) -> None:
+        self.elems = elems
+
+    def __len__(self) -> int:
+        return int(self.elems.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        return int(self.elems[i]["timestamp"])
 
 
 def _node_of_context(tree: GraphFrame,
