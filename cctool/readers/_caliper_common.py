@@ -44,7 +44,12 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.columns import INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.readers._caliper_values import leaf_elements, ns_scale
+from cctool.readers._caliper_values import (
+    DURATION_ATTRS,
+    OFFSET_ATTRS,
+    leaf_elements,
+    ns_scale,
+)
 
 CALLPATH_ATTR = "source.function#callpath.address"
 RANK_ATTRS = frozenset({"mpi.rank"})
@@ -52,11 +57,6 @@ THREAD_ATTRS = frozenset({"omp.thread.id", "thread.id", "pthread.id"})
 SNAPSHOT_ATTR = "timeseries.snapshot"
 NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 # Blackboard and bookkeeping values that ride along in records but measure nothing.
-# Timestamps of event-trace records (when a record was taken; never a quantity to sum) and
-# the time since the thread's previous record, which with the timestamp places the record's
-# stretch on a timeline (see ``_caliper_trace``).
-OFFSET_ATTRS = frozenset({"time.offset.ns", "time.offset"})
-DURATION_ATTRS = frozenset({"time.duration.ns", "time.duration"})
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
 ) | OFFSET_ATTRS

@@ -32,7 +32,7 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, TimelineParts, Window
+from cctool.model.timeline import Timeline, TimelineParts, Window, window_profile
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
@@ -93,10 +93,9 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
 
 
 def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
-                fmt: str, window: Window) -> pl.DataFrame:
-    """What :func:`cctool.model.timeline.fold` of ``window`` sums, line by line: ``node``,
-    ``rank``, ``thread`` and ``ns`` (time inside the window), holding one line's samples
-    in the window at a time, never the whole trace."""
+                fmt: str, window: Window) -> GraphFrame:
+    """The profile of ``window`` (:func:`cctool.model.timeline.fold`'s), summed line by
+    line: one line's samples in the window at a time, never the whole trace."""
     origin, _, lines, _ = _lines(folder, tree, contexts, fmt, window)
     lo = None if window[0] is None else origin + window[0]
     hi = None if window[1] is None else origin + window[1]
@@ -111,7 +110,8 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
                                    "ns": ns[nodes].astype(np.int64)}))
     schema = pl.Schema({"node": pl.Int32(), "rank": pl.Int32(), "thread": pl.Int32(),
                         "ns": pl.Int64()})
-    return pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)
+    table = pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)
+    return window_profile(tree, table, window)
 
 
 def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,

@@ -100,30 +100,23 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
 
 
 def read_timeline(path: Path, window: Window | None = None) -> Timeline:
-    """The database's ``trace.db`` (see :mod:`cctool.readers._hpcv4_trace`) on the tree
-    :func:`read` builds; with ``window``, only the samples that overlap it."""
-    folder = _folder(path)
-    return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME,
-                                      window)
+    """``trace.db`` on the tree :func:`read` builds (:mod:`._hpcv4_trace`)."""
+    return _hpcv4_trace.read_timeline(*_trace_inputs(path), window)
 
 
 def read_timeline_parts(path: Path, window: Window | None = None) -> TimelineParts:
-    """The database's ``trace.db`` as one timeline per line, read one after another."""
-    folder = _folder(path)
-    return _hpcv4_trace.timeline_parts(folder, read(folder), meta_of(folder)["contexts"],
-                                       NAME, window)
+    """``trace.db`` as one timeline per line, read one after another."""
+    return _hpcv4_trace.timeline_parts(*_trace_inputs(path), window)
 
 
 def read_window(path: Path, window: Window) -> GraphFrame:
-    """The profile of ``window`` of ``trace.db``, folded line by line as it is read
-    (:func:`cctool.readers._hpcv4_trace.fold_window`): never more than one line's samples
-    in the window in memory."""
-    from cctool.model.timeline import window_profile
+    """The profile of ``window`` of ``trace.db``, folded line by line as it is read."""
+    return _hpcv4_trace.fold_window(*_trace_inputs(path), window)
 
+
+def _trace_inputs(path: Path) -> tuple[Path, GraphFrame, dict[str, Any], str]:
     folder = _folder(path)
-    tree = read(folder)
-    table = _hpcv4_trace.fold_window(folder, tree, meta_of(folder)["contexts"], NAME, window)
-    return window_profile(tree, table, window)
+    return folder, read(folder), meta_of(folder)["contexts"], NAME
 
 
 def meta_of(folder: Path) -> dict[str, Any]:
