@@ -99,18 +99,19 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
     origin, _, lines, _ = _lines(folder, tree, contexts, fmt, window)
     lo = None if window[0] is None else origin + window[0]
     hi = None if window[1] is None else origin + window[1]
-    parts = []
+    cols: dict[str, list[np.ndarray]] = {"node": [], "rank": [], "thread": [], "ns": []}
     for line in lines:
         start = line.start if lo is None else np.maximum(line.start, lo)
         end = line.end if hi is None else np.minimum(line.end, hi)
         ns = np.bincount(line.node, weights=np.maximum(end - start, 0),
                          minlength=tree.num_nodes)
         nodes = np.flatnonzero(ns)
-        parts.append(pl.DataFrame({"node": nodes, "rank": line.rank, "thread": line.thread,
-                                   "ns": ns[nodes].astype(np.int64)}))
-    schema = pl.Schema({"node": pl.Int32(), "rank": pl.Int32(), "thread": pl.Int32(),
-                        "ns": pl.Int64()})
-    table = pl.concat(parts).cast(schema) if parts else pl.DataFrame(schema=schema)
+        cols["node"].append(nodes.astype(np.int32))
+        cols["rank"].append(np.full(nodes.shape[0], line.rank, dtype=np.int32))
+        cols["thread"].append(np.full(nodes.shape[0], line.thread, dtype=np.int32))
+        cols["ns"].append(np.rint(ns[nodes]).astype(np.int64))
+    table = pl.DataFrame({k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64)
+                          for k, v in cols.items()})
     return window_profile(tree, table, window)
 
 
