@@ -34,9 +34,11 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread
     spent mostly idle; a dim character one its path held for less than half the span.
 
-    Reads Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, ...) and HPCToolkit
-    databases with a trace.db (hpcrun -t; the tree is profile.db's). JSON and CSV
-    give one record per location and call path, in seconds.
+    Reads Chrome/Perfetto trace-event JSON (viztracer, py-spy --format chrometrace,
+    Chromium, Node, ...), HPCToolkit databases with a trace.db (hpcrun -t; the tree is
+    profile.db's; read one line at a time) and Caliper event traces
+    (CALI_CONFIG=event-trace; a folder of per-rank files is one run). JSON and CSV give
+    one record per location and call path, in seconds.
 
     \b
     Example:
