@@ -62,6 +62,38 @@ def test_caliper_trace_totals_are_cali_query_sums(run: str) -> None:
     _close(_per_path(read(path, window=f"0:{span_ms + 5}ms")), expected, 1e-12)
 
 
+def test_caliper_trace_with_threads() -> None:
+    """Three pthreads: per thread, every region's time is cali-query's; the records that
+    open a thread (no pthread.id in their context, so cali-query sums them under no
+    thread) go to the thread they open, outside every region."""
+    path = CALI / "threads.cali"
+    tl = read_timeline(path)
+    tl.validate()
+    assert tl.locations["thread"].to_list() == [0, 1, 2]
+    got = _per_path(fold(tl))
+    _close(got, _per_path(read(path)), 1e-12)
+    rows = orjson.loads((CALI / "totals.json").read_bytes())["threads"]
+    master = next(r["pthread.id"] for r in rows if r.get("path") == "main_region")
+    per_thread: dict[str, dict[str, float]] = {}
+    for r in rows:
+        if "pthread.id" in r:
+            per_thread.setdefault(r["pthread.id"], {})[
+                r.get("path", OUTSIDE).replace("/", PATH_SEPARATOR)] = \
+                r["sum#time.duration.ns"] / NS_PER_S
+    mine: dict[int, dict[str, float]] = {}
+    for (p, _, t), v in got.items():
+        mine.setdefault(t, {})[p] = v
+    assert {p: v for p, v in mine[0].items()} == pytest.approx(per_thread.pop(master))
+    regions = sorted(({p: v for p, v in d.items() if p != OUTSIDE} for d in per_thread.values()),
+                     key=lambda d: sorted(d.items()))
+    workers = sorted(({p: v for p, v in mine[t].items() if p != OUTSIDE} for t in (1, 2)),
+                     key=lambda d: sorted(d.items()))
+    assert workers == regions
+    unthreaded = sum(r["sum#time.duration.ns"] for r in rows if "pthread.id" not in r)
+    outside = sum(d.get(OUTSIDE, 0.0) for d in per_thread.values()) + unthreaded / NS_PER_S
+    assert mine[1][OUTSIDE] + mine[2][OUTSIDE] == pytest.approx(outside, abs=1e-12)
+
+
 def test_caliper_ranks_share_one_clock_and_a_window_cuts_every_rank() -> None:
     tl = read_timeline(CALI / "np4")
     starts = tl.segments.group_by("rank").agg(pl.col("start").min())["start"]

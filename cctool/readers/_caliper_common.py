@@ -270,9 +270,11 @@ class ProfileBuilder:
                     break
         return self.node(elements)
 
-    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
-        """Record the numeric fields (with their :meth:`role`) of one record at ``node``."""
-        loc = {"rank": 0, "thread": 0, "snapshot": 0}
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]],
+                thread: int | None = None) -> None:
+        """Record the numeric fields (with their :meth:`role`) of one record at ``node``
+        (on ``thread`` when a context value names it; an immediate value wins)."""
+        loc = {"rank": 0, "thread": thread or 0, "snapshot": 0}
         values: dict[str, float] = {}
         order: float | None = None
         summary = False

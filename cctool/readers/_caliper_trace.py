@@ -8,6 +8,11 @@ timeline: a begin event's record carries the time spent in the enclosing region 
 every region) up to the begin, an end event's the time in the region it closes since the
 last event. Summing a location's segments per node gives the profile's ``time`` exactly.
 
+Threads come from ``pthread.id`` (numbered 0 for the master, then in order of appearance)
+or ``omp.thread.id`` in the records' context. Caliper's timer starts every thread's clock at
+the channel's start, so a thread's first record also covers the time before the thread
+existed, outside every region: the timeline shows it as the sums count it.
+
 Offsets of one process count from its channel's start; the ``starttime.sec`` and
 ``starttime.nsec`` globals (wall clock) place that start, so the ranks of one job, each in
 its own file, line up on one clock. Without them the start is 0.
