@@ -49,7 +49,7 @@ def test_caliper_trace_totals_are_cali_query_sums(run: str) -> None:
     tl = read_timeline(path)
     tl.validate()
     assert tl.locations.height == (1 if run == "np1" else 4)
-    totals = orjson.loads((CALI / "totals.json").read_bytes())[run]
+    totals = orjson.loads((CALI / "totals.json").read_bytes())["cali_query"][run]
     expected = {(r.get("path", OUTSIDE).replace("/", PATH_SEPARATOR), r["mpi.rank"], 0):
                 r["sum#time.duration.ns"] / NS_PER_S for r in totals}
     whole = fold(tl)
@@ -72,7 +72,7 @@ def test_caliper_trace_with_threads() -> None:
     assert tl.locations["thread"].to_list() == [0, 1, 2]
     got = _per_path(fold(tl))
     _close(got, _per_path(read(path)), 1e-12)
-    rows = orjson.loads((CALI / "totals.json").read_bytes())["threads"]
+    rows = orjson.loads((CALI / "totals.json").read_bytes())["cali_query"]["threads"]
     master = next(r["pthread.id"] for r in rows if r.get("path") == "main_region")
     per_thread: dict[str, dict[str, float]] = {}
     for r in rows:
