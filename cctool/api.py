@@ -53,9 +53,9 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, *,
             timeline raises :class:`cctool.errors.NoTimelineError`.
         **options: reader-specific options.
     """
-    from cctool import readers
+    from cctool.readers.timelines import read_profile
 
-    return lift(readers.read(path, fmt, window=window, **options))
+    return lift(read_profile(path, fmt, window=window, **options))
 
 
 def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:

@@ -22,7 +22,7 @@ from cctool.errors import CctoolError
 from cctool.model.timeline import NS_PER_S, fold, parse_window
 from cctool.ops.timeline import PATH_SEPARATOR, call_paths
 from cctool.readers import read
-from cctool.readers.timelines import read_timeline, read_window
+from cctool.readers.timelines import read_profile, read_timeline, read_window
 
 DATA = Path(__file__).parent / "data"
 CALI = DATA / "caliper-trace"
@@ -59,7 +59,7 @@ def test_caliper_trace_totals_are_cali_query_sums(run: str) -> None:
     _close(_per_path(read(path)), expected, 1e-12)  # the profile reader agrees
     # --window over the whole run is the profile (given in ms, past the end).
     span_ms = (tl.span[1] - tl.span[0]) / 1e6
-    _close(_per_path(read(path, window=f"0:{span_ms + 5}ms")), expected, 1e-12)
+    _close(_per_path(read_profile(path, window=f"0:{span_ms + 5}ms")), expected, 1e-12)
 
 
 def test_caliper_trace_with_threads() -> None:
@@ -119,7 +119,7 @@ def test_pyspy_chrome_trace_with_threads() -> None:
     # Segments keep integer ns of py-spy's integer-us stamps: exact.
     _close(_per_path(whole), _per_path(prof), 1e-12)
     _close(_per_path(whole, "time (inc)"), _per_path(prof, "time (inc)"), 1e-9)
-    _close(_per_path(read(PYSPY, window=":")), _per_path(prof), 1e-12)
+    _close(_per_path(read_profile(PYSPY, window=":")), _per_path(prof), 1e-12)
     totals = orjson.loads((PYSPY.parent / "totals.json").read_bytes())
     tids = sorted(int(t) for t in totals["threads"])
     roots = {(p, t): v for (p, _, t), v in _per_path(whole, "time (inc)").items()

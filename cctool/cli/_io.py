@@ -26,7 +26,7 @@ def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
 
 
 def _load(path: str, fmt: str | None, options: dict[str, Any]) -> GraphFrame:
-    from cctool.readers import read
+    from cctool.readers.timelines import read_profile as read
 
     if live_stderr() and path != "-":
         from rich.console import Console
@@ -143,7 +143,7 @@ def _load_many(expanded: list[str], fmt: str | None) -> list[GraphFrame]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from cctool.readers import read
+    from cctool.readers.timelines import read_profile as read
 
     out = []
     columns = (TextColumn("reading"), BarColumn(), MofNCompleteColumn(),

@@ -87,10 +87,10 @@ class SummaryRequest:
     window: str | None = None  # a trace's interval: the profile of that span of each run
 
     def __call__(self, path: str) -> RunSummary:
-        from cctool.readers import read
+        from cctool.readers.timelines import read_profile
 
-        return summarize(path, read(path, self.fmt, window=self.window), self.metrics,
-                         self.agg)
+        return summarize(path, read_profile(path, self.fmt, window=self.window),
+                         self.metrics, self.agg)
 
 
 @dataclass(frozen=True)

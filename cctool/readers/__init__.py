@@ -249,9 +249,7 @@ def _resolve(path: Path) -> Path:
     return path
 
 
-def read(path: str | os.PathLike[str], fmt: str | None = None, *,
-         window: str | tuple[int | None, int | None] | None = None,
-         **options: Any) -> GraphFrame:
+def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column
@@ -260,16 +258,8 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, *,
     Args:
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
-        window: a trace's interval, ``START:END`` from the run's start (``"1.5:2500ms"``;
-            see :func:`cctool.model.timeline.parse_window`): the profile of that interval
-            (:func:`cctool.readers.timelines.read_window`, only ``time``). A profile with
-            no timeline raises :class:`~cctool.errors.NoTimelineError`.
         **options: reader-specific options.
     """
-    if window is not None:
-        from cctool.readers.timelines import read_window
-
-        return read_window(path, fmt, window=window)
     # The reader's frame is ours alone: convert it in place (one extra column at a time).
     return normalise(read_declared(path, fmt, **options), in_place=True)
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -32,10 +33,10 @@ import polars as pl
 from cctool.errors import CctoolError, NoTimelineError, ReaderError, UnknownFormatError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts, Window, fold, parse_window
-from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise
+from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise, read
 
-__all__ = ["NoTimelineError", "read_timeline", "read_timeline_parts", "read_window",
-           "timeline_formats"]
+__all__ = ["NoTimelineError", "read_profile", "read_timeline", "read_timeline_parts",
+           "read_window", "timeline_formats"]
 
 
 def timeline_formats() -> list[str]:
@@ -68,6 +69,17 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None,
         p = _resolve(p)
     mod = get_reader(fmt) if fmt else detect(p)
     return _read_one(p, mod, window)
+
+
+def read_profile(path: str | os.PathLike[str], fmt: str | None = None, *,
+                 window: str | Window | None = None, **options: Any) -> GraphFrame:
+    """:func:`cctool.readers.read`, or with ``window`` the profile of that interval of a
+    trace (:func:`read_window`: only ``time``; a profile without a timeline raises
+    :class:`~cctool.errors.NoTimelineError`). The one call for readers of a profile that
+    may be given a window."""
+    if window is None:
+        return read(path, fmt, **options)
+    return read_window(path, fmt, window=window)
 
 
 def read_window(path: str | os.PathLike[str], fmt: str | None = None, *,
@@ -148,7 +160,6 @@ def _read_parts(folder: Path, files: Sequence[Path], mod: ModuleType,
     """The parts' timelines on the profile :func:`cctool.readers.read` gives the folder
     (their union tree), on one clock: the run starts at the earliest part's origin."""
     from cctool.model.unify import unify
-    from cctool.readers import read
 
     profile = read(folder, mod.NAME)
     parts = [_read_one(f, mod, None) for f in files]
