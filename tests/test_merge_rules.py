@@ -347,7 +347,7 @@ NOT_MERGING = {
     "cctool/ops/ranktest.py:tie_term": "counts ties",
     "cctool/ops/summary.py:_summed_rows": "sums the locations of one root, additive columns only",
     "cctool/ops/timeline.py:_strips": "adds up trace segment durations (time), no metric values",
-    "cctool/ops/timeline.py:timeline_view": "adds up the strips' bucket durations (time)",
+    "cctool/ops/timeline.py:view_of_parts": "adds up bucket and segment durations (time)",
 }
 SUMMING = ("bincount", "add.at", "group_block_sums", "reduce_by_key")
 
