@@ -298,3 +298,53 @@ def profile_own_costs(first, second, count, col, val, out):  # pragma: no cover 
     for i in range(flat.size):
         if abs(flat[i]) <= 1e-9 * scale[i]:
             flat[i] = 0.0
+
+
+@njit(cache=True)
+def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
+    groups = starts.shape[0] - 1
+    n = parent.shape[0]
+    end = np.full(groups, -1, dtype=np.int64)
+    root = np.zeros(groups, dtype=np.int64)
+    total = np.zeros(groups, dtype=np.int64)
+    inc = np.zeros(n, dtype=np.int64)
+    own = np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    for g in range(groups):
+        m = 0
+        for r in range(starts[g], starts[g + 1]):
+            v = node[r]
+            t = ns[r]
+            own[v] += t
+            total[g] += t
+            while v >= 0:
+                if not seen[v]:
+                    seen[v] = True
+                    touched[m] = v
+                    m += 1
+                inc[v] += t
+                v = parent[v]
+        cur = -1
+        cur_own = 0
+        while True:
+            best = -1
+            best_inc = -1
+            for i in range(m):
+                k = touched[i]
+                if parent[k] == cur and (inc[k] > best_inc or (inc[k] == best_inc and k < best)):
+                    best = k
+                    best_inc = inc[k]
+            if best < 0 or best_inc <= cur_own:
+                break
+            if cur < 0:
+                root[g] = best_inc
+            cur = best
+            cur_own = own[cur]
+        end[g] = cur
+        for i in range(m):
+            k = touched[i]
+            inc[k] = 0
+            own[k] = 0
+            seen[k] = False
+    return end, root, total

@@ -27,7 +27,7 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, Window, fold
 
-__all__ = ["TimelineView", "ancestors_at", "call_paths", "timeline_view"]
+__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_view"]
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 OTHER_SYMBOL = "+"
@@ -69,9 +69,9 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
     Without ``buckets``, the strips fill ``width`` characters next to the location labels
     (at least 10 buckets).
     """
-    locations = _locations(timeline)
+    locs = locations(timeline)
     if buckets is None:
-        labels = max((len(s) for s in locations["label"].to_list()), default=0)
+        labels = max((len(s) for s in locs["label"].to_list()), default=0)
         buckets = max(width - labels - 3, 10)
     if buckets < 1 or depth < 1 or top < 0:
         raise CctoolError("buckets and depth must be at least 1, top at least 0")
@@ -94,7 +94,7 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
     prof = fold(timeline, (lo, hi))
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
-        locations=locations, strips=strips, legend=legend,
+        locations=locs, strips=strips, legend=legend,
         top=_top(prof, paths, top, (hi - lo) / NS_PER_S), window_profile=prof)
 
 
@@ -156,7 +156,9 @@ def _strips(timeline: Timeline, window: tuple[int, int], buckets: int, depth: in
         (pl.col("ns") / width).alias("share"))
 
 
-def _locations(timeline: Timeline) -> pl.DataFrame:
+def locations(timeline: Timeline) -> pl.DataFrame:
+    """``rank``, ``thread`` and a ``label`` (with the thread's or process's name) of each
+    location with segments, in order."""
     locs = timeline.locations
     named = {(d["rank"], d["thread"]): d for d in timeline.tree.metadata.get("locations", ())
              if isinstance(d, dict) and "rank" in d and "thread" in d}
