@@ -200,11 +200,19 @@ def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     assert np.array_equal(want.ravel(), own)
 
 
+@pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_heaviest_paths_twins_agree(seed: int) -> None:
+def test_heaviest_paths_twins_agree(seed: int, shape: str) -> None:
+    from cctool.kernels import preorder
+
     rng = np.random.default_rng(seed)
     n = 60
     parent = np.array([-1, -1] + [int(rng.integers(0, i)) for i in range(2, n)], dtype=np.int64)
+    if shape != "parents first":  # renumber: depth-first preorder, or shuffled
+        order = preorder(parent) if shape == "preorder" else rng.permutation(n)
+        new = np.empty(n, dtype=np.int64)
+        new[order] = np.arange(n)
+        parent = np.where(parent[order] >= 0, new[parent[order]], -1)
     sizes = rng.integers(0, 12, 40)
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     node = rng.integers(0, n, int(starts[-1])).astype(np.int64)

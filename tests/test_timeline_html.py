@@ -109,7 +109,12 @@ def test_page_is_self_contained_and_embeds_the_detail(synth_db: Path) -> None:
     assert len(data["levels"]) == len(d.levels) >= 1
     for i, lv in enumerate(d.levels):
         assert np.array_equal(arrays[f"level{i}.node"], lv.node)
-        assert np.array_equal(arrays[f"level{i}.start"], lv.start)
+        assert np.array_equal(arrays[f"level{i}.length"], lv.length)
+        gap = arrays[f"level{i}.gap"].astype(np.int64)
+        for lane in range(lv.offsets.size - 1):  # gaps add back up to the starts
+            lo, hi = lv.offsets[lane], lv.offsets[lane + 1]
+            ends = np.cumsum(gap[lo:hi] + lv.length[lo:hi])
+            assert np.array_equal(ends - lv.length[lo:hi], lv.start[lo:hi])
     # Exact intervals of the lanes that fit, not all of them.
     assert 0 < arrays["exact.node"].size < tl.segments.height
     assert arrays["exact.node"].size == d.exact.height

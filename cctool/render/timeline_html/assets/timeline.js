@@ -25,6 +25,21 @@
     const kinds = { i4: Int32Array, u4: Uint32Array, f8: Float64Array };
     const out = {};
     for (const [name, [at, kind, n]] of Object.entries(D.arrays)) out[name] = new kinds[kind](buf, at, n);
+    // Gaps and lengths back to starts and ends, lane by lane.
+    const cumulate = (off, gap, len, start, end) => {
+      for (let l = 0; l + 1 < off.length; l++) {
+        let t = 0;
+        for (let k = off[l]; k < off[l + 1]; k++) { start[k] = t + gap[k]; end[k] = start[k] + len[k]; t = end[k]; }
+      }
+    };
+    const ne = out["exact.node"].length;
+    out["exact.start"] = new Float64Array(ne); out["exact.end"] = new Float64Array(ne);
+    cumulate(out["exact.offsets"], out["exact.gap"], out["exact.dur"], out["exact.start"], out["exact.end"]);
+    for (let i = 0; i < D.levels.length; i++) {
+      const p = "level" + i + ".", nr = out[p + "node"].length;
+      out[p + "start"] = new Uint32Array(nr); out[p + "stop"] = new Uint32Array(nr);
+      cumulate(out[p + "offsets"], out[p + "gap"], out[p + "length"], out[p + "start"], out[p + "stop"]);
+    }
     return out;
   }
 
