@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ def database(lanes: int, nodes: int) -> Path:
         from cctool.synth import generate
 
         shutil.rmtree(path, ignore_errors=True)
-        generate(path, nodes=nodes, ranks=lanes, fmt="v4", trace=True, seed=2)
+        generate(path, nodes=nodes, ranks=lanes, fmt="v4", trace=True, seed=0)
         (path / ".complete").write_text("done\n")
     return path
 
