@@ -127,7 +127,8 @@ def _gaps(start: np.ndarray, end: np.ndarray, offsets: np.ndarray) -> np.ndarray
     prev[1:] = end[:-1]
     firsts = offsets[:-1][offsets[:-1] < offsets[1:]]
     prev[firsts] = 0
-    return start - prev
+    gaps: np.ndarray = start - prev
+    return gaps
 
 
 def pack(arrays: dict[str, np.ndarray], types: dict[str, str]) -> tuple[dict[str, Any], bytes]:
