@@ -154,7 +154,8 @@ class TimelinePage:
             const c = document.getElementById('lanes'), r = c.getBoundingClientRect();
             const tl = window.cctoolTimeline, nl = tl.view.nlanes;
             const per = Math.min(r.height / nl, nl < tl.data.lanes.label.length ? 1e9 : 40);
-            return [r.left + 170 + frac * (r.width - 170),
+            const g = tl.gutter;
+            return [r.left + g + frac * (r.width - g),
                     r.top + (lane - tl.view.lane0 + 0.5) * per];
         }""", [lane, frac])
 

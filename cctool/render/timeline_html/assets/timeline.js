@@ -91,7 +91,8 @@
   let allExact = false;
   const view = { t0: D.window[0], t1: D.window[1], lane0: 0, nlanes: lanes };
   let selected = -1;
-  const GUTTER = 170;        // css px of lane labels
+  // css px of lane labels: the longest label at about 6.6 px a character, within bounds
+  const GUTTER = Math.round(Math.max(120, Math.min(280, 12 + 6.6 * D.lanes.label.reduce((m, s) => Math.max(m, s.length), 0))));
   const MAX_LANE = 40;       // css px: a few lanes stay strips, not blocks
   const lanesCanvas = $("lanes"), axisCanvas = $("axis");
   const ctx = lanesCanvas.getContext("2d"), actx = axisCanvas.getContext("2d");
@@ -497,7 +498,7 @@
 
   // Hooks for tests and benchmarks: the state, and the summary as numbers.
   window.cctoolTimeline = {
-    data: D, view, get depth() { return curDepth; }, get selected() { return selected; },
+    data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
     get lastDraw() { return lastDraw; }, get summary() { return summary; },
     setView, select, computeSummary, firstDrawMs: null,
   };
