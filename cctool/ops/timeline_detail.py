@@ -150,7 +150,9 @@ def timeline_detail(timeline: Timeline, *, budget: int = 3_000_000, coarse: int 
                 summary = (width, pairs)
             summing = pairs.height <= summary_pairs
     levels.reverse()
-    assert summary is not None  # the coarsest level has at most `coarse` buckets
+    if summary is None:  # no segments at all
+        summary = (widths[-1], pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64,
+                                                    "ns": pl.Int64}))
     exact_offsets, exact = _exact(lane, start, end, node, counts, max(budget - used, 0))
     return TimelineDetail(span=span, lanes=lanes, levels=levels, exact_offsets=exact_offsets,
                           exact=exact, summary_width=summary[0], summary=summary[1],

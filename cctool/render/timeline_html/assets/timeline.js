@@ -152,6 +152,7 @@
   }
   function draw() {
     if (!A) return;
+    if (!lanes) { $("status").textContent = "This trace has no intervals to draw."; return; }
     const t0ms = performance.now();
     const W = lanesCanvas.width, H = lanesCanvas.height, gut = Math.round(GUTTER * dpr);
     const plot = Math.max(1, W - gut), nsPerPx = (view.t1 - view.t0) / plot;
