@@ -63,7 +63,7 @@ def first_draw(page: Path) -> tuple[float, float, float, int]:
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         tab = browser.new_page(viewport={"width": 1600, "height": 900})
         start = time.perf_counter()
-        tab.goto(page.as_uri(), timeout=600_000)
+        tab.goto(page.resolve().as_uri(), timeout=600_000)
         tab.wait_for_selector("body[data-ready]", timeout=600_000)
         ready = time.perf_counter() - start
         frame = tab.evaluate("window.cctoolTimeline.lastDraw.ms")

@@ -115,9 +115,9 @@
         start: (k) => s[k], end: (k) => e[k], node: (k) => nd[k] };
     }
     const w = D.levels[src.i].width, p = "level" + src.i + ".";
-    const st = A[p + "start"], ln = A[p + "length"], nd = A[p + "node"], off = A[p + "offsets"];
+    const st = A[p + "start"], sp = A[p + "stop"], nd = A[p + "node"], off = A[p + "offsets"];
     return { lo: off[lane], hi: off[lane + 1], start: (k) => st[k] * w,
-      end: (k) => (st[k] + ln[k]) * w, node: (k) => nd[k], width: w };
+      end: (k) => sp[k] * w, node: (k) => nd[k], width: w };
   }
   function firstEndingAfter(iv, t) { // first k with end(k) > t
     let lo = iv.lo, hi = iv.hi;
@@ -167,15 +167,27 @@
         const src = source(lane, nsPerPx);
         aggregated = aggregated || src.aggregated;
         if (src.kind === "level") level = Math.max(level, src.i);
-        const iv = intervals(lane, src);
-        let k = firstEndingAfter(iv, view.t0 + 0.5 * nsPerPx);
+        // The hot loop reads typed arrays directly, in the representation's own units.
+        let S, E, ND, lo, hi, scale;
+        if (src.kind === "exact") {
+          S = A["exact.start"]; E = A["exact.end"]; ND = A["exact.node"]; scale = 1;
+          lo = A["exact.offsets"][lane]; hi = A["exact.offsets"][lane + 1];
+        } else {
+          const p = "level" + src.i + ".";
+          S = A[p + "start"]; E = A[p + "stop"]; ND = A[p + "node"]; scale = 1 / D.levels[src.i].width;
+          lo = A[p + "offsets"][lane]; hi = A[p + "offsets"][lane + 1];
+        }
+        const u0 = (view.t0 + 0.5 * nsPerPx) * scale, du = nsPerPx * scale;
+        let k = lo, b = hi;
+        while (k < b) { const m = (k + b) >> 1; if (E[m] > u0) b = m; else k = m + 1; }
+        const sel0 = selected, sel1 = selected < 0 ? 0 : selected + size[selected];
         for (let x = 0; x < plot; x++) {
-          const t = view.t0 + (x + 0.5) * nsPerPx;
-          while (k < iv.hi && iv.end(k) <= t) k++;
+          const u = u0 + x * du;
+          while (k < hi && E[k] <= u) k++;
           let c = IDLE;
-          if (k < iv.hi && iv.start(k) <= t) {
-            const nd = iv.node(k);
-            if (nd >= 0) c = selected < 0 || (nd >= selected && nd < selected + size[selected]) ? color[nd] : dimColor[nd];
+          if (k < hi && S[k] <= u) {
+            const nd = ND[k];
+            if (nd >= 0) c = sel0 < 0 || (nd >= sel0 && nd < sel1) ? color[nd] : dimColor[nd];
           }
           line[x] = c;
         }
