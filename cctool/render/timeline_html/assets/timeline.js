@@ -203,9 +203,23 @@
   function drawLabels(rows, per, gut) {
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, 0, gut, lanesCanvas.height);
     ctx.fillStyle = "#ccc"; ctx.fillRect(gut - 1, 0, 1, lanesCanvas.height);
-    if (per * 1 < 11 * dpr) return; // too thin for text: hover names the lane
-    ctx.fillStyle = "#333"; ctx.font = `${Math.min(12, per / dpr - 1) * dpr}px system-ui, sans-serif`;
-    ctx.textBaseline = "middle";
+    ctx.fillStyle = "#333"; ctx.textBaseline = "middle";
+    if (per < 11 * dpr) { // too thin for every label: label every `step`-th lane, at its row
+      const need = 14 * dpr / per, p10 = Math.pow(10, Math.floor(Math.log10(need)));
+      const step = [1, 2, 5, 10].map((m) => m * p10).find((v) => v >= need);
+      ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      let last = -Infinity;
+      for (const [lane, y0] of rows) {
+        if (lane % step || lane === last) continue;
+        last = lane;
+        ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
+        ctx.fillText(`${D.lanes.rank[lane]}.${D.lanes.thread[lane]}`, 4 * dpr, y0 + 6 * dpr);
+      }
+      ctx.fillStyle = "#777";
+      ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
+      return;
+    }
+    ctx.font = `${Math.min(12, per / dpr - 1) * dpr}px system-ui, sans-serif`;
     for (const [lane, y0, y1] of rows) {
       let s = D.lanes.label[lane];
       while (s.length > 4 && ctx.measureText(s).width > gut - 8 * dpr) s = s.slice(0, -2);
