@@ -339,6 +339,9 @@
   const open = new Set(), showAll = new Set(), rowOf = new Map();
   const SHOWN = 50;
   function sortKids(list) { return list.slice().sort((a, b) => whole[b] - whole[a] || a - b); }
+  // 8 px a level, at most 200 px: deep call paths keep room for their names (the row's
+  // title has the whole path).
+  const indent = (level) => Math.min(level * 8, 200) + 2;
   function renderTree() {
     const root = $("tree");
     root.textContent = ""; rowOf.clear();
@@ -350,7 +353,7 @@
         row.className = "tn" + (i === selected ? " selected" : "");
         row.setAttribute("role", "treeitem");
         row.dataset.node = i;
-        row.style.paddingLeft = (level * 12 + 2) + "px";
+        row.style.paddingLeft = indent(level) + "px";
         row.innerHTML = `<span class="tw"></span><span class="sw"></span><span class="nm"></span><span class="tm"></span>`;
         row.children[0].textContent = kids[i].length ? (open.has(i) ? "▾" : "▸") : "";
         row.children[2].textContent = nameOf(i);
@@ -360,7 +363,7 @@
       }
       if (sorted.length > cut) {
         const more = document.createElement("div");
-        more.className = "more"; more.style.paddingLeft = (level * 12 + 18) + "px";
+        more.className = "more"; more.style.paddingLeft = (indent(level) + 16) + "px";
         more.textContent = `… ${sorted.length - cut} more`;
         more.onclick = () => { showAll.add(level === 0 ? -1 : parent[list[0]]); renderTree(); };
         frag.appendChild(more);
