@@ -51,7 +51,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str |
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
-      cctool timeline db/ -o timeline.html
+      cctool timeline trace.json -o timeline.html
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table

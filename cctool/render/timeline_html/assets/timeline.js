@@ -247,7 +247,8 @@
     for (let t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
       const x = gut + (t - view.t0) / nsPerPx;
       actx.moveTo(x + 0.5, H - 8 * dpr); actx.lineTo(x + 0.5, H);
-      actx.fillText(fmt(t), x + 3 * dpr, 4 * dpr);
+      const label = fmt(t);
+      if (x + 3 * dpr + actx.measureText(label).width <= W) actx.fillText(label, x + 3 * dpr, 4 * dpr);
     }
     actx.stroke();
     actx.fillStyle = "#666";
