@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         select,
         stats,
         timeline,
+        timeline_html,
         tree,
     )
     from cctool.graphframe import GraphFrame, QueryMatcher
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
-        "scaling", "select", "stats", "timeline", "tree")
+        "scaling", "select", "stats", "timeline", "timeline_html", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-           "tree", "show", "widget"]
+           "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

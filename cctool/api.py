@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "hot_path", "imbalance", "read", "read_timeline", "runs",
-           "scaling", "select", "stats", "timeline", "tree"]
+           "scaling", "select", "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -283,3 +283,28 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
     # and trace.db one line at a time.
     parts = read_timeline_parts(path, fmt, span if window else None)
     return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)
+
+
+def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
+                  window: str | None = None, depth: int = 2, title: str | None = None,
+                  budget: int = 3_000_000) -> str:
+    """What ``cctool timeline --to html`` writes: the interactive timeline page (one
+    self-contained HTML document) of a trace.
+
+    Args:
+        path: the trace.
+        fmt: a reader name to skip detection.
+        window: the part of the run shown first (``START:END`` as for :func:`timeline`).
+        depth: the depth call paths are coloured at first.
+        title: the page's heading (default: the trace's name).
+        budget: intervals and aggregated runs the page embeds (see
+            :class:`cctool.render.timeline_html.TimelinePageOptions`).
+    """
+    from cctool.model.timeline import parse_window
+    from cctool.render.timeline_html import TimelinePageOptions, timeline_page
+
+    span = parse_window(window) if window else (None, None)
+    name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
+    return timeline_page(read_timeline(path, fmt),
+                         TimelinePageOptions(depth=depth, window=span, title=name,
+                                             budget=budget))

@@ -178,7 +178,7 @@ _cctool() {
         timeline:--precision) COMPREPLY=(); return;;
         timeline:--width) COMPREPLY=(); return;;
         timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        timeline:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
+        timeline:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--window) COMPREPLY=(); return;;

@@ -256,7 +256,7 @@ complete -c cctool -n '__fish_seen_subcommand_from timeline' -l buckets -x -d 'T
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l precision -x -d 'Digits after the decimal point.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
-complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv html tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F

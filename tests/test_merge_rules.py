@@ -348,6 +348,8 @@ NOT_MERGING = {
     "cctool/ops/summary.py:_summed_rows": "sums the locations of one root, additive columns only",
     "cctool/ops/timeline.py:_strips": "adds up trace segment durations (time), no metric values",
     "cctool/ops/timeline.py:view_of_parts": "adds up bucket and segment durations (time)",
+    "cctool/ops/timeline_detail.py:_pairs": "adds up trace segment durations per bucket (time)",
+    "cctool/ops/timeline_detail.py:timeline_detail": "adds up the pieces' durations (time)",
 }
 SUMMING = ("bincount", "add.at", "group_block_sums", "reduce_by_key")
 

@@ -24,7 +24,7 @@ from cctool.cli._options import (
               help="Time spans per strip (default: fill the width).")
 @precision_option
 @width_option
-@output_options(("text", "json", "csv"))
+@output_options(("text", "json", "csv", "html"))
 @click.pass_context
 def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int,
              buckets: int | None, precision: int, width: int | None, to: str,
@@ -40,11 +40,17 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     (CALI_CONFIG=event-trace; a folder of per-rank files is one run). JSON and CSV give
     one record per location and call path, in seconds.
 
+    --to html (or -o FILE.html) writes an interactive page instead: one lane per location,
+    coloured by the call path at a depth slider's depth, zoom and pan, the call path under
+    the pointer, the calling context tree, and the time per call path in the visible window
+    (with its bounds as --window takes them). --window and --depth set its first view.
+
     \b
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
+      cctool timeline trace.json -o timeline.html
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table
@@ -52,6 +58,9 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     from cctool.errors import CctoolError
 
     window = ctx.meta.get(WINDOW_KEY)
+    if to == "html":
+        _write_page(ctx, profile, fmt, window, depth, output)
+        return
     cols = width if width is not None else console(ctx, output, None).width
     try:
         view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
@@ -67,3 +76,34 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     else:
         emit_table(render.records(view), to, output,
                    {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"})
+
+
+# Options of the text view the page has no use for, each with why.
+_TEXT_ONLY = {
+    "top": "the page lists the call paths of whatever window it shows",
+    "buckets": "the page draws one span per screen column",
+    "precision": "the page scales times with their units",
+    "width": "the page fits the browser window",
+}
+
+
+def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str | None,
+                depth: int, output: str) -> None:
+    import sys
+
+    from cctool import api
+    from cctool.cli._io import write_text
+    from cctool.errors import CctoolError
+
+    for name, why in _TEXT_ONLY.items():
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
+            raise click.UsageError(f"--to html and --{name} do not go together: {why}")
+    if output == "-" and sys.stdout.isatty():
+        raise click.UsageError("will not write the page to a terminal; use -o FILE.html")
+    try:
+        page = api.timeline_html(profile, fmt, window=window, depth=depth)
+    except CctoolError as exc:
+        if window is not None and "window" in str(exc):
+            raise CctoolError(f"--window: {exc}") from exc
+        raise
+    write_text(output, page)

@@ -27,7 +27,7 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window, window_profile
 
-__all__ = ["TimelineView", "ancestors_at", "call_paths", "timeline_view",
+__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_view",
            "view_of_parts"]
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -80,9 +80,9 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
                   top: int = 5) -> TimelineView:
     """:func:`timeline_view` of a timeline read in parts: strips and window sums are made
     per part, so only one part's segments are held at a time; the result is the same."""
-    locations = _locations(timeline.tree, timeline.locations)
+    locs = locations(timeline)
     if buckets is None:
-        labels = max((len(s) for s in locations["label"].to_list()), default=0)
+        labels = max((len(s) for s in locs["label"].to_list()), default=0)
         buckets = max(width - labels - 3, 10)
     if buckets < 1 or depth < 1 or top < 0:
         raise CctoolError("buckets and depth must be at least 1, top at least 0")
@@ -113,7 +113,7 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
     prof = window_profile(timeline.tree, pl.concat(sums), (lo, hi))
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
-        locations=locations, strips=strips, legend=legend,
+        locations=locs, strips=strips, legend=legend,
         top=_top(prof, paths, top, (hi - lo) / NS_PER_S), window_profile=prof)
 
 
@@ -175,8 +175,11 @@ def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: in
         (pl.col("ns") / width).alias("share"))
 
 
-def _locations(tree: GraphFrame, locs: pl.DataFrame) -> pl.DataFrame:
-    named = {(d["rank"], d["thread"]): d for d in tree.metadata.get("locations", ())
+def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:
+    """``rank``, ``thread`` and a ``label`` (with the thread's or process's name) of each
+    location with segments, in order."""
+    locs = timeline.locations
+    named = {(d["rank"], d["thread"]): d for d in timeline.tree.metadata.get("locations", ())
              if isinstance(d, dict) and "rank" in d and "thread" in d}
     labels = []
     for r, t in locs.iter_rows():
