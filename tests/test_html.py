@@ -79,9 +79,12 @@ def test_markup_in_names_cannot_leave_the_data(tmp_path: Path) -> None:
     for name in EVIL[:-1]:
         assert name not in page
     assert page.count("</script>") == 2  # the data element's and the code's
-    assert page.count("{{DATA}}") == 1  # a name that looks like a template slot stays a name
-    names = embedded_data(page)["name"]["values"]
-    assert names == ["main", *EVIL]
+    # A name that looks like a template slot stays a name: in the node table and in the
+    # tree-table's bottom-up and flat rows.
+    assert page.count("{{DATA}}") == 3
+    data = embedded_data(page)
+    assert data["name"]["values"] == ["main", *EVIL]
+    assert "{{DATA}}" in data["views"]["bottom-up"]["name"]["values"]
 
 
 def test_options_pick_metrics_and_validate(data) -> None:
@@ -145,7 +148,10 @@ def browser() -> Iterator[Any]:
 class Page:
     """A page of the tree opened in the browser, with its console errors and dialogs."""
 
-    def __init__(self, browser: Any, gf: GraphFrame, path: Path, html: str | None = None):
+    def __init__(self, browser: Any, gf: GraphFrame, path: Path, html: str | None = None,
+                 pane: str = "tree"):
+        """``pane``: the view shown once the page is ready: ``tree`` (the node-link tree,
+        which most tests here drive) or ``table`` (the page's first view)."""
         path.write_text(html or to_html(gf))
         self.gf = gf
         self.errors: list[str] = []
@@ -156,6 +162,9 @@ class Page:
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("body[data-ready]", timeout=20000)
+        if pane == "tree":
+            self.js("() => CCT.showPanes(true, false)")
+            self.page.wait_for_timeout(50)  # labels are placed in the next frame
 
     def js(self, expr: str, arg: Any = None) -> Any:
         return self.page.evaluate(expr, arg)

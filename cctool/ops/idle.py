@@ -31,11 +31,11 @@ def busy_values(gf: GraphFrame, values: np.ndarray) -> np.ndarray:
     """Per root (in ``gf.roots`` order): its inclusive ``values`` minus those of the idle
     nodes below it (the outermost ones, so nested idle nodes count once)."""
     roots = gf.roots
-    busy = np.asarray(values, dtype=np.float64)[roots].copy()
+    busy: np.ndarray = np.asarray(values, dtype=np.float64)[roots].copy()
     idle = np.nonzero(idle_mask(gf))[0]
     if idle.size == 0 or roots.size == 0:
         return busy
-    ends = gf.subtree_end[idle]
+    ends: np.ndarray = gf.subtree_end[idle]
     reach = np.maximum.accumulate(np.concatenate(([-1], ends[:-1])))
     outer = idle[idle >= reach]  # not inside an earlier idle node's subtree
     root_of = np.searchsorted(roots, outer, side="right") - 1

@@ -38,11 +38,11 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js",
-           "panels.js", "search.js", "icicle.js", "explore.js")
+           "panels.js", "search.js", "icicle.js", "rows.js", "table.js", "explore.js", "keys.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
 PANEL_SCRIPTS = ("ranks.js", "hot.js")
-STYLES = ("tree.css", "ranks.css")
+STYLES = ("tree.css", "ranks.css", "table.css")
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     """The data the page of ``gf`` embeds, and its title."""
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
-    from cctool.render.html import _payload, _ranks
+    from cctool.render.html import _payload, _ranks, _views
 
     color = gf.resolve_metric(opts.color)
     size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
@@ -126,6 +126,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     priority = _priority(gf, color)
     settings = _settings(opts, color, size, priority, title, where)
     settings["hotPath"] = _hot_path(gf, values[priority].to_numpy())
+    settings["hotRoots"] = _views.hot_roots(gf, values[priority].to_numpy())
     if gf.metadata.get("estimate"):  # a call graph expanded into a tree: say what is guessed
         settings["subtitle"] += " · call-path split estimated"
         settings["estimate"] = str(gf.metadata["estimate"])
@@ -134,6 +135,8 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     else:
         weight = values[settings["priority"]].to_numpy()
+        settings["totals"] = _views.totals(gf, opts)
+        settings["views"] = _views.table_views(gf, opts, priority)
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
         if opts.expand_hot:
