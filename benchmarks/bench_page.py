@@ -5,7 +5,8 @@
 ``cctool.render.html.to_html`` and opens it in headless Chromium (playwright, as the page
 tests do; ``CCTOOL_CHROMIUM`` names the browser). It prints the page's size, the best of three
 ``to_html`` times, and the best of three loads: from navigation until the page's first view
-is drawn (``body[data-ready]``).
+is drawn (``body[data-ready]``). ``--against PAGE`` loads an older page of the same profile
+in turn with the new one, so that both see the same load on a shared machine.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def _db(nodes: int) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=200_000)
+    ap.add_argument("--against", type=Path, default=None, metavar="PAGE",
+                    help="also load this page (written by an earlier cctool), its loads "
+                    "interleaved with the new page's so both see the same machine load")
     opts = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -49,23 +53,28 @@ def main() -> None:
         best_write = min(best_write, time.perf_counter() - t0)
     out = DATA / f"page-n{opts.nodes}.html"
     out.write_text(page)
+    pages = [out] + ([opts.against] if opts.against else [])
+    loads: dict[Path, list[float]] = {p: [] for p in pages}
     exe = os.environ.get("CCTOOL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    loads = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=ARGS)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, args=ARGS)
         for _ in range(3):
-            tab = browser.new_page(viewport={"width": 1400, "height": 850})
-            t0 = time.perf_counter()
-            tab.goto(out.as_uri())
-            tab.wait_for_selector("body[data-ready]", timeout=60_000)
-            loads.append(time.perf_counter() - t0)
-            tab.close()
+            for path in pages:
+                tab = browser.new_page(viewport={"width": 1400, "height": 850})
+                t0 = time.perf_counter()
+                tab.goto(path.resolve().as_uri())
+                tab.wait_for_selector("body[data-ready]", timeout=60_000)
+                loads[path].append(time.perf_counter() - t0)
+                tab.close()
         browser.close()
-    size = len(page.encode()) / 1e6
-    print("| nodes | page size | to_html (best of 3) | load until drawn (best of 3) | load avg |")
-    print("| --- | --- | --- | --- | --- |")
-    print(f"| {gf.num_nodes:,} | {size:.1f} MB | {best_write:.2f} s | {min(loads):.2f} s | "
-          f"{os.getloadavg()[0]:.1f} |")
+    print("| page | nodes | page size | to_html (best of 3) | load until drawn (best of 3) "
+          "| load avg |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for path in pages:
+        size = path.stat().st_size / 1e6
+        write = f"{best_write:.2f} s" if path == out else ""
+        print(f"| {path.name} | {gf.num_nodes:,} | {size:.1f} MB | {write} | "
+              f"{min(loads[path]):.2f} s | {os.getloadavg()[0]:.1f} |")
 
 
 if __name__ == "__main__":

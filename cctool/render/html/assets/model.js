@@ -304,7 +304,8 @@ CCT.formatValue = function (v, unit) {
 CCT.formatPercent = function (p) {
   if (!Number.isFinite(p)) return "–";
   const a = Math.abs(p);
-  if (a !== 0 && a < 0.005) return p > 0 ? "<0.01 %" : ">−0.01 %";
+  if (a === 0) return "0 %";
+  if (a < 0.005) return p > 0 ? "<0.01 %" : ">−0.01 %";
   return `${p.toFixed(a < 0.1 ? 2 : 1)} %`;
 };
 

@@ -123,7 +123,7 @@
     openHeaviest(maxDepth) {
       const v = this.cols[0].values;
       let i = -1;
-      for (const t of this.tops) if (i < 0 || v[t] > v[i]) i = t;
+      for (const t of this.tops) if (this.hasChildren(t) && (i < 0 || v[t] > v[i])) i = t;
       for (let d = 0; i >= 0 && d < maxDepth && this.hasChildren(i); d++) {
         this.setOpen(i, true);
         let best = -1;

@@ -189,8 +189,10 @@
       tw.textContent = r.hasChildren(i) ? (r.open[i] ? "▾" : "▸") : "";
       const role = r.role(i), label = document.createElement("span");
       label.className = "label";
-      label.textContent = r.name(i);
-      label.title = r.name(i);
+      // Modules and files by their base name (the whole path on hover), as hpcviewer does.
+      const full = r.name(i), path = (role === "module" || role === "file") && full.lastIndexOf("/") >= 0;
+      label.textContent = path ? full.slice(full.lastIndexOf("/") + 1) || full : full;
+      label.title = full;
       name.append(tw, label);
       if (role && role !== "node" && role !== "function" && role !== "caller") {
         const tag = document.createElement("span");
