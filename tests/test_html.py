@@ -44,8 +44,8 @@ def evil_frame() -> GraphFrame:
                                   exclusive=["time"])
 
 
-def embedded_data(page: str) -> dict[str, Any]:
-    m = re.search(r'<script type="application/json" id="cctool-data">(.*?)</script>', page, re.S)
+def embedded_data(page: str, element: str = "cctool-data") -> dict[str, Any]:
+    m = re.search(f'<script type="application/json" id="{element}">(.*?)</script>', page, re.S)
     assert m is not None
     return json.loads(m.group(1))
 
@@ -78,13 +78,13 @@ def test_markup_in_names_cannot_leave_the_data(tmp_path: Path) -> None:
     page = to_html(evil_frame())
     for name in EVIL[:-1]:
         assert name not in page
-    assert page.count("</script>") == 2  # the data element's and the code's
+    assert page.count("</script>") == 3  # the data element's, the table rows' and the code's
     # A name that looks like a template slot stays a name: in the node table and in the
     # tree-table's bottom-up and flat rows.
     assert page.count("{{DATA}}") == 3
     data = embedded_data(page)
     assert data["name"]["values"] == ["main", *EVIL]
-    assert "{{DATA}}" in data["views"]["bottom-up"]["name"]["values"]
+    assert "{{DATA}}" in embedded_data(page, "cctool-views")["bottom-up"]["name"]["values"]
 
 
 def test_options_pick_metrics_and_validate(data) -> None:
@@ -380,7 +380,12 @@ def test_names_render_as_text_not_markup(browser: Any, tmp_path: Path) -> None:
         assert page.page.text_content("#tooltip .tt-name") == name
     labels = page.js("() => [...document.querySelectorAll('#labels text')].map(t => t.textContent)")
     assert "<script>alert(1)</script>" in labels
-    assert page.js("() => document.querySelectorAll('script, img').length") == 2
+    page.js("() => CCT.showPanes(false, false, true)")  # the table writes names as text too
+    rows = page.js(
+        "() => [...document.querySelectorAll('#table-rows .label')].map(t => t.textContent)")
+    assert "<script>alert(1)</script>" in rows
+    # The data, the table's rows and the code: no element a name brought in.
+    assert page.js("() => document.querySelectorAll('script, img').length") == 3
     assert page.dialogs == [] and page.errors == []
 
 

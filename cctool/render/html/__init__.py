@@ -39,7 +39,7 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js",
            "panels.js", "search.js", "icicle.js", "rows.js", "table.js", "explore.js", "keys.js")
-_SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
+_SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|VIEWS)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
 PANEL_SCRIPTS = ("ranks.js", "hot.js")
 STYLES = ("tree.css", "ranks.css", "table.css")
@@ -137,6 +137,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
         weight = values[settings["priority"]].to_numpy()
         settings["totals"] = _views.totals(gf, opts)
         settings["views"] = _views.table_views(gf, opts, priority)
+        settings["viewKinds"] = list(settings["views"])
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
         if opts.expand_hot:
@@ -285,10 +286,14 @@ def _page(data: dict[str, Any], title: str, extra: tuple[str, ...] = ()) -> str:
     ``extra`` scripts run after the page's own (the notebook widget's bridge)."""
     from cctool.render.html._payload import to_script_json
 
+    # The tree-table's bottom-up and flat rows sit in their own element, parsed when first
+    # shown, so that they do not slow the page's first view.
+    views = data.get("views") or {}
     slots = {
         "TITLE": html.escape(title),
         "CSS": "\n".join(_asset(name) for name in STYLES),
         "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra)),
-        "DATA": to_script_json(data),
+        "DATA": to_script_json({k: v for k, v in data.items() if k != "views"}),
+        "VIEWS": to_script_json(views),
     }
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))

@@ -119,11 +119,12 @@
       }
     }
 
-    // Open the heaviest chain below the heaviest top row (by the first column).
-    openHeaviest(maxDepth) {
+    // Open the heaviest chain below row `from` (default: the heaviest top row with children),
+    // by the first column.
+    openHeaviest(maxDepth, from = -1) {
       const v = this.cols[0].values;
-      let i = -1;
-      for (const t of this.tops) if (this.hasChildren(t) && (i < 0 || v[t] > v[i])) i = t;
+      let i = from;
+      if (i < 0) for (const t of this.tops) if (this.hasChildren(t) && (i < 0 || v[t] > v[i])) i = t;
       for (let d = 0; i >= 0 && d < maxDepth && this.hasChildren(i); d++) {
         this.setOpen(i, true);
         let best = -1;
@@ -144,7 +145,7 @@
       return new CCT.RowSet(kind, model.parent, (i) => model.name(i), () => "", cols,
         { node: (i) => i, total, pair: [me.name, mi.name] });
     }
-    const v = data.views && data.views[kind];
+    const v = CCT.viewRows()[kind];
     if (!v) return null;
     if (v.error) return { error: v.error, kind };
     const name = (col) => (i) => { const c = col.codes[i]; return c < 0 ? "" : col.values[c]; };
@@ -154,4 +155,14 @@
       { node: () => -1, total: v.total, note: v.note, pair: [v.exclusive, v.inclusive] });
   };
   CCT.RowSet.KINDS = KINDS;
+
+  // The embedded bottom-up and flat rows, parsed on first use (not at load).
+  let parsed = null;
+  CCT.viewRows = function () {
+    if (!parsed) {
+      const el = document.getElementById("cctool-views");
+      parsed = el && el.textContent.trim() ? JSON.parse(el.textContent) : {};
+    }
+    return parsed;
+  };
 })();

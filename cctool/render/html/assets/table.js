@@ -22,7 +22,14 @@
       this.rowsEl.addEventListener("dblclick", (e) => { const i = this.rowAt(e); if (i >= 0) this.toggle(i); });
       this.rowsEl.addEventListener("mousemove", (e) => this.hover(e));
       this.rowsEl.addEventListener("mouseleave", () => view.tooltip.hide());
-      document.querySelectorAll("#table-kinds button").forEach((b) => b.addEventListener("click", () => this.setKind(b.dataset.kind, true)));
+      document.querySelectorAll("#table-kinds button").forEach((b) => {
+        b.addEventListener("click", () => this.setKind(b.dataset.kind, true));
+        if (b.dataset.kind !== "top-down" && !(model.data.viewKinds || []).includes(b.dataset.kind)) {
+          b.disabled = true;
+          b.title = "This page has no such rows (a comparison page shows its top-down tree)";
+        }
+      });
+      $("reset").addEventListener("click", () => this.reset());
       document.querySelectorAll("#table-scopes button").forEach((b) => b.addEventListener("click", () => this.setScope(b.dataset.scope, true)));
       view.on("select", () => { this.byName = null; this.draw(); this.showButtons(); });
       new ResizeObserver(() => this.draw()).observe(this.body);
@@ -73,7 +80,7 @@
         if (this.rows) {
           const names = new Set(sel.map((i) => this.model.name(i)));
           const tops = Array.from(this.rows.tops).filter((t) => names.has(this.rows.name(t)));
-          tops.forEach((t) => this.rows.setOpen(t, true));
+          tops.forEach((t) => this.rows.openHeaviest(8, t));
           this.rows.setScope(tops);
         }
       }
@@ -81,6 +88,14 @@
       this.showButtons();
       this.draw();
       if (user) CCT.history.commit(`table: ${scope || "whole view"}`);
+    }
+
+    // Back to the first view: top-down, heaviest first, the first rows open.
+    reset() {
+      this.sets = {};
+      this.scopeKind = "";
+      this.setKind("top-down", false);
+      CCT.history.commit("table: first view");
     }
 
     getState() {
