@@ -234,3 +234,14 @@ def test_table_state_is_in_the_undo_history(ag: Page) -> None:
     assert ag.js("() => CCT.history.redo()")
     assert ag.js("() => CCT.table.kind") == "flat"
     ag.js("() => CCT.table.setKind('top-down', false)")
+
+
+def test_search_reveals_and_marks_rows(ag: Page) -> None:
+    ag.page.fill("#search", "^MPIC_Wait$")
+    current = ag.js("() => CCT.view.current")
+    assert ag.gf.nodes["name"][current] == "MPIC_Wait"
+    row = ag.page.locator(f'#table-rows .tr[data-row="{current}"]')
+    assert "current" in str(row.get_attribute("class"))
+    assert ag.page.locator("#table-rows .tr.match").count() >= 1
+    ag.page.fill("#search", "")
+    assert ag.page.locator("#table-rows .tr.match").count() == 0

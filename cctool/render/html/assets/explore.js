@@ -83,7 +83,7 @@
       showInTree(i);
       if (icicle.shown()) icicle.ensureVisible(i);
     });
-    search.on(() => icicle.draw());
+    search.on(() => { icicle.draw(); if (CCT.table) CCT.table.draw(); });
     const table = new CCT.Table(model, view);
     Object.assign(CCT, { icicle, search, showPanes, selectHotPath, table });
     bindPanes();

@@ -189,6 +189,7 @@
       if (node >= 0 && this.view.selection.has(node)) cls += " selected";
       else if (node < 0 && this.selectedName(r.name(i))) cls += " selected";
       if (node >= 0 && this.model.hot[node]) cls += " hot";
+      if (node >= 0 && this.view.match[node]) cls += node === this.view.current ? " match current" : " match";
       div.className = cls;
       div.style.gridTemplateColumns = template;
       div.dataset.row = i;
@@ -198,6 +199,7 @@
       if (r.hasChildren(i)) div.setAttribute("aria-expanded", String(!!r.open[i]));
       const name = document.createElement("span");
       name.className = "td name";
+      name.setAttribute("role", "gridcell");
       name.style.paddingLeft = `${4 + (r.depth[i] - (r.scope ? this.scopeDepth(i) : 0)) * INDENT}px`;
       const tw = document.createElement("span");
       tw.className = "tw";
@@ -219,6 +221,7 @@
       r.cols.forEach((c) => {
         const td = document.createElement("span"), v = c.values[i];
         td.className = (c.percent ? "td num pct" : "td num") + (v === 0 ? " zero" : "");
+        td.setAttribute("role", "gridcell");
         td.textContent = c.percent ? CCT.formatPercent(v) : CCT.formatValue(v, c.unit);
         if (c.percent && Number.isFinite(v)) td.style.setProperty("--w", `${Math.min(100, Math.max(0, v))}%`);
         div.appendChild(td);
