@@ -135,8 +135,9 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     else:
         weight = values[settings["priority"]].to_numpy()
-        settings["totals"] = _views.totals(gf, opts)
-        settings["views"] = _views.table_views(gf, opts, priority)
+        loc = (opts.agg, opts.rank, opts.thread)
+        settings["totals"] = _views.totals(gf, *loc)
+        settings["views"] = _views.table_views(gf, priority, *loc)
         settings["viewKinds"] = list(settings["views"])
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)

@@ -20,19 +20,21 @@ from cctool.errors import CctoolError
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
-    from cctool.render.html import HtmlOptions
+    from cctool.options import Selection
 
 MAX_ROWS = 100_000  # bottom-up rows embedded at most (whole caller levels)
 HOT_ROOTS = 12  # roots offered in the Hot path menu at most
 
 
-def table_views(gf: GraphFrame, opts: HtmlOptions, inclusive: str) -> dict[str, Any]:
-    """``{"bottom-up": rows, "flat": rows}`` over the metric pair of ``inclusive``; a view
-    that cannot be built (a metric that is not a sum) is ``{"error": why}``."""
+def table_views(gf: GraphFrame, inclusive: str, agg: str = "sum", rank: Selection = None,
+                thread: Selection = None) -> dict[str, Any]:
+    """``{"bottom-up": rows, "flat": rows}`` over the metric pair of ``inclusive``, locations
+    combined as ``agg``, ``rank`` and ``thread`` say; a view that cannot be built (a metric
+    that is not a sum) is ``{"error": why}``."""
     from cctool.ops.views import ViewOptions, compute
     from cctool.render.html._payload import encode_strings
 
-    vopts = ViewOptions(metric=inclusive, agg=opts.agg, rank=opts.rank, thread=opts.thread)
+    vopts = ViewOptions(metric=inclusive, agg=agg, rank=rank, thread=thread)
     out: dict[str, Any] = {}
     for kind in ("bottom-up", "flat"):
         try:
@@ -54,7 +56,8 @@ def table_views(gf: GraphFrame, opts: HtmlOptions, inclusive: str) -> dict[str, 
     return out
 
 
-def totals(gf: GraphFrame, opts: HtmlOptions) -> dict[str, float]:
+def totals(gf: GraphFrame, agg: str = "sum", rank: Selection = None,
+           thread: Selection = None) -> dict[str, float]:
     """Each metric's whole-profile value (:func:`cctool.ops.views.profile_total`), the base
     of the page's "% of total"; metrics that are not sums have none."""
     from cctool.ops.views import profile_total
@@ -63,7 +66,7 @@ def totals(gf: GraphFrame, opts: HtmlOptions) -> dict[str, float]:
     for m in gf.metric_columns:
         if not gf.metric(m).additive:
             continue
-        total = profile_total(gf, m, opts.agg, opts.rank, opts.thread)
+        total = profile_total(gf, m, agg, rank, thread)
         if np.isfinite(total) and total != 0:
             out[m] = total
     return out

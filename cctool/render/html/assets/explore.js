@@ -18,7 +18,6 @@
   // by side). The table is the first view; `table` left out keeps it hidden.
   function showPanes(tree, icicle, table = false) {
     if (!tree && !icicle && !table) table = true;
-    const treeWas = !$("tree-pane").hidden;
     $("table-pane").hidden = !table;
     $("tree-pane").hidden = !tree;
     $("icicle-pane").hidden = !icicle;
@@ -26,7 +25,7 @@
     $("show-tree").setAttribute("aria-pressed", String(tree));
     $("show-icicle").setAttribute("aria-pressed", String(icicle));
     $("stage").classList.toggle("split", [tree, icicle, table].filter((x) => x).length > 1);
-    if (tree && !treeWas && !CCT.view.touched) CCT.view.fit(true); // its size changed
+    if (tree && !CCT.view.touched) CCT.view.fit(true); // its size may have changed
     if (icicle) CCT.icicle.draw();
     if (table && CCT.table) CCT.table.draw();
   }
@@ -86,9 +85,11 @@
     search.on(() => { icicle.draw(); if (CCT.table) CCT.table.draw(); });
     const table = new CCT.Table(model, view);
     Object.assign(CCT, { icicle, search, showPanes, selectHotPath, table });
+    $("tree-pane").appendChild($("status")); // the tree's status line stays on the tree
     bindPanes();
     fillHotRoots();
     showPanes(false, false, true);
+    CCT.history.start(); // the first view is where undo stops
     const hot = $("hot-path");
     hot.disabled = !model.hotPath.length;
     hot.title = model.hotPath.length

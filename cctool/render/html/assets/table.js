@@ -8,7 +8,7 @@
 // (view, sort, open rows, scope) is part of the page's undo history as "table".
 (() => {
   const $ = (id) => document.getElementById(id);
-  const H = 22, OVER = 12, INDENT = 14, NAME_W = 380, NUM_W = 92;
+  const H = 22, OVER = 12, INDENT = 14, NAME_W = 260, NUM_W = 92;
   const FIRST_ROWS = 40; // the first top-down view opens the heaviest rows until about this many show
 
   CCT.Table = class Table {
@@ -53,6 +53,10 @@
     setKind(kind, user) {
       const set = this.rowsOf(kind);
       if (!set) return;
+      if (user && this.scopeKind) { // a view chosen by hand is the whole view
+        Object.values(this.sets).forEach((s) => s && !s.error && s.setScope(null));
+        this.scopeKind = "";
+      }
       this.kind = kind;
       this.rows = set.error ? null : set;
       if (this.rows && this.scopeKind && !this.rows.scope) this.scopeKind = "";
