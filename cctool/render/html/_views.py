@@ -58,15 +58,20 @@ def table_views(gf: GraphFrame, inclusive: str, agg: str = "sum", rank: Selectio
 
 def totals(gf: GraphFrame, agg: str = "sum", rank: Selection = None,
            thread: Selection = None) -> dict[str, float]:
-    """Each metric's whole-profile value (:func:`cctool.ops.views.profile_total`), the base
-    of the page's "% of total"; metrics that are not sums have none."""
+    """The base of each metric's "% of total" on the page: the whole profile's value
+    (:func:`cctool.ops.views.profile_total`) of the metric's inclusive partner where it has
+    one (as the views' percentages of both columns of a pair), else of the metric; metrics
+    that are not sums have none."""
     from cctool.ops.views import profile_total
 
     out = {}
     for m in gf.metric_columns:
         if not gf.metric(m).additive:
             continue
-        total = profile_total(gf, m, agg, rank, thread)
+        base = m if gf.is_inclusive(m) else (gf.inclusive_of(m) or m)
+        if not gf.metric(base).additive:
+            base = m
+        total = profile_total(gf, base, agg, rank, thread)
         if np.isfinite(total) and total != 0:
             out[m] = total
     return out

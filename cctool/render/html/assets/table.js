@@ -204,7 +204,10 @@
       const name = document.createElement("span");
       name.className = "td name";
       name.setAttribute("role", "gridcell");
-      name.style.paddingLeft = `${4 + (r.depth[i] - (r.scope ? this.scopeDepth(i) : 0)) * INDENT}px`;
+      // Past 40% of the column the indentation stops growing and the row shows its depth
+      // (as the terminal viewer does), so deep names keep their room.
+      const depth = r.depth[i] - (r.scope ? this.scopeDepth(i) : 0), room = 0.4 * this.nameW;
+      name.style.paddingLeft = `${4 + Math.min(depth * INDENT, room)}px`;
       const tw = document.createElement("span");
       tw.className = "tw";
       tw.textContent = r.hasChildren(i) ? (r.open[i] ? "▾" : "▸") : "";
@@ -214,7 +217,14 @@
       const full = r.name(i), path = (role === "module" || role === "file") && full.lastIndexOf("/") >= 0;
       label.textContent = path ? full.slice(full.lastIndexOf("/") + 1) || full : full;
       label.title = full;
-      name.append(tw, label);
+      name.append(tw);
+      if (depth * INDENT > room) {
+        const d = document.createElement("span");
+        d.className = "depth";
+        d.textContent = `${depth}·`;
+        name.appendChild(d);
+      }
+      name.appendChild(label);
       if (role && role !== "node" && role !== "function" && role !== "caller") {
         const tag = document.createElement("span");
         tag.className = "role";
