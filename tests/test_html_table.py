@@ -103,7 +103,7 @@ def test_table_is_the_first_view_with_percent_columns(ag: Page) -> None:
     assert [h.rstrip(" ▾") for h in heads] == ["calling context", "inclusive", "% inc",
                                                "exclusive", "% exc"]
     first = ag.page.locator("#table-rows .tr").first.locator(".td").all_text_contents()
-    assert first[0].endswith("<program root>") and first[1] == "26.14 s" and first[2] == "99.9 %"
+    assert first[0].endswith("<program root>") and first[1] == "26.14 s" and first[2] == "99.9%"
     # The hot path is open: its last node is a shown row.
     last = ag.js("() => CCT.model.hotPath[CCT.model.hotPath.length - 1]")
     assert ag.js("i => CCT.table.rows.shown().includes(i)", last)
@@ -190,7 +190,7 @@ def test_percent_in_tooltip_and_as_a_color_metric(ag: Page) -> None:
     row = ag.page.locator("#table-rows .tr").first
     row.hover()
     tip = ag.page.text_content("#tooltip")
-    assert "99.9 %" in tip
+    assert "99.9%" in tip
     ag.page.select_option("#color-metric", label="time (inc)")
 
 

@@ -89,7 +89,6 @@
     bindPanes();
     fillHotRoots();
     showPanes(false, false, true);
-    CCT.history.start(); // the first view is where undo stops
     const hot = $("hot-path");
     hot.disabled = !model.hotPath.length;
     hot.title = model.hotPath.length

@@ -236,7 +236,7 @@
         const td = document.createElement("span"), v = c.values[i];
         td.className = (c.percent ? "td num pct" : "td num") + (v === 0 ? " zero" : "");
         td.setAttribute("role", "gridcell");
-        td.textContent = c.percent ? CCT.formatPercent(v) : CCT.formatValue(v, c.unit);
+        td.textContent = c.percent ? CCT.formatPercent(v / 100) : CCT.formatValue(v, c.unit);
         if (c.percent && Number.isFinite(v)) td.style.setProperty("--w", `${Math.min(100, Math.max(0, v))}%`);
         div.appendChild(td);
       });
@@ -282,9 +282,8 @@
     }
 
     choose(i, mode) {
-      this.fromTable = true;
+      this.fromTable = true; // the page's undo history records the selection (undo.js)
       try { this.view.select(this.nodesOf(i), mode); } finally { this.fromTable = false; }
-      CCT.history.commit("select");
     }
 
     toggle(i) {

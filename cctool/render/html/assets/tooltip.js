@@ -42,7 +42,7 @@
         if (metric.percentOf !== undefined) return; // shown as the % column of its metric
         const tr = el("tr", k === primary ? "primary" : "");
         const sum = folded && metric.summable, v = m.value(k, i, folded);
-        const pct = metric.total ? CCT.formatPercent(v * 100 / metric.total) : "";
+        const pct = metric.total ? CCT.formatPercent(v / metric.total) : "";
         tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(v, metric.unit)),
           el("td", "unit", CCT.SCALES[metric.unit] ? "" : metric.unit), el("td", "pct", pct));
         table.appendChild(tr);
