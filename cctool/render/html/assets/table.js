@@ -133,9 +133,10 @@
     }
 
     // ---------------------------------------------------------------- drawing
-    // The name column takes the room the value columns leave (at least NAME_W).
+    // The name column takes the room the value columns leave (at least NAME_W and 40%).
     nameWidth() {
-      return Math.max(NAME_W, (this.body.clientWidth || 0) - this.numWidths().reduce((a, b) => a + b, 0) - 2);
+      const w = this.body.clientWidth || 0; // at least 40% of the pane: more columns scroll
+      return Math.max(NAME_W, 0.4 * w, w - this.numWidths().reduce((a, b) => a + b, 0) - 2);
     }
 
     // A value column is as wide as its header needs (at least NUM_W).
