@@ -129,7 +129,7 @@ def test_a_pruned_context_never_overwrites_the_last_node() -> None:
     from cctool.readers.hpctoolkit_v4 import _long_table
 
     # Two locations, three slots; the last slot is pruned.
-    own = {0: np.array([0.0, 5.0, 0.0, 0.0, 2.0, 0.0])}
+    own = {0: np.array([[0.0, 5.0, 0.0], [0.0, 2.0, 0.0]])}
     out = _long_table(own, [0], ["time"], np.array([True, True, False]), np.array([-1, 0]),
                       np.array([0, 1]), np.array([0, 0]))
     assert out["node"].tolist() == [0, 1, 0, 1] and out["rank"].tolist() == [0, 0, 1, 1]

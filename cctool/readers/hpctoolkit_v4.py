@@ -314,18 +314,18 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
     """
     from cctool import kernels
 
-    nloc, slots, n = rank.size, alive.size, parent.size
+    nloc, n = rank.size, parent.size
     keep = None if alive.all() else np.flatnonzero(alive)
-    out: dict[str, np.ndarray] = {}
+    exclusive: dict[str, np.ndarray] = {}
     for c, name in zip(chosen, names, strict=True):
-        exc = own.pop(c, None)
+        exc = own.pop(c, None)  # (locations, slots), perhaps a view of all metrics' block
         if exc is None:
-            exc = np.zeros(nloc * n)
-        elif keep is not None:  # a new column of the kept rows: the old one is freed
-            slotted, exc = exc, np.empty(nloc * n)
-            for loc in range(nloc):
-                exc[loc * n : (loc + 1) * n] = slotted[loc * slots + keep]
-            del slotted
+            exclusive[name] = np.zeros(nloc * n)
+        else:  # a new column of the kept rows; the block goes once every metric is out
+            exclusive[name] = (exc[:, keep] if keep is not None else exc.copy()).reshape(-1)
+        del exc
+    out: dict[str, np.ndarray] = {}
+    for name, exc in exclusive.items():
         out[name] = exc
         out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
     if not out or _density(list(out.values()), nloc, n) >= _DENSE:
