@@ -92,8 +92,7 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         warm.start()
         infos, tuples = _profiles(prof)
         meta = meta_of(folder)
-        warm.join()
-        return _build(meta, prof, infos, tuples, folder, metrics)
+        return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
@@ -128,7 +127,9 @@ def _warm_kernel(work: int) -> None:
 
 def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
            tuples: list[list[tuple[int, int, int]]], folder: Path,
-           wanted: Sequence[str] | None) -> GraphFrame:
+           wanted: Sequence[str] | None, kernel_ready: Any = None) -> GraphFrame:
+    """The frame of a database; ``kernel_ready()`` waits for the profile kernel's load,
+    which overlaps everything before the costs are scattered."""
     tree = _tree(meta)
     _hpcv4_checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
     prof.release(0, prof.size)  # the pages mapped around each profile's root values
@@ -141,6 +142,8 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
         raise prof.error("a RANK identifier does not fit in 32 bits")
     plan = blocks.plan(meta, tree, prof.error)
     locs = np.flatnonzero((infos["flags"] & 1) == 0).tolist()
+    if kernel_ready is not None:
+        kernel_ready()
     got = blocks.scatter(prof, infos, locs, plan, ncols, asked, profile_section)
     chosen = asked if asked is not None else np.flatnonzero(got.nonzero).tolist()
     _, node_id, _ = _prune(tree, plan.ctx_of_node[got.valued])
