@@ -199,8 +199,11 @@ class Executor:
             yield replace(self, _ready=ready)
         except BaseException as exc:
             if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: stop, do not wait
-                _stop_now(ready.result()[1] if ready.done() and not ready.exception() else None,
-                          before)
+                quiet = _stop_now(
+                    ready.result()[1] if ready.done() and not ready.exception() else None, before)
+                # Closed behind, on a daemon thread: a program that goes on (a notebook) gets
+                # its cluster closed and its logging back; an exiting one does not wait.
+                _thread(partial(_close_started, ready, quiet), True)
                 raise
             _thread(partial(_close_started, ready), False)
             raise
@@ -215,14 +218,17 @@ class Executor:
             return
         before = _children()
         client, owned = self._connect()
+        quiet: int | None = None
         try:
             yield client
         except BaseException as exc:
             if not isinstance(exc, Exception):
-                _stop_now(owned, before)
+                quiet = _stop_now(owned, before)
             raise
         finally:
             _close(client, owned)
+            if quiet is not None:
+                _logging_back(quiet)
 
     def _connect(self, modules: tuple[str, ...] = (), paths: tuple[str, ...] = ()
                  ) -> tuple[Any, Any]:
@@ -316,9 +322,21 @@ def _settle(future: Future[R], fn: Callable[..., R], *args: Any) -> None:
         future.set_exception(exc)
 
 
-def _close_started(ready: Future[tuple[Any, Any]]) -> None:
-    if ready.exception() is None:  # a failed start was reported to whoever sent work
-        _close(*ready.result())
+def _close_started(ready: Future[tuple[Any, Any]], quiet: int | None = None) -> None:
+    """Close the cluster ``ready`` brings once it has started, then (after an interrupt)
+    give logging back its level before it (``quiet``)."""
+    try:
+        if ready.exception() is None:  # a failed start was reported to whoever sent work
+            _close(*ready.result())
+    finally:
+        if quiet is not None:
+            _logging_back(quiet)
+
+
+def _logging_back(level: int) -> None:
+    import logging
+
+    logging.disable(level)
 
 
 def _waited(future: Future[T]) -> T:
@@ -339,14 +357,16 @@ def _children() -> set[int]:
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
 
 
-def _stop_now(cluster: Any, before: set[int]) -> None:
+def _stop_now(cluster: Any, before: set[int]) -> int:
     """After a Ctrl-C or a SIGTERM (the command is abandoned; the CLI says so in one line):
     the local workers, started or still starting, killed at once, where a graceful close
     would wait for their tasks and let them log the cancellations; logging in this process
     off, so that the cluster's close that follows says nothing either. A remote cluster's
-    workers are left alone, and so are children this process had before (``before``)."""
+    workers are left alone, and so are children this process had before (``before``).
+    Returns the level logging was disabled at before, for :func:`_logging_back`."""
     import logging
 
+    previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     pids = {getattr(nanny, "pid", None) for nanny in getattr(cluster, "workers", {}).values()}
     pids |= _children() - before  # workers still starting, not yet in the cluster's table
@@ -356,6 +376,7 @@ def _stop_now(cluster: Any, before: set[int]) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    return previous
 
 
 def _close(client: Any, cluster: Any) -> None:
