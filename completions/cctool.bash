@@ -202,8 +202,8 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html -h --help";;
-        div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html -h --help";;
+        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
+        div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
         groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
@@ -214,7 +214,7 @@ _cctool() {
         scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html -h --help";;
+        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi

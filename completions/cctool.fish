@@ -54,7 +54,8 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l output -s o -r -F -d
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l junit -r -F -d 'Also write the gate as JUnit XML to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l markdown -r -F -d 'Also write the Markdown report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also write the JSON report to FILE.'
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write the union tree as an interactive HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write an interactive HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
@@ -75,6 +76,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l invert-colormap -l no
 complete -c cctool -n '__fish_seen_subcommand_from div' -l to -x -a 'tree table json csv markdown text' -d 'Output format (default: from -os suffix, else tree).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
+complete -c cctool -n '__fish_seen_subcommand_from div' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from groupby; and not __fish_prev_arg_in --from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
@@ -278,7 +280,8 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l width -x -d 'Text wi
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -x -a 'text json csv folded speedscope pprof tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write the tree as one interactive, offline HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --metric -m --rank --thread --agg --view --by --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'

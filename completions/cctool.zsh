@@ -64,7 +64,8 @@ _cctool() {
                     ''--junit'[Also write the gate as JUnit XML to FILE.]:value:_files' \
                     ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
                     ''--json'[Also write the JSON report to FILE.]:value:_files' \
-                    ''--html'[Write the union tree as an interactive HTML page instead.]:value:_files' \
+                    ''--html'[Write an interactive HTML page instead.]:value:_files' \
+                    ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
@@ -85,6 +86,7 @@ _cctool() {
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
+                    ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
@@ -288,7 +290,8 @@ _cctool() {
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
-                    ''--html'[Write the tree as one interactive, offline HTML page instead.]:value:_files' \
+                    ''--html'[Write an interactive, offline page instead.]:value:_files' \
+                    ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \

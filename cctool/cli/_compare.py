@@ -221,7 +221,7 @@ def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
 
 
 def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[str],
-               invert: bool = False) -> None:
+               invert: bool = False, annotations: str | None = None) -> None:
     """Write the comparison's page; ratios use the text tree's colormap (high = green when
     ``invert``), changes diverge around zero."""
     from cctool.cli._io import write_text
@@ -230,7 +230,13 @@ def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[st
     opts = HtmlOptions(depth=view.depth)
     if cmp.opts.op == "div":
         opts = HtmlOptions(depth=view.depth, colormap="RdYlGn", invert=invert)
-    write_text(path, comparison_html(cmp, opts, (names[0], names[1])))
+    from dataclasses import replace
+
+    from cctool.cli._html import page_notes
+
+    notes = page_notes(cmp.result, annotations, f"{names[0]} → {names[1]}")
+    write_text(path, comparison_html(cmp, replace(opts, annotations=notes),
+                                     (names[0], names[1])))
 
 
 def gate_options(f: F) -> F:

@@ -3,7 +3,7 @@ it cannot show (the page is the interactive tree, not the text views)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,13 +37,39 @@ def refuse_text_only(ctx: click.Context) -> None:
 
 
 def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
-                    expand_hot: bool) -> None:
+                    expand_hot: bool, annotations: str | None = None) -> None:
     """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
-    ``expand_hot``)."""
+    ``expand_hot``, the notes of the ``annotations`` file on the nodes with their call
+    paths; stderr says how many found none)."""
     from dataclasses import replace
 
     from cctool.cli._io import write_text
     from cctool.render.html import HtmlOptions, to_html
 
-    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot)
+    notes = page_notes(gf, annotations, profile)
+    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot,
+                      annotations=notes)
     write_text(path, to_html(gf, options))
+
+
+def annotations_option(f: Any) -> Any:
+    """``--annotations FILE`` of the page-writing commands."""
+    return click.option("--annotations", "annotations", default=None, metavar="FILE",
+                        type=click.Path(dir_okay=False),
+                        help="Notes (JSON by call path) for --html.")(f)
+
+
+def page_notes(gf: GraphFrame, path: str | None, profile: str) -> tuple[tuple[int, str], ...]:
+    """The notes of the annotations file ``path`` on the nodes of ``gf`` with the same call
+    path; stderr says how many match none (a few of their paths named)."""
+    if path is None:
+        return ()
+    from cctool.ops.annotations import load, match
+
+    found, missing = match(gf, load(path))
+    if missing:
+        shown = "; ".join(" › ".join(a.names[-2:]) for a in missing[:3])
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        click.echo(f"cctool: {len(missing)} of {len(found) + len(missing)} annotations "
+                   f"match no call path of {profile}: {shown}{more}", err=True)
+    return tuple(found)

@@ -10,6 +10,7 @@ import click
 from cctool.cli import _compare
 from cctool.cli._compare import compare_options, gate_options, side_options
 from cctool.cli._ensemble import confidence_option, executor_options
+from cctool.cli._html import annotations_option
 from cctool.cli._options import output_options
 
 
@@ -23,7 +24,8 @@ from cctool.cli._options import output_options
 @output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the union tree as an interactive HTML page instead.")
+              help="Write an interactive HTML page instead.")
+@annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
@@ -31,6 +33,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
          jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
+         annotations: str | None,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
@@ -63,6 +66,8 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     from cctool.cli import _ensemble_diff
 
     _compare.start_clock(ctx)
+    if annotations is not None and html is None:
+        raise click.UsageError("--annotations applies to the page: add --html FILE")
     side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
     if to == "junit" and not fail_if:  # two profiles or repeated runs alike
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
@@ -100,7 +105,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         write_bytes(path, _compare.report_bytes(cmp, kind, names, results, view.top,
                                                 view.precision, info))
     if html is not None:
-        _compare.write_html(html, cmp, view, names)
+        _compare.write_html(html, cmp, view, names, annotations=annotations)
     elif to != "folded":
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results, info)
     _compare.finish_gate(ctx, results, view.precision)

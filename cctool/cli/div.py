@@ -6,6 +6,7 @@ import click
 
 from cctool.cli import _compare
 from cctool.cli._compare import compare_options
+from cctool.cli._html import annotations_option
 from cctool.cli._options import output_options
 
 
@@ -17,10 +18,12 @@ from cctool.cli._options import output_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the union tree as one interactive HTML page instead (nodes only in A "
               "or only in B marked, high ratios green as in the tree).")
+@annotations_option
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
-        to: str, output: str, html: str | None, view: _compare.CompareView) -> None:
+        to: str, output: str, html: str | None, annotations: str | None,
+        view: _compare.CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
 
     Each profile is first combined over its ranks and threads with --agg, so a node's value
@@ -38,12 +41,14 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     """
     from cctool.options import CompareOptions
 
+    if annotations is not None and html is None:
+        raise click.UsageError("--annotations applies to the page: add --html FILE")
     opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)
     to = _compare.resolve_to(ctx, to, view.top)
     cmp = _compare.run(profile_a, profile_b, fmt, opts)
     tree = view.tree_options(opts, invert_colormap)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:
-        _compare.write_html(html, cmp, view, names, invert_colormap)
+        _compare.write_html(html, cmp, view, names, invert_colormap, annotations=annotations)
     else:
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names)

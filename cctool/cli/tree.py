@@ -9,6 +9,7 @@ import click
 
 from cctool.cli._ensemble import executor_options
 from cctool.cli._ensemble_stream import stream_option
+from cctool.cli._html import annotations_option
 from cctool.cli._options import (
     COLORMAP_NAMES,
     derive_option,
@@ -68,7 +69,8 @@ if TYPE_CHECKING:
 @width_option
 @output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
 @click.option("--html", "html", default=None, metavar="FILE",
-              help="Write the tree as one interactive, offline HTML page instead.")
+              help="Write an interactive, offline page instead.")
+@annotations_option
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
@@ -76,7 +78,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
          no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
          percent: bool | None, data: bool, by: str | None, stream: bool | None,
          jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
-         html: str | None) -> None:
+         html: str | None, annotations: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
@@ -100,6 +102,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.cli._html import refuse_text_only
 
         refuse_text_only(ctx)
+    elif annotations is not None:
+        raise click.UsageError("--annotations applies to the page: add --html FILE")
     named = view  # what --view said, for the messages below
     view = _pick_view(view, flat, bottom_up, expand_hot)
     if html is not None and view != "top-down":
@@ -135,7 +139,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     if html is not None:
         from cctool.cli._html import write_tree_page
 
-        write_tree_page(gf, opts, profile, html, expand_hot)
+        write_tree_page(gf, opts, profile, html, expand_hot, annotations)
         return
     if view == "pprof-top":
         _explain(ctx, gf, opts, by or "name", True, width, to, output)

@@ -5,6 +5,8 @@ the cell), built on anywidget: selecting nodes on the page sets ``w.selected`` (
 ``gf``), and setting ``w.selected`` from Python selects them on the page. ``w.query`` is the
 ``cctool query`` that selects exactly those nodes (the text the page's Query button shows),
 ``w.subtree()`` the selected subtrees as a GraphFrame, ``w.select(query)`` selects by a query.
+``w.annotations`` holds the notes on nodes (``[{"node": id, "note": text}]``, both ways), and
+``w.annotations_json()`` writes them by call path for another run.
 anywidget is imported when a widget is made, so ``import cctool`` never needs it.
 
 Example::
@@ -80,6 +82,7 @@ def _widget_class() -> type:
         _height = traitlets.Int(640).tag(sync=True)
         selected = Ids().tag(sync=True)
         query = traitlets.Unicode("", read_only=True).tag(sync=True)
+        annotations: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
 
         def __init__(self, gf: GraphFrame, opts: HtmlOptions) -> None:
             data, title = page_data(gf, opts)
@@ -96,6 +99,24 @@ def _widget_class() -> type:
             if ids and (ids[0] < 0 or ids[-1] >= n):
                 raise traitlets.TraitError(f"node ids must lie in 0..{n - 1}")
             return ids
+
+        @traitlets.validate("annotations")
+        def _valid_notes(self, proposal: Any) -> list[dict[str, Any]]:
+            n, out = self._gf.num_nodes, []
+            for a in proposal["value"]:
+                if not (isinstance(a, dict) and isinstance(a.get("note"), str)
+                        and isinstance(a.get("node"), int) and 0 <= a["node"] < n):
+                    raise traitlets.TraitError(
+                        f"annotations take {{'node': id in 0..{n - 1}, 'note': text}} items")
+                out.append({"node": int(a["node"]), "note": a["note"]})
+            return sorted(out, key=lambda a: a["node"])
+
+        def annotations_json(self) -> dict[str, Any]:
+            """The notes as an annotations document (call paths, not node ids): save it as
+            JSON for ``cctool tree OTHER_RUN --html page.html --annotations FILE``."""
+            from cctool.ops.annotations import to_json
+
+            return to_json(self._gf, [(a["node"], a["note"]) for a in self.annotations])
 
         @traitlets.observe("selected")
         def _requery(self, change: Any) -> None:

@@ -38,10 +38,10 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js",
-           "panels.js", "search.js", "icicle.js", "explore.js")
+           "panels.js", "histogram.js", "search.js", "icicle.js", "explore.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
-PANEL_SCRIPTS = ("ranks.js", "hot.js")
+PANEL_SCRIPTS = ("ranks.js", "hot.js", "annotations.js", "undo.js")
 STYLES = ("tree.css", "ranks.css")
 
 
@@ -65,6 +65,8 @@ class HtmlOptions:
             values of the heaviest nodes by the inclusive metric, as many nodes as fit; the
             panel says which nodes have none. 0 embeds none.
         expand_hot: open only the hot path at first (as ``cctool tree --expand-hot``).
+        annotations: notes on nodes, ``(node id, text)`` pairs (see
+            :mod:`cctool.ops.annotations` to apply a file of them to this profile).
     """
 
     color: str | None = None
@@ -80,6 +82,7 @@ class HtmlOptions:
     height: int = 640
     rank_values: int = 100_000
     expand_hot: bool = False
+    annotations: tuple[tuple[int, str], ...] = ()
 
     @classmethod
     def from_tree(cls, opts: TreeOptions, title: str | None = None) -> HtmlOptions:
@@ -156,7 +159,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     opts = options or HtmlOptions()
     gf = cmp.result
     color = gf.resolve_metric(opts.color or (cmp.shown[0] if cmp.shown else None))
-    size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
+    size = gf.resolve_metric(opts.size) if opts.size else _comparison_size(cmp, color)
     shown = gf.node_values(None, "sum")
     units = _units(gf)
     metrics = [_payload.metric_entry(m, shown[m].to_numpy(), not gf.is_inclusive(m),
@@ -168,14 +171,23 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
             summable = not gf.is_inclusive(side[0])
             label = names[0] if side[1] == "A]" else names[1]
             values = table[col].fill_null(float("nan")).to_numpy()
-            metrics.append(_payload.metric_entry(col, values, summable, label, units(side[0])))
+            unit = cmp.units(side[0]) or ""  # each side keeps its own unit (s, B), not "ratio"
+            metrics.append(_payload.metric_entry(col, values, summable, label, unit))
     title = opts.title or f"{names[0]} → {names[1]}"
     note = str(gf.metadata.get("values_note") or "")
     colormap = opts.colormap if opts.colormap != "auto" else \
         ("RdBu" if cmp.opts.op == "sub" else "auto")
-    settings = _settings(replace(opts, colormap=colormap), color, size, _priority(gf, color),
+    priority = _priority(gf, color)
+    share = None
+    if cmp.opts.op == "div":  # a ratio neither orders, widens nor shares: the numerator's time
+        num = "B" if cmp.opts.reverse else "A"
+        share = next((c for c in (f"{priority} [{num}]", f"{color} [{num}]")
+                      if c in cmp.values.columns), None)
+    settings = _settings(replace(opts, colormap=colormap), color, size, share or priority,
                          title, note)
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
+    if share:
+        settings["share"] = share
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
     settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
@@ -230,6 +242,21 @@ def _partner(gf: GraphFrame, metric: str) -> str:
     return other if other and other != metric else metric
 
 
+def _comparison_size(cmp: Comparison, color: str) -> str:
+    """What sizes the nodes of a comparison page: for a ratio, never the ratio itself but the
+    numerator's own values (exclusive, as a tree page sizes by time), so that big nodes are
+    the ones that take time; for a difference, the difference's exclusive partner."""
+    gf = cmp.result
+    partner = _partner(gf, color)
+    if cmp.opts.op != "div":
+        return partner
+    side = "B" if cmp.opts.reverse else "A"
+    for name in (f"{partner} [{side}]", f"{color} [{side}]"):
+        if name in cmp.values.columns:
+            return name
+    return partner
+
+
 def _units(gf: GraphFrame) -> Callable[[str], str]:
     """Unit of a metric's values (``s``, ``B``; :mod:`cctool.model.metrics`), "" if unknown."""
     def unit(m: str) -> str:
@@ -260,7 +287,8 @@ def _settings(opts: HtmlOptions, color: str, size: str, priority: str, title: st
         raise CctoolError(f"unknown colormap {opts.colormap!r}; use one of {', '.join(COLORMAPS)}")
     return {"title": title, "subtitle": subtitle, "color": color, "size": size,
             "priority": priority, "colormap": opts.colormap, "invert": opts.invert,
-            "budget": max(int(opts.budget), 1), "depth": opts.depth}
+            "budget": max(int(opts.budget), 1), "depth": opts.depth,
+            "annotations": [{"node": int(i), "note": str(t)} for i, t in opts.annotations]}
 
 
 def _expand_hot(gf: GraphFrame, settings: dict[str, Any], weight: np.ndarray) -> None:

@@ -10,6 +10,15 @@
     let applying = false;
     const sorted = () => [...view.selection].sort((a, b) => a - b);
     view.on("select", () => { if (!applying) post("selected", { ids: sorted() }); });
+    if (CCT.onNotes) CCT.onNotes(() => { if (!applying) post("annotations", { list: CCT.annotationList() }); });
+    window.addEventListener("message", (e) => {
+      if (e.source !== window.parent || !e.data || e.data.cctool !== "annotations" || !Array.isArray(e.data.list)) return;
+      const now = JSON.stringify(CCT.annotationList());
+      const next = [...e.data.list].sort((a, b) => a.node - b.node);
+      if (JSON.stringify(next.map((a) => ({ node: a.node, note: a.note }))) === now) return;
+      applying = true;
+      try { CCT.setAnnotations(e.data.list, true); } finally { applying = false; }
+    });
     window.addEventListener("message", (e) => {
       if (e.source !== window.parent || !e.data || e.data.cctool !== "select" || !Array.isArray(e.data.ids)) return;
       const ids = e.data.ids.filter((i) => Number.isInteger(i) && i >= 0 && i < model.n);

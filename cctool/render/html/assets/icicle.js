@@ -19,6 +19,7 @@
       this.scroll = 0; // rows scrolled away from the roots
       this.flame = false;
       this.colors = null;
+      this.widths = new Map();
       this.font = `${FONT}px ${getComputedStyle(document.body).fontFamily}`;
       this.ctx.font = this.font;
       this.charW = this.ctx.measureText("abcdefghijklmnopqrstuvwxyz_ABCDEFG").width / 33;
@@ -142,6 +143,8 @@
       ctx.textBaseline = "middle";
       const bars = this.visibleBars(), marked = [];
       this.hits = new Map();
+      this.labelsDrawn = []; // [node, name, value, room, whole name's width]: for tests
+      this.view.labelTotals();
       for (const i of bars) {
         const [x, y, w] = this.rectOf(i), [fill, ink] = this.color(i);
         ctx.fillStyle = fill;
@@ -153,16 +156,55 @@
         if (this.view.selection.has(i) || this.view.match[i] || this.model.hot[i]) marked.push(i);
       }
       this.outline(marked);
+      this.noteMarks(bars);
       this.drawCrumbs();
       this.lastDraw = { ms: performance.now() - t0, bars: bars.length };
     }
 
+    // "name  value · %" when the bar has room for it all, else the whole name, else the
+    // name shortened in the middle (measured, never squeezed).
     label(i, x, y, w, ink) {
-      const chars = Math.floor((w - 6) / this.charW);
-      const text = chars >= 3 ? CCT.elide(this.model.name(i), chars, true) : "";
+      const ctx = this.ctx, room = w - 6, name = this.model.name(i);
+      const width = (t) => {
+        let v = this.widths.get(t);
+        if (v === undefined) { v = ctx.measureText(t).width; this.widths.set(t, v); }
+        return v;
+      };
+      let text = name;
+      if (width(name) > room) {
+        let chars = Math.floor(room / this.charW);
+        text = chars >= 3 ? CCT.elide(name, chars, false) : "";
+        while (text && width(text) > room) text = (chars = Math.floor(chars * 0.9)) >= 3 ? CCT.elide(name, chars, false) : "";
+      }
       if (!text) return;
-      this.ctx.fillStyle = ink;
-      this.ctx.fillText(text, x + 3, y + RH / 2, w - 6);
+      ctx.fillStyle = ink;
+      ctx.fillText(text, x + 3, y + RH / 2);
+      let value = text === name ? this.view.valueText(i, false) : "";
+      const tw = width(text);
+      if (value && tw + ctx.measureText(`  ${value}`).width <= room) {
+        ctx.globalAlpha = 0.75;
+        ctx.fillText(`  ${value}`, x + 3 + tw, y + RH / 2);
+        ctx.globalAlpha = 1;
+      } else {
+        value = "";
+      }
+      this.labelsDrawn.push([i, text, value, room, width(name)]);
+    }
+
+    // A note: a purple corner at the bar's top right.
+    noteMarks(bars) {
+      if (!CCT.notes || !CCT.notes.size) return;
+      const ctx = this.ctx;
+      ctx.fillStyle = "#8250df";
+      for (const i of bars) {
+        if (!CCT.notes.has(i)) continue;
+        const [x, y, w] = this.rectOf(i), s = Math.min(9, w);
+        ctx.beginPath();
+        ctx.moveTo(x + w - s - 1, y);
+        ctx.lineTo(x + w - 1, y);
+        ctx.lineTo(x + w - 1, y + s);
+        ctx.fill();
+      }
     }
 
     // Strokes over the fills: hot path, search matches, the current match and the selection.

@@ -186,10 +186,11 @@ CCT.TreeState = class TreeState {
   // Make node i visible by opening its ancestors.
   reveal(i) { for (let j = this.model.parent[i]; j >= 0; j = this.model.parent[j]) this.open(j); }
 
-  // Mass prune: keep a node when it or any node below it lies in [lo, hi]; roots stay.
-  prune(values, lo, hi) {
+  // Mass prune: keep a node when it or any node below it lies in [lo, hi] (and, with
+  // `dropZero`, is not zero); roots stay.
+  prune(values, lo, hi, dropZero) {
     const m = this.model, kept = this.kept;
-    for (let i = 0; i < m.n; i++) kept[i] = values[i] >= lo && values[i] <= hi ? 1 : 0;
+    for (let i = 0; i < m.n; i++) kept[i] = values[i] >= lo && values[i] <= hi && !(dropZero && values[i] === 0) ? 1 : 0;
     for (let i = m.n - 1; i >= 0; i--) if (kept[i] && m.parent[i] >= 0) kept[m.parent[i]] = 1;
     m.roots.forEach((r) => { kept[r] = 1; });
     let hidden = 0;
@@ -323,24 +324,52 @@ CCT.normalizer = function (lo, hi, log, centered) {
   return (v) => (hi > lo ? (v - lo) / (hi - lo) : 1);
 };
 
-CCT.colorScale = function (values, cmap, invert, log) {
+// `ratio`: values are ratios (A / B): a log scale centred at 1 with symmetric limits
+// 1/r .. r, so "no change" takes the colormap's middle colour and halving looks as strong
+// as doubling (`clipped`: some ratios lie beyond the limits). Differences (signed values) are centred at 0 on a diverging map.
+CCT.colorScale = function (values, cmap, invert, log, ratio, weights) {
   const [lo, hi] = CCT.finiteRange(values);
   const signed = lo < 0 && hi > 0;
-  const name = cmap === "auto" ? (signed ? "RdBu" : "reds") : cmap;
-  const centered = CCT.diverging.has(name) && signed;
-  const t = CCT.normalizer(lo, hi, log, centered);
+  const name = cmap === "auto" ? (signed || ratio ? "RdBu" : "reds") : cmap;
   const stops = CCT.colormaps[name].map(hexToRgb);
-  const color = (v) => {
-    if (!Number.isFinite(v)) return "#d0d0d0";
-    let x = Math.min(1, Math.max(0, t(v)));
+  const paint = (x) => {
     if (invert) x = 1 - x;
     const f = x * (stops.length - 1), k = Math.min(stops.length - 2, Math.floor(f)), u = f - k;
     const c = stops[k].map((a, j) => Math.round(a + (stops[k + 1][j] - a) * u));
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   };
+  if (ratio) {
+    // r: the 95th percentile of how far ratios are from 1 (by |log|), each node weighted
+    // by `weights` (its time), so that light nodes and nodes found in one profile only
+    // (ratios near 0 or huge) do not wash out the changes that matter; ratios beyond
+    // 1/r .. r take the ends' colours. At least 1.1 (a 10% change).
+    const far = [];
+    let total = 0;
+    values.forEach((v, i) => {
+      const w = weights ? weights[i] : 1;
+      if (Number.isFinite(v) && v > 0 && w > 0) { far.push([Math.abs(Math.log(v)), w]); total += w; }
+    });
+    far.sort((a, b) => a[0] - b[0]);
+    let q = 0;
+    for (let k = 0, acc = 0; k < far.length; k++) { acc += far[k][1]; q = far[k][0]; if (acc >= 0.95 * total) break; }
+    const r = Math.max(Math.exp(q), 1.1);
+    const span = Math.log(r);
+    const t = (v) => (v <= 0 ? 0 : 0.5 + 0.5 * Math.log(v) / span);
+    const color = (v) => (Number.isNaN(v) || v === null ? "#d0d0d0" : paint(Math.min(1, Math.max(0, t(v)))));
+    return { color, domain: [1 / r, r], name, centered: true, ratio: true, invert, clipped: far.length > 0 && q < far[far.length - 1][0],
+      at: (f) => Math.exp((2 * f - 1) * span), middle: 1 };
+  }
+  const centered = CCT.diverging.has(name) && signed;
+  const t = CCT.normalizer(lo, hi, log, centered);
+  const color = (v) => (Number.isFinite(v) ? paint(Math.min(1, Math.max(0, t(v)))) : "#d0d0d0");
   const domain = centered ? [-Math.max(-lo, hi), Math.max(-lo, hi)] : [lo, hi];
-  return { color, domain, name, centered, invert };
+  return { color, domain, name, centered, invert, middle: centered ? 0 : null,
+    at: (f) => domain[0] + (domain[1] - domain[0]) * f };
 };
+
+// Ratio metrics (a comparison's A / B, or any metric whose unit is "ratio") are colored on
+// the ratio scale above.
+CCT.isRatio = (metric) => metric.unit === "ratio";
 
 CCT.sizeScale = function (values, log, rmin, rmax) {
   const [lo, hi] = CCT.finiteRange(values);

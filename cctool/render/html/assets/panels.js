@@ -2,8 +2,9 @@
 (() => {
   const NS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
-  const BINS = 40, TABLE_ROWS = 500;
+  const TABLE_ROWS = 500;
 
+  CCT.el = el;
   function el(tag, attrs, text) {
     const x = tag === "svg" || ["rect", "circle", "path", "text", "line", "linearGradient", "stop", "defs", "g"].includes(tag)
       ? document.createElementNS(NS, tag) : document.createElement(tag);
@@ -53,7 +54,8 @@
         this.view.refresh();
       });
       $("reset").addEventListener("click", () => {
-        this.resetPrune(false);
+        this.pruneZero = true;
+        this.resetPrune(true, false);
         this.state.reset(this.settings.budget, this.settings.depth);
         this.view.refresh();
         this.view.fit(true);
@@ -74,6 +76,7 @@
         this.view.select([...this.view.selection].flatMap((i) => this.model.path(i)), "add");
       });
       $("show-query").addEventListener("click", () => this.showQuery());
+      this.bindHistogram();
       $("copy-query").addEventListener("click", () => this.copyQuery());
     }
 
@@ -85,18 +88,25 @@
       const svg = el("svg", { width: W, height: 44, class: "colorbar" });
       const grad = el("linearGradient", { id: "cbar" });
       for (let k = 0; k <= 20; k++) {
-        grad.appendChild(el("stop", { offset: `${k * 5}%`, "stop-color": scale.color(lo + (hi - lo) * k / 20) }));
+        grad.appendChild(el("stop", { offset: `${k * 5}%`, "stop-color": scale.color(scale.at(k / 20)) }));
       }
       const defs = el("defs");
       defs.appendChild(grad);
       svg.append(defs, el("rect", { x: 0, y: 4, width: W, height: 12, fill: "url(#cbar)" }));
       const tick = (x, text, anchor) => svg.appendChild(el("text", { x, y: 30, "text-anchor": anchor }, text));
-      tick(0, CCT.formatValue(lo, metric.unit), "start");
-      if (scale.centered) tick(W / 2, "0", "middle");
-      tick(W, CCT.formatValue(hi, metric.unit), "end");
-      box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`), svg);
+      const beyond = scale.clipped ? ["≤ ", "≥ "] : ["", ""];
+      const f = (v) => (scale.ratio ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+      tick(0, beyond[0] + f(lo), "start");
+      if (scale.centered) tick(W / 2, scale.ratio ? "1 (same)" : "0", "middle");
+      tick(W, beyond[1] + f(hi), "end");
+      const how = scale.ratio ? `log scale centred at 1, limits 1/r … r (r = ${hi.toPrecision(3)}: 95% of the time lies within)` : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
+      box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`),
+        ...(how ? [el("div", { class: "legend-note" }, how)] : []), svg);
       this.showSizeLegend();
       this.showMarks();
+      v.labelTotals();
+      const share = v.share ? m.metrics[v.share.metric].name : "";
+      $("label-legend").textContent = `labels: name, ${metric.name}${share ? `, % of the total ${share}` : ""}`;
     }
 
     showSizeLegend() {
@@ -129,47 +139,7 @@
       }));
     }
 
-    // ---------------------------------------------------------------- prune
-    // The slider positions map to values linearly, or logarithmically with "log".
-    pruneScale() {
-      const values = this.model.metrics[this.view.enc.color].values;
-      const [lo, hi] = CCT.finiteRange(values);
-      const log = this.view.enc.log && lo >= 0 && hi > 0;
-      const base = Math.max(lo, hi * 1e-6);
-      const at = log ? (f) => (f <= 0 ? lo : base * Math.pow(hi / base, f)) : (f) => lo + (hi - lo) * f;
-      return { values, lo, hi, at, log, base };
-    }
-
-    resetPrune(apply = true) {
-      $("prune-min").value = 0;
-      $("prune-max").value = 1000;
-      if (apply) this.applyPrune(); else this.state.kept.fill(1);
-    }
-
-    applyPrune() {
-      const s = this.pruneScale(), a = Number($("prune-min").value), b = Number($("prune-max").value);
-      const fa = Math.min(a, b) / 1000, fb = Math.max(a, b) / 1000;
-      const lo = fa <= 0 ? -Infinity : s.at(fa), hi = fb >= 1 ? Infinity : s.at(fb);
-      const hidden = this.state.prune(s.values, lo, hi);
-      const pm = this.model.metrics[this.view.enc.color];
-      $("prune-text").textContent = `${pm.name} in [${CCT.formatValue(fa <= 0 ? s.lo : lo, pm.unit)}, ${CCT.formatValue(fb >= 1 ? s.hi : hi, pm.unit)}] · ${hidden} nodes hidden`;
-      this.drawHistogram(fa, fb, s);
-      this.view.refresh();
-    }
-
-    drawHistogram(fa, fb, s) {
-      const svg = $("histogram"), W = svg.clientWidth || 260, H = 64, counts = new Array(BINS).fill(0);
-      const pos = s.log ? (v) => (v <= s.base ? 0 : Math.log(v / s.base) / Math.log(s.hi / s.base))
-        : (v) => (s.hi > s.lo ? (v - s.lo) / (s.hi - s.lo) : 0);
-      for (const v of s.values) if (Number.isFinite(v)) counts[Math.min(BINS - 1, Math.max(0, Math.floor(pos(v) * BINS)))]++;
-      const top = Math.log1p(Math.max(...counts)) || 1, bw = W / BINS;
-      svg.replaceChildren(...counts.map((c, k) => {
-        const h = (Math.log1p(c) / top) * (H - 4);
-        const inside = (k + 1) / BINS > fa && k / BINS < fb;
-        return el("rect", { x: k * bw + 0.5, y: H - h, width: Math.max(bw - 1, 1), height: h,
-          class: inside ? "bin" : "bin out" }, undefined);
-      }));
-    }
+    // The prune range and its histogram: histogram.js.
 
     // ---------------------------------------------------------------- selection
     showSelection() {

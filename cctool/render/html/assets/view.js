@@ -15,8 +15,8 @@
   const NS = "http://www.w3.org/2000/svg";
   const ROW = 24, RMIN = 3.5, RMAX = 12, FONT = 11, MAX_LABELS = 900;
   const CULL = 1000, LEAF_CHARS = 46, TOP = FONT + 12, BOTTOM = 28;
-  const MIN_GAP = 70, MAX_GAP = 210, LABEL_CHARS = 30; // distance between levels
-  const KX_MIN = 0.3; // the first view keeps levels at least this share of their distance
+  const INDENT = 26; // a child's distance right of its parent, at kx = 1
+  const READABLE_K = 0.65; // rows 15.6 px apart: every label has its own line
   const ROW_MIN = 1.5; // rows at least 1.5 px apart: zooming further shows nothing new
   const MARK = ["", "◀ ", "▶ "];
 
@@ -60,7 +60,8 @@
     setEncoding(enc) {
       this.enc = enc;
       const m = this.model;
-      this.colorScale = CCT.colorScale(m.metrics[enc.color].values, enc.colormap, enc.invert, enc.log);
+      this.colorScale = CCT.colorScale(m.metrics[enc.color].values, enc.colormap, enc.invert, enc.log,
+        CCT.isRatio(m.metrics[enc.color]), m.weight);
       this.sizeScale = enc.size < 0 ? null
         : CCT.sizeScale(m.metrics[enc.size].values, enc.log, RMIN, RMAX);
       if (this.order.length) { this.sortLabels(); this.style(); this.draw(); this.scheduleLabels(); }
@@ -107,41 +108,27 @@
       this.emit("refresh");
     }
 
-    // Leaves take one row each in preorder; a parent sits on the row of its first visible
-    // child, the heaviest, so the root is at the top left and the hot path runs straight
-    // along the top; trees of a forest are stacked with one empty row between them. Each
-    // level is as far from the previous one as its widest interior label needs (labels of
-    // interior nodes sit before the node), within [MIN_GAP, MAX_GAP].
+    // An indented node-link layout: every visible node has its own row, in preorder
+    // (heaviest child first, so the hot path runs down the top), and sits INDENT further
+    // right than its parent; links are elbows from the parent down to the child's row. The
+    // room right of a node is its own, so its label (name, value, %) is never cut by the
+    // drawing, only by the window's edge. Trees of a forest are half a row apart.
     layout() {
       const m = this.model, { x, y, first } = this;
       first.fill(-1);
       this.isShown = new Uint8Array(m.n);
-      for (const i of this.order) {
+      let row = 0, maxX = 0;
+      this.order.forEach((i, k) => {
         this.isShown[i] = 1;
         const p = m.parent[i];
         if (p >= 0 && first[p] < 0) first[p] = i;
-      }
-      const need = new Float64Array(m.maxDepth + 2).fill(MIN_GAP);
-      let row = 0, leafChars = 8;
-      this.order.forEach((i, k) => {
-        if (m.parent[i] < 0 && k > 0) row += 1;
-        if (first[i] < 0) { y[i] = row++ * ROW; leafChars = Math.max(leafChars, m.name(i).length); }
-        else if (m.depth[i] > 0) {
-          const w = this.measure(CCT.elide(m.name(i), LABEL_CHARS)) + 2 * RMAX + 14;
-          need[m.depth[i]] = Math.max(need[m.depth[i]], Math.min(w, MAX_GAP));
-        }
-      });
-      const levelX = new Float64Array(m.maxDepth + 2);
-      for (let d = 1; d < levelX.length; d++) levelX[d] = levelX[d - 1] + need[d];
-      let maxX = 0;
-      for (let k = this.order.length - 1; k >= 0; k--) {
-        const i = this.order[k];
-        x[i] = levelX[m.depth[i]];
+        if (p < 0 && k > 0) row += 0.5;
+        y[i] = row++ * ROW;
+        x[i] = m.depth[i] * INDENT;
         if (x[i] > maxX) maxX = x[i];
-        if (first[i] >= 0) y[i] = y[first[i]];
-      }
-      Object.assign(this, { rows: row, maxX, levelX, leafRoom: Math.min(leafChars, LEAF_CHARS) * this.charW + 24 });
-      this.byY = this.order.length > CULL ? Int32Array.from(this.order).sort((a, b) => y[a] - y[b]) : null;
+      });
+      Object.assign(this, { rows: row, maxX });
+      this.byY = this.order.length > CULL ? Int32Array.from(this.order) : null; // already by y
       this.sortLabels();
     }
 
@@ -194,8 +181,8 @@
         c.setAttribute("r", r.toFixed(2));
         const p = m.parent[i];
         if (p >= 0 && this.first[p] >= 0) {
-          const [px, py] = this.screen(p), mx = (px + sx) / 2;
-          (m.hot[i] && m.hot[p] ? hot : links).push(`M${px.toFixed(1)},${py.toFixed(1)}C${mx.toFixed(1)},${py.toFixed(1)} ${mx.toFixed(1)},${sy.toFixed(1)} ${sx.toFixed(1)},${sy.toFixed(1)}`);
+          const [px, py] = this.screen(p);
+          (m.hot[i] && m.hot[p] ? hot : links).push(`M${px.toFixed(1)},${py.toFixed(1)}V${sy.toFixed(1)}H${sx.toFixed(1)}`);
         }
         if (this.collapsed(i)) plus.push(`M${(sx + r + 3).toFixed(1)},${sy.toFixed(1)}h8M${(sx + r + 7).toFixed(1)},${(sy - 4).toFixed(1)}v8`);
       }
@@ -229,12 +216,11 @@
       c.setAttribute("class", cls);
     }
 
-    // Label candidates, best first: leaves, then deeper nodes, then larger values.
+    // Label candidates, best first: heavier nodes (by the page's priority metric), then
+    // higher ones.
     sortLabels() {
-      const d = this.model.depth, v = new Map(this.order.map((i) => [i, Math.abs(this.colorValue(i)) || 0]));
-      const leaf = (i) => (this.first[i] < 0 ? 1 : 0);
-      this.labelOrder = this.order.slice().sort((a, b) => leaf(b) - leaf(a) || d[b] - d[a]
-        || v.get(b) - v.get(a) || a - b);
+      const w = this.model.weight;
+      this.labelOrder = this.order.slice().sort((a, b) => w[b] - w[a] || a - b);
     }
 
     screen(i) { return [this.t.x + this.t.kx * this.x[i], this.t.y + this.t.k * this.y[i]]; }
@@ -250,33 +236,36 @@
     }
 
     // ---------------------------------------------------------------- view changes
-    // Horizontal scale at which the deepest level and its leaf labels just fill the width.
+    // Horizontal scale at which every shown label (name, value and %) ends inside the
+    // window, as far as the indentation allows (never below a quarter).
     fillScale() {
-      const W = this.svg.clientWidth;
-      return this.maxX > 0 ? Math.max(0.05, (W - this.leftRoom() - this.leafRoom) / this.maxX) : 1;
+      const W = this.svg.clientWidth - this.leftRoom() - 8;
+      let kx = 1;
+      for (const i of this.order) {
+        if (!this.x[i]) continue;
+        const need = Math.min(this.labelWidth(i), W * 0.6);
+        kx = Math.min(kx, (W - need - this.screenRadius(i) - 8) / this.x[i]);
+      }
+      return Math.max(0.25, kx);
     }
 
-    leftRoom() {
-      const roots = this.model.roots, name = roots.length ? this.model.name(roots[0]) : "";
-      return Math.min(this.measure(name) + RMAX + 14, Math.max(60, this.svg.clientWidth * 0.2));
-    }
+    leftRoom() { return RMAX + 8; }
 
     // Vertical scale that shows every visible row.
     fitAllScale() {
       return (this.svg.clientHeight - TOP - BOTTOM) / Math.max((this.rows - 1) * ROW, 1);
     }
 
-    // The whole visible tree when its rows stay readable (at least 6 px apart; 7 px for the
-    // first view, `readable`), else its top rows, where the heaviest children are. Levels
-    // fill the width, leaf labels included; in the first view only as long as levels stay
-    // KX_MIN apart, so that interior labels keep a few characters.
+    // The whole visible tree when its rows stay readable, else its top rows, where the
+    // heaviest children and the hot path are. The first view (`readable`) keeps rows far
+    // enough apart for every label (READABLE_K); Fit goes down to rows 6 px apart.
     fit(readable) {
       const H = this.svg.clientHeight, all = this.fitAllScale();
-      const k = readable ? Math.min(1, Math.max(all, 0.3)) : Math.min(1.5, Math.max(all, 0.25));
-      const kx = Math.min(Math.max(this.fillScale(), readable ? KX_MIN : 0), 1);
+      const k = readable ? Math.min(1, Math.max(all, READABLE_K)) : Math.min(1.5, Math.max(all, 0.25));
       const h = Math.max(this.rows - 1, 0) * ROW * k;
-      const y = h <= H - TOP - BOTTOM ? TOP + (H - TOP - BOTTOM - h) / 2 : TOP;
-      this.t = { k, kx, x: this.leftRoom(), y };
+      const y = h <= H - TOP - BOTTOM ? TOP + Math.min(40, (H - TOP - BOTTOM - h) / 2) : TOP;
+      this.t = { k, kx: 1, x: this.leftRoom(), y };
+      this.t.kx = this.fillScale();
       this.applyTransform();
     }
 
@@ -284,8 +273,9 @@
     centerOn(i, readable) {
       this.touched = true;
       const W = this.svg.clientWidth, H = this.svg.clientHeight;
-      if (readable) Object.assign(this.t, { k: Math.max(this.t.k, 0.6), kx: Math.max(this.t.kx, 0.8) });
-      this.t.x = W / 2 - this.t.kx * this.x[i];
+      if (readable) Object.assign(this.t, { k: Math.max(this.t.k, READABLE_K), kx: Math.max(this.t.kx, 0.8) });
+      // Left of the middle, so that the label right of the node has room.
+      this.t.x = Math.min(W / 2, Math.max(W / 4, W - this.labelWidth(i) - 60)) - this.t.kx * this.x[i];
       this.t.y = H / 2 - this.t.k * this.y[i];
       this.applyTransform();
     }
@@ -294,7 +284,7 @@
       this.touched = true;
       const t = this.t, kMin = Math.max(ROW_MIN / ROW, Math.min(this.fitAllScale(), 0.25));
       const k = Math.min(8, Math.max(kMin, t.k * factor));
-      const kx = Math.min(8, Math.max(Math.min(KX_MIN, this.fillScale()), t.kx * factor));
+      const kx = Math.min(8, Math.max(0.1, t.kx * factor));
       this.t = { k, kx, x: px - (px - t.x) * (kx / t.kx), y: py - (py - t.y) * (k / t.k) };
       this.applyTransform();
     }
@@ -318,5 +308,5 @@
   };
 
   CCT.View.ROW = ROW;
-  Object.assign(CCT.View, { FONT, RMAX, MAX_LABELS, MAX_GAP, LEAF_CHARS, MARK });
+  Object.assign(CCT.View, { FONT, RMAX, MAX_LABELS, LEAF_CHARS, MARK, INDENT });
 })();

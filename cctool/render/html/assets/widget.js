@@ -1,7 +1,7 @@
 // widget.js: the notebook front end of cctool.widget (an anywidget ES module). The page runs
 // in a sandboxed frame, as cctool.show's does, so that its ids, styles and scripts stay out of
 // the notebook; bridge.js inside it and this module relay the selection both ways through
-// the model's `selected` (node ids).
+// the model's `selected` (node ids), and the notes through `annotations` ({node, note}).
 function render({ model, el }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts allow-downloads");
@@ -10,9 +10,16 @@ function render({ model, el }) {
   const send = () => {
     if (frame.contentWindow) frame.contentWindow.postMessage({ cctool: "select", ids: model.get("selected") || [] }, "*");
   };
+  const sendNotes = () => {
+    if (frame.contentWindow) frame.contentWindow.postMessage({ cctool: "annotations", list: model.get("annotations") || [] }, "*");
+  };
   const onMessage = (e) => {
     if (e.source !== frame.contentWindow || !e.data || typeof e.data !== "object") return;
-    if (e.data.cctool === "ready") send();
+    if (e.data.cctool === "ready") { send(); sendNotes(); }
+    else if (e.data.cctool === "annotations" && Array.isArray(e.data.list)) {
+      model.set("annotations", e.data.list.filter((a) => a && Number.isInteger(a.node) && typeof a.note === "string"));
+      model.save_changes();
+    }
     else if (e.data.cctool === "selected" && Array.isArray(e.data.ids)) {
       model.set("selected", e.data.ids.filter((i) => Number.isInteger(i)));
       model.save_changes();
@@ -21,12 +28,14 @@ function render({ model, el }) {
   const reload = () => { frame.srcdoc = model.get("_page"); };
   window.addEventListener("message", onMessage);
   model.on("change:selected", send);
+  model.on("change:annotations", sendNotes);
   model.on("change:_page", reload);
   reload();
   el.appendChild(frame);
   return () => {
     window.removeEventListener("message", onMessage);
     model.off("change:selected", send);
+    model.off("change:annotations", sendNotes);
     model.off("change:_page", reload);
   };
 }
