@@ -5,6 +5,8 @@ query, tree to a file, runs against stats, a 100,000-frame stack, a tiny profile
 ``benchmarks/_data`` (the two 35,000 x 512 databases, about 1.2 GB, and the deep stack) and
 prints one line per command: the best wall time of three runs, its peak RSS and the 1-minute
 load average. ``--runs`` names a folder of many Caliper profiles for ``runs``/``stats``.
+``tree --agg mean`` of 35,000 contexts x 8,192 ranks (a 7 GB database, about 5 minutes to
+generate; run once) is measured too unless ``--no-big``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ QUERY = '[{"name": "main"}, "*", {"name": "MPI_.*"}, "*"]'
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "folded" / "python.folded"
 
 
-def _db(fmt: str) -> Path:
-    path = DATA / f"edges-{fmt}-n35000-r512-m2"
+def _db(fmt: str, ranks: int = 512) -> Path:
+    path = DATA / f"edges-{fmt}-n35000-r{ranks}-m2"
     if not (path / ".complete").exists():
         from cctool.synth import generate
 
         shutil.rmtree(path, ignore_errors=True)
-        generate(path, nodes=35_000, ranks=512, metrics=2, seed=1, fmt=fmt)
+        generate(path, nodes=35_000, ranks=ranks, metrics=2, seed=1, fmt=fmt)
         (path / ".complete").write_text("done\n")
     return path
 
@@ -57,6 +59,8 @@ def measure(args: list[str], repeat: int = 3) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=Path, help="a folder of many Caliper profiles")
+    ap.add_argument("--no-big", action="store_true",
+                    help="skip the 35,000 x 8,192 database (7 GB on disk)")
     opts = ap.parse_args()
     cct = [sys.executable, "-m", "cctool"]
     v4, xml, deep = _db("v4"), _db("xml"), _deep()
@@ -78,8 +82,11 @@ def main() -> None:
     if opts.runs:
         cases += [("runs", [*cct, "runs", str(opts.runs)]),
                   ("stats", [*cct, "stats", str(opts.runs)])]
+    if not opts.no_big:
+        cases.append(("tree --agg mean v4 x8192",
+                      [*cct, "tree", str(_db("v4", 8192)), "--agg", "mean"]))
     for name, args in cases:
-        wall, rss = measure(args)
+        wall, rss = measure(args, 1 if name.endswith("x8192") else 3)
         load = os.getloadavg()[0]
         print(f"{name:24s} {wall:7.2f} s {rss:8.0f} MB   load {load:.1f}", flush=True)
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         select,
         stats,
         timeline,
+        timeline_html,
         tree,
     )
     from cctool.graphframe import GraphFrame, QueryMatcher
@@ -32,11 +33,11 @@ if TYPE_CHECKING:
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "div", "groupby", "history_add", "history_check", "history_show", "hot_path",
         "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-        "tree")
+        "timeline_html", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
            "history_add", "history_check", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-           "tree", "show", "widget"]
+           "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

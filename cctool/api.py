@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from cctool.distributed import Executor
     from cctool.history.check import CheckResult
     from cctool.history.series import Series
-    from cctool.ops.compare import Comparison
     from cctool.model.timeline import Timeline
+    from cctool.ops.compare import Comparison
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
@@ -37,12 +37,13 @@ if TYPE_CHECKING:
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "timeline", "tree"]
+           "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
 
-def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> GraphFrame:
+def read(path: str | os.PathLike[str], fmt: str | None = None, *,
+         window: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column.
@@ -50,11 +51,14 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -
     Args:
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
+        window: ``START:END`` of a trace, from the run's start (``"200ms:1.5"``; units s,
+            ms, us, ns): the profile of that span (``time`` only). A profile without a
+            timeline raises :class:`cctool.errors.NoTimelineError`.
         **options: reader-specific options.
     """
-    from cctool import readers
+    from cctool.readers.timelines import read_profile
 
-    return lift(readers.read(path, fmt, **options))
+    return lift(read_profile(path, fmt, window=window, **options))
 
 
 def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
@@ -188,17 +192,19 @@ def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = N
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
          group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
-         scheduler: str | None = None, executor: Executor | None = None) -> pl.DataFrame:
+         scheduler: str | None = None, executor: Executor | None = None,
+         window: str | None = None) -> pl.DataFrame:
     """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
     its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
     searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
     in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
-    ready ``executor``); the results are the same."""
+    ready ``executor``); the results are the same. ``window``: each run is the profile of
+    that span of its trace (``START:END``, as :func:`read`)."""
     from cctool.cli._ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (), "mean", ex, list(where))
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where), window)
     return group_table(found, group_by) if group_by else run_table(found, list(keys))
 
 
@@ -206,7 +212,7 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None) -> StatsResult:
+          executor: Executor | None = None, window: str | None = None) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
     per group of ``group_by``; where runs are read as in :func:`runs`."""
@@ -216,7 +222,7 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
     return ensemble_stats(found, opts)
 
 
@@ -274,11 +280,39 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         depth, top: as the command's options.
     """
     from cctool.model.timeline import parse_window
-    from cctool.ops.timeline import timeline_view
+    from cctool.ops.timeline import view_of_parts
+    from cctool.readers.timelines import read_timeline_parts
 
     span = parse_window(window) if window else (None, None)
-    return timeline_view(read_timeline(path, fmt), span, buckets=buckets, width=width,
-                         depth=depth, top=top)
+    # Only the window's segments are read where the reader can tell (trace.db, Chrome),
+    # and trace.db one line at a time.
+    parts = read_timeline_parts(path, fmt, span if window else None)
+    return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)
+
+
+def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
+                  window: str | None = None, depth: int = 2, title: str | None = None,
+                  budget: int = 3_000_000) -> str:
+    """What ``cctool timeline --to html`` writes: the interactive timeline page (one
+    self-contained HTML document) of a trace.
+
+    Args:
+        path: the trace.
+        fmt: a reader name to skip detection.
+        window: the part of the run shown first (``START:END`` as for :func:`timeline`).
+        depth: the depth call paths are coloured at first.
+        title: the page's heading (default: the trace's name).
+        budget: intervals and aggregated runs the page embeds (see
+            :class:`cctool.render.timeline_html.TimelinePageOptions`).
+    """
+    from cctool.model.timeline import parse_window
+    from cctool.render.timeline_html import TimelinePageOptions, timeline_page
+
+    span = parse_window(window) if window else (None, None)
+    name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
+    return timeline_page(read_timeline(path, fmt),
+                         TimelinePageOptions(depth=depth, window=span, title=name,
+                                             budget=budget))
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

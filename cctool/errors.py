@@ -58,6 +58,10 @@ class IncompatibleProfilesError(CctoolError):
     """Two profiles cannot be combined as asked."""
 
 
+class NoTimelineError(CctoolError):
+    """A profile without the timestamps a timeline (or a window of the run) needs."""
+
+
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
 

@@ -45,6 +45,7 @@ FORMATS: tuple[OutputFormat, ...] = (
     OutputFormat("csv", (".csv",)),
     OutputFormat("markdown", (".md",)),
     OutputFormat("junit", (".xml",)),
+    OutputFormat("html", (".html", ".htm")),
     OutputFormat("cct", (".cct",), binary=True, writer="cctool.render.exports:write_cct"),
     OutputFormat("folded", (".folded",), writer="cctool.render.exports:write_folded",
                  export=True),

@@ -12,6 +12,7 @@ _cctool() {
         :--derive) COMPREPLY=(); return;;
         diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         diff:--max-nodes) COMPREPLY=(); return;;
+        diff:--window) COMPREPLY=(); return;;
         diff:--metric|diff:-m) COMPREPLY=(); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
@@ -33,6 +34,7 @@ _cctool() {
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded text" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
+        div:--window) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         div:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
@@ -45,6 +47,7 @@ _cctool() {
         div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown text" -- "$cur")); return;;
         groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         groupby:--max-nodes) COMPREPLY=(); return;;
+        groupby:--window) COMPREPLY=(); return;;
         groupby:--by) COMPREPLY=(); return;;
         groupby:--agg) COMPREPLY=($(compgen -W "sum mean max min" -- "$cur")); return;;
         groupby:--metric|groupby:-m) COMPREPLY=(); return;;
@@ -56,6 +59,7 @@ _cctool() {
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct tree" -- "$cur")); return;;
         hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         hot-path:--max-nodes) COMPREPLY=(); return;;
+        hot-path:--window) COMPREPLY=(); return;;
         hot-path:--metric|hot-path:-m) COMPREPLY=(); return;;
         hot-path:--threshold) COMPREPLY=(); return;;
         hot-path:--start) COMPREPLY=(); return;;
@@ -69,6 +73,7 @@ _cctool() {
         hot-path:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         imbalance:--max-nodes) COMPREPLY=(); return;;
+        imbalance:--window) COMPREPLY=(); return;;
         imbalance:--metric|imbalance:-m) COMPREPLY=(); return;;
         imbalance:--by) COMPREPLY=($(compgen -W "rank thread location" -- "$cur")); return;;
         imbalance:--threshold) COMPREPLY=(); return;;
@@ -84,6 +89,7 @@ _cctool() {
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         peek:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         peek:--max-nodes) COMPREPLY=(); return;;
+        peek:--window) COMPREPLY=(); return;;
         peek:--metric|peek:-m) COMPREPLY=(); return;;
         peek:--rank) COMPREPLY=(); return;;
         peek:--thread) COMPREPLY=(); return;;
@@ -96,6 +102,7 @@ _cctool() {
         peek:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
+        query:--window) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
         query:--or) COMPREPLY=(); return;;
         query:--not) COMPREPLY=(); return;;
@@ -109,8 +116,10 @@ _cctool() {
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv text" -- "$cur")); return;;
         read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         read:--max-nodes) COMPREPLY=(); return;;
+        read:--window) COMPREPLY=(); return;;
         runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         runs:--max-nodes) COMPREPLY=(); return;;
+        runs:--window) COMPREPLY=(); return;;
         runs:--where) COMPREPLY=(); return;;
         runs:--group-by) COMPREPLY=(); return;;
         runs:--key) COMPREPLY=(); return;;
@@ -123,6 +132,7 @@ _cctool() {
         runs:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         scaling:--max-nodes) COMPREPLY=(); return;;
+        scaling:--window) COMPREPLY=(); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
         scaling:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         scaling:--by) COMPREPLY=($(compgen -W "path name file module variable function" -- "$cur")); return;;
@@ -142,6 +152,7 @@ _cctool() {
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
         stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
+        stats:--window) COMPREPLY=(); return;;
         stats:--metric|stats:-m) COMPREPLY=(); return;;
         stats:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         stats:--across) COMPREPLY=($(compgen -W "runs ranks" -- "$cur")); return;;
@@ -167,9 +178,10 @@ _cctool() {
         timeline:--precision) COMPREPLY=(); return;;
         timeline:--width) COMPREPLY=(); return;;
         timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        timeline:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
+        timeline:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
+        tree:--window) COMPREPLY=(); return;;
         tree:--metric|tree:-m) COMPREPLY=(); return;;
         tree:--depth) COMPREPLY=(); return;;
         tree:--precision) COMPREPLY=(); return;;
@@ -191,6 +203,7 @@ _cctool() {
         tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
         view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         view:--max-nodes) COMPREPLY=(); return;;
+        view:--window) COMPREPLY=(); return;;
         view:--metric|view:-m) COMPREPLY=(); return;;
         view:--rank) COMPREPLY=(); return;;
         view:--thread) COMPREPLY=(); return;;
@@ -202,21 +215,21 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
-        div) opts="--from --max-nodes --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
-        groupby) opts="--from --max-nodes --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
+        div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
+        groupby) opts="--from --max-nodes --window --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         history) opts="-h --help";;
-        hot-path) opts="--from --max-nodes --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        imbalance) opts="--from --max-nodes --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
-        peek) opts="--from --max-nodes --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        query) opts="--from --max-nodes --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
-        read) opts="--from --max-nodes --output -o --json -h --help";;
-        runs) opts="--from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
-        scaling) opts="--from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
-        stats) opts="--from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        hot-path) opts="--from --max-nodes --window --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        imbalance) opts="--from --max-nodes --window --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
+        peek) opts="--from --max-nodes --window --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
+        query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
+        read) opts="--from --max-nodes --window --output -o --json -h --help";;
+        runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
+        scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
-        view) opts="--from --max-nodes --metric -m --rank --thread --agg --view --by --derive -h --help";;
+        tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
+        view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi
     if [[ "$cur" == -* || -z "$cmd" ]]; then

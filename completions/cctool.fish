@@ -24,9 +24,10 @@ complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version an
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
@@ -58,9 +59,10 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also 
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write an interactive HTML page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
@@ -79,9 +81,10 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l output -s o -r -F -d 
 complete -c cctool -n '__fish_seen_subcommand_from div' -l html -r -F -d 'Write the union tree as one interactive HTML page instead (nodes only '
 complete -c cctool -n '__fish_seen_subcommand_from div' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from groupby; and not __fish_prev_arg_in --from --max-nodes --by --agg --metric -m --depth --precision --derive --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from groupby; and not __fish_prev_arg_in --from --max-nodes --window --by --agg --metric -m --depth --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from groupby' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from groupby' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from groupby' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l by -x -d 'Node attribute: name (the call graph), module, file, type, variable (d'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l agg -x -a 'sum mean max min' -d 'How to combine the merged nodes values (per rank and thread); values s'
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
@@ -96,9 +99,10 @@ complete -c cctool -n '__fish_seen_subcommand_from groupby' -l output -s o -r -F
 complete -c cctool -n '__fish_seen_subcommand_from groupby' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from history' -F
 complete -c cctool -n '__fish_seen_subcommand_from history' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from hot-path; and not __fish_prev_arg_in --from --max-nodes --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from hot-path; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --threshold --start --rank --thread --agg --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l metric -s m -x -d 'Metric to follow. Default: an inclusive metric (the default metrics in'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l threshold -x -d 'Follow the heaviest child while it holds at least this fraction of its'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l start -x -d 'Start here: a node id or an exact name (the heaviest node of that name'
@@ -113,9 +117,10 @@ complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l color -x -a 'aut
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from hot-path' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from imbalance; and not __fish_prev_arg_in --from --max-nodes --metric -m --by --threshold --top --precision --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from imbalance; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --by --threshold --top --precision --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l metric -s m -x -d 'Metric column (default: the profiles default metric).'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l by -x -a 'rank thread location' -d 'Compare ranks (threads summed per rank), thread ids (ranks summed) or '
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l data -d 'Data objects only (a profile with data attribution: DHAT, Calipers all'
@@ -134,9 +139,10 @@ complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l color -x -a 'au
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from imbalance' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from peek; and not __fish_prev_arg_in --from --max-nodes --metric -m --rank --thread --agg --by --precision --derive --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from peek; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --by --precision --derive --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from peek' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from peek' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from peek' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l metric -s m -x -d 'Metric (either column of an exclusive/inclusive pair). Default: the pr'
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l rank -x -d 'Show only this rank, or these (0-3,8: combined by --agg).'
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l thread -x -d 'Show only this thread, or these (0-3,8: combined by --agg).'
@@ -150,9 +156,10 @@ complete -c cctool -n '__fish_seen_subcommand_from peek' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from peek' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from peek' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from query; and not __fish_prev_arg_in --from --max-nodes --and --or --not --ranks --agg --metric -m --depth --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from query; and not __fish_prev_arg_in --from --max-nodes --window --and --or --not --ranks --agg --metric -m --depth --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from query' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from query' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l and -x -d 'Also require query Q (intersection).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l or -x -d 'Add the nodes query Q matches (union).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l not -x -d 'Drop the nodes query Q matches; alone, keep every node Q does not matc'
@@ -168,15 +175,17 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l color -x -a 'auto a
 complete -c cctool -n '__fish_seen_subcommand_from query' -l to -x -a 'tree cct json csv text' -d 'Output format (default: see below).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l output -s o -r -F -d 'Write here; - is stdout (a .cct for pipelines).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from read; and not __fish_prev_arg_in --from --max-nodes' -F
+complete -c cctool -n '__fish_seen_subcommand_from read; and not __fish_prev_arg_in --from --max-nodes --window' -F
 complete -c cctool -n '__fish_seen_subcommand_from read' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from read' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from read' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from read' -l output -s o -r -F -d 'Save the GraphFrame as a .cct file (- writes it to stdout). One input '
 complete -c cctool -n '__fish_seen_subcommand_from read' -l json -d 'Print the summary as JSON (a list when several profiles are given).'
 complete -c cctool -n '__fish_seen_subcommand_from read' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from runs; and not __fish_prev_arg_in --from --max-nodes --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from runs; and not __fish_prev_arg_in --from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from runs' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from runs' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from runs' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l where -x -d 'Keep runs whose metadata match: key=value, key!=value, key>=number, ke'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l group-by -x -d 'Split the runs by the value of this metadata key.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l key -x -d 'Metadata columns to show (repeatable; default: every key).'
@@ -189,9 +198,10 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l agg -x -a 'sum mean max min std cv' -d 'How to combine the ranks of a run: mean is per-process time, what scal'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l by -x -a 'path name file module variable function' -d 'Rows: call paths, or nodes summed by name/file/module; variable (data '
@@ -217,9 +227,10 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l metric -s m -x -d 'Metric to summarise (default: each runs default metric).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l agg -x -a 'sum mean max min std cv' -d 'How a runs ranks are combined (threads of a rank are summed first): me'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l across -x -a 'runs ranks' -d 'runs: statistics over the runs given; ranks: over the ranks of one HPC'
@@ -240,20 +251,21 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l output -s o -r -F -
 complete -c cctool -n '__fish_seen_subcommand_from stats' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline; and not __fish_prev_arg_in --from --max-nodes --window --depth --top --buckets --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from timeline' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
-complete -c cctool -n '__fish_seen_subcommand_from timeline' -l window -x -d 'Only this part of the run, from its start: seconds, or with a unit (s,'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l depth -x -d 'Strips show the call path cut at this depth (roots are 1).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l top -x -d 'Call paths listed per location, most exclusive time in the window firs'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l buckets -x -d 'Time spans per strip (default: fill the width).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l precision -x -d 'Digits after the decimal point.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
-complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv html tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l depth -x -d 'Show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l precision -x -d 'Digits after the decimal point.'
@@ -286,9 +298,10 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --metric -m --rank --thread --agg --view --by --derive' -F
+complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
-complete -c cctool -n '__fish_seen_subcommand_from view' -l max-nodes -x -d 'Call graph formats: expand about N nodes (default 1000000).'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l metric -s m -x -d 'Metric (either column of an exclusive/inclusive pair). Default: the pr'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l rank -x -d 'Show only this rank, or these (0-3,8: combined by --agg).'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l thread -x -d 'Show only this thread, or these (0-3,8: combined by --agg).'

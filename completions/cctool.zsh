@@ -36,7 +36,8 @@ _cctool() {
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
                 diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
@@ -70,7 +71,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
@@ -91,7 +93,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
                     ''--agg'[How to combine the merged nodes values (per rank and thread); values s]:value:(sum mean max min)' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -108,7 +111,8 @@ _cctool() {
                 history) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
                     ''--threshold'[Follow the heaviest child while it holds at least this fraction of its]:value: ' \
                     ''--start'[Start here: a node id or an exact name (the heaviest node of that name]:value: ' \
@@ -125,7 +129,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
                     ''--by'[Compare ranks (threads summed per rank), thread ids (ranks summed) or ]:value:(rank thread location)' \
                     ''--data'[Data objects only (a profile with data attribution: DHAT, Calipers all]' \
@@ -146,7 +151,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 peek) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
                     ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
@@ -162,7 +168,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
                     ''--or'[Add the nodes query Q matches (union).]:value: ' \
                     ''--not'[Drop the nodes query Q matches; alone, keep every node Q does not matc]:value: ' \
@@ -180,13 +187,15 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
                     ''--group-by'[Split the runs by the value of this metadata key.]:value: ' \
                     ''--key'[Metadata columns to show (repeatable; default: every key).]:value: ' \
@@ -201,7 +210,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--agg'[How to combine the ranks of a run: mean is per-process time, what scal]:value:(sum mean max min std cv)' \
                     ''--by'[Rows: call paths, or nodes summed by name/file/module; variable (data ]:value:(path name file module variable function)' \
@@ -229,7 +239,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
                     ''--agg'[How a runs ranks are combined (threads of a rank are summed first): me]:value:(sum mean max min std cv)' \
                     ''--across'[runs: statistics over the runs given; ranks: over the ranks of one HPC]:value:(runs ranks)' \
@@ -250,20 +261,21 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
-                    ''--window'[Only this part of the run, from its start: seconds, or with a unit (s,]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
                     ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
                     ''--buckets'[Time spans per strip (default: fill the width).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Digits after the decimal point.]:value: ' \
@@ -298,7 +310,8 @@ _cctool() {
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
-                    ''--max-nodes'[Call graph formats: expand about N nodes (default 1000000).]:value: ' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
                     ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \

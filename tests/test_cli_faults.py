@@ -206,3 +206,74 @@ def test_a_path_under_an_unsearchable_directory(tmp_path: Path) -> None:
     finally:
         os.chown(locked, 0, -1)
         locked.chmod(0o700)
+
+
+# Holds the client once its tasks are out (the workers are up and busy), and says so.
+_HOLD_AFTER_SEND = """
+import pathlib, time
+import cctool.distributed as d
+_collect = d.collect
+def _held(*a, **k):
+    pathlib.Path({mark!r}).write_text("sent")
+    for _ in range(600):  # short sleeps: a signal handled on another thread still stops it
+        time.sleep(0.1)
+    return _collect(*a, **k)
+d.collect = _held
+"""
+
+
+def _group(pid: int) -> list[str]:
+    """Command lines of the other processes in the process group led by ``pid``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int(proc.name) != pid and os.getpgid(int(proc.name)) == pid:
+                out.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _workers(pid: int) -> int:
+    return sum("multiprocessing.spawn" in cmd for cmd in _group(pid))
+
+
+@pytest.mark.parametrize(("sig", "code", "word", "when"), [
+    ("SIGINT", 130, "interrupted", "starting"), ("SIGINT", 130, "interrupted", "running"),
+    ("SIGTERM", 143, "terminated", "running")])
+def test_a_signal_to_the_process_group_during_local_dask_workers(
+        db: Path, tmp_path: Path, sig: str, code: int, word: str, when: str) -> None:
+    """Ctrl-C at a terminal signals the whole foreground group, Dask's worker processes
+    too: one line and the exit code, no worker's traceback or log, no hang, no process left
+    (while the workers start, and once they run tasks; SIGTERM as a batch scheduler sends
+    it to the job's processes)."""
+    pytest.importorskip("dask.distributed", reason="needs pip install 'dask[distributed]'")
+    import signal
+    import time
+
+    mark = tmp_path / "sent"
+    prog = _HOLD_AFTER_SEND.format(mark=str(mark)) + "\nfrom cctool.cli import main\nmain()\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", prog, "stats", str(db), "--across", "ranks", "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=tmp_path,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        ready = (lambda: _workers(proc.pid) >= 1) if when == "starting" else mark.exists
+        while not ready() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        os.killpg(proc.pid, getattr(signal, sig))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    text = err.decode()
+    assert proc.returncode == code, text
+    assert [line for line in text.splitlines() if line.strip()] == [word], text
+    assert out == b""
+    deadline = time.monotonic() + 30
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _group(proc.pid) == []

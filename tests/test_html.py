@@ -44,8 +44,8 @@ def evil_frame() -> GraphFrame:
                                   exclusive=["time"])
 
 
-def embedded_data(page: str) -> dict[str, Any]:
-    m = re.search(r'<script type="application/json" id="cctool-data">(.*?)</script>', page, re.S)
+def embedded_data(page: str, element: str = "cctool-data") -> dict[str, Any]:
+    m = re.search(f'<script type="application/json" id="{element}">(.*?)</script>', page, re.S)
     assert m is not None
     return json.loads(m.group(1))
 
@@ -78,10 +78,13 @@ def test_markup_in_names_cannot_leave_the_data(tmp_path: Path) -> None:
     page = to_html(evil_frame())
     for name in EVIL[:-1]:
         assert name not in page
-    assert page.count("</script>") == 2  # the data element's and the code's
-    assert page.count("{{DATA}}") == 1  # a name that looks like a template slot stays a name
-    names = embedded_data(page)["name"]["values"]
-    assert names == ["main", *EVIL]
+    assert page.count("</script>") == 3  # the data element's, the table rows' and the code's
+    # A name that looks like a template slot stays a name: in the node table and in the
+    # tree-table's bottom-up and flat rows.
+    assert page.count("{{DATA}}") == 3
+    data = embedded_data(page)
+    assert data["name"]["values"] == ["main", *EVIL]
+    assert "{{DATA}}" in embedded_data(page, "cctool-views")["bottom-up"]["name"]["values"]
 
 
 def test_options_pick_metrics_and_validate(data) -> None:
@@ -145,7 +148,10 @@ def browser() -> Iterator[Any]:
 class Page:
     """A page of the tree opened in the browser, with its console errors and dialogs."""
 
-    def __init__(self, browser: Any, gf: GraphFrame, path: Path, html: str | None = None):
+    def __init__(self, browser: Any, gf: GraphFrame, path: Path, html: str | None = None,
+                 pane: str = "tree"):
+        """``pane``: the view shown once the page is ready: ``tree`` (the node-link tree,
+        which most tests here drive) or ``table`` (the page's first view)."""
         path.write_text(html or to_html(gf))
         self.gf = gf
         self.errors: list[str] = []
@@ -156,6 +162,9 @@ class Page:
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.goto(path.as_uri())
         self.page.wait_for_selector("body[data-ready]", timeout=20000)
+        if pane == "tree":
+            self.js("() => CCT.showPanes(true, false)")
+            self.page.wait_for_timeout(50)  # labels are placed in the next frame
 
     def js(self, expr: str, arg: Any = None) -> Any:
         return self.page.evaluate(expr, arg)
@@ -369,9 +378,15 @@ def test_names_render_as_text_not_markup(browser: Any, tmp_path: Path) -> None:
     for i, name in enumerate(EVIL, start=1):
         page.circle(i).hover()
         assert page.page.text_content("#tooltip .tt-name") == name
-    labels = page.js("() => [...document.querySelectorAll('#labels text')].map(t => t.firstChild.textContent)")
+    labels = page.js(
+        "() => [...document.querySelectorAll('#labels text')].map(t => t.firstChild.textContent)")
     assert "<script>alert(1)</script>" in labels
-    assert page.js("() => document.querySelectorAll('script, img').length") == 2
+    page.js("() => CCT.showPanes(false, false, true)")  # the table writes names as text too
+    rows = page.js(
+        "() => [...document.querySelectorAll('#table-rows .label')].map(t => t.textContent)")
+    assert "<script>alert(1)</script>" in rows
+    # The data, the table's rows and the code: no element a name brought in.
+    assert page.js("() => document.querySelectorAll('script, img').length") == 3
     assert page.dialogs == [] and page.errors == []
 
 

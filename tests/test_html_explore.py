@@ -235,7 +235,10 @@ def test_icicle_shares_the_selection_and_flips_to_a_flame_graph(ag: Page) -> Non
     assert rect(ag, main)[1] > top  # roots at the bottom now
     ag.page.click("#show-tree")
     assert not ag.page.is_visible("#tree") and ag.page.is_visible("#icicle")
-    ag.page.click("#show-icicle")  # hiding the last view shows the other one
+    ag.page.click("#show-icicle")  # hiding the last view shows the first one, the table
+    assert ag.page.is_visible("#table-body") and not ag.page.is_visible("#icicle")
+    ag.page.click("#show-tree")
+    ag.page.click("#show-table")
     assert ag.page.is_visible("#tree")
     assert ag.errors == []
 

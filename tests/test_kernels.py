@@ -198,3 +198,45 @@ def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     scale = np.bincount(cell, weights=np.abs(terms), minlength=rows * ncols)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
     assert np.array_equal(want.ravel(), own)
+
+
+@pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_heaviest_paths_twins_agree(seed: int, shape: str) -> None:
+    from cctool.kernels import preorder
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    parent = np.array([-1, -1] + [int(rng.integers(0, i)) for i in range(2, n)], dtype=np.int64)
+    if shape != "parents first":  # renumber: depth-first preorder, or shuffled
+        order = preorder(parent) if shape == "preorder" else rng.permutation(n)
+        new = np.empty(n, dtype=np.int64)
+        new[order] = np.arange(n)
+        parent = np.where(parent[order] >= 0, new[parent[order]], -1)
+    sizes = rng.integers(0, 12, 40)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    node = rng.integers(0, n, int(starts[-1])).astype(np.int64)
+    ns = rng.integers(1, 50, node.size).astype(np.int64)
+    ns[::5] = 7  # ties
+    got = _jit.heaviest_paths(starts, node, ns, parent)
+    want = _reference.heaviest_paths(starts, node, ns, parent)
+    for a, b in zip(got, want, strict=True):
+        assert np.array_equal(a, b)
+    end, root, total = want
+    assert ((end == -1) == (sizes == 0)).all()
+    for g in np.flatnonzero(sizes):
+        rows = slice(starts[g], starts[g + 1])
+        assert total[g] == ns[rows].sum()
+        inc: dict[int, int] = {}
+        for v, t in zip(node[rows], ns[rows], strict=True):
+            while v >= 0:
+                inc[int(v)] = inc.get(int(v), 0) + int(t)
+                v = parent[v]
+        roots = {k: t for k, t in inc.items() if parent[k] < 0}
+        assert root[g] == max(roots.values())  # at depth 1 the path is the heaviest root
+        chain = [int(end[g])]
+        while parent[chain[-1]] >= 0:
+            chain.append(int(parent[chain[-1]]))
+        assert inc[chain[-1]] == root[g]
+        for upper, lower in zip(chain[1:], chain, strict=False):  # each step the heaviest child
+            assert inc[lower] == max(t for k, t in inc.items() if parent[k] == upper)

@@ -347,7 +347,11 @@ NOT_MERGING = {
     "cctool/ops/ranktest.py:tie_term": "counts ties",
     "cctool/ops/summary.py:_summed_rows": "sums the locations of one root, additive columns only",
     "cctool/ops/timeline.py:_strips": "adds up trace segment durations (time), no metric values",
-    "cctool/ops/timeline.py:timeline_view": "adds up the strips' bucket durations (time)",
+    "cctool/ops/timeline.py:view_of_parts": "adds up bucket and segment durations (time)",
+    "cctool/ops/timeline_detail.py:_pairs": "adds up trace segment durations per bucket (time)",
+    "cctool/ops/timeline_detail.py:timeline_detail": "adds up the pieces' durations (time)",
+    "cctool/ops/idle.py:busy_values": "takes a root's idle subtrees off its value to choose "
+    "where the hot path starts (a ranking of roots, no value shown as a total)",
 }
 SUMMING = ("bincount", "add.at", "group_block_sums", "reduce_by_key")
 

@@ -135,3 +135,34 @@ def test_input_not_mutated(data) -> None:
     assert gf.nodes.equals(nodes) and gf.metrics.equals(metrics)
     assert isinstance(hot_path(gf), pl.DataFrame)
     gf.validate()
+
+
+def idle_forest() -> GraphFrame:
+    # workers(9) -> <omp idle>(8) -> <omp idle>(3) nested; workers -> w(1);
+    # main(6) -> solve(5); main -> <omp idle>(1)     (inclusive values)
+    return GraphFrame.from_arrays(
+        [-1, 0, 1, 0, -1, 4, 4],
+        {"name": ["workers", "<omp idle>", "<omp idle>", "w", "main", "solve", "<omp idle>"],
+         "type": ["function"] * 7},
+        {"node": list(range(7)), "time": [0.0, 5.0, 3.0, 1.0, 0.0, 5.0, 1.0]},
+        exclusive=["time"],
+    )
+
+
+def test_hot_path_starts_at_the_busiest_root_not_the_idle_one() -> None:
+    from cctool.ops.idle import busiest_root, busy_values
+
+    gf = idle_forest()
+    inc = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()
+    assert inc[gf.roots].tolist() == [9.0, 6.0]
+    # Nested idle nodes count once: workers keep 9 - 8 = 1, main 6 - 1 = 5.
+    assert busy_values(gf, inc).tolist() == [1.0, 5.0]
+    assert busiest_root(gf, inc) == 4
+    assert hot_path(gf)["name"].to_list() == ["main", "solve"]
+    assert hot_path(gf, start="workers")["name"].to_list() == ["workers", "<omp idle>"]
+
+
+def test_gamess_hot_path_is_not_omp_idle(data) -> None:
+    gf = read(data("hpctoolkit-gamess"))
+    names = hot_path(gf)["name"].to_list()
+    assert names[0] == "main thread" and "<omp idle>" not in names

@@ -189,6 +189,14 @@ def test_front_end_in_chromium(browser, allgather) -> None:
     assert page.evaluate("() => document.querySelector('#host iframe').getAttribute('sandbox')") \
         == "allow-scripts allow-downloads"
     main = node(gf, "main")
+    # The tree-table is the widget's first view too: a click on a row selects its node.
+    assert frame.is_visible("#table-body")
+    frame.locator(f'#table-rows .tr[data-row="{main}"]').click()
+    page.wait_for_function("() => window.state.selected.length === 1")
+    assert page.evaluate("() => window.state.selected") == [main]
+    frame.evaluate("() => { cctool.view.select([], 'replace'); cctool.showPanes(true, false); }")
+    page.wait_for_function("() => window.state.selected.length === 0")
+    page.evaluate("() => { window.saves = 0; }")
     frame.evaluate("i => cctool.view.centerOn(i)", main)
     frame.locator(f'#nodes circle[data-id="{main}"]').click()
     page.wait_for_function("() => window.state.selected.length === 1")

@@ -145,7 +145,8 @@ def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
 
 
 def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | None],
-              agg: str, ex: Executor, where: Sequence[str] = ()) -> list[RunSummary]:
+              agg: str, ex: Executor, where: Sequence[str] = (),
+              window: str | None = None) -> list[RunSummary]:
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
     the number kept goes to stderr when filters dropped some. Workers start while the
     folders are listed, and each sniffs the files it reads. On workers, the runs travel
@@ -165,7 +166,7 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
         items = listed if listed is not None else _run_items(paths, fmt)
         sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
         made = replace(running, progress=tick).map_batches(
-            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg)), sent)
+            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg, window)), sent)
     labelled = relabel(made, [p for p, _ in items])
     from cctool.readers import warn_left_out_files
 

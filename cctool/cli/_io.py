@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 
 def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
     """Read one profile, with a status spinner on stderr when it is a terminal."""
-    from cctool.readers import read
-
     options = {**reader_options(), **options}
+    with window_errors():
+        return _load(path, fmt, options)
+
+
+def _load(path: str, fmt: str | None, options: dict[str, Any]) -> GraphFrame:
+    from cctool.readers.timelines import read_profile as read
+
     if live_stderr() and path != "-":
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -81,12 +86,24 @@ def progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
 
 
 def reader_options() -> dict[str, Any]:
-    """Reader options the command line set (``--max-nodes``)."""
-    from cctool.cli._options import MAX_NODES_KEY
+    """Reader options the command line set (``--max-nodes``, ``--window``)."""
+    from cctool.cli._options import MAX_NODES_KEY, WINDOW_KEY
 
     ctx = click.get_current_context(silent=True)
-    limit = ctx.meta.get(MAX_NODES_KEY) if ctx is not None else None
-    return {} if limit is None else {"max_nodes": limit}
+    meta = ctx.meta if ctx is not None else {}
+    keys = {"max_nodes": MAX_NODES_KEY, "window": WINDOW_KEY}
+    return {k: meta[key] for k, key in keys.items() if meta.get(key) is not None}
+
+
+@contextmanager
+def window_errors() -> Iterator[None]:
+    """A profile without a timeline, read with ``--window``: the error names the option."""
+    from cctool.errors import NoTimelineError
+
+    try:
+        yield
+    except NoTimelineError as exc:
+        raise NoTimelineError(f"--window: {exc}") from exc
 
 
 def with_derived(gf: GraphFrame) -> GraphFrame:
@@ -113,13 +130,20 @@ def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
 
     With more than one profile and stderr a terminal, a progress bar counts them.
     """
-    from cctool.readers import expand_paths, read
+    from cctool.readers import expand_paths
 
     expanded = expand_paths(paths)
     if len(expanded) < 2 or not live_stderr():
         return [load(p, fmt) for p in expanded]
+    with window_errors():
+        return _load_many(expanded, fmt)
+
+
+def _load_many(expanded: list[str], fmt: str | None) -> list[GraphFrame]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from cctool.readers.timelines import read_profile as read
 
     out = []
     columns = (TextColumn("reading"), BarColumn(), MofNCompleteColumn(),

@@ -25,14 +25,16 @@ def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
 
 
 def from_option(f: F) -> F:
-    """``--from FORMAT``, and ``--max-nodes`` for the formats that expand a call graph."""
+    """``--from FORMAT``, ``--max-nodes`` for the formats that expand a call graph, and
+    ``--window`` for traces."""
+    f = window_option(f)
     f = click.option(
         "--max-nodes",
         type=click.IntRange(min=1),
         default=None,
         expose_value=False,
         callback=_store_max_nodes,
-        help="Call graph formats: expand about N nodes (default 1000000).",
+        help="Call graphs: expand ~N nodes (1e6).",
     )(f)
     return click.option(
         "--from",
@@ -51,6 +53,34 @@ MAX_NODES_KEY = "cctool.max_nodes"  # ctx.meta key; cctool.cli._io passes it to 
 def _store_max_nodes(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
     if value is not None:
         ctx.meta[MAX_NODES_KEY] = value
+
+
+WINDOW_KEY = "cctool.window"  # ctx.meta key; cctool.cli._io passes it to the readers
+
+
+def _store_window(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    from cctool.errors import CctoolError
+    from cctool.model.timeline import parse_window
+
+    try:
+        parse_window(value)
+    except CctoolError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
+    ctx.meta[WINDOW_KEY] = value
+
+
+def window_option(f: F) -> F:
+    """``--window START:END``: a trace's profile of that interval (see ``read_window``)."""
+    return click.option(
+        "--window",
+        default=None,
+        metavar="START:END",
+        expose_value=False,
+        callback=_store_window,
+        help="Traces: this span of the run only (5ms:2s).",
+    )(f)
 
 
 def metric_option(f: F) -> F:

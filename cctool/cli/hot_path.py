@@ -28,7 +28,7 @@ from cctool.cli._options import (
               "parent's value.")
 @click.option("--start", default=None, metavar="NODE",
               help="Start here: a node id or an exact name (the heaviest node of that name). "
-              "Default: the heaviest root.")
+              "Default: the heaviest root that is not idle (not <omp idle>).")
 @location_options
 @click.option("--percent/--no-percent", default=None,
               help="total%: each value as a percentage of the profile's total (default: on "

@@ -36,9 +36,12 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool runs nightly/ --group-by variant --jobs 2
     """
     from cctool import api
+    from cctool.cli._io import window_errors
+    from cctool.cli._options import WINDOW_KEY
 
-    table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
-                     executor=executor(jobs, scheduler))
+    with window_errors():
+        table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
+                         executor=executor(jobs, scheduler), window=ctx.meta.get(WINDOW_KEY))
     if to != "text":
         from cctool.cli._io import emit_table
 

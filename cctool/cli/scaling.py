@@ -154,10 +154,10 @@ def load_runs(paths: tuple[str, ...], fmt: str | None, ex: Executor | None = Non
 
     from cctool.cli._ensemble import check_paths, remote_path, roots
     from cctool.cli._io import reader_options, with_derived
-    from cctool.readers import read
+    from cctool.readers.timelines import read_profile as read
 
     check_paths(ex, files)
-    with ex.started(("cctool.readers",), roots(ex, paths)) as running:
+    with ex.started(("cctool.readers", "cctool.readers.timelines"), roots(ex, paths)) as running:
         frames = running.map(partial(read, fmt=fmt, **reader_options()),
                              [remote_path(f) for f in files])
     return [(f, with_derived(gf)) for f, gf in zip(files, frames, strict=True)]

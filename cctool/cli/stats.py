@@ -76,16 +76,24 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=percentiles,
                         depth=depth, threshold=threshold)
+    from cctool.cli._io import window_errors
+    from cctool.cli._options import WINDOW_KEY
+
+    window = ctx.meta.get(WINDOW_KEY)
     if across == "ranks":
+        if window is not None:
+            raise click.UsageError("--across ranks reads a database in parts; drop --window")
         _across_ranks(ctx, profiles, opts, agg, jobs, scheduler, precision, width, to, output)
         return
     if to == "cct":
         raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
     from cctool import api
 
-    result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
-                       percentiles=percentiles, depth=depth, threshold=threshold, where=where,
-                       fmt=fmt, executor=executor(jobs, scheduler))
+    with window_errors():
+        result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
+                           percentiles=percentiles, depth=depth, threshold=threshold,
+                           where=where, fmt=fmt, executor=executor(jobs, scheduler),
+                           window=window)
     _emit(ctx, result, precision, width, to, output)
 
 

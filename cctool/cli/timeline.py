@@ -16,9 +16,6 @@ from cctool.cli._options import (
 @click.command()
 @profile_argument()
 @from_option
-@click.option("--window", default=None, metavar="START:END",
-              help="Only this part of the run, from its start: seconds, or with a unit "
-              "(s, ms, us, ns); either side may be empty (200ms:, :1.5).")
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
               help="Strips show the call path cut at this depth (roots are 1).")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
@@ -27,30 +24,43 @@ from cctool.cli._options import (
               help="Time spans per strip (default: fill the width).")
 @precision_option
 @width_option
-@output_options(("text", "json", "csv"))
+@output_options(("text", "json", "csv", "html"))
 @click.pass_context
-def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str | None,
-             depth: int, top: int, buckets: int | None, precision: int, width: int | None,
-             to: str, output: str) -> None:
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int,
+             buckets: int | None, precision: int, width: int | None, to: str,
+             output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
     path (at --depth) that ran longest in each span of the window, then the top call paths
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread
     spent mostly idle; a dim character one its path held for less than half the span.
 
-    Reads Chrome/Perfetto trace-event JSON (viztracer, Chromium, Node, ...) and HPCToolkit
-    databases with a trace.db (hpcrun -t; the tree is profile.db's). JSON and CSV
-    give one record per location and call path, in seconds.
+    Reads Chrome/Perfetto trace-event JSON (viztracer, py-spy --format chrometrace,
+    Chromium, Node, ...), HPCToolkit databases with a trace.db (hpcrun -t; the tree is
+    profile.db's; read one line at a time) and Caliper event traces
+    (CALI_CONFIG=event-trace; a folder of per-rank files is one run). JSON and CSV give
+    one record per location and call path, in seconds.
+
+    --to html (or -o FILE.html) writes an interactive page instead: one lane per location,
+    coloured by the call path at a depth slider's depth, zoom and pan, the call path under
+    the pointer, the calling context tree, and the time per call path in the visible window
+    (with its bounds as --window takes them). --window and --depth set its first view.
 
     \b
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
+      cctool timeline trace.json -o timeline.html
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table
+    from cctool.cli._options import WINDOW_KEY
     from cctool.errors import CctoolError
 
+    window = ctx.meta.get(WINDOW_KEY)
+    if to == "html":
+        _write_page(ctx, profile, fmt, window, depth, output)
+        return
     cols = width if width is not None else console(ctx, output, None).width
     try:
         view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
@@ -66,3 +76,34 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, window: str |
     else:
         emit_table(render.records(view), to, output,
                    {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"})
+
+
+# Options of the text view the page has no use for, each with why.
+_TEXT_ONLY = {
+    "top": "the page lists the call paths of whatever window it shows",
+    "buckets": "the page draws one span per screen column",
+    "precision": "the page scales times with their units",
+    "width": "the page fits the browser window",
+}
+
+
+def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str | None,
+                depth: int, output: str) -> None:
+    import sys
+
+    from cctool import api
+    from cctool.cli._io import write_text
+    from cctool.errors import CctoolError
+
+    for name, why in _TEXT_ONLY.items():
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
+            raise click.UsageError(f"--to html and --{name} do not go together: {why}")
+    if output == "-" and sys.stdout.isatty():
+        raise click.UsageError("will not write the page to a terminal; use -o FILE.html")
+    try:
+        page = api.timeline_html(profile, fmt, window=window, depth=depth)
+    except CctoolError as exc:
+        if window is not None and "window" in str(exc):
+            raise CctoolError(f"--window: {exc}") from exc
+        raise
+    write_text(output, page)

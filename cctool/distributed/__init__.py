@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +33,7 @@ from cctool.distributed.cluster import (
     close_quietly,
     collect,
     connect,
+    held_thread,
     parse_address,
     run_on_workers,
     worker_count,
@@ -187,26 +190,45 @@ class Executor:
         if self.in_process or self._ready is not None:
             yield self
             return
-        pool = ThreadPoolExecutor(1)
-        ready = pool.submit(self._connect, tuple(modules), tuple(paths))
+        ready: Future[tuple[Any, Any]] = Future()
+        before = _children()
+        # A daemon thread: after a Ctrl-C the interpreter must not wait for workers still
+        # starting (they stop when this process is gone).
+        _thread(partial(_settle, ready, self._connect, tuple(modules), tuple(paths)), True)
         try:
             yield replace(self, _ready=ready)
-        finally:
-            # Stopping local workers takes a few tenths of a second of waiting: it runs
-            # behind what the caller does next (the interpreter waits for it at exit).
-            pool.submit(_close_started, ready)
-            pool.shutdown(wait=False)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: stop, do not wait
+                quiet = _stop_now(
+                    ready.result()[1] if ready.done() and not ready.exception() else None, before)
+                # Closed behind, on a daemon thread: a program that goes on (a notebook) gets
+                # its cluster closed and its logging back; an exiting one does not wait.
+                _thread(partial(_close_started, ready, quiet), True)
+                raise
+            _thread(partial(_close_started, ready), False)
+            raise
+        # Stopping local workers takes a few tenths of a second of waiting: it runs behind
+        # what the caller does next (the interpreter waits for it at exit).
+        _thread(partial(_close_started, ready), False)
 
     @contextmanager
     def _client(self) -> Iterator[Any]:
         if self._ready is not None:
-            yield self._ready.result()[0]
+            yield _waited(self._ready)[0]
             return
+        before = _children()
         client, owned = self._connect()
+        quiet: int | None = None
         try:
             yield client
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                quiet = _stop_now(owned, before)
+            raise
         finally:
             _close(client, owned)
+            if quiet is not None:
+                _logging_back(quiet)
 
     def _connect(self, modules: tuple[str, ...] = (), paths: tuple[str, ...] = ()
                  ) -> tuple[Any, Any]:
@@ -232,9 +254,10 @@ class Executor:
         from dask.distributed import LocalCluster
 
         # ":0": any free port for the scheduler's HTTP server (None still takes 8787,
-        # which fails when another cluster on the machine holds it).
-        cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
+        # which fails when another cluster on the machine holds it). Started from a thread
+        # that blocks SIGINT, so that a Ctrl-C reaches cctool alone, not the workers.
+        cluster = held_thread(partial(LocalCluster, n_workers=self.jobs, threads_per_worker=1,
+                                      processes=True, dashboard_address=":0"))
         try:
             return client_class(cluster), cluster
         except BaseException:
@@ -287,9 +310,73 @@ def _import(modules: tuple[str, ...]) -> None:
         importlib.import_module(name)
 
 
-def _close_started(ready: Future[tuple[Any, Any]]) -> None:
-    if ready.exception() is None:  # a failed start was reported to whoever sent work
-        _close(*ready.result())
+def _thread(fn: Callable[[], Any], daemon: bool) -> None:
+    threading.Thread(target=fn, daemon=daemon, name="cctool-dask").start()
+
+
+def _settle(future: Future[R], fn: Callable[..., R], *args: Any) -> None:
+    """``future`` gets what ``fn(*args)`` returns or raises."""
+    try:
+        future.set_result(fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+        future.set_exception(exc)
+
+
+def _close_started(ready: Future[tuple[Any, Any]], quiet: int | None = None) -> None:
+    """Close the cluster ``ready`` brings once it has started, then (after an interrupt)
+    give logging back its level before it (``quiet``)."""
+    try:
+        if ready.exception() is None:  # a failed start was reported to whoever sent work
+            _close(*ready.result())
+    finally:
+        if quiet is not None:
+            _logging_back(quiet)
+
+
+def _logging_back(level: int) -> None:
+    import logging
+
+    logging.disable(level)
+
+
+def _waited(future: Future[T]) -> T:
+    """``future.result()``, waited for in short steps: a wait without a timeout is not woken
+    by a Ctrl-C that the kernel hands to another thread (Polars' pool, say), so the
+    interrupt would wait until the workers had started."""
+    while True:
+        try:
+            return future.result(timeout=0.2)
+        except TimeoutError:
+            continue
+
+
+def _children() -> set[int]:
+    """This process's multiprocessing children now (Dask starts its local workers so)."""
+    import multiprocessing
+
+    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+
+
+def _stop_now(cluster: Any, before: set[int]) -> int:
+    """After a Ctrl-C or a SIGTERM (the command is abandoned; the CLI says so in one line):
+    the local workers, started or still starting, killed at once, where a graceful close
+    would wait for their tasks and let them log the cancellations; logging in this process
+    off, so that the cluster's close that follows says nothing either. A remote cluster's
+    workers are left alone, and so are children this process had before (``before``).
+    Returns the level logging was disabled at before, for :func:`_logging_back`."""
+    import logging
+
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    pids = {getattr(nanny, "pid", None) for nanny in getattr(cluster, "workers", {}).values()}
+    pids |= _children() - before  # workers still starting, not yet in the cluster's table
+    for pid in pids:
+        if isinstance(pid, int) and pid > 0:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    return previous
 
 
 def _close(client: Any, cluster: Any) -> None:

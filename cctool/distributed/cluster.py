@@ -24,11 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -154,6 +156,60 @@ def _read(sock: socket.socket, n: int) -> bytes:
             raise OSError("it closed the connection without a Dask greeting")
         got += more
     return got
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread for the ``with`` block only: a thread started inside
+    inherits the block, and so do the threads and processes it starts in turn. This
+    thread's own block is lifted at the end, so a Ctrl-C meanwhile is delivered then."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def held_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` (which starts local Dask workers) on a new thread that blocks SIGINT, waited
+    for here: a Ctrl-C interrupts the wait at once (the thread is a daemon and does not keep
+    the process).
+
+    A Ctrl-C at a terminal goes to every process of the foreground group, Dask's local
+    worker processes too; each would print its own ``KeyboardInterrupt`` traceback, some
+    while still importing. Started from a thread that blocks it (the event loop thread
+    Dask makes there, and the processes it starts, inherit the block), the workers never
+    see it: only cctool does, and it stops them as it unwinds. Multiprocessing's resource
+    tracker, started on first need, unblocks SIGINT in the thread that starts it: it is
+    started first here, and the block set again after it.
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    with interrupts_held():
+        threading.Thread(target=run, daemon=True, name="cctool-dask-start").start()
+    while not done.wait(0.2):
+        pass
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
 
 
 def within(timeout: float, fn: Callable[[], T], what: str,

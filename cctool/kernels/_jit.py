@@ -298,3 +298,123 @@ def profile_own_costs(first, second, count, col, val, out):  # pragma: no cover 
     for i in range(flat.size):
         if abs(flat[i]) <= 1e-9 * scale[i]:
             flat[i] = 0.0
+
+
+@njit(cache=True)
+def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
+    # Same results as the reference. Where parents come before children (parent[i] < i)
+    # each group marks its nodes and their ancestors once and sums them children first
+    # (higher ids first); in depth-first preorder the descent also scans only the current
+    # node's subtree range. Other trees walk every row up to its root.
+    groups = starts.shape[0] - 1
+    n = parent.shape[0]
+    pre = True
+    for i in range(n):
+        if parent[i] >= i:
+            pre = False
+            break
+    size = np.ones(n, dtype=np.int64)
+    if pre:
+        for i in range(n - 1, -1, -1):
+            if parent[i] >= 0:
+                size[parent[i]] += size[i]
+    ranges = pre  # depth-first preorder: every subtree is the id range [i, i + size[i])
+    for i in range(n):
+        if ranges and parent[i] >= 0 and i >= parent[i] + size[parent[i]]:
+            ranges = False
+    end = np.full(groups, -1, dtype=np.int64)
+    root = np.zeros(groups, dtype=np.int64)
+    total = np.zeros(groups, dtype=np.int64)
+    inc = np.zeros(n, dtype=np.int64)
+    own = np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    for g in range(groups):
+        one = True  # every row at one node: the path ends there (its ancestors own nothing)
+        for r in range(starts[g] + 1, starts[g + 1]):
+            if node[r] != node[starts[g]]:
+                one = False
+                break
+        if one:
+            for r in range(starts[g], starts[g + 1]):
+                total[g] += ns[r]
+            if starts[g + 1] > starts[g] and total[g] > 0:
+                end[g] = node[starts[g]]
+                root[g] = total[g]
+            continue
+        m = 0
+        for r in range(starts[g], starts[g + 1]):
+            v = node[r]
+            t = ns[r]
+            own[v] += t
+            total[g] += t
+            if pre:
+                while v >= 0 and not seen[v]:
+                    seen[v] = True
+                    touched[m] = v
+                    m += 1
+                    v = parent[v]
+            else:
+                while v >= 0:
+                    if not seen[v]:
+                        seen[v] = True
+                        touched[m] = v
+                        m += 1
+                    inc[v] += t
+                    v = parent[v]
+        ts = touched[:m]
+        ts.sort()  # in place: no allocation per group
+        if pre:
+            for i in range(m - 1, -1, -1):
+                k = ts[i]
+                inc[k] += own[k]
+                if parent[k] >= 0:
+                    inc[parent[k]] += inc[k]
+        cur = -1
+        cur_own = 0
+        lo = 0
+        while True:
+            best = -1
+            best_inc = -1
+            best_at = -1
+            i = lo
+            while i < m:
+                k = ts[i]
+                if ranges:
+                    if cur >= 0 and k >= cur + size[cur]:
+                        break
+                    # The set is closed under ancestors, so k is a child of cur.
+                    if inc[k] > best_inc:
+                        best = k
+                        best_inc = inc[k]
+                        best_at = i
+                    stop = k + size[k]  # skip k's subtree: the next is a sibling
+                    a = i + 1
+                    b = m
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if ts[mid] < stop:
+                            a = mid + 1
+                        else:
+                            b = mid
+                    i = a
+                else:
+                    if parent[k] == cur and inc[k] > best_inc:
+                        best = k
+                        best_inc = inc[k]
+                    i += 1
+            if best < 0 or best_inc <= cur_own:
+                break
+            if cur < 0:
+                root[g] = best_inc
+            cur = best
+            cur_own = own[cur]
+            if ranges:
+                lo = best_at + 1
+        end[g] = cur
+        for i in range(m):
+            k = touched[i]
+            inc[k] = 0
+            own[k] = 0
+            seen[k] = False
+    return end, root, total

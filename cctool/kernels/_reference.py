@@ -351,3 +351,50 @@ def profile_own_costs(
     scale = np.bincount(cell, weights=np.abs(terms), minlength=out.size)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
     out.reshape(-1)[:] = own
+
+
+def heaviest_paths(
+    starts: np.ndarray, node: np.ndarray, ns: np.ndarray, parent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group of rows, the end of its heaviest call path, the time of that path's root and
+    the group's total time.
+
+    Group ``g`` is rows ``starts[g]:starts[g + 1]``; row ``r`` says node ``node[r]`` (of the
+    tree ``parent``, -1 for roots) was the innermost frame for ``ns[r]`` (> 0). Within the
+    group a node's inclusive time is the rows' time at it and below it. The heaviest path
+    starts at the root with the most inclusive time and steps to the child with the most
+    inclusive time while that child holds more than the node's own time (the rows at the node
+    itself); ties go to the smaller node id, and a tie with the node's own time stays. So
+    the path cut at depth ``d`` is the heaviest call path at depth ``d`` among the paths
+    that extend the heaviest one at ``d - 1``.
+
+    Returns ``(end, root, total)`` per group: the path's last node (-1 for an empty group),
+    the root's inclusive time and the sum of ``ns``.
+    """
+    groups = starts.shape[0] - 1
+    end = np.full(groups, -1, dtype=np.int64)
+    root = np.zeros(groups, dtype=np.int64)
+    total = np.zeros(groups, dtype=np.int64)
+    for g in range(groups):
+        inc: dict[int, int] = {}
+        own: dict[int, int] = {}
+        for r in range(int(starts[g]), int(starts[g + 1])):
+            v, t = int(node[r]), int(ns[r])
+            own[v] = own.get(v, 0) + t
+            total[g] += t
+            while v >= 0:
+                inc[v] = inc.get(v, 0) + t
+                v = int(parent[v])
+        cur, cur_own = -1, 0
+        while True:
+            kids = [k for k in inc if parent[k] == cur]
+            if not kids:
+                break
+            best = min(kids, key=lambda k: (-inc[k], k))
+            if inc[best] <= cur_own:
+                break
+            if cur < 0:
+                root[g] = inc[best]
+            cur, cur_own = best, own.get(best, 0)
+        end[g] = cur
+    return end, root, total

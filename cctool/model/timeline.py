@@ -24,7 +24,7 @@ say where a call began.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,9 @@ import polars as pl
 from cctool.errors import CctoolError, InvalidGraphError
 from cctool.model.frame import GraphFrame
 
-__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "Window", "fold", "parse_window"]
+__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
+           "parse_window",
+           "window_profile"]
 
 TIME_UNIT = "ns"
 NS_PER_S = 1_000_000_000
@@ -132,6 +134,18 @@ class Timeline:
         return seg.with_columns(start=start, end=end).filter(pl.col("end") > pl.col("start"))
 
 
+@dataclass(frozen=True)
+class TimelineParts:
+    """A timeline in parts read one after another (a trace.db line by line): the tree,
+    (origin, end of the last segment) in ns, the ``rank``/``thread`` locations it holds,
+    and the parts, each a :class:`Timeline` of some of the locations on that tree."""
+
+    tree: GraphFrame
+    span: tuple[int, int]
+    locations: pl.DataFrame
+    parts: Iterator[Timeline]
+
+
 def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:
     """The CCT of ``window``: per location, the time each node was the innermost frame.
 
@@ -140,11 +154,17 @@ def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:
     """
     seg = timeline.clip(window)
     table = (seg.group_by("node", "rank", "thread")
-             .agg(((pl.col("end") - pl.col("start")).sum()).alias("ns"))
-             .sort("node", "rank", "thread")
+             .agg(((pl.col("end") - pl.col("start")).sum()).alias("ns")))
+    return window_profile(timeline.tree, table, window)
+
+
+def window_profile(tree: GraphFrame, table: pl.DataFrame, window: Window) -> GraphFrame:
+    """The profile :func:`fold` returns, from its sums: ``table`` has ``node``, ``rank``,
+    ``thread`` and ``ns`` (a node's exclusive ns inside ``window``, one row per key) on
+    ``tree``'s nodes. Readers that fold a trace as they stream it end here too."""
+    table = (table.sort("node", "rank", "thread")
              .select("node", "rank", "thread",
                      (pl.col("ns").cast(pl.Float64) / NS_PER_S).alias("time")))
-    tree = timeline.tree
     meta = {k: v for k, v in tree.metadata.items() if k != "metric_units"}
     lo, hi = window
     meta["metric_units"] = {"time": "s"}

@@ -13,6 +13,7 @@ import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.frame import GraphFrame
+from cctool.ops.idle import busiest_root
 from cctool.ops.views import profile_total
 from cctool.options import Selection
 
@@ -43,13 +44,13 @@ def find_node(gf: GraphFrame, node: str | int, values: np.ndarray) -> int:
 def hot_path_nodes(
     gf: GraphFrame, values: np.ndarray, threshold: float = 0.5, start: int | None = None
 ) -> np.ndarray:
-    """Node ids of the hot path over per-node ``values``, from ``start`` (heaviest root)."""
+    """Node ids of the hot path over per-node ``values``, from ``start`` (default: the
+    heaviest root that is not idle, :func:`cctool.ops.idle.busiest_root`)."""
     if not 0.0 <= threshold <= 1.0:
         raise CctoolError(f"threshold {threshold} is not a fraction between 0 and 1")
     if gf.num_nodes == 0:
         return np.zeros(0, dtype=np.int64)
-    roots = gf.roots
-    node = int(roots[np.argmax(values[roots])]) if start is None else start
+    node = busiest_root(gf, values) if start is None else start
     path = [node]
     offsets, ids = gf.children_csr
     # One step per level, so the loop is as long as the path, not the profile.
@@ -74,7 +75,8 @@ def hot_path(
         gf: the profile.
         metric: metric column; default: an inclusive one (see :func:`default_inclusive`).
         threshold: fraction of the parent's value the heaviest child needs to be followed.
-        start: node id or name to start from; default: the heaviest root.
+        start: node id or name to start from; default: the heaviest root that is not idle
+            (:mod:`cctool.ops.idle`; gamess' ``<omp idle>`` root holds waiting, not work).
         agg, rank, thread: how to combine locations, as in the tree view.
 
     Returns:

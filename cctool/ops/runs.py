@@ -84,11 +84,13 @@ class SummaryRequest:
     fmt: str | None = None
     metrics: tuple[str | None, ...] = ()
     agg: str = "mean"
+    window: str | None = None  # a trace's interval: the profile of that span of each run
 
     def __call__(self, path: str) -> RunSummary:
-        from cctool.readers import read
+        from cctool.readers.timelines import read_profile
 
-        return summarize(path, read(path, self.fmt), self.metrics, self.agg)
+        return summarize(path, read_profile(path, self.fmt, window=self.window),
+                         self.metrics, self.agg)
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,10 @@ class SummaryBatch:
     fmt: str | None = None
     metrics: tuple[str | None, ...] = ()
     agg: str = "mean"
+    window: str | None = None
 
     def __call__(self, paths: list[str]) -> list[RunSummary]:
-        return summarize_paths(paths, self.fmt, self.metrics, self.agg)
+        return summarize_paths(paths, self.fmt, self.metrics, self.agg, self.window)
 
 
 @dataclass(frozen=True)
@@ -120,12 +123,13 @@ class SniffingBatch:
 
 
 def summarize_paths(paths: Sequence[str], fmt: str | None = None,
-                    metrics: Sequence[str | None] = (), agg: str = "mean") -> list[RunSummary]:
+                    metrics: Sequence[str | None] = (), agg: str = "mean",
+                    window: str | None = None) -> list[RunSummary]:
     """The summaries of ``paths``, in order. Caliper ``.cali`` runs of one program are read
     together (:mod:`cctool.readers.caliper_batch`): the same summaries as one by one, made
     from one frame per program instead of one per run."""
-    one = SummaryRequest(fmt, tuple(metrics), agg)
-    if fmt not in (None, "caliper"):
+    one = SummaryRequest(fmt, tuple(metrics), agg, window)
+    if fmt not in (None, "caliper") or window is not None:
         return [one(p) for p in paths]
     from cctool.readers.caliper_batch import read_groups
 

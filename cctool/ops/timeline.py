@@ -25,9 +25,10 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import NS_PER_S, Timeline, Window, fold
+from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window, window_profile
 
-__all__ = ["TimelineView", "ancestors_at", "call_paths", "timeline_view"]
+__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_view",
+           "view_of_parts"]
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 OTHER_SYMBOL = "+"
@@ -69,9 +70,19 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
     Without ``buckets``, the strips fill ``width`` characters next to the location labels
     (at least 10 buckets).
     """
-    locations = _locations(timeline)
+    return view_of_parts(TimelineParts(timeline.tree, timeline.span, timeline.locations,
+                                       iter([timeline])), window, buckets=buckets,
+                         width=width, depth=depth, top=top)
+
+
+def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
+                  buckets: int | None = None, width: int = 100, depth: int = 2,
+                  top: int = 5) -> TimelineView:
+    """:func:`timeline_view` of a timeline read in parts: strips and window sums are made
+    per part, so only one part's segments are held at a time; the result is the same."""
+    locs = locations(timeline)
     if buckets is None:
-        labels = max((len(s) for s in locations["label"].to_list()), default=0)
+        labels = max((len(s) for s in locs["label"].to_list()), default=0)
         buckets = max(width - labels - 3, 10)
     if buckets < 1 or depth < 1 or top < 0:
         raise CctoolError("buckets and depth must be at least 1, top at least 0")
@@ -83,7 +94,15 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
             f"the window starts at {lo / NS_PER_S:g} s but the run ends at "
             f"{(last - origin) / NS_PER_S:g} s")
     paths = call_paths(timeline.tree)
-    strips = _strips(timeline, (lo, hi), buckets, depth, paths)
+    anc = ancestors_at(timeline.tree, depth)
+    pieces, sums = [], []
+    for part in timeline.parts:
+        seg = part.clip((lo, hi))
+        pieces.append(_strips(seg, origin, (lo, hi), buckets, anc, paths))
+        sums.append(seg.group_by("node", "rank", "thread")
+                    .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
+        del seg, part
+    strips = pl.concat(pieces)
     legend = (strips.group_by("path").agg(pl.col("seconds").sum())
               .sort(["seconds", "path"], descending=[True, False]))
     symbols = [SYMBOLS[i] if i < len(SYMBOLS) else OTHER_SYMBOL for i in range(legend.height)]
@@ -91,10 +110,10 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
         "symbol", "path", "seconds")
     strips = strips.join(legend.select("path", "symbol"), on="path").select(
         "rank", "thread", "bucket", "symbol", "path", "share").sort("rank", "thread", "bucket")
-    prof = fold(timeline, (lo, hi))
+    prof = window_profile(timeline.tree, pl.concat(sums), (lo, hi))
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
-        locations=locations, strips=strips, legend=legend,
+        locations=locs, strips=strips, legend=legend,
         top=_top(prof, paths, top, (hi - lo) / NS_PER_S), window_profile=prof)
 
 
@@ -120,14 +139,14 @@ def ancestors_at(tree: GraphFrame, depth: int) -> np.ndarray:
     return anc
 
 
-def _strips(timeline: Timeline, window: tuple[int, int], buckets: int, depth: int,
-            paths: pl.Series) -> pl.DataFrame:
-    """(rank, thread, bucket, path, seconds, share) of each bucket's dominant path."""
+def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: int,
+            ancestor: np.ndarray, paths: pl.Series) -> pl.DataFrame:
+    """(rank, thread, bucket, path, seconds, share) of each bucket's dominant path, from
+    segments cut to ``window`` and each node's ancestor at the strips' depth."""
     lo, hi = window
-    seg = timeline.clip(window)
     width = (hi - lo) / buckets
-    start = seg["start"].to_numpy() - timeline.origin - lo
-    end = seg["end"].to_numpy() - timeline.origin - lo
+    start = seg["start"].to_numpy() - origin - lo
+    end = seg["end"].to_numpy() - origin - lo
     first = np.minimum((start / width).astype(np.int64), buckets - 1)
     last = np.minimum(np.ceil(end / width).astype(np.int64) - 1, buckets - 1)
     last = np.maximum(last, first)
@@ -137,7 +156,7 @@ def _strips(timeline: Timeline, window: tuple[int, int], buckets: int, depth: in
     bucket = first[row] + offset
     b_lo = np.maximum(bucket * width, start[row])
     b_hi = np.minimum((bucket + 1) * width, end[row])
-    anc = ancestors_at(timeline.tree, depth)[seg["node"].to_numpy()[row]]
+    anc = ancestor[seg["node"].to_numpy()[row]]
     pieces = pl.DataFrame({
         "rank": seg["rank"].to_numpy()[row], "thread": seg["thread"].to_numpy()[row],
         "bucket": bucket, "anc": anc, "ns": np.maximum(b_hi - b_lo, 0.0)})
@@ -156,7 +175,9 @@ def _strips(timeline: Timeline, window: tuple[int, int], buckets: int, depth: in
         (pl.col("ns") / width).alias("share"))
 
 
-def _locations(timeline: Timeline) -> pl.DataFrame:
+def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:
+    """``rank``, ``thread`` and a ``label`` (with the thread's or process's name) of each
+    location with segments, in order."""
     locs = timeline.locations
     named = {(d["rank"], d["thread"]): d for d in timeline.tree.metadata.get("locations", ())
              if isinstance(d, dict) and "rank" in d and "thread" in d}

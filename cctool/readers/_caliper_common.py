@@ -44,7 +44,12 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.columns import INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.readers._caliper_values import leaf_elements
+from cctool.readers._caliper_values import (
+    DURATION_ATTRS,
+    OFFSET_ATTRS,
+    leaf_elements,
+    ns_scale,
+)
 
 CALLPATH_ATTR = "source.function#callpath.address"
 RANK_ATTRS = frozenset({"mpi.rank"})
@@ -54,7 +59,7 @@ NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 # Blackboard and bookkeeping values that ride along in records but measure nothing.
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
-)
+) | OFFSET_ATTRS
 _INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
 _EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
              "iratio": "ratio", "ipercent_total": "percent_total"}
@@ -187,6 +192,8 @@ class ProfileBuilder:
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
+        # A list: :meth:`measure` keeps (node, rank, thread, offset, duration) in ns too.
+        self.trace: list[tuple[int, int, int, float, float]] | None = None
 
     def error(self, problem: str) -> ReaderError:
         return ReaderError(self.path, problem, fmt=self.fmt)
@@ -207,6 +214,12 @@ class ProfileBuilder:
             p = i
         return p
 
+    def _ns_scale(self, attr: Attr) -> float:
+        try:
+            return ns_scale(attr)
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+
     def metric(self, attr: Attr) -> Metric | None:
         if attr not in self._metrics:
             m = metric_for(attr)
@@ -226,7 +239,8 @@ class ProfileBuilder:
         """What a numeric attribute is to the profile: a location, the order, a metric..."""
         name = attr.name
         kind = ("rank" if name in RANK_ATTRS else "thread" if name in THREAD_ATTRS
-                else "snapshot" if name == SNAPSHOT_ATTR else "summary"
+                else "snapshot" if name == SNAPSHOT_ATTR else "offset"
+                if name in OFFSET_ATTRS else "summary"
                 if name == "timeseries.duration" else "order"
                 if name in NODE_ORDER or attr.alias in NODE_ORDER else "")
         m = None if kind else self.metric(attr)
@@ -256,23 +270,30 @@ class ProfileBuilder:
                     break
         return self.node(elements)
 
-    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
-        """Record the numeric fields (with their :meth:`role`) of one record at ``node``."""
-        loc = {"rank": 0, "thread": 0, "snapshot": 0}
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]],
+                thread: int | None = None) -> None:
+        """Record the numeric fields (with their :meth:`role`) of one record at ``node``
+        (on ``thread`` when a context value names it; an immediate value wins)."""
+        loc = {"rank": 0, "thread": thread or 0, "snapshot": 0}
         values: dict[str, float] = {}
         order: float | None = None
         summary = False
+        offset = duration = None  # ns, when tracing
         for (kind, column, scale), attr, value in fields:
             if not math.isfinite(value):
                 raise self.error(f"{attr.name} has the non-finite value {value!r}")
             if kind == "metric":
                 values[column] = value * scale
+                if self.trace is not None and attr.name in DURATION_ATTRS:
+                    duration = value * self._ns_scale(attr)
             elif kind in loc:
                 loc[kind] = location_id(value, column, self.path, self.fmt)
             elif kind == "order":
                 order = value
             elif kind == "summary":
                 summary = True
+            elif kind == "offset" and self.trace is not None:
+                offset = value * self._ns_scale(attr)
         if node == OUTSIDE:
             if summary or not values:
                 return
@@ -290,6 +311,8 @@ class ProfileBuilder:
         if values:
             self.rows.append((node, loc["rank"], loc["thread"], loc["snapshot"], values))
             self._used.update(values)
+            if self.trace is not None and offset is not None and duration is not None:
+                self.trace.append((node, loc["rank"], loc["thread"], offset, duration))
 
     # ---------------------------------------------------------------- assembly
     def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
@@ -349,6 +372,10 @@ class ProfileBuilder:
         # `time` names the default time column (the metric model's alias rule).
         preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
+
+    def node_ids(self) -> np.ndarray:
+        """The GraphFrame node id :meth:`build` gives each node :meth:`node` returned."""
+        return self._sibling_order(len(self.parent))
 
     def _sibling_order(self, n: int) -> np.ndarray:
         """New id per node: siblings by ``Node order`` where recorded, else first appearance;

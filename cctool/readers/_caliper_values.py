@@ -10,6 +10,13 @@ from typing import Any
 
 _ADIAK_ELEMENT = {"int": "int", "unsigned int": "uint", "long": "int", "unsigned long": "uint",
                   "double": "double", "float": "double"}
+# Timestamps of event-trace records (when a record was taken; never a quantity to sum) and
+# the time since the thread's previous record, which with the timestamp places the record's
+# stretch on a timeline (see ``_caliper_trace``).
+OFFSET_ATTRS = frozenset({"time.offset.ns", "time.offset"})
+DURATION_ATTRS = frozenset({"time.duration.ns", "time.duration"})
+_NS_PER = {"nsec": 1.0, "ns": 1.0, "usec": 1e3, "us": 1e3, "msec": 1e6, "ms": 1e6, "sec": 1e9,
+           "s": 1e9, "seconds": 1e9}
 _INT_RE = re.compile(r"-?\d{1,18}")
 _FLOAT_RE = re.compile(r"-?\d+\.\d*(?:[eE][-+]?\d+)?|-?\d+[eE][-+]?\d+")
 
@@ -59,3 +66,14 @@ def plain_value(text: str, ctype: str | None = None, adiak_type: str | None = No
             return text
         return value if math.isfinite(value) else text
     return text
+
+
+def ns_scale(attr: Any) -> float:
+    """Nanoseconds per unit of a timer attribute: ``.ns`` names, else its declared unit
+    (``attribute.unit`` or ``time.unit``), else microseconds (Caliper's old timer)."""
+    if attr.name.endswith(".ns"):
+        return 1.0
+    unit = attr.unit or attr.meta.get("time.unit") or "usec"
+    if unit not in _NS_PER:
+        raise ValueError(f"{attr.name} has the unknown time unit {unit!r}")
+    return _NS_PER[unit]

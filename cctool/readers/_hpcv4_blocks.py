@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 _LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
+_COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
 
 
 @dataclass(frozen=True)
@@ -128,11 +129,12 @@ def plan(meta: dict[str, Any], tree: dict[str, np.ndarray], error: Any) -> Plan:
 
 @dataclass
 class Blocks:
-    """Own costs of every location, per metric column: ``columns[c]`` holds location ``l``'s
-    costs at rows ``l * slots .. (l + 1) * slots`` (block row positions of the plan).
+    """Own costs of every location, per metric column: ``columns[c]`` is a (locations, slots)
+    array (possibly a strided view of one block of all metrics) whose row ``l`` holds location
+    ``l``'s costs at the block row positions of the plan.
 
     Attributes:
-        columns: metric column -> float64 array (locations x slots), for the metrics asked
+        columns: metric column -> float64 (locations, slots) array, for the metrics asked
             for, or else the ones with a non-zero cost somewhere.
         valued: per slot, whether some location has a non-zero cost there in some metric.
         nonzero: per metric column, whether some cost is non-zero.
@@ -152,22 +154,48 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     """
     from cctool import kernels
 
+    kernel = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    if ncols > _COMPACT:
+        return _scatter_rows(prof, infos, profiles, plan_, ncols, chosen, section, kernel)
+    # Few metrics: the kernel writes each profile's costs of every metric straight into its
+    # row of one (locations, metrics, slots + 1) block; no copy per profile.
+    slots = plan_.slots
+    block = np.empty((len(profiles), ncols, slots + 1))
+    for loc, i in enumerate(profiles):
+        sec = section(prof, infos, i)
+        _own(prof, infos, i, plan_, kernel, sec, plan_.column[sec[0]["metric"]], block[loc])
+    costs = block[:, :, :slots]
+    nonzero = np.asarray(costs.any(axis=(0, 2)))
+    valued = np.zeros(slots, dtype=bool)
+    for c in np.flatnonzero(nonzero).tolist():
+        valued |= costs[:, c, :].any(axis=0)
+    keep = np.flatnonzero(nonzero).tolist() if chosen is None else list(chosen)
+    return Blocks({c: costs[:, c, :] for c in keep}, valued, nonzero)
+
+
+def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncols: int,
+                  chosen: list[int] | None, section: Any, kernel: Any) -> Blocks:
+    """:func:`scatter` for many metric columns: a profile's cost array holds only the
+    columns it has values in, copied into per-metric columns made when first needed."""
     slots, nloc = plan_.slots, len(profiles)
     out = Blocks({}, np.zeros(slots + 1, dtype=bool), np.zeros(ncols, dtype=bool))
-    size = nloc * slots
 
     def column(c: int) -> np.ndarray:
         if c not in out.columns:
-            out.columns[c] = np.zeros(size)  # pages appear as rows are written
+            out.columns[c] = np.zeros((nloc, slots))  # pages appear as rows are written
         return out.columns[c]
 
     for c in chosen or ():
         column(c)
     wanted = np.ones(ncols, dtype=bool) if chosen is None else np.isin(np.arange(ncols), chosen)
-    kernel = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
     for loc, i in enumerate(profiles):
-        own, present = _own(prof, infos, i, plan_, ncols, kernel, section)
-        lo = loc * slots
+        sec = section(prof, infos, i)
+        col = plan_.column[sec[0]["metric"]]
+        present = np.flatnonzero(np.bincount(col[col >= 0], minlength=ncols))
+        cmap = np.full(ncols + 1, -1, dtype=np.int64)  # cmap[-1]: skipped values stay -1
+        cmap[present] = np.arange(present.size)
+        own = np.empty((present.size, slots + 1))
+        _own(prof, infos, i, plan_, kernel, sec, cmap[col], own)
         for j, c in enumerate(present.tolist()):
             row = own[j]
             if not row.any():
@@ -175,30 +203,19 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
             out.nonzero[c] = True
             out.valued |= row != 0
             if wanted[c]:
-                column(c)[lo : lo + slots] = row[:slots]
+                column(c)[loc] = row[:slots]
     out.valued = out.valued[:slots]
     return out
 
 
-_COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
-
-
-def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, ncols: int, kernel: Any,
-         section: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Profile ``i``'s own costs, (metric columns present, slots + 1), and those columns."""
-    vals, idx, count = section(prof, infos, i)
+def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, kernel: Any,
+         sec: tuple[np.ndarray, ...], col: np.ndarray, out: np.ndarray) -> None:
+    """Profile ``i``'s own costs (its section ``sec``: values, index, values per entry; the
+    metric column of each value, -1 to skip) into ``out`` (metric columns, slots + 1)."""
+    vals, idx, count = sec
     first, second = plan_.rows(idx["ctx"])
-    col = plan_.column[vals["metric"]]
-    present = np.arange(ncols)
-    if ncols > _COMPACT:
-        present = np.flatnonzero(np.bincount(col[col >= 0], minlength=ncols))
-        cmap = np.full(ncols + 1, -1, dtype=np.int64)  # cmap[-1]: skipped values stay -1
-        cmap[present] = np.arange(present.size)
-        col = cmap[col]
-    own = np.empty((present.size, plan_.slots + 1))
-    kernel(first, second, count.astype(np.int64), col, np.ascontiguousarray(vals["value"]), own)
+    kernel(first, second, count.astype(np.int64), col, np.ascontiguousarray(vals["value"]), out)
     release = getattr(prof, "release", None)
     if release is not None:  # read once: the mapping need not stay resident
         release(infos["values"][i], vals.size * vals.dtype.itemsize)
         release(infos["ctxs"][i], idx.size * idx.dtype.itemsize)
-    return own, present

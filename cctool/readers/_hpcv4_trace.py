@@ -13,33 +13,126 @@ thread was not running. The last element of a line has no successor, so how long
 is unknown: it is kept as the line's end and contributes no time. A context the profile's
 tree does not hold (hpcprof's line contexts that only hold calls are left out of it) is
 attributed to its nearest ancestor that it does hold; the origin is ``minTimestamp``.
+
+The file is memory-mapped and read one line (location) at a time. With a window, each
+line's sorted timestamps are searched for it and only the elements that overlap it are
+read, so a short window of a trace far larger than memory costs what the window holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+import mmap
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline
+from cctool.model.timeline import Timeline, TimelineParts, Window, window_profile
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
 
 
+class _Line(NamedTuple):
+    """One location's running samples: start and end (ns on the trace's clock) and node."""
+
+    rank: int
+    thread: int
+    start: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
+
+
 def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
-                  fmt: str) -> Timeline:
+                  fmt: str, window: Window | None = None) -> Timeline:
     """The timeline of ``folder/trace.db`` on ``tree`` (the database's profile), whose
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
-    and flat ``parent`` index per context)."""
+    and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
+    only the samples that overlap it."""
+    origin, top, lines, _ = _lines(folder, tree, contexts, fmt, window)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in _Line._fields}
+    for line in lines:
+        k = line.node.shape[0]
+        cols["rank"].append(np.full(k, line.rank))
+        cols["thread"].append(np.full(k, line.thread))
+        for name in ("start", "end", "node"):
+            cols[name].append(getattr(line, name))
+    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
+                              for k, v in cols.items()}
+    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
+                                arrays["end"], arrays["node"], origin=origin,
+                                metadata={"format": fmt, "path": str(folder / "trace.db"),
+                                          "max_timestamp": top})
+
+
+def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                   fmt: str, window: Window | None = None) -> TimelineParts:
+    """The timeline of :func:`read_timeline` as one :class:`Timeline` per line, each read
+    when the one before it is done with (see :func:`cctool.ops.timeline.view_of_parts`)."""
+    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    ends = [t for t in tails() if t[2] is not None]
+    locs = {(rank, thread) for rank, thread, _ in ends}
+    last = max((int(end) for _, _, end in ends if end is not None), default=origin)
+    meta = {"format": fmt, "path": str(folder / "trace.db")}
+
+    def parts() -> Iterator[Timeline]:
+        for line in lines:
+            k = line.node.shape[0]
+            yield Timeline.from_arrays(tree, np.full(k, line.rank), np.full(k, line.thread),
+                                       line.start, line.end, line.node, origin=origin,
+                                       metadata=meta)
+
+    located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
+                           orient="row")
+    return TimelineParts(tree, (origin, max(last, origin)), located, parts())
+
+
+def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                fmt: str, window: Window) -> GraphFrame:
+    """The profile of ``window`` (:func:`cctool.model.timeline.fold`'s), summed line by
+    line: one line's samples in the window at a time, never the whole trace."""
+    origin, _, lines, _ = _lines(folder, tree, contexts, fmt, window)
+    lo = None if window[0] is None else origin + window[0]
+    hi = None if window[1] is None else origin + window[1]
+    cols: dict[str, list[np.ndarray]] = {"node": [], "rank": [], "thread": [], "ns": []}
+    for line in lines:
+        start = line.start if lo is None else np.maximum(line.start, lo)
+        end = line.end if hi is None else np.minimum(line.end, hi)
+        ns = np.bincount(line.node, weights=np.maximum(end - start, 0),
+                         minlength=tree.num_nodes)
+        nodes = np.flatnonzero(ns)
+        cols["node"].append(nodes.astype(np.int32))
+        cols["rank"].append(np.full(nodes.shape[0], line.rank, dtype=np.int32))
+        cols["thread"].append(np.full(nodes.shape[0], line.thread, dtype=np.int32))
+        cols["ns"].append(np.rint(ns[nodes]).astype(np.int64))
+    table = pl.DataFrame({k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64)
+                          for k, v in cols.items()})
+    return window_profile(tree, table, window)
+
+
+def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,
+           window: Window | None) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]]]:
+    """``minTimestamp``, ``maxTimestamp``, the lines, read one at a time (the header is
+    checked before the first is read), and a function giving each line's rank, thread and
+    the end of its last running sample (None when nothing ran), from the line's tail."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
-    buf = np.memmap(path, dtype=np.uint8, mode="r")
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    buf = np.frombuffer(mapped, dtype=np.uint8)
+
+    def done(start: int, end: int) -> None:
+        """Drop a read line's pages from this process (the OS keeps them cached), so the
+        resident size stays that of one line, not of every line read so far."""
+        first = start - start % mmap.PAGESIZE
+        if hasattr(mapped, "madvise") and end > first:
+            mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
 
     def fail(problem: str) -> ReaderError:
         return ReaderError(path, problem, fmt=fmt)
@@ -61,9 +154,8 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     by_profile = {p["profile"]: (p["rank"], p["thread"])
                   for p in tree.metadata.get("profiles", ())}
     node_of = _node_of_context(tree, contexts)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("rank", "thread", "start", "end",
-                                                          "node")}
-    for i in range(n_traces):
+
+    def line(i: int) -> tuple[int, np.ndarray, tuple[int, int]]:
         at = p_traces + i * stride
         prof, start, end = u(at, 4), u(at + 8, 8), u(at + 16, 8)
         if prof not in by_profile:
@@ -72,32 +164,86 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
             raise fail(f"trace {i}'s elements [{start}, {end}) are not a whole array")
         elems = np.frombuffer(buf, dtype=_ELEM, count=(end - start) // _ELEM.itemsize,
                               offset=start)
-        ts = elems["timestamp"].astype(np.int64)
-        if (np.diff(ts) < 0).any():
-            raise fail(f"trace {i}'s timestamps are not sorted")
-        if ts.size and ts[0] < origin:
-            raise fail(f"trace {i} starts before minTimestamp")
-        ctx = elems["ctx"][:-1].astype(np.int64)
-        running = ctx != 0
-        nodes = _lookup(node_of, ctx[running], fail)
-        rank, thread = by_profile[prof]
-        k = int(running.sum())
-        cols["rank"].append(np.full(k, rank))
-        cols["thread"].append(np.full(k, thread))
-        cols["start"].append(ts[:-1][running])
-        cols["end"].append(ts[1:][running])
-        cols["node"].append(nodes)
-    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
-                              for k, v in cols.items()}
-    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
-                                arrays["end"], arrays["node"], origin=origin,
-                                metadata={"format": fmt, "path": str(path),
-                                          "max_timestamp": u(sec + 0x18, 8)})
+        return prof, elems, (start, end)
+
+    def tails() -> list[Tail]:
+        out = []
+        for i in range(n_traces):
+            prof, elems, where = line(i)
+            out.append((*by_profile[prof], _last_running_end(elems)))
+            done(*where)
+        return out
+
+    def lines() -> Iterator[_Line]:
+        for i in range(n_traces):
+            prof, elems, where = line(i)
+            if window is not None:
+                elems = _overlapping(elems, origin, window)
+            ts = elems["timestamp"].astype(np.int64)
+            if (np.diff(ts) < 0).any():
+                raise fail(f"trace {i}'s timestamps are not sorted")
+            if ts.size and ts[0] < origin:
+                raise fail(f"trace {i} starts before minTimestamp")
+            ctx = elems["ctx"][:-1].astype(np.int64)
+            running = ctx != 0
+            nodes = _lookup(node_of, ctx[running], fail)
+            del elems
+            done(*where)
+            yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
+
+    return origin, u(sec + 0x18, 8), lines(), tails
+
+
+Tail = tuple[int, int, int | None]
+
+
+def _last_running_end(elems: np.ndarray) -> int | None:
+    """When a line's last running sample ends: the element after the last one with a
+    context (searched backwards from the tail, a few elements first)."""
+    n = elems.shape[0]
+    size = 64
+    while True:
+        tail = elems[max(n - size, 0):]
+        running = np.flatnonzero(tail["ctx"][:-1] != 0)
+        if running.size:
+            return int(tail["timestamp"][running[-1] + 1])
+        if size >= n:
+            return None
+        size *= 16
+
+
+def _overlapping(elems: np.ndarray, origin: int, window: Window) -> np.ndarray:
+    """The elements of a line whose stretch (until the next element) overlaps ``window``,
+    and the one after the last of them (it ends that stretch): a view, nothing copied."""
+    lo, hi = window
+    first, last = 0, elems.shape[0]
+    # Binary search by single elements: numpy's searchsorted would copy the strided column,
+    # reading the whole line from disk.
+    stamps = _Stamps(elems)
+    if lo is not None:  # the element running at lo starts at or before it
+        first = max(bisect.bisect_right(stamps, origin + lo) - 1, 0)
+    if hi is not None:  # elements from hi on start after the window; keep one to end it
+        last = min(bisect.bisect_left(stamps, origin + hi) + 1, last)
+    return elems[first:max(last, first)]
+
+
+class _Stamps(Sequence[int]):
+    """The timestamps of a line's elements, one read per index."""
+
+    def __init__(self, elems: np.ndarray) -> None:
+        self.elems = elems
+
+    def __len__(self) -> int:
+        return int(self.elems.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        return int(self.elems[i]["timestamp"])
 
 
 def _node_of_context(tree: GraphFrame,
-                     contexts: Mapping[str, np.ndarray]) -> dict[int, int]:
-    """Context id -> node: its own node, else its nearest ancestor's that has one."""
+                     contexts: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Context id -> node as a dense table: its own node, else its nearest ancestor's that
+    has one; -1 where neither has one, -2 for ids meta.db does not hold."""
     ids = contexts["id"].astype(np.int64)
     parent = contexts["parent"].astype(np.int64)
     own = dict(zip(tree.nodes["hpctoolkit_id"].to_list(), range(tree.num_nodes), strict=True))
@@ -106,11 +252,15 @@ def _node_of_context(tree: GraphFrame,
     for i in np.flatnonzero(node < 0):
         if parent[i] >= 0:
             node[i] = node[parent[i]]
-    return dict(zip(ids.tolist(), node.tolist(), strict=True))
+    table = np.full(int(ids.max(initial=-1)) + 1, -2, dtype=np.int64)
+    table[ids] = node
+    return table
 
 
-def _lookup(node_of: Mapping[int, int], ctx: np.ndarray, fail: Any) -> np.ndarray:
-    out = np.fromiter((node_of.get(int(c), -2) for c in ctx), dtype=np.int64, count=ctx.size)
+def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
+    known = ctx < node_of.shape[0]
+    out = np.full(ctx.shape[0], -2, dtype=np.int64)
+    out[known] = node_of[ctx[known]]
     if (out == -2).any():
         raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
     if (out < 0).any():

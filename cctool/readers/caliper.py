@@ -27,12 +27,14 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline
 from cctool.readers import _input
 from cctool.readers._caliper_common import (
     CALLPATH_ATTR,
     Attr,
     ProfileBuilder,
     Role,
+    location_id,
     region_type,
 )
 from cctool.readers._caliper_values import plain_value
@@ -59,6 +61,19 @@ def read(path: Path, snapshot: int | None = None) -> GraphFrame:
     stream = _CaliStream(path)
     stream.parse()
     return stream.builder.build(stream.metadata(), snapshot=snapshot)
+
+
+def read_timeline(path: Path) -> Timeline:
+    """Read an event trace (``CALI_CONFIG=event-trace``) with its timestamps: a
+    :class:`Timeline` on the tree :func:`read` gives (see :mod:`._caliper_trace`)."""
+    from cctool.readers import _caliper_trace
+
+    stream = _CaliStream(path)
+    stream.builder.trace = []
+    stream.parse()
+    meta = stream.metadata()
+    tree = stream.builder.build(meta)
+    return _caliper_trace.timeline(path, tree, stream.builder, meta, NAME)
 
 
 def read_snapshots(path: Path) -> list[GraphFrame]:
@@ -139,7 +154,8 @@ class _CaliStream:
         self._chains: dict[int, tuple[tuple[int, str], ...]] = {}
         self._expanded: dict[int, tuple[Any, ...]] = {}
         self._fields: dict[str, tuple[Attr, str, Role]] = {}
-        self._located: dict[tuple[Any, ...], int | None] = {}
+        self._located: dict[tuple[Any, ...], tuple[int | None, int | None]] = {}
+        self._pthreads: dict[str, int] = {}  # pthread.id -> thread (the master is 0)
         self.globals: list[tuple[int, str]] = []
         self.lineno = 0
 
@@ -292,16 +308,17 @@ class _CaliStream:
                 strings[attr.name] = text
         # Records of one context share their node: resolve each context once.
         ctx_key = (tuple(refs), tuple(strings.items()))
-        node = self._located.get(ctx_key, -2)
-        if node == -2:
-            node = self._locate(refs, strings)
-            self._located[ctx_key] = node
+        found = self._located.get(ctx_key)
+        if found is None:
+            found = self._located[ctx_key] = self._locate(refs, strings)
         try:
-            self.builder.measure(node, fields)
+            self.builder.measure(found[0], fields, thread=found[1])
         except ReaderError as exc:
             raise self.fail(exc.problem) from None
 
-    def _locate(self, refs: list[str], immediate: dict[str, str]) -> int | None:
+    def _locate(self, refs: list[str], immediate: dict[str, str]
+                ) -> tuple[int | None, int | None]:
+        """The record's node, and its thread where a context value names it."""
         region: list[tuple[str, str]] = []
         callpath: list[str] = []
         strings: dict[str, str] = {}
@@ -315,7 +332,26 @@ class _CaliStream:
             callpath += c
             strings.update(s)
         strings.update(immediate)
-        return self.builder.locate(region, callpath, strings)
+        return self.builder.locate(region, callpath, strings), self._thread(strings)
+
+    def _thread(self, strings: dict[str, str]) -> int | None:
+        """A thread named by a context value: ``omp.thread.id``/``thread.id`` as they are;
+        ``pthread.id`` (a ``pthread_t``) numbered by first appearance, the master 0."""
+        for name in ("omp.thread.id", "thread.id"):
+            if name in strings:
+                try:
+                    return location_id(float(strings[name]), name, self.path, NAME)
+                except ValueError:
+                    raise self.fail(f"{name} {strings[name]!r} is not a number") from None
+        # A thread's first record is taken as its id is set: the id is the event's value.
+        pid = strings.get("pthread.id", strings.get("event.set#pthread.id"))
+        if pid is None:
+            return None
+        if pid not in self._pthreads:
+            master = strings.get("pthread.is_master") == "true"
+            workers = sum(1 for t in self._pthreads.values() if t)
+            self._pthreads[pid] = 0 if master else workers + 1
+        return self._pthreads[pid]
 
     def _globals(self, rec: dict[str, list[str]]) -> None:
         attrs, data = self._ids(rec, "attr"), rec.get("data", [])

@@ -48,9 +48,10 @@ class _Recorder(ProfileBuilder):
         super().__init__(path, fmt)
         self.calls: list[tuple[int, list[Role]]] = []  # (row added or -1, numeric roles)
 
-    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]],
+                thread: int | None = None) -> None:
         before = len(self.rows)
-        super().measure(node, fields)
+        super().measure(node, fields, thread)
         self.calls.append((before if len(self.rows) > before else -1, [f[0] for f in fields]))
 
 

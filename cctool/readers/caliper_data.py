@@ -178,9 +178,10 @@ class DataBuilder(ProfileBuilder):
         self._virtual[vid] = (self.node(path), code, kind)
         return vid
 
-    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]]) -> None:
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]],
+                thread: int | None = None) -> None:
         if node is None or node not in self._virtual:  # a region, or outside every region
-            super().measure(node, fields)
+            super().measure(node, fields, thread)
             return
         data, code, kind = self._virtual[node]
         size = [f for f in fields if f[1].name == "alloc.total_size"]

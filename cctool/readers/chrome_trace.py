@@ -34,8 +34,9 @@ import numpy as np
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline
+from cctool.model.timeline import Timeline, Window
 from cctool.readers import _input
+from cctool.readers._chrome_segments import Segments
 from cctool.readers._stacks import StackTree, build
 
 NAME = "chrome-trace"
@@ -66,14 +67,12 @@ def read(path: Path) -> GraphFrame:
     return _read(path, None)
 
 
-# start, end (us), node (StackTree id), location (index into metadata["locations"])
-Segment = tuple[float, float, int, int]
-
-
-def read_timeline(path: Path) -> Timeline:
+def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     """Read a trace-event JSON file with its timestamps: a :class:`Timeline` whose tree is
-    the profile :func:`read` returns (segments in ns; the origin is the earliest event)."""
-    segments: list[Segment] = []
+    the profile :func:`read` returns (segments in ns; the origin is the earliest event).
+    With ``window``, only the segments that overlap it (every event is still read: the
+    tree is the whole trace's)."""
+    segments = Segments(window)
     gf = _read(path, segments)
     stack_id = gf.nodes["_stack_id"].to_numpy()
     canonical = np.empty(stack_id.shape[0], dtype=np.int64)
@@ -81,18 +80,18 @@ def read_timeline(path: Path) -> Timeline:
     meta = dict(gf.metadata)
     origin = float(meta.pop("first_ts_us"))
     gf = replace(gf, nodes=gf.nodes.drop("_stack_id"), metadata=meta)
-    table = np.array(segments, dtype=np.float64).reshape(-1, 4)
-    loc = table[:, 3].astype(np.int64)
+    loc = np.frombuffer(segments.where, dtype=np.int64)
     ranks = np.array([d["rank"] for d in meta["locations"]], dtype=np.int64)
     threads = np.array([d["thread"] for d in meta["locations"]], dtype=np.int64)
-    ns = np.rint(table[:, :2] * 1000.0).astype(np.int64)
-    return Timeline.from_arrays(gf, ranks[loc], threads[loc], ns[:, 0], ns[:, 1],
-                                canonical[table[:, 2].astype(np.int64)],
+    start = np.rint(np.frombuffer(segments.start, dtype=np.float64) * 1000.0).astype(np.int64)
+    end = np.rint(np.frombuffer(segments.end, dtype=np.float64) * 1000.0).astype(np.int64)
+    return Timeline.from_arrays(gf, ranks[loc], threads[loc], start, end,
+                                canonical[np.frombuffer(segments.node, dtype=np.int64)],
                                 origin=round(origin * 1000.0),
                                 metadata={"format": NAME, "path": str(path)})
 
 
-def _read(path: Path, segments: list[Segment] | None) -> GraphFrame:
+def _read(path: Path, segments: Segments | None) -> GraphFrame:
     timeline = _Timeline(path)
     for i, ev in enumerate(_events(path)):
         timeline.add(i, ev)
@@ -102,8 +101,10 @@ def _read(path: Path, segments: list[Segment] | None) -> GraphFrame:
     locations = _locations(timeline.wheres, timeline.names)
     problems = timeline.problems
     tree = StackTree(("name", "category"))
-    node, time, rank, thread = _nest(timeline, locations, tree, segments)
     first_ts = float(np.frombuffer(timeline.start, dtype=np.float64).min())
+    if segments is not None:
+        segments.set_origin(first_ts)
+    node, time, rank, thread = _nest(timeline, locations, tree, segments)
     del timeline
     for what, count in problems.items():
         warn(f"{path}: {count} {what}")
@@ -303,7 +304,7 @@ def _locations(wheres: dict[tuple[Any, Any], int],
 
 
 def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
-          segments: list[Segment] | None = None,
+          segments: Segments | None = None,
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nest each thread's intervals by time: every interval's node and exclusive time, and
     its rank and thread, in the order of ``locations`` and, within a thread, of start.
@@ -370,16 +371,16 @@ def _nest(timeline: _Timeline, locations: list[dict[str, Any]], tree: StackTree,
     return node, time, ranks, threads
 
 
-def _segment(segments: list[Segment], cursor: float, until: float, node: int,
+def _segment(segments: Segments, cursor: float, until: float, node: int,
              where: int) -> float:
     """Close the innermost node's stretch from ``cursor`` to ``until``; the new cursor."""
     if until > cursor:
-        segments.append((cursor, until, node, where))
+        segments.add(cursor, until, node, where)
         return until
     return cursor
 
 
-def _close(segments: list[Segment], stack: list[list[Any]], cursor: float, where: int) -> None:
+def _close(segments: Segments, stack: list[list[Any]], cursor: float, where: int) -> None:
     """The stretches of a thread's intervals still open at its end, innermost first."""
     while stack:
         top = stack.pop()

@@ -43,7 +43,7 @@ import numpy as np
 from cctool.errors import MetricNotFoundError, ReaderError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline
+from cctool.model.timeline import Timeline, TimelineParts, Window
 from cctool.readers import _hpcv4_blocks as blocks
 from cctool.readers import _hpcv4_checks, _hpcv4_trace
 from cctool.readers import _hpcv4_nostruct as nostruct
@@ -92,18 +92,30 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         warm.start()
         infos, tuples = _profiles(prof)
         meta = meta_of(folder)
-        warm.join()
-        return _build(meta, prof, infos, tuples, folder, metrics)
+        return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
 
 
-def read_timeline(path: Path) -> Timeline:
-    """The database's ``trace.db`` (see :mod:`cctool.readers._hpcv4_trace`) on the tree
-    :func:`read` builds."""
+def read_timeline(path: Path, window: Window | None = None) -> Timeline:
+    """``trace.db`` on the tree :func:`read` builds (:mod:`._hpcv4_trace`)."""
+    return _hpcv4_trace.read_timeline(*_trace_inputs(path), window)
+
+
+def read_timeline_parts(path: Path, window: Window | None = None) -> TimelineParts:
+    """``trace.db`` as one timeline per line, read one after another."""
+    return _hpcv4_trace.timeline_parts(*_trace_inputs(path), window)
+
+
+def read_window(path: Path, window: Window) -> GraphFrame:
+    """The profile of ``window`` of ``trace.db``, folded line by line as it is read."""
+    return _hpcv4_trace.fold_window(*_trace_inputs(path), window)
+
+
+def _trace_inputs(path: Path) -> tuple[Path, GraphFrame, dict[str, Any], str]:
     folder = _folder(path)
-    return _hpcv4_trace.read_timeline(folder, read(folder), meta_of(folder)["contexts"], NAME)
+    return folder, read(folder), meta_of(folder)["contexts"], NAME
 
 
 def meta_of(folder: Path) -> dict[str, Any]:
@@ -128,7 +140,9 @@ def _warm_kernel(work: int) -> None:
 
 def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
            tuples: list[list[tuple[int, int, int]]], folder: Path,
-           wanted: Sequence[str] | None) -> GraphFrame:
+           wanted: Sequence[str] | None, kernel_ready: Any = None) -> GraphFrame:
+    """The frame of a database; ``kernel_ready()`` waits for the profile kernel's load,
+    which overlaps everything before the costs are scattered."""
     tree = _tree(meta)
     _hpcv4_checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
     prof.release(0, prof.size)  # the pages mapped around each profile's root values
@@ -141,6 +155,8 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
         raise prof.error("a RANK identifier does not fit in 32 bits")
     plan = blocks.plan(meta, tree, prof.error)
     locs = np.flatnonzero((infos["flags"] & 1) == 0).tolist()
+    if kernel_ready is not None:
+        kernel_ready()
     got = blocks.scatter(prof, infos, locs, plan, ncols, asked, profile_section)
     chosen = asked if asked is not None else np.flatnonzero(got.nonzero).tolist()
     _, node_id, _ = _prune(tree, plan.ctx_of_node[got.valued])
@@ -314,18 +330,18 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
     """
     from cctool import kernels
 
-    nloc, slots, n = rank.size, alive.size, parent.size
+    nloc, n = rank.size, parent.size
     keep = None if alive.all() else np.flatnonzero(alive)
-    out: dict[str, np.ndarray] = {}
+    exclusive: dict[str, np.ndarray] = {}
     for c, name in zip(chosen, names, strict=True):
-        exc = own.pop(c, None)
+        exc = own.pop(c, None)  # (locations, slots), perhaps a view of all metrics' block
         if exc is None:
-            exc = np.zeros(nloc * n)
-        elif keep is not None:  # a new column of the kept rows: the old one is freed
-            slotted, exc = exc, np.empty(nloc * n)
-            for loc in range(nloc):
-                exc[loc * n : (loc + 1) * n] = slotted[loc * slots + keep]
-            del slotted
+            exclusive[name] = np.zeros(nloc * n)
+        else:  # a new column of the kept rows; the block goes once every metric is out
+            exclusive[name] = (exc[:, keep] if keep is not None else exc.copy()).reshape(-1)
+        del exc
+    out: dict[str, np.ndarray] = {}
+    for name, exc in exclusive.items():
         out[name] = exc
         out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
     if not out or _density(list(out.values()), nloc, n) >= _DENSE:

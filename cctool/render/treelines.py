@@ -131,17 +131,44 @@ class TreeLines:
         for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
         pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
         mark = "~" if ascii_only else "…"
+        guides = self.guides
+        marked = bool(self.hot) or bool(self.markers) or bool(self.hidden)
+        # Guides as each row's shown parent's prefix plus its own branch: one short join
+        # per row instead of a walk up its ancestors (rows that fold still walk, at most
+        # half the width's levels; the prefixes kept are those of rows that do not fold).
+        below: dict[int, str] = {}  # row -> the prefix of its children's guides
+
+        def prefix(a: int) -> str:
+            p = below.get(a)
+            if p is None:
+                if guides.size[a] == 0:
+                    p = ""
+                else:
+                    base = below.get(guides.up[a])
+                    if base is None:
+                        base = "".join(pieces[c] for c in guides.tail(a, guides.size[a])[:-1])
+                    p = base + pieces[1 if guides.last[a] else 0]
+                below[a] = p
+            return p
+
         out: list[str] = []
-        for i in range(len(self.guides)):
-            guide = _guide_text(self.guides, i, pieces, width, ascii_only)
+        for i in range(len(guides)):
+            levels = guides.size[i]
+            if not levels:
+                guide = ""
+            elif folds(levels, width):
+                guide = _guide_text(guides, i, pieces, width, ascii_only)
+            else:
+                guide = prefix(guides.up[i]) + pieces[3 if guides.last[i] else 2]
             cell = self.cells[i]
-            tail = "".join(seg.text for seg in self._suffix(i, ascii_only))
+            tail = "".join(seg.text for seg in self._suffix(i, ascii_only)) if marked else ""
             room = width - len(guide) - len(cell) - len(tail)
             name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
-            line = guide + cell + name + tail
+            rest = cell + name + tail
+            line = guide + rest
             if room < 1 and not self.full_names:
                 line = set_cell_size(line, width - 1) + mark
-            elif not line.isascii() or len(line) > width:
+            elif len(line) > width or not rest.isascii():  # guides: one cell per character
                 if cell_len(line) > width:
                     line = set_cell_size(line, width)
             out.append(line.rstrip())

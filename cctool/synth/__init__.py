@@ -54,7 +54,7 @@ class SynthResult:
 
 def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: int = 1,
              metrics: int = 1, seed: int = 0, program: str = "flowsim",
-             fmt: str = "xml", trace: bool = False) -> SynthResult:
+             fmt: str = "xml", trace: bool = False, visits: int = 1) -> SynthResult:
     """Write a synthetic HPCToolkit XML database into ``out_dir``.
 
     Args:
@@ -69,12 +69,17 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
             the sparse format hpcprof writes since 2022).
         trace: with ``v4``, also a ``trace.db`` whose lines add up to profile.db's CPUTIME
             per location and context exactly (each context runs once, in preorder).
+        visits: with ``trace``, each line runs its contexts this many times over (in
+            preorder each time, the time split evenly): intervals per location = visits x
+            the contexts with exclusive time.
 
     Returns:
         What was written, with the tree's node count and depth.
     """
     if trace and fmt != "v4":
         raise ValueError("a trace.db is written with the v4 format only")
+    if visits < 1:
+        raise ValueError("visits must be at least 1")
     if not 1 <= metrics <= len(METRIC_KINDS):
         raise ValueError(f"metrics must be 1 to {len(METRIC_KINDS)}, not {metrics}")
     if ranks < 1 or threads < 1 or seed < 0:
@@ -104,7 +109,7 @@ def generate(out_dir: str | Path, nodes: int = 1000, ranks: int = 4, threads: in
         from cctool.synth._v4 import write_v4
 
         files = write_v4(folder, prog, lay, Sampler(lay, ranks, threads, seed), metrics,
-                         trace)
+                         trace, visits)
         return SynthResult(folder, lay.nodes, lay.end.size, files, lay.max_depth)
     for old in [*folder.glob("*.metric-db"), folder / "experiment.xml"]:
         old.unlink(missing_ok=True)
@@ -154,11 +159,14 @@ def main(argv: list[str] | None = None) -> int:
                         "profile.db")
     parser.add_argument("--trace", action="store_true",
                         help="with --format v4, also write trace.db (time-centric lines)")
+    parser.add_argument("--visits", type=int, default=1,
+                        help="with --trace, run each context this many times per line "
+                        "(intervals per location = visits x contexts with time; default 1)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
         res = generate(args.out_dir, args.nodes, args.ranks, args.threads, args.metrics,
-                       args.seed, args.program, args.fmt, args.trace)
+                       args.seed, args.program, args.fmt, args.trace, args.visits)
     except ValueError as exc:
         parser.error(str(exc))
     what = "profiles in profile.db" if args.fmt == "v4" else "metric-db files"

@@ -61,14 +61,14 @@ class FileImage:
 
 
 def write_v4(folder: Path, prog: object, lay: Layout, sampler: Sampler, metrics: int,
-             trace: bool = False) -> int:
+             trace: bool = False, visits: int = 1) -> int:
     """Write ``meta.db`` and ``profile.db`` (and with ``trace`` a ``trace.db``) into
     ``folder``; return the number of profiles."""
     (folder / "meta.db").write_bytes(_meta(prog, lay, metrics))
     (folder / "trace.db").unlink(missing_ok=True)
     count = _profile_db(folder / "profile.db", lay, sampler, metrics, _entry_tops(lay))
     if trace:
-        _trace_db(folder / "trace.db", lay, sampler, metrics)
+        _trace_db(folder / "trace.db", lay, sampler, metrics, visits)
     return count
 
 
@@ -76,32 +76,20 @@ def write_v4(folder: Path, prog: object, lay: Layout, sampler: Sampler, metrics:
 TRACE_START_NS = 1_700_000_000_000_000_000  # the run's first timestamp (ns since the epoch)
 
 
-def _trace_db(path: Path, lay: Layout, sampler: Sampler, kinds: int) -> None:
+def _trace_db(path: Path, lay: Layout, sampler: Sampler, kinds: int, visits: int = 1) -> None:
     """A trace.db (FORMATS.md v4.0) whose lines add up to profile.db's CPUTIME exactly.
 
-    Each location runs every context with exclusive CPU time once, in preorder, for exactly
-    that time (integer microseconds of samples, so integer nanoseconds), from
-    :data:`TRACE_START_NS`; a last element with context 0 (not running) ends the line.
-    Profile ``i`` of profile.db is location ``i``, as :func:`_profile_db` numbers them.
+    Each location runs every context with exclusive CPU time ``visits`` times over, in
+    preorder each time (as iterations of a loop revisit their code), for exactly that time
+    in all (integer microseconds of samples, so integer nanoseconds, split evenly with the
+    remainder on the first visit), from :data:`TRACE_START_NS`; a last element with context
+    0 (not running) ends the line. Profile ``i`` of profile.db is location ``i``, as
+    :func:`_profile_db` numbers them. Lines are written as they are made, one block of
+    locations in memory at a time.
     """
     ctxs, _ = _contexts(lay)
     parent = np.array([-1] + [c[0] for c in ctxs], dtype=np.int64)
     nloc = sampler.ranks * sampler.threads
-    lines: list[np.ndarray] = []
-    for block_no, start in enumerate(range(0, nloc, BLOCK)):
-        locs = np.arange(start, min(start + BLOCK, nloc))
-        inc = columns(sampler.block(locs, block_no, kinds)[0], lay)[0]
-        own = inc.copy()
-        rows = np.arange(1, parent.size)
-        np.add.at(own.T, parent[rows], -inc[:, rows].T)  # exclusive = inclusive - children
-        own[:, 0] = 0  # context 0 means "not running" in a trace
-        for i in range(locs.size):
-            ctx = np.flatnonzero(own[i] > 0)
-            line = np.zeros(ctx.size + 1, dtype=_ELEM)
-            line["timestamp"][0] = TRACE_START_NS
-            line["timestamp"][1:] = TRACE_START_NS + np.cumsum(own[i, ctx] * 1000)
-            line["ctx"][:-1] = ctx
-            lines.append(line)
     sec = 0x20  # the Context Trace Headers follow the header's one section pointer
     traces_at = sec + 0x20
     data_at = traces_at + 24 * nloc
@@ -109,17 +97,42 @@ def _trace_db(path: Path, lay: Layout, sampler: Sampler, kinds: int) -> None:
     buf = bytearray(data_at)
     buf[:16] = b"HPCTOOLKITtrce" + bytes([4, 0])
     struct.pack_into("<QQ", buf, 0x10, data_at - sec, sec)
-    end_ts = max((int(ln["timestamp"][-1]) for ln in lines), default=TRACE_START_NS)
-    struct.pack_into("<QIB3xQQ", buf, sec, traces_at, nloc, 24, TRACE_START_NS, end_ts)
-    pos = data_at
-    for i, line in enumerate(lines):
-        struct.pack_into("<I4xQQ", buf, traces_at + 24 * i, i, pos, pos + line.nbytes)
-        pos += line.nbytes
+    pos, end_ts = data_at, TRACE_START_NS
     with open(path, "wb") as fh:
         fh.write(bytes(buf))
-        for line in lines:
-            fh.write(line.tobytes())
+        for block_no, start in enumerate(range(0, nloc, BLOCK)):
+            locs = np.arange(start, min(start + BLOCK, nloc))
+            inc = columns(sampler.block(locs, block_no, kinds)[0], lay)[0]
+            own = inc.copy()
+            rows = np.arange(1, parent.size)
+            np.add.at(own.T, parent[rows], -inc[:, rows].T)  # exclusive = inclusive - children
+            own[:, 0] = 0  # context 0 means "not running" in a trace
+            for i in range(locs.size):
+                line = _line(own[i], visits)
+                struct.pack_into("<I4xQQ", buf, traces_at + 24 * int(locs[i]), int(locs[i]),
+                                 pos, pos + line.nbytes)
+                fh.write(line.tobytes())
+                pos += line.nbytes
+                end_ts = max(end_ts, int(line["timestamp"][-1]))
         fh.write(bytes(-pos % 8) + b"trace.db")
+        struct.pack_into("<QIB3xQQ", buf, sec, traces_at, nloc, 24, TRACE_START_NS, end_ts)
+        fh.seek(0)
+        fh.write(bytes(buf))
+
+
+def _line(own: np.ndarray, visits: int) -> np.ndarray:
+    """One location's elements: its contexts with time, ``visits`` times in preorder."""
+    ctx = np.flatnonzero(own > 0)
+    ns = own[ctx].astype(np.int64) * 1000
+    part = np.tile(ns // visits, visits)
+    part[: ctx.size] += ns % visits  # the first visit takes the remainder
+    line = np.zeros(ctx.size * visits + 1, dtype=_ELEM)
+    line["timestamp"][0] = TRACE_START_NS
+    line["timestamp"][1:] = TRACE_START_NS + np.cumsum(part)
+    line["ctx"][:-1] = np.tile(ctx, visits)
+    keep = np.ones(line.shape[0], dtype=bool)
+    keep[:-1] = part > 0  # a visit of no time is no element
+    return line[keep]
 
 
 def _entry_tops(lay: Layout) -> list[list[int]]:

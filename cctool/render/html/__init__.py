@@ -38,11 +38,12 @@ __all__ = ["COLORMAPS", "HtmlOptions", "HtmlView", "comparison_html", "show", "t
 
 COLORMAPS = PAGE  # the page's colormaps (see cctool.colormaps)
 SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "labels.js", "pointer.js",
-           "panels.js", "histogram.js", "search.js", "icicle.js", "explore.js")
-_SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
+           "panels.js", "histogram.js", "search.js", "icicle.js", "rows.js", "table.js",
+           "explore.js", "keys.js")
+_SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|VIEWS)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
 PANEL_SCRIPTS = ("ranks.js", "hot.js", "annotations.js", "undo.js")
-STYLES = ("tree.css", "ranks.css")
+STYLES = ("tree.css", "ranks.css", "table.css")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     """The data the page of ``gf`` embeds, and its title."""
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
-    from cctool.render.html import _payload, _ranks
+    from cctool.render.html import _payload, _ranks, _views
 
     color = gf.resolve_metric(opts.color)
     size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
@@ -129,6 +130,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     priority = _priority(gf, color)
     settings = _settings(opts, color, size, priority, title, where)
     settings["hotPath"] = _hot_path(gf, values[priority].to_numpy())
+    settings["hotRoots"] = _views.hot_roots(gf, values[priority].to_numpy())
     if gf.metadata.get("estimate"):  # a call graph expanded into a tree: say what is guessed
         settings["subtitle"] += " · call-path split estimated"
         settings["estimate"] = str(gf.metadata["estimate"])
@@ -137,6 +139,10 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
         settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
     else:
         weight = values[settings["priority"]].to_numpy()
+        loc = (opts.agg, opts.rank, opts.thread)
+        settings["totals"] = _views.totals(gf, *loc)
+        settings["views"] = _views.table_views(gf, priority, *loc)
+        settings["viewKinds"] = list(settings["views"])
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
         if opts.expand_hot:
@@ -310,10 +316,14 @@ def _page(data: dict[str, Any], title: str, extra: tuple[str, ...] = ()) -> str:
     ``extra`` scripts run after the page's own (the notebook widget's bridge)."""
     from cctool.render.html._payload import to_script_json
 
+    # The tree-table's bottom-up and flat rows sit in their own element, parsed when first
+    # shown, so that they do not slow the page's first view.
+    views = data.get("views") or {}
     slots = {
         "TITLE": html.escape(title),
         "CSS": "\n".join(_asset(name) for name in STYLES),
         "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra)),
-        "DATA": to_script_json(data),
+        "DATA": to_script_json({k: v for k, v in data.items() if k != "views"}),
+        "VIEWS": to_script_json(views),
     }
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))

@@ -31,6 +31,7 @@
         view.refresh();
         view.select(ids, "replace");
         if (ids.length) view.centerOn(ids[0]);
+        if (ids.length && CCT.table) CCT.table.reveal(ids[0]);
       } finally {
         applying = false;
       }

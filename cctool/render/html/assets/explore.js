@@ -11,30 +11,37 @@
     state.reveal(i);
     view.refresh();
     if (!$("tree-pane").hidden) view.centerOn(i, true);
+    if (CCT.table) CCT.table.reveal(i);
   }
 
-  function showPanes(tree, icicle) {
+  // Which of the table, the tree and the icicle are shown (at least one; two or three side
+  // by side). The table is the first view; `table` left out keeps it hidden.
+  function showPanes(tree, icicle, table = false) {
+    if (!tree && !icicle && !table) table = true;
+    $("table-pane").hidden = !table;
     $("tree-pane").hidden = !tree;
     $("icicle-pane").hidden = !icicle;
+    $("show-table").setAttribute("aria-pressed", String(table));
     $("show-tree").setAttribute("aria-pressed", String(tree));
     $("show-icicle").setAttribute("aria-pressed", String(icicle));
-    $("stage").classList.toggle("split", tree && icicle);
+    $("stage").classList.toggle("split", [tree, icicle, table].filter((x) => x).length > 1);
+    if (tree && !CCT.view.touched) CCT.view.fit(true); // its size may have changed
     if (icicle) CCT.icicle.draw();
+    if (table && CCT.table) CCT.table.draw();
   }
 
   function bindPanes() {
-    // One of the two views stays shown: hiding the last one shows the other.
-    $("show-tree").addEventListener("click", () => {
-      const tree = $("tree-pane").hidden;
-      showPanes(tree, !tree || !$("icicle-pane").hidden);
-    });
-    $("show-icicle").addEventListener("click", () => {
-      const icicle = $("icicle-pane").hidden;
-      showPanes(!icicle || !$("tree-pane").hidden, icicle);
+    const shown = () => ["tree-pane", "icicle-pane", "table-pane"].map((id) => !$(id).hidden);
+    [["show-tree", 0], ["show-icicle", 1], ["show-table", 2]].forEach(([id, k]) => {
+      $(id).addEventListener("click", () => {
+        const s = shown();
+        s[k] = !s[k];
+        showPanes(s[0], s[1], s[2] || (!s[0] && !s[1]));
+      });
     });
   }
 
-  // The hot path as the selection, opened and centred on its last node in both views.
+  // The hot path as the selection, opened and centred on its last node in every view.
   function selectHotPath() {
     const { model, view, icicle } = CCT, path = [...model.hotPath];
     if (!path.length) return;
@@ -44,6 +51,30 @@
     if (icicle.shown()) icicle.ensureVisible(last);
   }
 
+  // The Hot path menu: which root the path starts from (the busiest, not idle, first).
+  function fillHotRoots() {
+    const { model } = CCT, hr = model.data.hotRoots, menu = $("hot-root");
+    if (!hr || !hr.roots || hr.roots.length < 2) { menu.hidden = true; return; }
+    const unit = model.metrics[model.metricIndex.get(model.data.priority) ?? 0]?.unit || "";
+    hr.roots.forEach((r, k) => {
+      const o = document.createElement("option");
+      o.value = String(k);
+      const idle = r.value > 0 && r.busy < 0.5 * r.value ? ", mostly idle" : "";
+      o.textContent = `${CCT.elide(r.name, 24)} (${CCT.formatValue(r.value, unit)}${idle})`;
+      o.title = `hot path from ${r.name}: ${r.path.length} nodes`;
+      menu.appendChild(o);
+    });
+    menu.value = String(hr.start);
+    menu.addEventListener("change", () => {
+      const path = hr.roots[Number(menu.value)].path;
+      model.hotPath = Int32Array.from(path);
+      model.hot.fill(0);
+      path.forEach((i) => { model.hot[i] = 1; });
+      $("hot-path").title = `Select and show the hot path of ${model.data.priority} (${path.length} nodes)`;
+      selectHotPath();
+    });
+  }
+
   function start() {
     const { model, state, view } = CCT;
     const icicle = new CCT.Icicle(model, state, view, showInTree);
@@ -51,9 +82,13 @@
       showInTree(i);
       if (icicle.shown()) icicle.ensureVisible(i);
     });
-    search.on(() => icicle.draw());
-    Object.assign(CCT, { icicle, search, showPanes, selectHotPath });
+    search.on(() => { icicle.draw(); if (CCT.table) CCT.table.draw(); });
+    const table = new CCT.Table(model, view);
+    Object.assign(CCT, { icicle, search, showPanes, selectHotPath, table });
+    $("tree-pane").appendChild($("status")); // the tree's status line stays on the tree
     bindPanes();
+    fillHotRoots();
+    showPanes(false, false, true);
     const hot = $("hot-path");
     hot.disabled = !model.hotPath.length;
     hot.title = model.hotPath.length

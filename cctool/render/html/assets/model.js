@@ -18,6 +18,17 @@ CCT.Model = class Model {
       values: Float64Array.from(m.values, (v) => (v === null ? NaN : v)),
       sums: null,
     }));
+    // "% of total" of each metric with a whole-profile total, as metrics of their own (for
+    // color and size); `percentOf` names the metric they scale.
+    const totals = data.totals || {};
+    this.metrics.slice().forEach((m, k) => {
+      const total = totals[m.name];
+      if (!Number.isFinite(total) || total === 0) return;
+      m.total = total;
+      const f = 100 / total;
+      this.metrics.push({ name: `${m.name} %`, summable: m.summable, group: m.group, unit: "%",
+        values: m.values.map((v) => v * f), sums: null, percentOf: k });
+    });
     this.metricIndex = new Map(this.metrics.map((m, i) => [m.name, i]));
     this.depth = new Int32Array(n);
     this.size = new Int32Array(n).fill(1);
@@ -279,6 +290,7 @@ CCT.SCALES = {
 CCT.formatValue = function (v, unit) {
   if (v === null || Number.isNaN(v)) return "–";
   if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
+  if (unit === "%") return CCT.formatPercent(v / 100); // labels.js: a share as "45.1%"
   const a = Math.abs(v);
   const scales = CCT.SCALES[unit];
   if (scales && a !== 0) {

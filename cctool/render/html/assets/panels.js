@@ -148,19 +148,20 @@
       const c = v.enc.color, vals = m.metrics[c].values;
       ids.sort((a, b) => (Math.abs(vals[b]) || 0) - (Math.abs(vals[a]) || 0) || a - b);
       const head = el("tr");
-      ["name", "depth", ...m.metrics.map((x) => x.name)].forEach((h) => head.appendChild(el("th", {}, h)));
+      const own = m.metrics.filter((x) => x.percentOf === undefined);
+      ["name", "depth", ...own.map((x) => x.name)].forEach((h) => head.appendChild(el("th", {}, h)));
       $("selection-table").tHead.replaceChildren(head);
       const rows = ids.slice(0, TABLE_ROWS).map((i) => {
         const tr = el("tr", { "data-id": i, title: m.path(i).map((j) => m.name(j)).join(" › ") });
         tr.appendChild(el("td", { class: "name" }, m.name(i)));
         tr.appendChild(el("td", {}, String(m.depth[i])));
-        m.metrics.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i], x.unit))));
+        own.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i], x.unit))));
         tr.addEventListener("click", () => this.goTo(i));
         return tr;
       });
       if (ids.length > TABLE_ROWS) {
         const more = el("tr");
-        more.appendChild(el("td", { colspan: m.metrics.length + 2 }, `… ${ids.length - TABLE_ROWS} more`));
+        more.appendChild(el("td", { colspan: own.length + 2 }, `… ${ids.length - TABLE_ROWS} more`));
         rows.push(more);
       }
       $("selection-table").tBodies[0].replaceChildren(...rows);

@@ -36,11 +36,15 @@
 
     metricTable(i, colorMetric, folded) {
       const m = this.model, table = el("table", "tt-metrics");
+      const primary = m.metrics[colorMetric] && m.metrics[colorMetric].percentOf !== undefined
+        ? m.metrics[colorMetric].percentOf : colorMetric;
       m.metrics.forEach((metric, k) => {
-        const tr = el("tr", k === colorMetric ? "primary" : "");
-        const sum = folded && metric.summable;
-        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(m.value(k, i, folded), metric.unit)),
-          el("td", "unit", CCT.SCALES[metric.unit] ? "" : metric.unit));
+        if (metric.percentOf !== undefined) return; // shown as the % column of its metric
+        const tr = el("tr", k === primary ? "primary" : "");
+        const sum = folded && metric.summable, v = m.value(k, i, folded);
+        const pct = metric.total ? CCT.formatPercent(v / metric.total) : "";
+        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(v, metric.unit)),
+          el("td", "unit", CCT.SCALES[metric.unit] ? "" : metric.unit), el("td", "pct", pct));
         table.appendChild(tr);
       });
       return table;

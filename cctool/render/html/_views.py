@@ -1,0 +1,102 @@
+"""What the page's tree-table and Hot path menu embed beyond the node table.
+
+The tree-table shows the views of :mod:`cctool.ops.views`. Its top-down view is the node table
+itself, which the page already holds (values, parents, names), so the page builds those rows
+(ordered as :func:`cctool.ops.views.tree_order` orders them). Bottom-up and flat rows group
+nodes into functions, files and caller chains by rules that only :mod:`cctool.ops.views`
+defines (frames, outermost calls, a call-graph profile's own numbers), so they are computed
+here, once, and embedded as columns: the page never computes a second version of them.
+Bottom-up rows can outnumber the nodes (2-3x on real profiles): past :data:`MAX_ROWS` the
+deepest caller levels are left out and the view's note says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cctool.errors import CctoolError
+
+if TYPE_CHECKING:
+    from cctool.model.frame import GraphFrame
+    from cctool.options import Selection
+
+MAX_ROWS = 100_000  # bottom-up rows embedded at most (whole caller levels)
+HOT_ROOTS = 12  # roots offered in the Hot path menu at most
+
+
+def table_views(gf: GraphFrame, inclusive: str, agg: str = "sum", rank: Selection = None,
+                thread: Selection = None) -> dict[str, Any]:
+    """``{"bottom-up": rows, "flat": rows}`` over the metric pair of ``inclusive``, locations
+    combined as ``agg``, ``rank`` and ``thread`` say; a view that cannot be built (a metric
+    that is not a sum) is ``{"error": why}``."""
+    from cctool.ops.views import ViewOptions, compute
+    from cctool.render.html._payload import encode_strings
+
+    vopts = ViewOptions(metric=inclusive, agg=agg, rank=rank, thread=thread)
+    out: dict[str, Any] = {}
+    for kind in ("bottom-up", "flat"):
+        try:
+            view = compute(gf, kind, vopts, max_rows=MAX_ROWS if kind == "bottom-up" else None)
+        except CctoolError as err:
+            out[kind] = {"error": str(err)}
+            continue
+        rows = view.rows
+        out[kind] = {
+            "n": rows.height,
+            "parent": rows["parent"].fill_null(-1).to_numpy().astype(np.int32),
+            "name": encode_strings(rows["name"]),
+            "role": encode_strings(rows["role"]),
+            "exclusive": view.exclusive, "inclusive": view.inclusive,
+            "exc": rows[view.exclusive].to_numpy().astype(np.float64),
+            "inc": rows[view.inclusive].to_numpy().astype(np.float64),
+            "total": view.total, "note": view.note, "exact": view.exact,
+        }
+    return out
+
+
+def totals(gf: GraphFrame, agg: str = "sum", rank: Selection = None,
+           thread: Selection = None) -> dict[str, float]:
+    """The base of each metric's "% of total" on the page: the whole profile's value
+    (:func:`cctool.ops.views.profile_total`) of the metric's inclusive partner where it has
+    one (as the views' percentages of both columns of a pair), else of the metric; metrics
+    that are not sums have none."""
+    from cctool.ops.views import profile_total
+
+    out = {}
+    for m in gf.metric_columns:
+        if not gf.metric(m).additive:
+            continue
+        base = m if gf.is_inclusive(m) else (gf.inclusive_of(m) or m)
+        if not gf.metric(base).additive:
+            base = m
+        total = profile_total(gf, base, agg, rank, thread)
+        if np.isfinite(total) and total != 0:
+            out[m] = total
+    return out
+
+
+def hot_roots(gf: GraphFrame, values: np.ndarray) -> dict[str, Any]:
+    """The Hot path menu: the heaviest roots (and the busiest one), each with its value, its
+    value that is not idle (:mod:`cctool.ops.idle`) and its hot path; ``start`` is the
+    entry of the busiest root, the page's default."""
+    from cctool.ops.hot_path import hot_path_nodes
+    from cctool.ops.idle import busiest_root, busy_values
+
+    roots = gf.roots
+    if roots.size == 0:
+        return {"roots": [], "start": -1}
+    busy = busy_values(gf, values)
+    start = busiest_root(gf, values)
+    order = np.argsort(-np.nan_to_num(values[roots], nan=-np.inf), kind="stable")[:HOT_ROOTS]
+    pick = [int(roots[k]) for k in order]
+    if start not in pick:
+        pick.append(start)
+    index = {int(r): k for k, r in enumerate(roots)}
+    names = gf.nodes["name"].gather(pick).fill_null("").to_list()
+    entries = [{"root": r, "name": name, "value": float(values[r]),
+                "busy": float(busy[index[r]]),
+                "path": [int(i) for i in hot_path_nodes(gf, values, start=r)]}
+               for r, name in zip(pick, names, strict=True)]
+    return {"roots": entries, "start": pick.index(start)}

@@ -1,0 +1,560 @@
+// timeline.js: the timeline page. Lanes are drawn into one ImageData: per lane and screen
+// column one colour, sampled at the column's centre from the coarsest level of detail whose
+// buckets are no wider than a column (or the lane's exact intervals when no level is fine
+// enough and they are embedded). The window panel adds up exclusive time per call path in
+// the visible window: from the exact intervals when every lane has them, else from the
+// summary buckets, with the window rounded to their edges (and the bounds shown say so).
+(() => {
+  const D = JSON.parse(document.getElementById("cctool-timeline").textContent);
+  const $ = (id) => document.getElementById(id);
+  const NS = 1e9;
+
+  // ------------------------------------------------------------------ data
+  async function unpack() {
+    const b64 = $("cctool-timeline-bin").textContent.trim();
+    let bytes;
+    try {
+      bytes = new Uint8Array(await (await fetch("data:application/octet-stream;base64," + b64)).arrayBuffer());
+    } catch (e) {
+      const s = atob(b64);
+      bytes = new Uint8Array(s.length);
+      for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+    }
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const buf = await new Response(stream).arrayBuffer();
+    const kinds = { i4: Int32Array, u4: Uint32Array, f8: Float64Array };
+    const out = {};
+    for (const [name, [at, kind, n]] of Object.entries(D.arrays)) out[name] = new kinds[kind](buf, at, n);
+    // Gaps and lengths back to starts and ends, lane by lane.
+    const cumulate = (off, gap, len, start, end) => {
+      for (let l = 0; l + 1 < off.length; l++) {
+        let t = 0;
+        for (let k = off[l]; k < off[l + 1]; k++) { start[k] = t + gap[k]; end[k] = start[k] + len[k]; t = end[k]; }
+      }
+    };
+    const ne = out["exact.node"].length;
+    out["exact.start"] = new Float64Array(ne); out["exact.end"] = new Float64Array(ne);
+    cumulate(out["exact.offsets"], out["exact.gap"], out["exact.dur"], out["exact.start"], out["exact.end"]);
+    for (let i = 0; i < D.levels.length; i++) {
+      const p = "level" + i + ".", nr = out[p + "node"].length;
+      out[p + "start"] = new Uint32Array(nr); out[p + "stop"] = new Uint32Array(nr);
+      cumulate(out[p + "offsets"], out[p + "gap"], out[p + "length"], out[p + "start"], out[p + "stop"]);
+    }
+    return out;
+  }
+
+  const n = D.tree.parent.length;
+  const parent = Int32Array.from(D.tree.parent);
+  const nameCode = Int32Array.from(D.tree.name.codes);
+  const names = D.tree.name.values;
+  const depth = new Int32Array(n);
+  let maxDepth = 1;
+  for (let i = 0; i < n; i++) { // preorder: a parent comes before its children
+    depth[i] = parent[i] < 0 ? 1 : depth[parent[i]] + 1;
+    if (depth[i] > maxDepth) maxDepth = depth[i];
+  }
+  const size = new Int32Array(n).fill(1); // subtree sizes: node j is in i's subtree iff i <= j < i + size[i]
+  for (let i = n - 1; i > 0; i--) if (parent[i] >= 0) size[parent[i]] += size[i];
+  const nameOf = (i) => (nameCode[i] >= 0 ? names[nameCode[i]] : "?");
+  function pathOf(i) { const p = []; for (; i >= 0; i = parent[i]) p.push(i); return p.reverse(); }
+  const lanes = D.lanes.label.length;
+  const span = D.span;
+
+  // One colour per function name (as hpctraceviewer), stable between pages.
+  function hash(s) { let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); } return h >>> 0; }
+  function hsl(h, s, l) {
+    s /= 100; l /= 100;
+    const k = (m) => (m + h / 30) % 12, a = s * Math.min(l, 1 - l);
+    const f = (m) => Math.round(255 * (l - a * Math.max(-1, Math.min(k(m) - 3, Math.min(9 - k(m), 1)))));
+    return [f(0), f(8), f(4)];
+  }
+  const nameRGB = names.map((s) => { const h = hash(s); return hsl(h % 360, 55 + (h >>> 9) % 30, 48 + (h >>> 17) % 22); });
+  const packRGB = ([r, g, b], a = 255) => ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
+  const IDLE = packRGB([245, 245, 245]);
+  const BACK = packRGB([255, 255, 255]);
+  let curDepth = Math.min(D.depth, maxDepth);
+  const anc = new Int32Array(n);
+  const color = new Uint32Array(n), dimColor = new Uint32Array(n);
+  function setColors() {
+    for (let i = 0; i < n; i++) anc[i] = depth[i] <= curDepth ? i : anc[parent[i]];
+    for (let i = 0; i < n; i++) {
+      const c = nameCode[anc[i]] >= 0 ? nameRGB[nameCode[anc[i]]] : [128, 128, 128];
+      color[i] = packRGB(c);
+      dimColor[i] = packRGB(c.map((v) => Math.round(235 + (v - 235) * 0.18)));
+    }
+  }
+  const cssColor = (i) => { const c = color[i]; return `rgb(${c & 255},${(c >>> 8) & 255},${(c >>> 16) & 255})`; };
+
+  // ------------------------------------------------------------------ state
+  let A = null;              // the unpacked arrays
+  let exactLane = null;      // per lane: all its intervals embedded
+  let allExact = false;
+  const view = { t0: D.window[0], t1: D.window[1], lane0: 0, nlanes: lanes };
+  let selected = -1;
+  // css px of lane labels: the longest label at about 6.6 px a character, within bounds
+  const GUTTER = Math.round(Math.max(120, Math.min(280, 12 + 6.6 * D.lanes.label.reduce((m, s) => Math.max(m, s.length), 0))));
+  const MAX_LANE = 40;       // css px: a few lanes stay strips, not blocks
+  const lanesCanvas = $("lanes"), axisCanvas = $("axis");
+  const ctx = lanesCanvas.getContext("2d"), actx = axisCanvas.getContext("2d");
+  let img = null, dpr = 1, lastDraw = { aggregated: false, level: -1, perRow: 1, lanesDrawn: 0 };
+
+  // The representation a lane is drawn from at `nsPerPx` ns per device pixel:
+  // {kind: "exact"} or {kind: "level", i}, and whether it is aggregated.
+  function source(lane, nsPerPx) {
+    let best = -1;
+    for (let i = 0; i < D.levels.length; i++) if (D.levels[i].width <= nsPerPx) best = i;
+    if (best >= 0) return { kind: "level", i: best, aggregated: true };
+    if (exactLane[lane]) return { kind: "exact", aggregated: false };
+    return { kind: "level", i: 0, aggregated: true };
+  }
+  // Intervals of a lane in one representation: [lo, hi) index range and accessors.
+  function intervals(lane, src) {
+    if (src.kind === "exact") {
+      const s = A["exact.start"], e = A["exact.end"], nd = A["exact.node"];
+      return { lo: A["exact.offsets"][lane], hi: A["exact.offsets"][lane + 1],
+        start: (k) => s[k], end: (k) => e[k], node: (k) => nd[k] };
+    }
+    const w = D.levels[src.i].width, p = "level" + src.i + ".";
+    const st = A[p + "start"], sp = A[p + "stop"], nd = A[p + "node"], off = A[p + "offsets"];
+    return { lo: off[lane], hi: off[lane + 1], start: (k) => st[k] * w,
+      end: (k) => sp[k] * w, node: (k) => nd[k], width: w };
+  }
+  function firstEndingAfter(iv, t) { // first k with end(k) > t
+    let lo = iv.lo, hi = iv.hi;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (iv.end(m) > t) hi = m; else lo = m + 1; }
+    return lo;
+  }
+
+  // ------------------------------------------------------------------ drawing
+  function resize() {
+    dpr = window.devicePixelRatio || 1;
+    for (const c of [lanesCanvas, axisCanvas]) {
+      const r = c.getBoundingClientRect();
+      c.width = Math.max(1, Math.round(r.width * dpr));
+      c.height = Math.max(1, Math.round(r.height * dpr));
+    }
+    img = ctx.createImageData(lanesCanvas.width, lanesCanvas.height);
+  }
+  function laneRows() { // device pixel rows: [lane, y0, y1] for the lanes drawn
+    const H = lanesCanvas.height, rows = [];
+    const per = view.nlanes < lanes ? H / view.nlanes : Math.min(H / view.nlanes, MAX_LANE * dpr);
+    if (per >= 1) {
+      const first = Math.floor(view.lane0), last = Math.min(lanes, Math.ceil(view.lane0 + view.nlanes));
+      const gap = per >= 6 ? 1 : 0;
+      for (let l = first; l < last; l++) {
+        const y0 = Math.max(0, Math.round((l - view.lane0) * per)), y1 = Math.min(H, Math.round((l + 1 - view.lane0) * per) - gap);
+        if (y1 > y0) rows.push([l, y0, y1]);
+      }
+    } else { // more lanes than pixel rows: each row shows the first lane it covers
+      for (let y = 0; y < H; y++) rows.push([Math.min(lanes - 1, Math.floor(view.lane0 + y / per)), y, y + 1]);
+    }
+    return { rows, per };
+  }
+  function draw() {
+    if (!A) return;
+    if (!lanes) { $("status").textContent = "This trace has no intervals to draw."; return; }
+    const t0ms = performance.now();
+    const W = lanesCanvas.width, H = lanesCanvas.height, gut = Math.round(GUTTER * dpr);
+    const plot = Math.max(1, W - gut), nsPerPx = (view.t1 - view.t0) / plot;
+    const px = new Uint32Array(img.data.buffer);
+    px.fill(BACK);
+    const line = new Uint32Array(plot);
+    const { rows, per } = laneRows();
+    let aggregated = false, level = -1, drawnLanes = 0, lastLane = -1;
+    for (const [lane, y0, y1] of rows) {
+      if (lane !== lastLane) {
+        lastLane = lane; drawnLanes++;
+        const src = source(lane, nsPerPx);
+        aggregated = aggregated || src.aggregated;
+        if (src.kind === "level") level = Math.max(level, src.i);
+        // The hot loop reads typed arrays directly, in the representation's own units.
+        let S, E, ND, lo, hi, scale;
+        if (src.kind === "exact") {
+          S = A["exact.start"]; E = A["exact.end"]; ND = A["exact.node"]; scale = 1;
+          lo = A["exact.offsets"][lane]; hi = A["exact.offsets"][lane + 1];
+        } else {
+          const p = "level" + src.i + ".";
+          S = A[p + "start"]; E = A[p + "stop"]; ND = A[p + "node"]; scale = 1 / D.levels[src.i].width;
+          lo = A[p + "offsets"][lane]; hi = A[p + "offsets"][lane + 1];
+        }
+        const u0 = (view.t0 + 0.5 * nsPerPx) * scale, du = nsPerPx * scale;
+        let k = lo, b = hi;
+        while (k < b) { const m = (k + b) >> 1; if (E[m] > u0) b = m; else k = m + 1; }
+        const sel0 = selected, sel1 = selected < 0 ? 0 : selected + size[selected];
+        for (let x = 0; x < plot; x++) {
+          const u = u0 + x * du;
+          while (k < hi && E[k] <= u) k++;
+          let c = IDLE;
+          if (k < hi && S[k] <= u) {
+            const nd = ND[k];
+            if (nd >= 0) c = sel0 < 0 || (nd >= sel0 && nd < sel1) ? color[nd] : dimColor[nd];
+          }
+          line[x] = c;
+        }
+      }
+      for (let y = y0; y < y1; y++) px.set(line, y * W + gut);
+    }
+    ctx.putImageData(img, 0, 0);
+    drawLabels(rows, per, gut);
+    drawAxis(gut, plot, nsPerPx);
+    lastDraw = { aggregated, level, perRow: per < 1 ? 1 / per : 1, lanesDrawn: drawnLanes, ms: performance.now() - t0ms };
+    status();
+  }
+  function drawLabels(rows, per, gut) {
+    ctx.fillStyle = "#fafafa"; ctx.fillRect(0, 0, gut, lanesCanvas.height);
+    ctx.fillStyle = "#ccc"; ctx.fillRect(gut - 1, 0, 1, lanesCanvas.height);
+    ctx.fillStyle = "#333"; ctx.textBaseline = "middle";
+    if (per < 11 * dpr) { // too thin for every label: label every `step`-th lane, at its row
+      const need = 14 * dpr / per, p10 = Math.pow(10, Math.floor(Math.log10(need)));
+      const step = [1, 2, 5, 10].map((m) => m * p10).find((v) => v >= need);
+      ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      let last = -Infinity;
+      for (const [lane, y0] of rows) {
+        if (lane % step || lane === last) continue;
+        last = lane;
+        ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
+        ctx.fillText(`${D.lanes.rank[lane]}.${D.lanes.thread[lane]}`, 4 * dpr, y0 + 6 * dpr);
+      }
+      ctx.fillStyle = "#777";
+      ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
+      return;
+    }
+    ctx.font = `${Math.min(12, per / dpr - 1) * dpr}px system-ui, sans-serif`;
+    for (const [lane, y0, y1] of rows) {
+      let s = D.lanes.label[lane];
+      while (s.length > 4 && ctx.measureText(s).width > gut - 8 * dpr) s = s.slice(0, -2);
+      if (s !== D.lanes.label[lane]) s += "…";
+      ctx.fillText(s, 4 * dpr, (y0 + y1) / 2);
+    }
+  }
+  function fmt(ns) { // a time for people, in the unit that fits
+    const a = Math.abs(ns);
+    const num = (v) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : v.toPrecision(4));
+    if (a >= NS) return num(ns / NS) + " s";
+    if (a >= 1e6) return num(ns / 1e6) + " ms";
+    if (a >= 1e3) return num(ns / 1e3) + " µs";
+    return Math.round(ns) + " ns";
+  }
+  function niceStep(x) { const p = Math.pow(10, Math.floor(Math.log10(x))); for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p; return 10 * p; }
+  function drawAxis(gut, plot, nsPerPx) {
+    const W = axisCanvas.width, H = axisCanvas.height;
+    actx.clearRect(0, 0, W, H);
+    actx.fillStyle = "#fafafa"; actx.fillRect(0, 0, W, H);
+    const step = niceStep(nsPerPx * 110 * dpr);
+    actx.fillStyle = "#333"; actx.strokeStyle = "#888";
+    actx.font = `${11 * dpr}px system-ui, sans-serif`; actx.textBaseline = "top";
+    actx.beginPath();
+    for (let t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
+      const x = gut + (t - view.t0) / nsPerPx;
+      actx.moveTo(x + 0.5, H - 8 * dpr); actx.lineTo(x + 0.5, H);
+      const label = fmt(t);
+      if (x + 3 * dpr + actx.measureText(label).width <= W) actx.fillText(label, x + 3 * dpr, 4 * dpr);
+    }
+    actx.stroke();
+    actx.fillStyle = "#666";
+    actx.fillText("time from start", 4 * dpr, 4 * dpr);
+  }
+  function status() {
+    const d = lastDraw, nsPerPx = (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr));
+    const shown = `${fmt(view.t0)} – ${fmt(view.t1)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(lanes, Math.ceil(view.lane0 + view.nlanes))} of ${lanes}`;
+    let what;
+    if (d.aggregated) {
+      const w = D.levels[Math.max(d.level, 0)].width;
+      what = `<span class="agg">aggregated</span>: each column shows the heaviest call path of ${fmt(w)} buckets` +
+        (w > nsPerPx * 1.001 ? " (zoomed in past the finest level embedded)" : "");
+    } else what = "exact intervals";
+    if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
+    $("status").innerHTML = `${shown} · ${what}`;
+  }
+
+  // ------------------------------------------------------------------ window summary
+  let summary = null; // {lo, hi, own: Float64Array, inc: Float64Array, exact}
+  const secs = (ns) => { const s = Math.floor(ns / NS), f = String(ns - s * NS).padStart(9, "0").replace(/0+$/, ""); return f ? `${s}.${f}` : `${s}`; };
+  function computeSummary() {
+    const own = new Float64Array(n);
+    let lo, hi;
+    if (allExact) {
+      lo = Math.max(0, Math.round(view.t0)); hi = Math.min(span, Math.round(view.t1));
+      if (hi <= lo) hi = lo + 1;
+      const s = A["exact.start"], e = A["exact.end"], nd = A["exact.node"], off = A["exact.offsets"];
+      for (let l = 0; l < lanes; l++) {
+        const iv = { lo: off[l], hi: off[l + 1], end: (k) => e[k] };
+        for (let k = firstEndingAfter(iv, lo); k < off[l + 1] && s[k] < hi; k++) {
+          own[nd[k]] += Math.min(e[k], hi) - Math.max(s[k], lo);
+        }
+      }
+    } else {
+      const w = D.summaryWidth, nb = D.summaryBuckets;
+      let a = Math.round(view.t0 / w), b = Math.round(view.t1 / w);
+      a = Math.max(0, Math.min(a, nb - 1)); b = Math.max(a + 1, Math.min(b, nb));
+      lo = a * w; hi = Math.min(b * w, span);
+      const bk = A["summary.bucket"], nd = A["summary.node"], v = A["summary.ns"];
+      let k = 0, top = bk.length;
+      { let l = 0, h = top; while (l < h) { const m = (l + h) >> 1; if (bk[m] >= a) h = m; else l = m + 1; } k = l; }
+      for (; k < top && bk[k] < b; k++) own[nd[k]] += v[k];
+    }
+    const inc = Float64Array.from(own);
+    for (let i = n - 1; i >= 0; i--) if (parent[i] >= 0) inc[parent[i]] += inc[i];
+    let total = 0; for (let i = 0; i < n; i++) total += own[i];
+    summary = { lo, hi, own, inc, total, exact: allExact };
+    showSummary();
+  }
+  function showSummary() {
+    const s = summary;
+    $("window-text").textContent = `${fmt(s.lo)} – ${fmt(s.hi)} (${fmt(s.hi - s.lo)}), ${fmt(s.total)} of call paths over ${lanes} location${lanes === 1 ? "" : "s"}`;
+    $("window-arg").textContent = `--window ${secs(s.lo)}:${secs(s.hi)}`;
+    $("window-note").textContent = s.exact ? "Exact: every interval of every location is in this page."
+      : `The view's bounds rounded to ${fmt(D.summaryWidth)} steps (the page holds the time per call path at that resolution).`;
+    const order = [];
+    for (let i = 0; i < n; i++) if (s.own[i] > 0) order.push(i);
+    order.sort((a, b) => s.own[b] - s.own[a] || a - b);
+    const body = $("summary").tBodies[0];
+    body.textContent = "";
+    for (const i of order.slice(0, 40)) {
+      const tr = document.createElement("tr");
+      tr.dataset.node = i;
+      if (i === selected) tr.className = "selected";
+      const path = pathOf(i).map(nameOf).join(" > ");
+      tr.innerHTML = `<td class="num"></td><td class="num"></td><td class="path"></td>`;
+      tr.cells[0].textContent = fmt(s.own[i]);
+      tr.cells[1].textContent = (100 * s.own[i] / (s.total || 1)).toFixed(1);
+      tr.cells[2].textContent = "\u200e" + path; // keeps the innermost frames visible
+      tr.title = path;
+      tr.onclick = () => select(i, true);
+      body.appendChild(tr);
+    }
+    updateTreeTimes();
+  }
+  let summaryTimer = 0;
+  function viewChanged() {
+    draw();
+    clearTimeout(summaryTimer);
+    summaryTimer = setTimeout(computeSummary, 60);
+  }
+
+  // ------------------------------------------------------------------ tree panel
+  const kids = Array.from({ length: n }, () => []);
+  const roots = [];
+  for (let i = 0; i < n; i++) (parent[i] < 0 ? roots : kids[parent[i]]).push(i);
+  let whole = null; // inclusive time over the whole run, for sibling order
+  const open = new Set(), showAll = new Set(), rowOf = new Map();
+  const SHOWN = 50;
+  function sortKids(list) { return list.slice().sort((a, b) => whole[b] - whole[a] || a - b); }
+  // 8 px a level, at most 200 px: deep call paths keep room for their names (the row's
+  // title has the whole path).
+  const indent = (level) => Math.min(level * 8, 200) + 2;
+  function renderTree() {
+    const root = $("tree");
+    root.textContent = ""; rowOf.clear();
+    const frag = document.createDocumentFragment();
+    const walk = (list, level) => {
+      const sorted = sortKids(list), cut = showAll.has(level === 0 ? -1 : parent[list[0]]) ? sorted.length : SHOWN;
+      for (const i of sorted.slice(0, cut)) {
+        const row = document.createElement("div");
+        row.className = "tn" + (i === selected ? " selected" : "");
+        row.setAttribute("role", "treeitem");
+        row.dataset.node = i;
+        row.style.paddingLeft = indent(level) + "px";
+        row.innerHTML = `<span class="tw"></span><span class="sw"></span><span class="nm"></span><span class="tm"></span>`;
+        row.children[0].textContent = kids[i].length ? (open.has(i) ? "▾" : "▸") : "";
+        row.children[2].textContent = nameOf(i);
+        row.title = pathOf(i).map(nameOf).join(" > ");
+        frag.appendChild(row); rowOf.set(i, row);
+        if (open.has(i)) walk(kids[i], level + 1);
+      }
+      if (sorted.length > cut) {
+        const more = document.createElement("div");
+        more.className = "more"; more.style.paddingLeft = (indent(level) + 16) + "px";
+        more.textContent = `… ${sorted.length - cut} more`;
+        more.onclick = () => { showAll.add(level === 0 ? -1 : parent[list[0]]); renderTree(); };
+        frag.appendChild(more);
+      }
+    };
+    walk(roots, 0);
+    root.appendChild(frag);
+    updateTreeTimes();
+  }
+  function updateTreeTimes() {
+    if (!summary) return;
+    rowOf.forEach((row, i) => {
+      row.children[1].style.background = cssColor(i);
+      row.children[3].textContent = summary.inc[i] > 0 ? fmt(summary.inc[i]) : "–";
+      row.classList.toggle("idle", !(summary.inc[i] > 0));
+    });
+  }
+  $("tree").addEventListener("click", (ev) => {
+    const row = ev.target.closest(".tn");
+    if (!row) return;
+    const i = +row.dataset.node;
+    if (ev.target.classList.contains("tw") && kids[i].length) {
+      if (open.has(i)) open.delete(i); else open.add(i);
+      renderTree();
+      return;
+    }
+    select(i === selected ? -1 : i, false);
+  });
+  function reveal(i) {
+    for (let p = parent[i]; p >= 0; p = parent[p]) {
+      open.add(p);
+      const sorted = sortKids(kids[p]);
+      if (sorted.indexOf(i) >= SHOWN) showAll.add(p);
+      i = p;
+    }
+    if (sortKids(roots).indexOf(i) >= SHOWN) showAll.add(-1);
+  }
+  function select(i, show) {
+    selected = i;
+    if (i >= 0 && show) reveal(i);
+    renderTree();
+    for (const tr of $("summary").tBodies[0].rows) tr.classList.toggle("selected", +tr.dataset.node === i);
+    const row = rowOf.get(i);
+    if (row && show) row.scrollIntoView({ block: "center" });
+    draw();
+  }
+
+  // ------------------------------------------------------------------ pointer
+  const tip = $("tooltip");
+  function hit(ev) { // {lane, t, node, start, end, aggregated} under the pointer, or null
+    const r = lanesCanvas.getBoundingClientRect();
+    const x = (ev.clientX - r.left) * dpr, y = (ev.clientY - r.top) * dpr, gut = Math.round(GUTTER * dpr);
+    const { rows } = laneRows();
+    const row = rows.find(([, y0, y1]) => y >= y0 && y < y1);
+    if (!row) return null;
+    const lane = row[0];
+    if (x < gut) return { lane, label: true };
+    const plot = Math.max(1, lanesCanvas.width - gut), nsPerPx = (view.t1 - view.t0) / plot;
+    const col = Math.floor(x - gut), t = view.t0 + (col + 0.5) * nsPerPx; // the column's sample, as drawn
+    const src = source(lane, nsPerPx), iv = intervals(lane, src);
+    const k = firstEndingAfter(iv, t);
+    if (k >= iv.hi || iv.start(k) > t || iv.node(k) < 0) return { lane, t, node: -1 };
+    return { lane, t, node: iv.node(k), start: iv.start(k), end: iv.end(k), aggregated: src.aggregated, width: iv.width };
+  }
+  function showTip(ev, h) {
+    if (!h) { tip.hidden = true; return; }
+    let html = `<div class="where"></div>`;
+    tip.innerHTML = html;
+    const where = tip.firstChild;
+    where.textContent = D.lanes.label[h.lane] + (h.t !== undefined ? ` · ${fmt(h.t)}` : "") + ` · ${D.lanes.segments[h.lane].toLocaleString()} intervals`;
+    if (h.node >= 0) {
+      const head = document.createElement("div");
+      if (h.aggregated) {
+        head.className = "agg";
+        head.textContent = `heaviest call path of ${fmt(h.start)} – ${fmt(h.end)} (aggregated, ${fmt(h.width)} buckets)`;
+      } else head.textContent = `${fmt(h.start)} – ${fmt(h.end)} (${fmt(h.end - h.start)})`;
+      tip.appendChild(head);
+      const ol = document.createElement("ol");
+      for (const p of pathOf(h.node)) {
+        const li = document.createElement("li");
+        li.textContent = nameOf(p);
+        if (p === anc[h.node]) li.className = "cut";
+        ol.appendChild(li);
+      }
+      tip.appendChild(ol);
+    } else if (h.node === -1) {
+      const idle = document.createElement("div"); idle.textContent = "idle (no traced call running)"; tip.appendChild(idle);
+    }
+    tip.hidden = false;
+    const w = tip.offsetWidth, hh = tip.offsetHeight;
+    tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - w - 4) + "px";
+    tip.style.top = Math.min(ev.clientY + 14, window.innerHeight - hh - 4) + "px";
+  }
+  let drag = null;
+  lanesCanvas.addEventListener("pointerdown", (ev) => {
+    drag = { x: ev.clientX, y: ev.clientY, t0: view.t0, t1: view.t1, lane0: view.lane0, moved: false };
+    lanesCanvas.setPointerCapture(ev.pointerId);
+  });
+  lanesCanvas.addEventListener("pointermove", (ev) => {
+    if (drag) {
+      const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved) {
+        lanesCanvas.classList.add("dragging");
+        const r = lanesCanvas.getBoundingClientRect(), len = drag.t1 - drag.t0;
+        const shift = -dx * len / Math.max(1, r.width - GUTTER);
+        setView(drag.t0 + shift, drag.t1 + shift, drag.lane0 - dy * view.nlanes / r.height, view.nlanes);
+        tip.hidden = true;
+        return;
+      }
+    }
+    showTip(ev, hit(ev));
+  });
+  lanesCanvas.addEventListener("pointerup", (ev) => {
+    const d = drag; drag = null;
+    lanesCanvas.classList.remove("dragging");
+    if (d && !d.moved) {
+      const h = hit(ev);
+      if (h && h.node >= 0) select(h.node, true);
+    }
+  });
+  lanesCanvas.addEventListener("pointerleave", () => { tip.hidden = true; });
+  lanesCanvas.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = lanesCanvas.getBoundingClientRect();
+    const f = Math.exp(Math.max(-3, Math.min(3, ev.deltaY * (ev.deltaMode ? 40 : 1) * 0.002)));
+    if (ev.shiftKey || ev.clientX - r.left < GUTTER) {
+      const at = view.lane0 + (ev.clientY - r.top) / r.height * view.nlanes; // lanes fill the height when zoomable
+      const nl = Math.max(1, Math.min(lanes, view.nlanes * f));
+      setView(view.t0, view.t1, at - (at - view.lane0) * nl / view.nlanes, nl);
+    } else {
+      const frac = Math.max(0, (ev.clientX - r.left - GUTTER) / Math.max(1, r.width - GUTTER));
+      const at = view.t0 + frac * (view.t1 - view.t0);
+      const len = Math.max(20, (view.t1 - view.t0) * f);
+      setView(at - frac * len, at - frac * len + len, view.lane0, view.nlanes);
+    }
+  }, { passive: false });
+  function setView(t0, t1, lane0, nl) {
+    const len = Math.min(span, Math.max(20, t1 - t0));
+    t0 = Math.max(0, Math.min(t0, span - len));
+    nl = Math.max(1, Math.min(lanes, nl));
+    view.t0 = t0; view.t1 = t0 + len;
+    view.nlanes = nl; view.lane0 = Math.max(0, Math.min(lane0, lanes - nl));
+    viewChanged();
+  }
+
+  // ------------------------------------------------------------------ controls
+  const slider = $("depth");
+  slider.max = maxDepth; slider.value = curDepth;
+  $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
+  slider.addEventListener("input", () => {
+    curDepth = +slider.value;
+    $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
+    setColors(); draw(); updateTreeTimes();
+  });
+  $("reset").onclick = () => setView(0, span, 0, lanes);
+  $("help-toggle").onclick = () => { $("help").hidden = !$("help").hidden; };
+  $("copy-window").onclick = () => navigator.clipboard && navigator.clipboard.writeText($("window-arg").textContent);
+  window.addEventListener("resize", () => { resize(); draw(); });
+  $("title").textContent = D.title;
+  $("subtitle").textContent = D.subtitle;
+
+  // Hooks for tests and benchmarks: the state, and the summary as numbers.
+  window.cctoolTimeline = {
+    data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
+    get lastDraw() { return lastDraw; }, get summary() { return summary; },
+    setView, select, computeSummary, firstDrawMs: null,
+  };
+
+  (async () => {
+    const t = performance.now();
+    A = await unpack();
+    const segs = D.lanes.segments, off = A["exact.offsets"];
+    exactLane = Array.from({ length: lanes }, (_, l) => segs[l] > 0 && off[l + 1] - off[l] === segs[l]);
+    allExact = exactLane.every((x, l) => x || segs[l] === 0);
+    whole = new Float64Array(n);
+    {
+      const nd = A["summary.node"], v = A["summary.ns"];
+      for (let k = 0; k < nd.length; k++) whole[nd[k]] += v[k];
+      for (let i = n - 1; i >= 0; i--) if (parent[i] >= 0) whole[parent[i]] += whole[i];
+    }
+    setColors();
+    resize();
+    draw();
+    computeSummary();
+    // Open the heaviest path a few levels down.
+    let list = roots;
+    for (let d = 0; d < 3 && list.length; d++) { const top = sortKids(list)[0]; open.add(top); list = kids[top]; }
+    renderTree();
+    window.cctoolTimeline.firstDrawMs = performance.now() - t;
+    document.body.dataset.ready = "1";
+  })().catch((e) => { $("status").textContent = "This page could not be drawn: " + e; throw e; });
+})();
