@@ -65,8 +65,6 @@ def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -
     if given is not None:
         return given
     from cctool.distributed import Executor
-    from cctool.history.check import CheckResult
-    from cctool.history.series import Series
 
     return Executor.from_options(scheduler, jobs)
 
