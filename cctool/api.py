@@ -338,11 +338,12 @@ def history_show(store: str | os.PathLike[str], *, path: str | None = None,
 
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
                   metric: str | None = None, agg: str = "mean", fmt: str | None = None,
-                  keys: dict[str, str] | None = None, window: int = 256, alpha: float = 0.05,
+                  keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
                   min_change: float = 0.01, min_weight: float = 1e-4,
                   recent: int = 20) -> CheckResult:
     """``cctool history check``: the trials ``paths`` as a new run against ``store``: per
-    call path, change points and trends (see :mod:`cctool.history.check`)."""
+    call path, change points and trends over the ``last`` runs (the new one included; see
+    :mod:`cctool.history.check`)."""
     from cctool.cli._ensemble import run_paths
     from cctool.history.check import CheckOptions, check
     from cctool.history.record import record
@@ -351,6 +352,6 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
 
     name = pick_metric(index(store), metric) if metric is None else metric
     rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys)
-    opts = CheckOptions(metric=name, window=window, alpha=alpha, min_change=min_change,
+    opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)

@@ -118,8 +118,8 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 @click.option("--metric", "-m", default=None,
               help="Metric to check (default: the one most runs recorded).")
 @agg_option
-@click.option("--window", type=click.IntRange(min=10), default=256, show_default=True,
-              help="Runs per series, the new one included.")
+@click.option("--last", type=click.IntRange(min=10), default=256, show_default=True,
+              help="Runs per series: the last N, the new one included.")
 @click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.05,
               show_default=True, help="False-alarm rate of the whole check (Holm over paths).")
 @click.option("--min-change", type=click.FloatRange(0.0), default=0.01, show_default=True,
@@ -136,12 +136,12 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 @output_options(("text", "markdown", "junit", "json", "csv"))
 @click.pass_context
 def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | None,
-          keys: dict[str, str], metric: str | None, agg: str, window: int, alpha: float,
+          keys: dict[str, str], metric: str | None, agg: str, last: int, alpha: float,
           min_change: float, min_weight: float, recent: int, top: int, precision: int,
           width: int | None, to: str, output: str) -> None:
     """Check PROFILE... (trials of a new run) against the history in STORE, per call path:
     where the new value falls among the runs since the path's last change point, change
-    points (steps) and slow trends over the window. Exits 1 when a new increase is confirmed:
+    points (steps) and slow trends over the last runs. Exits 1 when a new increase is confirmed:
     a step in the last --recent runs or a trend, significant after Holm's correction over
     all call paths and at least --min-change large.
 
@@ -152,7 +152,7 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     from cctool import api
 
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
-                               window=window, alpha=alpha, min_change=min_change,
+                               last=last, alpha=alpha, min_change=min_change,
                                min_weight=min_weight, recent=recent)
     from cctool.cli._io import write_bytes
     from cctool.render import history as render
