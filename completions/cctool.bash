@@ -31,7 +31,7 @@ _cctool() {
         diff:--scheduler) COMPREPLY=(); return;;
         diff:--scheduler-timeout) COMPREPLY=(); return;;
         diff:--min-workers) COMPREPLY=(); return;;
-        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded text" -- "$cur")); return;;
+        diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded html text" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--window) COMPREPLY=(); return;;
@@ -44,7 +44,7 @@ _cctool() {
         div:--precision) COMPREPLY=(); return;;
         div:--width) COMPREPLY=(); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown text" -- "$cur")); return;;
+        div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown html text" -- "$cur")); return;;
         groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         groupby:--max-nodes) COMPREPLY=(); return;;
         groupby:--window) COMPREPLY=(); return;;
@@ -200,7 +200,7 @@ _cctool() {
         tree:--min-workers) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof tree" -- "$cur")); return;;
+        tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof html tree" -- "$cur")); return;;
         view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         view:--max-nodes) COMPREPLY=(); return;;
         view:--window) COMPREPLY=(); return;;

@@ -61,7 +61,7 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded text)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown junit folded html text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--junit'[Also write the gate as JUnit XML to FILE.]:value:_files' \
                     ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
@@ -86,7 +86,7 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
-                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown text)' \
+                    ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown html text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write the union tree as one interactive HTML page instead (nodes only ]:value:_files' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
@@ -303,7 +303,7 @@ _cctool() {
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof tree)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write an interactive, offline page instead.]:value:_files' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \

@@ -3,9 +3,10 @@
 ``--to`` wins; else ``-o FILE`` picks by its suffix when the command can write that format
 (``x.json`` JSON, ``x.csv`` CSV, ``x.cct`` a saved GraphFrame, ``x.md`` Markdown,
 ``x.xml`` JUnit, ``x.folded`` folded stacks, ``x.speedscope.json`` speedscope,
-``x.pb.gz``/``x.pprof`` pprof); else the command's default. A binary format never goes to
-a terminal. The exports (folded, speedscope, pprof) are accepted by ``--to`` everywhere, and
-a command that cannot write one says so in one usage error instead of Click's list of choices.
+``x.pb.gz``/``x.pprof`` pprof, ``x.html`` the interactive page); else the command's
+default. A binary format never goes to a terminal. The exports (folded, speedscope, pprof)
+are accepted by ``--to`` everywhere, and a command that cannot write one says so in one usage
+error instead of Click's list of choices.
 The formats, their suffixes and which are binary come from :mod:`cctool.formats`. Imports
 only click.
 """

@@ -3,6 +3,7 @@ it cannot show (the page is the interactive tree, not the text views)."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -28,12 +29,28 @@ TEXT_ONLY = {
 }
 
 
-def refuse_text_only(ctx: click.Context) -> None:
-    """A usage error (exit 2) naming the first given flag the page cannot honour."""
+def page_file(ctx: click.Context, to: str, output: str, html: str | None) -> str | None:
+    """Where the page goes: ``--html FILE``, or ``-o`` when ``--to html`` (or -o's ``.html``
+    suffix) asks for the page; None when the command writes text or records."""
+    if to != "html":
+        return html
+    if html is not None:
+        raise click.UsageError("--to html and --html FILE do not go together: give one")
+    if output == "-" and sys.stdout.isatty():
+        raise click.UsageError("will not write the page to a terminal; use -o FILE.html")
+    return output
+
+
+def refuse_text_only(ctx: click.Context, by_format: bool = False) -> None:
+    """A usage error (exit 2) naming the first given flag the page cannot honour;
+    ``by_format``: --to html or -o's suffix chose the page, so --to and -o are its own."""
     for name, why in TEXT_ONLY.items():
+        if by_format and name in ("to", "output"):
+            continue
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
             flag = "--" + name.replace("_", "-")
-            raise click.UsageError(f"--html and {flag} do not go together: {why}")
+            page = "the page (--to html)" if by_format else "--html"
+            raise click.UsageError(f"{page} and {flag} do not go together: {why}")
 
 
 def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,

@@ -21,7 +21,7 @@ from cctool.cli._options import output_options
 @gate_options
 @confidence_option
 @executor_options
-@output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded"))
+@output_options(("tree", "table", "json", "csv", "markdown", "junit", "folded", "html"))
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive HTML page instead.")
@@ -64,8 +64,10 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     from dataclasses import asdict
 
     from cctool.cli import _ensemble_diff
+    from cctool.cli._html import page_file
 
     _compare.start_clock(ctx)
+    html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)

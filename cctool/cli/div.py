@@ -14,7 +14,7 @@ from cctool.cli._options import output_options
 @compare_options
 @click.option("--invert-colormap/--no-invert-colormap", default=True, show_default=True,
               help="Color high ratios green and low ones red (speedups good).")
-@output_options(("tree", "table", "json", "csv", "markdown"))
+@output_options(("tree", "table", "json", "csv", "markdown", "html"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write the union tree as one interactive HTML page instead (nodes only in A "
               "or only in B marked, high ratios green as in the tree).")
@@ -39,8 +39,10 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool div base.cct new.cct --top 15 --to markdown -o speedup.md
       cctool div base.cct new.cct --html speedup.html
     """
+    from cctool.cli._html import page_file
     from cctool.options import CompareOptions
 
+    html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)

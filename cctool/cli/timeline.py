@@ -89,17 +89,15 @@ _TEXT_ONLY = {
 
 def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str | None,
                 depth: int, output: str) -> None:
-    import sys
-
     from cctool import api
+    from cctool.cli._html import page_file
     from cctool.cli._io import write_text
     from cctool.errors import CctoolError
 
     for name, why in _TEXT_ONLY.items():
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
             raise click.UsageError(f"--to html and --{name} do not go together: {why}")
-    if output == "-" and sys.stdout.isatty():
-        raise click.UsageError("will not write the page to a terminal; use -o FILE.html")
+    page_file(ctx, to="html", output=output, html=None)  # refuses a terminal
     try:
         page = api.timeline_html(profile, fmt, window=window, depth=depth)
     except CctoolError as exc:

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 @stream_option
 @executor_options
 @width_option
-@output_options(("text", "json", "csv", "folded", "speedscope", "pprof"))
+@output_options(("text", "json", "csv", "folded", "speedscope", "pprof", "html"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive, offline page instead.")
 @annotations_option
@@ -95,13 +95,15 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
       cctool tree db/ --to pprof -o db.pb.gz     # go tool pprof -http : db.pb.gz
       cctool tree huge-v4-db/ --agg mean --stream
     """
+    from cctool.cli._html import page_file
     from cctool.cli._io import emit_renderable, emit_table
     from cctool.options import TreeOptions
 
+    html = page_file(ctx, to, output, html)
     if html is not None:
         from cctool.cli._html import refuse_text_only
 
-        refuse_text_only(ctx)
+        refuse_text_only(ctx, by_format=to == "html")
     elif annotations is not None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     named = view  # what --view said, for the messages below
