@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
-__all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_show",
+__all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
            "stats", "timeline", "timeline_html", "tree"]
 
@@ -334,6 +334,24 @@ def history_show(store: str | os.PathLike[str], *, path: str | None = None,
     from cctool.history.series import load
 
     return load(store, metric, path, last)
+
+
+def history_page(store: str | os.PathLike[str], *, path: str | None = None,
+                 metric: str | None = None, last: int | None = None, top: int | None = 50,
+                 title: str | None = None, marks: bool = True) -> str:
+    """``cctool history show --html``: the interactive page of :func:`history_show`'s series
+    (the ``top`` call paths of largest median) as one self-contained HTML document; with
+    ``marks``, the change points and trends ``history check`` finds in the series (its
+    newest run against the rest, default options) are drawn on the charts."""
+    from cctool.history.check import CheckOptions, verdicts
+    from cctool.history.series import load
+    from cctool.render.history_html import history_page as page
+
+    series = load(store, metric, path, last)
+    found = verdicts(series, CheckOptions(metric=series.metric)) if marks else None
+    folder = os.path.basename(os.fspath(store).rstrip("/")) or "history"
+    name = title or f"{folder}: {series.metric}"
+    return page(series, top, found, name)
 
 
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,

@@ -70,17 +70,32 @@ def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, 
 @click.option("--plot", "plot", default=None, metavar="FILE",
               help="Also draw the heaviest shown paths' series into this .png, .svg or .pdf "
               "(needs the 'plot' extra: matplotlib).")
+@click.option("--html", "html", default=None, metavar="FILE",
+              help="Write an interactive page (one self-contained .html file): the listed "
+              "call paths, each one's series as a chart with its change points and trends, "
+              "and a clicked run's metadata and call-path tree.")
 @precision_option
 @width_option
-@output_options(("text", "json", "csv"))
+@output_options(("text", "json", "csv", "html"))
 @click.pass_context
 def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
-         last: int | None, top: int, plot: str | None, precision: int, width: int | None, to: str,
-         output: str) -> None:
+         last: int | None, top: int, plot: str | None, html: str | None, precision: int,
+         width: int | None, to: str, output: str) -> None:
     """The series of a metric per call path: runs, last value, median, the last run against
-    the median, and a sparkline of the runs (oldest left)."""
+    the median, and a sparkline of the runs (oldest left). --html FILE (or --to html, or
+    -o FILE.html) writes the interactive page of the same call paths instead."""
     from cctool import api
+    from cctool.cli._html import page_file
 
+    page = page_file(ctx, to, output, html)
+    if page is not None:
+        from cctool.cli._html import refuse_text_only
+        from cctool.cli._io import write_text
+
+        refuse_text_only(ctx, by_format=to == "html")
+        write_text(page, api.history_page(store, path=query, metric=metric, last=last,
+                                          top=top))
+        return
     series = api.history_show(store, path=query, metric=metric, last=last)
     if plot is not None:
         from cctool.cli._io import write_bytes

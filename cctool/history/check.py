@@ -157,6 +157,12 @@ def _with_new_run(hist: Series, mine: pl.DataFrame, commit: str) -> Series:
     return Series(runs, hist.paths, values, hist.metric, hist.unit)
 
 
+def verdicts(s: Series, opts: CheckOptions) -> CheckResult:
+    """The check of the newest run of ``s`` against the runs before it (the change points
+    and trends of :func:`check` over a recorded series, e.g. to mark them on a chart)."""
+    return _verdicts(s, opts)
+
+
 def _verdicts(s: Series, opts: CheckOptions) -> CheckResult:
     x = s.values
     n = x.shape[1]

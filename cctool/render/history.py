@@ -65,6 +65,15 @@ def show_rows(s: Series) -> pl.DataFrame:
                          "last vs median": change})
 
 
+def shown_rows(rows: pl.DataFrame, top: int | None) -> np.ndarray:
+    """Positions (in path order) of the ``top`` rows of :func:`show_rows` of largest
+    median: the call paths ``history show`` lists."""
+    if top is None or rows.height <= top:
+        return np.arange(rows.height)
+    return np.sort(np.argsort(-np.nan_to_num(np.abs(rows["median"].to_numpy())),
+                              kind="stable")[:top])
+
+
 def show_table(s: Series, precision: int = 3, width: int = 120, top: int | None = 50) -> Group:
     """The series per path as a terminal table with a sparkline per path (narrower on a
     narrow terminal); the ``top`` paths of largest median when there are more, in path
@@ -73,8 +82,7 @@ def show_table(s: Series, precision: int = 3, width: int = 120, top: int | None 
     values = s.values
     hidden = 0
     if top is not None and rows.height > top:
-        keep = np.sort(np.argsort(-np.nan_to_num(np.abs(rows["median"].to_numpy())),
-                                  kind="stable")[:top])
+        keep = shown_rows(rows, top)
         hidden = rows.height - top
         rows, values = rows[keep], values[keep]
     spark = SPARK_WIDTH if width >= 120 else 16
