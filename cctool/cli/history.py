@@ -95,13 +95,16 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
         refuse_text_only(ctx, by_format=to == "html")
         write_text(page, api.history_page(store, path=query, metric=metric, last=last,
                                           top=top))
-        return
+        if plot is None:
+            return
     series = api.history_show(store, path=query, metric=metric, last=last)
     if plot is not None:
         from cctool.cli._io import write_bytes
         from cctool.render.plot import history_plot
 
         write_bytes(plot, history_plot(series, plot))
+        if page is not None:
+            return
     if to == "text":
         import shutil
 
