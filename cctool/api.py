@@ -344,14 +344,20 @@ def history_page(store: str | os.PathLike[str], *, path: str | None = None,
     ``marks``, the change points and trends ``history check`` finds in the series (its
     newest run against the rest, default options) are drawn on the charts."""
     from cctool.history.check import CheckOptions, verdicts
-    from cctool.history.series import load
+    from cctool.history.series import Series, load
     from cctool.render.history_html import history_page as page
 
     series = load(store, metric, path, last)
-    found = verdicts(series, CheckOptions(metric=series.metric)) if marks else None
+    found, since = None, 0
+    if marks:  # over the runs a check looks at: the last `window`
+        opts = CheckOptions(metric=series.metric)
+        since = max(series.runs.height - opts.window, 0)
+        recent = Series(series.runs.tail(opts.window), series.paths,
+                        series.values[:, since:], series.metric, series.unit)
+        found = verdicts(recent, opts)
     folder = os.path.basename(os.fspath(store).rstrip("/")) or "history"
     name = title or f"{folder}: {series.metric}"
-    return page(series, top, found, name)
+    return page(series, top, found, name, since)
 
 
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,

@@ -32,17 +32,18 @@ _RUN_COLUMNS = ("run", "commit", "branch", "date", "machine")
 
 
 def history_page(s: Series, top: int | None = 50, marks: CheckResult | None = None,
-                 title: str | None = None) -> str:
+                 title: str | None = None, marks_from: int = 0) -> str:
     """The page of the series ``s`` (its ``top`` paths of largest median; ``marks``: the
-    check of the series whose change points and trends are drawn) as one HTML document."""
-    data = page_data(s, top, marks, title)
+    check of its runs from ``marks_from`` on, whose change points and trends are drawn) as
+    one HTML document."""
+    data = page_data(s, top, marks, title, marks_from)
     slots = {"TITLE": html.escape(str(data["title"])), "CSS": _asset("history.css"),
              "JS": _asset("history.js"), "DATA": to_script_json(data)}
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
 
 
 def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
-              title: str | None = None) -> dict[str, Any]:
+              title: str | None = None, marks_from: int = 0) -> dict[str, Any]:
     """The JSON the page embeds: runs (metadata columns), the shown paths (path order, with
     the nearest shown ancestor as ``parent``), their series, and per run the sum of the
     metric over every selected path (the tree's 100 %)."""
@@ -63,7 +64,7 @@ def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
     step_change: dict[str, float] = {}
     if marks is not None:
         for c in marks.changes.iter_rows(named=True):
-            steps.setdefault(c["path"], []).append(int(c["at"]))
+            steps.setdefault(c["path"], []).append(marks_from + int(c["at"]))
         for r in marks.table.filter(marks.table["confirmed"]).iter_rows(named=True):
             if r["kind"] == "trend":
                 trends[r["path"]] = float(r["change"])
@@ -88,7 +89,8 @@ def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
             "step_change": [step_change.get(p) for p in paths],
             "trend": [trends.get(p) for p in paths],
         },
-        "checked": marks is not None,
+        "checked": None if marks is None else {"from": marks_from, "runs": marks.runs,
+                                               "notes": marks.notes},
     }
 
 

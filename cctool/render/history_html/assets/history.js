@@ -85,7 +85,9 @@
     }
     $("list-foot").textContent = M + " of " + D.selected + " selected call paths shown" +
       (D.hidden ? " (the " + M + " of largest median; --top, --path)" : "") +
-      (D.checked ? " · steps and trends as history check finds them" : "");
+      (D.checked ? " · steps and trends as history check finds them" +
+        (D.checked.from ? " in the last " + D.checked.runs + " runs" : "") +
+        (D.checked.notes.length ? " (" + D.checked.notes.join("; ") + ")" : "") : "");
   }
 
   // ---------------------------------------------------------------- the chart
@@ -139,11 +141,15 @@
       svg.appendChild(el("svg:text", { x: xx + 4, y: m.t + 12, class: "cp-label" },
         "change point: " + (R.commit[at] || "run " + (at + 1))));
     }
-    if (P.trend[i] !== null) {  // least-squares line over the window, as a guide
+    if (P.trend[i] !== null) {  // least-squares line over the checked runs, as a guide
+      const j0 = D.checked ? D.checked.from : 0;
       let sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
-      ys.forEach((v, j) => { if (v !== null) { sx += j; sy += v; sxx += j * j; sxy += j * v; n++; } });
+      ys.forEach((v, j) => { if (v !== null && j >= j0) { sx += j; sy += v; sxx += j * j; sxy += j * v; n++; } });
       const b = (n * sxy - sx * sy) / (n * sxx - sx * sx || 1), a = (sy - b * sx) / n;
-      svg.appendChild(el("svg:line", { x1: X(0), x2: X(N - 1), y1: Y(a), y2: Y(a + b * (N - 1)), class: "trend" }));
+      svg.appendChild(el("svg:line", { x1: X(j0), x2: X(N - 1), y1: Y(a + b * j0), y2: Y(a + b * (N - 1)), class: "trend" }));
+    }
+    if (D.checked && D.checked.from > 0) {
+      svg.appendChild(el("svg:line", { x1: X(D.checked.from), x2: X(D.checked.from), y1: m.t, y2: H - m.b, class: "grid" }));
     }
     const r = N > 300 ? 1.6 : 2.6;
     ys.forEach((v, j) => {
@@ -224,7 +230,8 @@
       "median " + fmt(P.median[i]) + unit, "last vs median " + pct(P.change[i])];
     if (P.steps[i].length) notes.push("step" + (P.step_change[i] !== null ? " " + pct(P.step_change[i]) : "") +
       " at " + P.steps[i].map((a) => R.commit[a] || "run " + (a + 1)).join(", "));
-    if (P.trend[i] !== null) notes.push("trend " + pct(P.trend[i]) + " over the window");
+    if (P.trend[i] !== null) notes.push("trend " + pct(P.trend[i]) + " over the " +
+      (D.checked.from ? "last " + D.checked.runs + " runs" : "runs"));
     $("chart-note").textContent = notes.join(" · ");
     drawChart();
     drawRun();
