@@ -50,7 +50,11 @@
     const x = (j) => (N > 1 ? (j / (N - 1)) * (w - 2) + 1 : w / 2);
     const y = (v) => h - 2 - ((v - lo) / (hi - lo)) * (h - 4);
     let pts = [];
-    const flush = () => { if (pts.length) svg.appendChild(el("svg:polyline", { points: pts.join(" ") })); pts = []; };
+    const flush = () => {
+      if (pts.length === 1) { const [a, b] = pts[0].split(","); svg.appendChild(el("svg:circle", { cx: a, cy: b, r: 1.5, class: "dot" })); }
+      else if (pts.length) svg.appendChild(el("svg:polyline", { points: pts.join(" ") }));
+      pts = [];
+    };
     ys.forEach((v, j) => { if (v === null) flush(); else pts.push(x(j).toFixed(1) + "," + y(v).toFixed(1)); });
     flush();
     for (const at of steps) {
@@ -196,7 +200,7 @@
     const meta = $("run-meta");
     meta.textContent = "";
     const row = (k, v) => { const tr = el("tr"); tr.appendChild(el("th", {}, k)); tr.appendChild(el("td", { "data-key": k }, v)); meta.appendChild(tr); };
-    for (const k of ["run", "commit", "branch", "date", "machine"]) row(k, R[k][j] === null ? "–" : String(R[k][j]));
+    for (const k of ["run", "commit", "branch", "date", "machine"]) row(k, R[k][j] === null || R[k][j] === "" ? "–" : String(R[k][j]));
     const keys = R.keys[j] || {};
     for (const k of Object.keys(keys)) if (!(k in R)) row(k, String(keys[k]));
     const tb = $("run-tree").tBodies[0];
@@ -252,5 +256,9 @@
   for (let i = 0; i < M && first < 0; i++) if (P.steps[i].length || P.trend[i] !== null) first = i;
   if (first < 0 && M) { first = 0; for (let i = 1; i < M; i++) if (Math.abs(P.median[i]) > Math.abs(P.median[first])) first = i; }
   if (first >= 0) selectPath(first);
+  else {
+    $("chart-title").textContent = D.selected ? "Select a call path" : "No call path matches the selection";
+    $("run-hint").hidden = true;
+  }
   document.body.dataset.ready = "1";
 })();
