@@ -229,6 +229,7 @@
     state.path = i;
     const ol = $("list");
     for (const li of ol.children) li.classList.toggle("sel", Number(li.dataset.i) === i);
+    if (ol.children[i]) ol.children[i].scrollIntoView({ block: "nearest" });
     $("chart-title").textContent = P.path[i];
     const notes = [metricUnit, P.runs[i] + " runs", "last " + fmt(P.last[i]) + unit,
       "median " + fmt(P.median[i]) + unit, "last vs median " + pct(P.change[i])];
