@@ -338,7 +338,10 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
         if exc is None:
             exclusive[name] = np.zeros(nloc * n)
         else:  # a new column of the kept rows; the block goes once every metric is out
-            exclusive[name] = (exc[:, keep] if keep is not None else exc.copy()).reshape(-1)
+            # take, not exc[:, keep]: fancy indexing on the second axis returns a transposed
+            # layout that reshape would copy once more
+            kept = np.take(exc, keep, axis=1) if keep is not None else exc.copy()
+            exclusive[name] = kept.reshape(-1)
         del exc
     out: dict[str, np.ndarray] = {}
     for name, exc in exclusive.items():

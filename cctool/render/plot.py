@@ -66,6 +66,12 @@ def render_plot(result: ScalingResult | ScalingGroups, path: str, top: int = 8) 
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, (group, r) in zip(axes, panels, strict=True):
         _panel(ax, r, top, group, styles)
+    return _save(fig, suffix)
+
+
+def _save(fig: Any, suffix: str) -> bytes:
+    """The figure's bytes in ``suffix``'s format, the same bytes for the same figure (no
+    dates, a fixed SVG hash salt)."""
     buf = io.BytesIO()
     meta: dict[str, Any] = {"svg": {"Date": None}, "pdf": {"CreationDate": None},
                             "png": {}}[suffix]
@@ -233,11 +239,4 @@ def history_plot(series: Series, path: str, top: int = 8) -> bytes:
     ax.set_xlabel("run (commit), oldest first")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    buf = io.BytesIO()
-    meta: dict[str, Any] = {"svg": {"Date": None}, "pdf": {"CreationDate": None},
-                            "png": {}}[suffix]
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.hashsalt": "cctool", "svg.fonttype": "none"}):
-        fig.savefig(buf, format=suffix, dpi=DPI, bbox_inches="tight", metadata=meta)
-    return buf.getvalue()
+    return _save(fig, suffix)
