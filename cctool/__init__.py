@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         groupby,
         history_add,
         history_check,
+        history_page,
         history_show,
         hot_path,
         imbalance,
@@ -31,11 +32,11 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "history_add", "history_check", "history_show", "hot_path",
-        "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-        "timeline_html", "tree")
+_API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
+        "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
+        "select", "stats", "timeline", "timeline_html", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
-           "history_add", "history_check", "history_show", "hot_path",
+           "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
            "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
