@@ -4,7 +4,10 @@ _cctool() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$w" in completion|diff|div|groupby|history|hot-path|imbalance|peek|query|read|runs|scaling|stats|timeline|tree|view) cmd="$w"; break;; esac
+        case "$cmd:$w" in
+            :completion|:diff|:div|:groupby|:history|:hot-path|:imbalance|:peek|:query|:read|:runs|:scaling|:stats|:timeline|:tree|:view) cmd="$w";;
+            history:add|history:check|history:show) cmd="$cmd/$w"; break;;
+        esac
     done
     case "$cmd:$prev" in
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
@@ -57,6 +60,36 @@ _cctool() {
         groupby:--width) COMPREPLY=(); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct tree" -- "$cur")); return;;
+        history/add:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
+        history/add:--max-nodes) COMPREPLY=(); return;;
+        history/add:--window) COMPREPLY=(); return;;
+        history/add:--key) COMPREPLY=(); return;;
+        history/add:--metric|history/add:-m) COMPREPLY=(); return;;
+        history/add:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        history/check:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
+        history/check:--max-nodes) COMPREPLY=(); return;;
+        history/check:--window) COMPREPLY=(); return;;
+        history/check:--key) COMPREPLY=(); return;;
+        history/check:--metric|history/check:-m) COMPREPLY=(); return;;
+        history/check:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
+        history/check:--last) COMPREPLY=(); return;;
+        history/check:--alpha) COMPREPLY=(); return;;
+        history/check:--min-change) COMPREPLY=(); return;;
+        history/check:--min-weight) COMPREPLY=(); return;;
+        history/check:--recent) COMPREPLY=(); return;;
+        history/check:--top) COMPREPLY=(); return;;
+        history/check:--precision) COMPREPLY=(); return;;
+        history/check:--width) COMPREPLY=(); return;;
+        history/check:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        history/check:--to) COMPREPLY=($(compgen -W "text markdown junit json csv tree" -- "$cur")); return;;
+        history/show:--path) COMPREPLY=(); return;;
+        history/show:--metric|history/show:-m) COMPREPLY=(); return;;
+        history/show:--last) COMPREPLY=(); return;;
+        history/show:--top) COMPREPLY=(); return;;
+        history/show:--precision) COMPREPLY=(); return;;
+        history/show:--width) COMPREPLY=(); return;;
+        history/show:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        history/show:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
         hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         hot-path:--max-nodes) COMPREPLY=(); return;;
         hot-path:--window) COMPREPLY=(); return;;
@@ -218,7 +251,10 @@ _cctool() {
         diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
         div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
         groupby) opts="--from --max-nodes --window --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        history) opts="-h --help";;
+        history) opts="-h --help add check show";;
+        history/add) opts="--from --max-nodes --window --key --metric -m --agg -h --help";;
+        history/check) opts="--from --max-nodes --window --key --metric -m --agg --last --alpha --min-change --min-weight --recent --top --precision --width --color --to --output -o -h --help";;
+        history/show) opts="--path --metric -m --last --top --plot --html --precision --width --color --to --output -o -h --help";;
         hot-path) opts="--from --max-nodes --window --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --window --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --window --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
@@ -232,7 +268,7 @@ _cctool() {
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi
-    if [[ "$cur" == -* || -z "$cmd" ]]; then
+    if [[ "$cur" == -* || -z "$cmd" || "$cmd" == history ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     else
         compopt -o filenames 2>/dev/null

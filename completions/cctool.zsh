@@ -108,8 +108,54 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                history) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                history)
+                    if (( CURRENT == 2 )); then
+                        _values command 'add[Record PROFILE...]' 'check[Check PROFILE...]' 'show[The series of a metric per call path: runs, last value, median, the la]'
+                    else
+                        shift words; (( CURRENT-- ))
+                        case $words[1] in
+                            add) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
+                    ''--key'[Run metadata (repeatable): commit, branch, date (ISO 8601; default now]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to record (repeatable; default: the profiles default metric).]:value: ' \
+                    ''--agg'[How a runs ranks are combined (threads of a rank summed first).]:value:(mean max min sum)' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
+                            check) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
+                    ''--key'[Run metadata (repeatable): commit, branch, date (ISO 8601; default now]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to check (default: the one most runs recorded).]:value: ' \
+                    ''--agg'[How a runs ranks are combined (threads of a rank summed first).]:value:(mean max min sum)' \
+                    ''--last'[Runs per series: the last N, the new one included.]:value: ' \
+                    ''--alpha'[False-alarm rate of the whole check (Holm over paths).]:value: ' \
+                    ''--min-change'[Smallest relative change that counts (0.01 = 1%).]:value: ' \
+                    ''--min-weight'[Skip paths whose median is below this fraction of the largest paths.]:value: ' \
+                    ''--recent'[A step this many runs old or newer is new and fails the check.]:value: ' \
+                    ''--top'[Call paths listed besides the confirmed changes.]:value: ' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text markdown junit json csv tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                            show) _arguments ''--path'[Only call paths whose /-joined names match this regular expression.]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric to show (default: the one most runs recorded).]:value: ' \
+                    ''--last'[Only the last N runs.]:value: ' \
+                    ''--top'[Text: at most this many call paths, those of largest median.]:value: ' \
+                    ''--plot'[Also draw the heaviest shown paths series into this .png, .svg or .pdf]:value:_files' \
+                    ''--html'[Write an interactive page (one self-contained .html file): the listed ]:value:_files' \
+                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                        esac
+                    fi ;;
                 hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \

@@ -161,6 +161,17 @@ def test_bash_completes_paths_with_spaces_and_no_files_for_free_values(tmp_path:
     assert _bash_complete(["cctool", "tree", "-o", "oth"], tmp_path) == ["other.cct"]
 
 
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_bash_completes_the_commands_of_a_command_group(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    assert _bash_complete(["cctool", "history", ""], tmp_path) == [
+        "-h", "--help", "add", "check", "show"]
+    assert _bash_complete(["cctool", "history", "add", "--k"], tmp_path) == ["--key"]
+    assert _bash_complete(["cctool", "history", "check", "--to", "m"], tmp_path) == [
+        "markdown"]
+    assert _bash_complete(["cctool", "history", "show", "st"], tmp_path) == ["store"]
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_file_can_be_sourced() -> None:
     script = (ROOT / "completions" / "cctool.zsh").as_posix()
@@ -187,6 +198,9 @@ def test_fish_offers_no_files_beside_choices(tmp_path: Path) -> None:
     assert sorted(complete("cctool tree --colormap ")) == sorted(COLORMAP_NAMES)
     assert complete("cctool tree --by ") == []
     assert "my run.cali" in complete("cctool tree ")
+    assert sorted(complete("cctool history ")) == ["add", "check", "show"]
+    assert "markdown" in complete("cctool history check --to ")
+    assert "--path" in complete("cctool history show --")
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

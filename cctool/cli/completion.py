@@ -33,18 +33,26 @@ class Cmd:
     help: str
     options: tuple[Opt, ...]
     choices: tuple[str, ...] = ()  # the values of a positional argument that is a choice
+    subcommands: tuple[str, ...] = ()  # a group's commands (each a Cmd named "group/sub")
 
 
 def describe(group: click.Group) -> tuple[tuple[Opt, ...], tuple[Cmd, ...]]:
-    """The group's own options and each command's options, from Click's objects."""
+    """The group's own options and each command's options, from Click's objects; the
+    commands of a command group (``history add``) follow it, named ``group/command``."""
+    return _options(group), tuple(_commands(group, ""))
+
+
+def _commands(group: click.Group, prefix: str) -> list[Cmd]:
     ctx = click.Context(group, info_name="cctool")
-    cmds = []
+    cmds: list[Cmd] = []
     for name in group.list_commands(ctx):
         cmd = group.get_command(ctx, name)
         assert cmd is not None
-        cmds.append(Cmd(name, _first_line(cmd.get_short_help_str(80)), _options(cmd),
-                        _argument_choices(cmd)))
-    return _options(group), tuple(cmds)
+        subs = _commands(cmd, f"{prefix}{name}/") if isinstance(cmd, click.Group) else []
+        cmds.append(Cmd(prefix + name, _first_line(cmd.get_short_help_str(80)), _options(cmd),
+                        _argument_choices(cmd), tuple(c.name.rsplit("/", 1)[1] for c in subs)))
+        cmds += subs
+    return cmds
 
 
 def _options(cmd: click.Command) -> tuple[Opt, ...]:
@@ -74,11 +82,18 @@ def _first_line(text: str) -> str:
 
 def bash(group: click.Group) -> str:
     top, cmds = describe(group)
-    names = " ".join(c.name for c in cmds)
+    firsts = [c for c in cmds if "/" not in c.name]
+    names = " ".join(c.name for c in firsts)
+    groups = [c for c in cmds if c.subcommands]
+    # The first word naming a command sets it; after a command group, the next word naming
+    # one of its commands makes it "group/command".
+    found = [f'            :{"|:".join(c.name for c in firsts)}) cmd="$w";;']
+    found += [f'            {"|".join(f"{g.name}:{s}" for s in g.subcommands)}) '
+              'cmd="$cmd/$w"; break;;' for g in groups]
     lines = [HEADER.format(shell="bash"), "_cctool() {",
              '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"',
              '    local cmd="" w opts', '    for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do',
-             f'        case "$w" in {"|".join(c.name for c in cmds)}) cmd="$w"; break;; esac',
+             '        case "$cmd:$w" in', *found, "        esac",
              "    done", '    case "$cmd:$prev" in']
     for c in (Cmd("", "", top), *cmds):
         for o in c.options:
@@ -92,7 +107,7 @@ def bash(group: click.Group) -> str:
     lines.append('    esac\n    case "$cmd" in')
     lines.append(f'        "") opts="{_flat(top)} {names}";;')
     for c in cmds:
-        lines.append(f'        {c.name}) opts="{_flat(c.options)}";;')
+        lines.append(f'        {c.name}) opts="{" ".join([_flat(c.options), *c.subcommands])}";;')
     # File names may hold spaces: one per line into COMPREPLY, quoted by -o filenames.
     lines.append("    esac")
     for c in cmds:
@@ -100,7 +115,8 @@ def bash(group: click.Group) -> str:
             lines.append(f'    if [[ "$cmd" == {c.name} && "$cur" != -* ]]; then '
                          f'COMPREPLY=($(compgen -W "{" ".join(c.choices)}" -- "$cur")); '
                          "return; fi")
-    lines += ['    if [[ "$cur" == -* || -z "$cmd" ]]; then',
+    at_group = "".join(f' || "$cmd" == {g.name}' for g in groups)
+    lines += [f'    if [[ "$cur" == -* || -z "$cmd"{at_group} ]]; then',
               '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
               "    else", "        compopt -o filenames 2>/dev/null",
               "        local IFS=$'\\n'",
@@ -114,17 +130,19 @@ def zsh(group: click.Group) -> str:
     # zsh's autoloader wants #compdef on the very first line.
     lines = ["#compdef cctool", HEADER.format(shell="zsh").rstrip(), "", "_cctool() {",
              "    local -a commands", "    commands=("]
-    lines += [f"        '{c.name}:{c.help}'" for c in cmds]
+    lines += [f"        '{c.name}:{c.help}'" for c in cmds if "/" not in c.name]
     lines += ["    )", "    _arguments -C \\"]
     lines += [f"        {_zsh_spec(o)} \\" for o in top]
     lines += ["        '1:command:->command' \\", "        '*::arg:->args'",
               "    case $state in", "        command) _describe command commands ;;",
               "        args)", "            case $words[1] in"]
     for c in cmds:
-        specs = " \\\n                    ".join(_zsh_spec(o) for o in c.options)
-        rest = f"'1:value:({' '.join(c.choices)})'" if c.choices else "'*:file:_files'"
-        lines.append(f"                {c.name}) _arguments {specs} \\\n"
-                     f"                    {rest} ;;")
+        if "/" in c.name:
+            continue
+        if c.subcommands:
+            lines.append(_zsh_group(c, [s for s in cmds if s.name.startswith(c.name + "/")]))
+            continue
+        lines.append(f"                {c.name}) {_zsh_arguments(c)} ;;")
     # Autoloaded from $fpath the file is the function's body; sourced, it registers itself.
     lines += ["            esac ;;", "    esac", "}", "",
               'if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then', '    _cctool "$@"',
@@ -134,14 +152,20 @@ def zsh(group: click.Group) -> str:
 
 def fish(group: click.Group) -> str:
     top, cmds = describe(group)
-    names = " ".join(c.name for c in cmds)
+    names = " ".join(c.name for c in cmds if "/" not in c.name)
     lines = [HEADER.format(shell="fish"), "complete -c cctool -f"]
     lines += [f"complete -c cctool -n '__fish_use_subcommand' -a {c.name} -d '{c.help}'"
-              for c in cmds]
+              for c in cmds if "/" not in c.name]
     for o in top:
         lines.append(_fish_opt("__fish_use_subcommand", o))
     for c in cmds:
-        cond = f"__fish_seen_subcommand_from {c.name}"
+        cond = " ; and ".join(f"__fish_seen_subcommand_from {w}" for w in c.name.split("/"))
+        if c.subcommands:
+            first = f"{cond}; and not __fish_seen_subcommand_from {' '.join(c.subcommands)}"
+            lines += [f"complete -c cctool -n '{first}' -a {s.name.rsplit('/', 1)[1]} "
+                      f"-d '{s.help}'" for s in cmds if s.name.startswith(c.name + "/")]
+            lines += [_fish_opt(first, o) for o in c.options]
+            continue
         # Files only where no option waits for a value (a choice or a free value).
         free = " ".join(n for o in c.options if o.takes_value and not o.is_path for n in o.names)
         files = f"{cond}; and not __fish_prev_arg_in {free}" if free else cond
@@ -151,6 +175,27 @@ def fish(group: click.Group) -> str:
             lines.append(f"complete -c cctool -n '{files}' -F")
         lines += [_fish_opt(cond, o) for o in c.options]
     lines.append(f"# commands: {names}\n")
+    return "\n".join(lines)
+
+
+def _zsh_arguments(c: Cmd) -> str:
+    specs = " \\\n                    ".join(_zsh_spec(o) for o in c.options)
+    rest = f"'1:value:({' '.join(c.choices)})'" if c.choices else "'*:file:_files'"
+    return f"_arguments {specs} \\\n                    {rest}"
+
+
+def _zsh_group(g: Cmd, subs: list[Cmd]) -> str:
+    """A command group's case: its commands as the first word, then the chosen command's
+    arguments with the words shifted as if it were a command of its own."""
+    values = " ".join(f"'{s.name.rsplit('/', 1)[1]}[{s.help}]'" for s in subs)
+    lines = [f"                {g.name})", "                    if (( CURRENT == 2 )); then",
+             f"                        _values command {values}",
+             "                    else", "                        shift words; (( CURRENT-- ))",
+             "                        case $words[1] in"]
+    for s in subs:
+        lines.append(f"                            {s.name.rsplit('/', 1)[1]}) "
+                     f"{_zsh_arguments(s)} ;;")
+    lines += ["                        esac", "                    fi ;;"]
     return "\n".join(lines)
 
 

@@ -62,6 +62,24 @@ def _options(cmd: click.Command, ctx: click.Context) -> list[str]:
     return lines
 
 
+def _command(cmd: click.Command, name: str, parent: click.Context) -> list[str]:
+    """A command's section: usage, help and options; a command group's commands follow it
+    (``history add``), each a section of its own."""
+    sub = click.Context(cmd, info_name=name.rsplit(" ", 1)[-1], parent=parent)
+    usage = " ".join(cmd.collect_usage_pieces(sub))
+    lines = [f".SS {escape(name)}", ".PP", f"\\fBcctool {escape(name)}\\fR {escape(usage)}",
+             *_help(cmd.help or "")]
+    opts = _options(cmd, sub)
+    if opts:
+        lines += [".PP", "\\fIOptions:\\fR", *opts]
+    if isinstance(cmd, click.Group):
+        for child in cmd.list_commands(sub):
+            command = cmd.get_command(sub, child)
+            assert command is not None
+            lines += _command(command, f"{name} {child}", sub)
+    return lines
+
+
 def page(group: click.Group) -> str:
     """The roff source of ``cctool(1)`` for ``group`` and all of its subcommands."""
     ctx = click.Context(group, info_name="cctool", **group.context_settings)
@@ -83,13 +101,7 @@ def page(group: click.Group) -> str:
     for name in names:
         cmd = group.get_command(ctx, name)
         assert cmd is not None
-        sub = click.Context(cmd, info_name=name, parent=ctx)
-        usage = " ".join(cmd.collect_usage_pieces(sub))
-        lines += [f".SS {escape(name)}", ".PP", f"\\fBcctool {escape(name)}\\fR {escape(usage)}",
-                  *_help(cmd.help or "")]
-        opts = _options(cmd, sub)
-        if opts:
-            lines += [".PP", "\\fIOptions:\\fR", *opts]
+        lines += _command(cmd, name, ctx)
     lines += [".SH SEE ALSO",
               "\\fBcctool COMMAND \\-\\-help\\fR prints the same text for one command.",
               ""]
