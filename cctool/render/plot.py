@@ -49,13 +49,7 @@ DPI = 200
 def render_plot(result: ScalingResult | ScalingGroups, path: str, top: int = 8) -> bytes:
     """The figure of the first ``top`` rows in the format ``path``'s suffix names; one panel
     per group for grouped studies."""
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in FORMATS:
-        raise CctoolError(f"{path}: plots are .svg, .pdf or .png files")
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise CctoolError("plots need matplotlib: pip install 'cctool[plot]'") from None
+    suffix, Figure = _figure_for(path)
     panels = ([(f"{result.key} = {label}", r) for label, r in result.groups]
               if isinstance(result, ScalingGroups) else [(None, result)])
     if all(r.table.height == 0 for _, r in panels):
@@ -67,6 +61,19 @@ def render_plot(result: ScalingResult | ScalingGroups, path: str, top: int = 8) 
     for ax, (group, r) in zip(axes, panels, strict=True):
         _panel(ax, r, top, group, styles)
     return _save(fig, suffix)
+
+
+def _figure_for(path: str) -> tuple[str, Any]:
+    """The format ``path``'s suffix names and matplotlib's Figure class; a one-line error for
+    another suffix or without matplotlib."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise CctoolError(f"{path}: plots are .svg, .pdf or .png files")
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise CctoolError("plots need matplotlib: pip install 'cctool[plot]'") from None
+    return suffix, Figure
 
 
 def _save(fig: Any, suffix: str) -> bytes:
@@ -207,13 +214,7 @@ def history_plot(series: Series, path: str, top: int = 8) -> bytes:
     percentage of its own median (paths of any size share one axis), runs oldest first."""
     import numpy as np
 
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in FORMATS:
-        raise CctoolError(f"{path}: plots are .svg, .pdf or .png files")
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise CctoolError("plots need matplotlib: pip install 'cctool[plot]'") from None
+    suffix, Figure = _figure_for(path)
     x = series.values
     if x.size == 0:
         raise CctoolError("nothing to plot: no call path has values")
