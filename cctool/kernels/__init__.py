@@ -27,6 +27,7 @@ Kernels:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -85,10 +86,39 @@ def _fast(large: bool) -> ModuleType:
 def _compiled() -> ModuleType:
     global _impl
     if _impl is None:
+        _load_numba_targets()
         import cctool.kernels._jit as impl
 
         _impl = impl
     return _impl
+
+
+def _no_blas() -> None:
+    raise ImportError("cctool's kernels use no BLAS")
+
+
+def _load_numba_targets() -> None:
+    """Load Numba's CPU target (what its first dispatch would do) without its BLAS probe.
+
+    Loading the target imports ``numba.np.arraymath``, which probes for BLAS by importing
+    ``scipy.linalg`` where SciPy is installed: 0.18 s of the 0.26 s a first kernel call took,
+    only to choose how ``np.correlate``/``np.convolve`` take inner products in compiled code
+    (a plain loop without BLAS). cctool's kernels use neither, so the probe is answered "no
+    BLAS" while the target loads; the probe is put back at once, so ``np.dot`` and the rest of
+    ``np.linalg`` in compiled code still find SciPy's BLAS. Where ``scipy.linalg`` is imported
+    already the probe is free and runs as usual.
+    """
+    import numba.np.linalg as linalg
+    from numba.core.registry import cpu_target
+
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return
+    probe = linalg.ensure_blas
+    linalg.ensure_blas = _no_blas
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        linalg.ensure_blas = probe
 
 
 def preorder(parent: np.ndarray) -> np.ndarray:
