@@ -63,6 +63,15 @@ PATH_MATCH_COMPILED_NODES = 120_000
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 
 
+def cores() -> int:
+    """CPUs this process may run on (the affinity mask where the OS has one): how many
+    threads a kernel that releases the GIL can keep busy."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def _pick(work: int) -> ModuleType:
     return _fast(work >= SMALL_WORK)
 
@@ -177,18 +186,24 @@ def warm_metric_db_rows(work: int) -> None:
                np.zeros(1, dtype=np.bool_), np.zeros((1, 1)), 0)
 
 
-def profile_own_costs_impl(work: int) -> Callable[..., None]:
+def profile_own_costs_impl(work: int) -> tuple[Callable[..., None], bool]:
     """The v4 profile kernel for a database of ``work`` values in all (see
-    ``_reference.profile_own_costs``)."""
-    return _fast(work >= PROFILE_COSTS_COMPILED_WORK).profile_own_costs  # type: ignore[no-any-return]
+    ``_reference.profile_own_costs``), and whether it is the compiled one (which releases
+    the GIL, so profiles can be scattered on several threads)."""
+    impl = _fast(work >= PROFILE_COSTS_COMPILED_WORK)
+    return impl.profile_own_costs, impl is not _reference
 
 
 def warm_profile_own_costs(work: int) -> None:
     """Load the compiled v4 profile kernel now if :func:`profile_own_costs_impl` will pick
     it for ``work`` values: the reader calls this on a thread while it reads meta.db."""
-    if _fast(work >= PROFILE_COSTS_COMPILED_WORK) is not _reference:
+    kernel, compiled = profile_own_costs_impl(work)
+    if compiled:
         i64 = np.zeros(1, dtype=np.int64)
-        profile_own_costs_impl(work)(i64, i64, i64, i64, np.zeros(1), np.zeros((1, 1)))
+        # the layouts the reader passes: one location's plane of a (metrics, locations,
+        # slots) block, strided (several metrics) or contiguous (one)
+        for plane in (np.zeros((2, 2, 2))[:, 0], np.zeros((1, 1))):
+            kernel(i64, i64, i64, i64, np.zeros(1), plane)
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
