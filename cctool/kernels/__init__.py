@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
 
@@ -70,6 +71,27 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         return os.cpu_count() or 1
+
+
+def on_threads(work: Callable[[Any], None], items: Sequence[Any], workers: int,
+               name: str) -> None:
+    """``work(item)`` for every item, on up to ``workers`` threads named ``name`` (for kernels
+    that release the GIL), or in this thread for one worker. The first error in the items'
+    order is raised, the items not started yet cancelled."""
+    workers = max(1, min(workers, len(items)))
+    if workers == 1:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+        futures: list[Future[None]] = [pool.submit(work, item) for item in items]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
 
 
 def _pick(work: int) -> ModuleType:

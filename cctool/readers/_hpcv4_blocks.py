@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import mmap
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -238,7 +237,11 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
             col = plan_.column[sec[0]["metric"]]
             _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
 
-    _on_threads(fill, len(profiles), kernels.cores() if compiled else 1)
+    # contiguous parts of at least 16 profiles, one a thread
+    parts = max(1, min(kernels.cores() if compiled else 1, len(profiles) // 16))
+    edges = [len(profiles) * w // parts for w in range(parts + 1)]
+    kernels.on_threads(fill, [range(lo, hi) for lo, hi in itertools.pairwise(edges)], parts,
+                       "cctool-profile-db")
     out.nonzero = np.asarray(block.any(axis=(1, 2)))
     for c in np.flatnonzero(out.nonzero).tolist():
         out.valued |= block[c].any(axis=0)
@@ -247,27 +250,6 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     for c in set(range(ncols)) - set(keep):  # a plane left out: its pages go now
         _hand_back(out.memory, block[c].reshape(-1))
     return out
-
-
-def _on_threads(fill: Any, count: int, workers: int) -> None:
-    """``fill(range)`` over ``range(count)`` in ``workers`` contiguous parts on as many
-    threads (the compiled kernel releases the GIL, so one thread's kernel runs while another
-    reads its next profile's section), or in this thread."""
-    workers = max(1, min(workers, count // 16))
-    if workers == 1:
-        fill(range(count))
-        return
-    edges = [count * w // workers for w in range(workers + 1)]
-    with ThreadPoolExecutor(workers, thread_name_prefix="cctool-profile-db") as pool:
-        futures: list[Future[None]] = [pool.submit(fill, range(lo, hi))
-                                       for lo, hi in itertools.pairwise(edges)]
-        try:
-            for f in futures:
-                f.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
 
 
 def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncols: int,

@@ -26,7 +26,6 @@ those columns and nothing more.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -179,20 +178,7 @@ def _read_metric_dbs(
             _read_db(files[i][2], raw[i - lo], nodes, nmetrics)
         kernel(raw, keep, child, parent, flags, out, lo)
 
-    workers = min(kernels.cores(), len(starts)) if compiled else 1
-    if workers <= 1:
-        for lo in starts:
-            work(lo)
-        return out
-    with ThreadPoolExecutor(workers, thread_name_prefix="cctool-metric-db") as pool:
-        futures: list[Future[None]] = [pool.submit(work, lo) for lo in starts]
-        try:
-            for f in futures:
-                f.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    kernels.on_threads(work, starts, kernels.cores() if compiled else 1, "cctool-metric-db")
     return out
 
 
