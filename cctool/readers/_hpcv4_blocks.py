@@ -18,7 +18,6 @@ threads as there are CPUs, each profile's row its own.
 
 from __future__ import annotations
 
-import itertools
 import mmap
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 _LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
 _COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
 _GATHER_ROWS = 32  # locations gathered at a time when pruned slots are dropped
+_RUN = 32  # profiles a thread scatters at a time
 
 
 @dataclass(frozen=True)
@@ -237,11 +237,9 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
             col = plan_.column[sec[0]["metric"]]
             _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
 
-    # contiguous parts of at least 16 profiles, one a thread
-    parts = max(1, min(kernels.cores() if compiled else 1, len(profiles) // 16))
-    edges = [len(profiles) * w // parts for w in range(parts + 1)]
-    kernels.on_threads(fill, [range(lo, hi) for lo, hi in itertools.pairwise(edges)], parts,
-                       "cctool-profile-db")
+    # Runs of profiles small enough that an interrupt or an error waits for little work.
+    runs = [range(lo, min(lo + _RUN, len(profiles))) for lo in range(0, len(profiles), _RUN)]
+    kernels.on_threads(fill, runs, kernels.cores() if compiled else 1, "cctool-profile-db")
     out.nonzero = np.asarray(block.any(axis=(1, 2)))
     for c in np.flatnonzero(out.nonzero).tolist():
         out.valued |= block[c].any(axis=0)
