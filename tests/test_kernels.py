@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -248,3 +252,33 @@ def test_heaviest_paths_twins_agree(seed: int, shape: str) -> None:
         assert inc[chain[-1]] == root[g]
         for upper, lower in zip(chain[1:], chain, strict=False):  # each step the heaviest child
             assert inc[lower] == max(t for k, t in inc.items() if parent[k] == upper)
+
+
+def test_loading_the_kernels_skips_numbas_blas_probe_only_while_it_loads() -> None:
+    """Numba's target load imports scipy.linalg to probe for BLAS (0.18 s); cctool's kernels
+    load without it, and compiled code of the user's own still finds SciPy's BLAS after."""
+    pytest.importorskip("scipy", reason="without SciPy there is no probe to skip")
+    code = """
+import sys, threading
+import os
+import subprocess
+import sys
+
+import numpy as np
+from cctool import kernels
+threads = [threading.Thread(target=kernels.warm_profile_own_costs, args=(10**9,))
+           for _ in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert kernels._impl is not None
+print("scipy.linalg" in sys.modules)
+import numba
+@numba.njit
+def dot(a, b):
+    return np.dot(a, b)
+print(dot(np.ones((2, 2)), np.ones((2, 2))).sum())
+"""
+    env = {**os.environ, "CCTOOL_NO_BACKGROUND_COMPILE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", "8.0"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
@@ -124,6 +125,9 @@ def _compiled() -> ModuleType:
     return _impl
 
 
+_TARGET_LOAD = threading.Lock()
+
+
 def _no_blas() -> None:
     raise ImportError("cctool's kernels use no BLAS")
 
@@ -142,14 +146,15 @@ def _load_numba_targets() -> None:
     import numba.np.linalg as linalg
     from numba.core.registry import cpu_target
 
-    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
-        return
-    probe = linalg.ensure_blas
-    linalg.ensure_blas = _no_blas
-    try:
-        cpu_target.target_context.refresh()
-    finally:
-        linalg.ensure_blas = probe
+    with _TARGET_LOAD:  # the reader's warm-up thread and the main thread may both get here
+        if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+            return
+        probe = linalg.ensure_blas
+        linalg.ensure_blas = _no_blas
+        try:
+            cpu_target.target_context.refresh()
+        finally:
+            linalg.ensure_blas = probe
 
 
 def preorder(parent: np.ndarray) -> np.ndarray:
