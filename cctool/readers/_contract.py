@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         hpctoolkit,
         hpctoolkit_v4,
         massif,
+        otf2_trace,
         perf_script,
         pprof,
         pyinstrument,
@@ -68,6 +69,6 @@ if TYPE_CHECKING:
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, spotdb,
         pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        pyinstrument, speedscope, chrome_trace, cpuprofile, gecko, heapprofile, tau, timemory,
-        hatchet_json, dhat, massif, folded,
+        pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, gecko, heapprofile, tau,
+        timemory, hatchet_json, dhat, massif, folded,
     )
