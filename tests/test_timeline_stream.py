@@ -85,11 +85,16 @@ def test_line_by_line_detail_equals_the_whole_timeline(trace_db: Path) -> None:
         assert_same(whole, detail_of_parts(lambda: read_timeline_parts(trace_db), **settings))
         details.append(whole)
     # The settings reach every branch: one to several levels, no, some or every lane's
-    # exact intervals, a summary finer than the coarsest level or not.
+    # exact intervals, a summary finer than the coarsest level and one coarser (too many
+    # pairs even there), down to a single bucket.
     assert len({len(d.levels) for d in details}) >= 3
     exact = {int(d.exact_lanes.sum()) for d in details}
     assert 0 in exact and 4 in exact and exact - {0, 4}
-    assert {d.summary_width == d.levels[-1].width for d in details} == {True, False}
+    assert {np.sign(d.summary_width - d.levels[-1].width) for d in details} == {-1, 1}
+    assert any(d.summary_width >= d.span for d in details)
+    for d, settings in zip(details, SETTINGS, strict=True):
+        assert d.summary.height <= settings.get("summary_pairs", 400_000) \
+            or d.summary_width >= d.span
 
 
 @pytest.mark.parametrize("source", [VIZ_PROCS, CALI_NP4], ids=["chrome", "caliper"])

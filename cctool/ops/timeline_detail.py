@@ -17,9 +17,11 @@ Levels are made coarsest first while the runs of every level made so far stay wi
 fewest of them, so deep zoom shows real intervals where they are few enough and the finest
 level elsewhere (a page says that what it shows there is aggregated).
 
-The **summary** is the run folded per bucket of one level (the finest with at most
-``summary_buckets`` buckets and ``summary_pairs`` (bucket, node) pairs), added over every
-location: exclusive ns per (bucket, node). Its sum over buckets ``a..b-1`` is exactly what
+The **summary** is the run folded per bucket of one width, added over every location:
+exclusive ns per (bucket, node). The width is the finest kept level's with at most
+``summary_buckets`` buckets and ``summary_pairs`` (bucket, node) pairs; when even the coarsest
+level has more pairs (a big tree over many locations), the coarsest level's width doubled
+until they are few enough, at worst one bucket for the whole run, so the page stays small. Its sum over buckets ``a..b-1`` is exactly what
 :func:`cctool.model.timeline.fold` gives for the window ``[a * width, b * width)`` ns.
 
 Everything above is per location or a sum over locations, so it is made lane by lane:
@@ -210,12 +212,15 @@ class _Levels:
         self.alive = len(widths)  # levels [0, alive) may still be kept
         self.runs: list[list[pl.DataFrame]] = [[] for _ in widths]
         self.nruns = np.zeros(len(widths), dtype=np.int64)
-        # Levels whose sums are kept: within summary_buckets, and (all but the first such)
-        # no more (bucket, node) pairs than summary_pairs so far.
-        summable = [i for i, w in enumerate(widths) if -(-span // w) <= summary_buckets]
-        self.first_sum = summable[0] if summable else None
-        self.sums: dict[int, pl.DataFrame] = {i: _empty_pairs() for i in summable}
-        self.too_many: set[int] = set()
+        # Summary candidates, coarsest first: widths doubling the coarsest level's down to
+        # one bucket, then the levels', within summary_buckets. The sums of each are kept
+        # while they have at most summary_pairs (bucket, node) pairs (a finer width has at
+        # least as many as a coarser), but the coarsest candidate's always.
+        coarser = [widths[0] << k for k in range(1, 64)
+                   if -(-span // (widths[0] << (k - 1))) > 1]
+        self.sum_widths = [w for w in [*reversed(coarser), *widths]
+                           if -(-span // w) <= summary_buckets]
+        self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
@@ -227,11 +232,12 @@ class _Levels:
         """The segments of whole lanes, sorted by lane and start."""
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]))
+        derived = [w for w in self.sums if w > self.widths[0]]  # coarser than every level
         for i in range(self.alive):
             width = self.widths[i]
             nb = -(-self.span // width)
             runs, sums = [], []
-            summing = i in self.sums
+            summing = width in self.sums or (i == 0 and bool(derived))
             for lo, hi in chunks:
                 sel = slice(lo, hi)
                 b, n, t, lanes_of = _pieces(lane[sel], start[sel], end[sel], node[sel], width)
@@ -242,18 +248,20 @@ class _Levels:
             self.runs[i].append(level)
             self.nruns[i] += level.height
             if summing:
-                pairs = (pl.concat([self.sums[i], *sums]).group_by("bucket", "node")
-                         .agg(pl.col("ns").sum()))
-                self.sums[i] = pairs
-                if pairs.height > self.summary_pairs and i != self.first_sum:
-                    del self.sums[i]
-                    self.too_many.add(i)
+                here = pl.concat(sums) if sums else _empty_pairs()
+                self._sum(width, here)
+                for w in sorted(derived):  # finest first, each from the one before
+                    here = (here.with_columns(pl.col("bucket") // (w // width))
+                            .group_by("bucket", "node").agg(pl.col("ns").sum()))
+                    width = w
+                    self._sum(w, here)
+                derived = []
             if i and int(self.nruns[: i + 1].sum()) > self.budget:
                 # With the coarser levels' runs, this level's break the budget, and the
                 # finer ones' would too: none of them is kept, or made for later lanes.
                 for j in range(i, len(self.widths)):
                     self.runs[j] = []
-                    self.sums.pop(j, None)
+                    self.sums.pop(self.widths[j], None)
                 self.alive = i
                 break
         # Exact segments: lanes that would fit in what the coarsest level leaves.
@@ -266,6 +274,18 @@ class _Levels:
                 sel = lane == k
                 self.exact[k] = (start[sel], end[sel], node[sel])
 
+    def _sum(self, width: int, pairs: pl.DataFrame) -> None:
+        """Add one part's (bucket, node, ns) sums to a summary candidate's, if still kept."""
+        if width not in self.sums:
+            return
+        total = (pl.concat([self.sums[width], pairs]).group_by("bucket", "node")
+                 .agg(pl.col("ns").sum()))
+        if total.height > self.summary_pairs and width != self.sum_widths[0]:
+            for w in [w for w in self.sums if w <= width]:  # and the finer ones
+                del self.sums[w]
+        else:
+            self.sums[width] = total
+
     def detail(self, lanes: pl.DataFrame, nlanes: int, budget: int,
                tree: GraphFrame) -> TimelineDetail:
         kept = range(self.alive)
@@ -274,21 +294,10 @@ class _Levels:
                          self.widths[i], -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
         used = int(self.nruns[: self.alive].sum())
-        # The summary: the finest kept level whose coarser summable levels all have few
-        # enough pairs (finer levels have at least as many), else the first summable one.
-        choice = None
-        for i in kept:
-            if i not in self.sums and i not in self.too_many:
-                break  # more buckets than summary_buckets: so are the finer levels
-            few = i in self.sums and self.sums[i].height <= self.summary_pairs
-            if choice is None or few:
-                choice = i
-            if not few:
-                break
-        if choice is None:
-            summary = (self.widths[0], _empty_pairs())
-        else:
-            summary = (self.widths[choice], self.sums[choice].sort("bucket", "node"))
+        # The summary: the finest candidate left (all but the coarsest have few enough
+        # pairs; the levels the budget left out are gone).
+        width = min(self.sums, default=self.widths[0])
+        summary = (width, self.sums.get(width, _empty_pairs()).sort("bucket", "node"))
         room = max(budget - used, 0)
         keep = np.zeros(nlanes, dtype=bool)
         for k in self.exact:
