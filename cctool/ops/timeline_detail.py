@@ -21,8 +21,9 @@ The **summary** is the run folded per bucket of one width, added over every loca
 exclusive ns per (bucket, node). The width is the finest kept level's with at most
 ``summary_buckets`` buckets and ``summary_pairs`` (bucket, node) pairs; when even the coarsest
 level has more pairs (a big tree over many locations), the coarsest level's width doubled
-until they are few enough, at worst one bucket for the whole run, so the page stays small. Its sum over buckets ``a..b-1`` is exactly what
-:func:`cctool.model.timeline.fold` gives for the window ``[a * width, b * width)`` ns.
+until they are few enough, at worst one bucket for the whole run, so the page stays small.
+Its sum over buckets ``a..b-1`` is exactly what :func:`cctool.model.timeline.fold` gives
+for the window ``[a * width, b * width)`` ns.
 
 Everything above is per location or a sum over locations, so it is made lane by lane:
 :func:`detail_of_parts` reads a trace in parts (HPCToolkit's trace.db a line at a time) and
