@@ -208,12 +208,18 @@
       const need = 14 * dpr / per, p10 = Math.pow(10, Math.floor(Math.log10(need)));
       const step = [1, 2, 5, 10].map((m) => m * p10).find((v) => v >= need);
       ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      // A pixel row may stand for more than one lane: it labels the multiple of `step`
+      // among the lanes it covers (up to the next row's first lane), so none is skipped.
+      const foot = lanesCanvas.height - 16 * dpr; // the "rank.thread" caption's room
       let last = -Infinity;
-      for (const [lane, y0] of rows) {
-        if (lane % step || lane === last) continue;
-        last = lane;
+      for (let r = 0; r < rows.length; r++) {
+        const [lane, y0] = rows[r];
+        const next = r + 1 < rows.length ? Math.max(rows[r + 1][0], lane + 1) : lane + 1;
+        const m = Math.ceil(lane / step) * step;
+        if (m >= next || m === last || m >= lanes || y0 + 12 * dpr > foot) continue;
+        last = m;
         ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
-        ctx.fillText(`${D.lanes.rank[lane]}.${D.lanes.thread[lane]}`, 4 * dpr, y0 + 6 * dpr);
+        ctx.fillText(`${D.lanes.rank[m]}.${D.lanes.thread[m]}`, 4 * dpr, y0 + 6 * dpr);
       }
       ctx.fillStyle = "#777";
       ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
