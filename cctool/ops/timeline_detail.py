@@ -154,6 +154,11 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     parent = parts.tree.parent_array.astype(np.int64)
     key = census.lanes.select("rank", "thread").with_row_index("lane")
     seen = np.zeros(nlanes, dtype=bool)
+    # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
+    # and batch, not per line (each call has a fixed cost, and small ones run the kernel's
+    # NumPy twin), while the memory stays that of a batch.
+    batch: list[tuple[np.ndarray, ...]] = []
+    held = 0
     for part in parts.parts:
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
         if not seg.height:
@@ -164,11 +169,28 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         if seen[here].any():
             raise CctoolError("a location's segments are split over two parts of the trace")
         seen[here] = True
-        state.add(lane, seg["start"].to_numpy() - census.origin,
-                  seg["end"].to_numpy() - census.origin,
-                  seg["node"].to_numpy().astype(np.int64), parent)
+        batch.append((lane, seg["start"].to_numpy() - census.origin,
+                      seg["end"].to_numpy() - census.origin,
+                      seg["node"].to_numpy().astype(np.int64)))
+        held += seg.height
         del seg, part
+        if held >= _CHUNK_PIECES // 2:
+            _add_batch(state, batch, parent)
+            batch, held = [], 0
+    _add_batch(state, batch, parent)
     return state.detail(census.lanes, nlanes, budget, parts.tree)
+
+
+def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
+               parent: np.ndarray) -> None:
+    """The segments of some parts (whole lanes each) to ``state``, sorted by lane."""
+    if not batch:
+        return
+    lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
+    if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
+        order = np.argsort(lane, kind="stable")
+        lane, start, end, node = lane[order], start[order], end[order], node[order]
+    state.add(lane, start, end, node, parent)
 
 
 @dataclass(frozen=True)
