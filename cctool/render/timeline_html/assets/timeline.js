@@ -241,6 +241,13 @@
     if (a >= 1e3) return num(ns / 1e3) + " µs";
     return Math.round(ns) + " ns";
   }
+  function fmtTick(ns, step) { // an axis time with the digits its step needs (112.905 s, 112.910 s)
+    const a = Math.abs(ns), unit = a >= NS ? [NS, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " µs"] : [1, " ns"];
+    const digits = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / unit[0]) - 1e-9)));
+    const v = ns / unit[0];
+    if (v >= 1000 && !digits) return Math.round(v).toLocaleString("en-US") + unit[1];
+    return (Math.abs(v) >= 1000 ? v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : v.toFixed(digits)) + unit[1];
+  }
   function niceStep(x) { const p = Math.pow(10, Math.floor(Math.log10(x))); for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p; return 10 * p; }
   function drawAxis(gut, plot, nsPerPx) {
     const W = axisCanvas.width, H = axisCanvas.height;
@@ -253,7 +260,7 @@
     for (let t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
       const x = gut + (t - view.t0) / nsPerPx;
       actx.moveTo(x + 0.5, H - 8 * dpr); actx.lineTo(x + 0.5, H);
-      const label = fmt(t);
+      const label = fmtTick(t, step);
       if (x + 3 * dpr + actx.measureText(label).width <= W) actx.fillText(label, x + 3 * dpr, 4 * dpr);
     }
     actx.stroke();
