@@ -66,6 +66,7 @@ CASES: dict[str, Case] = {
                        ("time (inc)", "time", "samples (inc)")),
     "chrome-trace": Case("repo:chrome-trace/viztracer.json", ("time (inc)", "time", "calls"),
                          ("--depth", "7")),
+    "otf2": Case("repo:otf2/ping-pong", ("time (inc)", "time", "calls")),
     "dhat": Case("repo:dhat/np2", ("bytes (inc)", "reads (inc)", "writes (inc)"),
                  ("--depth", "4", "--threshold", "0.05")),
     "caliper-data": Case("repo:caliper-data/np2", ("bytes allocated (inc)", "allocations",
@@ -101,6 +102,8 @@ def profile(data: Callable[[str], Path], tmp_path: Path) -> Callable[[str], Path
             shutil.copy(REPO_DATA / source.removeprefix("repo:"), old)
             os.utime(old, (0, 0))
             return old
+        if fmt == "otf2":
+            pytest.importorskip("otf2", reason="the otf2 package is not installed (cctool[otf2])")
         if source.startswith("repo:"):
             return REPO_DATA / source.removeprefix("repo:")
         folder, _, name = source.partition("/")
@@ -217,6 +220,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # viztracer's outermost X event: {"name": "builtins.exec", "dur": 517999.901}.
     # (Chrome traces are in microseconds; cctool holds seconds.)
     "chrome-trace": [("builtins.exec", 517999.901e-6)],
+    # otf2's Python bindings: main's Leave - Enter on the two ranks (otf2/totals.json).
+    "otf2": [("int main(int, char**)", 0.3987849786260884)],
     # valgrind-summary.txt of np2: the two ranks' "Total:" bytes, 3,451,530 + 3,025,444.
     "dhat": [("heap", 3451530.0 + 3025444.0)],
     # cali-query -q "select sum(alloc.total_size) where mem.alloc group by mpi.world.size"

@@ -143,12 +143,14 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
 def test_a_pruned_context_never_overwrites_the_last_node() -> None:
     """The reader places costs by preorder slot; a pruned slot (no cost) after the last
     node's slot is dropped, never written over the last node."""
+    from cctool.readers._hpcv4_blocks import Blocks, kept_columns
     from cctool.readers.hpctoolkit_v4 import _long_table
 
     # Two locations, three slots; the last slot is pruned.
-    own = {0: np.array([[0.0, 5.0, 0.0], [0.0, 2.0, 0.0]])}
-    out = _long_table(own, [0], ["time"], np.array([True, True, False]), np.array([-1, 0]),
-                      np.array([0, 1]), np.array([0, 0]))
+    got = Blocks({0: np.array([[0.0, 5.0, 0.0], [0.0, 2.0, 0.0]])}, np.ones(3, dtype=bool),
+                 np.ones(1, dtype=bool))
+    own = kept_columns(got, np.flatnonzero([True, True, False]))
+    out = _long_table(own, [0], ["time"], np.array([-1, 0]), np.array([0, 1]), np.array([0, 0]))
     assert out["node"].tolist() == [0, 1, 0, 1] and out["rank"].tolist() == [0, 0, 1, 1]
     assert out["time"].tolist() == [0.0, 5.0, 0.0, 2.0]
     assert out["time (inc)"].tolist() == [5.0, 5.0, 2.0, 2.0]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -178,26 +182,34 @@ def test_group_block_sums_twins_agree_bit_for_bit(seed: int) -> None:
 def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     rng = np.random.default_rng(seed)
     entries, rows, ncols = 200, 60, 3
-    first = rng.integers(-1, rows, entries).astype(np.int64)  # -1: a context meta.db lacks
-    second = np.where(rng.random(entries) < 0.8, rng.integers(0, rows, entries), -1)
+    # -1: a context meta.db lacks; ``rows``: an owner that is not kept (its term is dropped,
+    # the value still comes off the parent's row)
+    first = rng.integers(-1, rows + 1, entries).astype(np.int64)
+    second = np.where(rng.random(entries) < 0.8, rng.integers(0, rows + 1, entries), -1)
     count = rng.integers(0, 4, entries).astype(np.int64)
     col = rng.integers(-1, ncols, int(count.sum())).astype(np.int64)  # -1: not an exec metric
     val = rng.lognormal(size=col.size)
     val[::7] = 0.1  # repeated values: exact cancellations and rounding noise appear
-    got, want = np.full((ncols, rows), 9.0), np.full((ncols, rows), 9.0)
-    _jit.profile_own_costs(first, second.astype(np.int64), count, col, val, got)
-    _reference.profile_own_costs(first, second.astype(np.int64), count, col, val, want)
+    # the reader's layout: one location's plane of a (metrics, locations, rows) block
+    got, want = np.full((ncols, 4, rows), 9.0), np.full((ncols, 4, rows), 9.0)
+    _jit.profile_own_costs(first, second.astype(np.int64), count, col, val, got[:, 2])
+    _reference.profile_own_costs(first, second.astype(np.int64), count, col, val, want[:, 2])
     assert np.array_equal(got, want)
+    assert (got[:, [0, 1, 3]] == 9.0).all()  # the other locations' rows are untouched
+    contiguous = np.full((ncols, rows), 9.0)
+    _jit.profile_own_costs(first, second.astype(np.int64), count, col, val, contiguous)
+    assert np.array_equal(contiguous, want[:, 2])
     # The specification: one bincount over the kept values, then the subtractions.
     a, b = np.repeat(first, count), np.repeat(second, count)
     keep = (col >= 0) & (a >= 0)
-    up = keep & (b >= 0)
-    cell = np.concatenate([col[keep] * rows + a[keep], col[up] * rows + b[up]])
-    terms = np.concatenate([val[keep], -val[up]])
+    add = keep & (a < rows)
+    up = keep & (b >= 0) & (b < rows)
+    cell = np.concatenate([col[add] * rows + a[add], col[up] * rows + b[up]])
+    terms = np.concatenate([val[add], -val[up]])
     own = np.bincount(cell, weights=terms, minlength=rows * ncols)
     scale = np.bincount(cell, weights=np.abs(terms), minlength=rows * ncols)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
-    assert np.array_equal(want.ravel(), own)
+    assert np.array_equal(want[:, 2].ravel(), own)
 
 
 @pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
@@ -240,3 +252,33 @@ def test_heaviest_paths_twins_agree(seed: int, shape: str) -> None:
         assert inc[chain[-1]] == root[g]
         for upper, lower in zip(chain[1:], chain, strict=False):  # each step the heaviest child
             assert inc[lower] == max(t for k, t in inc.items() if parent[k] == upper)
+
+
+def test_loading_the_kernels_skips_numbas_blas_probe_only_while_it_loads() -> None:
+    """Numba's target load imports scipy.linalg to probe for BLAS (0.18 s); cctool's kernels
+    load without it, and compiled code of the user's own still finds SciPy's BLAS after."""
+    pytest.importorskip("scipy", reason="without SciPy there is no probe to skip")
+    code = """
+import sys, threading
+import os
+import subprocess
+import sys
+
+import numpy as np
+from cctool import kernels
+threads = [threading.Thread(target=kernels.warm_profile_own_costs, args=(10**9,))
+           for _ in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert kernels._impl is not None
+print("scipy.linalg" in sys.modules)
+import numba
+@numba.njit
+def dot(a, b):
+    return np.dot(a, b)
+print(dot(np.ones((2, 2)), np.ones((2, 2))).sum())
+"""
+    env = {**os.environ, "CCTOOL_NO_BACKGROUND_COMPILE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", "8.0"]

@@ -27,7 +27,10 @@ Kernels:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
 
@@ -62,6 +65,36 @@ PATH_MATCH_COMPILED_NODES = 120_000
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 
 
+def cores() -> int:
+    """CPUs this process may run on (the affinity mask where the OS has one): how many
+    threads a kernel that releases the GIL can keep busy."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def on_threads(work: Callable[[Any], None], items: Sequence[Any], workers: int,
+               name: str) -> None:
+    """``work(item)`` for every item, on up to ``workers`` threads named ``name`` (for kernels
+    that release the GIL), or in this thread for one worker. The first error in the items'
+    order is raised, the items not started yet cancelled."""
+    workers = max(1, min(workers, len(items)))
+    if workers == 1:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+        futures: list[Future[None]] = [pool.submit(work, item) for item in items]
+        try:
+            for f in futures:
+                f.result()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
 def _pick(work: int) -> ModuleType:
     return _fast(work >= SMALL_WORK)
 
@@ -85,10 +118,43 @@ def _fast(large: bool) -> ModuleType:
 def _compiled() -> ModuleType:
     global _impl
     if _impl is None:
+        _load_numba_targets()
         import cctool.kernels._jit as impl
 
         _impl = impl
     return _impl
+
+
+_TARGET_LOAD = threading.Lock()
+
+
+def _no_blas() -> None:
+    raise ImportError("cctool's kernels use no BLAS")
+
+
+def _load_numba_targets() -> None:
+    """Load Numba's CPU target (what its first dispatch would do) without its BLAS probe.
+
+    Loading the target imports ``numba.np.arraymath``, which probes for BLAS by importing
+    ``scipy.linalg`` where SciPy is installed: 0.18 s of the 0.26 s a first kernel call took,
+    only to choose how ``np.correlate``/``np.convolve`` take inner products in compiled code
+    (a plain loop without BLAS). cctool's kernels use neither, so the probe is answered "no
+    BLAS" while the target loads; the probe is put back at once, so ``np.dot`` and the rest of
+    ``np.linalg`` in compiled code still find SciPy's BLAS. Where ``scipy.linalg`` is imported
+    already the probe is free and runs as usual.
+    """
+    import numba.np.linalg as linalg
+    from numba.core.registry import cpu_target
+
+    with _TARGET_LOAD:  # the reader's warm-up thread and the main thread may both get here
+        if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+            return
+        probe = linalg.ensure_blas
+        linalg.ensure_blas = _no_blas
+        try:
+            cpu_target.target_context.refresh()
+        finally:
+            linalg.ensure_blas = probe
 
 
 def preorder(parent: np.ndarray) -> np.ndarray:
@@ -147,18 +213,24 @@ def warm_metric_db_rows(work: int) -> None:
                np.zeros(1, dtype=np.bool_), np.zeros((1, 1)), 0)
 
 
-def profile_own_costs_impl(work: int) -> Callable[..., None]:
+def profile_own_costs_impl(work: int) -> tuple[Callable[..., None], bool]:
     """The v4 profile kernel for a database of ``work`` values in all (see
-    ``_reference.profile_own_costs``)."""
-    return _fast(work >= PROFILE_COSTS_COMPILED_WORK).profile_own_costs  # type: ignore[no-any-return]
+    ``_reference.profile_own_costs``), and whether it is the compiled one (which releases
+    the GIL, so profiles can be scattered on several threads)."""
+    impl = _fast(work >= PROFILE_COSTS_COMPILED_WORK)
+    return impl.profile_own_costs, impl is not _reference
 
 
 def warm_profile_own_costs(work: int) -> None:
     """Load the compiled v4 profile kernel now if :func:`profile_own_costs_impl` will pick
     it for ``work`` values: the reader calls this on a thread while it reads meta.db."""
-    if _fast(work >= PROFILE_COSTS_COMPILED_WORK) is not _reference:
+    kernel, compiled = profile_own_costs_impl(work)
+    if compiled:
         i64 = np.zeros(1, dtype=np.int64)
-        profile_own_costs_impl(work)(i64, i64, i64, i64, np.zeros(1), np.zeros((1, 1)))
+        # the layouts the reader passes: one location's plane of a (metrics, locations,
+        # slots) block, strided (several metrics) or contiguous (one)
+        for plane in (np.zeros((2, 2, 2))[:, 0], np.zeros((1, 1))):
+            kernel(i64, i64, i64, i64, np.zeros(1), plane)
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -89,7 +89,10 @@ def compile_all() -> Path:
     w = np.array([0, 1, 2, 3], dtype=np.int64)
     _jit.metric_db_rows(np.zeros((1, 4, 2), dtype=np.uint64), w, w[1:], w[:3],
                         np.array([True, False]), np.zeros((2, 4)), 0)
-    _jit.profile_own_costs(w, w, np.ones(4, dtype=np.int64), w, np.ones(4), np.zeros((4, 4)))
+    # The v4 reader passes one location's plane of a (metrics, locations, slots) block, a
+    # strided view, or (many metrics) a contiguous array.
+    for out in (np.zeros((4, 2, 4))[:, 0], np.zeros((4, 4))):
+        _jit.profile_own_costs(w, w, np.ones(4, dtype=np.int64), w, np.ones(4), out)
     _jit.sorted_membership(idx, idx)
     _jit.group_block_sums(r(f64), idx, r(np.ones(4, dtype=np.bool_)), 4)
     _jit.path_hashes(i64, idx, 0)

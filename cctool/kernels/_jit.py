@@ -267,21 +267,22 @@ def group_block_sums(block, group, keep, ngroups):  # pragma: no cover - compile
 
 @njit(cache=True, nogil=True)
 def profile_own_costs(first, second, count, col, val, out):  # pragma: no cover - compiled
-    nrows = out.shape[1]
-    flat = out.reshape(-1)
-    scale = np.zeros(flat.size, dtype=np.float64)
-    for i in range(flat.size):
-        flat[i] = 0.0
+    # ``out`` may be a strided view (one location's rows of a (metrics, locations, rows)
+    # block); ``scale`` is this profile's own.
+    ncols, nrows = out.shape
+    scale = np.zeros((ncols, nrows), dtype=np.float64)
+    for c in range(ncols):
+        for r in range(nrows):
+            out[c, r] = 0.0
     # Pass 1: every kept value at its first row, in value order (bincount's order).
     v = 0
     for e in range(first.shape[0]):
         row = first[e]
         for _ in range(count[e]):
             c = col[v]
-            if c >= 0 and row >= 0:
-                cell = c * nrows + row
-                flat[cell] += val[v]
-                scale[cell] += abs(val[v])
+            if c >= 0 and 0 <= row < nrows:
+                out[c, row] += val[v]
+                scale[c, row] += abs(val[v])
             v += 1
     # Pass 2: the subtractions, in the same order.
     v = 0
@@ -290,14 +291,14 @@ def profile_own_costs(first, second, count, col, val, out):  # pragma: no cover 
         up = second[e]
         for _ in range(count[e]):
             c = col[v]
-            if c >= 0 and row >= 0 and up >= 0:
-                cell = c * nrows + up
-                flat[cell] += -val[v]
-                scale[cell] += abs(val[v])
+            if c >= 0 and row >= 0 and 0 <= up < nrows:
+                out[c, up] += -val[v]
+                scale[c, up] += abs(val[v])
             v += 1
-    for i in range(flat.size):
-        if abs(flat[i]) <= 1e-9 * scale[i]:
-            flat[i] = 0.0
+    for c in range(ncols):
+        for r in range(nrows):
+            if abs(out[c, r]) <= 1e-9 * scale[c, r]:
+                out[c, r] = 0.0
 
 
 @njit(cache=True)

@@ -329,28 +329,30 @@ def profile_own_costs(
     first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
     val: np.ndarray, out: np.ndarray,
 ) -> None:
-    """One HPCToolkit v4 profile's own costs, into ``out`` (metric columns, rows), zeroed
-    first.
+    """One HPCToolkit v4 profile's own costs, into ``out`` (metric columns, rows; perhaps a
+    strided view), zeroed first.
 
     The profile's context index entry ``e`` holds ``count[e]`` consecutive values; each value
     ``v`` (metric column ``col[v]``, -1 to skip) adds ``val[v]`` at row ``first[e]`` (-1: skip
-    the value) and takes it off at row ``second[e]`` (-1: none). The terms are added in the
-    order of one ``np.bincount`` over [every kept value, then every subtraction], from 0.0;
-    a sum whose magnitude is at most 1e-9 of the sum of its terms' magnitudes is rounding noise
-    and becomes 0.0.
+    the value) and takes it off at row ``second[e]`` (-1: none). A row past ``out``'s last
+    (an owner that is not kept) drops that term only: the value still comes off its parent's
+    row. The terms are added in the order of one ``np.bincount`` over [every kept value, then
+    every subtraction], from 0.0; a sum whose magnitude is at most 1e-9 of the sum of its
+    terms' magnitudes is rounding noise and becomes 0.0.
     """
-    nrows = out.shape[1]
+    ncols, nrows = out.shape
     a = np.repeat(first, count)
     sel = (col >= 0) & (a >= 0)
     b, c, v = np.repeat(second, count)[sel], col[sel], val[sel]
     a = a[sel]
-    has = b >= 0
-    cell = np.concatenate([c * nrows + a, c[has] * nrows + b[has]])
-    terms = np.concatenate([v, -v[has]])
-    own = np.bincount(cell, weights=terms, minlength=out.size)
-    scale = np.bincount(cell, weights=np.abs(terms), minlength=out.size)
+    add = a < nrows
+    sub = (b >= 0) & (b < nrows)
+    cell = np.concatenate([c[add] * nrows + a[add], c[sub] * nrows + b[sub]])
+    terms = np.concatenate([v[add], -v[sub]])
+    own = np.bincount(cell, weights=terms, minlength=ncols * nrows)
+    scale = np.bincount(cell, weights=np.abs(terms), minlength=ncols * nrows)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
-    out.reshape(-1)[:] = own
+    out[...] = own.reshape(ncols, nrows)
 
 
 def heaviest_paths(

@@ -57,6 +57,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
+    ("otf2", "cctool.readers.otf2_trace"),
     ("cpuprofile", "cctool.readers.cpuprofile"),
     ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),

@@ -25,9 +25,7 @@ those columns and nothing more.
 
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -180,20 +178,7 @@ def _read_metric_dbs(
             _read_db(files[i][2], raw[i - lo], nodes, nmetrics)
         kernel(raw, keep, child, parent, flags, out, lo)
 
-    workers = min(_cores(), len(starts)) if compiled else 1
-    if workers <= 1:
-        for lo in starts:
-            work(lo)
-        return out
-    with ThreadPoolExecutor(workers, thread_name_prefix="cctool-metric-db") as pool:
-        futures: list[Future[None]] = [pool.submit(work, lo) for lo in starts]
-        try:
-            for f in futures:
-                f.result()
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    kernels.on_threads(work, starts, kernels.cores() if compiled else 1, "cctool-metric-db")
     return out
 
 
@@ -208,14 +193,6 @@ def _warm_kernel(folder: Path) -> None:
             kernels.warm_metric_db_rows(len(files) * nodes * nmetrics)
     except Exception:  # the read that follows reports any problem properly
         pass
-
-
-def _cores() -> int:
-    """CPUs this process may run on (the affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def _read_db(path: Path, into: np.ndarray, nodes: int, nmetrics: int) -> None:

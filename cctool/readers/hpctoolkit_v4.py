@@ -165,8 +165,9 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
     up = plan.parent[alive]
     parent = np.where(up >= 0, position[np.maximum(up, 0)], -1)
     exclusive = [names[c] for c in chosen]
-    columns = _long_table(got.columns, chosen, exclusive, alive, parent, rank, thread)
+    own = blocks.kept_columns(got, None if alive.all() else np.flatnonzero(alive))
     del got
+    columns = _long_table(own, chosen, exclusive, parent, rank, thread)
     metadata = {
         "format": NAME,
         "path": str(folder),
@@ -319,11 +320,11 @@ _DENSE = 0.5  # block layout kept when at least this share of (location, node) r
 
 
 def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
-                alive: np.ndarray, parent: np.ndarray, rank: np.ndarray,
+                parent: np.ndarray, rank: np.ndarray,
                 thread: np.ndarray) -> dict[str, np.ndarray]:
-    """Exclusive and inclusive columns from the block columns of own costs (over the plan's
-    slots), the pruned slots dropped: one block of every node per location, in preorder, or
-    where most rows would be zero (GPU streams), only the rows with a non-zero value.
+    """Exclusive and inclusive columns from the flat columns of own costs (one block of
+    every kept node per location, in preorder): the blocks as they are, or where most rows
+    would be zero (GPU streams), only the rows with a non-zero value.
 
     Inclusive sums are taken per location over the whole block, as the long table's subtree
     sums would be, without a row for every (node, location) pair when the table is sparse.
@@ -331,18 +332,8 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
-    keep = None if alive.all() else np.flatnonzero(alive)
-    exclusive: dict[str, np.ndarray] = {}
-    for c, name in zip(chosen, names, strict=True):
-        exc = own.pop(c, None)  # (locations, slots), perhaps a view of all metrics' block
-        if exc is None:
-            exclusive[name] = np.zeros(nloc * n)
-        else:  # a new column of the kept rows; the block goes once every metric is out
-            # take, not exc[:, keep]: fancy indexing on the second axis returns a transposed
-            # layout that reshape would copy once more
-            kept = np.take(exc, keep, axis=1) if keep is not None else exc.copy()
-            exclusive[name] = kept.reshape(-1)
-        del exc
+    exclusive = {name: own.pop(c) if c in own else np.zeros(nloc * n)
+                 for c, name in zip(chosen, names, strict=True)}
     out: dict[str, np.ndarray] = {}
     for name, exc in exclusive.items():
         out[name] = exc
