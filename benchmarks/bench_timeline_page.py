@@ -11,6 +11,14 @@ of the process, best of ``--repeat``), and opens it in headless Chromium (the sy
 alone, and the mean redraw while zooming with the wheel. One line per case on stdout.
 
 Cases are ``LANES x NODES`` of the synthetic tree, e.g. ``64x533000`` (64 x ~100k intervals).
+
+``--trace 64x100k --trace 1024x1M`` measures instead the trace.db files of
+:mod:`benchmarks.bench_trace_read` (10,000 nodes, each location's contexts run 38 or 380
+times over: 6.4M and 1.02 billion intervals, 77 MB and 12.2 GB): generate them first with
+``--generate-only`` (timed on its own line), then per trace the text view and a window's
+tree (``cctool timeline DB --window 10s:12s``, ``cctool tree DB --window 10s:12s``), the page
+(``cctool timeline DB -o page.html``: a line at a time, two passes), its size and its first
+draw. ``--whole-text`` adds the text view of the whole run (15 minutes at 1,024 x 1M).
 """
 
 from __future__ import annotations
@@ -80,11 +88,57 @@ def first_draw(page: Path) -> tuple[float, float, float, int]:
     return ready, frame, sum(draws) / len(draws), lanes
 
 
+def traces(names: list[str], repeat: int, generate_only: bool, whole_text: bool) -> None:
+    """The trace.db cases (see the module docstring), one table row per measurement."""
+    from benchmarks import bench_trace_read as reads
+
+    cct = [sys.executable, "-m", "cctool"]
+    print("| trace | step | time | peak RSS | size | load |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in names:
+        db = DATA / f"trace-{name}"
+        if not (db / ".complete").exists():
+            start = time.perf_counter()
+            reads._db(name)  # noqa: SLF001 - the one definition of these databases
+            print(f"| {name} | generate (`python -m cctool.synth ... --trace`) "
+                  f"| {time.perf_counter() - start:.1f} s | | "
+                  f"{(db / 'trace.db').stat().st_size / 1e9:.2f} GB | "
+                  f"{os.getloadavg()[0]:.1f} |", flush=True)
+        if generate_only:
+            continue
+        lines, count = reads.intervals(db)
+        print(f"| {name} | {lines:,} lines, {count:,} intervals | | | | |", flush=True)
+        page = DATA / f"trace-{name}.html"
+        steps = [("`timeline --window 10s:12s` (text)",
+                  [*cct, "timeline", str(db), "--window", "10s:12s", "-o", os.devnull]),
+                 ("`tree --window 10s:12s`",
+                  [*cct, "tree", str(db), "--window", "10s:12s", "-o", os.devnull])]
+        if whole_text:
+            steps.append(("`timeline` (text, whole run)",
+                          [*cct, "timeline", str(db), "-o", os.devnull]))
+        steps.append(("`timeline -o page.html`", [*cct, "timeline", str(db), "-o", str(page)]))
+        for label, args in steps:
+            wall, rss = measure(args, repeat)
+            size = (f"{page.stat().st_size / 1e6:.1f} MB" if args[-1] == str(page) else "")
+            print(f"| {name} | {label} | {wall:.1f} s | {rss:,.0f} MB | {size} "
+                  f"| {os.getloadavg()[0]:.1f} |", flush=True)
+        ready, frame, redraw, drawn = first_draw(page)
+        print(f"| {name} | first draw in Chromium 1600 x 900 (first frame {frame:.0f} ms, "
+              f"zoom redraw {redraw:.0f} ms, {drawn} lanes drawn) | {ready:.2f} s | | "
+              f"| {os.getloadavg()[0]:.1f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", action="append", default=[], metavar="LANESxNODES")
+    ap.add_argument("--trace", action="append", default=[], choices=["64x100k", "1024x1M"])
+    ap.add_argument("--generate-only", action="store_true")
+    ap.add_argument("--whole-text", action="store_true")
     ap.add_argument("--repeat", type=int, default=2)
     opts = ap.parse_args()
+    if opts.trace:
+        traces(opts.trace, opts.repeat, opts.generate_only, opts.whole_text)
+        return
     print("| case | intervals | write page | peak RSS | page size | first draw | first frame "
           "| zoom redraw | lanes | load |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

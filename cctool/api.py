@@ -304,13 +304,15 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
     """
     from cctool.model.timeline import parse_window
-    from cctool.render.timeline_html import TimelinePageOptions, timeline_page
+    from cctool.readers.timelines import timeline_source
+    from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
     span = parse_window(window) if window else (None, None)
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
-    return timeline_page(read_timeline(path, fmt),
-                         TimelinePageOptions(depth=depth, window=span, title=name,
-                                             budget=budget))
+    # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
+    return timeline_page_of_parts(timeline_source(path, fmt),
+                                  TimelinePageOptions(depth=depth, window=span, title=name,
+                                                      budget=budget))
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

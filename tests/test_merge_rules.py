@@ -349,7 +349,9 @@ NOT_MERGING = {
     "cctool/ops/timeline.py:_strips": "adds up trace segment durations (time), no metric values",
     "cctool/ops/timeline.py:view_of_parts": "adds up bucket and segment durations (time)",
     "cctool/ops/timeline_detail.py:_pairs": "adds up trace segment durations per bucket (time)",
-    "cctool/ops/timeline_detail.py:timeline_detail": "adds up the pieces' durations (time)",
+    "cctool/ops/timeline_detail.py:add": "adds up the pieces' durations (time)",
+    "cctool/ops/timeline_detail.py:_sum": "adds up the pieces' durations per bucket (time)",
+    "cctool/ops/timeline_detail.py:_census": "counts segments per location",
     "cctool/ops/idle.py:busy_values": "takes a root's idle subtrees off its value to choose "
     "where the hot path starts (a ranking of roots, no value shown as a total)",
 }

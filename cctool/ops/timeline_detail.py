@@ -17,24 +17,35 @@ Levels are made coarsest first while the runs of every level made so far stay wi
 fewest of them, so deep zoom shows real intervals where they are few enough and the finest
 level elsewhere (a page says that what it shows there is aggregated).
 
-The **summary** is the run folded per bucket of one level (the finest with at most
-``summary_buckets`` buckets and ``summary_pairs`` (bucket, node) pairs), added over every
-location: exclusive ns per (bucket, node). Its sum over buckets ``a..b-1`` is exactly what
-:func:`cctool.model.timeline.fold` gives for the window ``[a * width, b * width)`` ns.
+The **summary** is the run folded per bucket of one width, added over every location:
+exclusive ns per (bucket, node). The width is the finest kept level's with at most
+``summary_buckets`` buckets and ``summary_pairs`` (bucket, node) pairs; when even the coarsest
+level has more pairs (a big tree over many locations), the coarsest level's width doubled
+until they are few enough, at worst one bucket for the whole run, so the page stays small.
+Its sum over buckets ``a..b-1`` is exactly what :func:`cctool.model.timeline.fold` gives
+for the window ``[a * width, b * width)`` ns.
+
+Everything above is per location or a sum over locations, so it is made lane by lane:
+:func:`detail_of_parts` reads a trace in parts (HPCToolkit's trace.db a line at a time) and
+holds one part and what the budget keeps, never the trace; :func:`timeline_detail` is the
+same on a timeline in memory, given as one part.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 
 from cctool import kernels
-from cctool.model.timeline import Timeline
+from cctool.errors import CctoolError
+from cctool.model.frame import GraphFrame
+from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops.timeline import locations
 
-__all__ = ["Level", "TimelineDetail", "timeline_detail"]
+__all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 4_000_000
@@ -74,6 +85,7 @@ class TimelineDetail:
         summary_width: bucket length of the summary in ns.
         summary: ``bucket``, ``node``, ``ns``: exclusive time over every location.
         budget: the runs and segments the levels and exact segments could use.
+        tree: the calling context tree whose node ids ``node`` columns hold.
     """
 
     span: int
@@ -84,6 +96,7 @@ class TimelineDetail:
     summary_width: int
     summary: pl.DataFrame
     budget: int
+    tree: GraphFrame
 
     @property
     def exact_lanes(self) -> np.ndarray:
@@ -96,7 +109,8 @@ class TimelineDetail:
 def timeline_detail(timeline: Timeline, *, budget: int = 3_000_000, coarse: int = 1024,
                     summary_buckets: int = 65_536,
                     summary_pairs: int = 400_000) -> TimelineDetail:
-    """Levels, exact segments and the summary of ``timeline`` (see the module docstring).
+    """Levels, exact segments and the summary of ``timeline`` (see the module docstring):
+    :func:`detail_of_parts` of the timeline as its one part.
 
     Args:
         timeline: the trace.
@@ -104,59 +118,228 @@ def timeline_detail(timeline: Timeline, *, budget: int = 3_000_000, coarse: int 
         coarse: at most this many buckets in the coarsest level.
         summary_buckets, summary_pairs: limits of the summary's resolution.
     """
-    seg = timeline.segments.filter(pl.col("end") > pl.col("start"))
-    lanes = locations(timeline)
-    key = lanes.select("rank", "thread").with_row_index("lane")
-    seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
-    lane = seg["lane"].to_numpy().astype(np.int64)
-    start = seg["start"].to_numpy() - timeline.origin
-    end = seg["end"].to_numpy() - timeline.origin
-    node = seg["node"].to_numpy().astype(np.int64)
-    nlanes = lanes.height
-    counts = np.bincount(lane, minlength=nlanes)
-    lanes = lanes.with_columns(segments=pl.Series(counts, dtype=pl.Int64))
-    span = max(int(end.max()) if end.size else 1, 1)
-    parent = timeline.tree.parent_array.astype(np.int64)
+    def one() -> TimelineParts:
+        return TimelineParts(timeline.tree, timeline.span, timeline.locations, iter([timeline]))
 
+    return detail_of_parts(one, budget=budget, coarse=coarse, summary_buckets=summary_buckets,
+                           summary_pairs=summary_pairs)
+
+
+def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_000_000,
+                    coarse: int = 1024, summary_buckets: int = 65_536,
+                    summary_pairs: int = 400_000) -> TimelineDetail:
+    """:func:`timeline_detail` of a timeline read in parts, in two passes over them (each
+    ``open_parts()`` reads them anew; parts hold whole locations): the first counts each
+    lane's segments and finds the run's span (the finest bucket width follows from the
+    most segments a lane has, which no header states), the second makes the levels lane by
+    lane. Only the runs, sums and exact segments that can still be kept are held: a level's
+    runs over the lanes read so far only grow, so a level that already breaks the budget is
+    dropped and no longer made, and likewise the summaries and the exact segments. The
+    memory is that of a part plus the budget, whatever the trace's size; the result is the
+    same however the trace is cut into parts.
+    """
+    census = _census(open_parts())
+    nlanes = census.lanes.height
+    counts = census.lanes["segments"].to_numpy()
+    span = census.span
     fine = int(min(max(counts.max(initial=0), coarse), 1 << 20))
     w_fine = max(1, -(-span // fine))
     widths = [w_fine]
     while -(-span // widths[-1]) > coarse:
         widths.append(widths[-1] * 2)
-    chunks = _chunks(counts, -(-span // w_fine))
+    widths.reverse()  # coarsest first
+    state = _Levels(widths, span, counts, budget, summary_buckets, summary_pairs)
 
-    levels: list[Level] = []
-    used = 0
-    summary: tuple[int, pl.DataFrame] | None = None
-    summing = True  # finer levels have at least as many pairs: stop at the first too many
-    for width in reversed(widths):  # coarsest first
-        nb = -(-span // width)
-        parts, sums = [], []
-        for lo, hi in chunks:
-            sel = slice(lo, hi)
-            b, n, t, lanes_of = _pieces(lane[sel], start[sel], end[sel], node[sel], width)
-            parts.append(_runs(b, n, t, lanes_of, width, nb, span, parent))
-            if summing and nb <= summary_buckets:
-                sums.append(_pairs(b, n, t))
-        runs = pl.concat(parts) if parts else _empty_runs()
-        if levels and used + runs.height > budget:
-            break
-        used += runs.height
-        levels.append(_level(runs, width, nb, nlanes))
-        if sums:
-            pairs = (pl.concat(sums).group_by("bucket", "node").agg(pl.col("ns").sum())
-                     .sort("bucket", "node"))
-            if summary is None or pairs.height <= summary_pairs:
-                summary = (width, pairs)
-            summing = pairs.height <= summary_pairs
-    levels.reverse()
-    if summary is None:  # no segments at all
-        summary = (widths[-1], pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64,
-                                                    "ns": pl.Int64}))
-    exact_offsets, exact = _exact(lane, start, end, node, counts, max(budget - used, 0))
-    return TimelineDetail(span=span, lanes=lanes, levels=levels, exact_offsets=exact_offsets,
-                          exact=exact, summary_width=summary[0], summary=summary[1],
-                          budget=budget)
+    parts = open_parts()
+    parent = parts.tree.parent_array.astype(np.int64)
+    key = census.lanes.select("rank", "thread").with_row_index("lane")
+    seen = np.zeros(nlanes, dtype=bool)
+    # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
+    # and batch, not per line (each call has a fixed cost, and small ones run the kernel's
+    # NumPy twin), while the memory stays that of a batch.
+    batch: list[tuple[np.ndarray, ...]] = []
+    held = 0
+    for part in parts.parts:
+        seg = part.segments.filter(pl.col("end") > pl.col("start"))
+        if not seg.height:
+            continue
+        seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
+        lane = seg["lane"].to_numpy().astype(np.int64)
+        here = np.unique(lane)
+        if seen[here].any():
+            raise CctoolError("a location's segments are split over two parts of the trace")
+        seen[here] = True
+        batch.append((lane, seg["start"].to_numpy() - census.origin,
+                      seg["end"].to_numpy() - census.origin,
+                      seg["node"].to_numpy().astype(np.int64)))
+        held += seg.height
+        del seg, part
+        if held >= _CHUNK_PIECES // 2:
+            _add_batch(state, batch, parent)
+            batch, held = [], 0
+    _add_batch(state, batch, parent)
+    return state.detail(census.lanes, nlanes, budget, parts.tree)
+
+
+def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
+               parent: np.ndarray) -> None:
+    """The segments of some parts (whole lanes each) to ``state``, sorted by lane."""
+    if not batch:
+        return
+    lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
+    if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
+        order = np.argsort(lane, kind="stable")
+        lane, start, end, node = lane[order], start[order], end[order], node[order]
+    state.add(lane, start, end, node, parent)
+
+
+@dataclass(frozen=True)
+class _Census:
+    """The first pass: every location with segments (``rank``, ``thread``, ``label``,
+    ``segments``: the non-empty ones), the run's origin and its span in ns."""
+
+    lanes: pl.DataFrame
+    origin: int
+    span: int
+
+
+def _census(parts: TimelineParts) -> _Census:
+    tables, last, origin = [], 0, parts.span[0]
+    for part in parts.parts:
+        seg = part.segments
+        origin = part.origin
+        tables.append(seg.group_by("rank", "thread").agg(
+            (pl.col("end") > pl.col("start")).sum().alias("segments")))
+        nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
+        if nonempty.len():
+            last = max(last, int(nonempty.max()) - part.origin)  # type: ignore[arg-type]
+        del seg, part
+    per = (pl.concat(tables).group_by("rank", "thread").agg(pl.col("segments").sum())
+           if tables else pl.DataFrame(schema={"rank": pl.Int32, "thread": pl.Int32,
+                                               "segments": pl.UInt32}))
+    per = per.sort("rank", "thread")
+    lanes = locations(replace(parts, locations=per.select("rank", "thread")))
+    lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
+    return _Census(lanes=lanes, origin=origin, span=max(last, 1))
+
+
+class _Levels:
+    """The second pass's state: per level (coarsest first) the runs of the lanes added so
+    far while the levels up to it fit the budget, the summary sums while they may still be
+    chosen, and the exact segments of the lanes that may still fit."""
+
+    def __init__(self, widths: list[int], span: int, counts: np.ndarray, budget: int,
+                 summary_buckets: int, summary_pairs: int) -> None:
+        self.widths, self.span, self.counts, self.budget = widths, span, counts, budget
+        self.summary_buckets, self.summary_pairs = summary_buckets, summary_pairs
+        self.alive = len(widths)  # levels [0, alive) may still be kept
+        self.runs: list[list[pl.DataFrame]] = [[] for _ in widths]
+        self.nruns = np.zeros(len(widths), dtype=np.int64)
+        # Summary candidates, coarsest first: widths doubling the coarsest level's down to
+        # one bucket, then the levels', within summary_buckets. The sums of each are kept
+        # while they have at most summary_pairs (bucket, node) pairs (a finer width has at
+        # least as many as a coarser), but the coarsest candidate's always.
+        coarser = [widths[0] << k for k in range(1, 64)
+                   if -(-span // (widths[0] << (k - 1))) > 1]
+        self.sum_widths = [w for w in [*reversed(coarser), *widths]
+                           if -(-span // w) <= summary_buckets]
+        self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}
+        order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
+        self.exact_rank = np.empty(counts.size, dtype=np.int64)
+        self.exact_rank[order] = np.arange(counts.size)
+        self.exact_cum = np.cumsum(counts[order])
+        self.exact: dict[int, tuple[np.ndarray, ...]] = {}
+
+    def add(self, lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
+            parent: np.ndarray) -> None:
+        """The segments of whole lanes, sorted by lane and start."""
+        counts = np.bincount(lane, minlength=self.counts.size)
+        chunks = _chunks(counts, -(-self.span // self.widths[-1]))
+        derived = [w for w in self.sums if w > self.widths[0]]  # coarser than every level
+        for i in range(self.alive):
+            width = self.widths[i]
+            nb = -(-self.span // width)
+            runs, sums = [], []
+            summing = width in self.sums or (i == 0 and bool(derived))
+            for lo, hi in chunks:
+                sel = slice(lo, hi)
+                b, n, t, lanes_of = _pieces(lane[sel], start[sel], end[sel], node[sel], width)
+                runs.append(_runs(b, n, t, lanes_of, width, nb, self.span, parent))
+                if summing:
+                    sums.append(_pairs(b, n, t))
+            level = pl.concat(runs) if runs else _empty_runs()
+            self.runs[i].append(level)
+            self.nruns[i] += level.height
+            if summing:
+                here = pl.concat(sums) if sums else _empty_pairs()
+                self._sum(width, here)
+                for w in sorted(derived):  # finest first, each from the one before
+                    here = (here.with_columns(pl.col("bucket") // (w // width))
+                            .group_by("bucket", "node").agg(pl.col("ns").sum()))
+                    width = w
+                    self._sum(w, here)
+                derived = []
+            if i and int(self.nruns[: i + 1].sum()) > self.budget:
+                # With the coarser levels' runs, this level's break the budget, and the
+                # finer ones' would too: none of them is kept, or made for later lanes.
+                for j in range(i, len(self.widths)):
+                    self.runs[j] = []
+                    self.sums.pop(self.widths[j], None)
+                self.alive = i
+                break
+        # Exact segments: lanes that would fit in what the coarsest level leaves.
+        room = max(self.budget - int(self.nruns[0]), 0)
+        for k in list(self.exact):
+            if self.exact_cum[self.exact_rank[k]] > room:
+                del self.exact[k]
+        for k in np.flatnonzero(counts).tolist():
+            if self.exact_cum[self.exact_rank[k]] <= room:
+                sel = lane == k
+                self.exact[k] = (start[sel], end[sel], node[sel])
+
+    def _sum(self, width: int, pairs: pl.DataFrame) -> None:
+        """Add one part's (bucket, node, ns) sums to a summary candidate's, if still kept."""
+        if width not in self.sums:
+            return
+        total = (pl.concat([self.sums[width], pairs]).group_by("bucket", "node")
+                 .agg(pl.col("ns").sum()))
+        if total.height > self.summary_pairs and width != self.sum_widths[0]:
+            for w in [w for w in self.sums if w <= width]:  # and the finer ones
+                del self.sums[w]
+        else:
+            self.sums[width] = total
+
+    def detail(self, lanes: pl.DataFrame, nlanes: int, budget: int,
+               tree: GraphFrame) -> TimelineDetail:
+        kept = range(self.alive)
+        levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
+                         if self.runs[i] else _empty_runs(),
+                         self.widths[i], -(-self.span // self.widths[i]), nlanes)
+                  for i in kept]
+        used = int(self.nruns[: self.alive].sum())
+        # The summary: the finest candidate left (all but the coarsest have few enough
+        # pairs; the levels the budget left out are gone).
+        width = min(self.sums, default=self.widths[0])
+        summary = (width, self.sums.get(width, _empty_pairs()).sort("bucket", "node"))
+        room = max(budget - used, 0)
+        keep = np.zeros(nlanes, dtype=bool)
+        for k in self.exact:
+            keep[k] = self.exact_cum[self.exact_rank[k]] <= room
+        kept_counts = np.where(keep, self.counts, 0)
+        offsets = np.concatenate([[0], np.cumsum(kept_counts)]).astype(np.int64)
+        cols = [self.exact[k] for k in sorted(self.exact) if keep[k]]
+        exact = pl.DataFrame({
+            "lane": (np.concatenate([np.full(c[0].size, k, dtype=np.int64)
+                                     for k, c in zip(sorted(k for k in self.exact if keep[k]),
+                                                     cols, strict=True)])
+                     if cols else np.zeros(0, dtype=np.int64)),
+            "start": np.concatenate([c[0] for c in cols]) if cols else np.zeros(0, np.int64),
+            "end": np.concatenate([c[1] for c in cols]) if cols else np.zeros(0, np.int64),
+            "node": np.concatenate([c[2] for c in cols]) if cols else np.zeros(0, np.int64)})
+        levels.reverse()  # finest first
+        return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
+                              exact_offsets=offsets, exact=exact, summary_width=summary[0],
+                              summary=summary[1], budget=budget, tree=tree)
 
 
 def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:
@@ -217,6 +400,10 @@ def _empty_runs() -> pl.DataFrame:
                                 "node": pl.Int64})
 
 
+def _empty_pairs() -> pl.DataFrame:
+    return pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64, "ns": pl.Int64})
+
+
 def _pairs(bucket: np.ndarray, node: np.ndarray, ns: np.ndarray) -> pl.DataFrame:
     return (pl.DataFrame({"bucket": bucket, "node": node, "ns": ns})
             .group_by("bucket", "node").agg(pl.col("ns").sum()))
@@ -229,19 +416,3 @@ def _level(runs: pl.DataFrame, width: int, nb: int, nlanes: int) -> Level:
                  start=runs["start"].to_numpy().astype(np.int64),
                  length=runs["length"].to_numpy().astype(np.int64),
                  node=runs["node"].to_numpy().astype(np.int64))
-
-
-def _exact(lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-           counts: np.ndarray, room: int) -> tuple[np.ndarray, pl.DataFrame]:
-    """The segments of the lanes with the fewest, as many lanes as fit in ``room``."""
-    order = np.argsort(counts, kind="stable")
-    fits = np.cumsum(counts[order]) <= room
-    keep = np.zeros(counts.size, dtype=bool)
-    keep[order[fits]] = True
-    keep &= counts > 0
-    sel = keep[lane]
-    exact = pl.DataFrame({"lane": lane[sel], "start": start[sel], "end": end[sel],
-                          "node": node[sel]})
-    kept = np.where(keep, counts, 0)
-    offsets = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
-    return offsets, exact

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -36,7 +36,7 @@ from cctool.model.timeline import Timeline, TimelineParts, Window, fold, parse_w
 from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise, read
 
 __all__ = ["NoTimelineError", "read_profile", "read_timeline", "read_timeline_parts",
-           "read_window", "timeline_formats"]
+           "read_window", "timeline_formats", "timeline_source"]
 
 
 def timeline_formats() -> list[str]:
@@ -124,6 +124,18 @@ def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
     except Exception as exc:
         raise ReaderError(p, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
     return replace(parts, tree=normalise(parts.tree, in_place=True))
+
+
+def timeline_source(path: str | os.PathLike[str],
+                    fmt: str | None = None) -> Callable[[], TimelineParts]:
+    """A function giving the trace's :class:`TimelineParts` afresh at each call, for work
+    that goes over a trace more than once (the page's level of detail): a reader that reads
+    in parts reads them again each time, so only a part is held at once; any other trace is
+    read once and its one timeline given each time."""
+    if _streams(path, fmt, "read_timeline_parts") is not None:
+        return lambda: read_timeline_parts(path, fmt)
+    tl = read_timeline(path, fmt)
+    return lambda: TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
 
 
 def _streams(path: str | os.PathLike[str], fmt: str | None,

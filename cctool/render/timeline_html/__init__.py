@@ -19,17 +19,19 @@ import base64
 import gzip
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from cctool.model.timeline import NS_PER_S, Timeline, Window
-from cctool.ops.timeline_detail import TimelineDetail, timeline_detail
+from cctool.model.frame import GraphFrame
+from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
+from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts
 from cctool.render.html._payload import encode_strings, to_script_json
 
-__all__ = ["TimelinePageOptions", "page_data", "timeline_page"]
+__all__ = ["TimelinePageOptions", "page_data", "timeline_page", "timeline_page_of_parts"]
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|BIN)\}\}")
 _DTYPES = {"i4": np.int32, "u4": np.uint32, "f8": np.float64}
@@ -55,8 +57,19 @@ class TimelinePageOptions:
 
 def timeline_page(timeline: Timeline, options: TimelinePageOptions | None = None) -> str:
     """The page of ``timeline`` as one HTML document."""
+    return timeline_page_of_parts(
+        lambda: TimelineParts(timeline.tree, timeline.span, timeline.locations,
+                              iter([timeline])), options)
+
+
+def timeline_page_of_parts(open_parts: Callable[[], TimelineParts],
+                           options: TimelinePageOptions | None = None) -> str:
+    """The page of a trace read in parts (see :func:`~cctool.ops.timeline_detail.
+    detail_of_parts`: two passes, each ``open_parts()`` anew, one part held at a time): the
+    same document :func:`timeline_page` makes of the whole timeline."""
     opts = options or TimelinePageOptions()
-    data, blob = page_data(timeline, timeline_detail(timeline, budget=opts.budget), opts)
+    detail = detail_of_parts(open_parts, budget=opts.budget)
+    data, blob = page_data(detail.tree, detail, opts)
     title = str(data["title"])
     slots = {
         "TITLE": html.escape(title),
@@ -68,10 +81,10 @@ def timeline_page(timeline: Timeline, options: TimelinePageOptions | None = None
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
 
 
-def page_data(timeline: Timeline, detail: TimelineDetail,
+def page_data(tree: GraphFrame, detail: TimelineDetail,
               opts: TimelinePageOptions) -> tuple[dict[str, Any], bytes]:
-    """The JSON the page embeds and its gzipped array blob (see :func:`arrays`)."""
-    tree = timeline.tree
+    """The JSON the page embeds and its gzipped array blob (see :func:`pack`): the detail
+    and ``tree``, the trace's calling context tree."""
     meta = tree.metadata
     title = opts.title or str(meta.get("program") or meta.get("path") or "trace")
     lanes = detail.lanes

@@ -208,12 +208,18 @@
       const need = 14 * dpr / per, p10 = Math.pow(10, Math.floor(Math.log10(need)));
       const step = [1, 2, 5, 10].map((m) => m * p10).find((v) => v >= need);
       ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      // A pixel row may stand for more than one lane: it labels the multiple of `step`
+      // among the lanes it covers (up to the next row's first lane), so none is skipped.
+      const foot = lanesCanvas.height - 16 * dpr; // the "rank.thread" caption's room
       let last = -Infinity;
-      for (const [lane, y0] of rows) {
-        if (lane % step || lane === last) continue;
-        last = lane;
+      for (let r = 0; r < rows.length; r++) {
+        const [lane, y0] = rows[r];
+        const next = r + 1 < rows.length ? Math.max(rows[r + 1][0], lane + 1) : lane + 1;
+        const m = Math.ceil(lane / step) * step;
+        if (m >= next || m === last || m >= lanes || y0 + 12 * dpr > foot) continue;
+        last = m;
         ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
-        ctx.fillText(`${D.lanes.rank[lane]}.${D.lanes.thread[lane]}`, 4 * dpr, y0 + 6 * dpr);
+        ctx.fillText(`${D.lanes.rank[m]}.${D.lanes.thread[m]}`, 4 * dpr, y0 + 6 * dpr);
       }
       ctx.fillStyle = "#777";
       ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
@@ -235,6 +241,13 @@
     if (a >= 1e3) return num(ns / 1e3) + " µs";
     return Math.round(ns) + " ns";
   }
+  function fmtTick(ns, step) { // an axis time with the digits its step needs (112.905 s, 112.910 s)
+    const a = Math.abs(ns), unit = a >= NS ? [NS, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " µs"] : [1, " ns"];
+    const digits = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / unit[0]) - 1e-9)));
+    const v = ns / unit[0];
+    if (v >= 1000 && !digits) return Math.round(v).toLocaleString("en-US") + unit[1];
+    return (Math.abs(v) >= 1000 ? v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : v.toFixed(digits)) + unit[1];
+  }
   function niceStep(x) { const p = Math.pow(10, Math.floor(Math.log10(x))); for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p; return 10 * p; }
   function drawAxis(gut, plot, nsPerPx) {
     const W = axisCanvas.width, H = axisCanvas.height;
@@ -247,7 +260,7 @@
     for (let t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
       const x = gut + (t - view.t0) / nsPerPx;
       actx.moveTo(x + 0.5, H - 8 * dpr); actx.lineTo(x + 0.5, H);
-      const label = fmt(t);
+      const label = fmtTick(t, step);
       if (x + 3 * dpr + actx.measureText(label).width <= W) actx.fillText(label, x + 3 * dpr, 4 * dpr);
     }
     actx.stroke();

@@ -1,0 +1,173 @@
+"""The timeline page made from a trace read in parts (a trace.db a line at a time): the same
+levels of detail, summary, exact intervals and page as from the whole timeline in memory,
+with one part held at a time, and ``cctool timeline X -o page.html`` on every trace format.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import weakref
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from cctool import api
+from cctool.cli import cli
+from cctool.errors import CctoolError
+from cctool.model.timeline import Timeline, TimelineParts
+from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts, timeline_detail
+from cctool.readers import timelines
+from cctool.readers.timelines import read_timeline, read_timeline_parts
+from cctool.render.timeline_html import (
+    TimelinePageOptions,
+    timeline_page,
+    timeline_page_of_parts,
+)
+
+DATA = Path(__file__).parent / "data"
+VIZ_PROCS = DATA / "chrome-trace" / "viztracer-procs.json"
+CALI_NP4 = DATA / "caliper-trace" / "np4"
+
+# Budgets and resolutions that make the levels, the exact lanes and the summary's choice
+# each come out differently on the traces below.
+SETTINGS = [
+    {},
+    {"budget": 3500, "summary_pairs": 2000},
+    {"coarse": 64, "budget": 4000, "summary_pairs": 1500},
+    {"coarse": 16, "budget": 40, "summary_pairs": 10},
+    {"coarse": 16, "summary_buckets": 32},
+]
+
+
+@pytest.fixture(scope="module")
+def trace_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace.db of 4 lines whose lanes have about 1,500 intervals each (several levels)."""
+    from cctool.synth import generate
+
+    folder = tmp_path_factory.mktemp("stream") / "db"
+    generate(folder, nodes=1000, ranks=2, threads=2, fmt="v4", trace=True, seed=5, visits=8)
+    return folder
+
+
+def by_location(tl: Timeline) -> Callable[[], TimelineParts]:
+    """``tl`` as one part per location, in reverse order (parts come in any order)."""
+    def parts() -> Iterator[Timeline]:
+        for _, seg in reversed(list(tl.segments.group_by(
+                "rank", "thread", maintain_order=True))):
+            yield Timeline(tl.tree, seg, tl.origin, tl.metadata)
+
+    return lambda: TimelineParts(tl.tree, tl.span, tl.locations, parts())
+
+
+def assert_same(a: TimelineDetail, b: TimelineDetail) -> None:
+    assert (a.span, a.summary_width, a.budget) == (b.span, b.summary_width, b.budget)
+    assert a.lanes.equals(b.lanes)
+    assert [(lv.width, lv.buckets) for lv in a.levels] == \
+        [(lv.width, lv.buckets) for lv in b.levels]
+    for x, y in zip(a.levels, b.levels, strict=True):
+        for f in ("offsets", "start", "length", "node"):
+            assert np.array_equal(getattr(x, f), getattr(y, f)), f
+    assert np.array_equal(a.exact_offsets, b.exact_offsets)
+    assert a.exact.equals(b.exact)
+    assert a.summary.equals(b.summary)
+
+
+def test_line_by_line_detail_equals_the_whole_timeline(trace_db: Path) -> None:
+    tl = read_timeline(trace_db)
+    details = []
+    for settings in SETTINGS:
+        whole = timeline_detail(tl, **settings)
+        assert_same(whole, detail_of_parts(lambda: read_timeline_parts(trace_db), **settings))
+        details.append(whole)
+    # The settings reach every branch: one to several levels, no, some or every lane's
+    # exact intervals, a summary finer than the coarsest level and one coarser (too many
+    # pairs even there), down to a single bucket.
+    assert len({len(d.levels) for d in details}) >= 3
+    exact = {int(d.exact_lanes.sum()) for d in details}
+    assert 0 in exact and 4 in exact and exact - {0, 4}
+    assert {np.sign(d.summary_width - d.levels[-1].width) for d in details} == {-1, 1}
+    assert any(d.summary_width >= d.span for d in details)
+    for d, settings in zip(details, SETTINGS, strict=True):
+        assert d.summary.height <= settings.get("summary_pairs", 400_000) \
+            or d.summary_width >= d.span
+
+
+@pytest.mark.parametrize("source", [VIZ_PROCS, CALI_NP4], ids=["chrome", "caliper"])
+@pytest.mark.parametrize("settings", SETTINGS[:3], ids=["default", "small", "levels"])
+def test_parts_of_any_order_give_the_same_detail(source: Path,
+                                                 settings: dict[str, int]) -> None:
+    tl = read_timeline(source)
+    assert_same(timeline_detail(tl, **settings), detail_of_parts(by_location(tl), **settings))
+
+
+def test_streamed_page_is_the_whole_page(trace_db: Path) -> None:
+    opts = TimelinePageOptions(budget=1500, title="t")
+    whole = timeline_page(read_timeline(trace_db), opts)
+    assert timeline_page_of_parts(lambda: read_timeline_parts(trace_db), opts) == whole
+
+
+def test_one_part_is_held_at_a_time(trace_db: Path) -> None:
+    """The builder takes parts from an iterator and lets each go before the next."""
+    tl = read_timeline(trace_db)
+    made: list[weakref.ref[Timeline]] = []
+    alive_at_yield: list[int] = []
+
+    def opener() -> TimelineParts:
+        def parts() -> Iterator[Timeline]:
+            for _, seg in tl.segments.group_by("rank", "thread", maintain_order=True):
+                gc.collect()
+                alive_at_yield.append(sum(r() is not None for r in made))
+                part = Timeline(tl.tree, seg, tl.origin, tl.metadata)
+                made.append(weakref.ref(part))
+                yield part
+                del part
+
+        return TimelineParts(tl.tree, tl.span, tl.locations, parts())
+
+    detail = detail_of_parts(opener, budget=1500)
+    assert len(made) == 2 * 4  # two passes over 4 lanes
+    assert max(alive_at_yield) == 0  # the previous part was let go before the next
+    assert_same(detail, timeline_detail(tl, budget=1500))
+
+
+def test_a_location_split_over_parts_is_refused() -> None:
+    tl = read_timeline(VIZ_PROCS)
+    half = tl.segments.height // 2
+
+    def opener() -> TimelineParts:
+        parts = iter([Timeline(tl.tree, tl.segments[:half], tl.origin),
+                      Timeline(tl.tree, tl.segments[half:], tl.origin)])
+        return TimelineParts(tl.tree, tl.span, tl.locations, parts)
+
+    with pytest.raises(CctoolError, match="split over two parts"):
+        detail_of_parts(opener)
+
+
+def test_the_page_of_a_trace_db_never_reads_it_whole(trace_db: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def whole(*args: object, **kwargs: object) -> Timeline:
+        raise AssertionError("read_timeline reads the whole trace")
+
+    monkeypatch.setattr(timelines, "read_timeline", whole)
+    page = api.timeline_html(trace_db, budget=1500)
+    assert 'id="cctool-timeline"' in page
+
+
+@pytest.mark.parametrize("source,lanes", [(VIZ_PROCS, 5), (CALI_NP4, 4), (None, 4)],
+                         ids=["chrome", "caliper", "trace.db"])
+def test_cli_writes_the_page_of_every_format(source: Path | None, lanes: int, trace_db: Path,
+                                             tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    r = CliRunner().invoke(cli, ["timeline", str(source or trace_db), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    m = re.search(r'id="cctool-timeline">(.*?)</script>', out.read_text(), re.S)
+    assert m
+    data = orjson.loads(m.group(1))
+    assert len(data["lanes"]["label"]) == lanes
+    seg = read_timeline(source or trace_db).segments
+    assert sum(data["lanes"]["segments"]) == int((seg["end"] > seg["start"]).sum())
