@@ -297,7 +297,9 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
     Args:
         path: the trace.
         fmt: a reader name to skip detection.
-        window: the part of the run shown first (``START:END`` as for :func:`timeline`).
+        window: ``START:END`` as for :func:`timeline`: the page holds only that stretch of
+            the run (times still count from the run's start), so a window of a trace too
+            large for exact intervals in one page has them.
         depth: the depth call paths are coloured at first.
         title: the page's heading (default: the trace's name).
         budget: intervals and aggregated runs the page embeds (see
@@ -307,12 +309,12 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
     from cctool.readers.timelines import timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
-    span = parse_window(window) if window else (None, None)
+    span = parse_window(window) if window else None
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
-    return timeline_page_of_parts(timeline_source(path, fmt),
-                                  TimelinePageOptions(depth=depth, window=span, title=name,
-                                                      budget=budget))
+    return timeline_page_of_parts(timeline_source(path, fmt, span),
+                                  TimelinePageOptions(depth=depth, title=name, budget=budget,
+                                                      offset=(span or (0, None))[0] or 0))
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

@@ -5,6 +5,7 @@ with one part held at a time, and ``cctool timeline X -o page.html`` on every tr
 
 from __future__ import annotations
 
+import base64
 import gc
 import re
 import weakref
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -171,3 +173,37 @@ def test_cli_writes_the_page_of_every_format(source: Path | None, lanes: int, tr
     assert len(data["lanes"]["label"]) == lanes
     seg = read_timeline(source or trace_db).segments
     assert sum(data["lanes"]["segments"]) == int((seg["end"] > seg["start"]).sum())
+
+
+@pytest.mark.parametrize("source", [VIZ_PROCS, None], ids=["chrome", "trace.db"])
+def test_the_page_of_a_window_holds_that_stretch_exactly(source: Path | None,
+                                                         trace_db: Path) -> None:
+    """``--window`` on the page, as on every command: the page holds only that stretch (so
+    a window of a trace too large for exact intervals has them), times from the run's start."""
+    from cctool.model.timeline import NS_PER_S, fold, parse_window
+    from cctool.render.timeline_html import unpack
+
+    path = source or trace_db
+    tl = read_timeline(path)
+    run_end = tl.span[1] - tl.origin
+    lo, hi = int(run_end * 0.3), int(run_end * 0.55)
+    text = f"{lo / NS_PER_S:.9f}:{hi / NS_PER_S:.9f}"
+    page = api.timeline_html(path, window=text)
+    data = orjson.loads(re.search(r'id="cctool-timeline">(.*?)</script>', page, re.S)
+                        .group(1))  # type: ignore[union-attr]
+    blob = base64.b64decode(re.search(r'id="cctool-timeline-bin">(.*?)</script>', page,
+                                      re.S).group(1))  # type: ignore[union-attr]
+    arrays = unpack(data["arrays"], blob)
+    lo_ns, hi_ns = parse_window(text)
+    assert data["offset"] == lo_ns and data["span"] <= hi_ns - lo_ns  # type: ignore[operator]
+    # every interval inside the window is in the page, exactly: their time per call path is
+    # the window's profile
+    assert len(arrays["exact.offsets"]) == len(data["lanes"]["label"]) + 1
+    node, dur = arrays["exact.node"], arrays["exact.dur"]
+    got = np.bincount(node, weights=dur, minlength=tl.tree.num_nodes) / NS_PER_S
+    want = fold(tl, (lo_ns, hi_ns))
+    per = want.metrics.group_by("node").agg(pl.col("time").sum()).sort("node")
+    expect = np.zeros(tl.tree.num_nodes)
+    expect[per["node"].to_numpy()] = per["time"].to_numpy()
+    assert np.allclose(got, expect, rtol=1e-9, atol=1e-12)
+    assert "into the run" in data["subtitle"]

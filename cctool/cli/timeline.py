@@ -43,7 +43,9 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     --to html (or -o FILE.html) writes an interactive page instead: one lane per location,
     coloured by the call path at a depth slider's depth, zoom and pan, the call path under
     the pointer, the calling context tree, and the time per call path in the visible window
-    (with its bounds as --window takes them). --window and --depth set its first view.
+    (with its bounds as --window takes them). With --window the page holds only that
+    stretch of the run (times still from the run's start): a trace too large for every
+    interval in one page shows them for a window. --depth sets the first colouring.
 
     \b
     Example:

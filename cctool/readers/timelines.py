@@ -126,16 +126,31 @@ def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
     return replace(parts, tree=normalise(parts.tree, in_place=True))
 
 
-def timeline_source(path: str | os.PathLike[str],
-                    fmt: str | None = None) -> Callable[[], TimelineParts]:
+def timeline_source(path: str | os.PathLike[str], fmt: str | None = None,
+                    window: Window | None = None) -> Callable[[], TimelineParts]:
     """A function giving the trace's :class:`TimelineParts` afresh at each call, for work
     that goes over a trace more than once (the page's level of detail): a reader that reads
     in parts reads them again each time, so only a part is held at once; any other trace is
-    read once and its one timeline given each time."""
+    read once and its one timeline given each time.
+
+    With ``window`` (ns from the run's start), the parts hold only that stretch of the run:
+    segments cut at its bounds, times counted from its start (the parts' origin moves there).
+    """
     if _streams(path, fmt, "read_timeline_parts") is not None:
-        return lambda: read_timeline_parts(path, fmt)
-    tl = read_timeline(path, fmt)
-    return lambda: TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
+        return lambda: _cut(read_timeline_parts(path, fmt, window), window)
+    tl = read_timeline(path, fmt, window)
+    return lambda: _cut(TimelineParts(tl.tree, tl.span, tl.locations, iter([tl])), window)
+
+
+def _cut(parts: TimelineParts, window: Window | None) -> TimelineParts:
+    if window is None or window == (None, None):
+        return parts
+    lo = window[0] or 0
+    origin, end = parts.span
+    if window[1] is not None:
+        end = min(end, origin + window[1])
+    moved = (replace(p, segments=p.clip(window), origin=p.origin + lo) for p in parts.parts)
+    return replace(parts, span=(origin + lo, max(end, origin + lo)), parts=moved)
 
 
 def _streams(path: str | os.PathLike[str], fmt: str | None,

@@ -47,12 +47,15 @@ class TimelinePageOptions:
         title: heading (default: the trace's path).
         budget: runs plus exact segments embedded (about 12 bytes each before gzip): the
             page shows exact intervals where they fit and aggregated buckets elsewhere.
+        offset: ns from the run's start to the page's first time (a page of a window of the
+            run): the times people read, and the ``--window`` it offers, count from the run.
     """
 
     depth: int = 2
     window: Window = (None, None)
     title: str | None = None
     budget: int = 3_000_000
+    offset: int = 0
 
 
 def timeline_page(timeline: Timeline, options: TimelinePageOptions | None = None) -> str:
@@ -116,7 +119,9 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "format": 1,
         "title": title,
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
-                     f"{detail.span / NS_PER_S:.6g} s"),
+                     f"{detail.span / NS_PER_S:.6g} s"
+                     + (f" from {opts.offset / NS_PER_S:.6g} s into the run"
+                        if opts.offset else "")),
         "span": detail.span,
         "lanes": {"label": lanes["label"].to_list(), "rank": lanes["rank"].to_list(),
                   "thread": lanes["thread"].to_list(), "segments": lanes["segments"].to_list()},
@@ -127,6 +132,7 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "summaryBuckets": -(-detail.span // detail.summary_width),
         "depth": max(int(opts.depth), 1),
         "window": [start, end],
+        "offset": int(opts.offset),
         "budget": detail.budget,
         "arrays": manifest,
     }

@@ -59,6 +59,9 @@
   function pathOf(i) { const p = []; for (; i >= 0; i = parent[i]) p.push(i); return p.reverse(); }
   const lanes = D.lanes.label.length;
   const span = D.span;
+  // Page times count from the page's start; people read times from the run's start (a page
+  // of a --window starts that far into the run).
+  const OFF = D.offset || 0;
 
   // One colour per function name (as hpctraceviewer), stable between pages.
   function hash(s) { let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); } return h >>> 0; }
@@ -257,8 +260,8 @@
     actx.fillStyle = "#333"; actx.strokeStyle = "#888";
     actx.font = `${11 * dpr}px system-ui, sans-serif`; actx.textBaseline = "top";
     actx.beginPath();
-    for (let t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
-      const x = gut + (t - view.t0) / nsPerPx;
+    for (let t = Math.ceil((view.t0 + OFF) / step) * step; t <= view.t1 + OFF; t += step) {
+      const x = gut + (t - OFF - view.t0) / nsPerPx;
       actx.moveTo(x + 0.5, H - 8 * dpr); actx.lineTo(x + 0.5, H);
       const label = fmtTick(t, step);
       if (x + 3 * dpr + actx.measureText(label).width <= W) actx.fillText(label, x + 3 * dpr, 4 * dpr);
@@ -269,7 +272,7 @@
   }
   function status() {
     const d = lastDraw, nsPerPx = (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr));
-    const shown = `${fmt(view.t0)} – ${fmt(view.t1)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(lanes, Math.ceil(view.lane0 + view.nlanes))} of ${lanes}`;
+    const shown = `${fmt(view.t0 + OFF)} – ${fmt(view.t1 + OFF)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(lanes, Math.ceil(view.lane0 + view.nlanes))} of ${lanes}`;
     let what;
     if (d.aggregated) {
       const w = D.levels[Math.max(d.level, 0)].width;
@@ -314,8 +317,8 @@
   }
   function showSummary() {
     const s = summary;
-    $("window-text").textContent = `${fmt(s.lo)} – ${fmt(s.hi)} (${fmt(s.hi - s.lo)}), ${fmt(s.total)} of call paths over ${lanes} location${lanes === 1 ? "" : "s"}`;
-    $("window-arg").textContent = `--window ${secs(s.lo)}:${secs(s.hi)}`;
+    $("window-text").textContent = `${fmt(s.lo + OFF)} – ${fmt(s.hi + OFF)} (${fmt(s.hi - s.lo)}), ${fmt(s.total)} of call paths over ${lanes} location${lanes === 1 ? "" : "s"}`;
+    $("window-arg").textContent = `--window ${secs(s.lo + OFF)}:${secs(s.hi + OFF)}`;
     $("window-note").textContent = s.exact ? "Exact: every interval of every location is in this page."
       : `The view's bounds rounded to ${fmt(D.summaryWidth)} steps (the page holds the time per call path at that resolution).`;
     const order = [];
@@ -447,13 +450,13 @@
     let html = `<div class="where"></div>`;
     tip.innerHTML = html;
     const where = tip.firstChild;
-    where.textContent = D.lanes.label[h.lane] + (h.t !== undefined ? ` · ${fmt(h.t)}` : "") + ` · ${D.lanes.segments[h.lane].toLocaleString()} intervals`;
+    where.textContent = D.lanes.label[h.lane] + (h.t !== undefined ? ` · ${fmt(h.t + OFF)}` : "") + ` · ${D.lanes.segments[h.lane].toLocaleString()} intervals`;
     if (h.node >= 0) {
       const head = document.createElement("div");
       if (h.aggregated) {
         head.className = "agg";
-        head.textContent = `heaviest call path of ${fmt(h.start)} – ${fmt(h.end)} (aggregated, ${fmt(h.width)} buckets)`;
-      } else head.textContent = `${fmt(h.start)} – ${fmt(h.end)} (${fmt(h.end - h.start)})`;
+        head.textContent = `heaviest call path of ${fmt(h.start + OFF)} – ${fmt(h.end + OFF)} (aggregated, ${fmt(h.width)} buckets)`;
+      } else head.textContent = `${fmt(h.start + OFF)} – ${fmt(h.end + OFF)} (${fmt(h.end - h.start)})`;
       tip.appendChild(head);
       const ol = document.createElement("ol");
       for (const p of pathOf(h.node)) {
