@@ -14,7 +14,7 @@ rendering::
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cctool.graphframe import GraphFrame, lift
@@ -264,7 +264,8 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timel
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
              window: str | None = None, buckets: int | None = None, width: int = 100,
-             depth: int = 2, top: int = 5) -> TimelineView:
+             depth: int = 2, top: int = 5,
+             progress: Callable[[int, int], None] | None = None) -> TimelineView:
     """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
     at ``depth``) over ``buckets`` spans of the window, and its ``top`` call paths by
     exclusive time in the window.
@@ -276,21 +277,24 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
             side may be left empty. None is the whole run.
         buckets: spans per strip; None fits the strips to ``width`` characters.
         depth, top: as the command's options.
+        progress: called with (locations done, locations) as the trace is read.
     """
     from cctool.model.timeline import parse_window
     from cctool.ops.timeline import view_of_parts
-    from cctool.readers.timelines import read_timeline_parts
+    from cctool.readers.timelines import read_timeline_parts, ticking
 
     span = parse_window(window) if window else (None, None)
     # Only the window's segments are read where the reader can tell (trace.db, Chrome),
     # and trace.db one line at a time.
-    parts = read_timeline_parts(path, fmt, span if window else None)
+    parts = ticking(lambda: read_timeline_parts(path, fmt, span if window else None),
+                    progress)()
     return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)
 
 
 def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
                   window: str | None = None, depth: int = 2, title: str | None = None,
-                  budget: int = 3_000_000) -> str:
+                  budget: int = 3_000_000,
+                  progress: Callable[[int, int], None] | None = None) -> str:
     """What ``cctool timeline --to html`` writes: the interactive timeline page (one
     self-contained HTML document) of a trace.
 
@@ -304,15 +308,16 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
         title: the page's heading (default: the trace's name).
         budget: intervals and aggregated runs the page embeds (see
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
+        progress: called with (locations done, locations) over the two passes.
     """
     from cctool.model.timeline import parse_window
-    from cctool.readers.timelines import timeline_source
+    from cctool.readers.timelines import ticking, timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
     span = parse_window(window) if window else None
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
-    return timeline_page_of_parts(timeline_source(path, fmt, span),
+    return timeline_page_of_parts(ticking(timeline_source(path, fmt, span), progress, 2),
                                   TimelinePageOptions(depth=depth, title=name, budget=budget,
                                                       offset=(span or (0, None))[0] or 0))
 

@@ -207,3 +207,14 @@ def test_the_page_of_a_window_holds_that_stretch_exactly(source: Path | None,
     expect[per["node"].to_numpy()] = per["time"].to_numpy()
     assert np.allclose(got, expect, rtol=1e-9, atol=1e-12)
     assert "into the run" in data["subtitle"]
+
+
+def test_progress_counts_locations_over_the_passes(trace_db: Path) -> None:
+    """What the CLI's progress bar shows on a terminal: locations read, over both passes of
+    the page, and once for the text view."""
+    ticks: list[tuple[int, int]] = []
+    api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
+    assert [t for _, t in ticks] == [8] * 8 and [d for d, _ in ticks] == list(range(1, 9))
+    ticks.clear()
+    api.timeline(trace_db, progress=lambda d, t: ticks.append((d, t)))
+    assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]

@@ -55,7 +55,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
       cctool timeline trace.json -o timeline.html
     """
     from cctool import api
-    from cctool.cli._io import console, emit_renderable, emit_table
+    from cctool.cli._io import console, emit_renderable, emit_table, progress
     from cctool.cli._options import WINDOW_KEY
     from cctool.errors import CctoolError
 
@@ -65,8 +65,9 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
         return
     cols = width if width is not None else console(ctx, output, None).width
     try:
-        view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
-                            depth=depth, top=top)
+        with progress("reading the trace") as tick:
+            view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
+                                depth=depth, top=top, progress=tick)
     except CctoolError as exc:
         if window is not None and "window" in str(exc):
             raise CctoolError(f"--window: {exc}") from exc
@@ -93,7 +94,7 @@ def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str |
                 depth: int, output: str) -> None:
     from cctool import api
     from cctool.cli._html import page_file
-    from cctool.cli._io import write_text
+    from cctool.cli._io import progress, write_text
     from cctool.errors import CctoolError
 
     for name, why in _TEXT_ONLY.items():
@@ -101,7 +102,8 @@ def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str |
             raise click.UsageError(f"--to html and --{name} do not go together: {why}")
     page_file(ctx, to="html", output=output, html=None)  # refuses a terminal
     try:
-        page = api.timeline_html(profile, fmt, window=window, depth=depth)
+        with progress("reading the trace (two passes)") as tick:
+            page = api.timeline_html(profile, fmt, window=window, depth=depth, progress=tick)
     except CctoolError as exc:
         if window is not None and "window" in str(exc):
             raise CctoolError(f"--window: {exc}") from exc

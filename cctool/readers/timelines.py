@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -140,6 +140,34 @@ def timeline_source(path: str | os.PathLike[str], fmt: str | None = None,
         return lambda: _cut(read_timeline_parts(path, fmt, window), window)
     tl = read_timeline(path, fmt, window)
     return lambda: _cut(TimelineParts(tl.tree, tl.span, tl.locations, iter([tl])), window)
+
+
+Tick = Callable[[int, int], None]  # progress: (locations done, locations in all)
+
+
+def ticking(open_parts: Callable[[], TimelineParts], tick: Tick | None,
+            passes: int = 1) -> Callable[[], TimelineParts]:
+    """``open_parts`` whose parts call ``tick(done, total)`` as each is consumed, counting
+    locations over ``passes`` calls of it (the page's two passes); ``tick=None``: as is."""
+    if tick is None:
+        return open_parts
+    opened = [0]
+
+    def counted() -> TimelineParts:
+        parts, before = open_parts(), opened[0]
+        opened[0] += 1
+        total = passes * max(parts.locations.height, 1)
+
+        def each() -> Iterator[Timeline]:
+            done = before * total // passes
+            for part in parts.parts:
+                yield part
+                done += part.segments.select("rank", "thread").n_unique()
+                tick(min(done, total), total)
+
+        return replace(parts, parts=each())
+
+    return counted
 
 
 def _cut(parts: TimelineParts, window: Window | None) -> TimelineParts:
