@@ -218,3 +218,14 @@ def test_progress_counts_locations_over_the_passes(trace_db: Path) -> None:
     ticks.clear()
     api.timeline(trace_db, progress=lambda d, t: ticks.append((d, t)))
     assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+@pytest.mark.parametrize("source", [VIZ_PROCS, None], ids=["chrome", "trace.db"])
+@pytest.mark.parametrize("page", [True, False], ids=["page", "text"])
+def test_a_window_past_the_run_is_one_line_and_exit_2(source: Path | None, page: bool,
+                                                      trace_db: Path, tmp_path: Path) -> None:
+    args = ["timeline", str(source or trace_db), "--window", "1000s:1001s"]
+    r = CliRunner().invoke(cli, args + (["-o", str(tmp_path / "p.html")] if page else []))
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: --window: the window ")
+    assert not (tmp_path / "p.html").exists()

@@ -35,7 +35,7 @@ from cctool.errors import CctoolError, InvalidGraphError
 from cctool.model.frame import GraphFrame
 
 __all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
-           "parse_window",
+           "parse_window", "window_bounds",
            "window_profile"]
 
 TIME_UNIT = "ns"
@@ -173,6 +173,21 @@ def window_profile(tree: GraphFrame, table: pl.DataFrame, window: Window) -> Gra
     attrs = {c: tree.nodes[c] for c in tree.nodes.columns if c not in ("node", "parent", "depth")}
     return GraphFrame.from_arrays(tree.parent_array, attrs, table, exclusive=["time"],
                                   metadata=meta, default_metric="time (inc)")
+
+
+def window_bounds(span: tuple[int, int], window: Window) -> tuple[int, int]:
+    """``window`` (ns from the run's start, None sides open) as [lo, hi) within the run whose
+    segments span ``span`` (origin, last end); a window that holds no time of the run is an
+    error saying so."""
+    origin, last = span
+    lo = 0 if window[0] is None else window[0]
+    hi = last - origin if window[1] is None else min(window[1], last - origin)
+    if hi <= lo:
+        if last <= origin:  # nothing was read: the reader kept only the window's intervals
+            raise CctoolError(f"the window from {lo / NS_PER_S:g} s holds no intervals")
+        raise CctoolError(f"the window starts at {lo / NS_PER_S:g} s but the run ends at "
+                          f"{(last - origin) / NS_PER_S:g} s")
+    return lo, hi
 
 
 def parse_window(text: str) -> Window:

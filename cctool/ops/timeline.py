@@ -25,7 +25,14 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window, window_profile
+from cctool.model.timeline import (
+    NS_PER_S,
+    Timeline,
+    TimelineParts,
+    Window,
+    window_bounds,
+    window_profile,
+)
 
 __all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_view",
            "view_of_parts"]
@@ -86,13 +93,8 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
         buckets = max(width - labels - 3, 10)
     if buckets < 1 or depth < 1 or top < 0:
         raise CctoolError("buckets and depth must be at least 1, top at least 0")
-    origin, last = timeline.span
-    lo = 0 if window[0] is None else window[0]
-    hi = last - origin if window[1] is None else min(window[1], last - origin)
-    if hi <= lo:
-        raise CctoolError(
-            f"the window starts at {lo / NS_PER_S:g} s but the run ends at "
-            f"{(last - origin) / NS_PER_S:g} s")
+    origin = timeline.span[0]
+    lo, hi = window_bounds(timeline.span, window)
     paths = call_paths(timeline.tree)
     anc = ancestors_at(timeline.tree, depth)
     pieces, sums = [], []

@@ -32,7 +32,14 @@ import polars as pl
 
 from cctool.errors import CctoolError, NoTimelineError, ReaderError, UnknownFormatError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, TimelineParts, Window, fold, parse_window
+from cctool.model.timeline import (
+    Timeline,
+    TimelineParts,
+    Window,
+    fold,
+    parse_window,
+    window_bounds,
+)
 from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise, read
 
 __all__ = ["NoTimelineError", "read_profile", "read_timeline", "read_timeline_parts",
@@ -173,12 +180,10 @@ def ticking(open_parts: Callable[[], TimelineParts], tick: Tick | None,
 def _cut(parts: TimelineParts, window: Window | None) -> TimelineParts:
     if window is None or window == (None, None):
         return parts
-    lo = window[0] or 0
-    origin, end = parts.span
-    if window[1] is not None:
-        end = min(end, origin + window[1])
-    moved = (replace(p, segments=p.clip(window), origin=p.origin + lo) for p in parts.parts)
-    return replace(parts, span=(origin + lo, max(end, origin + lo)), parts=moved)
+    lo, hi = window_bounds(parts.span, window)
+    origin = parts.span[0]
+    moved = (replace(p, segments=p.clip((lo, hi)), origin=p.origin + lo) for p in parts.parts)
+    return replace(parts, span=(origin + lo, origin + hi), parts=moved)
 
 
 def _streams(path: str | os.PathLike[str], fmt: str | None,
