@@ -1,0 +1,191 @@
+"""How every face spells a value: one rule per unit family, and one spelling of a call path.
+
+The text tree and tables, the terminal viewer, the tree page, the timeline page and the
+history page all print values through these rules: Python faces call :func:`format_value`,
+the pages receive :data:`RULES` as JSON and ``values.js`` (in the page's assets) applies
+exactly the same rules, so one value reads the same wherever it is shown. JSON and CSV
+carry raw numbers; these strings are for people.
+
+Unit families (from the unit a metric's values are held in, :mod:`cctool.model.metrics`):
+
+- ``time`` (``s``): scaled to s, ms, µs or ns, 4 significant digits (``2,400 s``,
+  ``10.00 ms``, ``1.234 µs``).
+- ``bytes`` (``B``): binary units, 4 significant digits (``1.500 KiB``, ``3.999 GiB``);
+  below 1 KiB whole bytes (``512 B``).
+- ``count`` (an event name such as ``Ir``, ``cycles``, ``calls``): thousands separators.
+  A count of events is a whole number (:func:`whole_valued`): it prints without decimals
+  (``1,934,123,456``; a fraction comes from an estimate's split, never from the profiler).
+- ``percent`` (``%``): ``45.1%``, ``0.42%``, ``100%``; a nonzero share under 0.01 % is
+  ``<0.01%`` (never ``0.00%``).
+- ``ratio``: 4 significant digits and ``x`` (``0.5825x``, ``12.35x``).
+- ``other`` (unit unknown): as a count, but whole only value by value.
+
+Digits: ``digits`` significant digits (4 unless asked), and never fewer than the integer
+part holds (``12,346 s``, not ``12,350 s``). Magnitudes below 0.001 (after scaling) or from
+10^15 up print as ``1.234e-5``. Zero is ``0``; a missing value ``-``; NaN ``nan``;
+infinities ``inf`` and ``-inf``. Rounding is half away from zero on the value's exact
+binary expansion, which is what JavaScript's ``toFixed``/``toExponential`` do, so both
+sides agree digit for digit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from importlib import resources
+
+from cctool.model.metrics import Dimension, Metric
+
+__all__ = ["DIGITS", "PATH_SEP", "RULES", "ValueFormat", "family", "format_percent",
+           "format_value", "path_text", "rules_script", "value_format", "whole_valued"]
+
+DIGITS = 4  # significant digits of every value a person reads, unless asked otherwise
+PATH_SEP = " / "  # between the frames of a call path, on every face
+SEPARATOR = ","  # thousands
+RATIO_SUFFIX = "x"
+PERCENT_FLOOR = 0.01  # a nonzero share below this many percent reads "<0.01%"
+EXP_LOW, EXP_HIGH = 1e-3, 1e15  # magnitudes (after scaling) outside print in exponent form
+_SCALES = {
+    "time": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
+    "bytes": ((1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"),
+              (1.0, "B")),
+}
+_FAMILIES = {"s": "time", "B": "bytes", "%": "percent", "ratio": "ratio", "": "other",
+             "unknown": "other"}
+
+# Everything values.js needs to spell values as this module does.
+RULES = {
+    "digits": DIGITS,
+    "separator": SEPARATOR,
+    "ratioSuffix": RATIO_SUFFIX,
+    "percentFloor": PERCENT_FLOOR,
+    "expLow": EXP_LOW,
+    "expHigh": EXP_HIGH,
+    "scales": {k: [list(s) for s in v] for k, v in _SCALES.items()},
+    "families": _FAMILIES,
+    "defaultFamily": "count",
+    "path": PATH_SEP,
+    "missing": "-",
+}
+
+
+def family(unit: str | None) -> str:
+    """The unit family of values held in ``unit`` (``time``, ``bytes``, ``count``,
+    ``percent``, ``ratio`` or ``other``)."""
+    return _FAMILIES.get((unit or "").strip(), "count")
+
+
+def whole_valued(metric: Metric | None) -> bool:
+    """True when ``metric`` counts whole things: events or bytes the profiler counted and
+    that add up (not a mean, a statistic or a formula)."""
+    return (metric is not None and metric.dimension in (Dimension.COUNT, Dimension.BYTES)
+            and metric.additive and metric.statistic is None)
+
+
+@dataclass(frozen=True)
+class ValueFormat:
+    """How the values of one column print: their unit, its family, and whether they are
+    whole numbers (see :func:`whole_valued`)."""
+
+    unit: str
+    family: str
+    whole: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"unit": "" if self.family == "other" else self.unit, "whole": self.whole}
+
+
+def value_format(metric: Metric | None) -> ValueFormat:
+    """The :class:`ValueFormat` of ``metric``'s values (plain numbers when None)."""
+    if metric is None:
+        return ValueFormat("", "other")
+    return ValueFormat(metric.unit, family(metric.unit), whole_valued(metric))
+
+
+def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
+                 digits: int = DIGITS) -> str:
+    """``value`` as people read it, by the rules of its unit family (module docstring)."""
+    fmt = kind if isinstance(kind, ValueFormat) else value_format(kind)
+    if value is None:
+        return RULES["missing"]  # type: ignore[return-value]
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0%" if fmt.family == "percent" else "0"
+    if fmt.family == "percent":
+        return format_percent(value)
+    sign = "-" if value < 0 else ""
+    mag = abs(value)
+    digits = max(int(digits), 1)
+    scales = _SCALES.get(fmt.family)
+    if scales is not None:
+        for factor, name in scales:
+            x = mag / factor
+            if _rounded(x, digits)[0] >= 1.0 or factor == scales[-1][0]:
+                whole = fmt.whole and fmt.family == "bytes" and factor == 1.0
+                return f"{sign}{_number(x, digits, whole)} {name}"
+    text = _number(mag, digits, fmt.whole or (fmt.family == "other" and mag.is_integer()))
+    return f"{sign}{text}{RATIO_SUFFIX if fmt.family == 'ratio' else ''}"
+
+
+def format_percent(p: float | None) -> str:
+    """A percentage ``p`` (45.1 for 45.1 %): ``45.1%``, ``0.42%``, ``100%``, ``<0.01%``."""
+    if p is None:
+        return RULES["missing"]  # type: ignore[return-value]
+    p = float(p)
+    if not math.isfinite(p):
+        return "nan" if math.isnan(p) else ("inf%" if p > 0 else "-inf%")
+    mag = abs(p)
+    if mag == 0:
+        return "0%"
+    if mag < PERCENT_FLOOR:
+        return f"{'>-' if p < 0 else '<'}{PERCENT_FLOOR}%"
+    decimals = 0 if mag >= 99.95 else 1 if mag >= 9.995 else 2
+    return f"{'-' if p < 0 else ''}{_fixed(mag, decimals)}%"
+
+
+def path_text(names: list[str] | tuple[str, ...]) -> str:
+    """A call path as every face spells it: ``main / solve / kernel``."""
+    return PATH_SEP.join(names)
+
+
+def rules_script() -> str:
+    """The JavaScript every page runs first: ``values.js`` given :data:`RULES`
+    (``CCTValues.format(v, unit, whole)``, ``CCTValues.percent(p)``, ``CCTValues.path``)."""
+    js = resources.files("cctool.render.html").joinpath("assets", "values.js")
+    rules = json.dumps(RULES, ensure_ascii=True)
+    return js.read_text(encoding="utf-8").replace("/*RULES*/null", rules, 1)
+
+
+# ------------------------------------------------------------------ digits
+def _rounded(mag: float, digits: int) -> tuple[float, int]:
+    """(``mag`` rounded to ``digits`` significant digits, its decimal exponent), as
+    JavaScript's ``toExponential(digits - 1)`` rounds (half away from zero, exact input)."""
+    exact = Decimal(mag)
+    exp = exact.adjusted()
+    q = exact.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_HALF_UP)
+    if q.adjusted() > exp:  # 9.9996 -> 10.00
+        exp += 1
+    return float(q), exp
+
+
+def _fixed(mag: float, decimals: int) -> str:
+    """``mag`` with ``decimals`` decimals (as ``toFixed``) and thousands separators."""
+    q = Decimal(mag).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return format(q, ",f").replace(",", SEPARATOR)
+
+
+def _number(mag: float, digits: int, whole: bool) -> str:
+    """A positive magnitude: exponent form far from 1 (a whole number only when large),
+    else fixed with ``digits`` significant digits (none after the point when ``whole``)."""
+    rounded, exp = _rounded(mag, digits)
+    if rounded >= EXP_HIGH or (rounded < EXP_LOW and not whole):
+        mantissa = Decimal(mag).scaleb(-exp).quantize(Decimal(1).scaleb(1 - digits),
+                                                      rounding=ROUND_HALF_UP)
+        return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
+    return _fixed(mag, 0 if whole else max(0, digits - 1 - exp))
