@@ -180,7 +180,7 @@ def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
 
 def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = None,
          threshold: float = 0.0, rank: int | None = None, thread: int | None = None,
-         agg: str = "sum", precision: int = 3, width: int = 120,
+         agg: str = "sum", precision: int = 4, width: int = 120,
          fmt: str | None = None) -> str:
     """``cctool tree``: the tree as text (no color), as the command prints it."""
     return _frame(profile, fmt).tree(list(metrics) or None, precision=precision, depth=depth,

@@ -164,7 +164,7 @@ class GraphFrame(model.GraphFrame):
 
     # ------------------------------------------------------------------ views
     def tree(self, metric_column: str | Sequence[str] | None = None,
-             precision: int = 3, depth: int | None = None, rank: int | None = None,
+             precision: int = 4, depth: int | None = None, rank: int | None = None,
              thread: int | None = None, agg: str = "sum", threshold: float = 0.0,
              colormap: str = "RdYlGn", invert_colormap: bool = False, width: int = 120,
              color: bool = False, expand_name: bool = False, render_header: bool = True,

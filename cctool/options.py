@@ -36,7 +36,7 @@ class TreeOptions:
         metrics: metric columns to show; the first one colors, sorts and prunes. Empty means
             the GraphFrame's default metric.
         depth: show this many levels (roots are level 1); None shows all.
-        precision: digits after the decimal point.
+        precision: significant digits of the values shown (:mod:`cctool.render.values`).
         rank, thread: show one location instead of aggregating (None aggregates).
         agg: aggregation over ranks/threads: sum, mean, max, min (more where ops add them).
         threshold: hide subtrees whose inclusive value is below this fraction of the heaviest
@@ -58,7 +58,7 @@ class TreeOptions:
 
     metrics: tuple[str, ...] = ()
     depth: int | None = None
-    precision: int = 3
+    precision: int = 4
     rank: Selection = None
     thread: Selection = None
     agg: str = "sum"

@@ -12,7 +12,7 @@ CASES = {
     "cpi.default": ("hpctoolkit-cpi-database", []),
     "cpi.threshold0.3": ("hpctoolkit-cpi-database", ["--threshold", "0.3"]),
     "allgather.rank3-start": ("hpctoolkit-allgather-database",
-                              ["--rank", "3", "--start", "PMPI_Allgather", "--precision", "0"]),
+                              ["--rank", "3", "--start", "PMPI_Allgather", "--precision", "2"]),
 }
 
 

@@ -13,7 +13,7 @@ CASES = {
     "allgather.exclusive-top5-verbose": ("hpctoolkit-allgather-database",
                                          ["-m", "time", "--top", "5", "--verbose"]),
     "allgather.location-top3": ("hpctoolkit-allgather-database",
-                                ["--by", "location", "--top", "3", "--precision", "0"]),
+                                ["--by", "location", "--top", "3", "--precision", "2"]),
     "cpi.threshold": ("hpctoolkit-cpi-database", ["--threshold", "0.5"]),
 }
 

@@ -68,7 +68,7 @@ def test_tree_output_file(data, tmp_path) -> None:
     out = tmp_path / "tree.txt"
     res = run("tree", str(data("hpctoolkit-cpi-database")), "-o", str(out), "--depth", "2")
     assert res.exit_code == 0 and res.stdout == ""
-    assert out.read_text().startswith("3.998 s 100.00 % <program root>")
+    assert out.read_text().startswith("3.998 s 100% <program root>")
 
 
 def test_deep_tree_does_not_recurse(tmp_path) -> None:

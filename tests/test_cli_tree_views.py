@@ -16,7 +16,7 @@ CASES = {
     "allgather.flat-function": ("hpctoolkit-allgather-database",
                                 ["--flat", "--by", "function", "-m", "time"]),
     "allgather.bottom-up-depth": ("hpctoolkit-allgather-database",
-                                  ["--bottom-up", "--by", "function", "--precision", "0"]),
+                                  ["--bottom-up", "--by", "function", "--precision", "2"]),
     "allgather.cv-depth4": ("hpctoolkit-allgather-database", ["--agg", "cv", "--depth", "4"]),
 }
 

@@ -252,8 +252,8 @@ def derive_option(f: F) -> F:
 def precision_option(f: F) -> F:
     return click.option(
         "--precision",
-        type=click.IntRange(min=0, max=15),
-        default=3,
+        type=click.IntRange(min=1, max=15),
+        default=4,
         show_default=True,
-        help="Digits after the decimal point.",
+        help="Significant digits of the values shown (never fewer than the integer part).",
     )(f)

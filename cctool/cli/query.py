@@ -46,8 +46,8 @@ FORMATS = ("tree", "cct", "json", "csv")
 @metric_option
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Tree/records: show this many levels (roots are level 1).")
-@click.option("--precision", type=click.IntRange(min=0, max=15), default=3, show_default=True,
-              help="Tree: digits after the decimal point.")
+@click.option("--precision", type=click.IntRange(min=1, max=15), default=4, show_default=True,
+              help="Tree: significant digits of the values shown.")
 @width_option
 @click.option("--to", "to", type=FormatChoice((*FORMATS, "text")), default=None,
               help="Output format (default: see below).")

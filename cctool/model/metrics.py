@@ -30,7 +30,8 @@ Units: readers declare the unit the profiler wrote (``declare``);
 :func:`cctool.model.units.normalise` converts times to seconds and byte multiples to bytes,
 so every profile compares with every other;
 event counts keep their own unit (``Ir``, ``cycles``) and only compare with the same unit.
-Display scales values as pprof does (``1.23 ms``, ``4.56 s``, ``12.3 M``, ``1.5 GiB``).
+Display spells values by their unit family (``10.00 ms``, ``2,400 s``, ``1,934,123 Ir``,
+``1.500 GiB``): :mod:`cctool.render.values`, one rule for every face.
 
 Aliases: ``time`` names the profile's main time column when no column is called ``time``
 (Caliper Spot's ``Avg time/rank``); :func:`resolve` says which column an alias chose.
@@ -38,7 +39,6 @@ Aliases: ``time`` names the profile's main time column when no column is called 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -225,46 +225,6 @@ def comparable(a: Metric, b: Metric) -> str | None:
         return (f"{a.column!r} is in {a.unit} ({a.dimension}), "
                 f"{b.column!r} in {b.unit} ({b.dimension})")
     return None
-
-
-# ---------------------------------------------------------------------------- display
-_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-_TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-_BYTE_SCALES = ((1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"))
-
-
-def format_quantity(value: float | None, metric: Metric | None, precision: int = 3) -> str:
-    """``value`` scaled for reading, with its unit: ``1.234 ms``, ``12.300 M``, ``1.5 GiB``.
-
-    Zero prints as ``0`` (never ``-0.000``); NaN and infinities are spelled out.
-    """
-    if value is None:
-        return "-"
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "0"
-    mag = abs(value)
-    dim = metric.dimension if metric is not None else Dimension.OTHER
-    if dim is Dimension.TIME and metric is not None and metric.unit == "s":
-        for factor, name in _TIME_SCALES:
-            if mag >= factor * 0.9995 or factor == 1e-9:
-                return f"{value / factor:.{precision}f} {name}"
-    if dim is Dimension.BYTES and metric is not None and metric.unit == "B":
-        for factor, name in _BYTE_SCALES:
-            if mag >= factor:
-                return f"{value / factor:.{precision}f} {name}"
-        return f"{value:.0f} B" if float(value).is_integer() else f"{value:.{precision}f} B"
-    if dim is Dimension.PERCENT:
-        return f"{value:.{min(precision, 2)}f} %"
-    if dim is Dimension.COUNT:
-        for factor, name in _SI:
-            if mag >= factor * 0.9995:
-                return f"{value / factor:.{precision}f} {name}"
-        return f"{value:.0f}" if float(value).is_integer() else f"{value:.{precision}f}"
-    return f"{value:.{precision}f}"
 
 
 def statistics_of(info: Mapping[str, Metric], metric: Metric) -> dict[str, Metric]:

@@ -17,11 +17,13 @@ from rich.text import Text
 from cctool.colormaps import TERMINAL
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.metrics import Metric, effective_agg, format_quantity
+from cctool.model.metrics import Metric, effective_agg
 from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
+from cctool.render.values import ValueFormat
+from cctool.render.values import format_value as _format
 
 # Re-exported: their old home.
 __all__ = ["FOLD_MARK", "MARKERS", "PLAIN_ROWS", "Trimmed", "elide", "plain_text", "printable",
@@ -47,10 +49,11 @@ def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
     return tuple(reversed(colors)) if invert else colors
 
 
-def format_value(value: float, precision: int, metric: Metric | None = None) -> str:
-    """A metric value as text, scaled with its unit when ``metric`` says what it is
-    (``3.998 s``, ``1.2 G``); NaN and infinities spelled out; zero as ``0``."""
-    return format_quantity(value, metric, precision)
+def format_value(value: float | None, precision: int,
+                 metric: Metric | ValueFormat | None = None) -> str:
+    """A metric value as every face spells it (:mod:`cctool.render.values`), with
+    ``precision`` significant digits: ``2,400 s``, ``10.00 ms``, ``1,934,123``, ``0.5825x``."""
+    return _format(value, metric, precision)
 
 
 def render_rows(

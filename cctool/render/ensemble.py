@@ -107,7 +107,7 @@ def number_text(value: float) -> str:
     return f"{value:.10g}"
 
 
-def stats_table(result: StatsResult, precision: int = 3) -> FitTable:
+def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     """Per-path statistics as an indented tree table, values scaled with their unit; with
     groups, the group's value on its first row. Percentiles, std, median, min and max give
     way (in that order) to the call paths on a narrow console."""
@@ -196,7 +196,7 @@ def comparison_rows(cmp: EnsembleComparison, top: int | None) -> pl.DataFrame:
     return t
 
 
-def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 3) -> FitTable:
+def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 4) -> FitTable:
     """The ``top`` largest changes: medians, change, %, its interval and the p-value; on a
     narrow console the interval, then the medians give way to the call paths."""
     unit = f" ({cmp.unit})" if cmp.unit else ""
@@ -231,7 +231,7 @@ def summary_lines(cmp: EnsembleComparison, labels: Sequence[str], precision: int
     return lines
 
 
-def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3,
+def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 4,
                    info: Metric | None = None,
                    limit: int | None = OFFENDERS_SHOWN) -> list[str]:
     """For stderr and reports: each tripped condition and its offending paths, largest first
@@ -255,7 +255,7 @@ def offender_lines(results: Sequence[EnsembleGateResult], precision: int = 3,
 
 
 def markdown(cmp: EnsembleComparison, labels: Sequence[str],
-             results: Sequence[EnsembleGateResult], top: int, precision: int = 3,
+             results: Sequence[EnsembleGateResult], top: int, precision: int = 4,
              info: ReportInfo = NO_INFO) -> str:
     """A pull-request report: summary, warnings, gate results and the ``top`` largest changes
     with p-values (values with their units)."""
@@ -293,7 +293,7 @@ def _md(text: str) -> str:
 
 
 def junit(results: Sequence[EnsembleGateResult], labels: Sequence[str],
-          precision: int = 3, info: ReportInfo = NO_INFO,
+          precision: int = 4, info: ReportInfo = NO_INFO,
           metric: Metric | None = None) -> bytes:
     """JUnit XML: one test case per condition; a failure lists its worst significant
     offenders."""

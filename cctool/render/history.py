@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cctool.render.junit import Case, junit_xml
+from cctool.render.values import DIGITS, format_percent, format_value, unit_format
 from cctool.render.reportinfo import NO_INFO, ReportInfo
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def shown_rows(rows: pl.DataFrame, top: int | None) -> np.ndarray:
                               kind="stable")[:top])
 
 
-def show_table(s: Series, precision: int = 3, width: int = 120, top: int | None = 50) -> Group:
+def show_table(s: Series, precision: int = 4, width: int = 120, top: int | None = 50) -> Group:
     """The series per path as a terminal table with a sparkline per path (narrower on a
     narrow terminal); the ``top`` paths of largest median when there are more, in path
     order."""
@@ -95,8 +96,8 @@ def show_table(s: Series, precision: int = 3, width: int = 120, top: int | None 
         t.add_column(c, justify="right", no_wrap=True)
     t.add_column("trend", no_wrap=True)
     for r, y in zip(rows.iter_rows(named=True), values, strict=True):
-        t.add_row(r["path"], f"{r['runs']:,}", _v(r["last"], precision),
-                  _v(r["median"], precision), _pct(r["last vs median"]), sparkline(y, spark))
+        t.add_row(r["path"], f"{r['runs']:,}", _v(r["last"], precision, s.unit),
+                  _v(r["median"], precision, s.unit), _pct(r["last vs median"]), sparkline(y, spark))
     more = [Text(f"... {hidden:,} lighter call paths not shown (--top, --path)")] if hidden else []
     return Group(head, t, *more)
 
@@ -114,16 +115,17 @@ def _run(row: dict[str, object]) -> str:
     return " ".join(p for p in (commit[:10], date) if p) or str(row.get("run"))
 
 
-def _v(value: float | None, precision: int) -> str:
+def _v(value: float | None, precision: int, unit: str | None = None) -> str:
+    """A value of the series (in ``unit``) as every face spells it; none as ``-``."""
     if value is None or not np.isfinite(value):
         return "-"
-    return f"{value:.{max(precision, 1) + 1}g}"
+    return format_value(value, unit_format(unit), precision)
 
 
 def _pct(value: float | None) -> str:
     if value is None or not np.isfinite(value):
         return "-"
-    return f"{value * 100:+.1f}%"
+    return ("+" if value > 0 else "") + format_percent(value * 100)
 
 
 def _p(value: float | None) -> str:
@@ -159,7 +161,7 @@ def _what(row: dict[str, object]) -> str:
     return "trend" if kind == "trend" else ""
 
 
-def check_table(r: CheckResult, top: int = 20, precision: int = 3, width: int = 120) -> Group:
+def check_table(r: CheckResult, top: int = 20, precision: int = 4, width: int = 120) -> Group:
     """Summary lines, then the confirmed changes and the paths whose new value sits highest
     in its recent distribution (the median column left out on a narrow terminal)."""
     wide = width >= 100
@@ -174,8 +176,8 @@ def check_table(r: CheckResult, top: int = 20, precision: int = 3, width: int = 
     for row in _shown(r, top).iter_rows(named=True):
         t.add_row(row["path"], row["verdict"], _what(row),
                   _pct(row["change"]) if row["kind"] else "", _p(row["p"]),
-                  _v(row["new"], precision), *([_v(row["median"], precision)] if wide else []),
-                  _v(row["percentile"], 0))
+                  _v(row["new"], precision, r.unit), *([_v(row["median"], precision, r.unit)] if wide else []),
+                  _v(row["percentile"], DIGITS))
     return Group(Text("\n".join(summary_lines(r))), Text(""), t)
 
 
@@ -186,7 +188,7 @@ def _shown(r: CheckResult, top: int) -> pl.DataFrame:
     return pl.concat([confirmed, rest]).head(max(top, confirmed.height))
 
 
-def markdown(r: CheckResult, top: int = 20, precision: int = 3,
+def markdown(r: CheckResult, top: int = 20, precision: int = 4,
              info: ReportInfo = NO_INFO) -> str:
     """A pull-request (job summary) report of the check."""
     status = "failed" if r.tripped else "passed"
@@ -198,8 +200,8 @@ def markdown(r: CheckResult, top: int = 20, precision: int = 3,
     icon = {"regression": "❌", "improvement": "✅", "known": "ℹ️", "": ""}
     for row in _shown(r, top).iter_rows(named=True):
         out.append(f"| {icon[row['verdict']]} | `{_md(row['path'])}` | "
-                   f"{_v(row['new'], precision)} | {_v(row['median'], precision)} | "
-                   f"{_v(row['percentile'], 0)} | {_md(_what(row))} | "
+                   f"{_v(row['new'], precision, r.unit)} | {_v(row['median'], precision, r.unit)} | "
+                   f"{_v(row['percentile'], DIGITS)} | {_md(_what(row))} | "
                    f"{_pct(row['change']) if row['kind'] else ''} | {_p(row['p'])} |")
     if r.changes.height:
         out += ["", "### Change points", "", "| call path | first run after | date | p |",
@@ -210,7 +212,7 @@ def markdown(r: CheckResult, top: int = 20, precision: int = 3,
     return "\n".join(out) + "\n"
 
 
-def junit(r: CheckResult, precision: int = 3, info: ReportInfo = NO_INFO) -> bytes:
+def junit(r: CheckResult, precision: int = 4, info: ReportInfo = NO_INFO) -> bytes:
     """One case per confirmed change (a failure for a new regression), and one for the
     paths without any."""
     found = r.table.filter(pl.col("confirmed"))
@@ -219,8 +221,8 @@ def junit(r: CheckResult, precision: int = 3, info: ReportInfo = NO_INFO) -> byt
         what = f"{_what(row)}, {_pct(row['change'])}, p = {_p(row['p'])}"
         passed = row["verdict"] != "regression"
         cases.append(Case(f"{row['path']}", passed, f"{row['verdict']}: {what}",
-                          f"new {_v(row['new'], precision)}, median "
-                          f"{_v(row['median'], precision)} ({r.metric})" if not passed else "",
+                          f"new {_v(row['new'], precision, r.unit)}, median "
+                          f"{_v(row['median'], precision, r.unit)} ({r.metric})" if not passed else "",
                           f"{row['verdict']}: {what}"))
     quiet = r.tested - found.height
     cases.append(Case(f"{quiet} call paths without a change", True,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cctool.model.frame import GraphFrame
-from cctool.model.metrics import Metric, describe, format_quantity
+from cctool.model.metrics import Metric, describe
 from cctool.options import TreeOptions
+from cctool.render.values import format_value
 
 PERCENT = describe("%", "%")
 
@@ -38,7 +39,7 @@ def legend_notes(gf: GraphFrame, metrics: Sequence[str], info: Sequence[Metric |
     if opts.percent and metrics:
         base, what = percent_base(gf, metrics[0], opts)
         notes.append(f"%: {metrics[0]} as a percentage of {what}, "
-                     f"{format_quantity(base, info[0], opts.precision)}")
+                     f"{format_value(base, info[0], opts.precision)}")
     if hidden:
         notes.append(hidden)
     if gf.metadata.get("estimate"):  # a call graph expanded into a tree

@@ -60,7 +60,7 @@ def _pct(base: float, other: float) -> float:
     return math.copysign(math.inf, other) if other else 0.0
 
 
-def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 3) -> list[str]:
+def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 4) -> list[str]:
     """``A: ..., B: ...`` and one line per shown metric with both totals and the change."""
     lines = [f"A: {labels[0]}   B: {labels[1]}"]
     for m in cmp.shown:
@@ -179,7 +179,7 @@ def _cell(value: float | None, column: str, precision: int, cmp: Comparison) -> 
     return format_value(math.nan if value is None else value, precision, metric)
 
 
-def offender_lines(results: Sequence[GateResult], precision: int = 3,
+def offender_lines(results: Sequence[GateResult], precision: int = 4,
                    limit: int | None = OFFENDERS_SHOWN) -> list[str]:
     """For stderr and reports: each tripped condition and its offending nodes, largest first
     (the first ``limit`` of them, then how many more)."""
@@ -212,7 +212,7 @@ def more_line(count: int, limit: int | None) -> list[str]:
 
 
 def markdown(cmp: Comparison, labels: Sequence[str], results: Sequence[GateResult],
-             top: int, precision: int = 3, info: ReportInfo = NO_INFO) -> str:
+             top: int, precision: int = 4, info: ReportInfo = NO_INFO) -> str:
     """A report a CI job can post on a pull request: summary, warnings, gate results and
     the ``top`` largest changes (with how many there are in all)."""
     out = ["## cctool " + ("div" if cmp.opts.op == "div" else "diff"), ""]
@@ -251,7 +251,7 @@ def markdown_warnings(notes: Sequence[str]) -> list[str]:
     return ["", "> **Warnings**", ">", *(f"> - {markdown_cell(n)}" for n in notes)]
 
 
-def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 3,
+def junit(results: Sequence[GateResult], labels: Sequence[str], precision: int = 4,
           info: ReportInfo = NO_INFO) -> bytes:
     """JUnit XML: one test case per gate condition; a failure lists its worst offenders."""
     cases = [Case(name=r.condition.text, passed=r.passed, evaluated=r.evaluated,

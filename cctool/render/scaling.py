@@ -60,13 +60,13 @@ def notes(result: ScalingResult) -> list[str]:
     return [f"{result.key_name} = {label}: mean of {n} runs" for label, n in result.averaged]
 
 
-def scaling_table(result: ScalingResult, precision: int = 3, name_width: int | None = None
+def scaling_table(result: ScalingResult, precision: int = 4, name_width: int | None = None
                   ) -> ScalingTable:
     """The scaling table as a Rich renderable: label, one column per run key, a trend."""
     return ScalingTable(result, precision, name_width)
 
 
-def group_tables(groups: ScalingGroups, precision: int = 3,
+def group_tables(groups: ScalingGroups, precision: int = 4,
                  name_width: int | None = None) -> Group:
     """One scaling table per group, each titled with its ``key = value``."""
     parts: list[RenderableType] = []
@@ -120,7 +120,7 @@ def _middle_out(names: Sequence[str]) -> list[str]:
     return order
 
 
-def to_markdown(result: ScalingResult | ScalingGroups, precision: int = 3) -> str:
+def to_markdown(result: ScalingResult | ScalingGroups, precision: int = 4) -> str:
     """A GitHub-flavoured Markdown table with the title as a leading line; for groups, a
     section per group headed by its ``key = value``."""
     if isinstance(result, ScalingGroups):

@@ -18,6 +18,7 @@ from cctool.options import TreeOptions
 from cctool.render import elide, format_value, legend, printable, render_rows
 from cctool.render.layout import Column, FitTable, Title
 from cctool.render.text import percent, sparkline
+from cctool.render.values import RATIO
 
 
 def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
@@ -41,7 +42,7 @@ def _fit(name: str, width: int | None) -> str:
     return name if width is None else elide(name, width)
 
 
-def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int | None = None,
+def flat_table(df: pl.DataFrame, by: str, precision: int = 4, name_width: int | None = None,
                metric: Metric | None = None) -> FitTable:
     """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units)."""
     rows = [[format_value(r["self"], precision, metric), percent(r["self%"]), percent(r["sum%"]),
@@ -51,7 +52,7 @@ def flat_table(df: pl.DataFrame, by: str, precision: int = 3, name_width: int | 
     return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
 
 
-def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3,
+def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 4,
                    name_width: int | None = None, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
     rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
@@ -64,7 +65,7 @@ def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 3
     return _titled(title, _table(heads, rows, left=["name"]))
 
 
-def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 3,
+def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 4,
                     metric: Metric | None = None, name_width: int | None = None) -> Group:
     """Per-node statistics across locations under ``title``; ``verbose`` adds a block per
     node with std, percentiles, the heaviest locations' values and the histogram's range.
@@ -72,7 +73,7 @@ def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precisi
     heads = ["node", "name", "mean", "max", "min", "max/mean", "cv", "top", "histogram"]
     rows = [[str(r["node"]), _fit(r["name"], name_width),
              *(format_value(r[c], precision, metric) for c in ("mean", "max", "min")),
-             format_value(r["imbalance"], 2), format_value(r["cv"], 2),
+             format_value(r["imbalance"], precision, RATIO), format_value(r["cv"], precision),
              ",".join(str(lab) for lab in r["top"][:3]), f"▕{_histogram(r)}▏"]
             for r in df.iter_rows(named=True)]
     parts: list[RenderableType] = [Title(title),
@@ -95,8 +96,8 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
     text = Text()
     text.append(f"{r['node']} {printable(r['name'])}\n", style="bold")
-    text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], 2)}"
-                f"  max/mean {format_value(r['imbalance'], 2)}\n")
+    text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], precision)}"
+                f"  max/mean {format_value(r['imbalance'], precision, RATIO)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
     text.append(f"  histogram ▕{_histogram(r)}▏ {fmt(r['min'])} … {fmt(r['max'])}"
                 f"  counts {' '.join(map(str, r['histogram']))}\n")
@@ -122,7 +123,7 @@ def graph_renderable(rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptio
     return Group(*parts)
 
 
-def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 3,
+def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 4,
                 name_width: int | None = None, info: Sequence[Metric | None] | None = None
                 ) -> FitTable:
     """Super-nodes of a groupby: metric values (with units), members, then the name."""

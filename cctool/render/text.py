@@ -10,6 +10,8 @@ import math
 import re
 from collections.abc import Sequence
 
+from cctool.render.values import format_percent
+
 # C0/C1 controls, line and paragraph separators, and bidirectional overrides: in a name they
 # would move the cursor, forge a tree line, color the terminal or reverse the text around them.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -118,7 +120,7 @@ def percent(value: float | None, *, signed: bool = False, missing: str = "-") ->
         return missing
     if math.isinf(value):
         return "+inf%" if value > 0 else "-inf%"
-    return f"{value:+.1f}%" if signed else f"{value:.1f}%"
+    return ("+" if signed and value > 0 else "") + format_percent(value)
 
 
 def markdown_cell(text: str, *, code: bool = False) -> str:

@@ -13,8 +13,9 @@ import polars as pl
 from rich.console import Group
 from rich.text import Text
 
-from cctool.model.metrics import describe, format_quantity
+from cctool.model.metrics import describe
 from cctool.ops.timeline import TimelineView
+from cctool.render.values import DIGITS, format_value
 
 __all__ = ["IDLE", "label_width", "records", "text"]
 
@@ -29,11 +30,11 @@ def label_width(view: TimelineView) -> int:
     return max((len(s) for s in view.locations["label"].to_list()), default=0)
 
 
-def text(view: TimelineView, *, precision: int = 3, width: int = 120) -> Group:
+def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Group:
     """The view as Rich text lines (colours are dropped on a plain console); call paths
     longer than ``width`` allows lose their outer frames first (``…`` marks the cut)."""
     def q(seconds: float) -> str:
-        return format_quantity(seconds, _SECONDS, precision)
+        return format_value(seconds, _SECONDS, precision)
 
     length = view.end - view.start
     lines = [Text(f"window {q(view.start)} .. {q(view.end)} ({q(length)}), "

@@ -18,7 +18,8 @@ Unit families (from the unit a metric's values are held in, :mod:`cctool.model.m
 - ``percent`` (``%``): ``45.1%``, ``0.42%``, ``100%``; a nonzero share under 0.01 % is
   ``<0.01%`` (never ``0.00%``).
 - ``ratio``: 4 significant digits and ``x`` (``0.5825x``, ``12.35x``).
-- ``other`` (unit unknown): as a count, but whole only value by value.
+- ``other`` (unit unknown): as a count. A count or other value that is a whole number
+  prints without decimals whatever its metric.
 
 Digits: ``digits`` significant digits (4 unless asked), and never fewer than the integer
 part holds (``12,346 s``, not ``12,350 s``). Magnitudes below 0.001 (after scaling) or from
@@ -38,8 +39,9 @@ from importlib import resources
 
 from cctool.model.metrics import Dimension, Metric
 
-__all__ = ["DIGITS", "PATH_SEP", "RULES", "ValueFormat", "family", "format_percent",
-           "format_value", "path_text", "rules_script", "value_format", "whole_valued"]
+__all__ = ["DIGITS", "PATH_SEP", "RATIO", "RULES", "ValueFormat", "family", "format_percent",
+           "format_value", "path_text", "rules_script", "unit_format", "value_format",
+           "whole_valued"]
 
 DIGITS = 4  # significant digits of every value a person reads, unless asked otherwise
 PATH_SEP = " / "  # between the frames of a call path, on every face
@@ -104,6 +106,15 @@ def value_format(metric: Metric | None) -> ValueFormat:
     return ValueFormat(metric.unit, family(metric.unit), whole_valued(metric))
 
 
+RATIO = ValueFormat("ratio", "ratio")  # a quotient of two values of one unit
+
+
+def unit_format(unit: str | None, whole: bool = False) -> ValueFormat:
+    """The :class:`ValueFormat` of values known only by their unit (a history series)."""
+    u = (unit or "").strip()
+    return ValueFormat(u, family(u), whole)
+
+
 def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
                  digits: int = DIGITS) -> str:
     """``value`` as people read it, by the rules of its unit family (module docstring)."""
@@ -129,7 +140,8 @@ def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
             if _rounded(x, digits)[0] >= 1.0 or factor == scales[-1][0]:
                 whole = fmt.whole and fmt.family == "bytes" and factor == 1.0
                 return f"{sign}{_number(x, digits, whole)} {name}"
-    text = _number(mag, digits, fmt.whole or (fmt.family == "other" and mag.is_integer()))
+    plain = fmt.whole or (fmt.family in ("count", "other") and mag.is_integer())
+    text = _number(mag, digits, plain)
     return f"{sign}{text}{RATIO_SUFFIX if fmt.family == 'ratio' else ''}"
 
 

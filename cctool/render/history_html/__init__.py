@@ -20,6 +20,7 @@ import numpy as np
 
 from cctool.render.history import show_rows, shown_rows
 from cctool.render.html._payload import to_script_json
+from cctool.render.values import rules_script
 
 if TYPE_CHECKING:
     from cctool.history.check import CheckResult
@@ -38,7 +39,7 @@ def history_page(s: Series, top: int | None = 50, marks: CheckResult | None = No
     one HTML document."""
     data = page_data(s, top, marks, title, marks_from)
     slots = {"TITLE": html.escape(str(data["title"])), "CSS": _asset("history.css"),
-             "JS": _asset("history.js"), "DATA": to_script_json(data)}
+             "JS": rules_script() + "\n" + _asset("history.js"), "DATA": to_script_json(data)}
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
 
 

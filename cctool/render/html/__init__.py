@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cctool.colormaps import PAGE
 from cctool.errors import CctoolError
 from cctool.options import Selection
+from cctool.render.values import rules_script, whole_valued
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,7 +124,8 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     values = gf.node_values(None, opts.agg, opts.rank, opts.thread)
     units = _units(gf)
     metrics = [_payload.metric_entry(m, values[m].to_numpy(), not gf.is_inclusive(m),
-                                     unit=units(m)) for m in gf.metric_columns]
+                                     unit=units(m), whole=whole_valued(gf.metric(m)))
+               for m in gf.metric_columns]
     where = describe_locations(gf, TreeOptions(agg=opts.agg, rank=opts.rank, thread=opts.thread))
     title = opts.title or str(gf.metadata.get("program") or gf.metadata.get("path")
                               or "calling context tree")
@@ -169,7 +171,8 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     shown = gf.node_values(None, "sum")
     units = _units(gf)
     metrics = [_payload.metric_entry(m, shown[m].to_numpy(), not gf.is_inclusive(m),
-                                     "change", units(m)) for m in gf.metric_columns]
+                                     "change", units(m), whole_valued(gf.metric(m)))
+               for m in gf.metric_columns]
     table = cmp.values.sort("node")
     for col in table.columns:
         side = col.rsplit(" [", 1)
@@ -178,7 +181,8 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
             label = names[0] if side[1] == "A]" else names[1]
             values = table[col].fill_null(float("nan")).to_numpy()
             unit = cmp.units(side[0]) or ""  # each side keeps its own unit (s, B), not "ratio"
-            metrics.append(_payload.metric_entry(col, values, summable, label, unit))
+            whole = whole_valued(cmp.metric(side[0]))
+            metrics.append(_payload.metric_entry(col, values, summable, label, unit, whole))
     title = opts.title or f"{names[0]} → {names[1]}"
     note = str(gf.metadata.get("values_note") or "")
     colormap = opts.colormap if opts.colormap != "auto" else \
@@ -322,7 +326,8 @@ def _page(data: dict[str, Any], title: str, extra: tuple[str, ...] = ()) -> str:
     slots = {
         "TITLE": html.escape(title),
         "CSS": "\n".join(_asset(name) for name in STYLES),
-        "JS": "\n".join(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra)),
+        "JS": "\n".join([rules_script(),
+                         *(_asset(name) for name in (*SCRIPTS, *PANEL_SCRIPTS, *extra))]),
         "DATA": to_script_json({k: v for k, v in data.items() if k != "views"}),
         "VIEWS": to_script_json(views),
     }

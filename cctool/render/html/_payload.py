@@ -39,10 +39,12 @@ def encode_column(series: pl.Series) -> dict[str, Any] | list[Any]:
 
 
 def metric_entry(name: str, values: np.ndarray, summable: bool, group: str = "",
-                 unit: str = "") -> dict[str, Any]:
-    """One metric column: ``summable`` metrics are summed over a collapsed subtree."""
+                 unit: str = "", whole: bool = False) -> dict[str, Any]:
+    """One metric column: ``summable`` metrics are summed over a collapsed subtree; ``unit``
+    and ``whole`` say how its values are spelled (:mod:`cctool.render.values`)."""
     vals = np.ascontiguousarray(values, dtype=np.float64)
-    return {"name": name, "summable": summable, "group": group, "unit": unit, "values": vals}
+    return {"name": name, "summable": summable, "group": group, "unit": unit, "whole": whole,
+            "values": vals}
 
 
 def build(

@@ -30,10 +30,12 @@ from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
 from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts
 from cctool.render.html._payload import encode_strings, to_script_json
+from cctool.render.values import format_value, rules_script, unit_format
 
 __all__ = ["TimelinePageOptions", "page_data", "timeline_page", "timeline_page_of_parts"]
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|BIN)\}\}")
+SECONDS = unit_format("s")
 _DTYPES = {"i4": np.int32, "u4": np.uint32, "f8": np.float64}
 
 
@@ -77,7 +79,7 @@ def timeline_page_of_parts(open_parts: Callable[[], TimelineParts],
     slots = {
         "TITLE": html.escape(title),
         "CSS": _asset("timeline.css"),
-        "JS": _asset("timeline.js"),
+        "JS": rules_script() + "\n" + _asset("timeline.js"),
         "DATA": to_script_json(data),
         "BIN": base64.b64encode(blob).decode("ascii"),
     }
@@ -119,8 +121,8 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "format": 1,
         "title": title,
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
-                     f"{detail.span / NS_PER_S:.6g} s"
-                     + (f" from {opts.offset / NS_PER_S:.6g} s into the run"
+                     f"{format_value(detail.span / NS_PER_S, SECONDS)}"
+                     + (f" from {format_value(opts.offset / NS_PER_S, SECONDS)} into the run"
                         if opts.offset else "")),
         "span": detail.span,
         "lanes": {"label": lanes["label"].to_list(), "rank": lanes["rank"].to_list(),

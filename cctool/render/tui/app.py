@@ -22,12 +22,12 @@ from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
 from cctool.model.metrics import Metric
-from cctool.render import format_value
+from cctool.render.values import RATIO, format_percent, format_value
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
 
 VIEWS = ("top-down", "bottom-up", "flat")
-WIDTHS = (11, 7, 11, 7)  # value columns; the name takes the rest
+WIDTHS = (13, 7, 13, 7)  # value columns; the name takes the rest
 
 
 class TreeTable(ScrollView, can_focus=True):
@@ -77,8 +77,8 @@ class TreeTable(ScrollView, can_focus=True):
     def _line(self, row: int, index: int, width: int) -> list[tuple[str, Style]]:
         m = self.model
         inc, inc_pct, exc, exc_pct, name = m.cells(row)
-        cells = (format_value(inc, 3, self.info[0]), f"{inc_pct:.1f}%",
-                 format_value(exc, 3, self.info[1]), f"{exc_pct:.1f}%")
+        cells = (format_value(inc, self.info[0]), format_percent(inc_pct),
+                 format_value(exc, self.info[1]), format_percent(exc_pct))
         values = " ".join(c.rjust(w) for c, w in zip(cells, WIDTHS, strict=True)) + " "
         mark = ("▾ " if m.expanded[row] else "▸ ") if m.has_children[row] else "  "
         depth = int(m.depth[row])
@@ -158,7 +158,7 @@ class ViewerApp(App[None]):
             heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
             if m.sort_column < 4 else "name▲")
         title = Text(f"{self.profile_title} | {m.kind} | {m.view.inclusive} | "
-                     f"total {format_value(m.view.total, 3, self.info[0])} | "
+                     f"total {format_value(m.view.total, self.info[0])} | "
                      f"{m.visible().size}/{m.parent.size} rows\n", style="bold")
         title.append(" ".join(heads[:4]) + " " + heads[4], style="bold underline")
         self.query_one("#head", Static).update(title)
@@ -184,9 +184,10 @@ class ViewerApp(App[None]):
         text.append("▕" + sparkline(vals.tolist(), from_zero=True) + "▏\n")
         if s:
             info = self.info[0]
-            text.append(f"ranks {d.ranks.size}  max {format_value(s['max'], 3, info)} on rank "
-                        f"{int(s['max rank'])}  mean {format_value(s['mean'], 3, info)}  "
-                        f"min {format_value(s['min'], 3, info)}  max/mean {s['max/mean']:.2f}")
+            text.append(f"ranks {d.ranks.size}  max {format_value(s['max'], info)} on rank "
+                        f"{int(s['max rank'])}  mean {format_value(s['mean'], info)}  "
+                        f"min {format_value(s['min'], info)}  "
+                        f"max/mean {format_value(s['max/mean'], RATIO)}")
         self.query_one("#ranks", Static).update(text)
 
     def _draw_peek(self) -> None:
@@ -203,8 +204,9 @@ class ViewerApp(App[None]):
             if r["role"] == "function":
                 continue
             indent = "  " if r["role"] in ("callers", "callees") else "      "
-            text.append(f"{format_value(r[view.inclusive], 3, self.info[0]):>11} "
-                        f"{100 * r[view.inclusive] / view.total if view.total else 0:5.1f}% "
+            share = 100 * r[view.inclusive] / view.total if view.total else 0.0
+            text.append(f"{format_value(r[view.inclusive], self.info[0]):>13} "
+                        f"{format_percent(share):>7} "
                         f"{indent}{r['name']}\n",
                         style="bold" if r["role"] in ("callers", "callees") else "")
         self.query_one("#peek", Static).update(text)

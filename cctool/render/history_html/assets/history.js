@@ -5,24 +5,21 @@
   const D = JSON.parse(document.getElementById("cctool-history-data").textContent);
   const P = D.paths, R = D.runs, N = R.run.length, M = P.path.length;
   const NS = "http://www.w3.org/2000/svg";
-  const unit = D.unit ? " " + D.unit : "";
+  const unit = D.unit && !CCTValues.carriesUnit(D.unit) ? " " + D.unit : ""; // 8.254 ms says it
   const metricUnit = D.metric + (D.unit ? " [" + D.unit + "]" : "");
   const state = { path: -1, run: -1 };
   const $ = (id) => document.getElementById(id);
 
+  // Values are spelled as on every face of cctool (values.js).
   function fmt(v) {
-    if (v === null || v === undefined || !isFinite(v)) return "–";
-    const a = Math.abs(v);
-    if (a !== 0 && (a >= 1e6 || a < 1e-3)) return v.toExponential(3);
-    return Number(v.toPrecision(4)).toString();
+    return v === null || v === undefined || !isFinite(v) ? "-" : CCTValues.format(v, D.unit);
   }
   function pct(v) {
-    if (v === null || v === undefined || !isFinite(v)) return "–";
-    return (v >= 0 ? "+" : "") + (v * 100).toFixed(1) + "%";
+    if (v === null || v === undefined || !isFinite(v)) return "-";
+    return (v > 0 ? "+" : "") + CCTValues.percent(v * 100);
   }
   function sharePct(f) {
-    const v = f * 100;
-    return (v !== 0 && Math.abs(v) < 0.1 ? v.toPrecision(2) : v.toFixed(1)) + "%";
+    return CCTValues.percent(f * 100);
   }
   function el(tag, attrs, text) {
     const e = tag.startsWith("svg:") ? document.createElementNS(NS, tag.slice(4))

@@ -42,7 +42,7 @@
       const li = document.createElement("li"), go = document.createElement("button"), del = document.createElement("button");
       go.className = "note-go";
       go.textContent = `${CCT.elide(model.name(node), 40)}: ${note}`;
-      go.title = `${model.path(node).map((j) => model.name(j)).join(" › ")}\n${note}`;
+      go.title = `${CCTValues.path(model.path(node).map((j) => model.name(j)))}\n${note}`;
       go.addEventListener("click", () => CCT.panels.goTo(node));
       del.textContent = "×";
       del.title = "Remove this note";

@@ -55,12 +55,13 @@
   function fillHotRoots() {
     const { model } = CCT, hr = model.data.hotRoots, menu = $("hot-root");
     if (!hr || !hr.roots || hr.roots.length < 2) { menu.hidden = true; return; }
-    const unit = model.metrics[model.metricIndex.get(model.data.priority) ?? 0]?.unit || "";
+    const pm = model.metrics[model.metricIndex.get(model.data.priority) ?? 0];
+    const unit = pm?.unit || "", whole = !!pm?.whole;
     hr.roots.forEach((r, k) => {
       const o = document.createElement("option");
       o.value = String(k);
       const idle = r.value > 0 && r.busy < 0.5 * r.value ? ", mostly idle" : "";
-      o.textContent = `${CCT.elide(r.name, 24)} (${CCT.formatValue(r.value, unit)}${idle})`;
+      o.textContent = `${CCT.elide(r.name, 24)} (${CCT.formatValue(r.value, unit, whole)}${idle})`;
       o.title = `hot path from ${r.name}: ${r.path.length} nodes`;
       menu.appendChild(o);
     });

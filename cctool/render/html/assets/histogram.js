@@ -17,7 +17,7 @@
     const at = log ? (f) => (f <= 0 ? lo : base * Math.pow(hi / base, f)) : (f) => lo + (hi - lo) * f;
     const pos = log ? (v) => (v <= base ? 0 : Math.log(v / base) / Math.log(hi / base))
       : (v) => (hi > lo ? (v - lo) / (hi - lo) : 0);
-    const fmt = (v) => (CCT.isRatio(metric) ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+    const fmt = (v) => CCT.formatValue(v, metric.unit, metric.whole);
     return { values, lo, hi, at, pos, log, base, fmt, zeroable: metric.group !== "change" };
   };
 

@@ -276,7 +276,7 @@
       const items = [button("all", -1, "Every root")];
       const shown = path.length > 8 ? [...path.slice(0, 2), null, ...path.slice(-5)] : path;
       for (const j of shown) {
-        items.push(document.createTextNode(" › "));
+        items.push(document.createTextNode(CCTValues.rules.path));
         items.push(j === null ? document.createTextNode("…") : button(CCT.elide(m.name(j), 28), j, m.name(j)));
       }
       this.crumbs.replaceChildren(...items);

@@ -6,14 +6,6 @@
   const VSEP = "  "; // between a name and its value
   const NS = "http://www.w3.org/2000/svg";
 
-  // A share as a percentage with about three significant digits ("45.1%", "0.42%").
-  CCT.formatPercent = function (f) {
-    const p = 100 * f, a = Math.abs(p);
-    if (a === 0) return "0%";
-    if (a < 0.01) return p < 0 ? ">−0.01%" : "<0.01%";
-    return `${p.toFixed(a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2)}%`;
-  };
-
   // Labels that must show when they are in view: the current search match, the hot path,
   // the selection, then the other matches; then the usual candidates.
   P.labelCandidates = function () {
@@ -95,7 +87,7 @@
   P.valueText = function (i, folded = this.collapsed(i)) {
     const m = this.model, k = this.enc.color, metric = m.metrics[k], v = m.value(k, i, folded);
     const parts = [];
-    if (Number.isFinite(v)) parts.push(CCT.isRatio(metric) ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+    if (Number.isFinite(v)) parts.push(CCT.formatValue(v, metric.unit, metric.whole));
     const s = this.share;
     if (s) {
       const x = m.value(s.metric, i, folded);

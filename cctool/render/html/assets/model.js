@@ -14,7 +14,7 @@ CCT.Model = class Model {
     this.attrs = data.attrs;
     this.marker = data.marker ? Int8Array.from(data.marker) : null;
     this.metrics = data.metrics.map((m) => ({
-      name: m.name, summable: m.summable, group: m.group || "", unit: m.unit || "",
+      name: m.name, summable: m.summable, group: m.group || "", unit: m.unit || "", whole: !!m.whole,
       values: Float64Array.from(m.values, (v) => (v === null ? NaN : v)),
       sums: null,
     }));
@@ -281,25 +281,14 @@ CCT.elide = function (name, max, atEnd) {
   return s.slice(0, head) + "…" + s.slice(s.length - (max - 1 - head));
 };
 
-// Times arrive in seconds and sizes in bytes (cctool's base units): scale them as the text
-// output does (3.998 s, 53.6 ms, 1.5 GiB); other values print plainly.
-CCT.SCALES = {
-  s: [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]],
-  B: [[1024 ** 4, "TiB"], [1024 ** 3, "GiB"], [1024 ** 2, "MiB"], [1024, "KiB"], [1, "B"]],
-};
-CCT.formatValue = function (v, unit) {
-  if (v === null || Number.isNaN(v)) return "–";
-  if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
-  if (unit === "%") return CCT.formatPercent(v / 100); // labels.js: a share as "45.1%"
-  const a = Math.abs(v);
-  const scales = CCT.SCALES[unit];
-  if (scales && a !== 0) {
-    const [f, name] = scales.find(([f]) => a >= f * 0.9995) || scales[scales.length - 1];
-    return `${(v / f).toLocaleString("en-US", { maximumSignificantDigits: 4 })} ${name}`;
-  }
-  if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(3);
-  return v.toLocaleString("en-US", { maximumSignificantDigits: 6 });
-};
+// Values are spelled as on every face of cctool (values.js, with the rules of
+// cctool.render.values): times arrive in seconds and sizes in bytes; `whole`: the metric
+// counts whole things (no decimals).
+CCT.formatValue = (v, unit, whole) => CCTValues.format(v, unit, whole);
+// A share (0.451) as a percentage ("45.1%", "<0.01%").
+CCT.formatPercent = (f) => CCTValues.percent(100 * f);
+// The unit is part of the value's text (2.4 ms, 1.5 GiB, 45.1%, 0.58x): no unit column.
+CCT.unitShown = (unit) => CCTValues.carriesUnit(unit);
 
 // ------------------------------------------------------------------ colors and sizes
 // Colormaps from the lowest value to the highest; each high end is the "hot" one.

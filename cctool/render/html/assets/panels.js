@@ -95,11 +95,11 @@
       svg.append(defs, el("rect", { x: 0, y: 4, width: W, height: 12, fill: "url(#cbar)" }));
       const tick = (x, text, anchor) => svg.appendChild(el("text", { x, y: 30, "text-anchor": anchor }, text));
       const beyond = scale.clipped ? ["≤ ", "≥ "] : ["", ""];
-      const f = (v) => (scale.ratio ? `${v.toPrecision(3)}×` : CCT.formatValue(v, metric.unit));
+      const f = (v) => CCT.formatValue(v, scale.ratio ? "ratio" : metric.unit, metric.whole);
       tick(0, beyond[0] + f(lo), "start");
       if (scale.centered) tick(W / 2, scale.ratio ? "1 (same)" : "0", "middle");
       tick(W, beyond[1] + f(hi), "end");
-      const how = scale.ratio ? `log scale centred at 1, limits 1/r … r (r = ${hi.toPrecision(3)}: 95% of the time lies within)` : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
+      const how = scale.ratio ? `log scale centred at 1, limits 1/r … r (r = ${CCT.formatValue(hi, "ratio")}: 95% of the time lies within)` : scale.centered ? "centred at 0" : enc.log ? "log scale" : "";
       box.replaceChildren(el("div", { class: "legend-title" }, `color: ${metric.name}${metric.unit ? ` (${metric.unit})` : ""}`),
         ...(how ? [el("div", { class: "legend-note" }, how)] : []), svg);
       this.showSizeLegend();
@@ -118,7 +118,7 @@
       for (const f of [1, 0.25, 0.05]) {
         const r = v.sizeScale.radius(max * f);
         svg.appendChild(el("circle", { cx: x, cy: 14, r, class: "legend-dot" }));
-        svg.appendChild(el("text", { x: x + r + 4, y: 18 }, CCT.formatValue(max * f, metric.unit)));
+        svg.appendChild(el("text", { x: x + r + 4, y: 18 }, CCT.formatValue(max * f, metric.unit, metric.whole)));
         x += r + 84;
       }
       box.replaceChildren(el("div", { class: "legend-title" }, `size: |${metric.name}|${metric.unit ? ` (${metric.unit})` : ""}`), svg);
@@ -152,10 +152,10 @@
       ["name", "depth", ...own.map((x) => x.name)].forEach((h) => head.appendChild(el("th", {}, h)));
       $("selection-table").tHead.replaceChildren(head);
       const rows = ids.slice(0, TABLE_ROWS).map((i) => {
-        const tr = el("tr", { "data-id": i, title: m.path(i).map((j) => m.name(j)).join(" › ") });
+        const tr = el("tr", { "data-id": i, title: CCTValues.path(m.path(i).map((j) => m.name(j))) });
         tr.appendChild(el("td", { class: "name" }, m.name(i)));
         tr.appendChild(el("td", {}, String(m.depth[i])));
-        own.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i], x.unit))));
+        own.forEach((x) => tr.appendChild(el("td", { class: "num" }, CCT.formatValue(x.values[i], x.unit, x.whole))));
         tr.addEventListener("click", () => this.goTo(i));
         return tr;
       });

@@ -70,7 +70,7 @@
       else if (!sel.length) note(this.idle(m));
       else {
         const i = sel[sel.length - 1];
-        body.push(el("div", { class: "ranks-name", title: this.model.path(i).map((j) => this.model.name(j)).join(" › ") },
+        body.push(el("div", { class: "ranks-name", title: CCTValues.path(this.model.path(i).map((j) => this.model.name(j))) },
           this.model.name(i)));
         if (sel.length > 1) note(`the last selected of ${sel.length} nodes`);
         body.push(...this.detail(i, m));
@@ -90,7 +90,7 @@
     }
 
     detail(i, m) {
-      const d = this.data, fmt = (v) => CCT.formatValue(v, m.unit);
+      const d = this.data, fmt = (v) => CCT.formatValue(v, m.unit, m.whole);
       const stats = d.statistics && d.statistics[m.name];
       if (stats) return this.profilerStats(i, m, stats);
       if (d.count <= 1) return [el("div", { class: "ranks-note" }, this.single())];
@@ -102,7 +102,7 @@
       row("max", `${fmt(s.max)} (${d.unit(s.arg)})`);
       row("mean", fmt(s.mean));
       row("min", fmt(s.min));
-      row("max/mean", CCT.formatValue(s.ratio, ""));
+      row("max/mean", CCT.formatValue(s.ratio, "ratio"));
       return [el("div", { class: "ranks-note" }, `${m.name}, this node's own values`), table, this.chart(v, s, fmt)];
     }
 
@@ -115,13 +115,13 @@
       for (const name of ["max", "mean", "min"]) {
         if (!stats[name]) continue;
         const tr = el("tr");
-        tr.append(el("th", {}, name), el("td", {}, CCT.formatValue(value(stats[name]), m.unit)), el("td", { class: "ranks-note" }, stats[name]));
+        tr.append(el("th", {}, name), el("td", {}, CCT.formatValue(value(stats[name]), m.unit, m.whole)), el("td", { class: "ranks-note" }, stats[name]));
         table.appendChild(tr);
       }
       if (stats.max && stats.mean) {
         const mx = value(stats.max), mean = value(stats.mean);
         const tr = el("tr");
-        tr.append(el("th", {}, "max/mean"), el("td", {}, CCT.formatValue(mean !== 0 ? mx / mean : (mx === 0 ? 1 : Infinity), "")));
+        tr.append(el("th", {}, "max/mean"), el("td", {}, CCT.formatValue(mean !== 0 ? mx / mean : (mx === 0 ? 1 : Infinity), "ratio")));
         table.appendChild(tr);
       }
       const where = this.data.statisticsNote ? ` (${this.data.statisticsNote})` : "";

@@ -26,10 +26,10 @@
 
   // The value columns: inclusive, its %, exclusive, its %, then (top-down) the other metrics.
   function columns(model, exc, inc, excName, incName, total, extra) {
-    const cols = [{ label: "inclusive", title: incName, unit: unitOf(model, incName), values: inc }];
+    const cols = [{ label: "inclusive", title: incName, unit: unitOf(model, incName), whole: wholeOf(model, incName), values: inc }];
     if (total) cols.push(percentColumn(inc, total, "% inc", `${incName}: % of the profile's total`));
     if (excName !== incName) {
-      cols.push({ label: "exclusive", title: excName, unit: unitOf(model, excName), values: exc });
+      cols.push({ label: "exclusive", title: excName, unit: unitOf(model, excName), whole: wholeOf(model, excName), values: exc });
       if (total) cols.push(percentColumn(exc, total, "% exc", `${excName}: % of the profile's total`));
     }
     return cols.concat(extra || []);
@@ -38,6 +38,11 @@
   function unitOf(model, name) {
     const k = model.metricIndex.get(name);
     return k === undefined ? "" : model.metrics[k].unit;
+  }
+
+  function wholeOf(model, name) {
+    const k = model.metricIndex.get(name);
+    return k !== undefined && model.metrics[k].whole;
   }
 
   CCT.RowSet = class RowSet {
@@ -140,7 +145,7 @@
     if (kind === "top-down") {
       const me = model.metrics[exc], mi = model.metrics[inc], total = mi.total || 0;
       const extra = model.metrics.filter((m, k) => k !== exc && k !== inc && m.percentOf === undefined)
-        .map((m) => ({ label: m.name, title: m.name, unit: m.unit, values: m.values }));
+        .map((m) => ({ label: m.name, title: m.name, unit: m.unit, whole: m.whole, values: m.values }));
       const cols = columns(model, me.values, mi.values, me.name, mi.name, total, extra);
       return new CCT.RowSet(kind, model.parent, (i) => model.name(i), () => "", cols,
         { node: (i) => i, total, pair: [me.name, mi.name] });

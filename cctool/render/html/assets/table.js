@@ -237,7 +237,7 @@
         const td = document.createElement("span"), v = c.values[i];
         td.className = (c.percent ? "td num pct" : "td num") + (v === 0 ? " zero" : "");
         td.setAttribute("role", "gridcell");
-        td.textContent = c.percent ? CCT.formatPercent(v / 100) : CCT.formatValue(v, c.unit);
+        td.textContent = c.percent ? CCT.formatPercent(v / 100) : CCT.formatValue(v, c.unit, c.whole);
         if (c.percent && Number.isFinite(v)) td.style.setProperty("--w", `${Math.min(100, Math.max(0, v))}%`);
         div.appendChild(td);
       });

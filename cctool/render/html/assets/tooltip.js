@@ -26,7 +26,7 @@
       if (m.hot[i]) parts.push(el("div", "tt-hot", "on the hot path"));
       const path = m.path(i).slice(0, -1).map((j) => CCT.elide(m.name(j), 40));
       if (path.length > 9) path.splice(2, path.length - 8, `… ${path.length - 8} more …`);
-      if (path.length) parts.push(el("div", "tt-path", path.join(" › ")));
+      if (path.length) parts.push(el("div", "tt-path", CCTValues.path(path)));
       parts.push(this.metricTable(i, colorMetric, folded));
       if (folded) parts.push(el("div", "tt-note", `collapsed: ${m.size[i] - 1} nodes below; Σ = summed over the subtree`));
       this.tip.replaceChildren(...parts);
@@ -43,8 +43,8 @@
         const tr = el("tr", k === primary ? "primary" : "");
         const sum = folded && metric.summable, v = m.value(k, i, folded);
         const pct = metric.total ? CCT.formatPercent(v / metric.total) : "";
-        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(v, metric.unit)),
-          el("td", "unit", CCT.SCALES[metric.unit] ? "" : metric.unit), el("td", "pct", pct));
+        tr.append(el("th", "", (sum ? "Σ " : "") + metric.name), el("td", "", CCT.formatValue(v, metric.unit, metric.whole)),
+          el("td", "unit", CCT.unitShown(metric.unit) ? "" : metric.unit), el("td", "pct", pct));
         table.appendChild(tr);
       });
       return table;

@@ -66,12 +66,13 @@ const CCTValues = ((R) => {
         }
       }
     }
-    const plain = !!whole || (fam === "other" && Number.isInteger(mag));
+    const plain = !!whole || ((fam === "count" || fam === "other") && Number.isInteger(mag));
     return sign + number(mag, d, plain) + (fam === "ratio" ? R.ratioSuffix : "");
   }
 
-  // Does a formatted value carry its unit (s, ms, KiB)? Else a header or a column names it.
-  const scaled = (unit) => !!R.scales[family(unit)];
+  // Does a formatted value carry its unit (2.4 ms, 1.5 GiB, 45.1%, 0.58x)? Else a header or
+  // a column names it.
+  const carriesUnit = (unit) => ["time", "bytes", "percent", "ratio"].includes(family(unit));
 
-  return { format, percent, family, scaled, path: (names) => names.join(R.path), rules: R };
+  return { format, percent, family, carriesUnit, path: (names) => names.join(R.path), rules: R };
 })(/*RULES*/null);

@@ -236,13 +236,8 @@
       ctx.fillText(s, 4 * dpr, (y0 + y1) / 2);
     }
   }
-  function fmt(ns) { // a time for people, in the unit that fits
-    const a = Math.abs(ns);
-    const num = (v) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : v.toPrecision(4));
-    if (a >= NS) return num(ns / NS) + " s";
-    if (a >= 1e6) return num(ns / 1e6) + " ms";
-    if (a >= 1e3) return num(ns / 1e3) + " µs";
-    return Math.round(ns) + " ns";
+  function fmt(ns) { // a time for people, as every face of cctool spells it (values.js)
+    return CCTValues.format(ns / NS, "s");
   }
   function fmtTick(ns, step) { // an axis time with the digits its step needs (112.905 s, 112.910 s)
     const a = Math.abs(ns), unit = a >= NS ? [NS, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " µs"] : [1, " ns"];
@@ -330,7 +325,7 @@
       const tr = document.createElement("tr");
       tr.dataset.node = i;
       if (i === selected) tr.className = "selected";
-      const path = pathOf(i).map(nameOf).join(" > ");
+      const path = CCTValues.path(pathOf(i).map(nameOf));
       tr.innerHTML = `<td class="num"></td><td class="num"></td><td class="path"></td>`;
       tr.cells[0].textContent = fmt(s.own[i]);
       tr.cells[1].textContent = (100 * s.own[i] / (s.total || 1)).toFixed(1);
@@ -374,7 +369,7 @@
         row.innerHTML = `<span class="tw"></span><span class="sw"></span><span class="nm"></span><span class="tm"></span>`;
         row.children[0].textContent = kids[i].length ? (open.has(i) ? "▾" : "▸") : "";
         row.children[2].textContent = nameOf(i);
-        row.title = pathOf(i).map(nameOf).join(" > ");
+        row.title = CCTValues.path(pathOf(i).map(nameOf));
         frag.appendChild(row); rowOf.set(i, row);
         if (open.has(i)) walk(kids[i], level + 1);
       }
