@@ -45,7 +45,7 @@ _cctool() {
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -80,7 +80,7 @@ _cctool() {
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
@@ -100,7 +100,7 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Text view: show this many levels.]:value: ' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[The first metrics percentage of the profiles total beside it (default:]' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -134,7 +134,7 @@ _cctool() {
                     ''--min-weight'[Skip paths whose median is below this fraction of the largest paths.]:value: ' \
                     ''--recent'[A step this many runs old or newer is new and fails the check.]:value: ' \
                     ''--top'[Call paths listed besides the confirmed changes.]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text markdown junit json csv tree)' \
@@ -147,7 +147,7 @@ _cctool() {
                     ''--top'[Text: at most this many call paths, those of largest median.]:value: ' \
                     ''--plot'[Also draw the heaviest shown paths series into this .png, .svg or .pdf]:value:_files' \
                     ''--html'[Write an interactive page (one self-contained .html file): the listed ]:value:_files' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
@@ -166,7 +166,7 @@ _cctool() {
                     ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[total%: each value as a percentage of the profiles total (default: on ]' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -183,7 +183,7 @@ _cctool() {
                     ''--threshold'[Drop nodes whose max is below this fraction of the largest max.]:value: ' \
                     ''--top'[Show this many nodes (0: all).]:value: ' \
                     '(--verbose -v)'{--verbose,-v}'[Also show std, quartiles and the values of the heaviest locations.]' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(--stream --no-stream)'{--stream,--no-stream}'[HPCToolkit databases: combine the ranks reading the files in parts (de]' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
@@ -205,7 +205,7 @@ _cctool() {
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--by'[Name functions by this node attribute (name, file, module, ...).]:value: ' \
                     '(--percent --no-percent)'{--percent,--no-percent}'[Percentages of the total (default: on in text, off in JSON/CSV).]' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
@@ -225,7 +225,7 @@ _cctool() {
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
-                    ''--precision'[Tree: digits after the decimal point.]:value: ' \
+                    ''--precision'[Tree: significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: see below).]:value:(tree cct json csv text)' \
@@ -272,7 +272,7 @@ _cctool() {
                     ''--percent'[Table values as % of each runs total.]' \
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
@@ -299,7 +299,7 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct text)' \
@@ -312,7 +312,7 @@ _cctool() {
                     ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
                     ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
                     ''--buckets'[Time spans per strip (default: fill the width).]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
@@ -324,7 +324,7 @@ _cctool() {
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
-                    ''--precision'[Digits after the decimal point.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--rank'[Show only this rank, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--thread'[Show only this thread, or these (0-3,8: combined by --agg).]:value: ' \
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \

@@ -114,10 +114,10 @@ def test_gate_trips_exit_1_offenders_largest_first(dbs) -> None:
     assert lines[2:] == [
         "gate failed: time (inc) > 150.2% (4 nodes; evaluated column 'time (inc)' "
         "(sum over each profile's ranks, in s), threshold read as > 150.2% of A)",
-        "    +553.8%        +22.142 s  <program root>  [node 0]",
-        "    +553.8%        +22.142 s  <program root> / main  [node 1]",
-        "    +150.3%         +6.010 s  <program root> / main / MPI_Finalize  [node 20]",
-        "    +150.3%         +6.010 s  … / main / MPI_Finalize / PMPI_Finalize  [node 21]",
+        "      +554%         +22.14 s  <program root>  [node 0]",
+        "      +554%         +22.14 s  <program root> / main  [node 1]",
+        "      +150%         +6.010 s  <program root> / main / MPI_Finalize  [node 20]",
+        "      +150%         +6.010 s  … / main / MPI_Finalize / PMPI_Finalize  [node 21]",
     ]
     gate = json.loads(res.stdout)["gates"][0]
     assert gate["offenders"][2]["B"] == pytest.approx(10.00807)
@@ -239,5 +239,5 @@ def test_markdown_report_has_gate_table(dbs) -> None:
     assert ("| ✅ | `total time > 600%` | the roots' total of column 'time' (sum over each "
             "profile's ranks, in s), threshold read as > 600% of A | 0 |  |") in md
     assert ("| ❌ | `time (inc) > 150.2%` | column 'time (inc)' (sum over each profile's ranks, "
-            "in s), threshold read as > 150.2% of A | 4 | +553.8% `<program root>` |") in md
+            "in s), threshold read as > 150.2% of A | 4 | +554% `<program root>` |") in md
     assert md.count("\n| `") == 3  # three rows of largest changes

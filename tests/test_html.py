@@ -223,7 +223,7 @@ def test_hover_shows_name_path_and_metrics(allgather: Page) -> None:
     assert tip.is_visible()
     text = tip.text_content()
     assert allgather.gf.nodes["name"][kid] in text
-    assert "<program root> › main" in text
+    assert "<program root> / main" in text
     # Times are held in seconds and shown scaled with their unit (allgather's XML: usec).
     assert re.search(r"time \(inc\)16\.02 s", text), text  # 16024775 usec in the XML
 

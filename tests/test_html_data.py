@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import cctool
+from cctool.render.values import RATIO, format_value
 from cctool.cli import cli
 from cctool.ops.imbalance import imbalance
 from cctool.readers import read
@@ -162,7 +163,7 @@ def test_rank_panel_with_profiler_statistics(browser, data, tmp_path: Path) -> N
            "ranks)" in text
     vals = gf.node_values(["Max time/rank (inc)", "Avg time/rank (inc)"]).row(node, named=True)
     assert f"{vals['Max time/rank (inc)'] * 1e3:.4g} ms" in text  # 37.26 ms in the file
-    assert f"{vals['Max time/rank (inc)'] / vals['Avg time/rank (inc)']:.6g}" in text
+    assert format_value(vals['Max time/rank (inc)'] / vals['Avg time/rank (inc)'], RATIO) in text
     assert page.errors == []
     one = Page(browser, read(data("cprofile-hatchet-pstats") / "cprofile-cycle.pstats"),
                tmp_path / "one.html")

@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+from cctool.model.paths import PATH_TEXT
 from cctool.cli import cli
 from cctool.model.timeline import Timeline, fold
 from cctool.ops.timeline import call_paths
@@ -174,7 +175,7 @@ class TimelinePage:
             const par = D.tree.parent, nm = D.tree.name, out = {};
             for (let i = 0; i < s.own.length; i++) if (s.own[i] > 0) {
                 const p = []; for (let j = i; j >= 0; j = par[j]) p.push(nm.values[nm.codes[j]]);
-                out[p.reverse().join(' > ')] = (out[p.join(' > ')] || 0) + s.own[i] / 1e9;
+                out[p.reverse().join(' / ')] = (out[p.join(' / ')] || 0) + s.own[i] / 1e9;
             }
             return out;
         }""")
@@ -251,10 +252,10 @@ def test_hover_shows_the_call_path_and_click_selects_it_in_the_tree(viz: Timelin
     tip = viz.page.locator("#tooltip")
     assert tip.is_visible()
     frames = tip.locator("li").all_inner_texts()
-    assert frames and " > ".join(frames) in paths
+    assert frames and PATH_TEXT.join(frames) in paths
     viz.page.mouse.click(x, y)
     node = viz.js("window.cctoolTimeline.selected")
-    assert paths[node] == " > ".join(frames)
+    assert paths[node] == PATH_TEXT.join(frames)
     row = viz.page.locator("#tree .tn.selected")
     assert row.count() == 1 and row.get_attribute("data-node") == str(node)
     assert row.get_attribute("title") == paths[node]

@@ -56,10 +56,10 @@ def cursor_line(app: ViewerApp) -> str:
 def test_expand_hot_path_sort_and_panes(allgather) -> None:  # type: ignore[no-untyped-def]
     async def script(app: ViewerApp, pilot) -> None:  # type: ignore[no-untyped-def]
         head = lines(app, "#head")
-        assert "top-down" in head[0] and "total 26.158 s" in head[0]
+        assert "top-down" in head[0] and "total 26.16 s" in head[0]
         assert head[1].split() == ["inclusive▼", "inc", "%", "exclusive", "exc", "%", "name"]
         table = lines(app, "#table")
-        assert table[0].split()[:4] == ["26.141", "s", "99.9%", "0"]
+        assert table[0].split()[:4] == ["26.14", "s", "99.9%", "0"]
         assert table[0].endswith("▸ <program root>")
         await pilot.press("right")
         assert lines(app, "#table")[1].endswith("▸ main")
@@ -68,7 +68,7 @@ def test_expand_hot_path_sort_and_panes(allgather) -> None:  # type: ignore[no-u
         assert "hot path: 22 rows" in lines(app, "#status")[0]
         await pilot.press("r")
         ranks = "\n".join(lines(app, "#ranks"))
-        assert "ranks 10  max 291.697 ms on rank 4" in ranks
+        assert "ranks 10  max 291.7 ms on rank 4" in ranks
         await pilot.press("c")
         peek = "\n".join(lines(app, "#peek"))
         assert "callers / callees of <unknown procedure> 0xa128" in peek

@@ -255,5 +255,5 @@ def precision_option(f: F) -> F:
         type=click.IntRange(min=1, max=15),
         default=4,
         show_default=True,
-        help="Significant digits of the values shown (never fewer than the integer part).",
+        help="Significant digits of the values shown.",
     )(f)

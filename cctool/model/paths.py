@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 POSITIONED_TYPES = ("statement", "loop")  # frames whose file and line are part of identity
 SEPARATOR = "\x1f"  # joins a frame's parts; no name contains it
+PATH_TEXT = " / "  # between the frames of a call path as people read it, on every face
 
 
 def frame_strings(nodes: pl.DataFrame) -> pl.Series:

@@ -25,6 +25,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
+from cctool.model.paths import PATH_TEXT
 from cctool.model.timeline import (
     NS_PER_S,
     Timeline,
@@ -39,7 +40,7 @@ __all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 OTHER_SYMBOL = "+"
-PATH_SEPARATOR = " > "
+PATH_SEPARATOR = PATH_TEXT  # as every face spells a call path
 
 
 @dataclass(frozen=True)

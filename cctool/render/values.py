@@ -38,13 +38,14 @@ from decimal import ROUND_HALF_UP, Decimal
 from importlib import resources
 
 from cctool.model.metrics import Dimension, Metric
+from cctool.model.paths import PATH_TEXT
 
 __all__ = ["DIGITS", "PATH_SEP", "RATIO", "RULES", "ValueFormat", "family", "format_percent",
            "format_value", "path_text", "rules_script", "unit_format", "value_format",
            "whole_valued"]
 
 DIGITS = 4  # significant digits of every value a person reads, unless asked otherwise
-PATH_SEP = " / "  # between the frames of a call path, on every face
+PATH_SEP = PATH_TEXT  # between the frames of a call path, on every face
 SEPARATOR = ","  # thousands
 RATIO_SUFFIX = "x"
 PERCENT_FLOOR = 0.01  # a nonzero share below this many percent reads "<0.01%"
