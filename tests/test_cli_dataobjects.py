@@ -30,7 +30,7 @@ def test_tree_data_shows_only_the_objects() -> None:
               "--width", "100")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["1.016", "MiB", "100.00", "%", "tracked", "objects"]  # 1064960 B
+    assert lines[0].split() == ["1.016", "MiB", "100%", "tracked", "objects"]  # 1064960 B
     assert "sweep" not in res.stdout and res.stderr == ""
     assert [ln.split()[-1] for ln in lines[1::2]] == ["m", "tmp", "u"]
 
@@ -94,7 +94,7 @@ def test_scaling_text_table_of_dhat_runs() -> None:
     assert res.exit_code == 0, res.output
     assert "% of each run's total: bytes" in res.stdout
     assert "alloc_matrix_block (datacentric.c:22)" in res.stdout
-    assert "24.540" in res.stdout and "12.142" in res.stdout and "5.586" in res.stdout
+    assert "24.54" in res.stdout and "12.14" in res.stdout and "5.586" in res.stdout
 
 
 def test_scaling_by_variable_keeps_the_metric_unit() -> None:
@@ -104,7 +104,7 @@ def test_scaling_by_variable_keeps_the_metric_unit() -> None:
     m = next(r for r in json_rows(res.stdout) if r["variable"] == "m")
     assert m == {"variable": "m", "unit": "B", "1": 1048576.0, "2": 393216.0}
     res = run("scaling", CALI / "np1", CALI / "np2", "--by", "variable", "--color", "never")
-    assert "bytes allocated [B]" in res.stdout and "384.000 KiB" in res.stdout
+    assert "bytes allocated [B]" in res.stdout and "384.0 KiB" in res.stdout
 
 
 def test_groupby_and_scaling_refuse_to_merge_peaks() -> None:

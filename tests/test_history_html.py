@@ -20,10 +20,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cctool.render.values import format_value, unit_format
 from cctool import api
 from cctool.cli import cli
 from cctool.history import store
+from cctool.render.values import format_value, unit_format
 from tests.test_history import STEP, _commits, _run, base
 from tests.test_html import browser
 

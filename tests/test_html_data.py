@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 import cctool
-from cctool.render.values import RATIO, format_value
 from cctool.cli import cli
 from cctool.ops.imbalance import imbalance
 from cctool.readers import read
 from cctool.render.html import HtmlOptions, to_html
 from cctool.render.html._ranks import decode, heaviest
+from cctool.render.values import RATIO, format_value
 from tests import test_html
 from tests.test_html import Page, embedded_data
 

@@ -19,8 +19,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from cctool.model.paths import PATH_TEXT
 from cctool.cli import cli
+from cctool.model.paths import PATH_TEXT
 from cctool.model.timeline import Timeline, fold
 from cctool.ops.timeline import call_paths
 from cctool.ops.timeline_detail import timeline_detail

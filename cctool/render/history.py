@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from cctool.render.junit import Case, junit_xml
-from cctool.render.values import DIGITS, format_percent, format_value, unit_format
 from cctool.render.reportinfo import NO_INFO, ReportInfo
+from cctool.render.values import DIGITS, format_percent, format_value, unit_format
 
 if TYPE_CHECKING:
     from cctool.history.check import CheckResult
@@ -97,7 +97,8 @@ def show_table(s: Series, precision: int = 4, width: int = 120, top: int | None 
     t.add_column("trend", no_wrap=True)
     for r, y in zip(rows.iter_rows(named=True), values, strict=True):
         t.add_row(r["path"], f"{r['runs']:,}", _v(r["last"], precision, s.unit),
-                  _v(r["median"], precision, s.unit), _pct(r["last vs median"]), sparkline(y, spark))
+                  _v(r["median"], precision, s.unit), _pct(r["last vs median"]),
+                  sparkline(y, spark))
     more = [Text(f"... {hidden:,} lighter call paths not shown (--top, --path)")] if hidden else []
     return Group(head, t, *more)
 
@@ -176,7 +177,8 @@ def check_table(r: CheckResult, top: int = 20, precision: int = 4, width: int = 
     for row in _shown(r, top).iter_rows(named=True):
         t.add_row(row["path"], row["verdict"], _what(row),
                   _pct(row["change"]) if row["kind"] else "", _p(row["p"]),
-                  _v(row["new"], precision, r.unit), *([_v(row["median"], precision, r.unit)] if wide else []),
+                  _v(row["new"], precision, r.unit),
+                  *([_v(row["median"], precision, r.unit)] if wide else []),
                   _v(row["percentile"], DIGITS))
     return Group(Text("\n".join(summary_lines(r))), Text(""), t)
 
@@ -200,7 +202,8 @@ def markdown(r: CheckResult, top: int = 20, precision: int = 4,
     icon = {"regression": "❌", "improvement": "✅", "known": "ℹ️", "": ""}
     for row in _shown(r, top).iter_rows(named=True):
         out.append(f"| {icon[row['verdict']]} | `{_md(row['path'])}` | "
-                   f"{_v(row['new'], precision, r.unit)} | {_v(row['median'], precision, r.unit)} | "
+                   f"{_v(row['new'], precision, r.unit)} | "
+                   f"{_v(row['median'], precision, r.unit)} | "
                    f"{_v(row['percentile'], DIGITS)} | {_md(_what(row))} | "
                    f"{_pct(row['change']) if row['kind'] else ''} | {_p(row['p'])} |")
     if r.changes.height:
@@ -222,7 +225,8 @@ def junit(r: CheckResult, precision: int = 4, info: ReportInfo = NO_INFO) -> byt
         passed = row["verdict"] != "regression"
         cases.append(Case(f"{row['path']}", passed, f"{row['verdict']}: {what}",
                           f"new {_v(row['new'], precision, r.unit)}, median "
-                          f"{_v(row['median'], precision, r.unit)} ({r.metric})" if not passed else "",
+                          f"{_v(row['median'], precision, r.unit)} ({r.metric})"
+                          if not passed else "",
                           f"{row['verdict']}: {what}"))
     quiet = r.tested - found.height
     cases.append(Case(f"{quiet} call paths without a change", True,

@@ -96,7 +96,8 @@ def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None)
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
     text = Text()
     text.append(f"{r['node']} {printable(r['name'])}\n", style="bold")
-    text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}  cv {format_value(r['cv'], precision)}"
+    text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}"
+                f"  cv {format_value(r['cv'], precision)}"
                 f"  max/mean {format_value(r['imbalance'], precision, RATIO)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
     text.append(f"  histogram ▕{_histogram(r)}▏ {fmt(r['min'])} … {fmt(r['max'])}"

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from cctool.model.metrics import describe
 from cctool.ops.timeline import TimelineView
-from cctool.render.values import DIGITS, format_value
+from cctool.render.values import DIGITS, format_percent, format_value
 
 __all__ = ["IDLE", "label_width", "records", "text"]
 
@@ -61,7 +61,7 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
             continue
         for path, exc, inc, share in top.select(
                 "path", "time", "time (inc)", "share").iter_rows():
-            head = f"    {100 * share:5.1f}%  {q(exc):>10}  (inc {q(inc):>10})  "
+            head = f"    {format_percent(100 * share):>6}  {q(exc):>10}  (inc {q(inc):>10})  "
             lines.append(Text(head + _elide(path, width - len(head))))
     if view.legend.height:
         lines.append(Text("legend (symbol, time it dominated buckets, call path):"))

@@ -22,9 +22,9 @@ from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
 from cctool.model.metrics import Metric
-from cctool.render.values import RATIO, format_percent, format_value
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
+from cctool.render.values import RATIO, format_percent, format_value
 
 VIEWS = ("top-down", "bottom-up", "flat")
 WIDTHS = (13, 7, 13, 7)  # value columns; the name takes the rest

@@ -328,7 +328,7 @@
       const path = CCTValues.path(pathOf(i).map(nameOf));
       tr.innerHTML = `<td class="num"></td><td class="num"></td><td class="path"></td>`;
       tr.cells[0].textContent = fmt(s.own[i]);
-      tr.cells[1].textContent = (100 * s.own[i] / (s.total || 1)).toFixed(1);
+      tr.cells[1].textContent = CCTValues.percent(100 * s.own[i] / (s.total || 1));
       tr.cells[2].textContent = "\u200e" + path; // keeps the innermost frames visible
       tr.title = path;
       tr.onclick = () => select(i, true);
