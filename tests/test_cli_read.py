@@ -42,7 +42,7 @@ def test_read_text_summary(data) -> None:
     res = run("read", str(data("hpctoolkit-cpi-database")))
     assert res.exit_code == 0
     assert "nodes    34" in res.stdout
-    assert "root     <program root>: time (inc)=3.99824 s  time=0 s" in res.stdout
+    assert "root     <program root>: time (inc)=3.998 s  time=0" in res.stdout
     assert res.stderr == ""
 
 

@@ -40,8 +40,10 @@ def _load(path: str, fmt: str | None, options: dict[str, Any]) -> GraphFrame:
 
 
 def _size(path: str) -> str:
-    """`` (1.2 GB)``: the bytes a read goes through, so a long wait reads as expected."""
+    """`` (1.117 GiB)``: the bytes a read goes through, so a long wait reads as expected."""
     from pathlib import Path
+
+    from cctool.render.values import format_value, unit_format
 
     p = Path(path)
     try:
@@ -49,11 +51,7 @@ def _size(path: str) -> str:
         total = float(sum(f.stat().st_size for f in files))
     except OSError:
         return ""
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if total < 1000 or unit == "TB":
-            return f" ({total:.3g} {unit})" if unit != "B" else f" ({total:.0f} B)"
-        total /= 1000
-    return ""
+    return f" ({format_value(total, unit_format('B', whole=True))})"
 
 
 @contextmanager

@@ -66,9 +66,11 @@ def _summary_text(path: str | None, s: dict[str, Any]) -> str:
     lines.append(f"  metrics  {', '.join(s['metrics'])}  (default: {s['default_metric']})")
     if s["derived"]:
         lines.append(f"  derived  {', '.join(s['derived'])}")
+    from cctool.render.values import unit_format, with_unit
+
     units = s.get("units", {})
     for root in s["roots"]:
-        vals = "  ".join(f"{m}={root[m]:.6g}" + (f" {units[m]}" if units.get(m) else "")
+        vals = "  ".join(f"{m}={with_unit(root[m], unit_format(units.get(m)))}"
                          for m in s["metrics"])
         lines.append(f"  root     {root['name']}: {vals}")
     if s.get("estimate"):

@@ -25,6 +25,7 @@ from cctool.render.layout import Column, FitTable
 from cctool.render.records import clean_float, finite_records
 from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
 from cctool.render.text import markdown_cell, percent
+from cctool.render.values import RATIO
 
 # The version of the JSON report's shape (cctool/schemas/diff.json); bumped on any change
 # that could break a reader of the previous one.
@@ -74,13 +75,14 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 4) ->
         line = (f"total {m}: A {format_value(a, precision, info)}, "
                 f"B {format_value(b, precision, info)}, ")
         if cmp.opts.op == "div":
-            line += f"{first} / {second} {format_value(_ratio(base, other), precision)}"
+            line += f"{first} / {second} {format_value(_ratio(base, other), precision, RATIO)}"
         else:
             line += (f"{second} − {first} {signed(other - base, precision, info)} "
                      f"({percent_text(_pct(base, other))})")
         lines.append(line)
         if m in cmp.scale:
-            lines.append(f"  ({second} scaled by {cmp.scale[m]:.4g} to {first}'s total)")
+            lines.append(f"  ({second} scaled by {format_value(cmp.scale[m], precision, RATIO)} "
+                         f"to {first}'s total)")
     return lines
 
 

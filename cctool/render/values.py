@@ -41,8 +41,8 @@ from cctool.model.metrics import Dimension, Metric
 from cctool.model.paths import PATH_TEXT
 
 __all__ = ["DIGITS", "PATH_SEP", "RATIO", "RULES", "ValueFormat", "family", "format_percent",
-           "format_value", "path_text", "rules_script", "unit_format", "value_format",
-           "whole_valued"]
+           "carries_unit", "format_value", "path_text", "rules_script", "unit_format",
+           "value_format", "whole_valued", "with_unit"]
 
 DIGITS = 4  # significant digits of every value a person reads, unless asked otherwise
 PATH_SEP = PATH_TEXT  # between the frames of a call path, on every face
@@ -165,6 +165,18 @@ def format_percent(p: float | None) -> str:
 def path_text(names: list[str] | tuple[str, ...]) -> str:
     """A call path as every face spells it: ``main / solve / kernel``."""
     return PATH_SEP.join(names)
+
+
+def carries_unit(fmt: ValueFormat) -> bool:
+    """Does a formatted value of ``fmt`` say its unit (``2.4 ms``, ``1.5 GiB``, ``45.1%``,
+    ``0.58x``)? Else a header, a legend or :func:`with_unit` names it."""
+    return fmt.family in ("time", "bytes", "percent", "ratio")
+
+
+def with_unit(value: float | None, fmt: ValueFormat, digits: int = DIGITS) -> str:
+    """``value`` with its unit also where the number alone does not say it (``5,493,259 Ir``)."""
+    text = format_value(value, fmt, digits)
+    return text if carries_unit(fmt) or fmt.family == "other" else f"{text} {fmt.unit}"
 
 
 def rules_script() -> str:
