@@ -26,6 +26,7 @@ from cctool.readers import read
 from cctool.render import render_rows
 from cctool.render.html import HtmlOptions, page_data
 from cctool.render.rows import tree_rows
+from cctool.render.tui.app import TreeTable
 from cctool.render.tui.model import ViewModel
 from cctool.render.values import format_value, rules_script
 from tests.test_exports import PROFILES as EXPORTED
@@ -128,13 +129,15 @@ def test_faces_carry_and_spell_the_same_values(folder: str, name: str,
     if shutil.which("node"):
         assert _js_strings(page_values.tolist(), entry["unit"], entry["whole"]) == spelled
 
-    # The viewer's model and the strings its rows print.
+    # The viewer's model and the lines its table draws (the inclusive cell comes first).
     model = ViewModel(gf, ViewOptions(metric=metric))
+    assert model.view.inclusive == metric
     row_of = {int(n): r for r, n in enumerate(model.view.rows["node"].to_list())}
     viewer = np.array([model.inc[row_of[int(n)]] for n in top])
     np.testing.assert_allclose(viewer, want, rtol=1e-9)
-    assert model.view.inclusive == metric
-    assert [format_value(v, gf.metric(model.view.inclusive)) for v in viewer.tolist()] == spelled
+    table = TreeTable(model, (info, gf.metric(model.view.exclusive)))
+    drawn = [table._line(row_of[int(n)], 0, 200)[0][0][:table.widths()[0]].strip() for n in top]
+    assert drawn == spelled
 
 
 def _export_cases() -> list[object]:

@@ -27,7 +27,7 @@ from cctool.render.tui.model import COLUMNS, ViewModel
 from cctool.render.values import RATIO, format_percent, format_value
 
 VIEWS = ("top-down", "bottom-up", "flat")
-WIDTHS = (13, 7, 13, 7)  # value columns; the name takes the rest
+WIDTHS = (11, 7, 11, 7)  # value columns at least (wider when the values are); the name: the rest
 
 
 class TreeTable(ScrollView, can_focus=True):
@@ -49,6 +49,19 @@ class TreeTable(ScrollView, can_focus=True):
     def __init__(self, model: ViewModel, info: tuple[Metric, Metric], **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.model, self.info = model, info
+        self._widths: tuple[int, tuple[int, ...]] | None = None
+
+    def widths(self) -> tuple[int, ...]:
+        """The value columns' widths: :data:`WIDTHS`, or the longest value of the view (a
+        count of 97,785,398,674 events) when that is wider."""
+        m = self.model
+        if self._widths is None or self._widths[0] != id(m.inc):
+            longest = [max(len(format_value(float(v), i)) for v in (a.max(), a.min()))
+                       if a.size else 0
+                       for a, i in ((_finite(m.inc), self.info[0]), (_finite(m.exc), self.info[1]))]
+            wide = (max(WIDTHS[0], longest[0]), WIDTHS[1], max(WIDTHS[2], longest[1]), WIDTHS[3])
+            self._widths = (id(m.inc), wide)
+        return self._widths[1]
 
     def sync(self) -> None:
         """Size the scroll area to the visible rows and keep the cursor on screen."""
@@ -79,7 +92,7 @@ class TreeTable(ScrollView, can_focus=True):
         inc, inc_pct, exc, exc_pct, name = m.cells(row)
         cells = (format_value(inc, self.info[0]), format_percent(inc_pct),
                  format_value(exc, self.info[1]), format_percent(exc_pct))
-        values = " ".join(c.rjust(w) for c, w in zip(cells, WIDTHS, strict=True)) + " "
+        values = " ".join(c.rjust(w) for c, w in zip(cells, self.widths(), strict=True)) + " "
         mark = ("▾ " if m.expanded[row] else "▸ ") if m.has_children[row] else "  "
         depth = int(m.depth[row])
         room = max((width - len(values)) // 3, 2)  # deep rows: the outer levels fold
@@ -92,6 +105,10 @@ class TreeTable(ScrollView, can_focus=True):
         return [(values, base + heat), (label.ljust(max(width - len(values), 0)),
                                         base + (Style(bold=True, underline=True) if hit
                                                 else Style()))]
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    return values[np.isfinite(values)]
 
 
 def _heat(pct: float) -> Style:
@@ -153,7 +170,8 @@ class ViewerApp(App[None]):
     # ------------------------------------------------------------------ drawing
     def _redraw(self, status: str | None = None) -> None:
         m = self.model
-        heads = [*(h.rjust(w) for h, w in zip(COLUMNS[:4], WIDTHS, strict=True)), "name"]
+        heads = [*(h.rjust(w) for h, w in zip(COLUMNS[:4], self.table.widths(), strict=True)),
+                 "name"]
         heads[m.sort_column] = heads[m.sort_column].replace(
             heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
             if m.sort_column < 4 else "name▲")
