@@ -108,7 +108,8 @@ class TreeTable(ScrollView, can_focus=True):
 
 
 def _finite(values: np.ndarray) -> np.ndarray:
-    return values[np.isfinite(values)]
+    kept: np.ndarray = values[np.isfinite(values)]
+    return kept
 
 
 def _heat(pct: float) -> Style:
