@@ -160,7 +160,7 @@ def test_repeated_runs_markdown_has_units(trials, tmp_path) -> None:
     diff(a, b, "--top", "3", "--markdown", tmp_path / "r.md")
     md = (tmp_path / "r.md").read_text()
     assert "### Largest changes of the median Avg time/rank (inc) (s)" in md
-    assert "| `total` | 96.65 s | 94.61 s | -2.041 s | -2.1% | [-4.141 s, +3.255 s] |" in md
+    assert "| `total` | 96.65 s | 94.61 s | -2.041 s | -2.11% | [-4.141 s, +3.255 s] |" in md
 
 
 def test_junit_without_a_gate_and_side_output_on_stdout_are_usage_errors(profiles) -> None:

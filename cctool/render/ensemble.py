@@ -15,8 +15,9 @@ from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 from cctool.render.junit import Case, junit_xml
 from cctool.render.layout import Column, FitTable
-from cctool.render.report import first, markdown_warnings, more_line
+from cctool.render.report import first, markdown_warnings, more_line, signed
 from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
+from cctool.render.text import percent
 
 if TYPE_CHECKING:
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
@@ -139,7 +140,7 @@ def _number(value: Any, column: str, precision: int, info: Metric | None = None)
     if column == "count":
         return str(value)
     if column == "cv":
-        return f"{value:.{precision}f}"
+        return format_value(float(value), precision)
     return format_value(float(value), precision, info)
 
 
@@ -151,20 +152,7 @@ def _p(value: float | None) -> str:
 
 
 def _pct(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "" if value is None or math.isnan(value) else ("+inf%" if value > 0 else "-inf%")
-    return f"{value:+.1f}%"
-
-
-def _signed(value: float | None, precision: int) -> str:
-    """A signed number; values too small for ``precision`` decimals keep their digits."""
-    if value is None or math.isnan(value):
-        return ""
-    if math.isinf(value):
-        return "+inf" if value > 0 else "-inf"
-    if value != 0 and abs(value) < 10.0 ** -precision:
-        return f"{value:+.{max(precision, 1)}g}"
-    return f"{value:+.{precision}f}"
+    return percent(value, signed=True, missing="")
 
 
 def _interval(low: float | None, high: float | None, precision: int,
@@ -182,9 +170,9 @@ def scaled_metric(cmp: EnsembleComparison) -> Metric | None:
 
 def _change(value: float | None, precision: int, info: Metric | None) -> str:
     """A signed change, scaled with its unit where it has one (``+2.996 s``)."""
-    if info is None or value is None or not math.isfinite(value) or value == 0:
-        return _signed(value, precision)
-    return ("+" if value > 0 else "") + format_value(value, precision, info)
+    if value is None or math.isnan(value):
+        return ""
+    return signed(value, precision, info)
 
 
 def comparison_rows(cmp: EnsembleComparison, top: int | None) -> pl.DataFrame:
