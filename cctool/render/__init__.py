@@ -22,7 +22,7 @@ from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
-from cctool.render.values import ValueFormat
+from cctool.render.values import ValueFormat, value_format
 from cctool.render.values import format_value as _format
 
 # Re-exported: their old home.
@@ -64,7 +64,7 @@ def render_rows(
     ``info`` (one descriptor per metric) scales values and names their units."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     columns = [rows[m].to_list() for m in metrics]
-    kinds = list(info) if info is not None else [None] * len(metrics)
+    kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
     texts = [[format_value(v, opts.precision, kinds[k]) for v in col]
              for k, col in enumerate(columns)]
     widths = [max((len(t) for t in col), default=0) for col in texts]

@@ -50,6 +50,7 @@ SEPARATOR = ","  # thousands
 RATIO_SUFFIX = "x"
 PERCENT_FLOOR = 0.01  # a nonzero share below this many percent reads "<0.01%"
 EXP_LOW, EXP_HIGH = 1e-3, 1e15  # magnitudes (after scaling) outside print in exponent form
+_EXP_LOW, _EXP_HIGH = -3, 15  # their decimal exponents
 _SCALES = {
     "time": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
     "bytes": ((1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"),
@@ -136,11 +137,9 @@ def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
     digits = max(int(digits), 1)
     scales = _SCALES.get(fmt.family)
     if scales is not None:
-        for factor, name in scales:
-            x = mag / factor
-            if _rounded(x, digits)[0] >= 1.0 or factor == scales[-1][0]:
-                whole = fmt.whole and fmt.family == "bytes" and factor == 1.0
-                return f"{sign}{_number(x, digits, whole)} {name}"
+        factor, name = _scale(mag, scales, digits)
+        whole = fmt.whole and fmt.family == "bytes" and factor == 1.0
+        return f"{sign}{_number(mag / factor, digits, whole)} {name}"
     plain = fmt.whole or (fmt.family in ("count", "other") and mag.is_integer())
     text = _number(mag, digits, plain)
     return f"{sign}{text}{RATIO_SUFFIX if fmt.family == 'ratio' else ''}"
@@ -188,19 +187,51 @@ def rules_script() -> str:
 
 
 # ------------------------------------------------------------------ digits
-def _rounded(mag: float, digits: int) -> tuple[float, int]:
-    """(``mag`` rounded to ``digits`` significant digits, its decimal exponent), as
-    JavaScript's ``toExponential(digits - 1)`` rounds (half away from zero, exact input)."""
-    exact = Decimal(mag)
-    exp = exact.adjusted()
-    q = exact.quantize(Decimal(1).scaleb(exp - digits + 1), rounding=ROUND_HALF_UP)
-    if q.adjusted() > exp:  # 9.9996 -> 10.00
-        exp += 1
-    return float(q), exp
+# Python's float formatting rounds the exact binary value half to even, JavaScript's
+# toFixed/toExponential half away from zero: they differ only where the value lies exactly
+# halfway (1.0625 to 3 decimals). Such ties are found exactly and rounded by Decimal; every
+# other value takes the fast float formatting, whose digits are then the same as the page's.
+def _tie(mag: float, decimals: int) -> bool:
+    """Does ``mag`` lie exactly halfway between two numbers of ``decimals`` decimals?"""
+    p, q = mag.as_integer_ratio()
+    num, den = (p * 10**decimals, q) if decimals >= 0 else (p, q * 10**-decimals)
+    return 2 * (num % den) == den
+
+
+def _exponent(mag: float, digits: int) -> tuple[str, int]:
+    """(mantissa text, decimal exponent) of ``mag`` at ``digits`` significant digits, as
+    ``toExponential(digits - 1)`` gives them."""
+    text = f"{mag:.{digits - 1}e}"
+    mantissa, exp = text.split("e")
+    e = int(exp)
+    if _tie(mag, digits - 1 - e) or _tie(mag, digits - e):
+        exact = Decimal(mag)
+        e = exact.adjusted()
+        q = exact.scaleb(-e).quantize(Decimal(1).scaleb(1 - digits), rounding=ROUND_HALF_UP)
+        if q >= 10:  # 9.9995 -> 1.000e+1
+            e += 1
+            q = exact.scaleb(-e).quantize(Decimal(1).scaleb(1 - digits), rounding=ROUND_HALF_UP)
+        mantissa = str(q)
+    return mantissa, e
+
+
+def _scale(mag: float, scales: tuple[tuple[float, str], ...], digits: int
+           ) -> tuple[float, str]:
+    """The largest unit in which ``mag`` rounds to at least 1 (999.96 ms is 1.000 s), else
+    the smallest: values.js tries each unit in turn, this finds the same one directly."""
+    last = len(scales) - 1
+    i = next((k for k, (factor, _) in enumerate(scales) if mag >= factor), last)
+    if i > 0:
+        x = mag / scales[i - 1][0]
+        if x >= 1 - 10.0 ** (1 - digits) and _exponent(x, digits)[1] >= 0:
+            return scales[i - 1]
+    return scales[i]
 
 
 def _fixed(mag: float, decimals: int) -> str:
     """``mag`` with ``decimals`` decimals (as ``toFixed``) and thousands separators."""
+    if not _tie(mag, decimals):
+        return f"{mag:,.{decimals}f}".replace(",", SEPARATOR)
     q = Decimal(mag).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     return format(q, ",f").replace(",", SEPARATOR)
 
@@ -208,9 +239,7 @@ def _fixed(mag: float, decimals: int) -> str:
 def _number(mag: float, digits: int, whole: bool) -> str:
     """A positive magnitude: exponent form far from 1 (a whole number only when large),
     else fixed with ``digits`` significant digits (none after the point when ``whole``)."""
-    rounded, exp = _rounded(mag, digits)
-    if rounded >= EXP_HIGH or (rounded < EXP_LOW and not whole):
-        mantissa = Decimal(mag).scaleb(-exp).quantize(Decimal(1).scaleb(1 - digits),
-                                                      rounding=ROUND_HALF_UP)
+    mantissa, exp = _exponent(mag, digits)
+    if exp >= _EXP_HIGH or (exp < _EXP_LOW and not whole):  # rounded >= 1e15 or < 1e-3
         return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp)}"
     return _fixed(mag, 0 if whole else max(0, digits - 1 - exp))
