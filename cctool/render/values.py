@@ -123,15 +123,15 @@ def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
     fmt = kind if isinstance(kind, ValueFormat) else value_format(kind)
     if value is None:
         return RULES["missing"]  # type: ignore[return-value]
+    if fmt.family == "percent":
+        return format_percent(value)
     value = float(value)
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if value == 0:
-        return "0%" if fmt.family == "percent" else "0"
-    if fmt.family == "percent":
-        return format_percent(value)
+        return "0"
     sign = "-" if value < 0 else ""
     mag = abs(value)
     digits = max(int(digits), 1)

@@ -50,10 +50,10 @@ const CCTValues = ((R) => {
     const fam = family(unit);
     const d = Math.max(1, digits || R.digits);
     if (v === null || v === undefined) return missing;
+    if (fam === "percent") return percent(v);
     if (Number.isNaN(v)) return "nan";
     if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
-    if (v === 0) return fam === "percent" ? "0%" : "0";
-    if (fam === "percent") return percent(v);
+    if (v === 0) return "0";
     const sign = v < 0 ? "-" : "";
     const mag = Math.abs(v);
     const scales = R.scales[fam];
