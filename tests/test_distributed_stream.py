@@ -90,7 +90,7 @@ def test_streams_by_itself_past_the_memory_budget(v4db: Path) -> None:
     args = ["tree", str(v4db), "--agg", "max", "--to", "json"]
     small = run(*args, env={"CCTOOL_MEMORY_BUDGET": "1000"})
     assert small.exit_code == 0
-    assert ("more than the 0.0 GB budget ($CCTOOL_MEMORY_BUDGET); reading it in parts"
+    assert ("more than the 1,000 B budget ($CCTOOL_MEMORY_BUDGET); reading it in parts"
             in small.stderr)
     assert json.loads(small.stdout) == json.loads(run(*args).stdout)
     assert "in parts" not in run(*args, env={"CCTOOL_MEMORY_BUDGET": "1e12"}).stderr

@@ -74,9 +74,12 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
                                           "the memory")
     if need <= budget:
         return False
-    click.echo(f"note: {path}: its long table would take about {need / 1e9:.1f} GB, more than "
-               f"the {budget / 1e9:.1f} GB budget ({source}); reading it in parts of whole "
-               "ranks (--no-stream to read it whole)", err=True)
+    from cctool.render.values import format_value, unit_format
+
+    size_of = unit_format("B", whole=True)
+    click.echo(f"note: {path}: its long table would take about {format_value(need, size_of)}, "
+               f"more than the {format_value(budget, size_of)} budget ({source}); reading it in "
+               "parts of whole ranks (--no-stream to read it whole)", err=True)
     return True
 
 
@@ -141,4 +144,6 @@ def budget_and_source() -> tuple[int, str]:
     lim = memlimit.smallest()
     if lim is None:
         return 4 << 30, "a default of 4 GiB (no memory limit found)"
-    return lim.bytes // 2, f"half of {lim.source}, {lim.bytes / 2**30:.1f} GiB"
+    from cctool.render.values import format_value, unit_format
+
+    return lim.bytes // 2, f"half of {lim.source}, {format_value(lim.bytes, unit_format('B'))}"

@@ -194,9 +194,12 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
         rows = render.check_rows(result)
         write_bytes(output, to_csv(rows).encode() if to == "csv"
                     else to_json_records(rows, "history check"))
+    from cctool.render.text import percent
+
     found = result.table.filter(result.table["verdict"] == "regression")
     for row in found.iter_rows(named=True):
-        click.echo(f"regression: {row['path']}: {row['kind']} {row['change'] * 100:+.1f}% "
+        click.echo(f"regression: {row['path']}: {row['kind']} "
+                   f"{percent(row['change'] * 100, signed=True)} "
                    f"(p = {row['p']:.1e})", err=True)
     if result.tripped:
         from cctool.cli import EXIT_GATE
