@@ -11,7 +11,7 @@ Unit families (from the unit a metric's values are held in, :mod:`cctool.model.m
 - ``time`` (``s``): scaled to s, ms, µs or ns, 4 significant digits (``2,400 s``,
   ``10.00 ms``, ``1.234 µs``).
 - ``bytes`` (``B``): binary units, 4 significant digits (``1.500 KiB``, ``3.999 GiB``);
-  below 1 KiB whole bytes (``512 B``).
+  below 1 KiB whole bytes (``512 B``; a mean over ranks keeps its digits: ``512.5 B``).
 - ``count`` (an event name such as ``Ir``, ``cycles``, ``calls``): thousands separators.
   A count of events is a whole number (:func:`whole_valued`): it prints without decimals
   (``1,934,123,456``; a fraction comes from an estimate's split, never from the profiler).
@@ -138,7 +138,7 @@ def format_value(value: float | None, kind: Metric | ValueFormat | None = None,
     scales = _SCALES.get(fmt.family)
     if scales is not None:
         factor, name = _scale(mag, scales, digits)
-        whole = fmt.whole and fmt.family == "bytes" and factor == 1.0
+        whole = fmt.family == "bytes" and factor == 1.0 and (fmt.whole or mag.is_integer())
         return f"{sign}{_number(mag / factor, digits, whole)} {name}"
     plain = fmt.whole or (fmt.family in ("count", "other") and mag.is_integer())
     text = _number(mag, digits, plain)

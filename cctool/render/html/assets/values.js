@@ -62,7 +62,8 @@ const CCTValues = ((R) => {
       for (const [f, name] of scales) {
         const x = mag / f;
         if (rounded(x, d)[0] >= 1 || f === last) {
-          return `${sign}${number(x, d, !!whole && fam === "bytes" && f === 1)} ${name}`;
+          const plain = fam === "bytes" && f === 1 && (!!whole || Number.isInteger(x));
+          return `${sign}${number(x, d, plain)} ${name}`;
         }
       }
     }
