@@ -35,7 +35,7 @@ from cctool.render.values import format_value, rules_script, unit_format
 __all__ = ["TimelinePageOptions", "page_data", "timeline_page", "timeline_page_of_parts"]
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|BIN)\}\}")
-SECONDS = unit_format("s")
+_SECONDS = unit_format("s")
 _DTYPES = {"i4": np.int32, "u4": np.uint32, "f8": np.float64}
 
 
@@ -121,8 +121,8 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "format": 1,
         "title": title,
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
-                     f"{format_value(detail.span / NS_PER_S, SECONDS)}"
-                     + (f" from {format_value(opts.offset / NS_PER_S, SECONDS)} into the run"
+                     f"{format_value(detail.span / NS_PER_S, _SECONDS)}"
+                     + (f" from {format_value(opts.offset / NS_PER_S, _SECONDS)} into the run"
                         if opts.offset else "")),
         "span": detail.span,
         "lanes": {"label": lanes["label"].to_list(), "rank": lanes["rank"].to_list(),
