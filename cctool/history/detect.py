@@ -179,7 +179,7 @@ def new_run(base: np.ndarray, new: np.ndarray) -> NewRun:
         t = np.abs(diff) / (spread * np.sqrt(1.0 + math.pi / (2.0 * np.maximum(n, 1))))
     t = np.where(diff == 0, 0.0, t)  # a constant baseline: any other value is infinitely far
     df = np.maximum(0.37 * (n - 1.0), 1.0)
-    p = np.where(ok, np.minimum(2.0 * t_sf(np.nan_to_num(t, nan=0.0), df), 1.0), 1.0)
+    p = np.where(ok, np.minimum(2.0 * t_sf(np.nan_to_num(t, nan=0.0, posinf=np.inf), df), 1.0), 1.0)
     beyond = ok & ((new > hi) | (new < lo))
     return NewRun(n.astype(np.int64), median, spread, np.where(ok, change, np.nan), p, beyond)
 

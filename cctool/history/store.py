@@ -320,13 +320,16 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def _write_parquet(df: pl.DataFrame, target: Path, row_group: int | None = None) -> None:
-    """Write ``df`` to ``target`` through a temporary file in the same folder and a rename."""
+    """Write ``df`` to ``target`` through a temporary file in the same folder and a rename.
+    The file is encoded in memory first, so that a failed write is the system's own error
+    (``ENOSPC``: no space left on device), not a Parquet encoder's."""
+    buf = io.BytesIO()
+    df.write_parquet(buf, compression="zstd", statistics=True, row_group_size=row_group)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file: the store may be shared
     try:
-        df.write_parquet(tmp, compression="zstd", statistics=True,
-                         row_group_size=row_group)
+        with os.fdopen(fd, "wb") as fh:
+            os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file: the store may be shared
+            fh.write(buf.getbuffer())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -359,6 +362,8 @@ def _read(path: Path) -> pl.DataFrame | None:
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
     return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
 
 
