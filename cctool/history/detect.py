@@ -164,15 +164,15 @@ def new_run(base: np.ndarray, new: np.ndarray) -> NewRun:
     spread = np.full(rows, np.nan)
     lo = np.full(rows, np.nan)
     hi = np.full(rows, np.nan)
-    b = base[ok]
+    b = np.sort(base[ok], axis=1)  # NaN sorts last: a row's n values come first
     if len(b):
-        median[ok] = np.nanmedian(b, axis=1)
-        dev = np.abs(b - median[ok, None])
-        mad = np.nanmedian(dev, axis=1) * 1.4826
-        mean_dev = np.nanmean(dev, axis=1) * 1.2533
-        m = n[ok].astype(np.float64)
+        m = n[ok]
+        median[ok] = _sorted_median(b, m)
+        dev = np.sort(np.abs(b - median[ok, None]), axis=1)
+        mad = _sorted_median(dev, m) * 1.4826
+        mean_dev = np.nansum(dev, axis=1) / m * 1.2533
         spread[ok] = np.where(mad > 0, mad, mean_dev) * m / (m - 0.8)
-        lo[ok], hi[ok] = np.nanmin(b, axis=1), np.nanmax(b, axis=1)
+        lo[ok], hi[ok] = b[:, 0], b[np.arange(len(b)), m - 1]
     diff = new - median
     with np.errstate(invalid="ignore", divide="ignore"):
         change = np.where(median != 0, diff / np.abs(median), np.sign(diff) * np.inf)
@@ -182,6 +182,12 @@ def new_run(base: np.ndarray, new: np.ndarray) -> NewRun:
     p = np.where(ok, np.minimum(2.0 * t_sf(np.nan_to_num(t, nan=0.0, posinf=np.inf), df), 1.0), 1.0)
     beyond = ok & ((new > hi) | (new < lo))
     return NewRun(n.astype(np.int64), median, spread, np.where(ok, change, np.nan), p, beyond)
+
+
+def _sorted_median(s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Median of the first ``n[i]`` values of each sorted row ``s[i]``."""
+    rows = np.arange(len(s))
+    return (s[rows, (n - 1) // 2] + s[rows, n // 2]) / 2.0
 
 
 def t_sf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
