@@ -95,6 +95,8 @@ def test_cli_checks_the_newest_recorded_run(base: RunRecord, tmp_path: Path) -> 
     res = runner.invoke(cli, ["history", "check", str(tmp_path), "--to", "json"])
     assert res.exit_code == 0, res.output
     assert "history check passed" in res.stderr
+    res = runner.invoke(cli, ["history", "check", str(tmp_path), "--key", "commit=x"])
+    assert res.exit_code == 2 and "--key and --from describe PROFILE" in res.stderr
 
 
 def _quiet(rng: np.random.Generator, paths: int, runs: int, noise: float) -> np.ndarray:

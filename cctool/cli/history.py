@@ -174,6 +174,9 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     """
     from cctool import api
 
+    if not profiles and (keys or fmt):
+        raise click.UsageError("--key and --from describe PROFILE: give the new run's "
+                               "profiles, or neither to check the newest recorded run")
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
                                last=last, alpha=alpha, min_change=min_change,
                                min_weight=min_weight, recent=recent)

@@ -26,8 +26,9 @@ Rules that keep every series right:
 - Readers hold a shared lock on ``.lock`` while they read (:func:`reading`), so a writer
   never rewrites the index or removes a compacted run file under a reader; files still being
   written have hidden temporary names and are not runs yet.
-- A run that cannot be written whole (a full disk) is not recorded: the files written for
-  it are removed and the error names the store.
+- A run that cannot be written whole (a full disk) is not recorded: its run file is removed
+  (a path table written for it stays: named by its content, it is the same for every run of
+  that tree, and another writer may already count on it) and the error names the store.
 - Run ids start with the run's UTC date, then the writer's clock in nanoseconds and a random
   part: runs sort by date, runs of one date in the order they were recorded, and two writers
   never pick the same id.

@@ -159,7 +159,7 @@ def _what(row: dict[str, object]) -> str:
     if kind == "step":
         return f"step at {row['commit'] or row['at']}"
     if kind == "run":
-        return f"new run vs {row['baseline']} runs"
+        return "new run"
     return "trend" if kind == "trend" else ""
 
 
