@@ -131,6 +131,25 @@ def test_a_step_near_the_end_of_the_series_is_confirmed() -> None:
     assert found >= 85
 
 
+def test_heavy_tailed_noise_is_said_to_make_p_values_optimistic() -> None:
+    """Noise with a heavy tail (Student t, 3 degrees of freedom): the check says that its
+    single-run p-values are optimistic, on the whole check and on a finding's path."""
+    from cctool.history.check import _tail_notes
+
+    rng = np.random.default_rng(2)
+    x = 100 * (1 + 0.01 * rng.standard_t(3, (100, 61)))
+    x[0, :-1] = 100 * (1 + 0.01 * rng.standard_normal(60))
+    x[0, 10] = 112.0  # one recorded run far out
+    x[0, -1] = 130.0
+    v = judge(x, CheckOptions())
+    assert v.kind[0] == "run" and v.baseline.extreme[0] > detect.HEAVY_TAIL
+    notes = _tail_notes([f"p{i}" for i in range(100)], v)
+    assert notes[0].startswith("p0: its recorded runs reach ")
+    assert "tested call paths have recorded runs more than 5 spreads" in notes[-1]
+    quiet = judge(_quiet(np.random.default_rng(2), 100, 61, 0.01), CheckOptions())
+    assert _tail_notes([f"p{i}" for i in range(100)], quiet) == []
+
+
 def test_new_run_statistic_matches_a_direct_computation() -> None:
     rng = np.random.default_rng(4)
     b = 10 + rng.standard_normal((3, 40))
@@ -148,6 +167,7 @@ def test_new_run_statistic_matches_a_direct_computation() -> None:
         assert nr.spread[i] == pytest.approx(sigma)
         assert nr.p[i] == pytest.approx(2 * stats.t.sf(t, 0.37 * (n - 1)), rel=1e-9)
         assert nr.beyond[i] == (new[i] > y.max() or new[i] < y.min())
+        assert nr.extreme[i] == pytest.approx(max(y.max() - med, med - y.min()) / sigma)
     const = detect.new_run(np.full((2, 8), 3.0), np.array([3.0, 3.3]))
     assert const.p.tolist() == [1.0, 0.0] and const.change[1] == pytest.approx(0.1)
 

@@ -168,7 +168,7 @@ def _holm(*p: np.ndarray) -> list[np.ndarray]:
 def _replace(a: detect.NewRun, rows: np.ndarray, b: detect.NewRun) -> detect.NewRun:
     """``a`` with ``rows`` taken from ``b``."""
     out = {}
-    for name in ("runs", "median", "spread", "change", "p", "beyond"):
+    for name in ("runs", "median", "spread", "change", "p", "beyond", "extreme"):
         col = getattr(a, name).copy()
         col[rows] = getattr(b, name)
         out[name] = col
@@ -268,7 +268,7 @@ def _verdicts(s: Series, opts: CheckOptions, label: str, unreadable: int) -> Che
     changes = pl.DataFrame(change_rows, schema={"path": pl.String, "at": pl.Int64,
                                                 "commit": pl.String, "date": pl.String,
                                                 "p": pl.Float64})
-    notes = []
+    notes = _tail_notes(s.paths["path"].gather(tested).to_list(), v)
     if unreadable:
         notes.append(f"{unreadable:,} recorded run{'s' * (unreadable != 1)} left out: "
                      "unreadable files")
@@ -278,3 +278,19 @@ def _verdicts(s: Series, opts: CheckOptions, label: str, unreadable: int) -> Che
     return CheckResult(table, changes, s.metric, s.unit, n, len(tested),
                        int((complete & ~heavy).sum()), int((~complete).sum()), opts,
                        bool(v.new.any()), notes, unreadable, label)
+
+
+def _tail_notes(paths: list[str], v: Verdicts) -> list[str]:
+    """Say where the single-run test's normal-noise p-values are optimistic: on each new-run
+    finding whose baseline has a run beyond :data:`detect.HEAVY_TAIL` spreads, and over all
+    tested paths when more of them have such runs than normal noise explains."""
+    heavy = v.baseline.extreme > detect.HEAVY_TAIL  # NaN compares False
+    notes = [f"{paths[i]}: its recorded runs reach {v.baseline.extreme[i]:.1f} spreads from "
+             "their median (heavier-tailed than normal noise): the new run's p-value is "
+             "optimistic" for i in np.flatnonzero(heavy & (v.kind == "run"))]
+    if heavy.sum() > max(0.05 * len(heavy), 1):
+        notes.append(f"{int(heavy.sum()):,} of {len(heavy):,} tested call paths have recorded "
+                     f"runs more than {detect.HEAVY_TAIL:g} spreads from their median, more "
+                     "than normal noise gives: single-run findings may be false alarms; "
+                     "check the mean of several trials")
+    return notes
