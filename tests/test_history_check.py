@@ -131,6 +131,28 @@ def test_a_step_near_the_end_of_the_series_is_confirmed() -> None:
     assert found >= 85
 
 
+def test_a_path_some_recorded_runs_lack_gets_the_new_run_test() -> None:
+    """A function added 20 runs ago (absent from the 40 runs before): its new run 15 %
+    slower is a regression; a path in only 3 recorded runs is not tested (and counted)."""
+    from cctool.history.check import verdicts
+    from cctool.history.series import Series
+
+    x = _quiet(np.random.default_rng(8), 6, 61, 0.01)
+    x[0, :40] = np.nan
+    x[0, -1] *= 1.15
+    x[1, :57] = np.nan
+    runs = pl.DataFrame({"run": [f"r{i}" for i in range(61)], "date": [""] * 61,
+                         "commit": [f"c{i}" for i in range(61)]})
+    paths = pl.DataFrame({"key": np.arange(6, dtype=np.uint64), "name": list("abcdef"),
+                          "path": [f"main/{c}" for c in "abcdef"]})
+    r = verdicts(Series(runs, paths, x, "time", "s"), CheckOptions())
+    assert r.tested == 5 and r.untested_gaps == 1 and r.partial == 1
+    found = r.table.filter(pl.col("verdict") == "regression")
+    assert found["path"].to_list() == ["main/a"] and found["baseline"].to_list() == [20]
+    assert "1 call path absent from some recorded runs" in r.notes[0]
+    assert r.tripped
+
+
 def test_heavy_tailed_noise_is_said_to_make_p_values_optimistic() -> None:
     """Noise with a heavy tail (Student t, 3 degrees of freedom): the check says that its
     single-run p-values are optimistic, on the whole check and on a finding's path."""

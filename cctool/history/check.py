@@ -4,7 +4,9 @@ The new run is a candidate not recorded in the store (``history check STORE PROF
 what a pull request's pipeline checks), or the store's newest recorded run (``history check
 STORE``, after ``history add``). The series of each call path is its last ``window − 1``
 recorded runs followed by the new run. Paths below ``min_weight`` of the largest path's
-median, and paths some run of the window lacks, are not tested (and counted). On each tested
+median, paths the new run lacks, and paths fewer than :data:`MIN_RUNS` recorded runs of the
+window have, are not tested (and counted). A path some recorded runs lack (a function added
+or removed lately) gets the new-run test alone, against the runs that have it. On each tested
 path (all at once, :mod:`cctool.history.detect`):
 
 1. the new run against the path's *baseline*, the recorded runs since its last change point
@@ -97,7 +99,9 @@ class CheckResult:
         changes: every change point of the confirmed steps: ``path``, ``at``, ``commit``,
             ``date``, ``p``.
         tripped: whether a new confirmed increase was found.
-        tested, untested_light, untested_gaps: path counts.
+        tested, untested_light, untested_gaps: path counts (gaps: absent from the new run,
+            or from all but fewer than :data:`MIN_RUNS` recorded runs).
+        partial: tested paths some recorded runs lack (the new-run test alone).
         unreadable: recorded runs left out because their file could not be read.
     """
 
@@ -114,17 +118,24 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
     unreadable: int = 0
     new_run: str = "the new run"
+    partial: int = 0
 
 
 def judge(x: np.ndarray, opts: CheckOptions) -> Verdicts:
-    """The verdict on each row of ``x`` (paths × runs, complete rows, newest run last)."""
+    """The verdict on each row of ``x`` (paths × runs, newest run last, which every row
+    has). Rows some recorded run lacks (NaN) get the new-run test alone."""
     rows, n = x.shape
+    whole = ~np.isnan(x).any(axis=1)
     short = n < 2 * detect.MIN_SEGMENT
-    r = detect.ranks(x)
-    st = detect.steps(x, r=r)
-    tr_p = np.ones(rows) if short else detect.trends(x, r).p
+    xw = x[whole]
+    r = detect.ranks(xw)
+    st = detect.steps(xw, r=r)
+    tr_p = np.ones(len(xw)) if short else detect.trends(xw, r).p
+    st = detect.Steps(*(_widen(a, whole, fill) for a, fill in
+                        ((st.at, 0), (st.p, 1.0), (st.before, 0.0), (st.after, 0.0))))
+    tr_p = _widen(tr_p, whole, 1.0)
     nr = detect.new_run(x[:, :-1], x[:, -1])
-    p_step, p_trend, p_new = _holm(st.p, tr_p, nr.p)
+    p_step, p_trend, p_new = _holm(st.p, tr_p, nr.p, tested=whole)
     since = np.zeros(rows, dtype=np.int64)
     points: dict[int, list[tuple[int, float]]] = {}
     for i in np.flatnonzero(p_step <= opts.alpha):  # the few paths with a step
@@ -136,7 +147,7 @@ def judge(x: np.ndarray, opts: CheckOptions) -> Verdicts:
         cols = np.arange(n - 1)[None, :]
         base = np.where(cols >= since[redo, None], x[redo, :-1], np.nan)
         nr = _replace(nr, redo, detect.new_run(base, x[redo, -1]))
-        p_step, p_trend, p_new = _holm(st.p, tr_p, nr.p)
+        p_step, p_trend, p_new = _holm(st.p, tr_p, nr.p, tested=whole)
     kind = np.full(rows, "", dtype=object)
     at = np.full(rows, -1, dtype=np.int64)
     change = np.nan_to_num(nr.change, nan=0.0)
@@ -159,10 +170,20 @@ def judge(x: np.ndarray, opts: CheckOptions) -> Verdicts:
     return Verdicts(kind, at, change, p, confirmed, new, since, nr, steps)
 
 
-def _holm(*p: np.ndarray) -> list[np.ndarray]:
-    """Holm over the families ``p`` together, split back into them."""
-    adjusted = holm(np.concatenate(p))
-    return np.split(adjusted, np.cumsum([len(q) for q in p])[:-1])
+def _holm(step: np.ndarray, trend: np.ndarray, new: np.ndarray,
+          tested: np.ndarray) -> list[np.ndarray]:
+    """Holm over the three families together, split back into them; the step and trend
+    tests of rows not ``tested`` are not tests (adjusted p = 1)."""
+    family = [step[tested], trend[tested], new]
+    adjusted = np.split(holm(np.concatenate(family)), np.cumsum([len(q) for q in family])[:-1])
+    return [_widen(adjusted[0], tested, 1.0), _widen(adjusted[1], tested, 1.0), adjusted[2]]
+
+
+def _widen(a: np.ndarray, rows: np.ndarray, fill: float) -> np.ndarray:
+    """``a`` (one value per True of ``rows``) spread over every row, ``fill`` elsewhere."""
+    out = np.full(len(rows), fill, dtype=a.dtype)
+    out[rows] = a
+    return out
 
 
 def _replace(a: detect.NewRun, rows: np.ndarray, b: detect.NewRun) -> detect.NewRun:
@@ -203,7 +224,8 @@ def check(store: str | os.PathLike[str], new: RunRecord | None, opts: CheckOptio
                  "paths (the others are not checked)")
     if result.tested == 0:
         raise CctoolError(f"{store}: no call path could be tested against {label}: "
-                          f"{result.untested_gaps:,} absent from some run of the window, "
+                          f"{result.untested_gaps:,} absent from it or from all but a few "
+                          "recorded runs, "
                           f"{result.untested_light:,} below {opts.min_weight:g} of the "
                           "largest path")
     return result
@@ -231,12 +253,17 @@ def verdicts(s: Series, opts: CheckOptions) -> CheckResult:
 def _verdicts(s: Series, opts: CheckOptions, label: str, unreadable: int) -> CheckResult:
     x = s.values
     n = x.shape[1]
-    complete = ~np.isnan(x).any(axis=1)
+    present = ~np.isnan(x)
+    complete = present.all(axis=1)
+    usable = complete | (present[:, -1] & (present[:, :-1].sum(axis=1) >= MIN_RUNS))
     medians = np.zeros(len(x))
     medians[complete] = np.median(x[complete], axis=1)
+    gaps = usable & ~complete
+    if gaps.any():
+        medians[gaps] = np.nanmedian(x[gaps], axis=1)
     top = float(np.max(np.abs(medians), initial=0.0))
     heavy = np.abs(medians) >= opts.min_weight * top if top > 0 else np.zeros(len(x), bool)
-    tested = np.flatnonzero(complete & heavy)
+    tested = np.flatnonzero(usable & heavy)
     xs = x[tested]
     v = judge(xs, opts)
     commits = s.runs["commit"].to_list()
@@ -272,12 +299,16 @@ def _verdicts(s: Series, opts: CheckOptions, label: str, unreadable: int) -> Che
     if unreadable:
         notes.append(f"{unreadable:,} recorded run{'s' * (unreadable != 1)} left out: "
                      "unreadable files")
+    partial = int((gaps & heavy).sum())
+    if partial:
+        notes.append(f"{partial:,} call path{'s' * (partial != 1)} absent from some recorded "
+                     "runs: only the new run was tested on them (no change points or trends)")
     if n < 2 * detect.MIN_SEGMENT:
         notes.append(f"only {n} runs: change points and trends need at least "
                      f"{2 * detect.MIN_SEGMENT}; only the new run was tested")
     return CheckResult(table, changes, s.metric, s.unit, n, len(tested),
-                       int((complete & ~heavy).sum()), int((~complete).sum()), opts,
-                       bool(v.new.any()), notes, unreadable, label)
+                       int((usable & ~heavy).sum()), int((~usable).sum()), opts,
+                       bool(v.new.any()), notes, unreadable, label, partial)
 
 
 def _tail_notes(paths: list[str], v: Verdicts) -> list[str]:

@@ -143,7 +143,8 @@ def summary_lines(r: CheckResult) -> list[str]:
     return [
         f"{r.metric}{unit}: {r.new_run} against {r.runs - 1:,} recorded runs{lost}, "
         f"{r.tested:,} call paths tested ({r.untested_light:,} below {o.min_weight:g} of the "
-        f"largest path, {r.untested_gaps:,} absent from some run)",
+        f"largest path, {r.untested_gaps:,} absent from the new run or from all but a few "
+        "recorded runs)",
         f"false-alarm rate at most {o.alpha:g} over the whole check (Holm); changes under "
         f"{o.min_change * 100:g}% ignored; the new run outside its history, a step in the "
         f"last {o.recent} runs or a trend is new",
