@@ -30,7 +30,9 @@ trend. Older steps are reported as known; decreases as improvements. For every t
 the table also says where the new value falls among its baseline runs (its percentile).
 
 A check never passes without testing: fewer than :data:`MIN_RUNS` readable recorded runs,
-or no call path to test, is an error that says why.
+or no call path to test, is an error that says why. Its notes say where the new-run test's
+p-values are optimistic (baselines with heavier tails than normal noise) and on how many
+paths the new-run test was the only one.
 """
 
 from __future__ import annotations
