@@ -99,6 +99,52 @@ def test_cli_checks_the_newest_recorded_run(base: RunRecord, tmp_path: Path) -> 
     assert res.exit_code == 2 and "--key and --from describe PROFILE" in res.stderr
 
 
+_PROGRAM = """
+import sys
+def dot(n):
+    return sum(i * i for i in range(n))
+def axpy(n):
+    return [2 * i + 1 for i in range(n)]
+def solve(dots, axpys):
+    for _ in range(dots):
+        dot(50)
+    for _ in range(axpys):
+        axpy(50)
+solve(int(sys.argv[1]), int(sys.argv[2]))
+"""
+
+
+def test_a_real_profile_with_15_percent_more_calls_fails_the_check(tmp_path: Path) -> None:
+    """cProfile's own call counts (exact, so the history has no noise at all): six recorded
+    runs of a program calling dot() 100 times; a pull request's profile calling it 115
+    times exits 1 naming that path with +15 %, and one calling it 100 times passes."""
+    program = tmp_path / "prog.py"
+    program.write_text(_PROGRAM)
+
+    def profile(name: str, dots: int) -> str:
+        out = tmp_path / f"{name}.prof"
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), str(program),
+                        str(dots), "40"], check=True)
+        return str(out)
+
+    runner = CliRunner()
+    h = str(tmp_path / "h")
+    for i in range(6):
+        res = runner.invoke(cli, ["history", "add", h, profile(f"run{i}", 100), "--metric",
+                                  "calls", "--key", f"commit=c{i}"])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["history", "check", h, profile("slow", 115), "--to", "json"])
+    assert res.exit_code == 1, res.output
+    found = [line for line in res.stderr.splitlines() if line.startswith("regression:")]
+    # dot() and what it calls (sum, the generator): 115 calls of each per 100, nothing else
+    assert len(found) == 3 and all("/<module>/solve/dot" in f for f in found)
+    assert all(f.endswith(": new run against its history +15.0% (p = 0.0e+00)") for f in found)
+    assert not any("axpy" in f for f in found)
+    res = runner.invoke(cli, ["history", "check", h, profile("same", 100)])
+    assert res.exit_code == 0, res.output
+    assert "6 recorded runs" in res.stdout and "history check passed" in res.stderr
+
+
 def _quiet(rng: np.random.Generator, paths: int, runs: int, noise: float) -> np.ndarray:
     return (1 + noise * rng.standard_normal((paths, 1))) * 100 * (
         1 + noise * rng.standard_normal((paths, runs)))
