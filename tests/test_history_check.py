@@ -388,4 +388,13 @@ def test_a_failed_index_write_removes_the_run(base: RunRecord, tmp_path: Path,
     with pytest.raises(Exception, match="the run was not recorded .No space left on device"):
         store.append(tmp_path, _run(base, np.ones(base.values.height), "c9"))
     assert _state(tmp_path) == before
+    monkeypatch.setattr(store, "_write_parquet", real)
+
+    def no_lock(root: Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(store, "_locked", no_lock)  # the lock file cannot be opened
+    with pytest.raises(Exception, match="the run was not recorded .No space left on device"):
+        store.append(tmp_path, _run(base, np.ones(base.values.height), "c9"))
+    assert _state(tmp_path) == before
     assert TRIALS.is_dir()

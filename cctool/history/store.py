@@ -124,8 +124,9 @@ def _append(root: Path, record: RunRecord) -> str:
     run_file = root / "runs" / f"{run}.parquet"
     _write_parquet(rows.select(*META_COLUMNS, "key", *VALUE_COLUMNS).sort("key", "metric"),
                    run_file, RUN_ROW_GROUP)
-    with _locked(root):
-        try:
+    indexed = False
+    try:
+        with _locked(root):
             index = _current_index(root)
             added = pl.DataFrame(
                 [{"run": run, "file": f"runs/{run}.parquet", **fixed, "keys": keys,
@@ -134,10 +135,12 @@ def _append(root: Path, record: RunRecord) -> str:
                 schema=INDEX_SCHEMA)
             index = pl.concat([index.filter(pl.col("run") != run), added])
             _write_parquet(index, root / "index.parquet")
-        except BaseException:
-            run_file.unlink(missing_ok=True)  # under the lock: no reader has seen it listed
-            raise
-        _compact(root, index)
+            indexed = True
+            _compact(root, index)
+    except BaseException:
+        if not indexed:  # not recorded: its file must not be read as a run either
+            run_file.unlink(missing_ok=True)
+        raise
     return run
 
 
