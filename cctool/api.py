@@ -374,8 +374,9 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
                   keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
                   min_change: float = 0.01, min_weight: float = 1e-4,
                   recent: int = 20) -> CheckResult:
-    """``cctool history check``: the trials ``paths`` as a new run against ``store``: per
-    call path, change points and trends over the ``last`` runs (the new one included; see
+    """``cctool history check``: the trials ``paths`` as a new run (none: the newest recorded
+    run) against ``store``: per call path, the new run against its recorded distribution,
+    change points and trends over the ``last`` runs (the new one included; see
     :mod:`cctool.history.check`)."""
     from cctool.cli._ensemble import run_paths
     from cctool.history.check import CheckOptions, check
@@ -384,7 +385,7 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     from cctool.history.store import index
 
     name = pick_metric(index(store), metric) if metric is None else metric
-    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys)
+    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys) if paths else None
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)

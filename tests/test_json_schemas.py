@@ -67,8 +67,9 @@ def here(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         root / side / f"trial{i}.cali")
     from cctool.api import history_add
 
-    for i in range(1, 4):  # H: a history of three recorded runs
-        history_add(root / "H", [str(root / "A" / f"trial{i}.cali")], keys={"commit": f"c{i}"})
+    for i in range(1, 7):  # H: a history of six recorded runs (a check needs five)
+        trial = root / ("A" if i < 4 else "B") / f"trial{i}.cali"
+        history_add(root / "H", [str(trial)], keys={"commit": f"c{i}"})
     return root
 
 

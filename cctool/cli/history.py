@@ -130,7 +130,7 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 
 @history.command()
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
-@click.argument("profiles", nargs=-1, required=True, type=click.Path(), metavar="PROFILE...")
+@click.argument("profiles", nargs=-1, type=click.Path(), metavar="[PROFILE]...")
 @from_option
 @key_option
 @click.option("--metric", "-m", default=None,
@@ -157,18 +157,26 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
           keys: dict[str, str], metric: str | None, agg: str, last: int, alpha: float,
           min_change: float, min_weight: float, recent: int, top: int, precision: int,
           width: int | None, to: str, output: str) -> None:
-    """Check PROFILE... (trials of a new run) against the history in STORE, per call path:
-    where the new value falls among the runs since the path's last change point, change
-    points (steps) and slow trends over the last runs. Exits 1 when a new increase is confirmed:
-    a step in the last --recent runs or a trend, significant after Holm's correction over
-    all call paths and at least --min-change large.
+    """Check PROFILE... (trials of a new run, not recorded) against the history in STORE;
+    without PROFILE, the newest recorded run against the runs before it. Per call path: the
+    new value against the path's recorded runs since its last change point (their median
+    and spread), change points (steps) and slow trends over the last runs. Exits 1 when a
+    new increase is confirmed: the new run beyond every recorded run of its baseline, a step
+    in the last --recent runs or a trend, significant after Holm's correction over all call
+    paths and at least --min-change large. Exits 2 when nothing could be tested (fewer than
+    5 readable recorded runs, or no call path in common).
 
     \b
     Example:
       cctool history check perf-history/ new-runs/ --to markdown -o summary.md
+      cctool history add perf-history/ trials/ --key commit=abc123 && \\
+        cctool history check perf-history/
     """
     from cctool import api
 
+    if not profiles and (keys or fmt):
+        raise click.UsageError("--key and --from describe PROFILE: give the new run's "
+                               "profiles, or neither to check the newest recorded run")
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
                                last=last, alpha=alpha, min_change=min_change,
                                min_weight=min_weight, recent=recent)
@@ -198,7 +206,9 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
 
     found = result.table.filter(result.table["verdict"] == "regression")
     for row in found.iter_rows(named=True):
-        click.echo(f"regression: {row['path']}: {row['kind']} "
+        what = {"run": "new run against its history", "step": "step"}.get(row["kind"],
+                                                                         row["kind"])
+        click.echo(f"regression: {row['path']}: {what} "
                    f"{percent(row['change'] * 100, signed=True)} "
                    f"(p = {row['p']:.1e})", err=True)
     if result.tripped:

@@ -3,7 +3,9 @@
 A run's value on a path is the mean of its trials (``sum / units`` of the recorded
 partials); a path a run does not have is NaN there (it did not execute: not a zero). Runs are
 oldest first (by recorded date, then by the order they were recorded in). All runs of one
-metric must have one unit: a store that mixes them is refused, not plotted on one axis.
+metric must have one unit: a store that mixes them is refused, not plotted on one axis. A run
+whose file cannot be read is left out (with a warning naming the file) and counted in
+:attr:`Series.unreadable`: it is neither a run without paths nor a run of zeros.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from cctool.errors import CctoolError, IncompatibleProfilesError
+from cctool.errors import CctoolError, IncompatibleProfilesError, warn
 from cctool.history import store
 
 
@@ -25,6 +27,7 @@ class Series:
         paths: one row per path, in path order: ``key``, ``name``, ``path``.
         values: ``(paths, runs)`` float64, NaN where a run lacks the path.
         metric, unit: what the values are.
+        unreadable: recorded runs left out because their file could not be read.
     """
 
     runs: pl.DataFrame
@@ -32,6 +35,7 @@ class Series:
     values: np.ndarray
     metric: str
     unit: str | None
+    unreadable: int = 0
 
 
 def metrics(idx: pl.DataFrame) -> list[str]:
@@ -60,8 +64,9 @@ def load(path: str | os.PathLike[str], metric: str | None = None, query: str | N
     ``query`` (all when None). A writer compacting runs meanwhile makes it read again."""
     for _ in range(4):
         try:
-            return _load(path, metric, query, last)
-        except store.MovedError:
+            with store.reading(path):
+                return _load(path, metric, query, last)
+        except store.MovedError:  # a writer that could not take the lock: read again
             continue
     raise CctoolError(f"{path}: the store kept changing while it was read; try again")
 
@@ -87,7 +92,17 @@ def _load(path: str | os.PathLike[str], metric: str | None, query: str | None,
             raise CctoolError(f"{query!r} is not a regular expression") from None
         keys = table["key"].to_numpy()
     vals = store.values(path, runs, metric, keys, ("units", "sum"))
-    return _matrix(runs, table, vals, metric, units[0] or None)
+    s = _matrix(runs, table, vals.rows, metric, units[0] or None)
+    if not vals.unreadable:
+        return s
+    readable = ~runs["run"].is_in(pl.Series(vals.unreadable).implode()).to_numpy()
+    left = int((~readable).sum())
+    warn(f"{path}: {left:,} recorded run{'s' * (left != 1)} of {metric!r} left out "
+         f"(unreadable); {int(readable.sum()):,} remain")
+    x = s.values[:, readable]
+    seen = ~np.isnan(x).all(axis=1)
+    return Series(s.runs.filter(pl.Series(readable)), s.paths.filter(pl.Series(seen)),
+                  x[seen], metric, s.unit, left)
 
 
 def _matrix(runs: pl.DataFrame, table: pl.DataFrame, vals: pl.DataFrame, metric: str,

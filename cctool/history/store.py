@@ -21,8 +21,14 @@ Rules that keep every series right:
   Runs on disk that the index does not list (a writer that died between the two steps) are
   read from their own files; index rows whose file is gone are dropped. A damaged index is
   rebuilt from the run files, with a warning.
-- A damaged run or segment file is skipped with a warning naming it: its points are missing
-  from the series, never replaced by other values.
+- A damaged run or segment file is skipped with a warning naming it: its runs are left out
+  of the series (and of the count of runs), never replaced by other values.
+- Readers hold a shared lock on ``.lock`` while they read (:func:`reading`), so a writer
+  never rewrites the index or removes a compacted run file under a reader; files still being
+  written have hidden temporary names and are not runs yet.
+- A run that cannot be written whole (a full disk) is not recorded: its run file is removed
+  (a path table written for it stays: named by its content, it is the same for every run of
+  that tree, and another writer may already count on it) and the error names the store.
 - Run ids start with the run's UTC date, then the writer's clock in nanoseconds and a random
   part: runs sort by date, runs of one date in the order they were recorded, and two writers
   never pick the same id.
@@ -36,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import os
 import secrets
@@ -86,13 +93,22 @@ class RunRecord:
 
 
 def append(store: str | os.PathLike[str], record: RunRecord) -> str:
-    """Add ``record`` to ``store`` (created if absent); return the new run's id."""
+    """Add ``record`` to ``store`` (created if absent); return the new run's id. A run that
+    cannot be written whole (e.g. a full disk) leaves the store's runs and index as they were
+    and raises a :class:`CctoolError` naming the store."""
     root = Path(store)
+    try:
+        return _append(root, record)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise CctoolError(f"{root}: the run was not recorded ({_reason(exc)})") from None
+
+
+def _append(root: Path, record: RunRecord) -> str:
     for sub in ("runs", "paths", "segments"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     tree = _tree_digest(record.paths["key"].to_numpy())
     tree_file = root / "paths" / f"{tree}.parquet"
-    if not tree_file.exists():
+    if not tree_file.exists():  # named by its content: a copy left by a failed run is harmless
         _write_parquet(record.paths.sort("key"), tree_file)
     meta = dict(record.metadata)
     date = meta.get("date", "")
@@ -105,19 +121,45 @@ def append(store: str | os.PathLike[str], record: RunRecord) -> str:
         pl.col("metric").replace_strict({m: u or "" for m, u in record.units.items()},
                                         default="", return_dtype=pl.String).alias("unit"),
         pl.lit(tree).alias("tree"))
+    run_file = root / "runs" / f"{run}.parquet"
     _write_parquet(rows.select(*META_COLUMNS, "key", *VALUE_COLUMNS).sort("key", "metric"),
-                   root / "runs" / f"{run}.parquet", RUN_ROW_GROUP)
-    with _locked(root):
-        index = _current_index(root)
-        added = pl.DataFrame(
-            [{"run": run, "file": f"runs/{run}.parquet", **fixed, "keys": keys,
-              "metric": m, "unit": record.units.get(m) or "", "tree": tree}
-             for m in record.values["metric"].unique(maintain_order=True).to_list()],
-            schema=INDEX_SCHEMA)
-        index = pl.concat([index.filter(pl.col("run") != run), added])
-        _write_parquet(index, root / "index.parquet")
-        _compact(root, index)
+                   run_file, RUN_ROW_GROUP)
+    indexed = False
+    try:
+        with _locked(root):
+            index = _current_index(root)
+            added = pl.DataFrame(
+                [{"run": run, "file": f"runs/{run}.parquet", **fixed, "keys": keys,
+                  "metric": m, "unit": record.units.get(m) or "", "tree": tree}
+                 for m in record.values["metric"].unique(maintain_order=True).to_list()],
+                schema=INDEX_SCHEMA)
+            index = pl.concat([index.filter(pl.col("run") != run), added])
+            _write_parquet(index, root / "index.parquet")
+            indexed = True
+            _compact(root, index)
+    except BaseException:
+        if not indexed:  # not recorded: its file must not be read as a run either
+            run_file.unlink(missing_ok=True)
+        raise
     return run
+
+
+@contextlib.contextmanager
+def reading(store: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the store's lock shared while reading it: writers wait to rewrite the index or
+    remove compacted files until the readers are done (module docstring). A store without
+    a lock file, or one the reader may not open, is read without it."""
+    try:
+        fh = open(Path(store) / ".lock", "rb")
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def index(store: str | os.PathLike[str]) -> pl.DataFrame:
@@ -145,13 +187,27 @@ def paths(store: str | os.PathLike[str], trees: Sequence[str]) -> pl.DataFrame:
     return table.with_columns(path=_labels(table))
 
 
+@dataclass(frozen=True, eq=False)
+class Values:
+    """Recorded partials read from a store (:func:`values`).
+
+    Attributes:
+        rows: columns ``col`` (the run's position among the runs asked for), ``key`` and
+            the value columns asked for.
+        unreadable: the runs (ids) whose file could not be read: they have no rows.
+    """
+
+    rows: pl.DataFrame
+    unreadable: list[str]
+
+
 def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
            keys: np.ndarray | None = None,
-           columns: Sequence[str] = VALUE_COLUMNS) -> pl.DataFrame:
+           columns: Sequence[str] = VALUE_COLUMNS) -> Values:
     """The recorded partials of ``metric`` in ``runs`` (rows of :func:`index`): columns
     ``col`` (the run's position among ``runs``' rows of ``metric``), ``key`` and ``columns``
     of :data:`VALUE_COLUMNS`; only paths in ``keys`` when given. Damaged files are skipped
-    with a warning: their runs have no rows."""
+    with a warning, and their runs listed as unreadable."""
     root = Path(store)
     wanted = runs.filter(pl.col("metric") == metric).with_row_index("col")
     cond = pl.col("metric") == metric
@@ -160,37 +216,41 @@ def values(store: str | os.PathLike[str], runs: pl.DataFrame, metric: str,
         cond &= pl.col("key").is_in(pl.Series(sorted_keys).implode())
         if len(sorted_keys):  # lets the reader skip row groups outside the range
             cond &= pl.col("key").is_between(int(sorted_keys[0]), int(sorted_keys[-1]))
-    enum = pl.Enum(wanted["run"].to_list())
+    enum = pl.Enum(wanted["run"].unique(maintain_order=True).to_list())
     plans = []
+    unreadable: list[str] = []
     for (file,), group in wanted.group_by("file", maintain_order=True):
         if not (root / str(file)).exists():  # compacted since the index was read
             raise MovedError(str(file))
         lf = _scan(root / str(file))
         if lf is None:
+            unreadable += group["run"].to_list()
             continue
         if group.height == 1 and str(file).startswith("runs/"):  # one run: its position
             pos = pl.lit(int(group["col"][0]), dtype=pl.UInt32).alias("col")
-            plans.append((str(file), lf.filter(cond).select(pos, "key", *columns)))
+            plan = lf.filter(cond).select(pos, "key", *columns)
         else:  # a segment: the runs asked for, numbered through an enum of every run
             mine = cond & pl.col("run").is_in(group["run"].implode())
             col = pl.col("run").cast(enum).to_physical().cast(pl.UInt32).alias("col")
-            plans.append((str(file), lf.filter(mine).select(col, "key", *columns)))
+            plan = lf.filter(mine).select(col, "key", *columns)
+        plans.append((str(file), group["run"].to_list(), plan))
     empty = pl.DataFrame(schema={"col": pl.UInt32, "key": pl.UInt64,
                                  **{c: pl.Int32 if c == "units" else pl.Float64
                                     for c in columns}})
     try:  # every file in one parallel collect; one by one only when some file fails
-        return pl.concat([empty.lazy(), *(p for _, p in plans)]).collect()
+        return Values(pl.concat([empty.lazy(), *(p for *_, p in plans)]).collect(), unreadable)
     except (pl.exceptions.PolarsError, OSError):
         pass
     parts = [empty]
-    for file, plan in plans:
+    for file, ids, plan in plans:
         if not (root / file).exists():
             raise MovedError(file)
         try:
             parts.append(plan.collect())
         except (pl.exceptions.PolarsError, OSError) as exc:
             warn(f"{root / file}: skipped, unreadable ({_reason(exc)})")
-    return pl.concat(parts)
+            unreadable += ids
+    return Values(pl.concat(parts), unreadable)
 
 
 # ------------------------------------------------------------------------ internals
@@ -204,8 +264,11 @@ def _current_index(root: Path) -> pl.DataFrame:
                for p in (root / sub).glob("*.parquet") if not p.name.startswith(".")}
     idx = idx.filter(pl.col("file").is_in(list(on_disk)))
     missing = sorted(on_disk - set(idx["file"].unique().to_list()))
-    found = [_run_rows(root / f, f) for f in missing]
-    return pl.concat([idx.select(*INDEX_SCHEMA), *[f for f in found if f is not None]])
+    found = [f for f in (_run_rows(root / f, f) for f in missing) if f is not None]
+    listed = idx["run"].unique().implode()
+    # A run already listed (in a segment) is the same run, not a second one.
+    return pl.concat([idx.select(*INDEX_SCHEMA),
+                      *(f.filter(~pl.col("run").is_in(listed)) for f in found)])
 
 
 def _run_rows(path: Path, name: str) -> pl.DataFrame | None:
@@ -236,10 +299,15 @@ def _compact(root: Path, idx: pl.DataFrame) -> None:
         return
     first, last = take[0][5:-8], take[-1][5:-8]
     seg = f"segments/{first}--{last}.parquet"
-    _write_parquet(rows, root / seg, SEGMENT_ROW_GROUP)
-    idx = idx.with_columns(pl.when(pl.col("file").is_in(take)).then(pl.lit(seg))
-                           .otherwise(pl.col("file")).alias("file"))
-    _write_parquet(idx, root / "index.parquet")
+    folded = idx.with_columns(pl.when(pl.col("file").is_in(take)).then(pl.lit(seg))
+                              .otherwise(pl.col("file")).alias("file"))
+    try:
+        _write_parquet(rows, root / seg, SEGMENT_ROW_GROUP)
+        _write_parquet(folded, root / "index.parquet")
+    except (pl.exceptions.PolarsError, OSError) as exc:  # the loose runs stay the truth
+        (root / seg).unlink(missing_ok=True)
+        warn(f"{root}: compaction skipped ({_reason(exc)})")
+        return
     for f in take:
         with contextlib.suppress(FileNotFoundError):
             (root / f).unlink()
@@ -256,13 +324,16 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def _write_parquet(df: pl.DataFrame, target: Path, row_group: int | None = None) -> None:
-    """Write ``df`` to ``target`` through a temporary file in the same folder and a rename."""
+    """Write ``df`` to ``target`` through a temporary file in the same folder and a rename.
+    The file is encoded in memory first, so that a failed write is the system's own error
+    (``ENOSPC``: no space left on device), not a Parquet encoder's."""
+    buf = io.BytesIO()
+    df.write_parquet(buf, compression="zstd", statistics=True, row_group_size=row_group)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file: the store may be shared
     try:
-        df.write_parquet(tmp, compression="zstd", statistics=True,
-                         row_group_size=row_group)
+        with os.fdopen(fd, "wb") as fh:
+            os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file: the store may be shared
+            fh.write(buf.getbuffer())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -282,8 +353,11 @@ def _scan(path: Path) -> pl.LazyFrame | None:
 
 
 def _read(path: Path) -> pl.DataFrame | None:
+    """A small file read whole through one open: a file renamed over it meanwhile is seen
+    whole or not at all."""
     try:
-        return pl.read_parquet(path)
+        with open(path, "rb") as fh:
+            return pl.read_parquet(io.BytesIO(fh.read()))
     except FileNotFoundError:
         return None
     except (pl.exceptions.PolarsError, OSError) as exc:
@@ -292,6 +366,8 @@ def _read(path: Path) -> pl.DataFrame | None:
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
     return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
 
 

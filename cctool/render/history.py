@@ -142,12 +142,15 @@ def summary_lines(r: CheckResult) -> list[str]:
     found = r.table.filter(pl.col("confirmed"))
     counts = {v: int((found["verdict"] == v).sum()) for v in ("regression", "improvement",
                                                                "known")}
+    lost = f" ({r.unreadable:,} unreadable left out)" if r.unreadable else ""
     return [
-        f"{r.metric}{unit}: the new run against {r.runs - 1:,} recorded runs, "
+        f"{r.metric}{unit}: {r.new_run} against {r.runs - 1:,} recorded runs{lost}, "
         f"{r.tested:,} call paths tested ({r.untested_light:,} below {o.min_weight:g} of the "
-        f"largest path, {r.untested_gaps:,} absent from some run)",
+        f"largest path, {r.untested_gaps:,} absent from the new run or from all but a few "
+        "recorded runs)",
         f"false-alarm rate at most {o.alpha:g} over the whole check (Holm); changes under "
-        f"{o.min_change * 100:g}% ignored; a step in the last {o.recent} runs or a trend is new",
+        f"{o.min_change * 100:g}% ignored; the new run outside its history, a step in the "
+        f"last {o.recent} runs or a trend is new",
         f"{counts['regression']} new regression{'s' * (counts['regression'] != 1)}, "
         f"{counts['improvement']} improvement{'s' * (counts['improvement'] != 1)}, "
         f"{counts['known']} known change{'s' * (counts['known'] != 1)}",
@@ -159,12 +162,15 @@ def _what(row: dict[str, object]) -> str:
     kind = row["kind"]
     if kind == "step":
         return f"step at {row['commit'] or row['at']}"
+    if kind == "run":
+        return "new run"
     return "trend" if kind == "trend" else ""
 
 
 def check_table(r: CheckResult, top: int = 20, precision: int = 4, width: int = 120) -> Group:
     """Summary lines, then the confirmed changes and the paths whose new value sits highest
-    in its recent distribution (the median column left out on a narrow terminal)."""
+    in its baseline (the median and spread columns left out on a narrow terminal). On a
+    row without a finding, the size and p are the new run's against its baseline."""
     wide = width >= 100
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     t.add_column("call path", overflow="fold", ratio=1, min_width=20)
@@ -172,21 +178,21 @@ def check_table(r: CheckResult, top: int = 20, precision: int = 4, width: int = 
     t.add_column("change", no_wrap=True)
     t.add_column("size", justify="right", no_wrap=True)
     t.add_column("p (Holm)", justify="right", no_wrap=True)
-    for c in ("new", "median", "pctile") if wide else ("new", "pctile"):
+    for c in ("new", "median", "spread", "pctile") if wide else ("new", "pctile"):
         t.add_column(c, justify="right", no_wrap=True)
     for row in _shown(r, top).iter_rows(named=True):
-        t.add_row(row["path"], row["verdict"], _what(row),
-                  _pct(row["change"]) if row["kind"] else "", _p(row["p"]),
+        t.add_row(row["path"], row["verdict"], _what(row), _pct(row["change"]), _p(row["p"]),
                   _v(row["new"], precision, r.unit),
-                  *([_v(row["median"], precision, r.unit)] if wide else []),
+                  *([_v(row["median"], precision, r.unit), _v(row["spread"], precision, r.unit)]
+                    if wide else []),
                   _v(row["percentile"], DIGITS))
     return Group(Text("\n".join(summary_lines(r))), Text(""), t)
 
 
 def _shown(r: CheckResult, top: int) -> pl.DataFrame:
     confirmed = r.table.filter(pl.col("confirmed"))
-    rest = r.table.filter(~pl.col("confirmed")).sort("percentile", descending=True,
-                                                     nulls_last=True)
+    rest = r.table.filter(~pl.col("confirmed")).sort("percentile", "vs median",
+                                                     descending=True, nulls_last=True)
     return pl.concat([confirmed, rest]).head(max(top, confirmed.height))
 
 
@@ -197,15 +203,15 @@ def markdown(r: CheckResult, top: int = 20, precision: int = 4,
     out = [f"## cctool history check: {status}", ""]
     out += [f"- {_md(line)}" for line in summary_lines(r)]
     out += [f"- ⚠️ {_md(n)}" for n in info.notes]
-    out += ["", "| | call path | new | median | percentile | change | size | p (Holm) |",
-            "|---|---|---:|---:|---:|---|---:|---:|"]
+    out += ["", "| | call path | new | median | spread | percentile | change | size | p (Holm) |",
+            "|---|---|---:|---:|---:|---:|---|---:|---:|"]
     icon = {"regression": "❌", "improvement": "✅", "known": "ℹ️", "": ""}
     for row in _shown(r, top).iter_rows(named=True):
         out.append(f"| {icon[row['verdict']]} | `{_md(row['path'])}` | "
                    f"{_v(row['new'], precision, r.unit)} | "
                    f"{_v(row['median'], precision, r.unit)} | "
-                   f"{_v(row['percentile'], DIGITS)} | {_md(_what(row))} | "
-                   f"{_pct(row['change']) if row['kind'] else ''} | {_p(row['p'])} |")
+                   f"{_v(row['spread'], precision, r.unit)} | {_v(row['percentile'], DIGITS)} | "
+                   f"{_md(_what(row))} | {_pct(row['change'])} | {_p(row['p'])} |")
     if r.changes.height:
         out += ["", "### Change points", "", "| call path | first run after | date | p |",
                 "|---|---|---|---:|"]
@@ -225,7 +231,8 @@ def junit(r: CheckResult, precision: int = 4, info: ReportInfo = NO_INFO) -> byt
         passed = row["verdict"] != "regression"
         cases.append(Case(f"{row['path']}", passed, f"{row['verdict']}: {what}",
                           f"new {_v(row['new'], precision, r.unit)}, median "
-                          f"{_v(row['median'], precision, r.unit)} ({r.metric})"
+                          f"{_v(row['median'], precision, r.unit)}, spread "
+                          f"{_v(row['spread'], precision, r.unit)} ({r.metric})"
                           if not passed else "",
                           f"{row['verdict']}: {what}"))
     quiet = r.tested - found.height
