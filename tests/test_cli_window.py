@@ -92,3 +92,28 @@ def test_parse_window_bounds_its_numbers() -> None:
         with pytest.raises(WindowError):
             parse_window(bad)
     assert parse_window("0:4611686018s") == (0, 4_611_686_018 * NS_PER_S)
+
+
+def test_folders_of_runs_are_compared_over_the_window(tmp_path: Path) -> None:
+    """``diff A/ B/`` reads each run's profile of the window, as ``diff a b`` does."""
+    import json
+    import shutil
+
+    for side in ("A", "B"):
+        (tmp_path / side).mkdir()
+        for i in range(3):
+            shutil.copy(TRACE, tmp_path / side / f"t{i}.json")
+    runner = CliRunner()
+    pair = runner.invoke(cli, ["diff", str(TRACE), str(TRACE), "--window", "10ms:50ms",
+                               "--to", "json"])
+    runs = runner.invoke(cli, ["diff", str(tmp_path / "A"), str(tmp_path / "B"),
+                               "--window", "10ms:50ms", "--to", "json"])
+    assert pair.exit_code == runs.exit_code == 0, runs.stderr
+    total = json.loads(pair.stdout)["totals"]["time (inc)"]["A"]
+    assert total == pytest.approx(0.12)  # three threads busy through those 40 ms
+    row = json.loads(runs.stdout)["rows"][-1]
+    assert row["path"] == "total" and row["median A"] == row["median B"] == total
+    past = runner.invoke(cli, ["diff", str(tmp_path / "A"), str(tmp_path / "B"),
+                               "--window", "50:60"])
+    assert past.exit_code == 2
+    assert "after the run, which spans 0:" in _one_error_line(past.stderr)
