@@ -249,3 +249,40 @@ def test_the_viewer_on_a_damaged_input_is_exit_2(inputs: dict[str, Path],
     assert res.returncode == 2, err
     assert [line for line in err.splitlines() if line.startswith("Error:")] == [
         f"Error: cct: {bad}: truncated header"], err
+
+
+def test_the_viewer_stopping_on_an_error_is_exit_2(inputs: dict[str, Path]) -> None:
+    """Textual shows an error that stops the viewer and ends with return code 1; the
+    command says so in its last line and exits 2, not 0 (nor the gate's 1)."""
+    import pty
+    import select
+    import time
+
+    plant = ("import cctool.render.tui.app as a\n"
+             "def _boom(self, *x, **k):\n    raise RuntimeError('planted')\n"
+             "a.ViewerApp.on_mount = _boom\n"
+             "from cctool.cli import main\nmain()\n")
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", plant, "view", str(inputs["folded"])],
+                            stdin=sub, stdout=sub, stderr=subprocess.PIPE,
+                            env={**ENV, "TERM": "xterm-256color"})
+    os.close(sub)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([main], [], [], 0.2)[0]:
+                try:
+                    os.read(main, 1 << 16)  # the screen: drained so the viewer never blocks
+                except OSError:
+                    break
+        assert proc.wait(timeout=60) == 2
+        assert proc.stderr is not None
+        lines = proc.stderr.read().decode().splitlines()
+        assert lines[-1] == "Error: the viewer stopped on an error (shown above)"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        os.close(main)
