@@ -142,3 +142,16 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path: Path, args: list[str]
     assert res.exit_code == 2, res.output
     assert "each output needs a file of its own" in res.stderr.splitlines()[-1]
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+
+
+def test_no_output_writes_over_the_annotations_it_reads(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.json"
+    notes.write_text("{}")
+    for args in (["tree", str(CALLGRIND), "--html", str(notes)],
+                 ["diff", str(CALLGRIND), str(CALLGRIND), "--html", str(notes)]):
+        res = CliRunner().invoke(cli, [*args, "--annotations", str(notes)])
+        assert res.exit_code == 2, res.output
+        assert res.stderr.splitlines()[-1] == (
+            f"Error: --annotations and --html both name {notes}: it is the file read by "
+            "--annotations")
+        assert notes.read_text() == "{}"

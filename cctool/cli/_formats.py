@@ -66,16 +66,22 @@ OUTPUT_FLAGS = {"output": "-o", "junit_file": "--junit", "markdown_file": "--mar
                 "json_file": "--json", "html": "--html", "plot": "--plot"}
 
 
+# Files a command reads besides its profiles, which no output may write over.
+INPUT_FLAGS = {"annotations": "--annotations"}
+
+
 def refuse_shared_outputs(params: Mapping[str, object]) -> None:
     """A usage error when two of the files a command writes (``params`` are its parameters)
-    are the same file, however spelt (``./x``, a symbolic link)."""
+    are the same file, however spelt (``./x``, a symbolic link), or one of them is a file it
+    reads (``--annotations``)."""
     seen: dict[str, str] = {}
-    for name, flag in OUTPUT_FLAGS.items():
+    for name, flag in {**INPUT_FLAGS, **OUTPUT_FLAGS}.items():
         value = params.get(name)
         if not isinstance(value, str) or value == "-":
             continue
         key = os.path.normcase(os.path.realpath(value))
         if key in seen:
-            raise click.UsageError(f"{seen[key]} and {flag} both name {value}: each output "
-                                   "needs a file of its own")
+            why = ("it is the file read by " + seen[key] if seen[key] in INPUT_FLAGS.values()
+                   else "each output needs a file of its own")
+            raise click.UsageError(f"{seen[key]} and {flag} both name {value}: {why}")
         seen[key] = flag
