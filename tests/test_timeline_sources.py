@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from cctool.cli import cli
-from cctool.errors import CctoolError, WindowError
+from cctool.errors import WindowError
 from cctool.model.timeline import NS_PER_S, fold, parse_window
 from cctool.ops.timeline import PATH_SEPARATOR, call_paths
 from cctool.readers import read
