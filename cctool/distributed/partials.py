@@ -100,10 +100,15 @@ class Partials:
         return clipped
 
 
-def squared_deviations(values: np.ndarray) -> np.ndarray:
-    """Per column of ``(units, n)`` values, the sum of squared deviations from its mean."""
-    out: np.ndarray = np.square(values - values.mean(axis=0)).sum(axis=0) if values.shape[0] \
-        else np.zeros(values.shape[1])
+def squared_deviations(values: np.ndarray, total: np.ndarray | None = None) -> np.ndarray:
+    """Per column of ``(units, n)`` values, the sum of squared deviations from its mean
+    (``total``: the columns' sums, when the caller has them)."""
+    if not values.shape[0]:
+        return np.zeros(values.shape[1])
+    mean = (values.sum(axis=0) if total is None else total) / values.shape[0]
+    dev = values - mean
+    np.square(dev, out=dev)
+    out: np.ndarray = dev.sum(axis=0)
     return out
 
 

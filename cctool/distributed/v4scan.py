@@ -273,8 +273,9 @@ def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
     for row in block:  # location after location, as a sum over the long table adds
         np.add(total, row, out=total)
     per_rank = _rank_sums(block, starts)
-    out.m2[j] = merge_m2((before, prior, out.m2[j]), (per_rank.shape[0], per_rank.sum(axis=0),
-                                                      squared_deviations(per_rank)))
+    chunk = per_rank.sum(axis=0)
+    out.m2[j] = merge_m2((before, prior, out.m2[j]),
+                         (per_rank.shape[0], chunk, squared_deviations(per_rank, chunk)))
     np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
     np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
     return per_rank
