@@ -59,7 +59,8 @@ def test_the_table_covers_every_command() -> None:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A small saved profile (of a real py-spy sample) and a real trace."""
+    """A small saved profile (of real folded-stack samples), those samples and a real
+    trace."""
     folder = tmp_path_factory.mktemp("inputs")
     cct = folder / "run.cct"
     save(cctool.read(DATA / "folded" / "python.folded"), cct)
