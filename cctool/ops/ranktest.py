@@ -90,18 +90,16 @@ def u_statistic(pooled: np.ndarray, m: int) -> np.ndarray:
     """Per row, U of the last columns (B) over the first ``m`` (A): the sum of B's ranks in
     the pooled row (ties at their mean rank) less ``n(n + 1)/2``; it counts pairs with
     ``b > a``, ties ½."""
-    rows, total = pooled.shape
+    total = pooled.shape[1]
     n = total - m
     order = np.argsort(pooled, axis=1, kind="stable")
-    s = np.take_along_axis(pooled, order, axis=1)
-    starts = np.ones_like(s, dtype=bool)
-    starts[:, 1:] = s[:, 1:] != s[:, :-1]
-    pos = np.broadcast_to(np.arange(total), s.shape)
+    starts = _group_starts(np.take_along_axis(pooled, order, axis=1))
+    pos = np.broadcast_to(np.arange(total), starts.shape)
     first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)  # a tie group's start
     ends = np.ones_like(starts)
     ends[:, :-1] = starts[:, 1:]
     last = np.minimum.accumulate(np.where(ends, pos, total)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty_like(s)
+    ranks = np.empty(starts.shape)
     np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
     u: np.ndarray = ranks[:, m:].sum(axis=1) - n * (n + 1) / 2.0
     return u
@@ -139,16 +137,21 @@ def _normal_p(u: np.ndarray, ties: np.ndarray, m: int, n: int) -> np.ndarray:
 
 def tie_term(pooled: np.ndarray) -> np.ndarray:
     """Per row, the sum of ``t³ − t`` over groups of ``t`` equal values."""
-    s = np.sort(pooled, axis=1)
-    rows, width = s.shape
+    rows, width = pooled.shape
     if width < 2:
         return np.zeros(rows)
-    starts = np.ones_like(s, dtype=bool)
-    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    starts = _group_starts(np.sort(pooled, axis=1))
     group = np.cumsum(starts.reshape(-1)) - 1  # global group id, row-major
     sizes = np.bincount(group).astype(np.float64)
     row_of_group = np.repeat(np.arange(rows), starts.sum(axis=1))
     return np.bincount(row_of_group, weights=sizes**3 - sizes, minlength=rows)
+
+
+def _group_starts(s: np.ndarray) -> np.ndarray:
+    """Per row of ``s`` (each sorted), where a group of equal values starts."""
+    starts = np.ones_like(s, dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    return starts
 
 
 @lru_cache(maxsize=32)
