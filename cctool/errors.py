@@ -62,6 +62,10 @@ class NoTimelineError(CctoolError):
     """A profile without the timestamps a timeline (or a window of the run) needs."""
 
 
+class WindowError(CctoolError):
+    """A window of a run that holds none of it, or whose bounds are no times of a run."""
+
+
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
 

@@ -120,3 +120,38 @@ def test_text_and_tree_name_the_human_view_everywhere(data) -> None:
                for to in ("text", "tree")}
         assert out["text"].exit_code == 0 and out["tree"].exit_code == 0, args
         assert out["text"].stdout == out["tree"].stdout, args
+
+
+@pytest.mark.parametrize("args", [
+    ["diff", "A", "A", "--fail-if", "time > 5%", "--junit", "{o}", "--markdown", "{o}"],
+    ["diff", "A", "A", "--json", "{o}", "-o", "{o}"],
+    ["diff", "A", "A", "--markdown", "{o}", "-o", "{d}/./x.out"],
+    ["diff", "A", "A", "--html", "{o}", "--json", "{link}"],
+    ["div", "A", "A", "--html", "{o}", "-o", "{o}"],
+    ["tree", "A", "--html", "{o}", "-o", "{o}"],
+    ["scaling", "A", "A", "--plot", "{o}", "-o", "{o}"],
+])
+def test_two_outputs_naming_one_file_are_refused(tmp_path: Path, args: list[str]) -> None:
+    """However the file is spelt, one report is never written over another: exit 2 and
+    nothing written."""
+    out = tmp_path / "x.out"
+    (tmp_path / "link").symlink_to(out)
+    given = [str(CALLGRIND) if a == "A" else
+             a.format(o=out, d=tmp_path, link=tmp_path / "link") for a in args]
+    res = CliRunner().invoke(cli, given)
+    assert res.exit_code == 2, res.output
+    assert "each output needs a file of its own" in res.stderr.splitlines()[-1]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+
+
+def test_no_output_writes_over_the_annotations_it_reads(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.json"
+    notes.write_text("{}")
+    for args in (["tree", str(CALLGRIND), "--html", str(notes)],
+                 ["diff", str(CALLGRIND), str(CALLGRIND), "--html", str(notes)]):
+        res = CliRunner().invoke(cli, [*args, "--annotations", str(notes)])
+        assert res.exit_code == 2, res.output
+        assert res.stderr.splitlines()[-1] == (
+            f"Error: --annotations and --html both name {notes}: it is the file read by "
+            "--annotations")
+        assert notes.read_text() == "{}"

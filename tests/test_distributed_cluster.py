@@ -112,6 +112,10 @@ COMMANDS = {
     "stats-across-ranks-v4": (["stats", "v4db", "--across", "ranks"], []),
     "stats-across-ranks-xml": (["stats", "xmldb", "--across", "ranks", "--to", "csv"], []),
     "tree": (["tree", "v4db", "--agg", "max"], ["--stream"]),
+    # sums of ranges: the same bits as the same ranges merged in this process
+    "tree-mean": (["tree", "v4db", "--agg", "mean", "--to", "json"], ["--stream"]),
+    "tree-sum": (["tree", "xmldb", "--agg", "sum", "--to", "json"], ["--stream"]),
+    "tree-cv": (["tree", "v4db", "--agg", "cv", "--to", "csv"], ["--stream"]),
     "imbalance": (["imbalance", "xmldb", "--top", "5", "--to", "json"], ["--stream"]),
     "scaling": (["scaling", "runs", "--key", "ProblemSizeRunParam", "--to", "csv"], []),
 }

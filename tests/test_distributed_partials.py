@@ -104,3 +104,16 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
     there = CliRunner().invoke(cli, [*args, "--jobs", "2"], catch_exceptions=False)
     assert here.exit_code == there.exit_code == 0
     assert json.loads(here.stdout) == json.loads(there.stdout)
+
+
+def test_std_stays_accurate_when_it_is_tiny_against_the_mean() -> None:
+    """Ranks of nearly one value (cv 1e-11): a sum of squares less the squared mean would
+    cancel to noise; squared deviations merged pairwise keep the digits."""
+    from cctool.distributed.partials import Partials, merge_all
+
+    rng = np.random.default_rng(4)
+    values = 1e8 + rng.normal(0.0, 1e-3, (64, 5))
+    merged = merge_all([Partials.of(values[i:i + 8]) for i in range(0, 64, 8)])
+    assert merged.std == pytest.approx(values.std(axis=0), rel=1e-4)  # 1e-8 in 1e-3
+    naive = np.square(values).sum(axis=0) / 64 - np.square(values.mean(axis=0))
+    assert (np.sqrt(np.maximum(naive, 0.0)) < 0.5 * values.std(axis=0)).all()  # what it was

@@ -136,7 +136,7 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
     db = open_v4(v4db)
     here = reduce_db(db, tasks=3)
     there = reduce_db(db, Executor(jobs=2), tasks=3)
-    for name in ("total", "sumsq", "max", "min", "nonzero"):
+    for name in ("total", "m2", "max", "min", "nonzero"):
         assert getattr(here, name).tobytes() == getattr(there, name).tobytes()
 
 
@@ -154,3 +154,27 @@ def test_a_pruned_context_never_overwrites_the_last_node() -> None:
     assert out["node"].tolist() == [0, 1, 0, 1] and out["rank"].tolist() == [0, 0, 1, 1]
     assert out["time"].tolist() == [0.0, 5.0, 0.0, 2.0]
     assert out["time (inc)"].tolist() == [5.0, 5.0, 2.0, 2.0]
+
+
+def test_parts_and_the_whole_read_differ_within_the_stated_bound(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """README's bound: sums and means of costs within 2 (locations - 1) 2^-53 relative of
+    the whole read's, std and cv about as close (squared deviations merged pairwise, never
+    a sum of squares less a squared mean); extremes exact."""
+    path = generate(tmp_path_factory.mktemp("v4-64") / "db", nodes=500, ranks=64, threads=2,
+                    metrics=2, seed=3, fmt="v4").path
+    gf = cctool.read(path)
+    db = open_v4(path)
+    sums = reduce_db(db)
+    bound = 2 * (64 * 2 - 1) * 2.0**-53
+    for agg in ("cv", "sum", "mean", "std", "max", "min"):
+        frame, _ = finish(db, sums, combine(sums, agg), agg)
+        for col in gf.metric_columns:
+            ref = gf.node_values([col], agg)[col].to_numpy()
+            got = frame.node_values([col], "sum")[col].to_numpy()
+            if agg in ("max", "min"):
+                assert got.tobytes() == ref.tobytes()
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ok = (np.abs(got - ref) <= bound * np.abs(ref)) | (got == ref)
+            assert ok.all(), (agg, col)

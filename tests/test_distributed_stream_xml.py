@@ -211,7 +211,7 @@ def test_identical_on_local_dask_workers(xmldb: Path) -> None:
     db = open_db(xmldb)
     here = reduce_db(db, tasks=3)
     there = reduce_db(db, Executor(jobs=2), tasks=3)
-    for name in ("total", "sumsq", "max", "min"):
+    for name in ("total", "m2", "max", "min"):
         assert getattr(here, name).tobytes() == getattr(there, name).tobytes()
     pick = (1, np.array([0, 5, 17]))
     assert reduce_db(db, pick=pick, tasks=2).picked.tobytes() == \

@@ -211,3 +211,28 @@ def test_holm_adjusted_p_values() -> None:
     got = holm(np.array([0.01, 0.04, 0.03]))
     assert got.tolist() == pytest.approx([0.03, 0.06, 0.06])
     assert holm(np.array([])).size == 0
+
+
+def test_600_runs_per_side_match_scipys_p_values() -> None:
+    """Past 514 runs per side the smallest possible p-value is below any float; the
+    comparison still works, and its p-values are SciPy's."""
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is the reference here")
+    rng = np.random.default_rng(600)
+    sides = []
+    for kernel, offset in ((1.0, 0), (1.01, 600)):
+        k = kernel * rng.lognormal(0, 0.05, 600)
+        io = np.round(2.0 * rng.lognormal(0, 0.05, 600), 2)  # ties
+        solve = k + 1.0
+        sides.append([_summary(offset + i, np.array([solve[i] + io[i], solve[i], k[i], io[i]]))
+                      for i in range(600)])
+    a, b = sides
+    cmp = compare_ensembles(a, b, "t")
+    assert cmp.runs == (600, 600) and cmp.notes == ()
+    for node, name in enumerate(["main", "solve", "kernel", "io"]):
+        xa = np.array([r.values["t"][node] for r in a])
+        xb = np.array([r.values["t"][node] for r in b])
+        row = cmp.paths.filter(pl.col("name") == name).row(0, named=True)
+        ref = stats.mannwhitneyu(xb, xa, alternative="two-sided")
+        assert row["p"] == pytest.approx(ref.pvalue, rel=1e-9)
+    gate = evaluate(cmp, parse_condition("time (inc) > 0.8%"))
+    assert [r["name"] for r in gate.offenders.iter_rows(named=True)] == ["kernel"]

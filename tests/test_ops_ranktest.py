@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,51 @@ def test_identical_samples_are_not_significant() -> None:
     x = np.ones((1, 6))
     got = rank_test(x, x)
     assert got.p[0] == 1.0 and got.shift[0] == 0.0
+
+
+@pytest.mark.parametrize("runs", [10, 515, 5000])
+def test_p_values_match_scipy_at_any_number_of_runs(runs: int) -> None:
+    """Past a few hundred runs per side the exact distribution's counts outgrow a float;
+    the normal approximation (with ties) takes over, as in SciPy."""
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is the reference here")
+    rng = np.random.default_rng(runs)
+    a, b = rng.lognormal(0, 0.3, (3, runs)), rng.lognormal(0.01, 0.3, (3, runs))
+    a[0], b[0] = np.round(a[0], 1), np.round(b[0], 1)  # a row with ties
+    got = rank_test(a, b)
+    for i in range(3):
+        ref = stats.mannwhitneyu(b[i], a[i], alternative="two-sided")
+        assert got.u[i] == ref.statistic
+        assert got.p[i] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert 0.0 <= smallest_p(runs, runs) < 1e-3  # 0.0 once it is below any float
+
+
+@pytest.mark.parametrize(("m", "n"), [(1, 3000), (8, 2000)])
+def test_exact_p_values_for_a_few_runs_against_many(m: int, n: int) -> None:
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is the reference here")
+    rng = np.random.default_rng(n)
+    a, b = rng.normal(0, 1, (2, m)), rng.normal(0.5, 1, (2, n))
+    got = rank_test(a, b)
+    for i in range(2):
+        ref = stats.mannwhitneyu(b[i], a[i], alternative="two-sided", method="exact")
+        assert got.p[i] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert smallest_p(m, n) == pytest.approx(2 / math.comb(m + n, m))
+
+
+def test_order_statistics_selected_without_all_differences_are_the_sorted_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows past CHUNK_PAIRS differences select the shift and its interval from the sorted
+    samples; lowered here, they must equal what sorting all differences gives, ties too."""
+    from cctool.ops import ranktest
+
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(0, 1, (4, 300)), rng.normal(0.1, 1, (4, 301))
+    a[0], b[0] = np.round(a[0], 1), np.round(b[0], 1)
+    a[1], b[1] = 1.0, 1.0  # every difference equal
+    whole = rank_test(a, b)
+    monkeypatch.setattr(ranktest, "CHUNK_PAIRS", 1000)
+    selected = rank_test(a, b)
+    for name in ("u", "p", "shift", "low", "high"):
+        assert np.array_equal(getattr(selected, name), getattr(whole, name)), name
+    d = np.sort((b[2][None, :] - a[2][:, None]).ravel())
+    for k in (1, 17, d.size // 2, d.size):
+        assert ranktest.pair_order_statistic(a[2], b[2], k) == d[k - 1]

@@ -3,8 +3,10 @@
 Subcommand modules are imported only when a command runs (or when help lists them), and each
 imports Polars/Numba inside its callback, so ``cctool --help`` stays fast.
 
-Exit codes: 0 success; 1 a regression gate (``--fail-if``) tripped; 2 usage error or bad
-input (unreadable profile, unknown metric, malformed query, ...); 130 interrupted (Ctrl-C).
+Exit codes: 0 success; 1 a regression gate (``--fail-if``) tripped, and nothing else; 2 usage
+error or bad input (unreadable profile, unknown metric, malformed query, ...) and every other
+failure, an unforeseen exception included (one ``Error:`` line; ``CCTOOL_DEBUG=1`` adds its
+traceback); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -79,7 +81,15 @@ class LazyGroup(click.Group):
                     raise click.exceptions.Exit(EXIT_OK) from None
                 if code is not None or exc.filename is not None:
                     raise BadInputError(_os_message(exc)) from None
+                raise BadInputError(unexpected(exc)) from exc
+            except click.ClickException as exc:
+                if exc.exit_code == EXIT_GATE:  # Click's own default (FileError, ...)
+                    exc.exit_code = EXIT_BAD_INPUT
                 raise
+            except (click.exceptions.Exit, click.exceptions.Abort):
+                raise
+            except Exception as exc:  # unforeseen: exit 1 is the gate's alone
+                raise BadInputError(unexpected(exc)) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -126,8 +136,10 @@ def cli(ctx: click.Context, color: str, max_inflate: float | None) -> None:
     \b
     Exit codes:
       0  success
-      1  a regression gate (--fail-if) tripped
-      2  usage error or bad input (unreadable profile, unknown metric, bad query)
+      1  a regression gate (--fail-if) tripped, and nothing else
+      2  usage error, bad input (unreadable profile, unknown metric, bad query) or any
+         other failure (CCTOOL_DEBUG=1 adds the traceback of an unforeseen one)
+      130/143  interrupted (Ctrl-C) / terminated (SIGTERM)
 
     \b
     Example:
@@ -195,6 +207,21 @@ def _output_failed(exc: OSError) -> int | None:
     return code
 
 
+def unexpected(exc: BaseException) -> str:
+    """One line for an exception cctool did not foresee (with its traceback on stderr first
+    when ``CCTOOL_DEBUG`` is set)."""
+    if os.environ.get("CCTOOL_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, MemoryError):
+        return "out of memory (the input needs more than this machine or its limit gives)"
+    text = " ".join(str(exc).split()) or "no message"
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"unexpected {type(exc).__name__}: {text} (CCTOOL_DEBUG=1 shows where)"
+
+
 def _os_message(exc: OSError) -> str:
     if exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
@@ -236,13 +263,19 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         code = _output_failed(exc)
         if code is None:
-            raise
+            code, message = EXIT_BAD_INPUT, (_os_message(exc) if exc.filename is not None
+                                             else unexpected(exc))
+        else:
+            message = _os_message(exc)
         if code != EXIT_OK:
-            click.echo(f"Error: {_os_message(exc)}", err=True)
+            click.echo(f"Error: {message}", err=True)
         sys.exit(code)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        sys.exit(EXIT_BAD_INPUT if exc.exit_code == EXIT_GATE else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except Exception as exc:  # outside a command (the group's options): never exit 1
+        click.echo(f"Error: {unexpected(exc)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     sys.exit(rv if isinstance(rv, int) else EXIT_OK)

@@ -56,15 +56,17 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    from cctool.cli._io import progress
+    from cctool.cli._io import progress, window_errors
+    from cctool.cli._options import WINDOW_KEY
 
-    with progress("reading runs") as tick:
+    window = ctx.meta.get(WINDOW_KEY)  # each run's profile of that span of it
+    with progress("reading runs") as tick, window_errors():
         ex = executor(view.get("jobs"), view.get("scheduler"), tick)
         listed = [*sides[0], *sides[1]]
         check_paths(ex, listed)
         sent = listed if ex.in_process else [remote_path(p) for p in listed]
         with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
-            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg), sent)
+            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, window), sent)
     found = [r for r in relabel(made, listed) if r is not None]
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}

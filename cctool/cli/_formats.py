@@ -7,14 +7,18 @@
 default. A binary format never goes to a terminal. The exports (folded, speedscope, pprof)
 are accepted by ``--to`` everywhere, and a command that cannot write one says so in one usage
 error instead of Click's list of choices.
+Every file a command writes (``-o`` and the side outputs ``--junit``, ``--markdown``,
+``--json``, ``--html``, ``--plot``) must be its own: two outputs named the same file is a
+usage error, never one report silently written over another.
 The formats, their suffixes and which are binary come from :mod:`cctool.formats`. Imports
 only click.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import click
 
@@ -55,3 +59,29 @@ def refuse_binary_terminal(fmt: str, output: str | None) -> None:
     if fmt in BINARY and (output or "-") == "-" and sys.stdout.isatty():
         raise click.UsageError(f"will not write binary {fmt} output to a terminal; "
                                "pipe or redirect stdout, or use -o FILE")
+
+
+# A command's parameters that name a file it writes, and the flag that sets each.
+OUTPUT_FLAGS = {"output": "-o", "junit_file": "--junit", "markdown_file": "--markdown",
+                "json_file": "--json", "html": "--html", "plot": "--plot"}
+
+
+# Files a command reads besides its profiles, which no output may write over.
+INPUT_FLAGS = {"annotations": "--annotations"}
+
+
+def refuse_shared_outputs(params: Mapping[str, object]) -> None:
+    """A usage error when two of the files a command writes (``params`` are its parameters)
+    are the same file, however spelt (``./x``, a symbolic link), or one of them is a file it
+    reads (``--annotations``)."""
+    seen: dict[str, str] = {}
+    for name, flag in {**INPUT_FLAGS, **OUTPUT_FLAGS}.items():
+        value = params.get(name)
+        if not isinstance(value, str) or value == "-":
+            continue
+        key = os.path.normcase(os.path.realpath(value))
+        if key in seen:
+            why = ("it is the file read by " + seen[key] if seen[key] in INPUT_FLAGS.values()
+                   else "each output needs a file of its own")
+            raise click.UsageError(f"{seen[key]} and {flag} both name {value}: {why}")
+        seen[key] = flag

@@ -95,13 +95,16 @@ def reader_options() -> dict[str, Any]:
 
 @contextmanager
 def window_errors() -> Iterator[None]:
-    """A profile without a timeline, read with ``--window``: the error names the option."""
-    from cctool.errors import NoTimelineError
+    """A profile without a timeline, or a window that holds none of the run, read with
+    ``--window``: the error names the option."""
+    from cctool.errors import NoTimelineError, WindowError
 
     try:
         yield
-    except NoTimelineError as exc:
-        raise NoTimelineError(f"--window: {exc}") from exc
+    except (NoTimelineError, WindowError) as exc:
+        if str(exc).startswith("--window"):
+            raise
+        raise type(exc)(f"--window: {exc}") from exc
 
 
 def with_derived(gf: GraphFrame) -> GraphFrame:

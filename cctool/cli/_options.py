@@ -119,8 +119,13 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
 
         @functools.wraps(f)
         def resolved(*args: Any, **kwargs: Any) -> Any:
-            from cctool.cli._formats import refuse_binary_terminal, resolve_format
+            from cctool.cli._formats import (
+                refuse_binary_terminal,
+                refuse_shared_outputs,
+                resolve_format,
+            )
 
+            refuse_shared_outputs(kwargs)
             if kwargs["to"] in ("text", "tree") and kwargs["to"] not in formats:
                 kwargs["to"] = human
             kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)

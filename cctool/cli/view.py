@@ -55,4 +55,9 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
     gf = load(profile, fmt)
     model = ViewModel(gf, ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by),
                       kind)
-    ViewerApp(model, profile).run()
+    app = ViewerApp(model, profile)
+    app.run()
+    if app.return_code:  # Textual has shown the error on the screen it leaves
+        from cctool.errors import CctoolError
+
+        raise CctoolError("the viewer stopped on an error (shown above)")

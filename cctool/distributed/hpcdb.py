@@ -194,7 +194,7 @@ def combine(sums: Sums, agg: str) -> np.ndarray:
         return sums.total
     if agg in ("max", "min"):
         return sums.max if agg == "max" else sums.min
-    std = np.sqrt(np.maximum(sums.sumsq / ranks - np.square(mean), 0.0))
+    std = np.sqrt(np.maximum(sums.m2 / ranks, 0.0))
     if agg == "std":
         return std
     if agg == "cv":
@@ -224,7 +224,7 @@ def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None 
     for j, name in enumerate(names):
         if name is None:
             continue
-        parts[name] = Partials(sums.ranks, sums.total[j][rows], sums.sumsq[j][rows],
+        parts[name] = Partials(sums.ranks, sums.total[j][rows], sums.m2[j][rows],
                                sums.min[j][rows], sums.max[j][rows], empty, empty)
         if j == column and sums.sketch is not None:
             parts[name] = _gather(sums.sketch, rows)
@@ -266,7 +266,7 @@ def _gather(part: Partials, pick: np.ndarray) -> Partials:
     keep = node >= 0
     keys = node[keep] * _WIDTH + part.keys[keep] % _WIDTH
     order = np.argsort(keys, kind="stable")
-    return Partials(part.units, part.sum[pick], part.sumsq[pick], part.min[pick], part.max[pick],
+    return Partials(part.units, part.sum[pick], part.m2[pick], part.min[pick], part.max[pick],
                     keys[order], part.counts[keep][order])
 
 

@@ -1,9 +1,13 @@
 """Mergeable per-node partial statistics: what a worker returns for its share of the ranks.
 
 For ``units`` ranks (or runs) and ``n`` nodes, :class:`Partials` keeps per node the sum, the
-sum of squares, the minimum and the maximum over the units, and a quantile sketch. Two
-partials of disjoint units merge exactly (sums add, extremes combine, sketch counts add), in
-any order and grouping, so a reduction may be split across workers and rejoined as a tree.
+sum of squared deviations from the mean (``m2``), the minimum and the maximum over the units,
+and a quantile sketch. Two partials of disjoint units merge (sums add, ``m2`` by
+:func:`merge_m2`, extremes combine, sketch counts add), so a reduction may be split across
+workers and rejoined as a tree; extremes and counts are exact in any order, sums equal to
+rounding (a fixed merge order gives fixed bits). Squared deviations rather than a sum of
+squares keep the standard deviation accurate when it is small against the mean (a sum of
+squares less the squared mean cancels to noise there).
 
 The sketch is a log-bucket histogram in the manner of DDSketch (Masson et al., VLDB 2019):
 a value ``x ≠ 0`` falls in bucket ``ceil(log_γ |x|)`` with ``γ = (1 + α) / (1 − α)``, and a
@@ -34,7 +38,7 @@ class Partials:
 
     units: int
     sum: np.ndarray
-    sumsq: np.ndarray
+    m2: np.ndarray  # sum of squared deviations from the mean over the units
     min: np.ndarray
     max: np.ndarray
     keys: np.ndarray  # int64, sorted: node * _WIDTH + signed bucket slot
@@ -51,7 +55,7 @@ class Partials:
         if units == 0:
             empty = np.zeros(n)
             return cls(0, empty, empty, np.full(n, np.inf), np.full(n, -np.inf), keys, counts)
-        return cls(units, values.sum(axis=0), np.square(values).sum(axis=0), values.min(axis=0),
+        return cls(units, values.sum(axis=0), squared_deviations(values), values.min(axis=0),
                    values.max(axis=0), keys, counts.astype(np.int64))
 
     def merge(self, other: Partials) -> Partials:
@@ -59,7 +63,8 @@ class Partials:
         keys = np.concatenate([self.keys, other.keys])
         counts = np.concatenate([self.counts, other.counts])
         uniq, inverse = np.unique(keys, return_inverse=True)
-        return Partials(self.units + other.units, self.sum + other.sum, self.sumsq + other.sumsq,
+        m2 = merge_m2((self.units, self.sum, self.m2), (other.units, other.sum, other.m2))
+        return Partials(self.units + other.units, self.sum + other.sum, m2,
                         np.minimum(self.min, other.min), np.maximum(self.max, other.max), uniq,
                         np.bincount(inverse.ravel(), weights=counts,
                                     minlength=uniq.size).astype(np.int64))
@@ -71,8 +76,7 @@ class Partials:
     @property
     def std(self) -> np.ndarray:
         """Population standard deviation over the units (hpcprof's and ``--agg std``'s)."""
-        var = self.sumsq / max(self.units, 1) - np.square(self.mean)
-        out: np.ndarray = np.sqrt(np.maximum(var, 0.0))
+        out: np.ndarray = np.sqrt(np.maximum(self.m2 / max(self.units, 1), 0.0))
         return out
 
     def quantile(self, q: float) -> np.ndarray:
@@ -94,6 +98,29 @@ class Partials:
         out = value[rank_in_node[np.minimum(at, cum.size - 1)]]
         clipped: np.ndarray = np.clip(out, self.min, self.max)
         return clipped
+
+
+def squared_deviations(values: np.ndarray, total: np.ndarray | None = None) -> np.ndarray:
+    """Per column of ``(units, n)`` values, the sum of squared deviations from its mean
+    (``total``: the columns' sums, when the caller has them)."""
+    if not values.shape[0]:
+        return np.zeros(values.shape[1])
+    mean = (values.sum(axis=0) if total is None else total) / values.shape[0]
+    dev = values - mean
+    np.square(dev, out=dev)
+    out: np.ndarray = dev.sum(axis=0)
+    return out
+
+
+def merge_m2(a: tuple[int, np.ndarray, np.ndarray], b: tuple[int, np.ndarray, np.ndarray]
+             ) -> np.ndarray:
+    """The squared deviations of two disjoint sets of units, each given as (units, sum,
+    squared deviations), from their joint mean (Chan, Golub and LeVeque's pairwise update):
+    ``m2_a + m2_b + δ² n_a n_b / (n_a + n_b)``, δ the difference of the two means."""
+    (na, sa, ma), (nb, sb, mb) = a, b
+    delta = sb / max(nb, 1) - sa / max(na, 1)
+    out: np.ndarray = ma + mb + np.square(delta) * (na * nb / max(na + nb, 1))
+    return out
 
 
 def merge_all(parts: Sequence[Partials]) -> Partials:

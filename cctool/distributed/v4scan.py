@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cctool.distributed.partials import Partials
+from cctool.distributed.partials import Partials, merge_m2, squared_deviations
 from cctool.readers._hpcv4_blocks import lookup_contexts
 
 CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
@@ -85,14 +85,16 @@ class Sums:
     Attributes:
         ranks: ranks reduced.
         total: sum over locations (profiles), added one location after the other.
-        sumsq, max, min: over ranks (threads of a rank summed).
+        m2: the squared deviations of the ranks' values from their mean (see
+            :func:`cctool.distributed.partials.merge_m2`); max, min: over ranks (threads of a
+            rank summed).
         nonzero: per metric and node, whether some profile has a non-zero own cost.
         picked: per rank, the values of the picked (column, node) pairs, if any were asked.
     """
 
     ranks: int
     total: np.ndarray
-    sumsq: np.ndarray
+    m2: np.ndarray
     max: np.ndarray
     min: np.ndarray
     nonzero: np.ndarray
@@ -103,8 +105,9 @@ class Sums:
         """The reductions of both ranges (this one's ranks first)."""
         sketch = None if self.sketch is None or other.sketch is None else \
             self.sketch.merge(other.sketch)
+        m2 = merge_m2((self.ranks, self.total, self.m2), (other.ranks, other.total, other.m2))
         return Sums(self.ranks + other.ranks, self.total + other.total,
-                    self.sumsq + other.sumsq, np.maximum(self.max, other.max),
+                    m2, np.maximum(self.max, other.max),
                     np.minimum(self.min, other.min), self.nonzero | other.nonzero,
                     np.concatenate([self.picked, other.picked]), sketch)
 
@@ -255,19 +258,24 @@ def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
         exc = own[:, scan_.ctx_of_node, c]
         out.nonzero[c] |= (exc != 0).any(axis=0)
         for j, block in ((2 * c, exc), (2 * c + 1, scan_.subtree_sums(exc))):
-            per_col[j] = add_block(out, j, block, starts)
+            per_col[j] = add_block(out, j, block, starts, out.ranks)
     out.ranks += starts.size
     return per_col
 
 
-def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
+              before: int) -> np.ndarray:
     """Add the (locations, nodes) values of column ``j`` of whole ranks (each starting at a
-    row of ``starts``) to ``out``'s sums and extremes; returns the per-rank values."""
+    row of ``starts``) to ``out``'s sums and extremes, which hold ``before`` ranks so far;
+    returns the per-rank values."""
     total = out.total[j]
+    prior = total.copy()
     for row in block:  # location after location, as a sum over the long table adds
         np.add(total, row, out=total)
     per_rank = _rank_sums(block, starts)
-    out.sumsq[j] += np.square(per_rank).sum(axis=0)
+    chunk = per_rank.sum(axis=0)
+    out.m2[j] = merge_m2((before, prior, out.m2[j]),
+                         (per_rank.shape[0], chunk, squared_deviations(per_rank, chunk)))
     np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
     np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
     return per_rank

@@ -170,7 +170,7 @@ def scan_xml(scan_: XmlScan, span: tuple[int, int], pick: tuple[int, np.ndarray]
             out.picked = np.concatenate([out.picked, picked])
             continue
         for j in range(cols):
-            per_rank = add_block(out, j, block[j], starts)
+            per_rank = add_block(out, j, block[j], starts, out.ranks - starts.size)
             if j == sketch:
                 sketches.append(Partials.of(per_rank))
     out.sketch = merge_all(sketches) if sketches else None

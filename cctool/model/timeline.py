@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.errors import CctoolError, InvalidGraphError
+from cctool.errors import InvalidGraphError, WindowError
 from cctool.model.frame import GraphFrame
 
 __all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
@@ -49,6 +49,9 @@ SEGMENT_SCHEMA: dict[str, pl.DataType] = {
 Window = tuple[int | None, int | None]
 
 _UNITS_NS = {"s": NS_PER_S, "ms": 1_000_000, "us": 1_000, "µs": 1_000, "ns": 1}
+# The latest time a window may name, in ns from the run's start (about 146 years): a
+# trace's clock (ns since 1970) plus it still fits the int64 of a segment's times.
+WINDOW_MAX_NS = 1 << 62
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,7 +64,9 @@ class Timeline:
         segments: columns ``rank``, ``thread`` (Int32), ``start``, ``end`` (Int64, ns),
             ``node`` (Int32), sorted by (rank, thread, start).
         origin: the start of the run in ns on the same clock.
-        metadata: where the trace came from; ``locations`` as the tree's reader states them.
+        metadata: where the trace came from; ``locations`` as the tree's reader states them;
+            ``run_end`` (ns), the end of the run where the segments were read for a window
+            only and may stop before it.
     """
 
     tree: GraphFrame
@@ -91,9 +96,12 @@ class Timeline:
 
     @property
     def span(self) -> tuple[int, int]:
-        """(origin, last segment end) in ns."""
+        """(origin, end of the run) in ns: the last segment's end, or the run's end that a
+        reader keeping only a window's segments states (``metadata["run_end"]``)."""
         last = self.segments["end"].max() if self.segments.height else self.origin
-        return self.origin, int(last)  # type: ignore[arg-type]
+        stated = self.metadata.get("run_end")
+        end = int(last) if stated is None else max(int(last), int(stated))  # type: ignore[arg-type]
+        return self.origin, end
 
     def validate(self) -> None:
         """Check the invariants; raise :class:`InvalidGraphError` naming the first broken one."""
@@ -184,9 +192,9 @@ def window_bounds(span: tuple[int, int], window: Window) -> tuple[int, int]:
     hi = last - origin if window[1] is None else min(window[1], last - origin)
     if hi <= lo:
         if last <= origin:  # nothing was read: the reader kept only the window's intervals
-            raise CctoolError(f"the window from {lo / NS_PER_S:g} s holds no intervals")
-        raise CctoolError(f"the window starts at {lo / NS_PER_S:g} s but the run ends at "
-                          f"{(last - origin) / NS_PER_S:g} s")
+            raise WindowError(f"the window from {lo / NS_PER_S:g} s holds no intervals")
+        raise WindowError(f"the window starts at {lo / NS_PER_S:g} s, after the run, which "
+                          f"spans 0:{(last - origin) / NS_PER_S:g} s")
     return lo, hi
 
 
@@ -195,10 +203,10 @@ def parse_window(text: str) -> Window:
     -> ns from the origin. ``1.5:2500ms``, ``:10s``, ``200ms:``."""
     lo_text, sep, hi_text = text.partition(":")
     if not sep:
-        raise CctoolError(f"window {text!r} is not START:END")
+        raise WindowError(f"window {text!r} is not START:END")
     lo, hi = _duration(lo_text, text), _duration(hi_text, text)
     if lo is not None and hi is not None and hi <= lo:
-        raise CctoolError(f"window {text!r} ends before it starts")
+        raise WindowError(f"window {text!r} ends before it starts")
     return lo, hi
 
 
@@ -215,8 +223,11 @@ def _duration(part: str, whole: str) -> int | None:
     try:
         value = float(number)
     except ValueError:
-        raise CctoolError(f"window {whole!r}: {part!r} is not a time (units s, ms, us, ns)")\
+        raise WindowError(f"window {whole!r}: {part!r} is not a time (units s, ms, us, ns)")\
             from None
     if not np.isfinite(value) or value < 0:
-        raise CctoolError(f"window {whole!r}: {part!r} is not a time from the run's start")
+        raise WindowError(f"window {whole!r}: {part!r} is not a time from the run's start")
+    if value * scale > WINDOW_MAX_NS:
+        raise WindowError(f"window {whole!r}: {part!r} is after the end of any run "
+                          f"(at most {WINDOW_MAX_NS // NS_PER_S:,} s)")
     return round(value * scale)

@@ -19,6 +19,7 @@ class Segments:
             array("q")
         self.window = window
         self.lo, self.hi = -float("inf"), float("inf")
+        self.last = -float("inf")  # the latest end of any stretch, kept or not (us)
 
     def set_origin(self, origin_us: float) -> None:
         # A microsecond of margin: the timeline rounds these float us to ns, and its fold
@@ -30,6 +31,7 @@ class Segments:
             self.hi = origin_us + hi / 1000.0 + 1.0
 
     def add(self, start: float, end: float, node: int, where: int) -> None:
+        self.last = max(self.last, end)
         if end > self.lo and start < self.hi:
             self.start.append(start)
             self.end.append(end)

@@ -32,7 +32,13 @@ import polars as pl
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, TimelineParts, Window, window_profile
+from cctool.model.timeline import (
+    Timeline,
+    TimelineParts,
+    Window,
+    window_bounds,
+    window_profile,
+)
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
@@ -54,7 +60,8 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
     and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
     only the samples that overlap it."""
-    origin, top, lines, _ = _lines(folder, tree, contexts, fmt, window)
+    origin, top, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    ran = {} if window is None else {"run_end": _run_end(origin, tails())}
     cols: dict[str, list[np.ndarray]] = {k: [] for k in _Line._fields}
     for line in lines:
         k = line.node.shape[0]
@@ -67,7 +74,7 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
                                 arrays["end"], arrays["node"], origin=origin,
                                 metadata={"format": fmt, "path": str(folder / "trace.db"),
-                                          "max_timestamp": top})
+                                          "max_timestamp": top, **ran})
 
 
 def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
@@ -75,9 +82,8 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
     """The timeline of :func:`read_timeline` as one :class:`Timeline` per line, each read
     when the one before it is done with (see :func:`cctool.ops.timeline.view_of_parts`)."""
     origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
-    ends = [t for t in tails() if t[2] is not None]
-    locs = {(rank, thread) for rank, thread, _ in ends}
-    last = max((int(end) for _, _, end in ends if end is not None), default=origin)
+    ends = tails()
+    locs = {(rank, thread) for rank, thread, end in ends if end is not None}
     meta = {"format": fmt, "path": str(folder / "trace.db")}
 
     def parts() -> Iterator[Timeline]:
@@ -89,14 +95,21 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
 
     located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
                            orient="row")
-    return TimelineParts(tree, (origin, max(last, origin)), located, parts())
+    return TimelineParts(tree, (origin, _run_end(origin, ends)), located, parts())
+
+
+def _run_end(origin: int, tails: Sequence[Tail]) -> int:
+    """The end of the run: the latest end of a line's last running sample (the origin when
+    nothing ran)."""
+    return max([origin, *(int(end) for _, _, end in tails if end is not None)])
 
 
 def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
                 fmt: str, window: Window) -> GraphFrame:
     """The profile of ``window`` (:func:`cctool.model.timeline.fold`'s), summed line by
     line: one line's samples in the window at a time, never the whole trace."""
-    origin, _, lines, _ = _lines(folder, tree, contexts, fmt, window)
+    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    window_bounds((origin, _run_end(origin, tails())), window)  # the run holds some of it
     lo = None if window[0] is None else origin + window[0]
     hi = None if window[1] is None else origin + window[1]
     cols: dict[str, list[np.ndarray]] = {"node": [], "rank": [], "thread": [], "ns": []}

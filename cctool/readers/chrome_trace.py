@@ -88,7 +88,15 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     return Timeline.from_arrays(gf, ranks[loc], threads[loc], start, end,
                                 canonical[np.frombuffer(segments.node, dtype=np.int64)],
                                 origin=round(origin * 1000.0),
-                                metadata={"format": NAME, "path": str(path)})
+                                metadata={"format": NAME, "path": str(path),
+                                          **_run_end(segments, origin)})
+
+
+def _run_end(segments: Segments, origin_us: float) -> dict[str, int]:
+    """``run_end`` (ns) of a timeline read for a window: its segments may stop before it."""
+    if segments.window is None or segments.last < origin_us:
+        return {}
+    return {"run_end": round(segments.last * 1000.0)}
 
 
 def _read(path: Path, segments: Segments | None) -> GraphFrame:

@@ -87,7 +87,10 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     gf = replace(gf, nodes=gf.nodes.drop("_stack_id"))
     start, end = done.ns(done.seg_start), done.ns(done.seg_end)
     keep = np.ones(start.shape[0], dtype=bool)
+    meta: dict[str, object] = {"format": NAME, "path": str(done.path)}
     if window is not None:
+        if end.shape[0]:  # the segments kept may stop before the run does
+            meta["run_end"] = int(end.max())
         lo, hi = window
         if lo is not None:
             keep &= end > lo
@@ -96,8 +99,7 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     loc = np.frombuffer(done.seg_where, dtype=np.int64)[keep]
     node = canonical[np.frombuffer(done.seg_node, dtype=np.int64)[keep]]
     return Timeline.from_arrays(gf, done.rank[loc], done.thread[loc], start[keep], end[keep],
-                                node, origin=0,
-                                metadata={"format": NAME, "path": str(done.path)})
+                                node, origin=0, metadata=meta)
 
 
 @contextmanager

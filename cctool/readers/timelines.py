@@ -111,7 +111,9 @@ def read_window(path: str | os.PathLike[str], fmt: str | None = None, *,
         except Exception as exc:
             raise ReaderError(path, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
         return normalise(gf, in_place=True)
-    return normalise(fold(read_timeline(path, fmt, span), span), in_place=True)
+    tl = read_timeline(path, fmt, span)
+    window_bounds(tl.span, span)  # a window that holds none of the run is an error
+    return normalise(fold(tl, span), in_place=True)
 
 
 def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
