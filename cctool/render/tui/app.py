@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
 from cctool.model.metrics import Metric
+from cctool.ops.views import View
 from cctool.render import format_value
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
@@ -77,8 +78,8 @@ class TreeTable(ScrollView, can_focus=True):
     def _line(self, row: int, index: int, width: int) -> list[tuple[str, Style]]:
         m = self.model
         inc, inc_pct, exc, exc_pct, name = m.cells(row)
-        cells = (format_value(inc, 3, self.info[0]), f"{inc_pct:.1f}%",
-                 format_value(exc, 3, self.info[1]), f"{exc_pct:.1f}%")
+        cells = (format_value(inc, 3, self.info[0]), f"{inc_pct:.1f}%" if m.shares else "",
+                 format_value(exc, 3, self.info[1]), f"{exc_pct:.1f}%" if m.shares else "")
         values = " ".join(c.rjust(w) for c, w in zip(cells, WIDTHS, strict=True)) + " "
         mark = ("▾ " if m.expanded[row] else "▸ ") if m.has_children[row] else "  "
         depth = int(m.depth[row])
@@ -92,6 +93,13 @@ class TreeTable(ScrollView, can_focus=True):
         return [(values, base + heat), (label.ljust(max(width - len(values), 0)),
                                         base + (Style(bold=True, underline=True) if hit
                                                 else Style()))]
+
+
+def _share(value: float, view: View) -> str:
+    """``value``'s % of the view's total, or blanks where the values are not parts of it."""
+    if view.no_share is not None:
+        return " " * 6
+    return f"{100 * value / view.total if view.total else 0:5.1f}%"
 
 
 def _heat(pct: float) -> Style:
@@ -153,8 +161,10 @@ class ViewerApp(App[None]):
     # ------------------------------------------------------------------ drawing
     def _redraw(self, status: str | None = None) -> None:
         m = self.model
-        heads = [*(h.rjust(w) for h, w in zip(COLUMNS[:4], WIDTHS, strict=True)), "name"]
-        heads[m.sort_column] = heads[m.sort_column].replace(
+        shown = [h if m.shares or "%" not in h else "" for h in COLUMNS[:4]]
+        heads = [*(h.rjust(w) for h, w in zip(shown, WIDTHS, strict=True)), "name"]
+        heads[m.sort_column] = heads[m.sort_column] if not heads[m.sort_column].strip() else (
+            heads[m.sort_column]).replace(
             heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
             if m.sort_column < 4 else "name▲")
         title = Text(f"{self.profile_title} | {m.kind} | {m.view.inclusive} | "
@@ -204,7 +214,7 @@ class ViewerApp(App[None]):
                 continue
             indent = "  " if r["role"] in ("callers", "callees") else "      "
             text.append(f"{format_value(r[view.inclusive], 3, self.info[0]):>11} "
-                        f"{100 * r[view.inclusive] / view.total if view.total else 0:5.1f}% "
+                        f"{_share(r[view.inclusive], view)} "
                         f"{indent}{r['name']}\n",
                         style="bold" if r["role"] in ("callers", "callees") else "")
         self.query_one("#peek", Static).update(text)
