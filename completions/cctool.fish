@@ -335,7 +335,7 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l scheduler-timeout -x
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l min-workers -x -d 'With --scheduler: wait for N workers before cutting the work.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l width -x -d 'Text width (default: the terminals, or 120 when not a terminal).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -x -a 'text json csv folded speedscope pprof html tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -x -a 'text json csv cct folded speedscope pprof html tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'

@@ -349,7 +349,7 @@ _cctool() {
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof html tree)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv cct folded speedscope pprof html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write an interactive, offline page instead.]:value:_files' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
