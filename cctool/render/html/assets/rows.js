@@ -14,9 +14,20 @@
   function pairOf(model) {
     const data = model.data, idx = (name) => model.metricIndex.get(name);
     if (Array.isArray(data.pair) && data.pair.every((x) => idx(x) !== undefined)) return data.pair.map(idx);
-    const inc = idx(data.priority) ?? 0, base = String(data.priority || "").replace(/ \(inc\)$/, "");
+    // "M (inc)" pairs with "M"; a side of a comparison, "M (inc) [A]", with "M [A]".
+    const inc = idx(data.priority) ?? 0;
+    const base = String(data.priority || "").replace(/ \(inc\)(?=( \[[AB]\])?$)/, "");
     const exc = idx(base) !== undefined && base !== data.priority ? idx(base) : inc;
     return [exc, inc];
+  }
+
+  // A value column's heading: which kind of value, and whose where the page compares two
+  // profiles ("A inclusive" for "time (inc) [A]"; its title names the profile).
+  function heading(model, name, kind) {
+    const side = /\[([AB])\]$/.exec(name);
+    if (!side) return { label: kind, title: name };
+    const k = model.metricIndex.get(name), group = k === undefined ? "" : model.metrics[k].group;
+    return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
   }
 
   function percentColumn(values, total, label, title) {
@@ -26,10 +37,10 @@
 
   // The value columns: inclusive, its %, exclusive, its %, then (top-down) the other metrics.
   function columns(model, exc, inc, excName, incName, total, extra) {
-    const cols = [{ label: "inclusive", title: incName, unit: unitOf(model, incName), values: inc }];
+    const cols = [{ ...heading(model, incName, "inclusive"), unit: unitOf(model, incName), values: inc }];
     if (total) cols.push(percentColumn(inc, total, "% inc", `${incName}: % of the profile's total`));
     if (excName !== incName) {
-      cols.push({ label: "exclusive", title: excName, unit: unitOf(model, excName), values: exc });
+      cols.push({ ...heading(model, excName, "exclusive"), unit: unitOf(model, excName), values: exc });
       if (total) cols.push(percentColumn(exc, total, "% exc", `${excName}: % of the profile's total`));
     }
     return cols.concat(extra || []);
