@@ -58,7 +58,8 @@ if TYPE_CHECKING:
               help="Flat profile per --by value: self, self%, sum%, cum, cum% (pprof's top).")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
 @click.option("--percent/--no-percent", default=None,
-              help="% of the profile's total beside the first metric (default: on in text).")
+              help="% of the profile's total beside the first metric (default: on in text; "
+              "never beside a ratio or a max over ranks).")
 @click.option("--data", is_flag=True,
               help="The data-object tree (DHAT, Caliper's alloc service).")
 @click.option("--by", default=None, metavar="COLUMN",
