@@ -17,9 +17,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import click
 import numpy as np
 import orjson
-import click
 import pytest
 from click.testing import CliRunner
 

@@ -156,7 +156,8 @@ def test_view_roles_are_the_schemas() -> None:
 @pytest.mark.parametrize("case", list(CASES))
 def test_json_output_validates_against_its_schema(here: Path, case: str) -> None:
     args, version = CASES[case]
-    args = [str(DATA_OBJECTS) if a == "@DATA_OBJECTS" else str(SHARED_DATA / a[1:]) if a.startswith("@") else
+    args = [str(DATA_OBJECTS) if a == "@DATA_OBJECTS" else
+            str(SHARED_DATA / a[1:]) if a.startswith("@") else
             str(here / a[1:]) if a.startswith("%") else a for a in args]
     res = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert res.exit_code in (0, 1), res.stderr

@@ -51,11 +51,6 @@ def share_refusal(metric: Metric, agg: str = "sum", one_location: bool = False) 
     return f"the {agg} over ranks of {name} is a statistic of each call path, not a part of a total"
 
 
-def is_share(metric: Metric, agg: str = "sum", one_location: bool = False) -> bool:
-    """Whether a "% of total" of ``metric``'s values means something (:func:`share_refusal`)."""
-    return share_refusal(metric, agg, one_location) is None
-
-
 def frame_share_refusal(gf: GraphFrame, column: str, agg: str = "sum",
                         rank: Selection = None, thread: Selection = None) -> str | None:
     """:func:`share_refusal` of ``gf``'s metric ``column`` with the locations ``rank`` and

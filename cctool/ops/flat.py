@@ -16,8 +16,8 @@ import polars as pl
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.callgraph import NOT_EXPANDED
 from cctool.model.frame import GraphFrame
-from cctool.model.shares import frame_share_refusal
 from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
+from cctool.model.shares import frame_share_refusal
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 from cctool.options import Selection
 

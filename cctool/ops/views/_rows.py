@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 
 from cctool.model.frame import GraphFrame
-from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.model.shares import frame_share_refusal
+from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
