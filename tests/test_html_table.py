@@ -270,6 +270,15 @@ def test_a_comparison_says_whose_values_and_no_percent_beside_extremes(
     assert titles == ["Avg time/rank (inc) [A]: 27_cores.cali", "Avg time/rank [A]: 27_cores.cali"]
     assert p.errors == []
     p.page.close()
+    out = tmp_path / "diff.html"
+    res = CliRunner().invoke(cli, ["diff", str(a), str(b), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    p = Page(browser, read(a), tmp_path / "diff-copy.html", html=out.read_text(), pane="table")
+    heads = p.page.locator("#table-head .th").all_text_contents()
+    assert [h.rstrip(" ▾") for h in heads[1:4]] == ["B − A inclusive", "B − A exclusive",
+                                                    "Avg time/rank (inc) [A]"]
+    assert p.errors == []
+    p.page.close()
     out = tmp_path / "max.html"
     res = CliRunner().invoke(cli, ["tree", str(SHARED_DATA / "hpctoolkit-allgather-database"),
                                    "--agg", "max", "--html", str(out)])

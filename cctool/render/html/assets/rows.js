@@ -22,12 +22,14 @@
   }
 
   // A value column's heading: which kind of value, and whose where the page compares two
-  // profiles ("A inclusive" for "time (inc) [A]"; its title names the profile).
+  // profiles ("A inclusive" for "time (inc) [A]", its title naming the profile; "B − A
+  // inclusive" for the change itself).
   function heading(model, name, kind) {
-    const side = /\[([AB])\]$/.exec(name);
-    if (!side) return { label: kind, title: name };
     const k = model.metricIndex.get(name), group = k === undefined ? "" : model.metrics[k].group;
-    return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
+    const side = /\[([AB])\]$/.exec(name), change = model.data.changeLabel;
+    if (side) return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
+    if (group === "change" && change) return { label: `${change} ${kind}`, title: `${name}: ${change}` };
+    return { label: kind, title: name };
   }
 
   function percentColumn(values, total, label, title) {
