@@ -265,7 +265,8 @@ def test_a_comparison_says_whose_values_and_no_percent_beside_extremes(
 
     p = Page(browser, read(a), tmp_path / "div-copy.html", html=out.read_text(), pane="table")
     heads = p.page.locator("#table-head .th").all_text_contents()
-    assert [h.rstrip(" ▾") for h in heads[1:3]] == ["A inclusive", "A exclusive"]
+    assert [h.rstrip(" ▾") for h in heads[1:4]] == ["A inclusive", "A exclusive",
+                                                    "A / B: Avg time/rank (inc)"]
     titles = p.js("() => CCT.table.rows.cols.slice(0, 2).map(c => c.title)")
     assert titles == ["Avg time/rank (inc) [A]: 27_cores.cali", "Avg time/rank [A]: 27_cores.cali"]
     assert p.errors == []

@@ -48,6 +48,14 @@
     return cols.concat(extra || []);
   }
 
+  // Another metric's column: its name, after what a comparison computed for its own values
+  // ("A / B: time (inc)"; the sides' columns already name theirs, "time (inc) [A]").
+  function named(model, m) {
+    const change = model.data.changeLabel;
+    if (m.group === "change" && change) return { label: `${change}: ${m.name}`, title: `${m.name}: ${change}` };
+    return { label: m.name, title: m.name };
+  }
+
   function unitOf(model, name) {
     const k = model.metricIndex.get(name);
     return k === undefined ? "" : model.metrics[k].unit;
@@ -153,7 +161,7 @@
     if (kind === "top-down") {
       const me = model.metrics[exc], mi = model.metrics[inc], total = mi.total || 0;
       const extra = model.metrics.filter((m, k) => k !== exc && k !== inc && m.percentOf === undefined)
-        .map((m) => ({ label: m.name, title: m.name, unit: m.unit, values: m.values }));
+        .map((m) => ({ ...named(model, m), unit: m.unit, values: m.values }));
       const cols = columns(model, me.values, mi.values, me.name, mi.name, total, extra);
       return new CCT.RowSet(kind, model.parent, (i) => model.name(i), () => "", cols,
         { node: (i) => i, total, pair: [me.name, mi.name] });
