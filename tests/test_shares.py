@@ -127,3 +127,11 @@ def test_terminal_viewer_draws_no_percent_beside_a_max() -> None:
             assert "2.616 s" in table and not PERCENT.search(table)
 
     asyncio.run(main())
+
+
+def test_diff_percent_of_the_base_total_only_for_sums() -> None:
+    out, _ = run("diff", CPI, ALLGATHER, "--depth", "2")
+    assert "%: time (inc) as a percentage of A's total, 3.998 s" in out
+    out, _ = run("diff", CPI, ALLGATHER, "--depth", "2", "--agg", "max")
+    assert "percentage of A's total" not in out
+    assert not PERCENT.search(out.split("\n", 2)[2].split("Legend")[0])
