@@ -135,3 +135,17 @@ def test_diff_percent_of_the_base_total_only_for_sums() -> None:
     out, _ = run("diff", CPI, ALLGATHER, "--depth", "2", "--agg", "max")
     assert "percentage of A's total" not in out
     assert not PERCENT.search(out.split("\n", 2)[2].split("Legend")[0])
+
+
+def test_a_frame_combined_over_ranks_before_is_judged_by_that() -> None:
+    """A database read in parts holds one location of values already combined over its
+    ranks (``metadata["aggregated"]``): a max there is no part of a total either."""
+    from dataclasses import replace
+
+    from cctool.model.shares import frame_share_refusal
+
+    gf = read(CPI)
+    streamed = replace(gf, metadata={**gf.metadata, "aggregated": "max over 4 ranks"})
+    assert "max over 4 ranks" in str(frame_share_refusal(streamed, "time (inc)"))
+    summed = replace(gf, metadata={**gf.metadata, "aggregated": "sum over 4 ranks"})
+    assert frame_share_refusal(summed, "time (inc)") is None

@@ -54,7 +54,13 @@ def share_refusal(metric: Metric, agg: str = "sum", one_location: bool = False) 
 def frame_share_refusal(gf: GraphFrame, column: str, agg: str = "sum",
                         rank: Selection = None, thread: Selection = None) -> str | None:
     """:func:`share_refusal` of ``gf``'s metric ``column`` with the locations ``rank`` and
-    ``thread`` select (all when None) combined by ``agg``."""
+    ``thread`` select (all when None) combined by ``agg``. A frame whose values were
+    combined over ranks before (a database read in parts: ``metadata["aggregated"]``, "max
+    over 512 ranks") is judged by that combination."""
+    before = str(gf.metadata.get("aggregated") or "")
+    if before and before.split(" ", 1)[0] not in LINEAR_AGGS:
+        return (f"the values are the {before} of {column!r}, statistics of each call path, "
+                "not parts of a total")
     locs = gf.locations
     keep = np.ones(locs.height, dtype=bool)
     for col, want in (("rank", rank), ("thread", thread)):
