@@ -115,14 +115,15 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     if to in ("folded", "speedscope", "pprof", "cct"):
         from cctool.cli._exports import refuse_view_options
 
-        whole = to == "cct"  # a saved profile keeps every location
+        located = [o for o, on in (("--rank", rank is not None), ("--thread", thread is not None),
+                                   (f"--agg {agg}", agg != "sum")) if on]
+        if to == "cct" and located:
+            raise click.UsageError(f"{', '.join(located)}: --to cct saves the whole profile, "
+                                   "every rank and thread of it")
         refuse_view_options(to, {f"--view {named}": named not in (None, "top-down"),
                                  "--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
                                  "--expand-hot": expand_hot, "--depth": depth is not None,
-                                 "--threshold": threshold > 0, "--percent": bool(percent),
-                                 "--rank": whole and rank is not None,
-                                 "--thread": whole and thread is not None,
-                                 f"--agg {agg}": whole and agg != "sum"})
+                                 "--threshold": threshold > 0, "--percent": bool(percent)})
         from cctool.render.exports._stacks import check_agg
 
         check_agg(agg)  # before a streamed read turns the --agg values into one location
