@@ -32,6 +32,9 @@ CASES = {
     "tree-flat": (["tree", CPI, "--flat", "--to", "json"], "cctool.records/1"),
     "tree-flat-max": (["tree", CPI, "--flat", "--agg", "max", "--to", "json"],
                       "cctool.records/1"),
+    "tree-flat-by-file": (["tree", CPI, "--flat", "--by", "file", "--to", "json"],
+                          "cctool.records/1"),
+    "tree-expand-hot": (["tree", CPI, "--expand-hot", "--to", "json"], "cctool.records/1"),
     "tree-view-top-down": (["tree", CPI, "--view", "top-down", "--to", "json"],
                            "cctool.records/1"),
     "tree-view-bottom-up": (["tree", CPI, "--view", "bottom-up", "--percent", "--to", "json"],
@@ -58,7 +61,14 @@ CASES = {
                               "cctool.records/1"),
     "groupby": (["groupby", CPI, "--by", "module", "--to", "json"], "cctool.groupby/1"),
     "runs": (["runs", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
-    "stats": (["stats", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
+    "runs-grouped": (["runs", "@mpi_scaling_cali", "--group-by", "mpi.world.size", "--to",
+                      "json"], "cctool.records/1"),
+    "stats": (["stats", "@mpi_scaling_cali", "--across", "runs", "--to", "json"],
+              "cctool.records/1"),
+    "stats-grouped": (["stats", "@mpi_scaling_cali", "--group-by", "mpi.world.size", "--to",
+                       "json"], "cctool.records/1"),
+    "stats-across-ranks": (["stats", CPI, "--across", "ranks", "--to", "json"],
+                           "cctool.records/1"),
     "scaling": (["scaling", "@mpi_scaling_cali", "--speedup", "--to", "json"],
                 "cctool.records/1"),
     "scaling-table": (["scaling", "@mpi_scaling_cali", "--table", "--percent", "--to", "json"],
@@ -116,8 +126,9 @@ def test_every_command_with_json_output_is_covered() -> None:
 
 
 # Options that change which rows or columns a command's records have, beyond a "view".
-SHAPES = {"tree": ("--flat", "--bottom-up", "--data"), "imbalance": ("--by",),
-          "query": ("--no-squash",)}
+SHAPES = {"tree": ("--flat", "--bottom-up", "--data", "--expand-hot"), "imbalance": ("--by",),
+          "query": ("--no-squash",), "runs": ("--group-by",),
+          "stats": ("--group-by", "--across")}
 
 
 def test_every_view_of_every_command_is_covered() -> None:
