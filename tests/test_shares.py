@@ -123,6 +123,7 @@ def test_terminal_viewer_draws_no_percent_beside_a_max() -> None:
             assert app.model.view.no_share is not None
             head = lines(app, "#head")
             assert "%" not in head[1] and "inclusive▼" in head[1]
+            assert "max of rank totals 2.616 s" in head[0]
             table = "\n".join(lines(app, "#table"))
             assert "2.616 s" in table and not PERCENT.search(table)
 

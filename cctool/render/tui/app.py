@@ -167,8 +167,9 @@ class ViewerApp(App[None]):
             heads[m.sort_column]).replace(
             heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
             if m.sort_column < 4 else "name▲")
+        total = "total" if m.shares else f"{m.opts.agg} of rank totals"
         title = Text(f"{self.profile_title} | {m.kind} | {m.view.inclusive} | "
-                     f"total {format_value(m.view.total, 3, self.info[0])} | "
+                     f"{total} {format_value(m.view.total, 3, self.info[0])} | "
                      f"{m.visible().size}/{m.parent.size} rows\n", style="bold")
         title.append(" ".join(heads[:4]) + " " + heads[4], style="bold underline")
         self.query_one("#head", Static).update(title)
