@@ -42,8 +42,8 @@ def test_the_rule() -> None:
     assert share_refusal(time, "sum") is None and share_refusal(time, "mean") is None
     assert "max over ranks" in str(share_refusal(time, "max"))
     assert "cv over ranks" in str(share_refusal(time, "cv"))
-    assert share_refusal(time, "max", one_location=True) is None  # one rank: its values
-    assert share_refusal(time, "std", one_location=True) is not None
+    assert share_refusal(time, "max", one_rank=True) is None  # one rank: its values
+    assert share_refusal(time, "std", one_rank=True) is not None
     assert "ratio" in str(share_refusal(describe("ipc", "ratio")))
     assert "percent" in str(share_refusal(describe("share", "%")))
     assert "by max" in str(share_refusal(describe("peak", "B", "max")))
@@ -150,3 +150,14 @@ def test_a_frame_combined_over_ranks_before_is_judged_by_that() -> None:
     assert "max over 4 ranks" in str(frame_share_refusal(streamed, "time (inc)"))
     summed = replace(gf, metadata={**gf.metadata, "aggregated": "sum over 4 ranks"})
     assert frame_share_refusal(summed, "time (inc)") is None
+
+
+def test_max_over_one_rank_of_several_threads_is_that_rank_s_values() -> None:
+    from cctool.model.shares import frame_share_refusal
+
+    gf = read(ALLGATHER)  # 10 ranks x 2 threads
+    assert frame_share_refusal(gf, "time (inc)", "max", rank=3) is None
+    assert frame_share_refusal(gf, "time (inc)", "max", rank=(3, 4)) is not None
+    assert frame_share_refusal(gf, "time (inc)", "max", thread=0) is not None
+    out, _ = run("tree", ALLGATHER, "--agg", "max", "--rank", "3", "--depth", "1")
+    assert "as a percentage of the profile's total" in out

@@ -15,8 +15,8 @@ A value is a part of the total when it adds up two ways:
 - over locations: ranks combine by sum or mean (``agg``; a mean is the sum over the
   number of ranks, on every path alike). A max, min, std or cv over ranks is a statistic
   of each call path on its own: the extremes of different paths fall on different ranks,
-  and none of them is a part of a total. On a profile of one location, max and min are that
-  location's values.
+  and none of them is a part of a total. On one rank (the profile's only one, or the one
+  selected), max and min are that rank's values.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from cctool.options import Selection
 LINEAR_AGGS = ("sum", "mean")
 
 
-def share_refusal(metric: Metric, agg: str = "sum", one_location: bool = False) -> str | None:
-    """None when values of ``metric`` (locations combined by ``agg``) are parts of the
-    profile's total, so that "% of total" means something; else why not, one clause
-    (``'ipc' is computed by a formula ...``) for a note."""
+def share_refusal(metric: Metric, agg: str = "sum", one_rank: bool = False) -> str | None:
+    """None when values of ``metric`` (ranks combined by ``agg``; ``one_rank``: there is one)
+    are parts of the profile's total, so that "% of total" means something; else why not,
+    one clause (``'ipc' is computed by a formula ...``) for a note."""
     name = repr(metric.column)
     if metric.formula is not None:
         return f"{name} is computed by a formula ({metric.formula}), not a sum"
@@ -46,7 +46,7 @@ def share_refusal(metric: Metric, agg: str = "sum", one_location: bool = False) 
         return f"{name} combines by {metric.combine}, not by sum"
     if effective_agg(metric, agg) in LINEAR_AGGS:
         return None
-    if one_location and agg in (*LINEAR_AGGS, "max", "min"):
+    if one_rank and agg in (*LINEAR_AGGS, "max", "min"):
         return None
     return f"the {agg} over ranks of {name} is a statistic of each call path, not a part of a total"
 
@@ -66,4 +66,6 @@ def frame_share_refusal(gf: GraphFrame, column: str, agg: str = "sum",
     for col, want in (("rank", rank), ("thread", thread)):
         if want is not None:
             keep &= np.isin(locs[col].to_numpy(), np.atleast_1d(np.asarray(want)))
-    return share_refusal(gf.metric(column), agg, int(keep.sum()) == 1)
+    # Threads of a rank are summed first: max/min over one rank are that rank's values.
+    ranks = np.unique(locs["rank"].to_numpy()[keep])
+    return share_refusal(gf.metric(column), agg, ranks.size == 1)
