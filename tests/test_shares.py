@@ -74,6 +74,8 @@ def test_views_top_and_hot_path_leave_out_percent_of_extremes() -> None:
     assert "total%" not in out and "parent%" in out
     out, _ = run("peek", ALLGATHER, "^main$", "--agg", "max")
     assert not PERCENT.search(out.split("Legend")[0])
+    out, err = run("peek", ALLGATHER, "^main$", "--agg", "max", "--percent", "--to", "csv")
+    assert "%" not in out.splitlines()[0] and "--percent: no % of the total" in err
 
 
 def test_a_per_rank_maximum_of_the_profiler_has_no_percent() -> None:
