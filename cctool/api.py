@@ -352,11 +352,15 @@ def history_page(store: str | os.PathLike[str], *, path: str | None = None,
     (the ``top`` call paths of largest median) as one self-contained HTML document; with
     ``marks``, the change points and trends ``history check`` finds in the series (its
     newest run against the rest, default options) are drawn on the charts."""
+    from cctool.history import store as history_store
     from cctool.history.check import CheckOptions, verdicts
     from cctool.history.series import Series, load
     from cctool.render.history_html import history_page as page
+    from cctool.render.history_html import run_totals
 
     series = load(store, metric, path, last)
+    whole = series if path is None else load(store, series.metric, None, last)
+    totals = run_totals(whole, history_store.paths(store, whole.runs["tree"].unique().to_list()))
     found, since = None, 0
     if marks:  # over the runs a check looks at: the last `window`
         opts = CheckOptions(metric=series.metric)
@@ -366,7 +370,7 @@ def history_page(store: str | os.PathLike[str], *, path: str | None = None,
         found = verdicts(recent, opts)
     folder = os.path.basename(os.fspath(store).rstrip("/")) or "history"
     name = title or f"{folder}: {series.metric}"
-    return page(series, top, found, name, since)
+    return page(series, top, found, name, since, totals)
 
 
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,

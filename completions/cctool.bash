@@ -233,7 +233,7 @@ _cctool() {
         tree:--min-workers) COMPREPLY=(); return;;
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
-        tree:--to) COMPREPLY=($(compgen -W "text json csv folded speedscope pprof html tree" -- "$cur")); return;;
+        tree:--to) COMPREPLY=($(compgen -W "text json csv cct folded speedscope pprof html tree" -- "$cur")); return;;
         view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof pyinstrument speedscope chrome-trace otf2 cpuprofile gecko heapprofile tau timemory hatchet dhat massif folded" -- "$cur")); return;;
         view:--max-nodes) COMPREPLY=(); return;;
         view:--window) COMPREPLY=(); return;;

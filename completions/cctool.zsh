@@ -48,7 +48,7 @@ _cctool() {
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--percent'[Show the change as % of As value.]' \
                     ''--normalize'[Scale B to As total before comparing.]' \
@@ -83,7 +83,7 @@ _cctool() {
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--full-names'[Tree: never elide long names.]' \
                     ''--no-legend'[Tree: leave out the legend.]' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     '(--invert-colormap --no-invert-colormap)'{--invert-colormap,--no-invert-colormap}'[Color high ratios green and low ones red (speedups good).]' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree table json csv markdown html text)' \
@@ -102,7 +102,7 @@ _cctool() {
                     '(--percent --no-percent)'{--percent,--no-percent}'[The first metrics percentage of the profiles total beside it (default:]' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text table json csv cct tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -135,7 +135,7 @@ _cctool() {
                     ''--recent'[A step this many runs old or newer is new and fails the check.]:value: ' \
                     ''--top'[Call paths listed besides the confirmed changes.]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text markdown junit json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -148,7 +148,7 @@ _cctool() {
                     ''--plot'[Also draw the heaviest shown paths series into this .png, .svg or .pdf]:value:_files' \
                     ''--html'[Write an interactive page (one self-contained .html file): the listed ]:value:_files' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -168,7 +168,7 @@ _cctool() {
                     '(--percent --no-percent)'{--percent,--no-percent}'[total%: each value as a percentage of the profiles total (default: on ]' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -190,7 +190,7 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -207,7 +207,7 @@ _cctool() {
                     '(--percent --no-percent)'{--percent,--no-percent}'[Percentages of the total (default: on in text, off in JSON/CSV).]' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -226,7 +226,7 @@ _cctool() {
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Tree: significant digits of the values shown.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: see below).]:value:(tree cct json csv text)' \
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
@@ -249,7 +249,7 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -278,7 +278,7 @@ _cctool() {
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--plot'[Also draw a figure of the top rows (.svg, .pdf or .png; needs the plot]:value:_files' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text csv json markdown tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -300,7 +300,7 @@ _cctool() {
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else tree).]:value:(tree json csv cct text)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -313,7 +313,7 @@ _cctool() {
                     ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
                     ''--buckets'[Time spans per strip (default: fill the width).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
@@ -338,7 +338,7 @@ _cctool() {
                     ''--view'[top-down (the tree), bottom-up (callers down to the roots) or flat (mo]:value:(top-down bottom-up flat)' \
                     ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum% (pprofs top)]' \
                     ''--bottom-up'[Same as --view bottom-up.]' \
-                    '(--percent --no-percent)'{--percent,--no-percent}'[% of the profiles total beside the first metric (default: on in text).]' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[% of the profiles total beside the first metric (default: on in text; ]' \
                     ''--data'[The data-object tree (DHAT, Calipers alloc service).]' \
                     ''--by'[Group for --flat and bottom-up: name (default), function, file...]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
@@ -347,9 +347,9 @@ _cctool() {
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \
                     ''--min-workers'[With --scheduler: wait for N workers before cutting the work.]:value: ' \
-                    ''--width'[Text width (default: the terminals, or 120 when not a terminal).]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
-                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv folded speedscope pprof html tree)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv cct folded speedscope pprof html tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write an interactive, offline page instead.]:value:_files' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \

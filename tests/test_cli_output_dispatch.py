@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -25,7 +26,9 @@ def test_resolve_format() -> None:
     assert resolve_format(None, "-", fmts) == "text"
     assert resolve_format(None, "x.JSON", fmts) == "json"
     assert resolve_format(None, "x.csv", fmts) == "csv"
-    assert resolve_format(None, "x.cct", fmts) == "text"  # not a format of this command
+    with pytest.raises(click.UsageError, match=r"does not write cct files; it writes "
+                       r"\.json, \.csv \(and text under any other name\)"):
+        resolve_format(None, "x.cct", fmts)  # not a format of this command
     assert resolve_format("csv", "x.json", fmts) == "csv"  # --to wins
     assert resolve_format(None, "notes.txt", fmts) == "text"
 
@@ -155,3 +158,40 @@ def test_no_output_writes_over_the_annotations_it_reads(tmp_path: Path) -> None:
             f"Error: --annotations and --html both name {notes}: it is the file read by "
             "--annotations")
         assert notes.read_text() == "{}"
+
+
+def test_tree_dash_o_cct_saves_the_profile(tmp_path: Path) -> None:
+    """tree's result is a profile: -o x.cct saves it, and it reads back with the same values
+    (callgrind's own ``totals:`` line included)."""
+    import cctool
+
+    out = tmp_path / "x.cct"
+    res = CliRunner().invoke(cli, ["tree", str(CALLGRIND), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    back, orig = cctool.read(str(out)), cctool.read(str(CALLGRIND))
+    assert back.metrics.sort("node", "rank", "thread").equals(
+        orig.metrics.sort("node", "rank", "thread"))
+    assert back.nodes["name"].to_list() == orig.nodes["name"].to_list()
+    back.validate()
+    res = CliRunner().invoke(cli, ["tree", str(CALLGRIND), "--depth", "2", "-o", str(out)])
+    assert res.exit_code == 2 and "--depth" in res.stderr  # a saved profile is whole
+
+
+@pytest.mark.parametrize("cmd", [["hot-path"], ["imbalance"], ["peek", "main"], ["tree"],
+                                 ["read"]])
+@pytest.mark.parametrize("suffix", [".cct", ".md", ".xml", ".pb.gz"])
+def test_dash_o_with_a_suffix_the_command_does_not_write_exits_2(
+        tmp_path: Path, cmd: list[str], suffix: str) -> None:
+    """A file must hold what its name says: a suffix of a format the command does not write
+    is a usage error naming the suffixes it writes, and no file is written."""
+    from cctool.formats import formats_by_suffix
+
+    out = tmp_path / f"x{suffix}"
+    res = CliRunner().invoke(cli, [cmd[0], str(CALLGRIND), *cmd[1:], "-o", str(out)])
+    writes = {"tree": {"cct", "pprof"}, "read": {"cct"}}.get(cmd[0], set())
+    if formats_by_suffix(str(out))[0] in writes:
+        assert res.exit_code == 0, res.output
+        return
+    assert res.exit_code == 2, res.output
+    assert "does not write" in res.stderr and "it writes ." in res.stderr
+    assert "Traceback" not in res.stderr and not out.exists()

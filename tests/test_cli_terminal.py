@@ -231,3 +231,38 @@ def test_completion_command_prints_the_script_a_real_shell_loads(shell: str,
                                f"source '{script}'; complete -C 'cctool completion '"],
                               cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert sorted(c.split("\t")[0] for c in done.stdout.splitlines()) == ["bash", "fish", "zsh"]
+
+
+def test_piped_text_follows_columns_then_120(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text width: --width, else the terminal's, else COLUMNS, else 120 (a pipe here)."""
+    from click.testing import CliRunner
+
+    from cctool.cli import cli
+
+    prof = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
+    args = ["tree", str(prof), "--view", "bottom-up"]  # rows wider than 120: names elided
+
+    def widest(env: dict[str, str], *extra: str) -> int:
+        res = CliRunner(env=env).invoke(cli, [*args, *extra])
+        assert res.exit_code == 0, res.output
+        return max(len(line) for line in res.stdout.splitlines())
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert widest({}) == 120
+    assert widest({"COLUMNS": "60"}) == 60
+    assert widest({"COLUMNS": "60"}, "--width", "80") == 80
+    assert widest({"COLUMNS": "junk"}) == 120
+
+
+def test_text_width_prefers_the_terminal_to_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cctool.cli import _io
+
+    monkeypatch.setenv("COLUMNS", "70")
+    monkeypatch.setattr(_io.sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(_io.os, "get_terminal_size", lambda fd: os.terminal_size((91, 30)))
+    monkeypatch.setattr(_io.sys.stdout, "fileno", lambda: 1)
+    assert _io.text_width(None) == 91
+    assert _io.text_width(40) == 40
+    assert _io.text_width(None, "out.txt") == 70  # a file: no terminal to fit
+    monkeypatch.delenv("COLUMNS")
+    assert _io.text_width(None, "out.txt") == 120

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import click
 import numpy as np
 import orjson
 import pytest
@@ -284,4 +285,5 @@ def test_output_suffixes_pick_the_export() -> None:
     assert resolve_format(None, "cpu.pprof", tree) == "pprof"
     # A command without the export keeps its own reading of the suffix.
     assert resolve_format(None, "x.speedscope.json", ("text", "json")) == "json"
-    assert resolve_format(None, "x.folded", ("text", "json")) == "text"
+    with pytest.raises(click.UsageError, match="does not write folded files"):
+        resolve_format(None, "x.folded", ("text", "json"))  # a name that lies is refused

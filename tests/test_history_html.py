@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -63,8 +64,44 @@ def test_embedded_series_equal_history_show_json(hist: Path) -> None:
         assert p["series"][i] == rows[path]["series"]
         assert p["last"][i] == rows[path]["last"]
     assert len(data["runs"]["commit"]) == 150 and data["runs"]["commit"][0] == "c050"
-    whole = np.array([rows[k]["series"] for k in rows], dtype=np.float64)
+    # "% of run" is of the run's total: for this exclusive metric every recorded path's
+    # value, not only those the --path filter selects
+    r = CliRunner().invoke(cli, ["history", "show", str(hist), "--last", "150", "--to", "json"])
+    every = orjson.loads(r.stdout)["rows"]
+    assert len(every) > len(rows)
+    whole = np.array([row["series"] for row in every], dtype=np.float64)
     assert data["total"] == pytest.approx(np.nansum(whole, axis=0).tolist())
+
+
+def test_share_of_run_is_of_the_run_total_never_of_nested_paths(tmp_path: Path) -> None:
+    """An inclusive metric's "% of run" divides by the root paths' sum (the run's total),
+    not by a sum over nested paths: main holds ~100 % of the CPI run; a ratio has none."""
+    from tests.conftest import SHARED_DATA
+
+    cpi = SHARED_DATA / "hpctoolkit-cpi-database"
+    if not cpi.is_dir():
+        pytest.skip(f"real profiles not available: {cpi} is absent")
+    folder = tmp_path / "h"
+    api.history_add(folder, [str(cpi)], metrics=["time (inc)"], keys={"commit": "a"})
+    data = _data(api.history_page(folder, top=50))
+    p = data["paths"]
+    total = data["total"][0]
+    # `cctool read`: the root's time (inc) is 3.998242 s over 4 ranks; history records the
+    # mean over ranks
+    assert total == pytest.approx(3.998242 / 4, rel=1e-6)
+    main = p["path"].index("<program root>/main")
+    assert p["series"][main][0] / total == pytest.approx(1.0, abs=1e-3)
+    assert "1 root call path" in data["totalOf"]
+    filtered = _data(api.history_page(folder, path="MPI", top=50))
+    assert filtered["total"] == data["total"]  # the run's total whatever is shown
+    from cctool.history.series import Series
+    from cctool.render.history_html import run_totals
+
+    s = Series(pl.DataFrame({"run": ["a"]}), pl.DataFrame({"key": [1], "name": ["x"],
+                                                             "path": ["x"]}),
+               np.ones((1, 1)), "ipc", "ratio")
+    shares = run_totals(s, pl.DataFrame({"key": [1], "parent": [None]}))
+    assert shares.values is None and "ratio" in shares.what
 
 
 def test_the_step_is_marked_at_its_commit_and_nowhere_else(hist: Path) -> None:

@@ -245,3 +245,50 @@ def test_search_reveals_and_marks_rows(ag: Page) -> None:
     assert ag.page.locator("#table-rows .tr.match").count() >= 1
     ag.page.fill("#search", "")
     assert ag.page.locator("#table-rows .tr.match").count() == 0
+
+
+def test_a_comparison_says_whose_values_and_no_percent_beside_extremes(
+        browser: Any, tmp_path: Path) -> None:
+    """The div page heads A's time "A inclusive" / "A exclusive" (titles name the profile),
+    never a bare "inclusive"; a page of values combined by max over ranks has no % column
+    (a max is no part of a total), and its views embed no total."""
+    from tests.conftest import SHARED_DATA
+
+    runs = SHARED_DATA / "mpi_scaling_cali"
+    if not runs.is_dir():
+        pytest.skip(f"real profiles not available: {runs} is absent")
+    a, b = runs / "27_cores.cali", runs / "64_cores.cali"
+    out = tmp_path / "div.html"
+    res = CliRunner().invoke(cli, ["div", str(a), str(b), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    from cctool import read
+
+    p = Page(browser, read(a), tmp_path / "div-copy.html", html=out.read_text(), pane="table")
+    heads = p.page.locator("#table-head .th").all_text_contents()
+    assert [h.rstrip(" ▾") for h in heads[1:4]] == ["A inclusive", "A exclusive",
+                                                    "A / B: Avg time/rank (inc)"]
+    titles = p.js("() => CCT.table.rows.cols.slice(0, 2).map(c => c.title)")
+    assert titles == ["Avg time/rank (inc) [A]: 27_cores.cali", "Avg time/rank [A]: 27_cores.cali"]
+    assert p.errors == []
+    p.page.close()
+    out = tmp_path / "diff.html"
+    res = CliRunner().invoke(cli, ["diff", str(a), str(b), "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    p = Page(browser, read(a), tmp_path / "diff-copy.html", html=out.read_text(), pane="table")
+    heads = p.page.locator("#table-head .th").all_text_contents()
+    assert [h.rstrip(" ▾") for h in heads[1:4]] == ["B − A inclusive", "B − A exclusive",
+                                                    "Avg time/rank (inc) [A]"]
+    assert p.errors == []
+    p.page.close()
+    out = tmp_path / "max.html"
+    res = CliRunner().invoke(cli, ["tree", str(SHARED_DATA / "hpctoolkit-allgather-database"),
+                                   "--agg", "max", "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    p = Page(browser, read(a), tmp_path / "max-copy.html", html=out.read_text(), pane="table")
+    heads = [h.rstrip(" ▾") for h in p.page.locator("#table-head .th").all_text_contents()]
+    assert heads == ["calling context", "inclusive", "exclusive"]
+    assert p.js("() => CCT.viewRows()['flat'].total") is None
+    p.js("() => CCT.showPanes(true, false)")  # the tree's labels: name and value, no %
+    assert p.js("() => { cctool.view.labelTotals(); return cctool.view.share; }") is None
+    assert p.errors == []
+    p.page.close()

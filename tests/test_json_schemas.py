@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -17,6 +18,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "cctool" / "schemas"
 CPI, ALLGATHER = "@hpctoolkit-cpi-database", "@hpctoolkit-allgather-database"
+DATA_OBJECTS = Path(__file__).parent / "data" / "caliper-data" / "np4"
 TRIALS = "rajaperf/lassen/clang10.0.1_nvcc10.2.89_1048576"
 
 # Every command with a JSON output, as run here: (arguments, the schema it declares);
@@ -25,21 +27,58 @@ CASES = {
     "read": (["read", CPI, "--json"], "cctool.read/1"),
     "read-many": (["read", CPI, ALLGATHER, "--json"], "cctool.read/1"),
     "tree": (["tree", CPI, "--to", "json"], "cctool.records/1"),
+    "tree-percent-max": (["tree", ALLGATHER, "--percent", "--agg", "max", "--to", "json"],
+                         "cctool.records/1"),
     "tree-flat": (["tree", CPI, "--flat", "--to", "json"], "cctool.records/1"),
+    "tree-flat-max": (["tree", CPI, "--flat", "--agg", "max", "--to", "json"],
+                      "cctool.records/1"),
+    "tree-flat-by-file": (["tree", CPI, "--flat", "--by", "file", "--to", "json"],
+                          "cctool.records/1"),
+    "tree-expand-hot": (["tree", CPI, "--expand-hot", "--to", "json"], "cctool.records/1"),
+    "tree-view-top-down": (["tree", CPI, "--view", "top-down", "--to", "json"],
+                           "cctool.records/1"),
+    "tree-view-bottom-up": (["tree", CPI, "--view", "bottom-up", "--percent", "--to", "json"],
+                            "cctool.records/1"),
+    "tree-bottom-up": (["tree", ALLGATHER, "--bottom-up", "--to", "json"], "cctool.records/1"),
+    "tree-view-flat": (["tree", ALLGATHER, "--view", "flat", "--percent", "--to", "json"],
+                       "cctool.records/1"),
+    "tree-data": (["tree", "@DATA_OBJECTS", "--data", "--to", "json"], "cctool.records/1"),
     "query": (["query", CPI, '[{"name": "main"}, "*"]', "--to", "json"], "cctool.records/1"),
+    "query-unsquashed": (["query", CPI, '[{"name": "main"}]', "--no-squash", "--to", "json"],
+                         "cctool.records/1"),
     "hot-path": (["hot-path", CPI, "--to", "json"], "cctool.records/1"),
+    "hot-path-max": (["hot-path", CPI, "--agg", "max", "--to", "json"], "cctool.records/1"),
     "peek": (["peek", CPI, "^main$", "--to", "json"], "cctool.records/1"),
     "timeline": (["timeline", str(Path(__file__).parent / "data" / "chrome-trace"
                                   / "viztracer-threads.json"), "--to", "json"],
                  "cctool.records/1"),
     "imbalance": (["imbalance", CPI, "--to", "json"], "cctool.records/1"),
+    "imbalance-by-rank": (["imbalance", ALLGATHER, "--by", "rank", "--to", "json"],
+                          "cctool.records/1"),
+    "imbalance-by-thread": (["imbalance", ALLGATHER, "--by", "thread", "--to", "json"],
+                            "cctool.records/1"),
+    "imbalance-by-location": (["imbalance", ALLGATHER, "--by", "location", "--to", "json"],
+                              "cctool.records/1"),
     "groupby": (["groupby", CPI, "--by", "module", "--to", "json"], "cctool.groupby/1"),
     "runs": (["runs", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
-    "stats": (["stats", "@mpi_scaling_cali", "--to", "json"], "cctool.records/1"),
+    "runs-grouped": (["runs", "@mpi_scaling_cali", "--group-by", "mpi.world.size", "--to",
+                      "json"], "cctool.records/1"),
+    "stats": (["stats", "@mpi_scaling_cali", "--across", "runs", "--to", "json"],
+              "cctool.records/1"),
+    "stats-grouped": (["stats", "@mpi_scaling_cali", "--group-by", "mpi.world.size", "--to",
+                       "json"], "cctool.records/1"),
+    "stats-across-ranks": (["stats", CPI, "--across", "ranks", "--to", "json"],
+                           "cctool.records/1"),
     "scaling": (["scaling", "@mpi_scaling_cali", "--speedup", "--to", "json"],
                 "cctool.records/1"),
+    "scaling-table": (["scaling", "@mpi_scaling_cali", "--table", "--percent", "--to", "json"],
+                      "cctool.records/1"),
+    "scaling-efficiency": (["scaling", "@mpi_scaling_cali", "--efficiency", "--to", "json"],
+                           "cctool.records/1"),
     "diff": (["diff", CPI, ALLGATHER, "--fail-if", "time (inc) > 5%", "--to", "json"],
              "cctool.diff/1"),
+    "diff-percent": (["diff", CPI, ALLGATHER, "--percent", "--top", "5", "--to", "json"],
+                     "cctool.diff/1"),
     "div": (["div", CPI, ALLGATHER, "--to", "json"], "cctool.diff/1"),
     "diff-runs": (["diff", "%A", "%B", "--fail-if", "time (inc) > 0%", "--to", "json"],
                   "cctool.diff-runs/1"),
@@ -87,10 +126,50 @@ def test_every_command_with_json_output_is_covered() -> None:
     assert covered == set(COMMANDS) - {"completion", "view"}  # view: a full-screen viewer
 
 
+# Options that change which rows or columns a command's records have, beyond a "view".
+SHAPES = {"tree": ("--flat", "--bottom-up", "--data", "--expand-hot"), "imbalance": ("--by",),
+          "query": ("--no-squash",), "runs": ("--group-by",),
+          "stats": ("--group-by", "--across")}
+
+
+def test_every_view_of_every_command_is_covered() -> None:
+    """Every value of every option that picks a view (``--view``, ``--speedup``/
+    ``--efficiency``, ``imbalance --by``, ...) has a case above."""
+    from cctool.cli import cli
+
+    given = [(args[0], args[1:]) for args, _ in CASES.values()]
+    for name in set(COMMANDS) - {"completion", "view", "history"}:
+        cmd = cli.get_command(click.Context(cli), name)
+        assert cmd is not None
+        for p in cmd.params:
+            if not isinstance(p, click.Option):
+                continue
+            if p.name == "view" and isinstance(p.type, click.Choice):
+                wanted = [("--view", str(c)) for c in p.type.choices]
+            elif p.name == "view" or any(o in SHAPES.get(name, ()) for o in p.opts):
+                choices = p.type.choices if isinstance(p.type, click.Choice) else None
+                wanted = ([(p.opts[0], str(c)) for c in choices] if choices
+                          else [(p.opts[0], None)])
+            else:
+                continue
+            for flag, value in wanted:
+                assert any(c == name and flag in rest and (
+                    value is None or rest[rest.index(flag) + 1] == value)
+                    for c, rest in given), f"no JSON case for {name} {flag} {value or ''}"
+
+
+def test_view_roles_are_the_schemas() -> None:
+    from cctool.ops.views import ROLES
+
+    rows = schema_file("cctool.records/1")["allOf"][0]["then"]["properties"]["rows"]
+    assert rows["items"]["then"]["properties"]["role"]["enum"] == list(ROLES)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_json_output_validates_against_its_schema(here: Path, case: str) -> None:
     args, version = CASES[case]
-    args = [str(SHARED_DATA / a[1:]) if a.startswith("@") else
+    args = [str(DATA_OBJECTS) if a == "@DATA_OBJECTS" else
+            str(SHARED_DATA / a[1:]) if a.startswith("@") else
             str(here / a[1:]) if a.startswith("%") else a for a in args]
     res = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert res.exit_code in (0, 1), res.stderr

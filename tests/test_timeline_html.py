@@ -31,6 +31,7 @@ from tests.test_html import browser
 __all__ = ["browser"]  # the shared Chromium fixture
 
 VIZ_PROCS = Path(__file__).parent / "data" / "chrome-trace" / "viztracer-procs.json"
+CALIPER_TRACE = Path(__file__).parent / "data" / "caliper-trace" / "np1.cali"
 SMALL_BUDGET = 3000  # runs: most of the synth trace's 16 lanes' intervals do not fit
 
 
@@ -287,3 +288,29 @@ def test_window_summary_equals_the_cli(which: str, request: pytest.FixtureReques
     for path, seconds in cli_paths.items():
         assert page_paths[path] == pytest.approx(seconds, rel=1e-9, abs=1e-12), path
     p.page.click("#reset")
+
+
+def test_window_table_draws_names_as_the_tree_does(browser: Any, tmp_path: Path) -> None:
+    """Caliper's ``<outside regions>`` reads the same in the window table (a right-to-left
+    cell that keeps the innermost frames visible) as in the tree beside it: what is drawn,
+    character by character from the left, is the name."""
+    html = timeline_page(read_timeline(CALIPER_TRACE), TimelinePageOptions())
+    p = TimelinePage(browser, html, tmp_path / "cali.html")
+    drawn = p.js("""() => {
+        const at = (el) => {  // the text node's characters, ordered by where they are drawn
+            const t = [...el.childNodes].find((n) => n.nodeType === 3), r = document.createRange();
+            const out = [];
+            for (let i = 0; i < t.length; i++) {
+                r.setStart(t, i); r.setEnd(t, i + 1);
+                const b = r.getBoundingClientRect();
+                if (b.width > 0) out.push([b.left, t.data[i]]);
+            }
+            return out.sort((a, b) => a[0] - b[0]).map((x) => x[1]).join('');
+        };
+        const cells = [...document.querySelectorAll('#summary td.path')];
+        const tree = [...document.querySelectorAll('#tree .nm')];
+        return {table: cells.map(at), tree: tree.map(at)};
+    }""")
+    assert "<outside regions>" in drawn["table"] and "<outside regions>" in drawn["tree"]
+    assert not p.errors
+    p.page.close()

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import click
 
-from cctool.formats import BINARY, EXPORTS, formats_by_suffix
+from cctool.formats import BINARY, BY_NAME, EXPORTS, formats_by_suffix
 
 
 class FormatChoice(click.Choice[str]):
@@ -43,15 +43,33 @@ class FormatChoice(click.Choice[str]):
 def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
                    default: str | None = None) -> str:
     """The format to write: ``to``, else the suffix of ``output`` if ``formats`` has it,
-    else ``default`` (the first of ``formats`` when not given)."""
+    else ``default`` (the first of ``formats`` when not given). A suffix of a format the
+    command does not write (``-o out.cct`` from a command whose result is a table) is a
+    usage error naming the suffixes it writes: a file must hold what its name says."""
     if to is not None:
         return to
     if output is not None and output != "-":
         # Longest suffix first: a speedscope file is JSON, where the command writes both.
-        found = next((f for f in formats_by_suffix(output) if f in formats), None)
+        named = formats_by_suffix(output)
+        found = next((f for f in named if f in formats), None)
         if found is not None:
             return found
+        if named:
+            refuse_suffix(output, named[0], formats)
     return default if default is not None else formats[0]
+
+
+def refuse_suffix(output: str, fmt: str, formats: Sequence[str]) -> None:
+    """The usage error for ``-o output`` whose suffix names ``fmt``, which the command
+    (writing ``formats``) does not write."""
+    ctx = click.get_current_context(silent=True)
+    name = ctx.command_path if ctx is not None else "this command"
+    suffixes = [s for f in formats for s in BY_NAME[f].suffixes]
+    writes = ", ".join(suffixes) if suffixes else "no file format by its suffix"
+    if any(f in ("text", "tree", "table") for f in formats):
+        writes += " (and text under any other name)"
+    raise click.UsageError(
+        f"-o {output}: {name} does not write {fmt} files; it writes {writes}")
 
 
 def refuse_binary_terminal(fmt: str, output: str | None) -> None:

@@ -190,13 +190,31 @@ def live_stderr() -> bool:
     return sys.stderr.isatty() and not dumb_terminal(os.environ)
 
 
+DEFAULT_WIDTH = 120
+
+
+def text_width(width: int | None, output: str = "-") -> int:
+    """The width of text output: ``--width``, else the terminal's (output to stdout on a
+    terminal), else ``COLUMNS`` (a positive number), else 120."""
+    if width is not None:
+        return width
+    if output == "-" and sys.stdout.isatty():
+        try:
+            return max(os.get_terminal_size(sys.stdout.fileno()).columns, 1)
+        except (OSError, ValueError):
+            pass
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return DEFAULT_WIDTH
+
+
 def console(ctx: click.Context, output: str, width: int | None) -> Console:
-    """A Console for stdout with the color and width policy of the CLI."""
+    """A Console for stdout with the color and width policy of the CLI (:func:`text_width`)."""
     from rich.console import Console
 
     color = color_enabled(ctx, output)
-    if width is None:
-        width = None if sys.stdout.isatty() and output == "-" else 120
+    width = text_width(width, output)
     truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
     return Console(
         width=width,
@@ -224,7 +242,7 @@ def emit_renderable(
         con.print(Trimmed(renderable))
         return
 
-    write_text(output, to_text(renderable, width=width or 120, color=False))
+    write_text(output, to_text(renderable, width=text_width(width, output), color=False))
 
 
 def emit_table(

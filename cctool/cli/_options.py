@@ -202,7 +202,7 @@ def width_option(f: F) -> F:
         "--width",
         type=click.IntRange(min=20),
         default=None,
-        help="Text width (default: the terminal's, or 120 when not a terminal).",
+        help="Text width (default: the terminal's, else $COLUMNS, else 120).",
     )(f)
 
 

@@ -25,6 +25,10 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
     vopts = ViewOptions(metric=opts.metrics[0] if opts.metrics else None, agg=opts.agg,
                         rank=opts.rank, thread=opts.thread, by=by)
     view = compute(gf, kind, vopts, pattern=pattern)
+    if percent and view.no_share is not None and pattern is not None:  # tree says it itself
+        from cctool.errors import warn
+
+        warn(f"--percent: no % of the total: {view.no_share}")
     if to == "text":
         from cctool.render.views import view_renderable
 

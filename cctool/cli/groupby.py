@@ -98,13 +98,17 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
         opts = TreeOptions(metrics=tuple(cols), precision=precision)
         info: list[Metric | None] = [gf.metric(c) for c in cols]
         table, rows, shown = graph.table(cols), graph.rows(cols, depth), list(cols)
-        if percent is not False and agg == "sum":  # a % of a mean or max means nothing
-            from cctool.model.metrics import describe
+        from cctool.model.shares import frame_share_refusal
+
+        # a % of a mean or a max of the merged nodes means nothing, nor one of a ratio
+        if percent is not False and agg == "sum" and frame_share_refusal(whole,
+                                                                        cols[0]) is None:
+            from cctool.render.percent import PERCENT
 
             table = _with_percent(whole, table, cols[0])
             rows = _with_percent(whole, rows, cols[0])
             shown.insert(1, f"{cols[0]} %")
-            info.insert(1, describe("%", "%"))
+            info.insert(1, PERCENT)
         view = (group_table(table, shown, precision, info=info) if to == "table"
                 else graph_renderable(rows, shown, opts,
                                       describe_locations(gf, opts, info), info=info))

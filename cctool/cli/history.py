@@ -106,12 +106,10 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
         if page is not None:
             return
     if to == "text":
-        import shutil
-
-        from cctool.cli._io import emit_renderable
+        from cctool.cli._io import emit_renderable, text_width
         from cctool.render.history import show_table
 
-        shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
+        shown = text_width(width, output)
         emit_renderable(ctx, show_table(series, precision, shown, top), output, width)
         return
     from cctool.cli._io import write_bytes
@@ -184,11 +182,9 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     from cctool.render import history as render
 
     if to == "text":
-        import shutil
+        from cctool.cli._io import emit_renderable, text_width
 
-        from cctool.cli._io import emit_renderable
-
-        shown = width or (shutil.get_terminal_size().columns if output == "-" else 120)
+        shown = text_width(width, output)
         emit_renderable(ctx, render.check_table(result, top, precision, shown), output, width)
     elif to in ("markdown", "junit"):
         from cctool.cli._compare import report_info

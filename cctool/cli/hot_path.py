@@ -59,8 +59,15 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     col = default_inclusive(gf, metric)
     df = api.hot_path(gf, metric=col, threshold=threshold, start=start, agg=agg, rank=rank,
                       thread=thread)
+    if percent and "total%" not in df.columns:  # values that are not parts of a total
+        from cctool.errors import warn
+        from cctool.model.shares import frame_share_refusal
+
+        warn(f"--percent: no total%: {frame_share_refusal(gf, col, agg, rank, thread)}")
+    if not (percent or percent is None and to == "text"):
+        df = df.drop("total%", strict=False)
     if to != "text":
-        emit_table(df if percent else df.drop("total%"), to, output, {col: gf.metric(col).unit})
+        emit_table(df, to, output, {col: gf.metric(col).unit})
         return
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
@@ -69,6 +76,5 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg),
                                [gf.metric(col)])
     title = f"Hot path of {col}, {where}; heaviest child while ≥ {threshold:.0%} of its parent"
-    emit_renderable(ctx, hot_path_table(df if percent is not False else df.drop("total%"), col,
-                                        title, precision, info=gf.metric(col)),
+    emit_renderable(ctx, hot_path_table(df, col, title, precision, info=gf.metric(col)),
                     output, width)

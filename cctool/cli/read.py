@@ -31,6 +31,10 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
     from cctool.ops.summary import summarize
     from cctool.readers import expand_paths
 
+    if output is not None:
+        from cctool.cli._formats import resolve_format
+
+        resolve_format(None, output, ("cct",))  # -o x.json: read saves a .cct only
     paths = expand_paths(profiles)
     gfs = load_many(paths, fmt)
     if output is not None:

@@ -58,7 +58,8 @@ if TYPE_CHECKING:
               help="Flat profile per --by value: self, self%, sum%, cum, cum% (pprof's top).")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
 @click.option("--percent/--no-percent", default=None,
-              help="% of the profile's total beside the first metric (default: on in text).")
+              help="% of the profile's total beside the first metric (default: on in text; "
+              "never beside a ratio or a max over ranks).")
 @click.option("--data", is_flag=True,
               help="The data-object tree (DHAT, Caliper's alloc service).")
 @click.option("--by", default=None, metavar="COLUMN",
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 @stream_option
 @executor_options
 @width_option
-@output_options(("text", "json", "csv", "folded", "speedscope", "pprof", "html"))
+@output_options(("text", "json", "csv", "cct", "folded", "speedscope", "pprof", "html"))
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive, offline page instead.")
 @annotations_option
@@ -83,7 +84,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     (red = high with the default colormap).
 
     Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise;
-    --to folded|speedscope|pprof exports the profile.
+    --to folded|speedscope|pprof exports the profile, --to cct (-o x.cct) saves it.
 
     \b
     Example:
@@ -111,17 +112,22 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     if html is not None and view != "top-down":
         raise click.UsageError(f"--html and the {view} view do not go together: the page "
                                "draws the top-down tree")
-    if to in ("folded", "speedscope", "pprof"):
+    if to in ("folded", "speedscope", "pprof", "cct"):
         from cctool.cli._exports import refuse_view_options
 
+        located = [o for o, on in (("--rank", rank is not None), ("--thread", thread is not None),
+                                   (f"--agg {agg}", agg != "sum")) if on]
+        if to == "cct" and located:
+            raise click.UsageError(f"{', '.join(located)}: --to cct saves the whole profile, "
+                                   "every rank and thread of it")
         refuse_view_options(to, {f"--view {named}": named not in (None, "top-down"),
                                  "--flat": flat, "--bottom-up": bottom_up, "--html": bool(html),
                                  "--expand-hot": expand_hot, "--depth": depth is not None,
-                                 "--threshold": threshold > 0})
+                                 "--threshold": threshold > 0, "--percent": bool(percent)})
         from cctool.render.exports._stacks import check_agg
 
         check_agg(agg)  # before a streamed read turns the --agg values into one location
-    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler))
+    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler), to)
     if data:
         from cctool.ops.dataobjects import data_tree
 
@@ -133,7 +139,9 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
-    if to in ("folded", "speedscope", "pprof"):
+    if percent:
+        _say_no_percent(gf, opts)
+    if to in ("folded", "speedscope", "pprof", "cct"):
         from cctool.cli._exports import write_export
 
         write_export(gf, to, opts, output, title=profile)
@@ -179,18 +187,18 @@ def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) 
 
 
 def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
-          thread: int | None, data: bool, where: tuple[int | None, str | None]
+          thread: int | None, data: bool, where: tuple[int | None, str | None], to: str
           ) -> tuple[GraphFrame, str]:
     """The profile, or a v4 database combined over its ranks in parts (its one location
     then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
-    --scheduler) asks for them."""
+    --scheduler) asks for them; never in parts when saved (``to`` cct)."""
     from cctool.cli._ensemble import database_executor, roots
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import load
 
     ex = database_executor(profile, *where)
     whole = "--rank/--thread" if rank is not None or thread is not None else (
-        "--data" if data else None)
+        "--data" if data else "--to cct" if to == "cct" else None)
     if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
         return load(profile, fmt), agg
     from dataclasses import replace
@@ -211,6 +219,18 @@ def _warn_combine(gf: GraphFrame, metrics: tuple[str, ...], agg: str, rank: int 
 
     for line in combine_warnings(gf, shown, agg, rank):
         warn(line)
+
+
+def _say_no_percent(gf: GraphFrame, opts: TreeOptions) -> None:
+    """--percent asked for a % of the total of values that are not parts of it: say why
+    there is none (on stderr; the text legend says it too)."""
+    from cctool.errors import warn
+    from cctool.render.percent import no_percent_reason
+    from cctool.render.rows import view_metrics
+
+    why = no_percent_reason(gf, view_metrics(gf, opts), opts)
+    if why is not None:
+        warn(f"--percent: no % of the total: {why}")
 
 
 def _with_hot_path(gf: GraphFrame, opts: TreeOptions) -> TreeOptions:

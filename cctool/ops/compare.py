@@ -199,10 +199,12 @@ def _meta(base: GraphFrame, other: GraphFrame, opts: CompareOptions) -> dict[str
         what = f"{second} − {first} in % of {first}"
     else:
         what = f"{second} − {first}"
+    shown = what  # what a value is, for column headings: "B − A", "A / B"
     if opts.normalize:
         what += f", {second} scaled to {first}'s total"
     return {
         "values_note": f"{what}; each profile: {opts.agg} over its ranks (threads summed per rank)",
+        "values_what": shown,
         "metric_aliases": base.metadata.get("metric_aliases") or {},
     }
 

@@ -17,6 +17,7 @@ from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.callgraph import NOT_EXPANDED
 from cctool.model.frame import GraphFrame
 from cctool.model.merge import merges_call_paths, only_metrics, refuse_unmergeable
+from cctool.model.shares import frame_share_refusal
 from cctool.ops.groupby import edge_table, group_ids, groupby, node_attribute, outermost
 from cctool.options import Selection
 
@@ -51,7 +52,9 @@ def flat_profile(
 
     Returns:
         Columns ``<by>``, ``self``, ``self%``, ``sum%`` (running total of self%), ``cum``,
-        ``cum%`` and ``contexts`` (CCT nodes merged). Percentages are of the summed self.
+        ``cum%`` and ``contexts`` (CCT nodes merged). Percentages are of the summed self,
+        and only where the values are parts of a total (:mod:`cctool.model.shares`; not for
+        a max over ranks, say).
     """
     exc, inc = metric_pair(gf, metric)
     gg = groupby(only_metrics(gf, [exc, inc]), by)
@@ -63,6 +66,8 @@ def flat_profile(
     total = float(df["self"].sum())
     scale = 100.0 / total if total else 0.0
     df = df.sort(["self", "cum", "node"], descending=[True, True, False])
+    if frame_share_refusal(gf, exc, agg, rank, thread) is not None:
+        return df.select(by, "self", "cum", "contexts")  # not parts of a total: no %
     return df.select(
         by, "self", (pl.col("self") * scale).alias("self%"),
         (pl.col("self").cum_sum() * scale).alias("sum%"), "cum",
@@ -103,14 +108,18 @@ def callers(
     """Who called ``name`` and how much of its cost came through each caller.
 
     Returns columns ``caller``, ``calls``, ``self``, ``self%``, ``cum``, ``cum%`` (percent of
-    the function's own totals), heaviest ``cum`` first. Over all rows ``cum`` adds up to the
+    the function's own totals; no % where the values are not parts of a total, as for a max
+    over ranks), heaviest ``cum`` first. Over all rows ``cum`` adds up to the
     function's inclusive value and ``self`` to its exclusive value (for ``agg`` sum).
     """
     table = caller_table(gf, by, metric, agg, rank, thread).filter(pl.col("callee") == name)
     if table.is_empty():
         raise NodeNotFoundError(f"no node with {by} {name!r}")
     self_total, cum_total = float(table["self"].sum()), float(table["cum"].sum())
-    return table.sort(["cum", "self", "caller"], descending=[True, True, False]).select(
+    table = table.sort(["cum", "self", "caller"], descending=[True, True, False])
+    if frame_share_refusal(gf, metric_pair(gf, metric)[0], agg, rank, thread) is not None:
+        return table.select("caller", "calls", "self", "cum")  # not parts of a total
+    return table.select(
         "caller", "calls", "self", _pct("self", self_total, "self%"), "cum",
         _pct("cum", cum_total, "cum%"),
     )

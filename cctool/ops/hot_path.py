@@ -13,6 +13,7 @@ import polars as pl
 
 from cctool.errors import CctoolError, NodeNotFoundError
 from cctool.model.frame import GraphFrame
+from cctool.model.shares import frame_share_refusal
 from cctool.ops.idle import busiest_root
 from cctool.ops.views import profile_total
 from cctool.options import Selection
@@ -82,7 +83,8 @@ def hot_path(
     Returns:
         One row per path node: ``node``, ``depth``, ``name``, the metric, ``parent%``,
         ``start%`` and ``total%`` (percent of the parent's, the start node's and the whole
-        profile's value, see :func:`cctool.ops.views.profile_total`).
+        profile's value, see :func:`cctool.ops.views.profile_total`; only where the values
+        are parts of that total, :mod:`cctool.model.shares`).
     """
     col = default_inclusive(gf, metric)
     values = gf.node_values([col], agg=agg, rank=rank, thread=thread)[col].to_numpy()
@@ -90,13 +92,15 @@ def hot_path(
     path = hot_path_nodes(gf, values, threshold, first)
     vals = values[path]
     prev = np.concatenate((vals[:1], vals[:-1]))
-    return gf.nodes.select(pl.col("node", "depth", "name").gather(path)).with_columns(
+    out = gf.nodes.select(pl.col("node", "depth", "name").gather(path)).with_columns(
         pl.Series(col, vals),
         pl.Series("parent%", _percent(vals, prev)),
         pl.Series("start%", _percent(vals, np.full_like(vals, vals[0] if vals.size else 0))),
-        pl.Series("total%", _percent(vals, np.full_like(vals, profile_total(
-            gf, col, agg, rank, thread)))),
     )
+    if frame_share_refusal(gf, col, agg, rank, thread) is not None:
+        return out  # no part of a total (a max over ranks, a ratio): no % of it
+    return out.with_columns(pl.Series("total%", _percent(vals, np.full_like(
+        vals, profile_total(gf, col, agg, rank, thread)))))
 
 
 def _percent(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from cctool.model.frame import AGGREGATIONS, GraphFrame
 from cctool.model.merge import merge_agg, merges_call_paths, refuse_unmergeable
 from cctool.model.metrics import Metric, comparable
 from cctool.model.paths import dense_ids, path_ids, split_ids
+from cctool.model.shares import frame_share_refusal
 
 # Metadata keys that hold the number of processes, most specific first.
 PROCESS_KEYS = ("mpi.world.size", "jobsize", "mpi.size", "num_ranks", "nranks", "num_procs",
@@ -138,6 +139,10 @@ def scaling(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions) -> Sca
     runs_df, key_name = run_keys(kept, opts)
     metric = kept[0][1].resolve_metric(opts.metric)
     check_same_metric(kept, opts.metric, metric)
+    if opts.percent:
+        why = frame_share_refusal(kept[0][1], metric, opts.agg)
+        if why is not None:
+            raise ScalingError(f"no % of each run's total: {why}")
     labels = runs_df.sort("input")["label"].to_list()
     values, row_labels, totals = _long_values([gf for _, gf in kept], labels, metric, opts)
     order = list(runs_df["label"].unique(maintain_order=True))

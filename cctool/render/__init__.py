@@ -212,7 +212,7 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
     info: list[Metric | None] = [gf.metric(m) for m in metrics]
-    shown, kinds = shown_columns(metrics, info, opts)
+    shown, kinds = shown_columns(gf, metrics, info, opts)
     tree = render_rows(rows, shown, opts, info=kinds)
     parts: list[RenderableType] = [tree]
     if opts.legend:

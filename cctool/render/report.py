@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 
 from cctool.model.metrics import Metric
+from cctool.model.shares import share_refusal
 from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
@@ -91,8 +92,10 @@ def tree_view(
 ) -> Group:
     """Summary lines, then the union tree with the shown values."""
     head = Text("\n".join(summary_lines(cmp, labels, opts.precision)) + "\n")
-    if opts.percent and cmp.opts.op == "sub" and not cmp.opts.percent and cmp.shown:
-        # B - A as a percentage of the base run's total (A's; B's with reverse).
+    if opts.percent and cmp.opts.op == "sub" and not cmp.opts.percent and cmp.shown and \
+            share_refusal(cmp.result.metric(cmp.shown[0]), cmp.opts.agg) is None:
+        # B - A as a percentage of the base run's total (A's; B's with reverse), where the
+        # values are parts of it (not a difference of maxima over ranks: model.shares).
         first = cmp.shown[0]
         base = cmp.totals[first][1 if cmp.opts.reverse else 0]
         side = "B" if cmp.opts.reverse else "A"

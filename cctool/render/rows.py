@@ -54,7 +54,9 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
                                     for m in metrics])
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
-    if opts.percent and metrics:
+    from cctool.render.percent import shows_percent
+
+    if shows_percent(gf, metrics, opts):
         from cctool.ops.views import percent_name
         from cctool.render.percent import percent_base
 

@@ -44,12 +44,16 @@ def _fit(name: str, width: int | None) -> str:
 
 def flat_table(df: pl.DataFrame, by: str, precision: int = 4, name_width: int | None = None,
                metric: Metric | None = None) -> FitTable:
-    """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units)."""
-    rows = [[format_value(r["self"], precision, metric), percent(r["self%"]), percent(r["sum%"]),
-             format_value(r["cum"], precision, metric), percent(r["cum%"]),
+    """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units); the
+    % columns only when ``df`` has them (values that are parts of a total)."""
+    pct = "self%" in df.columns
+    rows = [[format_value(r["self"], precision, metric),
+             *([percent(r["self%"]), percent(r["sum%"])] if pct else []),
+             format_value(r["cum"], precision, metric), *([percent(r["cum%"])] if pct else []),
              _fit(str(r[by]), name_width)]
             for r in df.iter_rows(named=True)]
-    return _table(["self", "self%", "sum%", "cum", "cum%", by], rows, left=[by], shrink=by)
+    heads = ["self", "self%", "sum%", "cum", "cum%", by] if pct else ["self", "cum", by]
+    return _table(heads, rows, left=[by], shrink=by)
 
 
 def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 4,

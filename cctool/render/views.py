@@ -21,7 +21,7 @@ from cctool.render import (
     format_value,
     legend,
 )
-from cctool.render.percent import PERCENT
+from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import elide, printable
 from cctool.render.treelines import _GUIDES, GuideCodes, _fresh_style, _guide_text
 
@@ -45,7 +45,9 @@ def view_records(view: View, percent: bool) -> pl.DataFrame:
 
 def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool = True,
                     depth: int | None = None) -> Group:
-    """The view as lines with a column header and a legend; ``depth`` limits the levels."""
+    """The view as lines with a column header and a legend; ``depth`` limits the levels.
+    Percentages of the total are left out when the values are not parts of it."""
+    percent = percent and view.no_share is None
     rows = view.with_percent()
     if depth is not None:
         rows = rows.filter(pl.col("depth") < depth)
@@ -74,10 +76,11 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
         where = describe_locations(gf, opts, [inc_info])
         key = legend([view.inclusive, view.exclusive], opts, peak, where, False,
                      [inc_info, exc_info])
-        notes = [f"%: of the total, {format_value(view.total, opts.precision, inc_info)}"]
+        notes = [f"%: of the total, {format_value(view.total, opts.precision, inc_info)}"
+                 if percent else no_share_note(view.no_share)]
         if view.note:
             notes.append(view.note)
-        key.notes = tuple(notes)
+        key.notes = tuple(n for n in notes if n)
         parts += [Text(""), key]
     return Group(*parts)
 

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from cctool.model.frame import GraphFrame
+from cctool.model.shares import frame_share_refusal
 from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 
@@ -89,4 +90,5 @@ def assemble(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
     members = ((new[exc_members.rows], exc_members.nodes),
                (new[inc_members.rows], inc_members.nodes))
     return View(kind=kind, rows=pl.DataFrame(data), exclusive=exc, inclusive=inc,
-                total=total(gf, inc, opts), exact=exact, members=members, note=note)
+                total=total(gf, inc, opts), exact=exact, members=members, note=note,
+                no_share=frame_share_refusal(gf, inc, opts.agg, opts.rank, opts.thread))

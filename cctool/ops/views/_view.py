@@ -46,6 +46,9 @@ class View:
         members: (exclusive, inclusive) pairs of (row ids, CCT node ids): which nodes each
             row sums, for per-rank detail of one row.
         note: what a reader should know about the rows (levels left out, say).
+        no_share: why the values are not parts of :attr:`total` (a max over ranks, say),
+            so that no percentage of it is shown; None when they are
+            (:func:`cctool.model.shares.share_refusal`).
     """
 
     kind: str
@@ -56,6 +59,7 @@ class View:
     exact: bool = True
     members: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
     note: str = ""
+    no_share: str | None = None
 
     @property
     def size(self) -> int:
@@ -63,7 +67,9 @@ class View:
 
     def with_percent(self) -> pl.DataFrame:
         """The rows with ``<exclusive> %`` and ``<inclusive> %`` of :attr:`total` added
-        after their values."""
+        after their values; the rows alone when the values are not parts of the total."""
+        if self.no_share is not None:
+            return self.rows
         scale = 100.0 / self.total if self.total else float("nan")
         cols = [c for c in self.rows.columns]
         out = self.rows.with_columns(

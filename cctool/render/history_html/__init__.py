@@ -13,11 +13,16 @@ from __future__ import annotations
 import html
 import json
 import re
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
 
+from cctool.model.columns import INC_SUFFIX
+from cctool.model.metrics import describe
+from cctool.model.shares import share_refusal
 from cctool.render.history import show_rows, shown_rows
 from cctool.render.html._payload import to_script_json
 from cctool.render.values import rules_script
@@ -26,28 +31,61 @@ if TYPE_CHECKING:
     from cctool.history.check import CheckResult
     from cctool.history.series import Series
 
-__all__ = ["history_page", "page_data"]
+__all__ = ["RunTotals", "history_page", "page_data", "run_totals"]
 
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA)\}\}")
 _RUN_COLUMNS = ("run", "commit", "branch", "date", "machine")
 
 
 def history_page(s: Series, top: int | None = 50, marks: CheckResult | None = None,
-                 title: str | None = None, marks_from: int = 0) -> str:
+                 title: str | None = None, marks_from: int = 0,
+                 totals: RunTotals | None = None) -> str:
     """The page of the series ``s`` (its ``top`` paths of largest median; ``marks``: the
-    check of its runs from ``marks_from`` on, whose change points and trends are drawn) as
-    one HTML document."""
-    data = page_data(s, top, marks, title, marks_from)
+    check of its runs from ``marks_from`` on, whose change points and trends are drawn;
+    ``totals``: each run's total, the base of "% of run", :func:`run_totals`) as one HTML
+    document."""
+    data = page_data(s, top, marks, title, marks_from, totals)
     slots = {"TITLE": html.escape(str(data["title"])), "CSS": _asset("history.css"),
              "JS": rules_script() + "\n" + _asset("history.js"), "DATA": to_script_json(data)}
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))
 
 
+@dataclass(frozen=True, eq=False)
+class RunTotals:
+    """Each run's total of the metric, the base of the page's "% of run": ``values`` (one
+    per run, None when the metric's values are not parts of a total) and what they are."""
+
+    values: np.ndarray | None
+    what: str
+
+
+def run_totals(whole: Series, parents: pl.DataFrame) -> RunTotals:
+    """Each run's total of ``whole``'s metric (a series of every recorded path, not only the
+    shown ones; ``parents``: ``key`` and ``parent`` of the store's paths): for an inclusive
+    metric the sum over the root paths, for an exclusive one over every path, never a sum
+    over nested paths. A metric whose values are not parts of a total (a ratio, a
+    percentage: :mod:`cctool.model.shares`) has none."""
+    why = share_refusal(describe(whole.metric, whole.unit))
+    if why is not None:
+        return RunTotals(None, why)
+    values = np.nan_to_num(whole.values, nan=0.0)  # a path a run lacks adds nothing
+    if not whole.metric.endswith(INC_SUFFIX):
+        return RunTotals(values.sum(axis=0), f"the sum over its {len(values)} call paths")
+    up = whole.paths.select("key").join(parents.select("key", "parent"), on="key",
+                                        how="left", maintain_order="left")["parent"]
+    root = ~up.is_in(parents["key"].implode()).fill_null(False).to_numpy()
+    return RunTotals(values[root].sum(axis=0),
+                     f"the sum over its {int(root.sum())} root call path"
+                     f"{'s' * (int(root.sum()) != 1)}")
+
+
 def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
-              title: str | None = None, marks_from: int = 0) -> dict[str, Any]:
+              title: str | None = None, marks_from: int = 0,
+              totals: RunTotals | None = None) -> dict[str, Any]:
     """The JSON the page embeds: runs (metadata columns), the shown paths (path order, with
-    the nearest shown ancestor as ``parent``), their series, and per run the sum of the
-    metric over every selected path (the tree's 100 %)."""
+    the nearest shown ancestor as ``parent``), their series, and per run the run's total of
+    the metric (``totals``, the base of "% of run"; null, and no % column, when its values
+    are not parts of a total)."""
     rows = show_rows(s)
     keep = shown_rows(rows, top)
     shown = rows[keep]
@@ -59,7 +97,6 @@ def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
             for c in _RUN_COLUMNS}
     runs["keys"] = [_keys(k) for k in (s.runs["keys"].to_list() if "keys" in s.runs.columns
                                        else [None] * s.runs.height)]
-    total = np.nansum(s.values, axis=0) if len(s.values) else np.zeros(s.runs.height)
     steps: dict[str, list[int]] = {}
     trends: dict[str, float] = {}
     step_change: dict[str, float] = {}
@@ -79,7 +116,10 @@ def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
         "selected": len(s.values),
         "hidden": len(s.values) - len(paths),
         "runs": runs,
-        "total": total,
+        "total": totals.values if totals is not None else None,
+        "totalOf": (totals.what if totals is not None and totals.values is not None else None),
+        "noShare": (totals.what if totals is not None and totals.values is None
+                    else None if totals is not None else "no run totals were given"),
         "paths": {
             "path": paths, "name": names, "parent": parent,
             "runs": shown["runs"].to_list(), "last": shown["last"].to_numpy(),

@@ -196,6 +196,7 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     settings = _settings(replace(opts, colormap=colormap), color, size, share or priority,
                          title, note)
     settings["markerLabels"] = [f"only in {names[0]}", f"only in {names[1]}"]
+    settings["changeLabel"] = str(gf.metadata.get("values_what") or "")  # "B − A" heads
     if share:
         settings["share"] = share
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "

@@ -51,7 +51,9 @@ def table_views(gf: GraphFrame, inclusive: str, agg: str = "sum", rank: Selectio
             "exclusive": view.exclusive, "inclusive": view.inclusive,
             "exc": rows[view.exclusive].to_numpy().astype(np.float64),
             "inc": rows[view.inclusive].to_numpy().astype(np.float64),
-            "total": view.total, "note": view.note, "exact": view.exact,
+            # no total, no "%" columns: values that are not parts of it (a max over ranks)
+            "total": view.total if view.no_share is None else None,
+            "note": view.note, "exact": view.exact,
         }
     return out
 
@@ -61,15 +63,17 @@ def totals(gf: GraphFrame, agg: str = "sum", rank: Selection = None,
     """The base of each metric's "% of total" on the page: the whole profile's value
     (:func:`cctool.ops.views.profile_total`) of the metric's inclusive partner where it has
     one (as the views' percentages of both columns of a pair), else of the metric; metrics
-    that are not sums have none."""
+    whose values are not parts of a total (:mod:`cctool.model.shares`: a ratio, a max over
+    ranks, ...) have none."""
+    from cctool.model.shares import frame_share_refusal
     from cctool.ops.views import profile_total
 
     out = {}
     for m in gf.metric_columns:
-        if not gf.metric(m).additive:
+        if frame_share_refusal(gf, m, agg, rank, thread) is not None:
             continue
         base = m if gf.is_inclusive(m) else (gf.inclusive_of(m) or m)
-        if not gf.metric(base).additive:
+        if frame_share_refusal(gf, base, agg, rank, thread) is not None:
             base = m
         total = profile_total(gf, base, agg, rank, thread)
         if np.isfinite(total) and total != 0:

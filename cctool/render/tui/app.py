@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
 from cctool.model.metrics import Metric
+from cctool.ops.views import View
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
 from cctool.render.values import RATIO, format_percent, format_value
@@ -90,8 +91,8 @@ class TreeTable(ScrollView, can_focus=True):
     def _line(self, row: int, index: int, width: int) -> list[tuple[str, Style]]:
         m = self.model
         inc, inc_pct, exc, exc_pct, name = m.cells(row)
-        cells = (format_value(inc, self.info[0]), format_percent(inc_pct),
-                 format_value(exc, self.info[1]), format_percent(exc_pct))
+        cells = (format_value(inc, self.info[0]), format_percent(inc_pct) if m.shares else "",
+                 format_value(exc, self.info[1]), format_percent(exc_pct) if m.shares else "")
         values = " ".join(c.rjust(w) for c, w in zip(cells, self.widths(), strict=True)) + " "
         mark = ("▾ " if m.expanded[row] else "▸ ") if m.has_children[row] else "  "
         depth = int(m.depth[row])
@@ -110,6 +111,13 @@ class TreeTable(ScrollView, can_focus=True):
 def _finite(values: np.ndarray) -> np.ndarray:
     kept: np.ndarray = values[np.isfinite(values)]
     return kept
+
+
+def _share(value: float, view: View) -> str:
+    """``value``'s % of the view's total, or blanks where the values are not parts of it."""
+    if view.no_share is not None:
+        return " " * 7
+    return f"{format_percent(100 * value / view.total if view.total else 0):>7}"
 
 
 def _heat(pct: float) -> Style:
@@ -171,13 +179,15 @@ class ViewerApp(App[None]):
     # ------------------------------------------------------------------ drawing
     def _redraw(self, status: str | None = None) -> None:
         m = self.model
-        heads = [*(h.rjust(w) for h, w in zip(COLUMNS[:4], self.table.widths(), strict=True)),
-                 "name"]
-        heads[m.sort_column] = heads[m.sort_column].replace(
+        shown = [h if m.shares or "%" not in h else "" for h in COLUMNS[:4]]
+        heads = [*(h.rjust(w) for h, w in zip(shown, self.table.widths(), strict=True)), "name"]
+        heads[m.sort_column] = heads[m.sort_column] if not heads[m.sort_column].strip() else (
+            heads[m.sort_column]).replace(
             heads[m.sort_column].strip(), heads[m.sort_column].strip() + "▼"
             if m.sort_column < 4 else "name▲")
+        total = "total" if m.shares else f"{m.opts.agg} of rank totals"
         title = Text(f"{self.profile_title} | {m.kind} | {m.view.inclusive} | "
-                     f"total {format_value(m.view.total, self.info[0])} | "
+                     f"{total} {format_value(m.view.total, self.info[0])} | "
                      f"{m.visible().size}/{m.parent.size} rows\n", style="bold")
         title.append(" ".join(heads[:4]) + " " + heads[4], style="bold underline")
         self.query_one("#head", Static).update(title)
@@ -223,9 +233,8 @@ class ViewerApp(App[None]):
             if r["role"] == "function":
                 continue
             indent = "  " if r["role"] in ("callers", "callees") else "      "
-            share = 100 * r[view.inclusive] / view.total if view.total else 0.0
             text.append(f"{format_value(r[view.inclusive], self.info[0]):>13} "
-                        f"{format_percent(share):>7} "
+                        f"{_share(r[view.inclusive], view)} "
                         f"{indent}{r['name']}\n",
                         style="bold" if r["role"] in ("callers", "callees") else "")
         self.query_one("#peek", Static).update(text)

@@ -71,7 +71,12 @@ class ViewModel:
         self.names = rows["name"].fill_null("").to_numpy().astype(object)
         self.exc = rows[self.view.exclusive].to_numpy()
         self.inc = rows[self.view.inclusive].to_numpy()
-        scale = 100.0 / self.view.total if self.view.total else 0.0
+        # % of the total only where the values are parts of it (not a max over ranks);
+        # else the rows' heat is their share of the largest value, and no % is drawn.
+        self.shares = self.view.no_share is None
+        peak = float(np.nanmax(np.abs(self.inc))) if self.inc.size else 0.0
+        base = self.view.total if self.shares else peak
+        scale = 100.0 / base if base else 0.0
         self.exc_pct, self.inc_pct = self.exc * scale, self.inc * scale
         n = self.parent.size
         self.size = self.view.subtree_end() - np.arange(n)  # rows are in preorder already

@@ -203,23 +203,27 @@
     const tb = $("run-tree").tBodies[0];
     tb.textContent = "";
     $("run-value-head").textContent = metricUnit;
-    const total = D.total[j];
+    const total = D.total ? D.total[j] : null; // null: the values are not parts of a total
+    $("run-share-head").hidden = $("run-bar-head").hidden = D.total === null;
     for (const [i, d] of TREE) {
       const v = P.series[i][j];
       const tr = el("tr", { "data-i": i, class: i === state.path ? "sel" : "" });
       const name = el("td", { class: "tname", title: P.path[i], style: "padding-left:" + (6 + 14 * d) + "px" }, P.name[i]);
       tr.appendChild(name);
       tr.appendChild(el("td", { class: "num v" }, v === null ? "not run" : fmt(v)));
-      const share = v === null || !total ? null : v / total;
-      tr.appendChild(el("td", { class: "num pct" }, share === null ? "–" : sharePct(share)));
-      const bc = el("td", { class: "barcell" });
-      if (share !== null) bc.appendChild(el("div", { class: "bar", style: "width:" + Math.max(0, Math.min(100, share * 100)).toFixed(1) + "%" }));
-      tr.appendChild(bc);
+      if (D.total !== null) {
+        const share = v === null || !total ? null : v / total;
+        tr.appendChild(el("td", { class: "num pct" }, share === null ? "–" : sharePct(share)));
+        const bc = el("td", { class: "barcell" });
+        if (share !== null) bc.appendChild(el("div", { class: "bar", style: "width:" + Math.max(0, Math.min(100, share * 100)).toFixed(1) + "%" }));
+        tr.appendChild(bc);
+      }
       tr.addEventListener("click", () => selectPath(i));
       tb.appendChild(tr);
     }
     $("run-tree-note").textContent = "The " + M + " call paths listed, indented under their nearest listed caller; " +
-      "% of run = share of this run's sum over all " + D.selected + " selected call paths (" + fmt(total) + unit + ").";
+      (D.total !== null ? "% of run = share of this run's total, " + D.totalOf + " (" + fmt(total) + unit + ")."
+        : "no % of run: " + D.noShare + ".");
   }
 
   function selectPath(i) {

@@ -69,10 +69,13 @@
   // Which metric the labels' "%" is a share of: the color metric when it adds up (not a
   // change or a ratio), else the page's `share` metric (a ratio page's numerator time), the
   // size metric or the priority metric; and its total over the roots (the whole profile).
+  // A page of one profile lists in data.totals the metrics whose values are parts of a
+  // total (cctool.model.shares: not a ratio, not a max over ranks); no other gets a "%".
   P.labelTotals = function () {
-    const m = this.model, enc = this.enc;
+    const m = this.model, enc = this.enc, parts = m.data.totals;
     const total = (k) => {
       if (k < 0 || !m.metrics[k] || m.metrics[k].group === "change") return 0;
+      if (parts && !Object.prototype.hasOwnProperty.call(parts, m.metrics[k].name)) return 0;
       const vals = m.shownValues(k, true);
       let t = 0;
       for (const r of m.roots) if (Number.isFinite(vals[r])) t += vals[r];

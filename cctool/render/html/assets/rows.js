@@ -14,9 +14,22 @@
   function pairOf(model) {
     const data = model.data, idx = (name) => model.metricIndex.get(name);
     if (Array.isArray(data.pair) && data.pair.every((x) => idx(x) !== undefined)) return data.pair.map(idx);
-    const inc = idx(data.priority) ?? 0, base = String(data.priority || "").replace(/ \(inc\)$/, "");
+    // "M (inc)" pairs with "M"; a side of a comparison, "M (inc) [A]", with "M [A]".
+    const inc = idx(data.priority) ?? 0;
+    const base = String(data.priority || "").replace(/ \(inc\)(?=( \[[AB]\])?$)/, "");
     const exc = idx(base) !== undefined && base !== data.priority ? idx(base) : inc;
     return [exc, inc];
+  }
+
+  // A value column's heading: which kind of value, and whose where the page compares two
+  // profiles ("A inclusive" for "time (inc) [A]", its title naming the profile; "B − A
+  // inclusive" for the change itself).
+  function heading(model, name, kind) {
+    const k = model.metricIndex.get(name), group = k === undefined ? "" : model.metrics[k].group;
+    const side = /\[([AB])\]$/.exec(name), change = model.data.changeLabel;
+    if (side) return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
+    if (group === "change" && change) return { label: `${change} ${kind}`, title: `${name}: ${change}` };
+    return { label: kind, title: name };
   }
 
   function percentColumn(values, total, label, title) {
@@ -26,13 +39,21 @@
 
   // The value columns: inclusive, its %, exclusive, its %, then (top-down) the other metrics.
   function columns(model, exc, inc, excName, incName, total, extra) {
-    const cols = [{ label: "inclusive", title: incName, unit: unitOf(model, incName), whole: wholeOf(model, incName), values: inc }];
+    const cols = [{ ...heading(model, incName, "inclusive"), unit: unitOf(model, incName), whole: wholeOf(model, incName), values: inc }];
     if (total) cols.push(percentColumn(inc, total, "% inc", `${incName}: % of the profile's total`));
     if (excName !== incName) {
-      cols.push({ label: "exclusive", title: excName, unit: unitOf(model, excName), whole: wholeOf(model, excName), values: exc });
+      cols.push({ ...heading(model, excName, "exclusive"), unit: unitOf(model, excName), whole: wholeOf(model, excName), values: exc });
       if (total) cols.push(percentColumn(exc, total, "% exc", `${excName}: % of the profile's total`));
     }
     return cols.concat(extra || []);
+  }
+
+  // Another metric's column: its name, after what a comparison computed for its own values
+  // ("A / B: time (inc)"; the sides' columns already name theirs, "time (inc) [A]").
+  function named(model, m) {
+    const change = model.data.changeLabel;
+    if (m.group === "change" && change) return { label: `${change}: ${m.name}`, title: `${m.name}: ${change}` };
+    return { label: m.name, title: m.name };
   }
 
   function unitOf(model, name) {
@@ -145,7 +166,7 @@
     if (kind === "top-down") {
       const me = model.metrics[exc], mi = model.metrics[inc], total = mi.total || 0;
       const extra = model.metrics.filter((m, k) => k !== exc && k !== inc && m.percentOf === undefined)
-        .map((m) => ({ label: m.name, title: m.name, unit: m.unit, whole: m.whole, values: m.values }));
+        .map((m) => ({ ...named(model, m), unit: m.unit, whole: m.whole, values: m.values }));
       const cols = columns(model, me.values, mi.values, me.name, mi.name, total, extra);
       return new CCT.RowSet(kind, model.parent, (i) => model.name(i), () => "", cols,
         { node: (i) => i, total, pair: [me.name, mi.name] });

@@ -329,13 +329,17 @@
       tr.innerHTML = `<td class="num"></td><td class="num"></td><td class="path"></td>`;
       tr.cells[0].textContent = fmt(s.own[i]);
       tr.cells[1].textContent = CCTValues.percent(100 * s.own[i] / (s.total || 1));
-      tr.cells[2].textContent = "\u200e" + path; // keeps the innermost frames visible
+      tr.cells[2].textContent = ltr(path); // right-to-left: keeps the innermost frames visible
       tr.title = path;
       tr.onclick = () => select(i, true);
       body.appendChild(tr);
     }
     updateTreeTimes();
   }
+  // A name shown in a right-to-left (end-first) cell, as every page shows call paths: left-
+  // to-right marks at both ends keep its punctuation in place ("<outside regions>", not
+  // "<<outside regions").
+  function ltr(text) { return "\u200e" + text + "\u200e"; }
   let summaryTimer = 0;
   function viewChanged() {
     draw();
