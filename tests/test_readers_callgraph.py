@@ -71,13 +71,33 @@ def test_recursion_is_cut_after_one_turn() -> None:
 
 def test_recursive_leaves_take_their_exclusive_as_inclusive() -> None:
     g = graph(2, [(0, 1, 1, 1), (1, 1, 4, 4)], {0: 1})
-    g.edge_values = {**g.edge_values, "cost (inc)": np.array([9.0, 99.0])}
+    g.edge_values = {**g.edge_values, "cost (inc)": np.array([5.0, 99.0])}
     g.root_values = {**g.root_values, "cost (inc)": np.array([10.0, 0.0])}
     g.inclusive = {"cost (inc)": "cost"}
     tree = expand(g)
     assert tree.recursive.tolist() == [False, False, True]
-    # A root's inclusive value is its subtree's exclusive sum, not the measured 10.
-    assert tree.values["cost (inc)"].tolist() == [6.0, 9.0, 4.0]
+    # A root's inclusive value is its subtree's exclusive sum, not the measured 10; the
+    # edge M -> F keeps its measured 5, the recursive edge's 99 (nested calls counted
+    # again) is not used.
+    assert tree.values["cost (inc)"].tolist() == [6.0, 5.0, 4.0]
+    assert tree.values["cost"].tolist() == [1.0, 1.0, 4.0]
+
+
+def test_children_add_up_to_their_parent_and_keep_the_measured_edges() -> None:
+    # M calls A and B (measured 6 and 4); both call C, which A calls 9 times cheaply (1) and
+    # B once expensively (3): C's self cost 4 follows the edges' cost, not the calls.
+    g = graph(4, [(0, 1, 1, 5), (0, 2, 1, 1), (1, 3, 9, 1), (2, 3, 1, 3)], {0: 0})
+    g.edge_values = {**g.edge_values, "cost (inc)": np.array([6.0, 4.0, 1.0, 3.0])}
+    g.root_values = {**g.root_values, "cost (inc)": np.array([10.0, 0, 0, 0])}
+    g.weight = g.edge_values["cost (inc)"]
+    g.inclusive = {"cost (inc)": "cost"}
+    tree = expand(g)
+    got = dict(zip(paths(tree, "MABC"), tree.values["cost (inc)"].round(9).tolist(),
+                   strict=True))
+    assert got == {"M": 10.0, "MA": 6.0, "MB": 4.0, "MAC": 1.0, "MBC": 3.0}
+    kids = np.bincount(tree.parent[tree.parent >= 0],
+                       weights=tree.values["cost (inc)"][tree.parent >= 0], minlength=5)
+    np.testing.assert_allclose(tree.values["cost (inc)"], tree.values["cost"] + kids)
 
 
 def test_a_cycle_nobody_calls_becomes_a_root() -> None:

@@ -52,7 +52,9 @@ def test_py3_tree_shape_and_roots(data) -> None:
     assert root_inc == pytest.approx(stats.total_tt, rel=1e-12)
     outside_g = roots.filter(pl.col("name") == "g").join(gf.metrics, on="node").row(0, named=True)
     assert outside_g["calls"] == 1.0
-    assert outside_g["time"] == pytest.approx(0.257369 - 0.257098)  # tottime minus f->g edge
+    # tottime minus the f->g edge, to what pstats' own times disagree by (a node's children
+    # add up to it, where tottime + callees' cumtime differ from cumtime by microseconds)
+    assert outside_g["time"] == pytest.approx(0.257369 - 0.257098, rel=1e-3)
     gf.validate()
 
 
@@ -73,7 +75,8 @@ def test_py3_edges_and_recursion(data) -> None:
     f = rows["e/f"]
     assert (f["calls"], f["time"], f["time (inc)"]) == (1000.0, 0.048894, 23.022333)
     g = rows["e/f/g"]
-    assert (g["calls"], g["time"], g["time (inc)"]) == (1000.0, 0.257098, 22.950701)
+    assert (g["calls"], g["time (inc)"]) == (1000.0, 22.950701)
+    assert g["time"] == pytest.approx(0.257098, rel=1e-6)
     assert rows["e/f/recursive"]["calls"] == 1000.0
     # recursive has three expanded contexts whose call shares are 1000 : 1000000 : 1000
     # (g outside, e/f/g, e/f), so its self-edge of 100200000 calls splits the same way.
@@ -92,7 +95,8 @@ def test_py3_totals_match_pstats(data) -> None:
     # Shares of a caller's contexts are fractions: equal up to rounding in the last bit.
     assert gf.metrics["calls"].sum() == pytest.approx(stats.total_calls, rel=1e-15)
     assert gf.metrics["time"].sum() == pytest.approx(stats.total_tt)
-    # Per function, the tree's sums equal the flat totals (tottime and ncalls).
+    # Per function, the tree's sums equal the flat totals (ncalls exactly; tottime to what
+    # pstats' tottime and cumtime disagree by, since each node's children add up to it).
     per_func = (
         gf.nodes.join(gf.metrics, on="node")
         .group_by("file", "line", "name")
@@ -103,7 +107,7 @@ def test_py3_totals_match_pstats(data) -> None:
         key = (row["file"] or "~", row["line"], row["name"])
         cc, nc, tt, ct, callers = stats.stats[key]  # type: ignore[attr-defined]
         assert row["calls"] == pytest.approx(nc)
-        assert row["time"] == pytest.approx(tt, abs=1e-12)
+        assert row["time"] == pytest.approx(tt, rel=1e-6, abs=1e-9)
 
 
 def test_unmarshaller_agrees_with_marshal(data) -> None:

@@ -18,7 +18,9 @@ which builds the call tree from the roots along caller -> callee edges:
   records one, see :func:`activity_weights`); a function's weights, renormalised over the contexts
   in which it is expanded, are those contexts' shares. Summed over all nodes of a function,
   an edge-level metric therefore equals the sum over the function's edges, so flat totals
-  survive the expansion; only the split between contexts is an estimate.
+  survive the expansion (for a pair of inclusive and exclusive metrics, to what the
+  profile's measured costs disagree by: see the last step); only the split between
+  contexts is an estimate.
 * A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
   heaviest contexts first (a context's weight times its function's activity, to within 9%),
   so the budget cuts the lightest ones. It reserves one node for each context it cannot
@@ -27,6 +29,11 @@ which builds the call tree from the roots along caller -> callee edges:
 
 Functions no root reaches (a cycle entered from outside the profile) become extra roots,
 the heaviest first.
+
+Last, the tree is made to add up (:mod:`cctool.readers._conform`): each node's inclusive
+cost is divided among its own cost and its children's in proportion to the edge costs the
+profile states, so inclusive = exclusive + children at every node and a context's inclusive
+cost follows the measured call edges, not the sum of per-function exclusive estimates.
 
 A root's inclusive values are its subtree's exclusive sums unless the measured ones add up to
 the same total (then the split between roots is the profiler's, not an estimate). Measured
@@ -47,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cctool.readers._conform import conform
 from cctool.readers._cycles import components, cycle_entries, reachable
 from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncated
 from cctool.readers._weights import BucketQueue
@@ -84,6 +92,8 @@ class CallGraph:
             docstring, on roots).
         size: per function, its inclusive cost, to pick the entry of a cycle that no root
             reaches (default: its activity weight).
+        rounded: the profile rounds its edge costs (gprof), so an edge's inclusive cost
+            may fall below what its callee's subtree holds (see :mod:`._conform`).
     """
 
     nfunc: int
@@ -98,6 +108,7 @@ class CallGraph:
     inclusive: Mapping[str, str] = field(default_factory=dict)
     complete: bool = True
     size: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rounded: bool = False
 
 
 @dataclass
@@ -164,7 +175,8 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     starts = np.searchsorted(caller[order], np.arange(n + 1))
     has_caller = np.bincount(callee, minlength=n) > 0
     builder = _Builder(callee, order, starts, max(int(max_nodes), 1))
-    builder.set_components(components(n, caller, callee))
+    comp = components(n, caller, callee)
+    builder.set_components(comp)
     builder.fracs = [frac.tolist() for frac, _ in fracs]
     builder.scale = (np.bincount(callee, weights=weight, minlength=n) + root_weight).tolist()
     builder.weights = [[] for _ in fracs]
@@ -216,11 +228,30 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         marker = np.concatenate([marker, np.ones(stopped.size, dtype=bool)])
         callees = np.bincount(caller, minlength=n)[func[stopped]]
     _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    if graph.complete:
+        _conform(graph, comp, values, parent, func, depth, recursive, marker)
     tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
                     callees)
     if tree.truncated:
         warn_truncated(graph, tree, int(max_nodes), source)
     return tree
+
+
+def _conform(graph: CallGraph, comp: np.ndarray, values: dict[str, np.ndarray],
+             parent: np.ndarray, func: np.ndarray, depth: np.ndarray, recursive: np.ndarray,
+             marker: np.ndarray) -> None:
+    """Make the tree add up, keeping the edge costs the profile states (:mod:`._conform`):
+    those of edges between two recursion cycles, and below a node the budget stopped, what
+    its edge says lies below it."""
+    up = func[np.where(parent >= 0, parent, np.arange(parent.size))]
+    stated = (parent >= 0) & ~recursive & ~marker & (comp[func] != comp[up])
+    at = np.flatnonzero(marker)
+    by_edge = at[stated[parent[at]]]
+    stated[by_edge] = True
+    for inc, exc in graph.inclusive.items():
+        above = parent[by_edge]
+        values[inc][by_edge] = np.maximum(values[inc][above] - values[exc][above], 0.0)
+    conform(values, parent, depth, graph.inclusive, stated, floor=graph.rounded)
 
 
 def _root_totals(

@@ -105,6 +105,13 @@ def checked(values: np.ndarray, col: str) -> np.ndarray:
     return np.where(noise, 0.0, values)
 
 
+def estimate_note(gf: GraphFrame) -> str | None:
+    """The profile's note on which of its numbers are estimates (a call graph expanded into
+    a tree: :data:`cctool.model.callgraph.ESTIMATE_NOTE`), for exports that carry text."""
+    note = gf.metadata.get("estimate")
+    return str(note) if note else None
+
+
 def describe_how(gf: GraphFrame, opts: TreeOptions) -> str:
     """How locations were combined, in words."""
     if opts.rank is not None or opts.thread is not None:

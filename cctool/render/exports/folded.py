@@ -2,7 +2,9 @@
 inferno, speedscope and cctool itself.
 
 One line per call path with a non-zero exclusive value (an interior node with self cost gets
-a line of its own, a prefix of its children's). Values are not rounded to fit a display:
+a line of its own, a prefix of its children's); past a size budget the smallest call paths
+are merged into ``[smaller call paths merged]`` frames, and a warning says so
+(:mod:`._bound`). Values are not rounded to fit a display:
 times are written as whole nanoseconds (flamegraph.pl and inferno sum integers; inferno
 drops fractions), counts and bytes as the integers they are. A value that is not a whole
 number in that unit (a count averaged over ranks) is written as a decimal with every digit
@@ -20,6 +22,7 @@ from cctool.errors import note, warn
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, Metric
 from cctool.options import CompareOptions, TreeOptions
+from cctool.render.exports._bound import MERGED_FRAME, bound
 from cctool.render.exports._stacks import (
     check_agg,
     checked,
@@ -32,11 +35,38 @@ NS_PER_S = 1e9
 
 
 def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
-    """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``)."""
+    """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``),
+    the smallest call paths merged when they would pass the size budget (:mod:`._bound`)."""
     w = node_weights(gf, opts)
-    ids = w.nonzero
-    values = folded_values(w.values[ids], w.metric)
-    return _lines(path_strings(w.gf)[ids], [values])
+    names = np.asarray(frame_names(w.gf), dtype=object)
+    lengths = np.fromiter((len(x.encode()) for x in names), dtype=np.int64, count=names.size)
+    par = w.gf.parent_array
+    cost = np.zeros(w.gf.num_nodes)
+    for level in w.gf.levels:  # bytes of each node's path, plus ";", a value and a newline
+        up = par[level]
+        cost[level] = lengths[level] + 1 + np.where(up >= 0, cost[np.maximum(up, 0)], 0.0)
+    b = bound(w.values, par, w.gf.levels, cost + 16, what="folded export")
+    wanted = np.zeros(w.gf.num_nodes, dtype=bool)
+    wanted[b.ids] = True
+    wanted[b.merged_under[b.merged_under >= 0]] = True
+    path = path_strings(w.gf, names, _with_callers(par, wanted))
+    merged = [MERGED_FRAME if u < 0 else f"{path[u]};{MERGED_FRAME}"
+              for u in b.merged_under.tolist()]
+    paths = np.concatenate([path[b.ids], np.asarray(merged, dtype=object)])
+    values = np.concatenate([b.values, b.merged_values])
+    return _lines(paths, [folded_values(values, w.metric)])
+
+
+def _with_callers(par: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """``wanted`` with every caller of a wanted node."""
+    out = wanted.copy()
+    frontier = np.flatnonzero(wanted)
+    while frontier.size:
+        up = par[frontier]
+        up = up[up >= 0]
+        frontier = np.unique(up[~out[up]])
+        out[frontier] = True
+    return out
 
 
 def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "sum",
@@ -74,12 +104,17 @@ def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
     return pl.Series(text, dtype=pl.String)
 
 
-def path_strings(gf: GraphFrame) -> np.ndarray:
-    """``root;...;name`` per node, built level by level."""
-    names = np.asarray(frame_names(gf), dtype=object)
+def path_strings(gf: GraphFrame, names: np.ndarray | None = None,
+                 rows: np.ndarray | None = None) -> np.ndarray:
+    """``root;...;name`` per node, built level by level (only for the nodes of the mask
+    ``rows``, which holds every caller of a node it holds; None elsewhere)."""
+    if names is None:
+        names = np.asarray(frame_names(gf), dtype=object)
     par = gf.parent_array
     path = np.empty(gf.num_nodes, dtype=object)
     for level in gf.levels:
+        if rows is not None:
+            level = level[rows[level]]
         up = par[level]
         path[level] = names[level] if not level.size or up[0] < 0 else path[up] + ";" + names[level]
     return path

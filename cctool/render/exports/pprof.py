@@ -8,7 +8,8 @@ types: the metrics asked for (``--metric``), else every additive metric of the p
 the default one first and ``default_sample_type``. Values are int64 in pprof's units: times
 in nanoseconds, bytes, and counts or events in their own unit; a value that is not a whole
 number there (a count averaged over ranks) is rounded and a warning says by how much the
-total changed. The profile's ``comment`` says how locations were combined.
+total changed. The profile's ``comment`` says how locations were combined, and a second one,
+for a call graph expanded into a tree, which numbers are estimates.
 
 Ranks and threads: with ``--agg sum`` (the default) and no ``--rank``/``--thread``, a profile
 of several locations gets one sample per call path and (rank, thread), labelled ``rank`` and
@@ -42,6 +43,7 @@ from cctool.render.exports._stacks import (
     check_agg,
     checked,
     describe_how,
+    estimate_note,
     exclusive_column,
     stacks,
 )
@@ -89,6 +91,9 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
     out += locations + functions
     comment = f"cctool export{f' of {title}' if title else ''}: {describe_how(gf, opts)}"
     out.append(_comment(strings(comment)))
+    note = estimate_note(gf)
+    if note:
+        out.append(_comment(strings(note)))
     out.append(int_field(Profile.DEFAULT_SAMPLE_TYPE, strings(cols[0])))
     body = b"".join(out) + strings.encoded()
     return gzip.compress(body, compresslevel=6, mtime=0)  # zlib's default level

@@ -1,0 +1,101 @@
+"""Make an expanded call tree add up: inclusive = exclusive + the children's inclusive at
+every node, with the inclusive costs the profile states kept where it states them.
+
+After expansion (:mod:`cctool.readers._callgraph`) each node holds two independent numbers
+per event: its inclusive cost, the profile's measured cost of the call edge into it times
+its caller's share, and its exclusive cost, the function's self cost times the node's share.
+Both shares are estimates, and different ones, so a node's children need not add up to it:
+on a compiler's profile, a self cost shared by call counts moves most of a hash table's cost
+into the parser, which makes 100 000 cheap lookups, away from the optimiser, which makes
+fewer and dearer ones.
+
+:func:`conform` rebuilds the tree's values top-down from what is exact. A root keeps its
+inclusive cost (the total the expansion gave it). A node's inclusive cost is then divided
+among its own cost and its children in proportion to their *weights*: a child's weight is
+its stated inclusive cost (the profile's edge cost times the caller's share) where the
+profile states one, else its estimated subtree (the exclusive estimates below it summed);
+the node's own part weighs its exclusive estimate (and a stated cost is never taken to be
+less than the child's own). The edges the profile states are those
+between functions of different recursion cycles: inside a cycle callgrind counts nested
+calls again, gprof records no time and cProfile only the outermost call, and a recursive
+leaf or a marker of unexpanded callees has no edge cost of its own. So:
+
+* every node satisfies inclusive = exclusive + sum of its children's inclusive (to float
+  rounding), and any stack export of the tree sums to the inclusive cost of each node;
+* under a node whose function has one context (``main``, a compiler's phase), each child's
+  inclusive cost is the call edge's measured cost exactly; deeper, a child's cost is the
+  edge's cost times its caller's share, scaled by how far the caller's measured cost and
+  the costs of its self and calls disagree (by a few parts in a million on callgrind files);
+* the roots add up to what they added up to before (the profile's total).
+
+Where a profile rounds its edge costs (gprof's 0.01 s arcs, ``floor``) a child's weight is at
+least its estimated subtree, so a cost rounded to 0 does not move into its caller. A graph
+that leaves functions out (gprof2dot's thresholds, ``complete=False``) is not rebuilt: its
+measured costs exceed what the tree holds wherever a function was dropped, and the reader
+keeps the file's percentages as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def levels(parent: np.ndarray, depth: np.ndarray) -> list[np.ndarray]:
+    """Node ids per depth, root level first."""
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=-1)) + 2))
+    return [by_depth[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+
+
+def subtree_sums(values: np.ndarray, parent: np.ndarray, by_level: list[np.ndarray]
+                 ) -> np.ndarray:
+    """Each node's value plus its descendants' values."""
+    out = np.asarray(values, dtype=np.float64).copy()
+    n = out.shape[0]
+    for level in reversed(by_level[1:]):  # deepest level first
+        out += np.bincount(parent[level], weights=out[level], minlength=n)
+    return out
+
+
+def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray,
+            inclusive: Mapping[str, str], stated: np.ndarray, *, floor: bool = False) -> None:
+    """Rebuild ``values``' inclusive/exclusive pairs (``inclusive``: inclusive -> exclusive
+    column) so that the tree adds up (see the module docstring).
+
+    Args:
+        values: per metric, one value per node; updated in place.
+        parent: parent node per node (-1 for a root); parents need not come first.
+        depth: depth per node (0 for a root).
+        inclusive: the pairs to rebuild.
+        stated: per node, whether its inclusive values are the profile's measured edge cost.
+        floor: stated costs are rounded by the profile: weigh a child by at least its
+            estimated subtree.
+    """
+    n = parent.shape[0]
+    if not n:
+        return
+    by_level = levels(parent, depth)
+    child = parent >= 0
+    for inc, exc in inclusive.items():
+        own = np.maximum(np.asarray(values[exc], dtype=np.float64), 0.0)
+        below = subtree_sums(own, parent, by_level)
+        # A stated cost never weighs less than the node's own cost (a file whose calls carry
+        # no cost of an event the callee has).
+        weight = np.where(stated, np.maximum(values[inc], own), below)
+        if floor:
+            weight = np.maximum(weight, below)
+        denom = own + np.bincount(parent[child], weights=weight[child], minlength=n)
+        total = np.asarray(values[inc], dtype=np.float64).copy()
+        factor = np.zeros(n)
+        for d, level in enumerate(by_level):
+            if d:
+                total[level] = weight[level] * factor[parent[level]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = np.where(denom[level] > 0, total[level] / denom[level], 0.0)
+            factor[level] = scale
+        # A node with nothing to weigh (no self cost, children of no cost) keeps its whole
+        # inclusive cost as its own.
+        values[exc] = np.where(denom > 0, own * factor, total)
+        values[inc] = total
