@@ -15,17 +15,20 @@ among its own cost and its children in proportion to their *weights*: a child's 
 its stated inclusive cost (the profile's edge cost times the caller's share) where the
 profile states one, else its estimated subtree (the exclusive estimates below it summed);
 the node's own part weighs its exclusive estimate (and a stated cost is never taken to be
-less than the child's own). The edges the profile states are those
+less than the child's own). The stated children come first: they get their whole weight
+while it fits in the node's cost, the node's own estimate and its other children share what
+is left, and what is left beyond them is the node's own (the profile's measured costs
+differ by a few units: the self cost of a function called once is then its call's measured
+cost minus its calls' measured costs, as ``callgrind_annotate`` has it). The edges the profile states are those
 between functions of different recursion cycles: inside a cycle callgrind counts nested
 calls again, gprof records no time and cProfile only the outermost call, and a recursive
 leaf or a marker of unexpanded callees has no edge cost of its own. So:
 
 * every node satisfies inclusive = exclusive + sum of its children's inclusive (to float
   rounding), and any stack export of the tree sums to the inclusive cost of each node;
-* under a node whose function has one context (``main``, a compiler's phase), each child's
-  inclusive cost is the call edge's measured cost exactly; deeper, a child's cost is the
-  edge's cost times its caller's share, scaled by how far the caller's measured cost and
-  the costs of its self and calls disagree (by a few parts in a million on callgrind files);
+* a child's inclusive cost is the call edge's measured cost times its caller's share
+  (exactly so under a node whose function has one context: ``main``, a compiler's phase),
+  unless the stated calls of its caller's context outweigh that context, which scales them;
 * the roots add up to what they added up to before (the profile's total).
 
 Where a profile rounds its edge costs (gprof's 0.01 s arcs, ``floor``) a child's weight is at
@@ -86,16 +89,33 @@ def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray
         weight = np.where(stated, np.maximum(values[inc], own), below)
         if floor:
             weight = np.maximum(weight, below)
-        denom = own + np.bincount(parent[child], weights=weight[child], minlength=n)
+        on_edge = child & stated
+        by_edge = np.bincount(parent[on_edge], weights=weight[on_edge], minlength=n)
+        rest_w = child & ~stated
+        other = own + np.bincount(parent[rest_w], weights=weight[rest_w], minlength=n)
         total = np.asarray(values[inc], dtype=np.float64).copy()
-        factor = np.zeros(n)
+        f_edge, f_other = np.zeros(n), np.zeros(n)
         for d, level in enumerate(by_level):
             if d:
-                total[level] = weight[level] * factor[parent[level]]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scale = np.where(denom[level] > 0, total[level] / denom[level], 0.0)
-            factor[level] = scale
-        # A node with nothing to weigh (no self cost, children of no cost) keeps its whole
-        # inclusive cost as its own.
-        values[exc] = np.where(denom > 0, own * factor, total)
+                up = parent[level]
+                total[level] = weight[level] * np.where(stated[level], f_edge[up], f_other[up])
+            f_edge[level], f_other[level] = _factors(total[level], by_edge[level],
+                                                     other[level])
+        rest = np.maximum(total - f_edge * by_edge - f_other * (other - own), 0.0)
+        # (the estimate itself where the rest differs from it by float rounding only)
+        values[exc] = np.where(np.abs(rest - own) <= 1e-12 * total, own, rest)
         values[inc] = total
+
+
+def _factors(total: np.ndarray, by_edge: np.ndarray, other: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """How much of their weights a node's children along stated edges get, and how much its
+    own estimate and its other children get: the stated edges first, whole while they fit,
+    the others (own estimate and estimated subtrees) from what is left; what is left beyond
+    them is the node's own."""
+    room = total - by_edge
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f_edge = np.where(room >= 0, 1.0, np.where(by_edge > 0, total / by_edge, 0.0))
+        f_other = np.where(room <= 0, 0.0,
+                           np.where(other > room, room / np.where(other > 0, other, 1.0), 1.0))
+    return f_edge, f_other

@@ -150,14 +150,17 @@ def _activity(n: int, caller: np.ndarray, callee: np.ndarray, calls: np.ndarray,
     cost, except into a function of a recursion cycle, where callgrind counts nested calls
     again (``fib'2 -> fib'2`` can weigh many times the whole run): there each edge weighs its
     calls times the callee's cost per call without the calls back into its cycle (so the
-    edges into it share by calls, in units comparable with the other edges' costs)."""
+    edges into it share by calls). The cost per call is the callee's self cost plus its
+    calls' costs over its calls: too high inside a cycle, but the weights only compare edges
+    into one callee, and the expansion takes a function's weight as its size, to expand
+    its heaviest contexts first."""
     comp = components(n, caller, callee)
     inner = comp[caller] == comp[callee]
-    flat = self_cost + np.bincount(caller[~inner], weights=inc[~inner], minlength=n)
+    size = self_cost + np.bincount(caller, weights=inc, minlength=n)
     called = np.bincount(callee, weights=calls, minlength=n)
     cyclic = np.bincount(callee[inner], minlength=n) > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_call = np.where(called > 0, flat / called, 0.0)
+        per_call = np.where(called > 0, size / called, 0.0)
     out: np.ndarray = np.where(cyclic[callee], calls * per_call[callee], inc)
     return out
 

@@ -3,7 +3,8 @@
 A stack export writes one stack per call path with a value, each stack the whole path from
 its root, so its size grows with the number of paths times their depth: a call graph
 expanded to a million contexts 60 frames deep would make a folded file of gigabytes from a
-profile of a few megabytes. When the stacks would pass ``budget`` bytes, an export keeps the
+profile of a few megabytes. When the stacks would pass ``STACK_BUDGET`` (32 MiB; a speedscope
+file of several profiles shares it among them), an export keeps the
 call paths of largest inclusive value (a set closed under callers: a path is kept only with
 its callers, since a caller's inclusive value is at least its callee's) and writes, under
 each kept node, one ``[smaller call paths merged]`` frame holding the inclusive value of its
@@ -38,7 +39,7 @@ class Bounded:
 
 
 def bound(values: np.ndarray, parent: np.ndarray, levels: Sequence[np.ndarray],
-          cost: np.ndarray, budget: int = STACK_BUDGET, what: str = "export") -> Bounded:
+          cost: np.ndarray, what: str = "export", parts: int = 1) -> Bounded:
     """The nodes to write within ``budget`` (see the module docstring).
 
     Args:
@@ -46,9 +47,10 @@ def bound(values: np.ndarray, parent: np.ndarray, levels: Sequence[np.ndarray],
         parent: parent per node, -1 for a root; node ids are in preorder.
         levels: node ids per depth, root level first.
         cost: bytes that writing one node's stack costs.
-        budget: bytes the stacks may take.
         what: the export's name, for the warning.
+        parts: how many such sets of stacks share the budget (one per profile).
     """
+    budget = STACK_BUDGET // max(parts, 1)
     n = values.shape[0]
     nonzero = values != 0
     if float(cost[nonzero].sum()) <= budget:
@@ -78,7 +80,8 @@ def bound(values: np.ndarray, parent: np.ndarray, levels: Sequence[np.ndarray],
     total = float(values.sum())
     share = 100 * float(merged.sum()) / total if total > 0 else 0.0
     limit = float(inc[order[count - 1]]) if count else float(inc.max(initial=0.0))
-    warn(f"{what} capped at {budget / 2**20:.0f} MiB of stacks: {left:,} smaller call paths "
+    size = f"{budget / 2**20:.0f} MiB" if budget >= 2**20 else f"{budget:,} bytes"
+    warn(f"{what} capped at {size} of stacks: {left:,} smaller call paths "
          f"(inclusive below {limit:.6g}, {share:.3g}% of the total) merged into "
          f"{merged_at.size:,} '{MERGED_FRAME}' frames under their callers")
     return Bounded(ids, values[ids], merged_at, merged)

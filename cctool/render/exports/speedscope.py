@@ -28,7 +28,7 @@ import polars as pl
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, Metric
 from cctool.options import TreeOptions
-from cctool.render.exports._bound import MERGED_FRAME, STACK_BUDGET, Bounded, bound
+from cctool.render.exports._bound import MERGED_FRAME, Bounded, bound
 from cctool.render.exports._stacks import Weights, checked, estimate_note, node_weights
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -59,8 +59,7 @@ def to_speedscope(gf: GraphFrame, opts: TreeOptions, title: str = "cctool") -> b
     merged_frame = len(frames)
     profiles, merging = [], False
     for name, values in parts:
-        b = bound(values, par, w.gf.levels, cost, STACK_BUDGET // len(parts),
-                  what="speedscope export")
+        b = bound(values, par, w.gf.levels, cost, "speedscope export", len(parts))
         merging |= bool(b.merged_under.size)
         profiles.append(_profile(name, unit, frame_of, b, par, w.gf, merged_frame))
     if merging:
