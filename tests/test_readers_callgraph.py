@@ -212,3 +212,37 @@ def test_costs_are_conserved_per_function(g: CallGraph) -> None:
         exclusive=["cost"],
     )
     gf.validate()
+
+
+@st.composite
+def graphs_with_inclusive(draw: st.DrawFn) -> CallGraph:
+    g = draw(call_graphs())
+    inc = np.asarray([draw(st.floats(0, 300)) for _ in range(len(g.caller))])
+    g.edge_values = {**g.edge_values, "cost (inc)": inc}
+    g.root_values = {**g.root_values,
+                     "cost (inc)": g.root_values["cost"] + np.bincount(
+                         g.caller, weights=inc, minlength=g.nfunc)}
+    g.inclusive = {"cost (inc)": "cost"}
+    g.rounded = draw(st.booleans())
+    return g
+
+
+@given(graphs_with_inclusive(), st.integers(1, 40))
+@settings(max_examples=150, deadline=None)
+def test_any_expanded_tree_adds_up(g: CallGraph, max_nodes: int) -> None:
+    # Whatever the measured costs (consistent or not), the budget and the recursion: every
+    # node's inclusive cost is its own plus its children's, nothing is negative, and the
+    # roots keep the total of every exclusive cost.
+    import warnings
+
+    whole = float(g.edge_values["cost"].sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        tree = expand(g, max_nodes)
+    inc, exc, par = tree.values["cost (inc)"], tree.values["cost"], tree.parent
+    kids = np.bincount(par[par >= 0], weights=inc[par >= 0], minlength=len(par))
+    scale = max(float(inc[par < 0].sum()), 1.0)
+    np.testing.assert_allclose(inc, exc + kids, rtol=0, atol=1e-9 * scale)
+    assert (exc >= 0).all() and (inc >= 0).all()
+    roots_own = sum(float(g.root_values["cost"][f]) for f in tree.func[par < 0])
+    assert float(inc[par < 0].sum()) == pytest.approx(whole + roots_own, rel=1e-9, abs=1e-9)

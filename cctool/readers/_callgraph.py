@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cctool.readers._conform import conform
+from cctool.readers._conform import conform_expanded
 from cctool.readers._cycles import components, cycle_entries, reachable
 from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncated
 from cctool.readers._weights import BucketQueue
@@ -229,29 +229,13 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         callees = np.bincount(caller, minlength=n)[func[stopped]]
     _root_totals(values, parent, root, graph.inclusive, graph.complete)
     if graph.complete:
-        _conform(graph, comp, values, parent, func, depth, recursive, marker)
+        conform_expanded(values, parent, func, depth, comp[func], recursive, marker,
+                         graph.inclusive, floor=graph.rounded)
     tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
                     callees)
     if tree.truncated:
         warn_truncated(graph, tree, int(max_nodes), source)
     return tree
-
-
-def _conform(graph: CallGraph, comp: np.ndarray, values: dict[str, np.ndarray],
-             parent: np.ndarray, func: np.ndarray, depth: np.ndarray, recursive: np.ndarray,
-             marker: np.ndarray) -> None:
-    """Make the tree add up, keeping the edge costs the profile states (:mod:`._conform`):
-    those of edges between two recursion cycles, and below a node the budget stopped, what
-    its edge says lies below it."""
-    up = func[np.where(parent >= 0, parent, np.arange(parent.size))]
-    stated = (parent >= 0) & ~recursive & ~marker & (comp[func] != comp[up])
-    at = np.flatnonzero(marker)
-    by_edge = at[stated[parent[at]]]
-    stated[by_edge] = True
-    for inc, exc in graph.inclusive.items():
-        above = parent[by_edge]
-        values[inc][by_edge] = np.maximum(values[inc][above] - values[exc][above], 0.0)
-    conform(values, parent, depth, graph.inclusive, stated, floor=graph.rounded)
 
 
 def _root_totals(

@@ -62,6 +62,26 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray, by_level: list[np.ndarr
     return out
 
 
+def conform_expanded(values: dict[str, np.ndarray], parent: np.ndarray, func: np.ndarray,
+                     depth: np.ndarray, cycle: np.ndarray, recursive: np.ndarray,
+                     marker: np.ndarray, inclusive: Mapping[str, str], *,
+                     floor: bool = False) -> None:
+    """:func:`conform` on a tree just expanded from a call graph, with the costs the profile
+    states: those of edges between two recursion cycles (``cycle``: the strongly connected
+    component of each node's function), and below a node the budget stopped, on its marker
+    child, what its edge says lies below it.
+    """
+    up = np.where(parent >= 0, parent, np.arange(parent.size))
+    stated = (parent >= 0) & ~recursive & ~marker & (cycle != cycle[up])
+    at = np.flatnonzero(marker)
+    by_edge = at[stated[parent[at]]]
+    stated[by_edge] = True
+    for inc, exc in inclusive.items():
+        above = parent[by_edge]
+        values[inc][by_edge] = np.maximum(values[inc][above] - values[exc][above], 0.0)
+    conform(values, parent, depth, inclusive, stated, floor=floor)
+
+
 def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray,
             inclusive: Mapping[str, str], stated: np.ndarray, *, floor: bool = False) -> None:
     """Rebuild ``values``' inclusive/exclusive pairs (``inclusive``: inclusive -> exclusive
@@ -114,7 +134,7 @@ def _factors(total: np.ndarray, by_edge: np.ndarray, other: np.ndarray
     the others (own estimate and estimated subtrees) from what is left; what is left beyond
     them is the node's own."""
     room = total - by_edge
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f_edge = np.where(room >= 0, 1.0, np.where(by_edge > 0, total / by_edge, 0.0))
         f_other = np.where(room <= 0, 0.0,
                            np.where(other > room, room / np.where(other > 0, other, 1.0), 1.0))
