@@ -111,3 +111,22 @@ def test_a_capped_export_merges_the_smallest_paths_and_keeps_every_sum(
     frames = [f["name"] for f in doc["shared"]["frames"]]
     assert frames[-1] == _bound.MERGED_FRAME
     assert sum(doc["profiles"][0]["weights"]) == pytest.approx(TOTAL, rel=1e-12)
+
+
+def test_pprof_export_carries_the_estimate_note_and_the_phases(
+        cc1plus, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import gzip
+
+    from cctool.render.exports.pprof import to_pprof
+
+    with pytest.warns(CctoolWarning, match="rounded"):  # Ir shares are not whole numbers
+        data = to_pprof(cc1plus, TreeOptions(metrics=("Ir (inc)",)), "cc1plus")
+    assert ESTIMATE_NOTE.encode() in gzip.decompress(data)
+    (tmp_path / "cc1plus.pb.gz").write_bytes(data)
+    back = read(tmp_path / "cc1plus.pb.gz")
+    col = back.inclusive[0]
+    inc = back.node_values([col])[col].to_numpy()
+    names = back.nodes["name"].to_list()
+    for name, want in ANNOTATE.items():  # each value rounded to a whole Ir: 20,000 at most
+        (node,) = [i for i, x in enumerate(names) if x == name]
+        assert abs(inc[node] - want) <= 20_000, name

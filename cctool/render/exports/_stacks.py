@@ -12,7 +12,6 @@ of ranks) are exported as they are.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,18 +136,4 @@ def frame_names(gf: GraphFrame) -> list[str]:
     if changed:
         warn(f"{changed} frame names changed for the stack format (';' -> ':', line breaks "
              "and tabs -> ' ', surrounding blanks dropped, empty -> '[unknown]')")
-    return out
-
-
-def stacks(gf: GraphFrame, ids: Sequence[int] | np.ndarray) -> list[list[int]]:
-    """The call path of each node in ``ids``: node ids from its root down to it."""
-    par = gf.parent_array
-    out = []
-    for node in np.asarray(ids, dtype=np.int64).tolist():
-        path = []
-        while node >= 0:
-            path.append(node)
-            node = int(par[node])
-        path.reverse()
-        out.append(path)
     return out

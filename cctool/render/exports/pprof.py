@@ -38,14 +38,13 @@ from cctool.readers._pprof_fields import (
     Sample,
     ValueType,
 )
-from cctool.render.exports._protobuf import bytes_field, int_field, packed_field
+from cctool.render.exports._protobuf import bytes_field, int_field, packed_field, varint
 from cctool.render.exports._stacks import (
     check_agg,
     checked,
     describe_how,
     estimate_note,
     exclusive_column,
-    stacks,
 )
 
 
@@ -81,9 +80,7 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
                                                                                 strict=True)]
     loc_of, locations, functions = _locations(gf, strings)
     nodes = table["node"].to_numpy()
-    ids = np.unique(nodes)
-    path_of = {int(n): packed_field(Sample.LOCATION_ID, loc_of[p[::-1]].tolist())
-               for n, p in zip(ids, stacks(gf, ids), strict=True)}
+    path_of = _location_paths(gf, loc_of, np.unique(nodes))
     labels = _labels(table, strings)
     for i, (node, row) in enumerate(zip(nodes.tolist(), values.tolist(), strict=True)):
         out.append(bytes_field(Profile.SAMPLE, path_of[node] + packed_field(Sample.VALUE, row)
@@ -189,6 +186,24 @@ def _locations(gf: GraphFrame, strings: _Strings) -> tuple[np.ndarray, list[byte
         Location.LINE, int_field(Line.FUNCTION_ID, fid) + int_field(Line.LINE, line)))
                  for lid, fid, line in frames.select("lid", "fid", "line").iter_rows()]
     return loc_of, locations, functions
+
+
+def _location_paths(gf: GraphFrame, loc_of: np.ndarray, ids: np.ndarray) -> dict[int, bytes]:
+    """Each node of ``ids``: its sample's packed location ids, leaf first, built level by
+    level (a node's varint before its caller's)."""
+    par = gf.parent_array
+    rows = np.zeros(gf.num_nodes, dtype=bool)
+    rows[ids] = True
+    for level in reversed(gf.levels[1:]):  # every caller of a wanted node
+        rows[par[level[rows[level]]]] = True
+    codes = {int(lid): varint(int(lid)) for lid in np.unique(loc_of)}
+    own = np.asarray([codes[int(lid)] for lid in loc_of.tolist()], dtype=object)
+    body = np.empty(gf.num_nodes, dtype=object)
+    for level in gf.levels:
+        level = level[rows[level]]
+        up = par[level]
+        body[level] = own[level] if not level.size or up[0] < 0 else own[level] + body[up]
+    return {int(n): bytes_field(Sample.LOCATION_ID, body[n]) for n in ids.tolist()}
 
 
 def _comment(index: int) -> bytes:
