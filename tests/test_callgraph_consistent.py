@@ -130,3 +130,23 @@ def test_pprof_export_carries_the_estimate_note_and_the_phases(
     for name, want in ANNOTATE.items():  # each value rounded to a whole Ir: 20,000 at most
         (node,) = [i for i, x in enumerate(names) if x == name]
         assert abs(inc[node] - want) <= 20_000, name
+
+
+def test_threads_stay_under_clone_with_their_measured_cost() -> None:
+    # callgrind.out.threads: two worker threads; callgrind measures each start routine in
+    # full under clone, inside pthread_create in the main thread's stack, whose own measured
+    # cost is only the start. The tree keeps the threads' cost on their functions
+    # (callgrind_annotate --inclusive=yes: start_thread 4,432,812 Ir, worker 4,432,280 of
+    # 5,493,259) instead of on the root.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        gf = read(CC1PLUS.parent / "callgrind.out.threads")
+    vals = gf.node_values(["Ir", "Ir (inc)"])
+    names = gf.nodes["name"].to_list()
+    for name, want in (("start_thread", 4_432_812), ("worker", 4_432_280)):
+        (node,) = [i for i, x in enumerate(names) if x == name]
+        assert vals["Ir (inc)"][node] == pytest.approx(want, rel=1e-12), name
+    par = gf.parent_array
+    (root,) = np.flatnonzero(par < 0).tolist()
+    assert vals["Ir (inc)"][root] == pytest.approx(5_493_259, rel=1e-12)
+    assert vals["Ir"][root] < 2_000  # (15 Ir of its own; the rest of what its calls miss)

@@ -47,7 +47,7 @@ def test_call_graph_with_a_cycle_and_recursion(name: str) -> None:
     assert gf.metadata["metric_units"] == {"time": "s", "calls": "count"}
     # main [1]: 0.00 self + 0.34 children; phase_b [2] 0.00 + 0.21 in 1 call from main
     assert p["main"]["time (inc)"] == pytest.approx(0.34)
-    assert p["main/phase_b"]["time (inc)"] == pytest.approx(0.21, rel=1e-5)
+    assert p["main/phase_b"]["time (inc)"] == pytest.approx(0.21, abs=1e-3)  # (see work)
     assert p["main/phase_b"]["calls"] == 1.0
     # the arc into <cycle 1> carries the whole cycle: 0.15 in 2000 calls
     entry = p["main/phase_b/is_even"]

@@ -15,8 +15,9 @@ which builds the call tree from the roots along caller -> callee edges:
   context's share of the caller (gprof's assumption: the caller behaves alike however it
   was reached). A context's weight is the product of the edge fractions along its path (the
   part of the callee's activity each edge carries: its inclusive cost where the profile
-  records one, see :func:`activity_weights`); a function's weights, renormalised over the contexts
-  in which it is expanded, are those contexts' shares. Summed over all nodes of a function,
+  records one, see :func:`activity_weights`); a function's weights, renormalised over its
+  contexts (recursive leaves left out; a context the budget stopped keeps its share, which
+  its marker holds), are those contexts' shares. Summed over all nodes of a function,
   an edge-level metric therefore equals the sum over the function's edges, so flat totals
   survive the expansion (for a pair of inclusive and exclusive metrics, to what the
   profile's measured costs disagree by: see the last step); only the split between
@@ -203,6 +204,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         for w in builder.weights
     ]
 
+    # A function's shares are its contexts' weights exactly where those add up to 1 (no
+    # context of it lost to the budget or a recursion cut, nor of any of its callers).
+    first = np.asarray(builder.weights[0], dtype=np.float64)
+    context = state != _RECURSIVE
+    whole = np.bincount(func[context], weights=first[context], minlength=n)
+    exact_share = (np.abs(whole - 1.0) <= 1e-9)[func]
     values: dict[str, np.ndarray] = {}
     is_root = parent < 0
     for name, per_edge in graph.edge_values.items():
@@ -226,11 +233,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         root = np.concatenate([root, root[stopped]])
         depth = np.concatenate([depth, depth[stopped] + 1])
         marker = np.concatenate([marker, np.ones(stopped.size, dtype=bool)])
+        exact_share = np.concatenate([exact_share, exact_share[stopped]])
         callees = np.bincount(caller, minlength=n)[func[stopped]]
     _root_totals(values, parent, root, graph.inclusive, graph.complete)
     if graph.complete:
         conform_expanded(values, parent, func, depth, comp[func], recursive, marker,
-                         graph.inclusive, floor=graph.rounded)
+                         exact_share, graph.inclusive, floor=graph.rounded)
     tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
                     callees)
     if tree.truncated:
@@ -384,10 +392,14 @@ class _Builder:
 
 
 def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Each expanded node's share of its function: its weight over the function's total."""
+    """Each expanded node's share of its function: its weight over the function's total
+    over its contexts, the ones the budget left unexpanded included (their part of the
+    function's callees is on their markers), recursive leaves not (their callees hang
+    under the outer instance)."""
     expanded = state == _EXPANDED
-    total = np.bincount(func[expanded], weights=weight[expanded], minlength=n)[func]
-    count = np.bincount(func[expanded], minlength=n)[func]
+    context = state != _RECURSIVE
+    total = np.bincount(func[context], weights=weight[context], minlength=n)[func]
+    count = np.bincount(func[context], minlength=n)[func]
     # A function whose weights are all zero (no calls recorded): its contexts share evenly.
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(total > 0, weight / total, 1.0 / np.maximum(count, 1))

@@ -32,7 +32,13 @@ leaf or a marker of unexpanded callees has no edge cost of its own. So:
 * the roots add up to what they added up to before (the profile's total).
 
 Where a profile rounds its edge costs (gprof's 0.01 s arcs, ``floor``) a child's weight is at
-least its estimated subtree, so a cost rounded to 0 does not move into its caller. A graph
+least its estimated subtree, so a cost rounded to 0 does not move into its caller. A node's
+weight is also at least what the stated costs below it add up to, where those are not
+inflated by the expansion (a function's shares are renormalised over the contexts the
+budget and the recursion cuts left; only a function whose contexts' weights add up to 1
+claims): callgrind measures a thread's start routine in full under ``clone``, inside the
+call that started the thread in another thread's stack, whose measured cost is only the
+start. A graph
 that leaves functions out (gprof2dot's thresholds, ``complete=False``) is not rebuilt: its
 measured costs exceed what the tree holds wherever a function was dropped, and the reader
 keeps the file's percentages as they are.
@@ -64,12 +70,14 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray, by_level: list[np.ndarr
 
 def conform_expanded(values: dict[str, np.ndarray], parent: np.ndarray, func: np.ndarray,
                      depth: np.ndarray, cycle: np.ndarray, recursive: np.ndarray,
-                     marker: np.ndarray, inclusive: Mapping[str, str], *,
-                     floor: bool = False) -> None:
+                     marker: np.ndarray, exact_share: np.ndarray,
+                     inclusive: Mapping[str, str], *, floor: bool = False) -> None:
     """:func:`conform` on a tree just expanded from a call graph, with the costs the profile
     states: those of edges between two recursion cycles (``cycle``: the strongly connected
     component of each node's function), and below a node the budget stopped, on its marker
-    child, what its edge says lies below it.
+    child, what its edge says lies below it. ``exact_share``: per node, whether its share of
+    its function is not renormalised (the contexts of its function add up to all of it),
+    so that its stated cost may raise its callers' (see :func:`conform`).
     """
     up = np.where(parent >= 0, parent, np.arange(parent.size))
     stated = (parent >= 0) & ~recursive & ~marker & (cycle != cycle[up])
@@ -79,11 +87,12 @@ def conform_expanded(values: dict[str, np.ndarray], parent: np.ndarray, func: np
     for inc, exc in inclusive.items():
         above = parent[by_edge]
         values[inc][by_edge] = np.maximum(values[inc][above] - values[exc][above], 0.0)
-    conform(values, parent, depth, inclusive, stated, floor=floor)
+    conform(values, parent, depth, inclusive, stated, floor=floor, claims=exact_share)
 
 
 def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray,
-            inclusive: Mapping[str, str], stated: np.ndarray, *, floor: bool = False) -> None:
+            inclusive: Mapping[str, str], stated: np.ndarray, *, floor: bool = False,
+            claims: np.ndarray | None = None) -> None:
     """Rebuild ``values``' inclusive/exclusive pairs (``inclusive``: inclusive -> exclusive
     column) so that the tree adds up (see the module docstring).
 
@@ -95,6 +104,8 @@ def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray
         stated: per node, whether its inclusive values are the profile's measured edge cost.
         floor: stated costs are rounded by the profile: weigh a child by at least its
             estimated subtree.
+        claims: per node, whether its stated cost raises its callers' weights (default:
+            every stated node's).
     """
     n = parent.shape[0]
     if not n:
@@ -109,6 +120,8 @@ def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray
         weight = np.where(stated, np.maximum(values[inc], own), below)
         if floor:
             weight = np.maximum(weight, below)
+        weight = _with_claims(weight, parent, stated if claims is None else stated & claims,
+                              by_level)
         on_edge = child & stated
         by_edge = np.bincount(parent[on_edge], weights=weight[on_edge], minlength=n)
         rest_w = child & ~stated
@@ -125,6 +138,22 @@ def conform(values: dict[str, np.ndarray], parent: np.ndarray, depth: np.ndarray
         # (the estimate itself where the rest differs from it by float rounding only)
         values[exc] = np.where(np.abs(rest - own) <= 1e-12 * total, own, rest)
         values[inc] = total
+
+
+def _with_claims(weight: np.ndarray, parent: np.ndarray, claims: np.ndarray,
+                 by_level: list[np.ndarray]) -> np.ndarray:
+    """``weight`` raised, bottom-up, to what the ``claims`` below each node add up to (a
+    node that does not claim passes on what its descendants claim):
+    a thread's start routine, called from ``clone`` in another thread's stack, costs more
+    than the call that started the thread measured, and stays whole under it."""
+    out = weight.copy()
+    n = out.shape[0]
+    need = np.zeros(n)
+    for level in reversed(by_level[1:]):  # deepest level first
+        out[level] = np.maximum(out[level], need[level])
+        claim = np.where(claims[level], out[level], need[level])
+        need += np.bincount(parent[level], weights=claim, minlength=n)
+    return out
 
 
 def _factors(total: np.ndarray, by_edge: np.ndarray, other: np.ndarray

@@ -45,7 +45,7 @@ def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
     for level in w.gf.levels:  # bytes of each node's path, plus ";", a value and a newline
         up = par[level]
         cost[level] = lengths[level] + 1 + np.where(up >= 0, cost[np.maximum(up, 0)], 0.0)
-    b = bound(w.values, par, w.gf.levels, cost + 16, "folded export")
+    b = bound(w.values, par, w.gf.levels, cost + 32, "folded export")  # + a decimal value
     wanted = np.zeros(w.gf.num_nodes, dtype=bool)
     wanted[b.ids] = True
     wanted[b.merged_under[b.merged_under >= 0]] = True
