@@ -79,7 +79,8 @@ def test_every_node_adds_up(cc1plus) -> None:  # type: ignore[no-untyped-def]
     assert float(exc.sum()) == pytest.approx(TOTAL, rel=1e-12)
 
 
-def test_phases_and_exports_match_callgrind_annotate(cc1plus) -> None:  # type: ignore[no-untyped-def]
+def test_phases_and_exports_match_callgrind_annotate(
+        cc1plus) -> None:  # type: ignore[no-untyped-def]
     gf = cc1plus
     names = gf.nodes["name"].to_list()
     inc = gf.node_values(["Ir (inc)"])["Ir (inc)"].to_numpy()

@@ -3,7 +3,6 @@ cycles nobody calls, and what a set of functions reaches."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
