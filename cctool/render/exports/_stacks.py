@@ -137,3 +137,34 @@ def frame_names(gf: GraphFrame) -> list[str]:
         warn(f"{changed} frame names changed for the stack format (';' -> ':', line breaks "
              "and tabs -> ' ', surrounding blanks dropped, empty -> '[unknown]')")
     return out
+
+
+def with_callers(gf: GraphFrame, wanted: np.ndarray) -> np.ndarray:
+    """The mask ``wanted`` with every caller of a node it holds (what a stack writer needs
+    to build the wanted nodes' stacks level by level)."""
+    par = gf.parent_array
+    out = np.asarray(wanted, dtype=bool).copy()
+    for level in reversed(gf.levels[1:]):  # deepest level first
+        out[par[level[out[level]]]] = True
+    return out
+
+
+def level_paths(gf: GraphFrame, parts: np.ndarray, rows: np.ndarray, sep: str | bytes,
+                leaf_first: bool = False) -> np.ndarray:
+    """Per node of the mask ``rows`` (which holds every caller of a node it holds), its
+    ``parts`` (an object array of strings or bytes) joined along its call path by ``sep``,
+    root first (leaf first with ``leaf_first``), built level by level; None elsewhere."""
+    par = gf.parent_array
+    out = np.empty(gf.num_nodes, dtype=object)
+    for level in gf.levels:
+        level = level[rows[level]]
+        if not level.size:
+            continue
+        up = par[level]
+        if up[0] < 0:
+            out[level] = parts[level]
+        elif leaf_first:
+            out[level] = parts[level] + sep + out[up]
+        else:
+            out[level] = out[up] + sep + parts[level]
+    return out

@@ -28,7 +28,9 @@ from cctool.render.exports._stacks import (
     checked,
     exclusive_column,
     frame_names,
+    level_paths,
     node_weights,
+    with_callers,
 )
 
 NS_PER_S = 1e9
@@ -49,24 +51,12 @@ def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
     wanted = np.zeros(w.gf.num_nodes, dtype=bool)
     wanted[b.ids] = True
     wanted[b.merged_under[b.merged_under >= 0]] = True
-    path = path_strings(w.gf, names, _with_callers(par, wanted))
+    path = path_strings(w.gf, names, with_callers(w.gf, wanted))
     merged = [MERGED_FRAME if u < 0 else f"{path[u]};{MERGED_FRAME}"
               for u in b.merged_under.tolist()]
     paths = np.concatenate([path[b.ids], np.asarray(merged, dtype=object)])
     values = np.concatenate([b.values, b.merged_values])
     return _lines(paths, [folded_values(values, w.metric)])
-
-
-def _with_callers(par: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """``wanted`` with every caller of a wanted node."""
-    out = wanted.copy()
-    frontier = np.flatnonzero(wanted)
-    while frontier.size:
-        up = par[frontier]
-        up = up[up >= 0]
-        frontier = np.unique(up[~out[up]])
-        out[frontier] = True
-    return out
 
 
 def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "sum",
@@ -106,18 +96,12 @@ def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
 
 def path_strings(gf: GraphFrame, names: np.ndarray | None = None,
                  rows: np.ndarray | None = None) -> np.ndarray:
-    """``root;...;name`` per node, built level by level (only for the nodes of the mask
-    ``rows``, which holds every caller of a node it holds; None elsewhere)."""
+    """``root;...;name`` per node (only for the nodes of the mask ``rows``, which holds every
+    caller of a node it holds; None elsewhere)."""
     if names is None:
         names = np.asarray(frame_names(gf), dtype=object)
-    par = gf.parent_array
-    path = np.empty(gf.num_nodes, dtype=object)
-    for level in gf.levels:
-        if rows is not None:
-            level = level[rows[level]]
-        up = par[level]
-        path[level] = names[level] if not level.size or up[0] < 0 else path[up] + ";" + names[level]
-    return path
+    every = np.ones(gf.num_nodes, dtype=bool)
+    return level_paths(gf, names, every if rows is None else rows, ";")
 
 
 def _lines(paths: np.ndarray, columns: list[pl.Series]) -> str:

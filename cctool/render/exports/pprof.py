@@ -45,6 +45,8 @@ from cctool.render.exports._stacks import (
     describe_how,
     estimate_note,
     exclusive_column,
+    level_paths,
+    with_callers,
 )
 
 
@@ -191,18 +193,11 @@ def _locations(gf: GraphFrame, strings: _Strings) -> tuple[np.ndarray, list[byte
 def _location_paths(gf: GraphFrame, loc_of: np.ndarray, ids: np.ndarray) -> dict[int, bytes]:
     """Each node of ``ids``: its sample's packed location ids, leaf first, built level by
     level (a node's varint before its caller's)."""
-    par = gf.parent_array
-    rows = np.zeros(gf.num_nodes, dtype=bool)
-    rows[ids] = True
-    for level in reversed(gf.levels[1:]):  # every caller of a wanted node
-        rows[par[level[rows[level]]]] = True
+    wanted = np.zeros(gf.num_nodes, dtype=bool)
+    wanted[ids] = True
     codes = {int(lid): varint(int(lid)) for lid in np.unique(loc_of)}
     own = np.asarray([codes[int(lid)] for lid in loc_of.tolist()], dtype=object)
-    body = np.empty(gf.num_nodes, dtype=object)
-    for level in gf.levels:
-        level = level[rows[level]]
-        up = par[level]
-        body[level] = own[level] if not level.size or up[0] < 0 else own[level] + body[up]
+    body = level_paths(gf, own, with_callers(gf, wanted), b"", leaf_first=True)
     return {int(n): bytes_field(Sample.LOCATION_ID, body[n]) for n in ids.tolist()}
 
 

@@ -29,7 +29,14 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, Metric
 from cctool.options import TreeOptions
 from cctool.render.exports._bound import MERGED_FRAME, Bounded, bound
-from cctool.render.exports._stacks import Weights, checked, estimate_note, node_weights
+from cctool.render.exports._stacks import (
+    Weights,
+    checked,
+    estimate_note,
+    level_paths,
+    node_weights,
+    with_callers,
+)
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -61,7 +68,7 @@ def to_speedscope(gf: GraphFrame, opts: TreeOptions, title: str = "cctool") -> b
     for name, values in parts:
         b = bound(values, par, w.gf.levels, cost, "speedscope export", len(parts))
         merging |= bool(b.merged_under.size)
-        profiles.append(_profile(name, unit, frame_of, b, par, w.gf, merged_frame))
+        profiles.append(_profile(name, unit, frame_of, b, w.gf, merged_frame))
     if merging:
         frames.append({"name": MERGED_FRAME})
     doc = {"$schema": SCHEMA, "name": title, "activeProfileIndex": 0,
@@ -117,14 +124,14 @@ def _by_location(w: Weights) -> list[tuple[tuple[int, int], np.ndarray, np.ndarr
     return out
 
 
-def _profile(name: str, unit: str, frame_of: np.ndarray, b: Bounded, par: np.ndarray,
-             gf: GraphFrame, merged_frame: int) -> dict[str, Any]:
+def _profile(name: str, unit: str, frame_of: np.ndarray, b: Bounded, gf: GraphFrame,
+             merged_frame: int) -> dict[str, Any]:
     """One sampled profile: a sample per written node (its frames, root first) and one per
     merged entry (its caller's frames and the merged frame)."""
     wanted = np.zeros(gf.num_nodes, dtype=bool)
     wanted[b.ids] = True
     wanted[b.merged_under[b.merged_under >= 0]] = True
-    text = _stack_text(gf, frame_of, par, wanted)
+    text = _stack_text(gf, frame_of, wanted)
     merged = [f"{merged_frame}" if u < 0 else f"{text[u]},{merged_frame}"
               for u in b.merged_under.tolist()]
     stacks = [*text[b.ids].tolist(), *merged]
@@ -135,19 +142,8 @@ def _profile(name: str, unit: str, frame_of: np.ndarray, b: Bounded, par: np.nda
             "weights": values.tolist()}
 
 
-def _stack_text(gf: GraphFrame, frame_of: np.ndarray, par: np.ndarray, wanted: np.ndarray
-                ) -> np.ndarray:
+def _stack_text(gf: GraphFrame, frame_of: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Per wanted node (and its callers), its frame indices root first as JSON list items
     (``"0,4,9"``), built level by level."""
-    rows = wanted.copy()
-    for level in reversed(gf.levels[1:]):
-        up = par[level[rows[level]]]
-        rows[up] = True
     index = np.asarray([str(i) for i in frame_of.tolist()], dtype=object)
-    text = np.empty(gf.num_nodes, dtype=object)
-    for level in gf.levels:
-        level = level[rows[level]]
-        up = par[level]
-        text[level] = index[level] if not level.size or up[0] < 0 else (
-            text[up] + "," + index[level])
-    return text
+    return level_paths(gf, index, with_callers(gf, wanted), ",")
