@@ -151,3 +151,16 @@ def test_threads_stay_under_clone_with_their_measured_cost() -> None:
     (root,) = np.flatnonzero(par < 0).tolist()
     assert vals["Ir (inc)"][root] == pytest.approx(5_493_259, rel=1e-12)
     assert vals["Ir"][root] < 2_000  # (15 Ir of its own; the rest of what its calls miss)
+
+
+def test_a_capped_diff_keeps_both_sides_totals(
+        cc1plus, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from cctool.render.exports.folded import diff_folded
+
+    monkeypatch.setattr(_bound, "STACK_BUDGET", 200_000)
+    with pytest.warns(CctoolWarning, match="folded diff capped"):
+        text = diff_folded(cc1plus, cc1plus, "Ir (inc)")
+    assert len(text) <= 200_000
+    sides = np.asarray([line.rsplit(" ", 2)[1:] for line in text.splitlines()], dtype=float)
+    assert sides.sum(axis=0) == pytest.approx([TOTAL, TOTAL], rel=1e-9)
+    assert _bound.MERGED_FRAME in text

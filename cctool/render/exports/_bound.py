@@ -30,7 +30,8 @@ STACK_BUDGET = 32 * 1024 * 1024
 @dataclass(frozen=True)
 class Bounded:
     """What to write: ``ids`` (kept nodes with a value, in preorder) with ``values``, and one
-    merged entry per node of ``merged_under`` (-1: a merged root) with ``merged_values``."""
+    merged entry per node of ``merged_under`` (-1: a merged root) with ``merged_values``
+    (rows of values where the values were rows)."""
 
     ids: np.ndarray
     values: np.ndarray
@@ -43,7 +44,8 @@ def bound(values: np.ndarray, parent: np.ndarray, levels: Sequence[np.ndarray],
     """The nodes to write within ``budget`` (see the module docstring).
 
     Args:
-        values: exclusive value per node (non-negative).
+        values: exclusive value per node (non-negative), or one row of values per node
+            (a diff's two sides: the paths are chosen by their sum).
         parent: parent per node, -1 for a root; node ids are in preorder.
         levels: node ids per depth, root level first.
         cost: bytes that writing one node's stack costs.
@@ -52,36 +54,40 @@ def bound(values: np.ndarray, parent: np.ndarray, levels: Sequence[np.ndarray],
     """
     budget = STACK_BUDGET // max(parts, 1)
     n = values.shape[0]
-    nonzero = values != 0
+    cols = values.reshape(n, -1).astype(np.float64)  # one column per value written
+    nonzero = (cols != 0).any(axis=1)
     if float(cost[nonzero].sum()) <= budget:
         ids = np.flatnonzero(nonzero)
-        return Bounded(ids, values[ids], np.zeros(0, dtype=np.int64), np.zeros(0))
-    inc = values.astype(np.float64).copy()
+        return Bounded(ids, values[ids], np.zeros(0, dtype=np.int64),
+                       np.zeros((0, *values.shape[1:])))
+    inc = cols.copy()
     for level in reversed(list(levels)[1:]):
-        inc += np.bincount(parent[level], weights=inc[level], minlength=n)
-    order = np.lexsort((np.arange(n), -inc))  # heaviest first, callers before callees
+        for j in range(inc.shape[1]):
+            inc[:, j] += np.bincount(parent[level], weights=inc[level, j], minlength=n)
+    weight = inc.sum(axis=1)
+    order = np.lexsort((np.arange(n), -weight))  # heaviest first, callers before callees
     spent = np.cumsum(np.where(nonzero[order], cost[order], 0.0))
     count = int(np.searchsorted(spent, budget / 2, side="right"))
     while True:
         keep = np.zeros(n, dtype=bool)
         keep[order[:count]] = True
         cut = ~keep & np.where(parent >= 0, keep[np.maximum(parent, 0)], True)
-        under = parent[cut]
-        merged_at, inverse = np.unique(under, return_inverse=True)
-        merged = np.bincount(inverse, weights=inc[cut], minlength=merged_at.size)
+        merged_at, inverse = np.unique(parent[cut], return_inverse=True)
         at = np.maximum(merged_at, 0)
         used = float(cost[keep & nonzero].sum()) + float(
             np.where(merged_at >= 0, cost[at], 0.0).sum())
         if used <= budget or count == 0:
             break
         count = int(count * 0.8)
+    merged = np.column_stack([np.bincount(inverse, weights=inc[cut, j], minlength=merged_at.size)
+                              for j in range(inc.shape[1])])
     ids = np.flatnonzero(keep & nonzero)
     left = int((~keep & nonzero).sum())
-    total = float(values.sum())
+    total = float(cols.sum())
     share = 100 * float(merged.sum()) / total if total > 0 else 0.0
-    limit = float(inc[order[count - 1]]) if count else float(inc.max(initial=0.0))
+    limit = float(weight[order[count - 1]]) if count else float(weight.max(initial=0.0))
     size = f"{budget / 2**20:.0f} MiB" if budget >= 2**20 else f"{budget:,} bytes"
     warn(f"{what} capped at {size} of stacks: {left:,} smaller call paths "
          f"(inclusive below {limit:.6g}, {share:.3g}% of the total) merged into "
          f"{merged_at.size:,} '{MERGED_FRAME}' frames under their callers")
-    return Bounded(ids, values[ids], merged_at, merged)
+    return Bounded(ids, values[ids], merged_at, merged.reshape(-1, *values.shape[1:]))

@@ -40,23 +40,31 @@ def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
     """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``),
     the smallest call paths merged when they would pass the size budget (:mod:`._bound`)."""
     w = node_weights(gf, opts)
-    names = np.asarray(frame_names(w.gf), dtype=object)
+    paths, values = _bounded_lines(w.gf, w.values, "folded export")
+    return _lines(paths, [folded_values(values, w.metric)])
+
+
+def _bounded_lines(gf: GraphFrame, values: np.ndarray, what: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The paths and values (one per node, or one row per node) to write within the size
+    budget, merged entries last (:mod:`._bound`)."""
+    names = np.asarray(frame_names(gf), dtype=object)
     lengths = np.fromiter((len(x.encode()) for x in names), dtype=np.int64, count=names.size)
-    par = w.gf.parent_array
-    cost = np.zeros(w.gf.num_nodes)
-    for level in w.gf.levels:  # bytes of each node's path, plus ";", a value and a newline
+    par = gf.parent_array
+    cost = np.zeros(gf.num_nodes)
+    for level in gf.levels:  # bytes of each node's path, plus ";", values and a newline
         up = par[level]
         cost[level] = lengths[level] + 1 + np.where(up >= 0, cost[np.maximum(up, 0)], 0.0)
-    b = bound(w.values, par, w.gf.levels, cost + 32, "folded export")  # + a decimal value
-    wanted = np.zeros(w.gf.num_nodes, dtype=bool)
+    width = 32 * (values.shape[1] if values.ndim > 1 else 1)  # decimal values
+    b = bound(values, par, gf.levels, cost + width, what)
+    wanted = np.zeros(gf.num_nodes, dtype=bool)
     wanted[b.ids] = True
     wanted[b.merged_under[b.merged_under >= 0]] = True
-    path = path_strings(w.gf, names, with_callers(w.gf, wanted))
+    path = path_strings(gf, names, with_callers(gf, wanted))
     merged = [MERGED_FRAME if u < 0 else f"{path[u]};{MERGED_FRAME}"
               for u in b.merged_under.tolist()]
     paths = np.concatenate([path[b.ids], np.asarray(merged, dtype=object)])
-    values = np.concatenate([b.values, b.merged_values])
-    return _lines(paths, [folded_values(values, w.metric)])
+    return paths, np.concatenate([b.values, b.merged_values])
 
 
 def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "sum",
@@ -74,9 +82,8 @@ def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "su
     vb = checked(cmp.values[f"{col} [B]"].fill_null(0.0).to_numpy(), col)
     if reverse:
         va, vb = vb, va
-    ids = np.flatnonzero((va != 0) | (vb != 0))
-    paths = path_strings(cmp.result)[ids]
-    return _lines(paths, [folded_values(va[ids], m), folded_values(vb[ids], m)])
+    paths, values = _bounded_lines(cmp.result, np.column_stack([va, vb]), "folded diff")
+    return _lines(paths, [folded_values(values[:, 0], m), folded_values(values[:, 1], m)])
 
 
 def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
