@@ -31,11 +31,6 @@ which builds the call tree from the roots along caller -> callee edges:
 Functions no root reaches (a cycle entered from outside the profile) become extra roots,
 the heaviest first.
 
-Last, the tree is made to add up (:mod:`cctool.readers._conform`): each node's inclusive
-cost is divided among its own cost and its children's in proportion to the edge costs the
-profile states, so inclusive = exclusive + children at every node and a context's inclusive
-cost follows the measured call edges, not the sum of per-function exclusive estimates.
-
 A root's inclusive values are its subtree's exclusive sums unless the measured ones add up to
 the same total (then the split between roots is the profiler's, not an estimate). Measured
 costs can miss what the profile records elsewhere (a root inside a recursion cycle,
@@ -45,6 +40,12 @@ exclusive costs are conserved by the expansion. So the roots add up to the sum o
 exclusive costs, the profile's own total (pstats ``total_tt``, callgrind ``totals:``). For a
 graph that leaves functions out (gprof2dot's thresholds, ``complete=False``) a root keeps its
 measured cost where it has one.
+
+Last, the tree is made to add up (:mod:`cctool.readers._conform`): from the roots down, each
+node's inclusive cost goes first to its children along the edges the profile states (their
+measured cost times the caller's share), then to its own cost and its other children, so
+inclusive = exclusive + children at every node and a context's inclusive cost follows the
+measured call edges, not the sum of per-function exclusive estimates.
 """
 
 from __future__ import annotations
