@@ -71,13 +71,33 @@ def test_recursion_is_cut_after_one_turn() -> None:
 
 def test_recursive_leaves_take_their_exclusive_as_inclusive() -> None:
     g = graph(2, [(0, 1, 1, 1), (1, 1, 4, 4)], {0: 1})
-    g.edge_values = {**g.edge_values, "cost (inc)": np.array([9.0, 99.0])}
+    g.edge_values = {**g.edge_values, "cost (inc)": np.array([5.0, 99.0])}
     g.root_values = {**g.root_values, "cost (inc)": np.array([10.0, 0.0])}
     g.inclusive = {"cost (inc)": "cost"}
     tree = expand(g)
     assert tree.recursive.tolist() == [False, False, True]
-    # A root's inclusive value is its subtree's exclusive sum, not the measured 10.
-    assert tree.values["cost (inc)"].tolist() == [6.0, 9.0, 4.0]
+    # A root's inclusive value is its subtree's exclusive sum, not the measured 10; the
+    # edge M -> F keeps its measured 5, the recursive edge's 99 (nested calls counted
+    # again) is not used.
+    assert tree.values["cost (inc)"].tolist() == [6.0, 5.0, 4.0]
+    assert tree.values["cost"].tolist() == [1.0, 1.0, 4.0]
+
+
+def test_children_add_up_to_their_parent_and_keep_the_measured_edges() -> None:
+    # M calls A and B (measured 6 and 4); both call C, which A calls 9 times cheaply (1) and
+    # B once expensively (3): C's self cost 4 follows the edges' cost, not the calls.
+    g = graph(4, [(0, 1, 1, 5), (0, 2, 1, 1), (1, 3, 9, 1), (2, 3, 1, 3)], {0: 0})
+    g.edge_values = {**g.edge_values, "cost (inc)": np.array([6.0, 4.0, 1.0, 3.0])}
+    g.root_values = {**g.root_values, "cost (inc)": np.array([10.0, 0, 0, 0])}
+    g.weight = g.edge_values["cost (inc)"]
+    g.inclusive = {"cost (inc)": "cost"}
+    tree = expand(g)
+    got = dict(zip(paths(tree, "MABC"), tree.values["cost (inc)"].round(9).tolist(),
+                   strict=True))
+    assert got == {"M": 10.0, "MA": 6.0, "MB": 4.0, "MAC": 1.0, "MBC": 3.0}
+    kids = np.bincount(tree.parent[tree.parent >= 0],
+                       weights=tree.values["cost (inc)"][tree.parent >= 0], minlength=5)
+    np.testing.assert_allclose(tree.values["cost (inc)"], tree.values["cost"] + kids)
 
 
 def test_a_cycle_nobody_calls_becomes_a_root() -> None:
@@ -192,3 +212,37 @@ def test_costs_are_conserved_per_function(g: CallGraph) -> None:
         exclusive=["cost"],
     )
     gf.validate()
+
+
+@st.composite
+def graphs_with_inclusive(draw: st.DrawFn) -> CallGraph:
+    g = draw(call_graphs())
+    inc = np.asarray([draw(st.floats(0, 300)) for _ in range(len(g.caller))])
+    g.edge_values = {**g.edge_values, "cost (inc)": inc}
+    g.root_values = {**g.root_values,
+                     "cost (inc)": g.root_values["cost"] + np.bincount(
+                         g.caller, weights=inc, minlength=g.nfunc)}
+    g.inclusive = {"cost (inc)": "cost"}
+    g.rounded = draw(st.booleans())
+    return g
+
+
+@given(graphs_with_inclusive(), st.integers(1, 40))
+@settings(max_examples=150, deadline=None)
+def test_any_expanded_tree_adds_up(g: CallGraph, max_nodes: int) -> None:
+    # Whatever the measured costs (consistent or not), the budget and the recursion: every
+    # node's inclusive cost is its own plus its children's, nothing is negative, and the
+    # roots keep the total of every exclusive cost.
+    import warnings
+
+    whole = float(g.edge_values["cost"].sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        tree = expand(g, max_nodes)
+    inc, exc, par = tree.values["cost (inc)"], tree.values["cost"], tree.parent
+    kids = np.bincount(par[par >= 0], weights=inc[par >= 0], minlength=len(par))
+    scale = max(float(inc[par < 0].sum()), 1.0)
+    np.testing.assert_allclose(inc, exc + kids, rtol=0, atol=1e-9 * scale)
+    assert (exc >= 0).all() and (inc >= 0).all()
+    roots_own = sum(float(g.root_values["cost"][f]) for f in tree.func[par < 0])
+    assert float(inc[par < 0].sum()) == pytest.approx(whole + roots_own, rel=1e-9, abs=1e-9)

@@ -47,7 +47,8 @@ def test_call_graph_with_a_cycle_and_recursion(name: str) -> None:
     assert gf.metadata["metric_units"] == {"time": "s", "calls": "count"}
     # main [1]: 0.00 self + 0.34 children; phase_b [2] 0.00 + 0.21 in 1 call from main
     assert p["main"]["time (inc)"] == pytest.approx(0.34)
-    assert (p["main/phase_b"]["time (inc)"], p["main/phase_b"]["calls"]) == (0.21, 1.0)
+    assert p["main/phase_b"]["time (inc)"] == pytest.approx(0.21, abs=1e-3)  # (see work)
+    assert p["main/phase_b"]["calls"] == 1.0
     # the arc into <cycle 1> carries the whole cycle: 0.15 in 2000 calls
     entry = p["main/phase_b/is_even"]
     # (raised to the cycle's self times, % time x total, where the rounded arc is below them)
@@ -59,8 +60,10 @@ def test_call_graph_with_a_cycle_and_recursion(name: str) -> None:
     assert inner["time (inc)"] == pytest.approx(0.15, abs=1e-4)
     assert p["main/phase_b/is_even/is_odd/is_even"]["recursive"]
     # work [3]: 0.18 s self in 3 calls, 1 from phase_b (0.06) and 2 from phase_a (0.12)
-    assert p["main/phase_b/work"]["time (inc)"] == 0.06
-    assert p["main/phase_a/work"]["time (inc)"] == 0.12
+    # (to the 0.01 s gprof rounds arcs to: the tree's nodes add up, so the finer self times
+    # shift rounded arcs by up to a tenth of their rounding step)
+    assert p["main/phase_b/work"]["time (inc)"] == pytest.approx(0.06, rel=1e-4)
+    assert p["main/phase_a/work"]["time (inc)"] == pytest.approx(0.12, rel=1e-3)
     # self times are % time x gprof's total (printed self seconds are rounded to 0.01 s)
     work = p["main/phase_b/work"]["time"] + p["main/phase_a/work"]["time"]
     assert work == pytest.approx(0.18, abs=5e-3)

@@ -15,10 +15,13 @@ which builds the call tree from the roots along caller -> callee edges:
   context's share of the caller (gprof's assumption: the caller behaves alike however it
   was reached). A context's weight is the product of the edge fractions along its path (the
   part of the callee's activity each edge carries: its inclusive cost where the profile
-  records one, see :func:`activity_weights`); a function's weights, renormalised over the contexts
-  in which it is expanded, are those contexts' shares. Summed over all nodes of a function,
+  records one, see :func:`activity_weights`); a function's weights, renormalised over its
+  contexts (recursive leaves left out; a context the budget stopped keeps its share, which
+  its marker holds), are those contexts' shares. Summed over all nodes of a function,
   an edge-level metric therefore equals the sum over the function's edges, so flat totals
-  survive the expansion; only the split between contexts is an estimate.
+  survive the expansion (for a pair of inclusive and exclusive metrics, to what the
+  profile's measured costs disagree by: see the last step); only the split between
+  contexts is an estimate.
 * A call graph can expand to exponentially many paths: expansion stops at ``max_nodes``,
   heaviest contexts first (a context's weight times its function's activity, to within 9%),
   so the budget cuts the lightest ones. It reserves one node for each context it cannot
@@ -37,6 +40,12 @@ exclusive costs are conserved by the expansion. So the roots add up to the sum o
 exclusive costs, the profile's own total (pstats ``total_tt``, callgrind ``totals:``). For a
 graph that leaves functions out (gprof2dot's thresholds, ``complete=False``) a root keeps its
 measured cost where it has one.
+
+Last, the tree is made to add up (:mod:`cctool.readers._conform`): from the roots down, each
+node's inclusive cost goes first to its children along the edges the profile states (their
+measured cost times the caller's share), then to its own cost and its other children, so
+inclusive = exclusive + children at every node and a context's inclusive cost follows the
+measured call edges, not the sum of per-function exclusive estimates.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cctool.readers._conform import conform_expanded
 from cctool.readers._cycles import components, cycle_entries, reachable
 from cctool.readers._unexpanded import marker_attrs, marker_values, warn_truncated
 from cctool.readers._weights import BucketQueue
@@ -84,6 +94,8 @@ class CallGraph:
             docstring, on roots).
         size: per function, its inclusive cost, to pick the entry of a cycle that no root
             reaches (default: its activity weight).
+        rounded: the profile rounds its edge costs (gprof), so an edge's inclusive cost
+            may fall below what its callee's subtree holds (see :mod:`._conform`).
     """
 
     nfunc: int
@@ -98,6 +110,7 @@ class CallGraph:
     inclusive: Mapping[str, str] = field(default_factory=dict)
     complete: bool = True
     size: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rounded: bool = False
 
 
 @dataclass
@@ -164,7 +177,8 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
     starts = np.searchsorted(caller[order], np.arange(n + 1))
     has_caller = np.bincount(callee, minlength=n) > 0
     builder = _Builder(callee, order, starts, max(int(max_nodes), 1))
-    builder.set_components(components(n, caller, callee))
+    comp = components(n, caller, callee)
+    builder.set_components(comp)
     builder.fracs = [frac.tolist() for frac, _ in fracs]
     builder.scale = (np.bincount(callee, weights=weight, minlength=n) + root_weight).tolist()
     builder.weights = [[] for _ in fracs]
@@ -191,6 +205,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         for w in builder.weights
     ]
 
+    # A function's shares are its contexts' weights exactly where those add up to 1 (no
+    # context of it lost to the budget or a recursion cut, nor of any of its callers).
+    first = np.asarray(builder.weights[0], dtype=np.float64)
+    context = state != _RECURSIVE
+    whole = np.bincount(func[context], weights=first[context], minlength=n)
+    exact_share = (np.abs(whole - 1.0) <= 1e-9)[func]
     values: dict[str, np.ndarray] = {}
     is_root = parent < 0
     for name, per_edge in graph.edge_values.items():
@@ -214,8 +234,12 @@ def expand(graph: CallGraph, max_nodes: int = DEFAULT_MAX_NODES, source: object 
         root = np.concatenate([root, root[stopped]])
         depth = np.concatenate([depth, depth[stopped] + 1])
         marker = np.concatenate([marker, np.ones(stopped.size, dtype=bool)])
+        exact_share = np.concatenate([exact_share, exact_share[stopped]])
         callees = np.bincount(caller, minlength=n)[func[stopped]]
     _root_totals(values, parent, root, graph.inclusive, graph.complete)
+    if graph.complete:
+        conform_expanded(values, parent, func, depth, comp[func], recursive, marker,
+                         exact_share, graph.inclusive, floor=graph.rounded)
     tree = CallTree(parent, func, recursive, values, builder.truncated, root, depth, marker,
                     callees)
     if tree.truncated:
@@ -369,10 +393,14 @@ class _Builder:
 
 
 def _shares(n: int, func: np.ndarray, state: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Each expanded node's share of its function: its weight over the function's total."""
+    """Each expanded node's share of its function: its weight over the function's total
+    over its contexts, the ones the budget left unexpanded included (their part of the
+    function's callees is on their markers), recursive leaves not (their callees hang
+    under the outer instance)."""
     expanded = state == _EXPANDED
-    total = np.bincount(func[expanded], weights=weight[expanded], minlength=n)[func]
-    count = np.bincount(func[expanded], minlength=n)[func]
+    context = state != _RECURSIVE
+    total = np.bincount(func[context], weights=weight[context], minlength=n)[func]
+    count = np.bincount(func[context], minlength=n)[func]
     # A function whose weights are all zero (no calls recorded): its contexts share evenly.
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(total > 0, weight / total, 1.0 / np.maximum(count, 1))

@@ -1,23 +1,11 @@
-"""Recursion cycles of a call graph: its strongly connected components, and the inclusive
-costs of calls inside them once the graph is expanded into a tree."""
+"""Recursion cycles of a call graph: its strongly connected components, the entries of
+cycles nobody calls, and what a set of functions reaches."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
-
-
-class ExpandedTree(Protocol):
-    """What :func:`sum_cycle_edges` reads and updates of an expanded call tree
-    (:class:`cctool.readers._callgraph.CallTree`, which builds on this module)."""
-
-    parent: np.ndarray
-    func: np.ndarray
-    recursive: np.ndarray
-    depth: np.ndarray
-    values: dict[str, np.ndarray]
 
 
 def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
@@ -64,42 +52,6 @@ def components(n: int, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:
                         break
                 ncomp += 1
     return np.asarray(comp, dtype=np.int64)
-
-
-def sum_cycle_edges(
-    tree: ExpandedTree, caller: np.ndarray, callee: np.ndarray, n: int, inclusive: Mapping[str, str]
-) -> None:
-    """Inclusive costs of calls between functions of one cycle, added up from the tree.
-
-    Profilers record such edges badly: callgrind adds an edge's inclusive cost over all its
-    calls, nested ones included, so inside a cycle (``is_even'2 -> is_odd'2 -> is_even'2``)
-    the inner calls are counted again; gprof records no time on them at all. In the
-    expanded tree the inner calls are folded into the outer one (cut leaves keep their self
-    cost, their callees hang under the outer instance), so such a node's inclusive cost is
-    its own cost plus its children's. Edges into a cycle from outside keep their measured
-    cost.
-    """
-    comp = components(n, caller, callee)
-    parent, func = tree.parent, tree.func
-    has_parent = parent >= 0
-    parent_func = func[np.where(has_parent, parent, 0)]
-    redo = has_parent & ~tree.recursive & (comp[func] == comp[parent_func])
-    if not redo.any():
-        return
-    pairs = list(inclusive.items())
-    own = np.column_stack([tree.values[exc] for _, exc in pairs])
-    inc = np.column_stack([tree.values[name] for name, _ in pairs])
-    below = np.zeros_like(inc)
-    depth = tree.depth
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
-    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
-        level = by_depth[bounds[d] : bounds[d + 1]]
-        fix = level[redo[level]]
-        inc[fix] = own[fix] + below[fix]
-        np.add.at(below, parent[level], inc[level])
-    for j, (name, _) in enumerate(pairs):
-        tree.values[name] = inc[:, j]
 
 
 class SizedGraph(Protocol):

@@ -11,11 +11,14 @@ different objects. Names, files and objects may be compressed to ``(id) name`` /
 Callgrind's own recursion levels (``fib'2``, see ``--separate-recs``) stay separate functions.
 
 The call graph becomes the call tree expanded from the functions nobody calls, recursion cut
-(see :mod:`cctool.readers._callgraph`). Inclusive values are the measured costs of each
-call edge, except on edges between functions of one cycle, where callgrind counts nested
-calls again: those nodes get their subtree's sum. A function's self cost is divided among
-its callers in proportion to their calls. Summed over the tree, each event's self cost
-equals the file's ``totals:`` line.
+(see :mod:`cctool.readers._callgraph`). A function's cost is divided among its callers in
+proportion to the inclusive cost of their calls (by calls where callgrind's inclusive costs
+count nested calls again: into a function of a recursion cycle). The tree adds up at every
+node, and a node's inclusive cost is the measured cost of its call edge (times its caller's
+share), except on edges between functions of one cycle, which get their subtree's sum (see
+:mod:`cctool.readers._conform`): so a compiler's phases have in the tree, and in every
+export, the shares ``callgrind_annotate --inclusive=yes`` gives them. Summed over the tree,
+each event's self cost equals the file's ``totals:`` line.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, parse_unit
 from cctool.readers import _input
 from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
-from cctool.readers._cycles import components, sum_cycle_edges
+from cctool.readers._cycles import components
 from cctool.readers._weights import split_by_weight
 
 NAME = "callgrind"
@@ -100,22 +103,21 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     has_caller = np.bincount(callee, minlength=n) > 0
     out_inc = np.zeros((n, k))
     np.add.at(out_inc, caller, inc)
+    weight = _activity(n, caller, callee, calls, inc[:, 0], self_cost[:, 0])
     edge_values: dict[str, np.ndarray] = {"calls": calls}
     root_values: dict[str, np.ndarray] = {"calls": np.zeros(n)}
     for j, ev in enumerate(events):
-        edge_values[ev] = split_by_weight(self_cost[:, j], callee, calls)
+        edge_values[ev] = split_by_weight(self_cost[:, j], callee, weight)
         edge_values[ev + " (inc)"] = inc[:, j]
         root_values[ev] = np.where(has_caller, 0.0, self_cost[:, j])
         root_values[ev + " (inc)"] = np.where(has_caller, 0.0, self_cost[:, j] + out_inc[:, j])
     pairs = {ev + " (inc)": ev for ev in events}
-    # Split by calls, not by inclusive cost as the cProfile reader does: callgrind counts
-    # nested calls again in the inclusive cost of edges inside a cycle, which would skew it.
     graph = CallGraph(
-        n, caller, callee, calls, edge_values, root_values, inclusive=pairs,
+        n, caller, callee, weight, edge_values, root_values,
+        metric_weights={"calls": (calls, np.zeros(n))}, inclusive=pairs,
         size=self_cost[:, 0] + out_inc[:, 0],  # picks the entry of a cycle nobody calls
     )
     tree = expand(graph, max_nodes, path)
-    sum_cycle_edges(tree, caller, callee, n, pairs)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [prof.keys[i][2] for i in f],
@@ -140,6 +142,27 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         },
     }
     return tree.to_graphframe(attrs, metadata, events, _tables(prof, self_cost, edges))
+
+
+def _activity(n: int, caller: np.ndarray, callee: np.ndarray, calls: np.ndarray,
+              inc: np.ndarray, self_cost: np.ndarray) -> np.ndarray:
+    """How a callee's activity divides among the edges into it: an edge's measured inclusive
+    cost, except into a function of a recursion cycle, where callgrind counts nested calls
+    again (``fib'2 -> fib'2`` can weigh many times the whole run): there each edge weighs its
+    calls times the callee's cost per call without the calls back into its cycle (so the
+    edges into it share by calls). The cost per call is the callee's self cost plus its
+    calls' costs over its calls: too high inside a cycle, but the weights only compare edges
+    into one callee, and the expansion takes a function's weight as its size, to expand
+    its heaviest contexts first."""
+    comp = components(n, caller, callee)
+    inner = comp[caller] == comp[callee]
+    size = self_cost + np.bincount(caller, weights=inc, minlength=n)
+    called = np.bincount(callee, weights=calls, minlength=n)
+    cyclic = np.bincount(callee[inner], minlength=n) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_call = np.where(called > 0, size / called, 0.0)
+    out: np.ndarray = np.where(cyclic[callee], calls * per_call[callee], inc)
+    return out
 
 
 def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGraphTables:

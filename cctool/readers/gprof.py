@@ -35,8 +35,7 @@ from cctool.errors import ReaderError
 from cctool.model.callgraph import CallGraphTables, build
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
-from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, CallTree, expand
-from cctool.readers._cycles import sum_cycle_edges
+from cctool.readers._callgraph import DEFAULT_MAX_NODES, CallGraph, expand
 from cctool.readers._weights import activity_weights, split_by_weight
 
 NAME = "gprof"
@@ -84,8 +83,6 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     report.parse(text.splitlines())
     graph = report.graph()
     tree = expand(graph, max_nodes, path)
-    sum_cycle_edges(tree, graph.caller, graph.callee, graph.nfunc, graph.inclusive)
-    _at_least_subtree(tree)
     f = tree.func
     attrs: dict[str, Any] = {
         "name": [report.names[i] for i in f],
@@ -103,18 +100,6 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
         "metric_units": {"time": "s", "calls": "count"},
     }
     return tree.to_graphframe(attrs, metadata, ["time"], report.tables(graph))
-
-
-def _at_least_subtree(tree: CallTree) -> None:
-    """Raise each node's inclusive time to its subtree's self times where gprof's arc time,
-    rounded to 0.01 s, falls below them (self times are % time x total, finer)."""
-    below = tree.values["time"].copy()
-    by_depth = np.argsort(tree.depth, kind="stable")
-    bounds = np.searchsorted(tree.depth[by_depth], np.arange(int(tree.depth.max(initial=0)) + 2))
-    for d in range(len(bounds) - 2, 0, -1):  # deepest level first
-        at = by_depth[bounds[d] : bounds[d + 1]]
-        np.add.at(below, tree.parent[at], below[at])
-    tree.values["time (inc)"] = np.maximum(tree.values["time (inc)"], below)
 
 
 class _Report:
@@ -303,6 +288,7 @@ class _Report:
             metric_weights={"calls": (calls, np.zeros(n))},
             inclusive={"time (inc)": "time"},
             size=own + out_inc,
+            rounded=True,  # arc times are printed to 0.01 s
         )
 
 

@@ -12,7 +12,6 @@ of ranks) are exported as they are.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,6 +104,13 @@ def checked(values: np.ndarray, col: str) -> np.ndarray:
     return np.where(noise, 0.0, values)
 
 
+def estimate_note(gf: GraphFrame) -> str | None:
+    """The profile's note on which of its numbers are estimates (a call graph expanded into
+    a tree: :data:`cctool.model.callgraph.ESTIMATE_NOTE`), for exports that carry text."""
+    note = gf.metadata.get("estimate")
+    return str(note) if note else None
+
+
 def describe_how(gf: GraphFrame, opts: TreeOptions) -> str:
     """How locations were combined, in words."""
     if opts.rank is not None or opts.thread is not None:
@@ -133,15 +139,32 @@ def frame_names(gf: GraphFrame) -> list[str]:
     return out
 
 
-def stacks(gf: GraphFrame, ids: Sequence[int] | np.ndarray) -> list[list[int]]:
-    """The call path of each node in ``ids``: node ids from its root down to it."""
+def with_callers(gf: GraphFrame, wanted: np.ndarray) -> np.ndarray:
+    """The mask ``wanted`` with every caller of a node it holds (what a stack writer needs
+    to build the wanted nodes' stacks level by level)."""
     par = gf.parent_array
-    out = []
-    for node in np.asarray(ids, dtype=np.int64).tolist():
-        path = []
-        while node >= 0:
-            path.append(node)
-            node = int(par[node])
-        path.reverse()
-        out.append(path)
+    out = np.asarray(wanted, dtype=bool).copy()
+    for level in reversed(gf.levels[1:]):  # deepest level first
+        out[par[level[out[level]]]] = True
+    return out
+
+
+def level_paths(gf: GraphFrame, parts: np.ndarray, rows: np.ndarray, sep: str | bytes,
+                leaf_first: bool = False) -> np.ndarray:
+    """Per node of the mask ``rows`` (which holds every caller of a node it holds), its
+    ``parts`` (an object array of strings or bytes) joined along its call path by ``sep``,
+    root first (leaf first with ``leaf_first``), built level by level; None elsewhere."""
+    par = gf.parent_array
+    out = np.empty(gf.num_nodes, dtype=object)
+    for level in gf.levels:
+        level = level[rows[level]]
+        if not level.size:
+            continue
+        up = par[level]
+        if up[0] < 0:
+            out[level] = parts[level]
+        elif leaf_first:
+            out[level] = parts[level] + sep + out[up]
+        else:
+            out[level] = out[up] + sep + parts[level]
     return out

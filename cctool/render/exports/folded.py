@@ -2,7 +2,9 @@
 inferno, speedscope and cctool itself.
 
 One line per call path with a non-zero exclusive value (an interior node with self cost gets
-a line of its own, a prefix of its children's). Values are not rounded to fit a display:
+a line of its own, a prefix of its children's); past a size budget the smallest call paths
+are merged into ``[smaller call paths merged]`` frames, and a warning says so
+(:mod:`._bound`). Values are not rounded to fit a display:
 times are written as whole nanoseconds (flamegraph.pl and inferno sum integers; inferno
 drops fractions), counts and bytes as the integers they are. A value that is not a whole
 number in that unit (a count averaged over ranks) is written as a decimal with every digit
@@ -20,23 +22,49 @@ from cctool.errors import note, warn
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, Metric
 from cctool.options import CompareOptions, TreeOptions
+from cctool.render.exports._bound import MERGED_FRAME, bound
 from cctool.render.exports._stacks import (
     check_agg,
     checked,
     exclusive_column,
     frame_names,
+    level_paths,
     node_weights,
+    with_callers,
 )
 
 NS_PER_S = 1e9
 
 
 def to_folded(gf: GraphFrame, opts: TreeOptions) -> str:
-    """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``)."""
+    """The folded stacks of ``opts``' first metric (exclusive values, combined by ``opts``),
+    the smallest call paths merged when they would pass the size budget (:mod:`._bound`)."""
     w = node_weights(gf, opts)
-    ids = w.nonzero
-    values = folded_values(w.values[ids], w.metric)
-    return _lines(path_strings(w.gf)[ids], [values])
+    paths, values = _bounded_lines(w.gf, w.values, "folded export")
+    return _lines(paths, [folded_values(values, w.metric)])
+
+
+def _bounded_lines(gf: GraphFrame, values: np.ndarray, what: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The paths and values (one per node, or one row per node) to write within the size
+    budget, merged entries last (:mod:`._bound`)."""
+    names = np.asarray(frame_names(gf), dtype=object)
+    lengths = np.fromiter((len(x.encode()) for x in names), dtype=np.int64, count=names.size)
+    par = gf.parent_array
+    cost = np.zeros(gf.num_nodes)
+    for level in gf.levels:  # bytes of each node's path, plus ";", values and a newline
+        up = par[level]
+        cost[level] = lengths[level] + 1 + np.where(up >= 0, cost[np.maximum(up, 0)], 0.0)
+    width = 32 * (values.shape[1] if values.ndim > 1 else 1)  # decimal values
+    b = bound(values, par, gf.levels, cost + width, what)
+    wanted = np.zeros(gf.num_nodes, dtype=bool)
+    wanted[b.ids] = True
+    wanted[b.merged_under[b.merged_under >= 0]] = True
+    path = path_strings(gf, names, with_callers(gf, wanted))
+    merged = [MERGED_FRAME if u < 0 else f"{path[u]};{MERGED_FRAME}"
+              for u in b.merged_under.tolist()]
+    paths = np.concatenate([path[b.ids], np.asarray(merged, dtype=object)])
+    return paths, np.concatenate([b.values, b.merged_values])
 
 
 def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "sum",
@@ -54,9 +82,8 @@ def diff_folded(a: GraphFrame, b: GraphFrame, metric: str | None, agg: str = "su
     vb = checked(cmp.values[f"{col} [B]"].fill_null(0.0).to_numpy(), col)
     if reverse:
         va, vb = vb, va
-    ids = np.flatnonzero((va != 0) | (vb != 0))
-    paths = path_strings(cmp.result)[ids]
-    return _lines(paths, [folded_values(va[ids], m), folded_values(vb[ids], m)])
+    paths, values = _bounded_lines(cmp.result, np.column_stack([va, vb]), "folded diff")
+    return _lines(paths, [folded_values(values[:, 0], m), folded_values(values[:, 1], m)])
 
 
 def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
@@ -74,15 +101,14 @@ def folded_values(values: np.ndarray, metric: Metric) -> pl.Series:
     return pl.Series(text, dtype=pl.String)
 
 
-def path_strings(gf: GraphFrame) -> np.ndarray:
-    """``root;...;name`` per node, built level by level."""
-    names = np.asarray(frame_names(gf), dtype=object)
-    par = gf.parent_array
-    path = np.empty(gf.num_nodes, dtype=object)
-    for level in gf.levels:
-        up = par[level]
-        path[level] = names[level] if not level.size or up[0] < 0 else path[up] + ";" + names[level]
-    return path
+def path_strings(gf: GraphFrame, names: np.ndarray | None = None,
+                 rows: np.ndarray | None = None) -> np.ndarray:
+    """``root;...;name`` per node (only for the nodes of the mask ``rows``, which holds every
+    caller of a node it holds; None elsewhere)."""
+    if names is None:
+        names = np.asarray(frame_names(gf), dtype=object)
+    every = np.ones(gf.num_nodes, dtype=bool)
+    return level_paths(gf, names, every if rows is None else rows, ";")
 
 
 def _lines(paths: np.ndarray, columns: list[pl.Series]) -> str:

@@ -8,7 +8,8 @@ types: the metrics asked for (``--metric``), else every additive metric of the p
 the default one first and ``default_sample_type``. Values are int64 in pprof's units: times
 in nanoseconds, bytes, and counts or events in their own unit; a value that is not a whole
 number there (a count averaged over ranks) is rounded and a warning says by how much the
-total changed. The profile's ``comment`` says how locations were combined.
+total changed. The profile's ``comment`` says how locations were combined, and a second one,
+for a call graph expanded into a tree, which numbers are estimates.
 
 Ranks and threads: with ``--agg sum`` (the default) and no ``--rank``/``--thread``, a profile
 of several locations gets one sample per call path and (rank, thread), labelled ``rank`` and
@@ -37,13 +38,15 @@ from cctool.readers._pprof_fields import (
     Sample,
     ValueType,
 )
-from cctool.render.exports._protobuf import bytes_field, int_field, packed_field
+from cctool.render.exports._protobuf import bytes_field, int_field, packed_field, varint
 from cctool.render.exports._stacks import (
     check_agg,
     checked,
     describe_how,
+    estimate_note,
     exclusive_column,
-    stacks,
+    level_paths,
+    with_callers,
 )
 
 
@@ -79,9 +82,7 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
                                                                                 strict=True)]
     loc_of, locations, functions = _locations(gf, strings)
     nodes = table["node"].to_numpy()
-    ids = np.unique(nodes)
-    path_of = {int(n): packed_field(Sample.LOCATION_ID, loc_of[p[::-1]].tolist())
-               for n, p in zip(ids, stacks(gf, ids), strict=True)}
+    path_of = _location_paths(gf, loc_of, np.unique(nodes))
     labels = _labels(table, strings)
     for i, (node, row) in enumerate(zip(nodes.tolist(), values.tolist(), strict=True)):
         out.append(bytes_field(Profile.SAMPLE, path_of[node] + packed_field(Sample.VALUE, row)
@@ -89,6 +90,9 @@ def to_pprof(gf: GraphFrame, opts: TreeOptions, title: str = "") -> bytes:
     out += locations + functions
     comment = f"cctool export{f' of {title}' if title else ''}: {describe_how(gf, opts)}"
     out.append(_comment(strings(comment)))
+    note = estimate_note(gf)
+    if note:
+        out.append(_comment(strings(note)))
     out.append(int_field(Profile.DEFAULT_SAMPLE_TYPE, strings(cols[0])))
     body = b"".join(out) + strings.encoded()
     return gzip.compress(body, compresslevel=6, mtime=0)  # zlib's default level
@@ -184,6 +188,17 @@ def _locations(gf: GraphFrame, strings: _Strings) -> tuple[np.ndarray, list[byte
         Location.LINE, int_field(Line.FUNCTION_ID, fid) + int_field(Line.LINE, line)))
                  for lid, fid, line in frames.select("lid", "fid", "line").iter_rows()]
     return loc_of, locations, functions
+
+
+def _location_paths(gf: GraphFrame, loc_of: np.ndarray, ids: np.ndarray) -> dict[int, bytes]:
+    """Each node of ``ids``: its sample's packed location ids, leaf first, built level by
+    level (a node's varint before its caller's)."""
+    wanted = np.zeros(gf.num_nodes, dtype=bool)
+    wanted[ids] = True
+    codes = {int(lid): varint(int(lid)) for lid in np.unique(loc_of)}
+    own = np.asarray([codes[int(lid)] for lid in loc_of.tolist()], dtype=object)
+    body = level_paths(gf, own, with_callers(gf, wanted), b"", leaf_first=True)
+    return {int(n): bytes_field(Sample.LOCATION_ID, body[n]) for n in ids.tolist()}
 
 
 def _comment(index: int) -> bytes:
