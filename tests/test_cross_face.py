@@ -40,15 +40,6 @@ TOP = 50
 PROFILES: list[tuple[str, str, str | None]] = [*EXPORTED[:5],
                                               ("gprof", "sorter.gprof.txt", None)]
 SUFFIX = {"folded": ".folded", "speedscope": ".speedscope.json", "pprof": ".pb.gz"}
-# Call graphs expanded into trees: their exports do not follow the tree's expansion yet
-# (cProfile's <built-in method builtins.exec> / <module>: 2.792 ms in every export, 6.134 ms
-# in the tree), so these comparisons are expected to fail until they do.
-_SPLIT = ("a call graph expanded into a tree: the exports' per-path values differ from "
-          "the tree's")
-EXPORTS_DIFFER: dict[tuple[str, str], str] = {
-    (name, fmt): _SPLIT
-    for name in ("callgrind.out.threads", "cprofile-py312.pstats", "sorter.gprof.txt")
-    for fmt in SUFFIX}
 
 
 def _profile(folder: str, name: str, metric: str | None) -> tuple[GraphFrame, str]:
@@ -145,10 +136,7 @@ def _export_cases() -> list[object]:
     out = []
     for folder, name, metric in PROFILES:
         for fmt in SUFFIX:
-            why = EXPORTS_DIFFER.get((name, fmt))
-            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
-            out.append(pytest.param(folder, name, metric, fmt, marks=marks,
-                                    id=f"{name}-{fmt}"))
+            out.append(pytest.param(folder, name, metric, fmt, id=f"{name}-{fmt}"))
     return out
 
 
