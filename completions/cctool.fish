@@ -324,7 +324,7 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l expand-hot -d 'Expan
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l view -x -a 'top-down bottom-up flat' -d 'top-down (the tree), bottom-up (callers down to the roots) or flat (mo'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l flat -d 'Flat profile per --by value: self, self%, sum%, cum, cum% (pprofs top)'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l bottom-up -d 'Same as --view bottom-up.'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l percent -l no-percent -d '% of the profiles total beside the first metric (default: on in text; '
+complete -c cctool -n '__fish_seen_subcommand_from tree' -l percent -l no-percent -d '% of the total beside the first metric (text: on).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l data -d 'The data-object tree (DHAT, Calipers alloc service).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l by -x -d 'Group for --flat and bottom-up: name (default), function, file...'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'

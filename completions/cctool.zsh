@@ -338,7 +338,7 @@ _cctool() {
                     ''--view'[top-down (the tree), bottom-up (callers down to the roots) or flat (mo]:value:(top-down bottom-up flat)' \
                     ''--flat'[Flat profile per --by value: self, self%, sum%, cum, cum% (pprofs top)]' \
                     ''--bottom-up'[Same as --view bottom-up.]' \
-                    '(--percent --no-percent)'{--percent,--no-percent}'[% of the profiles total beside the first metric (default: on in text; ]' \
+                    '(--percent --no-percent)'{--percent,--no-percent}'[% of the total beside the first metric (text: on).]' \
                     ''--data'[The data-object tree (DHAT, Calipers alloc service).]' \
                     ''--by'[Group for --flat and bottom-up: name (default), function, file...]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \

@@ -90,7 +90,7 @@ def test_cli_tree_and_timeline() -> None:
     res = runner.invoke(cli, ["timeline", str(DATA / "ping-pong")])
     assert res.exit_code == 0, res.output
     assert "rank 1 thread 0 (Master thread)" in res.stdout
-    assert "int main(int, char**) > MPI_Init" in res.stdout
+    assert "int main(int, char**) / MPI_Init" in res.stdout
     res = runner.invoke(cli, ["tree", str(DATA / "ping-pong" / "traces.otf2"), "--to", "csv"])
     assert res.exit_code == 0 and "MPI_Send" in res.stdout
 

@@ -58,8 +58,7 @@ if TYPE_CHECKING:
               help="Flat profile per --by value: self, self%, sum%, cum, cum% (pprof's top).")
 @click.option("--bottom-up", is_flag=True, help="Same as --view bottom-up.")
 @click.option("--percent/--no-percent", default=None,
-              help="% of the profile's total beside the first metric (default: on in text; "
-              "never beside a ratio or a max over ranks).")
+              help="% of the total beside the first metric (text: on).")
 @click.option("--data", is_flag=True,
               help="The data-object tree (DHAT, Caliper's alloc service).")
 @click.option("--by", default=None, metavar="COLUMN",
@@ -83,8 +82,8 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
-    Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise;
-    --to folded|speedscope|pprof exports the profile, --to cct (-o x.cct) saves it.
+    Values are summed over ranks and threads unless --rank/--thread/--agg say otherwise.
+    --to folded|speedscope|pprof exports, --to cct saves.
 
     \b
     Example:
