@@ -236,8 +236,9 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # The sum of every node's selfSize under head.
     "heapprofile": [("(root)", 387216.0)],
     # heap_tree=peak of snapshot 43: n0 "(below main)" 83778272 under the two ??? frames,
-    # and n0 "in 18 places, all below massif's threshold" 16852.
-    "massif": [("(below main)", 83778272.0), ("[18 places below threshold]", 16852.0)],
+    # n0 "in 18 places, all below massif's threshold" 16852, and mem_heap_extra_B 3604.
+    "massif": [("(below main)", 83778272.0), ("[18 places below threshold]", 16852.0),
+               ("[allocator overhead]", 3604.0)],
     # The records' last address (outermost caller, less one) with struct: 26 samples at
     # libc's clone3, 25 at work_prof's _start, 1000 us each (the header's period).
     "gperftools": [("libc.so.6+0x1098eb", 0.026), ("work_prof+0x10a0", 0.025)],
