@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.model.columns import INC_SUFFIX, inclusive_name
+from cctool.model.columns import EXC_SUFFIX, INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.readers._caliper_values import (
     DURATION_ATTRS,
@@ -138,7 +138,9 @@ def metric_for(attr: Attr) -> Metric | None:
     first = exc_form.split("#", 1)[0] if "#" in exc_form else ""
     scale, unit = 1.0, attr.unit
     if alias:
-        column = alias[: -len(INC_SUFFIX)] if alias.endswith(INC_SUFFIX) else alias
+        # Spot's "Total time (inc)" / "Total time (exc)": cctool's names are "Total time
+        # (inc)" and "Total time", so neither suffix stays on the base name.
+        column = alias.removesuffix(INC_SUFFIX).removesuffix(EXC_SUFFIX)
     elif exc_form in _KNOWN:
         column, scale = _KNOWN[exc_form]
         unit = "s" if exc_form in _NS_UNITS else unit
