@@ -130,9 +130,36 @@ def read_json(path: str | os.PathLike[str], fmt: str) -> Any:
     """The JSON document in ``path`` (decompressed, UTF-16/BOM text turned into UTF-8); a
     document that does not parse is ``fmt``'s error, naming the file."""
     try:
-        return orjson.loads(read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
+        return loads_json(read_bytes(path, text=True))
+    except ValueError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=fmt) from exc
+
+
+def loads_json(data: bytes) -> Any:
+    """A JSON document, nested to any depth and with integers of any size.
+
+    orjson parses it fast, but stops at 1,024 levels of nesting (a profile of a deep
+    recursion goes deeper); such a document is parsed again by ijson's object builder,
+    which keeps its own stack instead of recursing: its C parser, or its pure-Python one
+    (slower) when an integer overflows the C parser's 64 bits. Raises ValueError (orjson's
+    JSONDecodeError is one) on invalid JSON.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" not in str(exc):
+            raise
+    import ijson
+
+    try:
+        return next(ijson.get_backend("yajl2_c").items(io.BytesIO(data), "", use_float=True))
+    except ijson.JSONError as exc:
+        if "integer overflow" not in str(exc):
+            raise ValueError(str(exc).strip().splitlines()[0][:120]) from None
+    try:
+        return next(ijson.get_backend("python").items(io.BytesIO(data), "", use_float=True))
+    except ijson.JSONError as exc:
+        raise ValueError(str(exc).strip().splitlines()[0][:120]) from None
 
 
 def read_text(path: str | os.PathLike[str], errors: str = "replace") -> str:

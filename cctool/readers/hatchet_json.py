@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import polars as pl
 
 from cctool.errors import ReaderError
@@ -62,8 +61,8 @@ def read(path: Path) -> GraphFrame:
 def _load(path: Path) -> Any:
     data = _input.read_bytes(path, text=True)
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
+        return _input.loads_json(data)
+    except ValueError:
         pass
     try:  # Hatchet's to_json goes through json.dumps, which writes NaN
         return json.loads(data)
