@@ -186,13 +186,19 @@ def head(path: str | os.PathLike[str], size: int = 4096) -> bytes:
     BOM) re-encoded as UTF-8: what sniffers look at. A damaged compressed file gives the
     bytes that could be decompressed (possibly none)."""
     with open(path, "rb") as fh:
-        first = fh.read(max(size, 10))
-        kind = compression(first[:10])
-        first = first[:size]
-        if kind is not None:
-            fh.seek(0)
-            first = _decompressed_head(_decompressor(kind, fh, Path(path)), size)
-    return _to_utf8(first, partial=True)
+        kind = compression(fh.read(10))
+        first = _raw_head(fh, kind, Path(path), size)
+        if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            # two bytes a character: as many characters as ``size`` bytes of UTF-8 text
+            first = _raw_head(fh, kind, Path(path), 2 * size + 2)
+    return _to_utf8(first, partial=True)[:size]
+
+
+def _raw_head(fh: IO[bytes], kind: str | None, path: Path, size: int) -> bytes:
+    fh.seek(0)
+    if kind is None:
+        return fh.read(size)
+    return _decompressed_head(_decompressor(kind, fh, path), size)
 
 
 def _decompressed_head(stream: IO[bytes], size: int) -> bytes:
