@@ -232,3 +232,23 @@ def test_timeseries_snapshots(data) -> None:
     assert value(one, "time", "main", "lulesh.cycle") == pytest.approx(463654e-9, abs=1e-15)
     snaps[2].validate()
     whole.validate()
+
+
+TIMESERIES = Path(__file__).parent / "data" / "caliper-timeseries" / "timeseries.cali"
+
+
+def test_a_time_series_counts_iterations_and_keeps_gauge_levels() -> None:
+    """Caliper's timeseries service (tests/data/caliper-timeseries): the snapshots' loop
+    iterations add up, their memory levels (cali-query's max over snapshots) do not."""
+    gf = read(TIMESERIES)
+    gf.validate()
+    assert value(gf, "loop iterations (inc)", "mainloop") == 200
+    for gauge, peak in (("memstat.vmrss", 21788), ("memstat.vmsize", 23469),
+                        ("memstat.data", 21663)):
+        assert gf.metric(gauge).combine.value == "max" and gf.metric(gauge).unit == "pages"
+        assert gf.metrics[gauge].max() == peak
+        assert f"{gauge} (inc)" not in gf.metric_columns
+    snaps = caliper.read_snapshots(TIMESERIES)
+    assert [value(s, "loop iterations", "mainloop") for s in snaps] == [0] + [20] * 10 + [0]
+    # snapshot 10's summary record: memstat.vmrss=21788, the last and largest level
+    assert value(snaps[10], "memstat.vmrss", "mainloop") == 21788

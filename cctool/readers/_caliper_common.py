@@ -60,6 +60,12 @@ NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
 ) | OFFSET_ATTRS
+# Levels, not amounts: a snapshot's memory size. They combine by max (over snapshots, ranks
+# and call paths), never by sum.
+_GAUGES = ("memstat.", "alloc.region.highwatermark", "mem.highwatermark", "mhwm")
+# Per-snapshot bookkeeping of a time series' summary records (not measurements).
+_SNAPSHOT_KEYS = ("timeseries.", "iteration#", "loop.start_iteration")
+ITERATIONS = "loop iterations"
 _INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
 _EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
              "iratio": "ratio", "ipercent_total": "percent_total"}
@@ -151,15 +157,35 @@ def metric_for(attr: Attr) -> Metric | None:
     # raw event values (avg#time.duration) is not.
     rest = tokens[1:2]
     additive = first not in _AGG or (first == "avg" and rest in (["sum"], ["inclusive"]))
+    gauge = first not in _AGG and is_gauge(tokens[-1])
     return Metric(
         column=inclusive_name(column) if inclusive else column,
         inclusive=inclusive,
-        additive=additive,
-        agg=_AGG.get(first, "sum"),
+        additive=additive and not gauge,
+        agg="max" if gauge else _AGG.get(first, "sum"),
         scale=scale,
         unit=unit,
         of=exc_form.split("#", 1)[1] if first in _AGG else exc_form,
     )
+
+
+def is_gauge(attr_name: str) -> bool:
+    """Whether the attribute is a level (memory size), which combines by max, not sum."""
+    return attr_name.startswith(_GAUGES) or attr_name in _GAUGES
+
+
+def snapshot_metric(attr: Attr) -> Metric | None:
+    """How a value of a time-series snapshot's summary record becomes a metric: the
+    snapshot's loop iterations (a count: summed over snapshots) and its gauges (memory
+    levels: the max over snapshots); None for the snapshot's bookkeeping."""
+    if attr.name == "loop.iterations":
+        return Metric(ITERATIONS, False, True, "sum", 1.0, "count")
+    if attr.name.startswith(_SNAPSHOT_KEYS) or attr.type == "string" or not is_gauge(
+            attr.name.split("#")[-1]):
+        return None
+    unit = _UNITS.get(attr.unit or "", attr.unit) or (
+        "pages" if attr.name.startswith("memstat.") else "B")
+    return Metric(attr.name, False, False, "max", 1.0, unit, of=attr.name)
 
 
 def _event_unit(event: str) -> str:
@@ -194,6 +220,7 @@ class ProfileBuilder:
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
+        self._snapshot_metrics: dict[str, Metric] = {}
         # A list: :meth:`measure` keeps (node, rank, thread, offset, duration) in ns too.
         self.trace: list[tuple[int, int, int, float, float]] | None = None
 
@@ -296,17 +323,19 @@ class ProfileBuilder:
                 summary = True
             elif kind == "offset" and self.trace is not None:
                 offset = value * self._ns_scale(attr)
+        if summary:
+            # A time-series snapshot summary: run metadata, and the snapshot's iterations
+            # and gauges at the region it was taken in.
+            entry = self.snapshots.setdefault(loc["snapshot"], {})
+            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
+            values = self._snapshot_values(fields)
+            order = None
         if node == OUTSIDE:
-            if summary or not values:
+            if not values:
                 return
             node = self.outside = self.node([(OUTSIDE_NAME, "region", ())])
             order = None  # it goes after every region, whatever its slot
         if node is None:
-            return
-        if summary:
-            # A time-series snapshot summary: run metadata, not a region measurement.
-            entry = self.snapshots.setdefault(loc["snapshot"], {})
-            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
             return
         if order is not None:
             self.order[node] = min(order, self.order.get(node, order))
@@ -316,6 +345,15 @@ class ProfileBuilder:
             if self.trace is not None and offset is not None and duration is not None:
                 self.trace.append((node, loc["rank"], loc["thread"], offset, duration))
 
+    def _snapshot_values(self, fields: Sequence[tuple[Role, Attr, float]]) -> dict[str, float]:
+        values: dict[str, float] = {}
+        for _, attr, value in fields:
+            m = snapshot_metric(attr)
+            if m is not None:
+                self._snapshot_metrics.setdefault(m.column, m)
+                values[m.column] = value
+        return values
+
     # ---------------------------------------------------------------- assembly
     def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
         """The GraphFrame of all records, or of one time-series snapshot."""
@@ -323,7 +361,7 @@ class ProfileBuilder:
         if n == 0:
             raise self.error("no region records: nothing to build a call tree from")
         # Only columns some kept record has (not those of skipped Spot channels).
-        metrics = {m.column: m for m in self._metrics.values()
+        metrics = {m.column: m for m in (*self._metrics.values(), *self._snapshot_metrics.values())
                    if m is not None and m.column in self._used}
         new_id = self._sibling_order(n)
         par = np.asarray(self.parent, dtype=np.int64)
