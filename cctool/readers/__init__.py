@@ -59,6 +59,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("chrome-trace", "cctool.readers.chrome_trace"),
     ("otf2", "cctool.readers.otf2_trace"),
     ("cpuprofile", "cctool.readers.cpuprofile"),
+    ("v8-ticks", "cctool.readers.v8_ticks"),
     ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),

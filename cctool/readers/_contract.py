@@ -64,11 +64,12 @@ if TYPE_CHECKING:
         spotdb,
         tau,
         timemory,
+        v8_ticks,
     )
 
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, spotdb,
         pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, gecko, heapprofile, tau,
-        timemory, hatchet_json, dhat, massif, folded,
+        pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, gecko,
+        heapprofile, tau, timemory, hatchet_json, dhat, massif, folded,
     )
