@@ -60,6 +60,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("otf2", "cctool.readers.otf2_trace"),
     ("cpuprofile", "cctool.readers.cpuprofile"),
     ("v8-ticks", "cctool.readers.v8_ticks"),
+    ("jfr", "cctool.readers.jfr_json"),
     ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         heapprofile,
         hpctoolkit,
         hpctoolkit_v4,
+        jfr_json,
         massif,
         otf2_trace,
         perf_script,
@@ -70,6 +71,6 @@ if TYPE_CHECKING:
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, spotdb,
         pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, gecko,
-        heapprofile, tau, timemory, hatchet_json, dhat, massif, folded,
+        pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, jfr_json,
+        gecko, heapprofile, tau, timemory, hatchet_json, dhat, massif, folded,
     )

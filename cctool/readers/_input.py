@@ -28,6 +28,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -179,6 +180,12 @@ def open_text(path: str | os.PathLike[str], errors: str = "replace") -> IO[str]:
     except BaseException:
         binary.close()
         raise
+
+
+def head_matches(path: Path, pattern: re.Pattern[bytes], size: int = 4096) -> bool:
+    """Whether ``path`` is a file whose first ``size`` bytes of content match ``pattern``:
+    a sniffer's test of a text format by its opening."""
+    return path.is_file() and pattern.match(head(path, size)) is not None
 
 
 def head(path: str | os.PathLike[str], size: int = 4096) -> bytes:

@@ -31,7 +31,8 @@ NAME = "pyinstrument"
 DESCRIPTION = "pyinstrument JSON (-r json) or HTML page (-r html)"
 
 _SNIFF = re.compile(rb'^\s*\{.*"root_frame"\s*:', re.S)
-_HTML_SNIFF = re.compile(rb"^\s*(?:<!DOCTYPE html>\s*)?<html.*pyinstrumentHTMLRenderer", re.S | re.I)
+_HTML_SNIFF = re.compile(rb"^\s*(?:<!DOCTYPE html>\s*)?<html.*pyinstrumentHTMLRenderer",
+                         re.S | re.I)
 _SESSION = "const sessionData = "
 _SESSION_KEYS = ("start_time", "duration", "sample_count", "program", "cpu_time")
 

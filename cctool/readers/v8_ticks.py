@@ -38,9 +38,7 @@ UNKNOWN = ("UNKNOWN", "")  # (name, kind: V8's code type, JS, CODE, CPP or SHARE
 
 
 def sniff(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    return _SNIFF.match(_input.head(path, 4096)) is not None
+    return _input.head_matches(path, _SNIFF)
 
 
 def read(path: Path) -> GraphFrame:
