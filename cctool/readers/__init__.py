@@ -67,6 +67,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("timemory", "cctool.readers.timemory"),
     ("hatchet", "cctool.readers.hatchet_json"),
     ("dhat", "cctool.readers.dhat"),
+    ("memray-stats", "cctool.readers.memray_stats"),
     ("massif", "cctool.readers.massif"),
     ("folded", "cctool.readers.folded"),
 )

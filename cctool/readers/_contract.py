@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         hpctoolkit_v4,
         jfr_json,
         massif,
+        memray_stats,
         otf2_trace,
         perf_script,
         pprof,
@@ -72,5 +73,5 @@ if TYPE_CHECKING:
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, spotdb,
         pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
         pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, jfr_json,
-        gecko, heapprofile, tau, timemory, hatchet_json, dhat, massif, folded,
+        gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats, massif, folded,
     )
