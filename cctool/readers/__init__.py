@@ -45,6 +45,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("caliper-data", "cctool.readers.caliper_data"),
     ("caliper", "cctool.readers.caliper"),
     ("caliper-json", "cctool.readers.caliper_json"),
+    ("caliper-report", "cctool.readers.caliper_report"),
     ("spotdb", "cctool.readers.spotdb"),
     ("pprof", "cctool.readers.pprof"),
     ("gperftools", "cctool.readers.gperftools"),

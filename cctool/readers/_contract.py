@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         caliper,
         caliper_data,
         caliper_json,
+        caliper_report,
         callgrind,
         cct,
         chrome_trace,
@@ -70,7 +71,8 @@ if TYPE_CHECKING:
     )
 
     CHECKED: tuple[Reader, ...] = (
-        cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, spotdb,
+        cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json,
+        caliper_report, spotdb,
         pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
         pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, jfr_json,
         gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats, massif, folded,
