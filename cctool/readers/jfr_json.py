@@ -99,9 +99,12 @@ def _frame(path: Path, i: int, frame: Any) -> tuple[str, str]:
     method = frame.get("method") if isinstance(frame, dict) else None
     if not isinstance(method, dict) or not isinstance(method.get("name"), str):
         raise ReaderError(path, f"event {i} has a frame without a method", fmt=NAME)
-    owner = method.get("type") if isinstance(method.get("type"), dict) else {}
+    owner = _dict(method.get("type"))
     cls = str(owner.get("name") or "").replace("/", ".")
-    package = owner.get("package") if isinstance(owner.get("package"), dict) else {}
-    module = package.get("module") if isinstance(package.get("module"), dict) else {}
+    module = _dict(_dict(owner.get("package")).get("module"))
     name = f"{cls}.{method['name']}" if cls else method["name"]
     return name, str(module.get("name") or "")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

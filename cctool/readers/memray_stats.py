@@ -64,7 +64,7 @@ def read(path: Path) -> GraphFrame:
     if rest or not leaf:
         leaf.append(tree.path([OTHER]))
         size.append(float(rest))
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = _dict(doc.get("metadata"))
     metadata: dict[str, Any] = {
         "format": NAME, "path": str(path), "total_bytes_allocated": total,
         "total_num_allocations": doc.get("total_num_allocations"),
@@ -85,3 +85,7 @@ def location(path: Path, text: Any) -> tuple[str, str, int | None]:
     if colon and line.isdigit():
         return function, file, int(line)
     return function, where, None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

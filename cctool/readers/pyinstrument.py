@@ -107,9 +107,9 @@ def _html_session(path: Path) -> dict[str, Any]:
 def _frame_row(path: Path, frame: dict[str, Any], cols: dict[str, list[Any]]) -> None:
     ident = frame.get("identifier")
     if isinstance(ident, str) and "function" not in frame:  # the HTML page's frames
-        name, _, rest = ident.partition("\x00")
-        file, _, line_no = rest.partition("\x00")
-        frame = {**frame, "function": name, "file_path": file or None,
+        function, _, rest = ident.partition("\x00")
+        where, _, line_no = rest.partition("\x00")
+        frame = {**frame, "function": function, "file_path": where or None,
                  "line_no": int(line_no) if line_no.isdigit() else 0}
     name, time, line = frame.get("function"), frame.get("time"), frame.get("line_no", 0)
     if not isinstance(name, str):
