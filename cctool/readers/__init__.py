@@ -62,6 +62,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cpuprofile", "cctool.readers.cpuprofile"),
     ("v8-ticks", "cctool.readers.v8_ticks"),
     ("jfr", "cctool.readers.jfr_json"),
+    ("stackprof", "cctool.readers.stackprof"),
     ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),
     ("tau", "cctool.readers.tau"),

@@ -65,15 +65,16 @@ if TYPE_CHECKING:
         pyinstrument,
         speedscope,
         spotdb,
+        stackprof,
         tau,
         timemory,
         v8_ticks,
     )
 
     CHECKED: tuple[Reader, ...] = (
-        cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json,
-        caliper_report, spotdb,
-        pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
+        cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,
+        spotdb, pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
         pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks, jfr_json,
-        gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats, massif, folded,
+        stackprof, gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats, massif,
+        folded,
     )
