@@ -71,7 +71,7 @@ def test_every_corpus_file_has_a_total() -> None:
             p.name
             for p in folder.iterdir()
             if p.suffix not in (".md", ".json", ".c", ".cpp", ".h", ".py", ".go", ".js",
-                                 ".java", ".rb", ".txt", ".html", ".php")
+                                 ".java", ".rb", ".hs", ".txt", ".html", ".php")
             and p.name not in ("CMakeLists.txt", "go.mod")
         }
         assert profiles <= listed, f"{name}: no total for {sorted(profiles - listed)}"

@@ -55,6 +55,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("callgrind", "cctool.readers.callgrind"),
     ("perf-script", "cctool.readers.perf_script"),
     ("gprof", "cctool.readers.gprof"),
+    ("ghc-prof", "cctool.readers.ghc_prof"),
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
