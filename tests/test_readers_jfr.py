@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +17,8 @@ from cctool.readers import jfr_json as reader
 from tests.reader_checks import shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "jfr"
-SAMPLES, ALL = DATA / "work.jfr.json.xz", DATA / "all.jfr.json.xz"
+SAMPLES, ALL, BINARY = (DATA / "work.jfr.json.xz", DATA / "all.jfr.json.xz",
+                        DATA / "work.jfr")
 
 
 def _inclusive(gf, name: str) -> list[float]:  # type: ignore[no-untyped-def]
@@ -59,3 +61,17 @@ def test_sniff_and_refusals(tmp_path: Path) -> None:
     path.write_text(json.dumps({"recording": {"events": [{"type": "jdk.CPULoad"}]}}))
     with pytest.raises(ReaderError, match="no execution or native method samples"):
         reader.read(path)
+
+
+@pytest.mark.skipif(shutil.which("jfr") is None, reason="the JDK's jfr tool is not on PATH")
+def test_the_binary_recording_reads_through_the_jfr_tool() -> None:
+    binary, samples = reader.read(BINARY), reader.read(SAMPLES)
+    assert binary.metrics.equals(samples.metrics) and binary.nodes.equals(samples.nodes)
+
+
+def test_a_binary_recording_without_the_jfr_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert detect(BINARY).NAME == "jfr"
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(ReaderError, match="needs the JDK's jfr tool on PATH"):
+        reader.read(BINARY)

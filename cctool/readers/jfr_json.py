@@ -1,5 +1,7 @@
-"""Reader for Java Flight Recorder recordings printed as JSON by the JDK's ``jfr`` tool
-(``jfr print --json recording.jfr``, all events or ``--events jdk.ExecutionSample``).
+"""Reader for Java Flight Recorder recordings: printed as JSON by the JDK's ``jfr`` tool
+(``jfr print --json recording.jfr``, all events or ``--events jdk.ExecutionSample``), or
+the binary recording itself, which is converted by that same tool (``jfr`` on ``PATH``, or
+in ``$JAVA_HOME/bin``; without it the recording is refused, saying so).
 
 The document is ``{"recording": {"events": [...]}}``; each event has a ``type`` and
 ``values``. The sampling events become call paths: ``jdk.ExecutionSample`` (Java code
@@ -15,7 +17,7 @@ Metrics: ``samples`` (count of execution samples: ``jfr summary``'s count of
 ``jdk.ExecutionSample``) and, when the recording has them, ``native samples``. A Java
 thread (``sampledThread.javaThreadId``) is a thread, numbered 0, 1, ... in id order;
 ``metadata["locations"]`` maps them back, with the threads' names. The JSON is parsed whole:
-the binary ``.jfr`` file itself is not read (``jfr print --json`` converts it).
+a binary recording is converted whole too, its sampling events only.
 """
 
 from __future__ import annotations
@@ -32,20 +34,27 @@ from cctool.readers import _input
 from cctool.readers._stacks import StackTree, build
 
 NAME = "jfr"
-DESCRIPTION = "Java Flight Recorder recording as JSON (jfr print --json)"
+DESCRIPTION = "Java Flight Recorder recording (.jfr, through the JDK's jfr tool) or its JSON"
 
 _SNIFF = re.compile(rb'^\s*\{\s*"recording"\s*:\s*\{\s*"events"\s*:\s*\[', re.S)
 _METRICS = {"jdk.ExecutionSample": "samples", "jdk.NativeMethodSample": "native samples"}
 TRUNCATED = ("[truncated]", "")
 
 
+_MAGIC = b"FLR\0"
+
+
 def sniff(path: Path) -> bool:
-    return _input.head_matches(path, _SNIFF)
+    return _input.head_matches(path, _SNIFF) or (
+        path.is_file() and _input.head(path, 4) == _MAGIC)
 
 
 def read(path: Path) -> GraphFrame:
-    """Read ``jfr print --json`` output."""
-    doc = _input.read_json(path, NAME)
+    """Read a recording, or ``jfr print --json`` output."""
+    if _input.head(path, 4) == _MAGIC:
+        doc = _converted(path)
+    else:
+        doc = _input.read_json(path, NAME)
     recording = doc.get("recording") if isinstance(doc, dict) else None
     events = recording.get("events") if isinstance(recording, dict) else None
     if not isinstance(events, list):
@@ -84,6 +93,34 @@ def read(path: Path) -> GraphFrame:
     return build(tree, leaf, values_by_metric, units=dict.fromkeys(values_by_metric, "count"),
                  metadata=metadata, thread=thread,
                  default_metric="samples" if "samples" in values_by_metric else None)
+
+
+def _converted(path: Path) -> Any:
+    """The binary recording as ``jfr print --json`` of its sampling events."""
+    import os
+    import shutil
+    import subprocess
+
+    home = os.environ.get("JAVA_HOME")
+    tool = shutil.which("jfr") or (shutil.which("jfr", path=os.path.join(home, "bin"))
+                                   if home else None)
+    if tool is None:
+        raise ReaderError(path, "a binary JFR recording: reading it needs the JDK's jfr tool "
+                          "on PATH (or convert it: jfr print --json)", fmt=NAME)
+    if _input.compression_of(path) is not None:
+        raise ReaderError(path, "a compressed binary JFR recording: decompress it first",
+                          fmt=NAME)
+    run = subprocess.run(
+        [tool, "print", "--json", "--events", ",".join(_METRICS), str(path)],
+        capture_output=True, check=False)
+    if run.returncode != 0:
+        why = run.stderr.decode(errors="replace").strip().splitlines()
+        raise ReaderError(path, f"jfr print failed ({why[0][:120] if why else run.returncode})",
+                          fmt=NAME)
+    try:
+        return _input.loads_json(run.stdout)
+    except ValueError as exc:
+        raise ReaderError(path, f"jfr print wrote no valid JSON ({exc})", fmt=NAME) from None
 
 
 def _path(path: Path, i: int, stack: Any) -> list[tuple[str, str]]:
