@@ -252,3 +252,15 @@ def test_a_time_series_counts_iterations_and_keeps_gauge_levels() -> None:
     assert [value(s, "loop iterations", "mainloop") for s in snaps] == [0] + [20] * 10 + [0]
     # snapshot 10's summary record: memstat.vmrss=21788, the last and largest level
     assert value(snaps[10], "memstat.vmrss", "mainloop") == 21788
+
+
+def test_spots_timeseries_blocks_are_kept() -> None:
+    """Spot's timeseries channel: ten blocks of 20 iterations of mainloop (cali-query's sum
+    of max#sum#loop.iterations, 200), in the metadata beside the region profile."""
+    gf = read(TIMESERIES.parent / "spot-timeseries.cali")
+    gf.validate()
+    blocks = gf.metadata["timeseries"]
+    assert [b["block"] for b in blocks] == list(range(0, 200, 20))
+    assert {b["loop"] for b in blocks} == {"mainloop"}
+    assert sum(b["max#sum#loop.iterations"] for b in blocks) == 200
+    assert not [c for c in gf.metric_columns if "loop.iterations" in c]

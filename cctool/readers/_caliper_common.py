@@ -27,7 +27,9 @@ The rules applied there are the same for every layout:
   inclusive-only and ``min#time.duration`` exclusive-only. Averages of per-rank sums
   (``Avg time/rank``) are additive.
 * Time-series summary records (those with ``timeseries.duration``) describe a snapshot, not a
-  region: they go to ``metadata["timeseries"]``.
+  region: they go to ``metadata["timeseries"]``, and their loop iterations and gauges also
+  become metrics of the region the snapshot was taken in. Spot's ``timeseries`` channel (per
+  block of a loop: iterations, time, rate) goes to ``metadata["timeseries"]`` too.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ _REGION_TYPES = {"function": "function", "loop": "loop", "mpi.function": "mpi",
                  "cupti.runtimeAPI": "gpu-api", "cupti.driverAPI": "gpu-api", "rocm.api": "gpu-api"}
 _INT32_MAX = 2**31 - 1
 OUTSIDE = -3  # locate(): a record outside every region
+SERIES = -(1 << 30)  # locate(): SERIES - k, a Spot timeseries record of loop k
 OUTSIDE_NAME = "<outside regions>"
 
 
@@ -221,6 +224,8 @@ class ProfileBuilder:
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
         self._snapshot_metrics: dict[str, Metric] = {}
+        self._series_loops: list[str] = []
+        self.spot_series: list[dict[str, Any]] = []  # Spot's timeseries channel, per block
         # A list: :meth:`measure` keeps (node, rank, thread, offset, duration) in ns too.
         self.trace: list[tuple[int, int, int, float, float]] | None = None
 
@@ -281,6 +286,11 @@ class ProfileBuilder:
         """The node of a record: None when it has no place in the call tree, ``OUTSIDE`` when
         it lies outside every region."""
         channel = strings.get("spot.channel")
+        if channel == "timeseries":  # Spot's per-block loop statistics: run metadata
+            loop = "/".join(n for n, _ in region) or strings.get("loop", "")
+            if loop not in self._series_loops:
+                self._series_loops.append(loop)
+            return SERIES - self._series_loops.index(loop)
         if channel is not None and channel != "regionprofile":
             return None
         elements: list[Element] = [(f, "function", ()) for f in callpath] if callpath else [
@@ -303,6 +313,11 @@ class ProfileBuilder:
                 thread: int | None = None) -> None:
         """Record the numeric fields (with their :meth:`role`) of one record at ``node``
         (on ``thread`` when a context value names it; an immediate value wins)."""
+        if node is not None and node <= SERIES:
+            entry: dict[str, Any] = {"loop": self._series_loops[SERIES - node]}
+            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
+            self.spot_series.append(entry)
+            return
         loc = {"rank": 0, "thread": thread or 0, "snapshot": 0}
         values: dict[str, float] = {}
         order: float | None = None
@@ -402,6 +417,8 @@ class ProfileBuilder:
                                 for c, m in metrics.items() if m.of in family}
         if self.snapshots:
             meta.setdefault("timeseries", [self.snapshots[k] for k in sorted(self.snapshots)])
+        elif self.spot_series:
+            meta.setdefault("timeseries", list(self.spot_series))
         gf = GraphFrame.from_arrays(parent_new, attrs, table, exclusive=exc_add,
                                     inclusive=inc_add, metadata=meta, derive_inclusive=True,
                                     derive_exclusive=True)
