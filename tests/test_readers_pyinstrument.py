@@ -116,7 +116,7 @@ def test_the_html_page_holds_the_same_session() -> None:
     assert detect(DEEP / "deep.pyinstrument.html.gz").NAME == "pyinstrument"
     assert page.metadata["sample_count"] == 1369
     root = page.nodes.join(page.metrics, on="node").row(0, named=True)
-    assert (root["name"], root["file"], root["line"]) == ("<module>", "/tmp/i42/pyi/gen.py", 1)
+    assert (root["name"], Path(root["file"]).name, root["line"]) == ("<module>", "gen.py", 1)
     assert root["time (inc)"] == pytest.approx(8.641711, rel=1e-6)
     assert _depth(page) == 3008  # the page keeps the deepest down's [self] frame
 
