@@ -129,14 +129,18 @@ def test_a_page_without_its_session(tmp_path: Path) -> None:
 
 
 def test_json_past_the_fast_parsers_limits() -> None:
-    """orjson stops at 1,024 levels; the fallback parses deeper, and its C parser's 64-bit
-    integers give way to the exact Python one."""
+    """orjson stops at 1,024 levels and rounds integers past 64 bits; the fallback parses
+    deeper, and its C parser's 64-bit integers give way to the exact Python one."""
     from cctool.readers._input import loads_json
 
     deep = loads_json(b'{"a":' * 5000 + b"1" + b"}" * 5000)
     for _ in range(5000):
         deep = deep["a"]
     assert deep == 1
+    wide = b'{"id": 123456789012345678901234567891, "other": 123456789012345678901234567890}'
+    assert loads_json(wide) == {"id": 123456789012345678901234567891,
+                                "other": 123456789012345678901234567890}
+    assert loads_json(b'{"ts": 1.5, "big": 18446744073709551615}')["big"] == 2**64 - 1
     deep = loads_json(b"[" * 2000 + b"123456789012345678901234567890" + b"]" * 2000)
     for _ in range(2000):
         deep = deep[0]

@@ -136,20 +136,27 @@ def read_json(path: str | os.PathLike[str], fmt: str) -> Any:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=fmt) from exc
 
 
+# A number of 20 digits or more where a JSON value starts: maybe past 64 bits (digits in a
+# string seldom follow a colon, comma or bracket; if they do, the exact parser just runs).
+_WIDE_INT = re.compile(rb"[:,\[]\s*-?\d{20,}(?![\d.eE])")
+
+
 def loads_json(data: bytes) -> Any:
     """A JSON document, nested to any depth and with integers of any size.
 
     orjson parses it fast, but stops at 1,024 levels of nesting (a profile of a deep
-    recursion goes deeper); such a document is parsed again by ijson's object builder,
+    recursion goes deeper) and turns an integer past 64 bits into an inexact float (two
+    wide ids would become one); such a document is parsed again by ijson's object builder,
     which keeps its own stack instead of recursing: its C parser, or its pure-Python one
     (slower) when an integer overflows the C parser's 64 bits. Raises ValueError (orjson's
     JSONDecodeError is one) on invalid JSON.
     """
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" not in str(exc):
-            raise
+    if _WIDE_INT.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            if "depth limit" not in str(exc):
+                raise
     import ijson
 
     try:
