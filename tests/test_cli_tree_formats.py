@@ -84,6 +84,15 @@ CASES: dict[str, Case] = {
                   ("--depth", "12", "--threshold", "0.1")),
     "contention": Case("repo:gperftools/cppbench.contention", ("delay (inc)", "contentions"),
                        ("--depth", "8", "--threshold", "0.05")),
+    "v8-ticks": Case("repo:v8-ticks/work.prof.json.xz", ("samples (inc)", "samples"),
+                     ("--depth", "12", "--threshold", "0.1")),
+    "jfr": Case("repo:jfr/work.jfr.json.xz", ("samples (inc)", "samples")),
+    "stackprof": Case("repo:stackprof/work.stackprof.json", ("samples (inc)", "samples"),
+                      ("--depth", "8")),
+    "memray-stats": Case("repo:memray/alloc.stats.json", ("allocated bytes (inc)",)),
+    "caliper-report": Case("repo:caliper-report/runtime-report.txt", ("time (inc)", "time")),
+    "ghc-prof": Case("repo:ghc-prof/work.prof", ("time (inc)", "alloc (inc)", "entries"),
+                     ("--depth", "6")),
 }
 
 
@@ -236,8 +245,9 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # The sum of every node's selfSize under head.
     "heapprofile": [("(root)", 387216.0)],
     # heap_tree=peak of snapshot 43: n0 "(below main)" 83778272 under the two ??? frames,
-    # and n0 "in 18 places, all below massif's threshold" 16852.
-    "massif": [("(below main)", 83778272.0), ("[18 places below threshold]", 16852.0)],
+    # n0 "in 18 places, all below massif's threshold" 16852, and mem_heap_extra_B 3604.
+    "massif": [("(below main)", 83778272.0), ("[18 places below threshold]", 16852.0),
+               ("[allocator overhead]", 3604.0)],
     # The records' last address (outermost caller, less one) with struct: 26 samples at
     # libc's clone3, 25 at work_prof's _start, 1000 us each (the header's period).
     "gperftools": [("libc.so.6+0x1098eb", 0.026), ("work_prof+0x10a0", 0.025)],
@@ -247,6 +257,23 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # last address: 0x7fcdc2ff214e (libpthread-2.15.so from 0x7fcdc2feb000) and 0x79e80a.
     "contention": [("libpthread-2.15.so+0x714d", 0.6904322399250233),
                    ("cppbench_server_main+0x39e809", 7.59762574195564e-05)],
+    # The ticks by the outermost code their stack resolves to (an unresolved pc alone:
+    # UNKNOWN), counted over the preprocessed JSON's ticks.
+    "v8-ticks": [("node:internal/main/run_main_module:1:1", 184.0), ("UNKNOWN", 10.0),
+                 ("/usr/lib/x86_64-linux-gnu/libc.so.6", 3.0), ("_IO_fwrite@@GLIBC_2.2.5", 2.0),
+                 ("processTicksAndRejections node:internal/process/task_queues:67:35", 1.0)],
+    # The execution samples by their stack's last frame: 57 in Work.main, 1 in a JDK read.
+    "jfr": [("Work.main", 57.0), ("sun.nio.ch.FileChannelImpl.read", 1.0)],
+    # stackprof's report: every one of the 54 samples starts at <main>.
+    "stackprof": [("<main>", 54.0)],
+    # The five locations of top_allocations_by_size, then the rest of 12,570,078 B.
+    "memray-stats": [("grab", 12320829.0), ("get_data", 63271.0),
+                     ("_get_code_from_file", 61406.0), ("[other locations]", 58612.0),
+                     ("_compile_bytecode", 33144.0), ("_fill_cache", 32816.0)],
+    # The report's top-level regions, Time (I).
+    "caliper-report": [("mainloop", 0.269557), ("setup", 0.009931)],
+    # MAIN holds every tick: 91 ticks @ 1000 us.
+    "ghc-prof": [("MAIN", 0.091)],
 }
 
 

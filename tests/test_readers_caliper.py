@@ -232,3 +232,35 @@ def test_timeseries_snapshots(data) -> None:
     assert value(one, "time", "main", "lulesh.cycle") == pytest.approx(463654e-9, abs=1e-15)
     snaps[2].validate()
     whole.validate()
+
+
+TIMESERIES = Path(__file__).parent / "data" / "caliper-timeseries" / "timeseries.cali"
+
+
+def test_a_time_series_counts_iterations_and_keeps_gauge_levels() -> None:
+    """Caliper's timeseries service (tests/data/caliper-timeseries): the snapshots' loop
+    iterations add up, their memory levels (cali-query's max over snapshots) do not."""
+    gf = read(TIMESERIES)
+    gf.validate()
+    assert value(gf, "loop iterations (inc)", "mainloop") == 200
+    for gauge, peak in (("memstat.vmrss", 21788), ("memstat.vmsize", 23469),
+                        ("memstat.data", 21663)):
+        assert gf.metric(gauge).combine.value == "max" and gf.metric(gauge).unit == "pages"
+        assert gf.metrics[gauge].max() == peak
+        assert f"{gauge} (inc)" not in gf.metric_columns
+    snaps = caliper.read_snapshots(TIMESERIES)
+    assert [value(s, "loop iterations", "mainloop") for s in snaps] == [0] + [20] * 10 + [0]
+    # snapshot 10's summary record: memstat.vmrss=21788, the last and largest level
+    assert value(snaps[10], "memstat.vmrss", "mainloop") == 21788
+
+
+def test_spots_timeseries_blocks_are_kept() -> None:
+    """Spot's timeseries channel: ten blocks of 20 iterations of mainloop (cali-query's sum
+    of max#sum#loop.iterations, 200), in the metadata beside the region profile."""
+    gf = read(TIMESERIES.parent / "spot-timeseries.cali")
+    gf.validate()
+    blocks = gf.metadata["timeseries"]
+    assert [b["block"] for b in blocks] == list(range(0, 200, 20))
+    assert {b["loop"] for b in blocks} == {"mainloop"}
+    assert sum(b["max#sum#loop.iterations"] for b in blocks) == 200
+    assert not [c for c in gf.metric_columns if "loop.iterations" in c]

@@ -42,6 +42,20 @@ def test_spot_profile_outside_root_is_last_and_counts_its_time() -> None:
     gf.validate()
 
 
+def test_spot_exclusive_metrics_do_not_stack_suffixes() -> None:
+    """Spot names its exclusive metrics "Total time (exc)": they read as "Total time", whose
+    inclusive twin is Spot's own "Total time (inc)", never "Total time (exc) (inc)"."""
+    gf = read(DATA / "spot-np2.cali")
+    assert not [c for c in gf.metric_columns if c.endswith(" (exc)") or "(exc) (inc)" in c]
+    assert {"Total time", "Total time (inc)", "Min time/rank", "Min time/rank (inc)"} <= set(
+        gf.metric_columns)
+    vals = gf.node_values(["Total time", "Total time (inc)"])
+    # Spot's two sums of one run: 0.124707868 s exclusive, 0.124707960 s inclusive
+    assert vals["Total time"].sum() == pytest.approx(vals["Total time (inc)"].gather(
+        gf.roots).sum(), abs=5e-7)
+    gf.validate()
+
+
 def test_a_file_with_only_records_outside_regions_reads(tmp_path: Path) -> None:
     path = tmp_path / "flat.cali"
     path.write_text("__rec=node,id=20,attr=8,data=m,parent=5\n__rec=ctx,attr=20,data=1\n"

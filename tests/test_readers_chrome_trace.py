@@ -14,7 +14,7 @@ import orjson
 import polars as pl
 import pytest
 
-from cctool.errors import ReaderError
+from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import chrome_trace as reader
 from cctool.readers import detect
 from tests.reader_checks import check_damaged, shared_sample_paths
@@ -113,7 +113,7 @@ def test_pids_and_tids_map_to_ranks_and_threads(tmp_path: Path) -> None:
 
 def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     for events, message in (
-        ([{"ph": "X", "name": "a", "ts": 0}], "no valid dur"),
+        ([{"ph": "X", "name": "a", "ts": 0, "dur": "x"}], "no valid dur"),
         ([{"ph": "X", "name": "a", "dur": 1}], "no numeric ts"),
         ([{"ph": "I", "name": "a", "ts": 1}], "no complete"),
         (["x"], "not an object"),
@@ -175,3 +175,35 @@ def test_equal_intervals_nest_outer_first(tmp_path: Path) -> None:
               {**b, "ph": "X", "name": "x-outer", "ts": 20, "dur": 3}]
     assert set(_paths(reader.read(_trace(tmp_path, events)))) == {
         ("outer",), ("outer", "inner"), ("x-outer",), ("x-outer", "x-inner")}
+
+
+def test_a_trace_cut_before_its_last_dur_closes_it_at_the_end(tmp_path: Path) -> None:
+    """viztracer.json with the dur of its outermost event (builtins.exec, written last)
+    left out: the event is closed at the trace's last timestamp, the end of the latest
+    inner event, with a warning."""
+    doc = orjson.loads(VIZ.read_bytes())
+    last = doc["traceEvents"][-1]
+    assert last["name"] == "builtins.exec"
+    del last["dur"]
+    end = max(e["ts"] + e["dur"] for e in doc["traceEvents"] if "dur" in e)
+    path = tmp_path / "cut.json"
+    path.write_bytes(orjson.dumps(doc))
+    with pytest.warns(CctoolWarning, match="1 complete events without a dur"):
+        gf = reader.read(path)
+    gf.validate()
+    assert _root_total(gf) == pytest.approx(end - last["ts"], abs=1e-6)
+    inner = reader.read(VIZ)
+    assert gf.num_nodes == inner.num_nodes
+
+
+def test_ids_past_64_bits_are_read(tmp_path: Path) -> None:
+    """An integer past 64 bits in the events' args (ids in DevTools traces): the C JSON
+    parser overflows, the exact one reads on from there; the totals do not change."""
+    text = NODE.read_bytes()
+    at = text.index(b'"ph"')
+    path = tmp_path / "big.json"
+    path.write_bytes(text[:at] + b'"id": 340282366920938463463374607431768211457, ' + text[at:])
+    gf = reader.read(path)
+    gf.validate()
+    assert _root_total(gf) == _root_total(reader.read(NODE))
+    assert gf.metrics.equals(reader.read(NODE).metrics)

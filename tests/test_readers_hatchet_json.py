@@ -158,3 +158,18 @@ def test_sniff_accepts_only_hatchet_json(data) -> None:
     for path in shared_sample_paths():
         assert reader.sniff(path) == (sample_folder(path) == FOLDER and path.is_file()), path
     assert detect(data(FOLDER) / FILE).NAME == "hatchet"
+
+
+def test_an_exclusive_metric_named_exc_does_not_stack_suffixes(tmp_path: Path) -> None:
+    """Thicket and RAJAPerf name an exclusive metric "time (exc)": it reads as "time", the
+    exclusive twin of "time (inc)", never as a third "time (exc) (inc)"."""
+    path = tmp_path / "literal.json"
+    path.write_text(json.dumps([{
+        "frame": {"name": "main", "type": "function"},
+        "metrics": {"time (exc)": 1.0, "time (inc)": 6.0},
+        "children": [{"frame": {"name": "solve"},
+                      "metrics": {"time (exc)": 5.0, "time (inc)": 5.0}}]}]))
+    gf = read(path)
+    gf.validate()
+    assert gf.exclusive == ("time",) and gf.inclusive == ("time (inc)",)
+    assert gf.metrics.sort("node")["time"].to_list() == [1.0, 5.0]

@@ -17,6 +17,7 @@ from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "massif"
 HEAP, SORT = DATA / "massif.out.heap", DATA / "massif.out.sort"
+STACKS, DEEP = DATA / "massif.out.stacks", DATA / "massif.out.deep"
 
 
 def _paths(gf) -> dict[tuple[str, ...], float]:  # type: ignore[no-untyped-def]
@@ -37,14 +38,32 @@ def test_the_peak_tree_turned_into_call_paths() -> None:
     assert gf.metadata["snapshot"] == 47 and gf.metadata["mem_heap_extra_B"] == 704
     assert _paths(gf) == {("main",): 0, ("main", "table"): 0, ("main", "buffer"): 0,
                           ("main", "table", "grab"): 2113536,
-                          ("main", "buffer", "grab"): 649920}
+                          ("main", "buffer", "grab"): 649920, ("[allocator overhead]",): 704}
     grab = gf.nodes.filter(pl.col("name") == "grab")
     assert grab["file"].to_list() == ["heap.c", "heap.c"] and grab["line"][0] == 5
 
 
 def test_heap_levels_combine_by_max() -> None:
-    info = declared(reader.read(HEAP))
+    info = declared(reader.read(STACKS))
     assert str(info["peak bytes"].combine) == "max"
+    assert str(info["stack bytes"].combine) == "max"
+
+
+def test_stack_bytes_are_their_own_metric() -> None:
+    gf = reader.read(STACKS)
+    gf.validate()
+    stacks = gf.metrics.join(gf.nodes.filter(pl.col("name") == "[stacks]"), on="node")
+    assert stacks["stack bytes"].to_list() == [960] and stacks["peak bytes"].to_list() == [0]
+    assert gf.default_metric == "peak bytes (inc)"
+    assert "stack bytes" not in reader.read(HEAP).metrics.columns
+
+
+def test_a_peak_on_the_stack_with_an_empty_heap_tree() -> None:
+    gf = reader.read(DEEP)
+    gf.validate()
+    assert gf.default_metric == "stack bytes (inc)"
+    assert gf.nodes["name"].to_list() == ["[stacks]"]
+    assert gf.metrics["stack bytes"].to_list() == [252080]
 
 
 def test_entries_below_the_threshold_and_objects() -> None:

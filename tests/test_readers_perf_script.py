@@ -68,6 +68,47 @@ def test_several_events_keep_their_own_samples_and_periods() -> None:
     assert {"samples cpu-clock", "samples task-clock"} <= set(gf.metric_columns)
 
 
+def test_event_modifiers_keep_the_unit() -> None:
+    for name, event in (("perf-default.txt", "cpu-clock:pppH"), ("perf-mod.txt", "cpu-clock:u")):
+        gf = reader.read(DATA / name)
+        gf.validate()
+        assert gf.metadata["events"] == [event]
+        assert gf.default_metric == "cpu-clock (inc)"
+        assert gf.metadata["metric_units"]["cpu-clock"] == "ns"
+
+
+def test_the_time_event_is_the_default_metric() -> None:
+    gf = reader.read(DATA / "perf-faults.txt")
+    assert gf.metadata["events"] == ["page-faults", "cpu-clock"]
+    assert gf.default_metric == "cpu-clock (inc)"
+
+
+@pytest.mark.parametrize(("events", "metrics"), [
+    (["cpu-clock:pppH"], ["cpu-clock"]),
+    (["cpu/cycles/u", "page-faults:k"], ["cycles", "page-faults"]),
+    (["cpu/event=0x3c,umask=0x0/"], ["cpu/event=0x3c,umask=0x0/"]),
+    (["sched:sched_switch"], ["sched:sched_switch"]),
+    (["cpu-clock:u", "cpu-clock:k"], ["cpu-clock:u", "cpu-clock:k"]),
+])
+def test_event_names(events: list[str], metrics: list[str]) -> None:
+    assert reader.event_metrics(events) == metrics
+
+
+@pytest.mark.parametrize("cut", [15000, 14946])
+def test_a_file_cut_short_leaves_out_its_last_sample(tmp_path: Path, cut: int) -> None:
+    """Cut mid-line (15000) and after a whole frame line (14946): the partial call chain
+    of the last sample would have made its innermost frames a root."""
+    blob = (DATA / "perf-default.txt").read_bytes()
+    path = tmp_path / "perf.txt"
+    path.write_bytes(blob[:cut])
+    with pytest.warns(CctoolWarning, match="cut short; its last sample is left out"):
+        gf = reader.read(path)
+    gf.validate()
+    roots = set(gf.nodes.filter(pl.col("parent").is_null())["name"])
+    whole = reader.read(DATA / "perf-default.txt")
+    assert roots <= set(whole.nodes.filter(pl.col("parent").is_null())["name"])
+
+
 def test_samples_without_a_call_chain() -> None:
     gf = reader.read(DATA / "perf-flat.txt")
     assert gf.nodes["name"].to_list() == ["leaf"]

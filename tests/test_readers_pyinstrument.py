@@ -90,3 +90,60 @@ def test_sniff_accepts_only_pyinstrument(data) -> None:
     for path in shared_sample_paths():
         assert reader.sniff(path) == (sample_folder(path) == FOLDER and path.is_file()), path
     assert detect(data(FOLDER) / FILE).NAME == "pyinstrument"
+
+
+DEEP = Path(__file__).parent / "data" / "pyinstrument"
+
+
+def _depth(gf) -> int:  # type: ignore[no-untyped-def]
+    parent = gf.nodes["parent"].to_list()
+    depth = [0] * len(parent)
+    for node, p in enumerate(parent):  # parents come before their children
+        depth[node] = 0 if p is None else depth[p] + 1
+    return max(depth) + 1
+
+
+def test_a_recursion_deeper_than_the_json_parsers_limit() -> None:
+    gf = read(DEEP / "deep.pyinstrument.json.gz")
+    gf.validate()
+    assert _depth(gf) == 3007  # 6 frames down to the first down, 3,001 down
+    assert gf.nodes.filter(pl.col("name") == "down").height == 3001
+
+
+def test_the_html_page_holds_the_same_session() -> None:
+    page = read(DEEP / "deep.pyinstrument.html.gz")
+    page.validate()
+    assert detect(DEEP / "deep.pyinstrument.html.gz").NAME == "pyinstrument"
+    assert page.metadata["sample_count"] == 1369
+    root = page.nodes.join(page.metrics, on="node").row(0, named=True)
+    assert (root["name"], Path(root["file"]).name, root["line"]) == ("<module>", "gen.py", 1)
+    assert root["time (inc)"] == pytest.approx(8.641711, rel=1e-6)
+    assert _depth(page) == 3008  # the page keeps the deepest down's [self] frame
+
+
+def test_a_page_without_its_session(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text("<!DOCTYPE html>\n<html><script>pyinstrumentHTMLRenderer.render()</script>")
+    with pytest.raises(ReaderError, match="without its session data"):
+        reader.read(path)
+
+
+def test_json_past_the_fast_parsers_limits() -> None:
+    """orjson stops at 1,024 levels and rounds integers past 64 bits; the fallback parses
+    deeper, and its C parser's 64-bit integers give way to the exact Python one."""
+    from cctool.readers._input import loads_json
+
+    deep = loads_json(b'{"a":' * 5000 + b"1" + b"}" * 5000)
+    for _ in range(5000):
+        deep = deep["a"]
+    assert deep == 1
+    wide = b'{"id": 123456789012345678901234567891, "other": 123456789012345678901234567890}'
+    assert loads_json(wide) == {"id": 123456789012345678901234567891,
+                                "other": 123456789012345678901234567890}
+    assert loads_json(b'{"ts": 1.5, "big": 18446744073709551615}')["big"] == 2**64 - 1
+    deep = loads_json(b"[" * 2000 + b"123456789012345678901234567890" + b"]" * 2000)
+    for _ in range(2000):
+        deep = deep[0]
+    assert deep == 123456789012345678901234567890
+    with pytest.raises(ValueError):
+        loads_json(b'{"a":' * 2000 + b"1")

@@ -12,6 +12,9 @@ from cctool.errors import InvalidGraphError
 ID = pl.Int32
 KEY_COLUMNS = ("node", "rank", "thread")
 INC_SUFFIX = " (inc)"
+# Some profilers mark exclusive metrics too ("time (exc)"); readers drop it, an exclusive
+# metric's name is its base name.
+EXC_SUFFIX = " (exc)"
 
 
 def inclusive_name(metric: str) -> str:

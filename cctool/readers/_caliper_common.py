@@ -27,7 +27,9 @@ The rules applied there are the same for every layout:
   inclusive-only and ``min#time.duration`` exclusive-only. Averages of per-rank sums
   (``Avg time/rank``) are additive.
 * Time-series summary records (those with ``timeseries.duration``) describe a snapshot, not a
-  region: they go to ``metadata["timeseries"]``.
+  region: they go to ``metadata["timeseries"]``, and their loop iterations and gauges also
+  become metrics of the region the snapshot was taken in. Spot's ``timeseries`` channel (per
+  block of a loop: iterations, time, rate) goes to ``metadata["timeseries"]`` too.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.model.columns import INC_SUFFIX, inclusive_name
+from cctool.model.columns import EXC_SUFFIX, INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.readers._caliper_values import (
     DURATION_ATTRS,
@@ -60,6 +62,12 @@ NODE_ORDER = frozenset({"Node order", "min#min#aggregate.slot"})
 _NOT_METRICS = frozenset(
     {"aggregate.slot", "loop.start_iteration", "loop.iterations", "mpi.world.size"}
 ) | OFFSET_ATTRS
+# Levels, not amounts: a snapshot's memory size. They combine by max (over snapshots, ranks
+# and call paths), never by sum.
+_GAUGES = ("memstat.", "alloc.region.highwatermark", "mem.highwatermark", "mhwm")
+# Per-snapshot bookkeeping of a time series' summary records (not measurements).
+_SNAPSHOT_KEYS = ("timeseries.", "iteration#", "loop.start_iteration")
+ITERATIONS = "loop iterations"
 _INC_OPS = {"inclusive", "iscale", "iscsum", "imin", "imax", "iratio", "ipercent_total"}
 _EXC_FORM = {"iscale": "scale", "iscsum": "scsum", "imin": "min", "imax": "max",
              "iratio": "ratio", "ipercent_total": "percent_total"}
@@ -87,6 +95,7 @@ _REGION_TYPES = {"function": "function", "loop": "loop", "mpi.function": "mpi",
                  "cupti.runtimeAPI": "gpu-api", "cupti.driverAPI": "gpu-api", "rocm.api": "gpu-api"}
 _INT32_MAX = 2**31 - 1
 OUTSIDE = -3  # locate(): a record outside every region
+SERIES = -(1 << 30)  # locate(): SERIES - k, a Spot timeseries record of loop k
 OUTSIDE_NAME = "<outside regions>"
 
 
@@ -138,7 +147,9 @@ def metric_for(attr: Attr) -> Metric | None:
     first = exc_form.split("#", 1)[0] if "#" in exc_form else ""
     scale, unit = 1.0, attr.unit
     if alias:
-        column = alias[: -len(INC_SUFFIX)] if alias.endswith(INC_SUFFIX) else alias
+        # Spot's "Total time (inc)" / "Total time (exc)": cctool's names are "Total time
+        # (inc)" and "Total time", so neither suffix stays on the base name.
+        column = alias.removesuffix(INC_SUFFIX).removesuffix(EXC_SUFFIX)
     elif exc_form in _KNOWN:
         column, scale = _KNOWN[exc_form]
         unit = "s" if exc_form in _NS_UNITS else unit
@@ -149,15 +160,35 @@ def metric_for(attr: Attr) -> Metric | None:
     # raw event values (avg#time.duration) is not.
     rest = tokens[1:2]
     additive = first not in _AGG or (first == "avg" and rest in (["sum"], ["inclusive"]))
+    gauge = first not in _AGG and is_gauge(tokens[-1])
     return Metric(
         column=inclusive_name(column) if inclusive else column,
         inclusive=inclusive,
-        additive=additive,
-        agg=_AGG.get(first, "sum"),
+        additive=additive and not gauge,
+        agg="max" if gauge else _AGG.get(first, "sum"),
         scale=scale,
         unit=unit,
         of=exc_form.split("#", 1)[1] if first in _AGG else exc_form,
     )
+
+
+def is_gauge(attr_name: str) -> bool:
+    """Whether the attribute is a level (memory size), which combines by max, not sum."""
+    return attr_name.startswith(_GAUGES) or attr_name in _GAUGES
+
+
+def snapshot_metric(attr: Attr) -> Metric | None:
+    """How a value of a time-series snapshot's summary record becomes a metric: the
+    snapshot's loop iterations (a count: summed over snapshots) and its gauges (memory
+    levels: the max over snapshots); None for the snapshot's bookkeeping."""
+    if attr.name == "loop.iterations":
+        return Metric(ITERATIONS, False, True, "sum", 1.0, "count")
+    if attr.name.startswith(_SNAPSHOT_KEYS) or attr.type == "string" or not is_gauge(
+            attr.name.split("#")[-1]):
+        return None
+    unit = _UNITS.get(attr.unit or "", attr.unit) or (
+        "pages" if attr.name.startswith("memstat.") else "B")
+    return Metric(attr.name, False, False, "max", 1.0, unit, of=attr.name)
 
 
 def _event_unit(event: str) -> str:
@@ -192,6 +223,9 @@ class ProfileBuilder:
         self.rows: list[tuple[int, int, int, int, dict[str, float]]] = []
         self._used: set[str] = set()
         self.snapshots: dict[int, dict[str, Any]] = {}
+        self._snapshot_metrics: dict[str, Metric] = {}
+        self._series_loops: list[str] = []
+        self.spot_series: list[dict[str, Any]] = []  # Spot's timeseries channel, per block
         # A list: :meth:`measure` keeps (node, rank, thread, offset, duration) in ns too.
         self.trace: list[tuple[int, int, int, float, float]] | None = None
 
@@ -252,6 +286,11 @@ class ProfileBuilder:
         """The node of a record: None when it has no place in the call tree, ``OUTSIDE`` when
         it lies outside every region."""
         channel = strings.get("spot.channel")
+        if channel == "timeseries":  # Spot's per-block loop statistics: run metadata
+            loop = "/".join(n for n, _ in region) or strings.get("loop", "")
+            if loop not in self._series_loops:
+                self._series_loops.append(loop)
+            return SERIES - self._series_loops.index(loop)
         if channel is not None and channel != "regionprofile":
             return None
         elements: list[Element] = [(f, "function", ()) for f in callpath] if callpath else [
@@ -274,6 +313,11 @@ class ProfileBuilder:
                 thread: int | None = None) -> None:
         """Record the numeric fields (with their :meth:`role`) of one record at ``node``
         (on ``thread`` when a context value names it; an immediate value wins)."""
+        if node is not None and node <= SERIES:
+            entry: dict[str, Any] = {"loop": self._series_loops[SERIES - node]}
+            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
+            self.spot_series.append(entry)
+            return
         loc = {"rank": 0, "thread": thread or 0, "snapshot": 0}
         values: dict[str, float] = {}
         order: float | None = None
@@ -294,17 +338,19 @@ class ProfileBuilder:
                 summary = True
             elif kind == "offset" and self.trace is not None:
                 offset = value * self._ns_scale(attr)
+        if summary:
+            # A time-series snapshot summary: run metadata, and the snapshot's iterations
+            # and gauges at the region it was taken in.
+            entry = self.snapshots.setdefault(loc["snapshot"], {})
+            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
+            values = self._snapshot_values(fields)
+            order = None
         if node == OUTSIDE:
-            if summary or not values:
+            if not values:
                 return
             node = self.outside = self.node([(OUTSIDE_NAME, "region", ())])
             order = None  # it goes after every region, whatever its slot
         if node is None:
-            return
-        if summary:
-            # A time-series snapshot summary: run metadata, not a region measurement.
-            entry = self.snapshots.setdefault(loc["snapshot"], {})
-            entry.update((a.name, v if a.type == "double" else int(v)) for _, a, v in fields)
             return
         if order is not None:
             self.order[node] = min(order, self.order.get(node, order))
@@ -314,6 +360,15 @@ class ProfileBuilder:
             if self.trace is not None and offset is not None and duration is not None:
                 self.trace.append((node, loc["rank"], loc["thread"], offset, duration))
 
+    def _snapshot_values(self, fields: Sequence[tuple[Role, Attr, float]]) -> dict[str, float]:
+        values: dict[str, float] = {}
+        for _, attr, value in fields:
+            m = snapshot_metric(attr)
+            if m is not None:
+                self._snapshot_metrics.setdefault(m.column, m)
+                values[m.column] = value
+        return values
+
     # ---------------------------------------------------------------- assembly
     def build(self, metadata: Mapping[str, Any], snapshot: int | None = None) -> GraphFrame:
         """The GraphFrame of all records, or of one time-series snapshot."""
@@ -321,7 +376,7 @@ class ProfileBuilder:
         if n == 0:
             raise self.error("no region records: nothing to build a call tree from")
         # Only columns some kept record has (not those of skipped Spot channels).
-        metrics = {m.column: m for m in self._metrics.values()
+        metrics = {m.column: m for m in (*self._metrics.values(), *self._snapshot_metrics.values())
                    if m is not None and m.column in self._used}
         new_id = self._sibling_order(n)
         par = np.asarray(self.parent, dtype=np.int64)
@@ -362,6 +417,8 @@ class ProfileBuilder:
                                 for c, m in metrics.items() if m.of in family}
         if self.snapshots:
             meta.setdefault("timeseries", [self.snapshots[k] for k in sorted(self.snapshots)])
+        elif self.spot_series:
+            meta.setdefault("timeseries", list(self.spot_series))
         gf = GraphFrame.from_arrays(parent_new, attrs, table, exclusive=exc_add,
                                     inclusive=inc_add, metadata=meta, derive_inclusive=True,
                                     derive_exclusive=True)

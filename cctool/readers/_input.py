@@ -28,6 +28,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -130,9 +131,43 @@ def read_json(path: str | os.PathLike[str], fmt: str) -> Any:
     """The JSON document in ``path`` (decompressed, UTF-16/BOM text turned into UTF-8); a
     document that does not parse is ``fmt``'s error, naming the file."""
     try:
-        return orjson.loads(read_bytes(path, text=True))
-    except orjson.JSONDecodeError as exc:
+        return loads_json(read_bytes(path, text=True))
+    except ValueError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=fmt) from exc
+
+
+# A number of 20 digits or more where a JSON value starts: maybe past 64 bits (digits in a
+# string seldom follow a colon, comma or bracket; if they do, the exact parser just runs).
+_WIDE_INT = re.compile(rb"[:,\[]\s*-?\d{20,}(?![\d.eE])")
+
+
+def loads_json(data: bytes) -> Any:
+    """A JSON document, nested to any depth and with integers of any size.
+
+    orjson parses it fast, but stops at 1,024 levels of nesting (a profile of a deep
+    recursion goes deeper) and turns an integer past 64 bits into an inexact float (two
+    wide ids would become one); such a document is parsed again by ijson's object builder,
+    which keeps its own stack instead of recursing: its C parser, or its pure-Python one
+    (slower) when an integer overflows the C parser's 64 bits. Raises ValueError (orjson's
+    JSONDecodeError is one) on invalid JSON.
+    """
+    if _WIDE_INT.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            if "depth limit" not in str(exc):
+                raise
+    import ijson
+
+    try:
+        return next(ijson.get_backend("yajl2_c").items(io.BytesIO(data), "", use_float=True))
+    except ijson.JSONError as exc:
+        if "integer overflow" not in str(exc):
+            raise ValueError(str(exc).strip().splitlines()[0][:120]) from None
+    try:
+        return next(ijson.get_backend("python").items(io.BytesIO(data), "", use_float=True))
+    except ijson.JSONError as exc:
+        raise ValueError(str(exc).strip().splitlines()[0][:120]) from None
 
 
 def read_text(path: str | os.PathLike[str], errors: str = "replace") -> str:
@@ -154,18 +189,30 @@ def open_text(path: str | os.PathLike[str], errors: str = "replace") -> IO[str]:
         raise
 
 
+def head_matches(path: Path, pattern: re.Pattern[bytes], size: int = 4096) -> bool:
+    """Whether ``path`` is a file whose first ``size`` bytes of content match ``pattern``:
+    a sniffer's test of a text format by its opening."""
+    return path.is_file() and pattern.match(head(path, size)) is not None
+
+
 def head(path: str | os.PathLike[str], size: int = 4096) -> bytes:
     """Up to ``size`` first bytes of the content, decompressed and (for UTF-16 text with a
     BOM) re-encoded as UTF-8: what sniffers look at. A damaged compressed file gives the
     bytes that could be decompressed (possibly none)."""
     with open(path, "rb") as fh:
-        first = fh.read(max(size, 10))
-        kind = compression(first[:10])
-        first = first[:size]
-        if kind is not None:
-            fh.seek(0)
-            first = _decompressed_head(_decompressor(kind, fh, Path(path)), size)
-    return _to_utf8(first, partial=True)
+        kind = compression(fh.read(10))
+        first = _raw_head(fh, kind, Path(path), size)
+        if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            # two bytes a character: as many characters as ``size`` bytes of UTF-8 text
+            first = _raw_head(fh, kind, Path(path), 2 * size + 2)
+    return _to_utf8(first, partial=True)[:size]
+
+
+def _raw_head(fh: IO[bytes], kind: str | None, path: Path, size: int) -> bytes:
+    fh.seek(0)
+    if kind is None:
+        return fh.read(size)
+    return _decompressed_head(_decompressor(kind, fh, path), size)
 
 
 def _decompressed_head(stream: IO[bytes], size: int) -> bytes:

@@ -31,11 +31,6 @@ def explain(path: Path) -> str | None:
     if head.startswith(_LZ4_FRAME) and b"memray" in head[:64]:
         return ("a memray capture file: `memray transform speedscope -o out.json FILE` writes "
                 "a profile cctool reads (memory at the high-water mark)")
-    if text.startswith(b"{") and b'"total_num_allocations"' in head and (
-            b'"top_allocations_by_size"' in head):
-        return ("memray stats --json output: it keeps only the top allocation locations, no "
-                "call stacks, so no tree can be made; read `memray transform speedscope` "
-                "output of the capture file instead")
     if re.match(rb'\{\s*"alloc_samples"', text) and b'"async_profile"' in head:
         return ("scalene JSON: not read yet (its stacks hold shares of the sampled CPU time, "
                 "not times)")

@@ -16,7 +16,10 @@ How records become the tree and metrics is described in ``_caliper_common``.
 
 Time-series files (``timeseries.snapshot`` in the records) read as one tree summed over all
 snapshots by default (``min#``/``max#`` columns take the min/max, ``avg#`` the mean), with one
-entry per snapshot (its iterations, duration, start time) in ``metadata["timeseries"]``.
+entry per snapshot (its iterations, duration, start time) in ``metadata["timeseries"]``. A
+snapshot's summary record also gives metrics at the region it was taken in: its ``loop
+iterations`` (a count, summed over snapshots) and its gauges (memory levels such as
+``memstat.vmrss``: the max over snapshots, never a sum).
 ``read(path, snapshot=k)`` keeps one snapshot; :func:`read_snapshots` returns them all.
 """
 

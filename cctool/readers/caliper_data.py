@@ -30,6 +30,7 @@ classes, so unresolved samples are only counted in ``.cali`` files.
 
 from __future__ import annotations
 
+import codecs
 import mmap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
-from cctool.readers import caliper, caliper_json
+from cctool.readers import _input, caliper, caliper_json
 from cctool.readers._caliper_common import Attr, Metric, ProfileBuilder, Role
 
 NAME = "caliper-data"
@@ -74,6 +75,12 @@ def _tracks_data(path: Path, signs: tuple[bytes, ...] = _SIGNS) -> bool:
     """True when the file names a data-tracking attribute (a fast byte search)."""
     if path.stat().st_size == 0:
         return False
+    with open(path, "rb") as fh:
+        start = fh.read(10)
+    if _input.compression(start) is not None or start.startswith(
+            (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # search the text, not its bytes
+        data = _input.read_bytes(path, text=True)
+        return any(sign in data for sign in signs)
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         return any(mm.find(sign) >= 0 for sign in signs)
 

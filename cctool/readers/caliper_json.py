@@ -63,13 +63,11 @@ def read(path: Path, builder: ProfileBuilder | None = None) -> GraphFrame:
 
     ``builder`` replaces the default :class:`ProfileBuilder` (the data-tracking reader
     passes one that keeps data-object labels)."""
-    import orjson
-
     try:
-        doc = orjson.loads(_input.read_bytes(path, text=True))
+        doc = _input.loads_json(_input.read_bytes(path, text=True))
     except OSError as exc:
         raise ReaderError(path, f"cannot read ({exc.strerror})", fmt=NAME) from exc
-    except orjson.JSONDecodeError as exc:
+    except ValueError as exc:
         raise ReaderError(path, f"not valid JSON ({exc})", fmt=NAME) from None
     builder = builder or ProfileBuilder(path, NAME)
     if isinstance(doc, dict) and "data" in doc:

@@ -14,7 +14,9 @@ them (exclusive = inclusive - children), in microseconds (``ts``/``dur`` are alw
 0, 1, ... in sorted order; ``metadata["locations"]`` maps them back to pids, tids and the
 process/thread names of ``M`` events. Intervals that overlap their parent only in part
 (broken nesting) are cut at the parent's end, and an ``E`` without a ``B`` or a ``B``
-never closed (closed at the thread's last timestamp) are warned about.
+never closed (closed at the thread's last timestamp) are warned about, as is an ``X``
+without a ``dur`` (a trace cut before its end was written), which is closed at the trace's
+last timestamp, as Perfetto closes it.
 """
 
 from __future__ import annotations
@@ -136,7 +138,27 @@ def _read(path: Path, segments: Segments | None) -> GraphFrame:
 
 def _events(path: Path) -> Iterator[Any]:
     """The trace's events one at a time, parsed as they stream in (ijson's C parser), so a
-    large trace never sits in memory whole, neither as text nor as Python objects."""
+    large trace never sits in memory whole, neither as text nor as Python objects. An
+    integer past 64 bits (an id in a DevTools trace) overflows the C parser: the trace is
+    then parsed again from where it stopped by ijson's Python parser (exact integers,
+    slower)."""
+    done = 0
+    try:
+        for ev in _parsed(path, "yajl2_c"):
+            done += 1
+            yield ev
+    except _Overflow:
+        for k, ev in enumerate(_parsed(path, "python")):
+            if k >= done:
+                yield ev
+
+
+class _Overflow(Exception):
+    """The C parser met an integer it cannot hold."""
+
+
+def _parsed(path: Path, backend: str) -> Iterator[Any]:
+    items = ijson.get_backend(backend).items
     with _input.open_binary(path) as raw:
         stream: IO[bytes] = raw
         start = raw.peek(4)[:4] if isinstance(raw, io.BufferedReader) else raw.read(0)
@@ -151,14 +173,17 @@ def _events(path: Path) -> Iterator[Any]:
         prefix = "item" if first == b"[" else "traceEvents.item"
         seen = False
         try:
-            for ev in ijson.items(tail, prefix, use_float=True):
+            for ev in items(tail, prefix, use_float=True):
                 seen = True
                 yield ev
-        except ijson.IncompleteJSONError as exc:
+        except ijson.JSONError as exc:
+            if "integer overflow" in str(exc):
+                raise _Overflow from None
             # The array form may leave out its closing ``]`` (streaming writers do).
-            if not (first == b"[" and tail.ends_after_an_event()):
+            if not (isinstance(exc, ijson.IncompleteJSONError) and first == b"["
+                    and tail.ends_after_an_event()):
                 raise ReaderError(path, f"not valid JSON ({_why(exc)})", fmt=NAME) from exc
-        except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
+        except (UnicodeDecodeError, ValueError) as exc:
             raise ReaderError(path, f"not valid JSON ({_why(exc)})", fmt=NAME) from exc
         if not seen and first == b"{" and not tail.saw(b'"traceEvents"'):
             raise ReaderError(path, "no list of trace events", fmt=NAME)
@@ -219,6 +244,7 @@ class _Timeline:
         self.problems: dict[str, int] = defaultdict(int)
         self.open_b: dict[int, list[tuple[float, int, int, Any]]] = defaultdict(list)
         self.last_ts: dict[int, float] = {}
+        self.open_x: list[tuple[float, int, int, int]] = []
 
     def add(self, i: int, ev: Any) -> None:
         if not isinstance(ev, dict):
@@ -255,6 +281,9 @@ class _Timeline:
     def _timed(self, i: int, ph: str, ev: dict[str, Any], ts: float, w: int) -> None:
         if ph == "X":
             dur = _number(ev.get("dur"))
+            if "dur" not in ev:  # a trace cut before the event's end was written
+                self.open_x.append((ts, -i, self._label_id(ev), w))
+                return
             if dur is None or dur < 0:
                 raise ReaderError(self.path, f"complete event {i} has no valid dur", fmt=NAME)
             self._interval(ts, ts + dur, -i, self._label_id(ev), w)
@@ -273,6 +302,10 @@ class _Timeline:
             self._interval(begin, ts, depth, label, w)
 
     def close_open_events(self) -> None:
+        end = max(self.last_ts.values(), default=0.0)
+        for begin, tie, label, w in self.open_x:  # as Perfetto does: at the trace's end
+            self._interval(begin, max(begin, end), tie, label, w)
+            self.problems["complete events without a dur (closed at the trace's end)"] += 1
         for w, stack in self.open_b.items():
             for begin, depth, label, _ in stack:
                 self._interval(begin, self.last_ts[w], depth, label, w)

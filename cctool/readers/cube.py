@@ -23,6 +23,7 @@ over call paths, as Cube combines them.
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import tarfile
 import zlib
@@ -36,6 +37,7 @@ import numpy as np
 from cctool.errors import MetricNotFoundError, ReaderError, warn
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
+from cctool.readers import _input
 
 NAME = "cube"
 DESCRIPTION = "Score-P / Scalasca Cube 4 profile (.cubex)"
@@ -70,8 +72,10 @@ def sniff(path: Path) -> bool:
         return False
     with open(archive, "rb") as fh:
         head = fh.read(512)
+    if _input.compression(head[:10]) is not None:  # a compressed tar, whatever its name
+        head = _input.head(archive, 512)
     if len(head) < 512 or head[257:262] != b"ustar":
-        return archive.suffix == ".cubex" and head[:2] == b"\x1f\x8b"  # a gzipped cubex
+        return False
     return archive.suffix == ".cubex" or bool(_MEMBER_RE.fullmatch(head[:100].rstrip(b"\0")))
 
 
@@ -105,7 +109,11 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
 
 def _read_archive(archive: Path, metrics: Sequence[str] | None,
                   tarinfo: type[tarfile.TarInfo]) -> GraphFrame:
-    with tarfile.open(archive, mode="r:*", tarinfo=tarinfo) as tar:
+    # tarfile opens gzip, bz2 and xz itself, but not zstd
+    zstd = io.BytesIO(_input.read_bytes(archive)) if _input.compression_of(
+        archive) == "zstd" else None
+    with tarfile.open(archive if zstd is None else None, mode="r:*", tarinfo=tarinfo,
+                      fileobj=zstd) as tar:
         files = {m.name: m for m in tar.getmembers() if m.isfile()}
         anchor = _parse_anchor(_member(tar, files, "anchor.xml", archive), archive)
         return _build(anchor, tar, files, archive, metrics)

@@ -45,7 +45,7 @@ def sniff(path: Path) -> bool:
     head = _input.head(path, _SNIFF_BYTES)
     if head.lstrip()[:1] in (b"{", b"[") or b"\0" in head:
         return False  # JSON or binary: never folded stacks
-    if len(head) == _SNIFF_BYTES and b"\n" not in head.lstrip():
+    if b"\n" not in head.lstrip():
         # One very deep stack on the first line: look as far as its end.
         head = _input.head(path, _LONG_LINE_BYTES)
     try:
@@ -57,8 +57,10 @@ def sniff(path: Path) -> bool:
     if _austin.looks_like_austin(head):
         return True
     lines = text.splitlines()
-    if len(head) in (_SNIFF_BYTES, _LONG_LINE_BYTES) and len(lines) > 1:
-        lines = lines[:-1]  # the last line may be cut short
+    if len(lines) > 1 and not text.endswith("\n"):
+        # The last line may be cut short (the head of a larger file, whose size after
+        # decoding UTF-16 or decompressing says nothing about that).
+        lines = lines[:-1]
     lines = [ln for ln in lines if ln.strip()][:_SNIFF_LINES]
     lines = [ln for ln in lines if not _BARE_COUNT.match(ln.strip())]
     matches = [_LINE.match(ln.rstrip()) for ln in lines]

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import polars as pl
 
 from cctool.errors import ReaderError
-from cctool.model.columns import KEY_COLUMNS
+from cctool.model.columns import EXC_SUFFIX, INC_SUFFIX, KEY_COLUMNS
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 
@@ -62,8 +61,8 @@ def read(path: Path) -> GraphFrame:
 def _load(path: Path) -> Any:
     data = _input.read_bytes(path, text=True)
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
+        return _input.loads_json(data)
+    except ValueError:
         pass
     try:  # Hatchet's to_json goes through json.dumps, which writes NaN
         return json.loads(data)
@@ -219,7 +218,14 @@ def _build(
         if new != m and new not in metrics:
             metrics[new] = metrics.pop(m)
         inclusive.append(new)
-    exclusive = [m for m in exc if not m.endswith(" (inc)")]
+    exclusive = []
+    for m in exc:  # and every exclusive one "<name>": a "time (exc)" loses its suffix
+        if m.endswith(INC_SUFFIX):
+            continue
+        base = m.removesuffix(EXC_SUFFIX)
+        if base != m and base not in metrics:
+            metrics[base] = metrics.pop(m)
+        exclusive.append(base if base in metrics else m)
     default = inclusive[0] if inclusive else exclusive[0] if exclusive else None
     return GraphFrame.from_arrays(
         parent,

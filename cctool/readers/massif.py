@@ -9,11 +9,17 @@ that called the allocator. Entries massif folds as ``in N places, below massif's
 threshold`` become a ``[N places below threshold]`` frame at the top of their path: their
 callers are unknown.
 
-Metric: ``peak bytes`` (B: the useful heap at the peak, ``mem_heap_B``, as ``ms_print``
-reports it), combined over ranks by ``max`` (heap levels are never summed). The peak's
-``time``, its allocator overhead (``mem_heap_extra_B``) and stack bytes are in the metadata.
-Without a peak snapshot (``--peak-inaccuracy`` can leave none), the detailed snapshot with
-the most heap is read, and a warning says so.
+Metric: ``peak bytes`` (B), the heap at the peak as ``ms_print`` counts it: the useful
+bytes (``mem_heap_B``) on their call paths, plus the allocator's extra bytes
+(``mem_heap_extra_B``: headers and rounding, which massif does not attribute to a call path)
+on a root frame of their own, ``[allocator overhead]``. A file made with ``--stacks=yes``
+also has ``stack bytes`` (B, ``mem_stacks_B``) on a root frame ``[stacks]``: massif counts
+the stacks as a whole, without call paths; its peak snapshot can have an empty heap tree
+(a program that peaks on its stack), and then ``stack bytes`` is the default metric. Both
+combine over ranks by ``max`` (memory levels are never summed) and over call paths by sum
+(the bytes of one snapshot add up to its total, so "% of total" is ms_print's percentage).
+The peak's ``time`` and its three byte counts are in the metadata. Without a peak snapshot (``--peak-inaccuracy`` can
+leave none), the detailed snapshot with the most heap is read, and a warning says so.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ from cctool.readers._stacks import StackTree, build
 NAME = "massif"
 DESCRIPTION = "valgrind massif heap profile (massif.out.*; the peak snapshot)"
 METRIC = "peak bytes"
+STACKS = "stack bytes"
+OVERHEAD = ("[allocator overhead]", "", None, "")
+STACK_FRAME = ("[stacks]", "", None, "")
 
 _ENTRY = re.compile(r"^(?P<indent> *)n(?P<children>\d+): (?P<bytes>\d+) (?P<label>.*)$")
 _FUNCTION = re.compile(r"^0x[0-9A-Fa-f]+: (?P<name>.*?)(?: \((?:in )?(?P<where>[^()]*)\))?$")
@@ -60,14 +69,31 @@ def read(path: Path) -> GraphFrame:
              "with the most heap")
     tree = StackTree(("name", "file", "line", "module"))
     leaf, size = _tree(path, snap["tree"], tree)
+    extra, stacks = snap.get("mem_heap_extra_B", 0), snap.get("mem_stacks_B", 0)
+    values: dict[str, list[float]] = {METRIC: size}
+    if extra:
+        leaf.append(tree.path([OVERHEAD]))
+        size.append(float(extra))
+    with_stacks = "--stacks=yes" in header.get("desc", "").split()
+    if with_stacks:
+        leaf.append(tree.path([STACK_FRAME]))
+        size.append(0.0)
+        values[STACKS] = [0.0] * (len(leaf) - 1) + [float(stacks)]
+    if not leaf:
+        raise ReaderError(path, "the peak snapshot's heap tree is empty (and the file has "
+                          "no stack bytes: massif ran without --stacks=yes)", fmt=NAME)
     metadata: dict[str, Any] = {
         "format": NAME, "path": str(path), "cmd": header.get("cmd"),
         "snapshot": snap["snapshot"], "time": snap["time"], "time_unit": header.get("time_unit"),
-        "mem_heap_B": snap["mem_heap_B"], "mem_heap_extra_B": snap.get("mem_heap_extra_B"),
-        "mem_stacks_B": snap.get("mem_stacks_B"), "metric_combine": {METRIC: "max"},
+        "mem_heap_B": snap["mem_heap_B"], "mem_heap_extra_B": extra, "mem_stacks_B": stacks,
+        # Over ranks a memory level is never summed; over the call paths of one snapshot
+        # the bytes are parts of that snapshot's total, as ms_print's percentages are.
+        "metric_combine": dict.fromkeys(values, "max"),
+        "metric_merge": dict.fromkeys(values, "sum"),
     }
-    return build(tree, leaf, {METRIC: size}, units={METRIC: "B"}, metadata=metadata,
-                 default_metric=METRIC)
+    default = STACKS if with_stacks and not sum(size) else METRIC
+    return build(tree, leaf, values, units=dict.fromkeys(values, "B"), metadata=metadata,
+                 default_metric=default)
 
 
 def _parse(path: Path, lines: list[str]) -> tuple[dict[str, str], list[dict[str, Any]]]:
@@ -127,8 +153,6 @@ def _tree(path: Path, entries: list[str], tree: StackTree) -> tuple[list[int], l
         chain.append(_frame(m.group("label")))
         own.append(value)
     close(0)
-    if not leaf:
-        raise ReaderError(path, "the peak snapshot's heap tree is empty", fmt=NAME)
     return leaf, size
 
 

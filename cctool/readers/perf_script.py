@@ -8,8 +8,16 @@ frame, given on its header line.
 
 Metrics: ``samples`` (count) and, per event, the sum of the samples' periods (``cpu-clock``
 and ``task-clock`` periods are nanoseconds; others, such as ``cycles``, count the event
-itself), as ``perf report`` weighs samples by period. With several events, each event's
-sample count is ``samples <event>``.
+itself), as ``perf report`` weighs samples by period. An event is named without its
+modifiers (``cpu-clock:pppH``, the event of a plain ``perf record -g``, or ``cpu-clock:u``
+is ``cpu-clock``; ``cpu/cycles/u`` is ``cycles``), unless two events of the file would then
+share a name; ``metadata["events"]`` keeps the names as perf wrote them. With several
+events, each event's sample count is ``samples <event>``, and the default metric is the
+first time event (a clock) rather than, say, page faults.
+
+perf writes a blank line after every sample with a call chain; a file that ends inside such
+a sample (cut mid-line, or before the blank line) was cut short, and its last sample, whose
+call chain is incomplete, is left out with a warning.
 
 ``pid`` becomes the rank and ``tid`` the thread, both renumbered 0, 1, ... in sorted order;
 ``metadata["locations"]`` maps them back (with each thread's ``comm``). Default ``perf
@@ -43,6 +51,9 @@ _HEADER = re.compile(
 _FRAME = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)\s+(?P<sym>.*?)\s*(?:\((?P<dso>[^()]*)\))?$")
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
 _TIME_EVENTS = {"cpu-clock": "ns", "task-clock": "ns"}
+# event modifiers (perf list: u k h I G H p P S D W e b) after a colon, and a PMU's terms
+_MODIFIERS = re.compile(r"^(?P<base>[^:/]+):[ukhIGHpPSDWeb]+$")
+_PMU = re.compile(r"^[\w.-]+/(?P<terms>[^/]*)/[ukhIGHpPSDWeb]*$")
 
 
 def sniff(path: Path) -> bool:
@@ -91,6 +102,7 @@ def read(path: Path) -> GraphFrame:
         periods.append(float(period) if period is not None else 1.0)
         events.append(event_ids.setdefault(header.group("event"), len(event_ids)))
 
+    raw = ""
     with _input.open_text(path) as fh:
         for lineno, raw in enumerate(fh, 1):  # noqa: B007 - lineno names the line in errors
             line = raw.rstrip("\n")
@@ -120,7 +132,11 @@ def read(path: Path) -> GraphFrame:
                                   "('comm pid/tid time: period event:')", NAME)
             has_pid = has_pid and header.group("pid") is not None
     if header is not None:
-        finish()
+        if chain or not raw.endswith("\n"):
+            warn(f"{path}: the file ends inside a sample (line {lineno} "
+                 f"{raw.strip()[:40]!r}): it was cut short; its last sample is left out")
+        else:
+            finish()
     if not nodes:
         raise ReaderError(path, "no samples", fmt=NAME)
     return _frame_of(path, tree, nodes, pids, tids, periods, events, list(event_ids), comms,
@@ -162,13 +178,35 @@ def _frame_of(path: Path, tree: StackTree, nodes: list[int], pids: list[int], ti
     weight = np.asarray(periods, dtype=np.float64)
     values: dict[str, np.ndarray] = {}
     units: dict[str, str] = {}
-    for k, name in enumerate(names):
+    metrics = event_metrics(names)
+    for k, name in enumerate(metrics):
         here = ev == k
         values[name] = np.where(here, weight, 0.0)
-        units[name] = _TIME_EVENTS.get(name, name)
+        units[name] = _TIME_EVENTS.get(base_event(name), name)
         label = "samples" if len(names) == 1 else f"samples {name}"
         values[label] = here.astype(np.float64)
         units[label] = "count"
+    timed = [m for m in metrics if base_event(m) in _TIME_EVENTS]
     metadata = {"format": NAME, "path": str(path), "locations": locations, "events": names}
     return build(tree, nodes, values, units=units, metadata=metadata, rank=rank, thread=thread,
-                 default_metric=names[0])
+                 default_metric=(timed or metrics)[0])
+
+
+def base_event(event: str) -> str:
+    """The event without its modifiers: ``cpu-clock:pppH`` -> ``cpu-clock``,
+    ``cpu/cycles/u`` -> ``cycles``; a tracepoint (``sched:sched_switch``) is left whole."""
+    m = _MODIFIERS.match(event)
+    if m is not None:
+        return m.group("base")
+    m = _PMU.match(event)
+    if m is not None:
+        terms = [t for t in m.group("terms").split(",") if t and "=" not in t]
+        if len(terms) == 1:
+            return terms[0]
+    return event
+
+
+def event_metrics(events: list[str]) -> list[str]:
+    """Metric names of ``events``: their base names, unless two would coincide."""
+    bases = [base_event(e) for e in events]
+    return bases if len(set(bases)) == len(bases) else list(events)
