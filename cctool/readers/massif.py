@@ -18,8 +18,9 @@ the stacks as a whole, without call paths; its peak snapshot can have an empty h
 (a program that peaks on its stack), and then ``stack bytes`` is the default metric. Both
 combine over ranks by ``max`` (memory levels are never summed) and over call paths by sum
 (the bytes of one snapshot add up to its total, so "% of total" is ms_print's percentage).
-The peak's ``time`` and its three byte counts are in the metadata. Without a peak snapshot (``--peak-inaccuracy`` can
-leave none), the detailed snapshot with the most heap is read, and a warning says so.
+The peak's ``time`` and its three byte counts are in the metadata. Without a peak snapshot
+(``--peak-inaccuracy`` can leave none), the detailed snapshot with the most heap is read, and
+a warning says so.
 """
 
 from __future__ import annotations
