@@ -55,4 +55,7 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
     gf = load(profile, fmt)
     model = ViewModel(gf, ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by),
                       kind)
-    ViewerApp(model, profile).run()
+    app = ViewerApp(model, profile)
+    app.run()
+    if app.interrupted:  # Ctrl-C, read as a key by the app: exit as after SIGINT (130)
+        raise KeyboardInterrupt
