@@ -338,6 +338,25 @@ def test_a_worker_hung_while_it_holds_tasks_gives_the_others_result_within_the_t
         trio.close()
 
 
+def test_the_only_worker_hung_while_it_holds_tasks_is_one_line_within_the_timeout(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    alone = Pair(tmp_path_factory.mktemp("hung-alone"))
+    try:
+        with distributed.Client(alone.address) as watcher:
+            (worker, group), = watcher.run(os.getpgid, 0).items()
+            threading.Thread(target=lambda: _stop_when(
+                lambda: bool(watcher.processing().get(worker)), group), daemon=True).start()
+            start = time.monotonic()
+            with pytest.raises(DistributedError) as hung:
+                Executor(scheduler=str(alone.file), timeout=float(TIMEOUT)).map(
+                    _square_slowly, list(range(40)))
+        assert time.monotonic() - start < float(TIMEOUT) + 30
+        assert str(hung.value) == (f"every Dask worker of the Dask scheduler at {alone.address} "
+                                   f"sent no heartbeat for {TIMEOUT} s (hung or stopped nodes?)")
+    finally:
+        alone.close()
+
+
 def _stop_when(ready: Any, group: int) -> None:
     deadline = time.monotonic() + 30
     while not ready() and time.monotonic() < deadline:
