@@ -69,10 +69,11 @@ class Pair:
         self.workers = [subprocess.Popen(
             [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
              "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
-        self.worker = self.workers[0]
+        self.worker = self.workers[0] if self.workers else self.scheduler
         self.address = json.loads(self.file.read_text())["address"]
         with distributed.Client(self.address, timeout="20s") as client:
-            client.wait_for_workers(workers, timeout=30)
+            if workers:
+                client.wait_for_workers(workers, timeout=30)
 
     def kill(self, which: str) -> None:
         proc = self.worker if which == "worker" else self.scheduler
@@ -208,7 +209,7 @@ def test_a_dashboard_port_ends_within_the_timeout(here: Path) -> None:
 
 def test_a_hung_scheduler_is_one_line_within_the_timeout(
         here: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    stopped = Pair(tmp_path_factory.mktemp("stopped"))
+    stopped = Pair(tmp_path_factory.mktemp("stopped"), workers=0)
     try:
         os.killpg(stopped.scheduler.pid, signal.SIGSTOP)
         _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", str(stopped.file),
