@@ -32,7 +32,7 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
     Keys: arrows/j/k move, right/enter expand, left collapse, space toggle, h hot path,
     v next view (top-down, bottom-up, flat), s or 1-5 sort by a column, / search (regex),
     n/N next/previous match, r per-rank distribution, c callers/callees, y copy the
-    selection as a query, q quit.
+    selection as a query, q quit (Ctrl-C: exit 130).
 
     \b
     Example:
