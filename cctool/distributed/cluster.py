@@ -16,8 +16,8 @@ keeps the tasks queued; a scheduler that died leaves the client reconnecting. So
   A task running long on a live worker is never cut short; a worker that has sent the
   scheduler no heartbeat for the whole timeout (a hung or stopped node: its tasks would wait
   as long as it hangs) is removed from the scheduler, as Dask itself does after its
-  ``worker-ttl`` (5 minutes by default), and its tasks run on the others. It is not told to
-  close: once it answers again it may rejoin.
+  ``worker-ttl`` (5 minutes by default), and its tasks run on the others. When it answers
+  again it learns that it was removed and closes, as after Dask's own removal.
 
 Tasks are pure reads, so Dask's own rescheduling of tasks from lost workers (up to its
 ``allowed-failures``) and a few retries of failed tasks make the results no different.
@@ -455,8 +455,9 @@ class _Silence:
 
 
 def drop_worker(client: Any, worker: str, timeout: float, where: str) -> None:
-    """Remove ``worker`` from the scheduler (its tasks go to the other workers); the worker
-    is not told to close, so a node that only paused may rejoin."""
+    """Remove ``worker`` from the scheduler (its tasks go to the other workers). It is not
+    sent a close (it would wait in its connection anyway): a worker that answers again after
+    it was removed closes itself."""
     ask(client, lambda: client.sync(client.scheduler.unregister, address=worker,
                                     stimulus_id=f"cctool-silent-{time.time()}", close=False),
         timeout, where)
