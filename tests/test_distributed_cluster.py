@@ -70,10 +70,14 @@ class Pair:
             [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
              "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
         self.worker = self.workers[0] if self.workers else self.scheduler
-        self.address = json.loads(self.file.read_text())["address"]
-        with distributed.Client(self.address, timeout="20s") as client:
-            if workers:
-                client.wait_for_workers(workers, timeout=30)
+        try:
+            self.address = json.loads(self.file.read_text())["address"]
+            with distributed.Client(self.address, timeout="20s") as client:
+                if workers:
+                    client.wait_for_workers(workers, timeout=30)
+        except BaseException:
+            self.close()
+            raise
 
     def kill(self, which: str) -> None:
         proc = self.worker if which == "worker" else self.scheduler
