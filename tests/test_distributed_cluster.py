@@ -31,6 +31,7 @@ from cctool.distributed.cluster import (
     _task_error,
     check_visible,
     connect,
+    one_line,
     parse_address,
     run_on_workers,
 )
@@ -430,6 +431,15 @@ def _kill_when(ready: Any, pair: Pair, which: str, after: float = 0.0) -> None:
         pair.kill(which)
 
     threading.Thread(target=watch, daemon=True).start()
+
+
+def test_one_line_leaves_out_the_connection_dask_describes_first() -> None:
+    # as Dask raised it here when the scheduler was killed during a call
+    exc = OSError("in <TCP (closed) ConnectionPool.ncores local=tcp://127.0.0.1:43272 "
+                  "remote=tcp://127.0.0.1:33155>: ConnectionResetError: [Errno 104] "
+                  "Connection reset by peer")
+    assert one_line(exc) == "ConnectionResetError: [Errno 104] Connection reset by peer"
+    assert one_line(ValueError("")) == "ValueError"
 
 
 @pytest.mark.parametrize("text, want", [

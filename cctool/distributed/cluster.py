@@ -496,8 +496,13 @@ def _unread_path(exc: BaseException) -> str | None:
 
 
 def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """``exc`` in one line of at most 300 characters, without the connection's description
+    Dask puts first (``in <TCP (closed) ConnectionPool.ncores local=... remote=...>: ``)."""
+    text = _DASK_COMM.sub("", " ".join(str(exc).split())) or type(exc).__name__
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+_DASK_COMM = re.compile(r"^(?:in <[^<>]*>: )+")
 
 
 def close_quietly(client: Any) -> None:
