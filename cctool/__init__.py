@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cctool.errors import CctoolError
-
 if TYPE_CHECKING:
     from cctool.api import (
         diff,
@@ -27,6 +25,7 @@ if TYPE_CHECKING:
         timeline_html,
         tree,
     )
+    from cctool.errors import CctoolError
     from cctool.graphframe import GraphFrame, QueryMatcher
     from cctool.render.html import show
     from cctool.render.widget import widget
@@ -43,7 +42,13 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # Polars is imported on first use, so `import cctool` stays cheap for the CLI.
+    # Polars is imported on first use, so `import cctool` stays cheap for the CLI; nothing is
+    # imported with the package itself, so that the command's entry (cctool.__main__) is
+    # reached at once and its guard covers a Ctrl-C during the imports.
+    if name == "CctoolError":
+        from cctool.errors import CctoolError
+
+        return CctoolError
     if name == "GraphFrame":
         from cctool.graphframe import GraphFrame
 

@@ -80,6 +80,40 @@ def test_a_signal_during_o_leaves_the_old_file_and_no_temporary(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.cct"]
 
 
+# Ctrl-C while the command line is still being imported (before cctool.cli.main runs):
+# the signal lands as click, the first module cctool.cli imports, starts loading.
+_SIGINT_WHILE_IMPORTING = """
+import builtins, os, signal, sys
+_real = builtins.__import__
+def _hook(name, *args, **kwargs):
+    if name == "click" and "click" not in sys.modules:
+        os.kill(os.getpid(), signal.SIGINT)
+    return _real(name, *args, **kwargs)
+builtins.__import__ = _hook
+from cctool.__main__ import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line_and_130() -> None:
+    res = subprocess.run([sys.executable, "-c", _SIGINT_WHILE_IMPORTING, "--version"],
+                         capture_output=True, env=ENV, timeout=60, check=False)
+    assert res.returncode == 130, res.stderr.decode()
+    assert res.stdout == b""
+    one_line_error(res, "interrupted")
+
+
+def test_the_command_is_the_guarded_entry_point() -> None:
+    import tomllib
+
+    from cctool.cli import EXIT_INTERRUPTED
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"cctool": "cctool.__main__:main"}
+    assert "sys.exit(130)" in (REPO / "cctool" / "__main__.py").read_text()
+    assert EXIT_INTERRUPTED == 130
+
+
 def test_a_closed_pipe_is_not_a_failure(db: Path) -> None:
     for args in (["read", str(db), "-o", "-"], ["tree", str(db), "--to", "csv"]):
         proc = subprocess.Popen([sys.executable, "-m", "cctool", *args], stdout=subprocess.PIPE,

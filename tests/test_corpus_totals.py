@@ -5,7 +5,9 @@ profiler itself reports (pstats ``total_tt``, callgrind ``totals:``, gprof's fla
 ``go tool pprof -top``, DHAT's summary, cali-query, ...), in the profiler's unit, and
 optionally ``max_nodes``, a call-graph expansion budget to read it with. The roots'
 values, summed over roots, ranks and threads, must equal it once converted to cctool's base
-units (seconds, bytes), and the reader must have declared that same unit."""
+units (seconds, bytes), and the reader must have declared that same unit. A folder whose
+reader needs an optional extra names its module in ``requires``; without it the folder's
+entries skip, with the reason."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def entries() -> list[tuple[Path, dict]]:
     for name in FOLDERS:
         spec = DATA / name / "totals.json"
         if spec.is_file():
-            out += [(DATA / name, e) for e in json.loads(spec.read_text())["files"]]
+            doc = json.loads(spec.read_text())
+            out += [(DATA / name, {**e, "requires": doc.get("requires")}) for e in doc["files"]]
     return out
 
 
@@ -54,6 +57,9 @@ def case_id(x: Path | dict) -> str:
 
 @pytest.mark.parametrize(("folder", "entry"), entries(), ids=case_id)
 def test_roots_add_up_to_the_profilers_total(folder: Path, entry: dict) -> None:
+    if entry["requires"]:
+        pytest.importorskip(entry["requires"], reason=f"{folder.name} needs the "
+                            f"{entry['requires']} package (an optional extra of cctool)")
     got = root_total(folder / entry["path"], entry["from"], entry["metric"], entry["unit"],
                      entry.get("max_nodes"))
     factor = parse_unit(entry["unit"])[2]  # the profiler's unit -> seconds or bytes

@@ -62,18 +62,24 @@ def test_stats_and_runs_are_identical_on_local_workers(rajaperf: Path, monkeypat
         assert json.loads(here.stdout) == json.loads(there.stdout)
 
 
-def test_ensemble_diff_is_identical_on_a_scheduler(rajaperf: Path, tmp_path: Path) -> None:
-    distributed = pytest.importorskip("dask.distributed",
-                                      reason="needs pip install 'dask[distributed]'")
+@pytest.fixture
+def sides(rajaperf: Path, tmp_path: Path) -> list[Path]:
+    """Two folders of five repeated Caliper runs each (RAJAPerf on lassen)."""
     trials = rajaperf / "lassen/clang10.0.1_nvcc10.2.89_1048576"
-    sides = []
+    out = []
     for name, numbers in (("A", range(1, 6)), ("B", range(6, 11))):
         folder = tmp_path / name
         folder.mkdir()
         for i in numbers:
             (folder / f"t{i}.cali").write_bytes((trials / str(i) / "Base_CUDA-block_128.cali")
                                                 .read_bytes())
-        sides.append(folder)
+        out.append(folder)
+    return out
+
+
+def test_ensemble_diff_is_identical_on_a_scheduler(sides: list[Path]) -> None:
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="needs pip install 'dask[distributed]'")
     args = ["diff", *sides, "--fail-if", "time (inc) > 1%", "--to", "json"]
     here = invoke(*args)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -95,3 +101,15 @@ def test_too_few_runs_for_local_workers_are_read_in_this_process(rajaperf: Path)
     assert res.exit_code == 0
     assert "runs read in this process: too few to pay for starting 2 local workers" in res.stderr
     assert res.stdout == invoke("runs", rajaperf / "quartz", "--to", "json").stdout
+
+
+def test_ensemble_diff_of_too_few_runs_for_local_workers_reads_here(sides: list[Path]) -> None:
+    import multiprocessing
+
+    args = ["diff", *sides, "--fail-if", "time (inc) > 1%", "--to", "json"]
+    there = invoke(*args, "--jobs", "2")
+    assert "note: 10 runs read in this process: too few to pay for starting 2 local " \
+        "workers" in there.stderr
+    assert not multiprocessing.active_children()
+    here = invoke(*args)
+    assert (there.exit_code, there.stdout) == (here.exit_code, here.stdout)

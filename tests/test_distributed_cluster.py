@@ -2,7 +2,9 @@
 commands in another working directory (as ``srun dask worker`` or dask-jobqueue start them),
 on loopback ports; cctool given relative paths. Outputs equal in-process byte for byte, and
 every fault (a dashboard port, another service, a malformed address, too few workers, the
-only worker killed, the scheduler killed) ends with one line and exit 2 within a bound."""
+only worker killed, the scheduler killed or stopped, a worker seeing only part of a folder)
+ends with one line and exit 2 within a bound; a worker stopped (a hung node) or lost while
+cctool starts leaves the result to the others."""
 
 from __future__ import annotations
 
@@ -25,7 +27,16 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.distributed import DistributedError, Executor, TreeFold, remote_path
-from cctool.distributed.cluster import _task_error, check_visible, connect, parse_address
+from cctool.distributed.cluster import (
+    _task_error,
+    check_visible,
+    connect,
+    one_line,
+    parse_address,
+    run_on_workers,
+)
+from cctool.errors import CctoolError
+from cctool.readers import read
 
 distributed = pytest.importorskip("dask.distributed",
                                   reason="needs pip install 'dask[distributed]'")
@@ -39,10 +50,11 @@ def invoke(*args: object) -> Any:
 
 
 class Pair:
-    """A ``dask scheduler`` and one single-thread ``dask worker``, separate processes
-    started in ``home`` (not the tests' working directory), this checkout on their path."""
+    """A ``dask scheduler`` and ``workers`` single-thread ``dask worker`` processes (each
+    started by ``wrap``, a command prefix, if given), separate processes started in
+    ``home`` (not the tests' working directory), this checkout on their path."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, workers: int = 1, wrap: tuple[str, ...] = ()) -> None:
         self.home = home
         self.file = home / "scheduler.json"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -55,12 +67,18 @@ class Pair:
         deadline = time.monotonic() + 30
         while not self.file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.worker = subprocess.Popen(
-            [*_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
-             "--no-dashboard", "--death-timeout", "20"], **common)
-        self.address = json.loads(self.file.read_text())["address"]
-        with distributed.Client(self.address, timeout="20s") as client:
-            client.wait_for_workers(1, timeout=30)
+        self.workers = [subprocess.Popen(
+            [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
+             "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
+        self.worker = self.workers[0] if self.workers else self.scheduler
+        try:
+            self.address = json.loads(self.file.read_text())["address"]
+            with distributed.Client(self.address, timeout="20s") as client:
+                if workers:
+                    client.wait_for_workers(workers, timeout=30)
+        except BaseException:
+            self.close()
+            raise
 
     def kill(self, which: str) -> None:
         proc = self.worker if which == "worker" else self.scheduler
@@ -68,8 +86,9 @@ class Pair:
         proc.wait()
 
     def close(self) -> None:
-        for proc in (self.worker, self.scheduler):
+        for proc in (*self.workers, self.scheduler):
             if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGCONT)  # a stopped one would not die of it yet
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
 
@@ -139,8 +158,8 @@ def test_workers_that_cannot_see_a_path_say_so(pair: Pair) -> None:
     try:
         with pytest.raises(DistributedError, match=r"workers cannot read /no/such/runs: is it "
                            r"on a shared filesystem\?"):
-            check_visible(client, ["/no/such/runs"], 10.0)
-        check_visible(client, [str(REPO)], 10.0)
+            check_visible(client, ["/no/such/runs"], 10.0, "x")
+        check_visible(client, [str(REPO)], 10.0, "x")
     finally:
         client.close()
 
@@ -148,8 +167,16 @@ def test_workers_that_cannot_see_a_path_say_so(pair: Pair) -> None:
 def test_a_missing_file_on_a_worker_is_named_as_a_filesystem_question(tmp_path: Path) -> None:
     seen = tmp_path / "run.cali"
     seen.write_bytes(b"")
+    want = (f"cannot read {seen} on a worker of x (this machine can): is every file on a "
+            "shared filesystem, not only the folder?")
     err = _task_error(FileNotFoundError(2, "No such file or directory", str(seen)), "x")
-    assert str(err) == f"workers cannot read {seen}: is it on a shared filesystem?"
+    assert str(err) == want
+    # ... and so when a reader said it (cctool.readers.read of a path the worker lacks)
+    with pytest.raises(CctoolError) as on_worker:
+        read(tmp_path / "not-on-the-worker.cali")
+    (tmp_path / "not-on-the-worker.cali").write_bytes(b"")
+    assert str(_task_error(on_worker.value, "x")) == want.replace("run.cali",
+                                                                 "not-on-the-worker.cali")
 
 
 def test_too_few_workers_is_a_one_line_error_within_the_timeout(pair: Pair, here: Path,
@@ -186,7 +213,18 @@ def test_a_dashboard_port_ends_within_the_timeout(here: Path) -> None:
     with _server(lambda conn: conn.recv(1024)) as port:
         _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", f"tcp://127.0.0.1:{port}",
                           "--scheduler-timeout", TIMEOUT],
-                         "answers but is not a Dask scheduler: it sent no Dask greeting")
+                         "accepted the connection but sent no Dask greeting within 3 s")
+
+
+def test_a_hung_scheduler_is_one_line_within_the_timeout(
+        here: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    stopped = Pair(tmp_path_factory.mktemp("stopped"), workers=0)
+    try:
+        os.killpg(stopped.scheduler.pid, signal.SIGSTOP)
+        _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", str(stopped.file),
+                          "--scheduler-timeout", TIMEOUT], "a hung scheduler")
+    finally:
+        stopped.close()
 
 
 def test_another_service_at_the_address_is_one_line(here: Path) -> None:
@@ -262,6 +300,132 @@ def test_the_only_worker_killed_then_the_scheduler_killed(tmp_path_factory) -> N
         doomed.close()
 
 
+def test_a_hung_worker_before_the_start_gives_the_others_result_within_the_timeout(
+        here: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """One of two worker nodes stopped (SIGSTOP: a hung node holds its connections open):
+    the start-up broadcast does not wait on it, and the command's output is the
+    in-process one, within --scheduler-timeout plus 30 s."""
+    monkeypatch.chdir(here)
+    alone = invoke("runs", "runs", "--to", "json")
+    trio = Pair(tmp_path_factory.mktemp("hung-early"), workers=2)
+    try:
+        os.killpg(trio.workers[1].pid, signal.SIGSTOP)
+        start = time.monotonic()
+        there = invoke("runs", "runs", "--to", "json", "--scheduler", trio.file,
+                       "--scheduler-timeout", TIMEOUT)
+        assert time.monotonic() - start < float(TIMEOUT) + 30
+        assert there.exit_code == 0, there.stderr
+        assert there.stdout == alone.stdout
+    finally:
+        trio.close()
+
+
+def _square_slowly(x: int) -> int:
+    time.sleep(0.2)
+    return x * x
+
+
+def test_a_worker_hung_while_it_holds_tasks_gives_the_others_result_within_the_timeout(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    trio = Pair(tmp_path_factory.mktemp("hung-late"), workers=2)
+    try:
+        with distributed.Client(trio.address) as watcher:
+            groups = watcher.run(os.getpgid, 0)  # worker address: its node's process group
+            victim = sorted(groups)[1]
+
+            def busy() -> bool:
+                return bool(watcher.processing().get(victim))
+
+            threading.Thread(target=lambda: _stop_when(busy, groups[victim]), daemon=True
+                             ).start()
+            start = time.monotonic()
+            got = Executor(scheduler=str(trio.file), timeout=float(TIMEOUT)).map(
+                _square_slowly, list(range(40)))
+        assert time.monotonic() - start < float(TIMEOUT) + 30
+        assert got == [x * x for x in range(40)]
+        assert _stopped(groups[victim])  # it did hang: the result came from the other one
+    finally:
+        trio.close()
+
+
+def test_the_only_worker_hung_while_it_holds_tasks_is_one_line_within_the_timeout(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    alone = Pair(tmp_path_factory.mktemp("hung-alone"))
+    try:
+        with distributed.Client(alone.address) as watcher:
+            (worker, group), = watcher.run(os.getpgid, 0).items()
+            threading.Thread(target=lambda: _stop_when(
+                lambda: bool(watcher.processing().get(worker)), group), daemon=True).start()
+            start = time.monotonic()
+            with pytest.raises(DistributedError) as hung:
+                Executor(scheduler=str(alone.file), timeout=float(TIMEOUT)).map(
+                    _square_slowly, list(range(40)))
+        assert time.monotonic() - start < float(TIMEOUT) + 30
+        assert str(hung.value) == (f"every Dask worker of the Dask scheduler at {alone.address} "
+                                   f"sent no heartbeat for {TIMEOUT} s (hung or stopped nodes?)")
+    finally:
+        alone.close()
+
+
+def _stop_when(ready: Any, group: int) -> None:
+    deadline = time.monotonic() + 30
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(group, signal.SIGSTOP)
+
+
+def _stopped(group: int) -> bool:
+    out = subprocess.run(["ps", "-o", "stat=", "-g", str(group)], capture_output=True,
+                         text=True).stdout.split()
+    return bool(out) and all(s.startswith("T") for s in out)
+
+
+def _exit_on(address: str, dask_worker: Any) -> str:
+    """Run on every worker: the one at ``address`` dies there (as if killed meanwhile)."""
+    if dask_worker.address == address:
+        os._exit(1)
+    return str(dask_worker.address)
+
+
+def test_a_worker_lost_during_the_start_up_broadcast_is_left_out(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    trio = Pair(tmp_path_factory.mktemp("lost"), workers=2)
+    try:
+        client = connect(parse_address(str(trio.file)), 10.0, 2)
+        try:
+            lost, kept = sorted(client.nthreads())
+            assert run_on_workers(client, 10.0, "x", _exit_on, lost) == {kept: kept}
+        finally:
+            client.close()
+    finally:
+        trio.close()
+
+
+def test_a_worker_that_sees_the_folder_but_not_every_file_says_so(
+        here: Path, tmp_path: Path, monkeypatch) -> None:
+    """The worker runs in its own mount namespace where the folder of runs lacks one file
+    (a node whose copy of the folder is partial): one line naming the file, on a worker."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs unshare -m (root in a Linux container or host)")
+    runs = here / "runs"
+    hidden = sorted(runs.rglob("*.cali"))[-1]
+    view = tmp_path / "partial"
+    script = (f'cp -r "{runs}/." "{view}" && rm "{view / hidden.relative_to(runs)}" && '
+              f'mount --bind "{view}" "{runs}" && exec "$@"')
+    (tmp_path / "home").mkdir()
+    partial = Pair(tmp_path / "home", wrap=("unshare", "-m", "--propagation", "private", "sh",
+                                            "-c", script, "sh"))
+    try:
+        monkeypatch.chdir(here)
+        res = invoke("runs", "runs", "--scheduler", partial.file, "--scheduler-timeout", "10")
+    finally:
+        partial.close()
+    assert res.exit_code == 2
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert f"cannot read {hidden} on a worker of the Dask scheduler at" in res.stderr
+    assert "is every file on a shared filesystem" in res.stderr
+
+
 def _kill_when(ready: Any, pair: Pair, which: str, after: float = 0.0) -> None:
     def watch() -> None:
         time.sleep(after)
@@ -271,6 +435,15 @@ def _kill_when(ready: Any, pair: Pair, which: str, after: float = 0.0) -> None:
         pair.kill(which)
 
     threading.Thread(target=watch, daemon=True).start()
+
+
+def test_one_line_leaves_out_the_connection_dask_describes_first() -> None:
+    # as Dask raised it here when the scheduler was killed during a call
+    exc = OSError("in <TCP (closed) ConnectionPool.ncores local=tcp://127.0.0.1:43272 "
+                  "remote=tcp://127.0.0.1:33155>: ConnectionResetError: [Errno 104] "
+                  "Connection reset by peer")
+    assert one_line(exc) == "ConnectionResetError: [Errno 104] Connection reset by peer"
+    assert one_line(ValueError("")) == "ValueError"
 
 
 @pytest.mark.parametrize("text, want", [

@@ -108,6 +108,9 @@ def help_examples() -> list[tuple[str, str]]:
 CLUSTER = ("--scheduler",)
 EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + help_examples()
             if not any(k in c for k in CLUSTER) and not c.startswith("cctool view ")]
+# Options that need an optional extra, which `pip install -e '.[test]'` does not bring:
+# their examples skip (with the reason) where it is not installed.
+EXTRAS = {"--plot": ("matplotlib", "plot")}
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +176,10 @@ def _segments(command: str) -> list[tuple[list[str], str | None]]:
 @pytest.mark.parametrize("source,command", EXAMPLES, ids=[f"{s}: {c[:60]}" for s, c in EXAMPLES])
 def test_example_runs_and_shows_something(source: str, command: str, made: Path,
                                           tmp_path: Path, monkeypatch) -> None:
+    for option, (module, extra) in EXTRAS.items():
+        if option in shlex.split(command, comments=True):
+            pytest.importorskip(module, reason=f"{option} needs the {extra} extra "
+                                f"(pip install -e '.[{extra}]')")
     monkeypatch.chdir(tmp_path)
     piped: bytes | None = None
     for args, to in _segments(command):

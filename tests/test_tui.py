@@ -151,3 +151,56 @@ def test_bottom_up_query_names_the_function_of_a_shared_name() -> None:
     hits = set(np.asarray(match_nodes(gf, query)).tolist())
     module = gf.nodes.filter((gf.nodes["name"] == "<module>") & (gf.nodes["file"] == "small.py"))
     assert set(module["node"].to_list()) <= hits
+
+
+def test_ctrl_c_in_a_terminal_exits_130_with_one_line() -> None:
+    """``cctool view`` on a real pseudo-terminal: the app reads Ctrl-C as a key (the
+    terminal is raw), and the command ends as after SIGINT anywhere else."""
+    import fcntl
+    import os
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import threading
+    import time
+    from pathlib import Path
+
+    profile = Path(__file__).parent / "data" / "cprofile" / "cprofile-py311.pstats"
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "cctool", "view", str(profile)],
+                            stdin=slave, stdout=slave, stderr=slave, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    seen = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while b"expand/collapse" not in seen and time.monotonic() < deadline:  # the footer
+            time.sleep(0.05)
+        assert b"expand/collapse" in seen, bytes(seen[-500:])
+        os.write(master, b"\x03")
+        assert proc.wait(timeout=30) == 130
+        reader.join(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    tail = bytes(seen).split(b"\x1b[?1049l")[-1]  # after the app left the alternate screen
+    assert b"interrupted" in tail and b"Traceback" not in seen, tail

@@ -156,7 +156,8 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     check_paths(ex, paths)
     listed = None
     if ex.scheduler is None and not ex.in_process:
-        ex, listed = _worth_local_workers(ex, _run_items(paths, fmt))
+        listed = _run_items(paths, fmt)
+        ex = worth_local_workers(ex, len(listed))
     modules = ("cctool.ops.runs", "cctool.readers.caliper_batch")
     from dataclasses import replace
 
@@ -182,18 +183,19 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     return kept
 
 
-def _worth_local_workers(ex: Executor, items: list[tuple[str, bool]]
-                         ) -> tuple[Executor, list[tuple[str, bool]]]:
-    """``ex`` (--jobs N), or this process when the runs are too few to pay for starting
-    local workers (said on stderr)."""
-    from cctool import distributed
+def worth_local_workers(ex: Executor, runs: int) -> Executor:
+    """``ex``, or, when it would start local workers (--jobs N) for too few ``runs`` to pay
+    for starting them, the same executor in this process (said on stderr)."""
+    from dataclasses import replace
 
-    if len(items) >= distributed.LOCAL_MIN_RUNS:
-        return ex, items
-    click.echo(f"note: {len(items)} runs read in this process: too few to pay for starting "
-               f"{ex.jobs} local workers (--jobs pays from about {distributed.LOCAL_MIN_RUNS} "
-               "runs)", err=True)
-    return distributed.Executor(), items
+    from cctool.distributed import LOCAL_MIN_RUNS
+
+    if ex.scheduler is not None or ex.in_process or runs >= LOCAL_MIN_RUNS:
+        return ex
+    click.echo(f"note: {runs} runs read in this process: too few to pay for starting "
+               f"{ex.jobs} local workers (--jobs pays from about {LOCAL_MIN_RUNS} runs)",
+               err=True)
+    return replace(ex, jobs=None)
 
 
 def relabel(runs: Sequence[RunSummary | None], paths: Sequence[str]

@@ -40,7 +40,14 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         min_value: tuple[float, str | None] | None, to: str, output: str,
         view: dict[str, Any]) -> None:
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
-    from cctool.cli._ensemble import check_paths, executor, relabel, remote_path, roots
+    from cctool.cli._ensemble import (
+        check_paths,
+        executor,
+        relabel,
+        remote_path,
+        roots,
+        worth_local_workers,
+    )
     from cctool.ops.ensemble_compare import compare_ensembles
     from cctool.ops.runs import SummaryBatch
     from cctool.render import ensemble as render
@@ -61,9 +68,10 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
 
     window = ctx.meta.get(WINDOW_KEY)  # each run's profile of that span of it
     with progress("reading runs") as tick, window_errors():
-        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
         listed = [*sides[0], *sides[1]]
+        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
         check_paths(ex, listed)
+        ex = worth_local_workers(ex, len(listed))
         sent = listed if ex.in_process else [remote_path(p) for p in listed]
         with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
             made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, window), sent)

@@ -32,7 +32,7 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
     Keys: arrows/j/k move, right/enter expand, left collapse, space toggle, h hot path,
     v next view (top-down, bottom-up, flat), s or 1-5 sort by a column, / search (regex),
     n/N next/previous match, r per-rank distribution, c callers/callees, y copy the
-    selection as a query, q quit.
+    selection as a query, q quit (Ctrl-C: exit 130).
 
     \b
     Example:
@@ -57,6 +57,8 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
                       kind)
     app = ViewerApp(model, profile)
     app.run()
+    if app.interrupted:  # Ctrl-C, read as a key by the app: exit as after SIGINT (130)
+        raise KeyboardInterrupt
     if app.return_code:  # Textual has shown the error on the screen it leaves
         from cctool.errors import CctoolError
 

@@ -239,9 +239,9 @@ class Executor:
         client, cluster = self._new_client()
         try:
             if self.scheduler is not None:
-                check_visible(client, paths, self.timeout)
+                check_visible(client, paths, self.timeout, self.where)
             if modules:
-                run_on_workers(client, self.timeout, _import, modules)
+                run_on_workers(client, self.timeout, self.where, _import, modules)
         except BaseException:
             _close(client, cluster)
             raise

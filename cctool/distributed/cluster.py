@@ -13,7 +13,11 @@ keeps the tasks queued; a scheduler that died leaves the client reconnecting. So
   client made, itself on a thread that is waited for at most the timeout.
 - :func:`collect` yields results as tasks finish and checks the cluster between them: no
   worker for the whole timeout, or a scheduler gone for as long, ends the wait with an error.
-  A task running long on a live worker is never cut short.
+  A task running long on a live worker is never cut short; a worker that has sent the
+  scheduler no heartbeat for the whole timeout (a hung or stopped node: its tasks would wait
+  as long as it hangs) is removed from the scheduler, as Dask itself does after its
+  ``worker-ttl`` (5 minutes by default), and its tasks run on the others. When it answers
+  again it learns that it was removed and closes, as after Dask's own removal.
 
 Tasks are pure reads, so Dask's own rescheduling of tasks from lost workers (up to its
 ``allowed-failures``) and a few retries of failed tasks make the results no different.
@@ -135,10 +139,12 @@ def _probe(address: str, timeout: float) -> None:
     with sock:
         try:
             head = _read(sock, 8)
-        except TimeoutError:
+        except TimeoutError:  # the kernel accepts for a stopped process too
             raise DistributedError(
-                f"{not_dask}: it sent no Dask greeting within {timeout:g} s (the dashboard? "
-                "the scheduler listens on 8786 by default, its dashboard on 8787)") from None
+                f"{address} accepted the connection but sent no Dask greeting within "
+                f"{timeout:g} s: a hung scheduler (a stopped process, an overloaded node), or "
+                "not one (the dashboard? the scheduler listens on 8786 by default, its "
+                "dashboard on 8787)") from None
         except ConnectionResetError as exc:  # a scheduler going down, as often as not
             raise DistributedError(f"cannot reach {where}: {exc.strerror or exc}") from None
         except OSError as exc:
@@ -241,17 +247,23 @@ def within(timeout: float, fn: Callable[[], T], what: str,
     return value
 
 
-def worker_count(client: Any, timeout: float, where: str) -> int:
-    """The number of workers the scheduler knows now (a lost scheduler: an error at once)."""
+def ask(client: Any, fn: Callable[[], T], timeout: float, where: str) -> T:
+    """``fn()``, a call to ``client``'s scheduler, bounded: no answer within ``timeout``, or
+    the connection lost (at once), is "lost ``where``" in one line."""
     def alive() -> bool:
         return client.status in ("running", "newly-created")
 
     try:
-        return len(within(timeout, client.nthreads, f"lost {where}", alive))
+        return within(timeout, fn, f"lost {where}", alive)
     except DistributedError:
         raise
     except Exception as exc:  # noqa: BLE001 - a closed connection, in Dask's words
         raise DistributedError(f"lost {where}: {one_line(exc)}") from None
+
+
+def worker_count(client: Any, timeout: float, where: str) -> int:
+    """The number of workers the scheduler knows now (a lost scheduler: an error at once)."""
+    return len(ask(client, client.nthreads, timeout, where))
 
 
 def wait_for_workers(client: Any, wanted: int, timeout: float, where: str) -> int:
@@ -268,11 +280,11 @@ def wait_for_workers(client: Any, wanted: int, timeout: float, where: str) -> in
         time.sleep(0.2)
 
 
-def check_visible(client: Any, paths: Sequence[str], timeout: float) -> None:
+def check_visible(client: Any, paths: Sequence[str], timeout: float, where: str) -> None:
     """Raise unless every worker sees every path of ``paths`` (absolute, existing here)."""
     if not paths:
         return
-    answers = run_on_workers(client, timeout, _missing, list(paths))
+    answers = run_on_workers(client, timeout, where, _missing, list(paths))
     lacking = {p: [w for w, miss in answers.items() if p in miss] for p in paths}
     for path, workers in lacking.items():
         if workers:
@@ -281,18 +293,62 @@ def check_visible(client: Any, paths: Sequence[str], timeout: float) -> None:
                                    "filesystem?")
 
 
-def run_on_workers(client: Any, timeout: float, fn: Callable[..., T], *args: Any
+def run_on_workers(client: Any, timeout: float, where: str, fn: Callable[..., T], *args: Any
                    ) -> dict[str, T]:
-    """``fn(*args)`` on every worker (``client.run``), bounded; a failure in one line."""
-    try:
-        answers: dict[str, T] = within(timeout, lambda: client.run(fn, *args),
-                                       "the Dask workers did not answer")
-    except DistributedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a worker's failure, in Dask's words
-        raise DistributedError(f"the Dask workers failed: {one_line(exc)} (is cctool installed "
-                               "alike in the workers' environment?)") from None
-    return answers
+    """``fn(*args)`` on every worker, each asked on its own and waited for at most
+    ``timeout`` seconds: the answers of the workers that gave one.
+
+    A worker lost meanwhile (its connection closed: killed, its node gone) is left out, as
+    Dask leaves it out of the work; one that does not answer (a hung or stopped node) is
+    removed from the scheduler (:func:`drop_worker`), so that no task waits on it. Only a
+    failure of ``fn`` itself, or no answer at all, is an error.
+    """
+    workers = list(ask(client, client.nthreads, timeout, where))
+    answers: dict[str, Any] = ask(
+        client, lambda: client.sync(_each_worker, client, workers, timeout, fn, *args),
+        timeout + 5, where)
+    for worker, got in answers.items():
+        if got is _SILENT:
+            drop_worker(client, worker, timeout, where)
+        elif isinstance(got, BaseException) and not _lost(got):
+            cause = (" (is cctool installed alike in the workers' environment?)"
+                     if isinstance(got, ImportError) else "")
+            raise DistributedError(f"a Dask worker of {where} failed: {type(got).__name__}: "
+                                   f"{one_line(got)}{cause}")
+    kept: dict[str, T] = {w: got for w, got in answers.items()
+                          if got is not _SILENT and not isinstance(got, BaseException)}
+    if not kept:
+        raise DistributedError(f"no Dask worker of {where} answered within {timeout:g} s "
+                               f"({len(workers)} asked)")
+    return kept
+
+
+_SILENT = object()  # a worker that gave no answer in time
+
+
+async def _each_worker(client: Any, workers: list[str], timeout: float,
+                       fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    """``fn(*args)`` run on each of ``workers`` concurrently: per worker its result, the
+    exception it raised or met (``on_error="return"``), or :data:`_SILENT`."""
+    import asyncio
+
+    async def one(worker: str) -> Any:
+        try:
+            got = await asyncio.wait_for(
+                client._run(fn, *args, workers=[worker], on_error="return"), timeout)
+        except TimeoutError:
+            return _SILENT
+        except Exception as exc:  # noqa: BLE001 - the worker's connection, in Dask's words
+            return exc
+        return got.get(worker, OSError(f"{worker} is no longer in the cluster"))
+
+    return dict(zip(workers, await asyncio.gather(*map(one, workers)), strict=True))
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether ``exc`` is a worker's connection lost (not a failure of the function)."""
+    return isinstance(exc, OSError | EOFError) or type(exc).__name__ in (
+        "CommClosedError", "StreamClosedError")
 
 
 def _missing(paths: list[str]) -> list[str]:
@@ -332,12 +388,13 @@ def collect(client: Any, futures: Sequence[Any], timeout: float, where: str
 
 
 class _Health:
-    """Whether a cluster still has a scheduler and workers, checked now and then."""
+    """Whether a cluster still has a scheduler and live workers, checked now and then."""
 
     def __init__(self, client: Any, timeout: float, where: str) -> None:
         self.client, self.timeout, self.where = client, timeout, where
         self.last = time.monotonic()
         self.no_workers_since: float | None = None
+        self.silence = _Silence(client, timeout, where)
 
     def progress(self) -> None:
         self.no_workers_since = None
@@ -349,14 +406,61 @@ class _Health:
         self.last = now
         if self.client.status not in ("running", "newly-created"):
             raise DistributedError(f"lost {self.where} (its connection closed)")
+        dropped = self.silence.check(now)
         if worker_count(self.client, self.timeout, self.where) > 0:
             self.no_workers_since = None
             return
+        if dropped:
+            raise DistributedError(f"every Dask worker of {self.where} sent no heartbeat for "
+                                   f"{self.timeout:g} s (hung or stopped nodes?)")
         self.no_workers_since = self.no_workers_since or now
         if now - self.no_workers_since >= self.timeout:
             raise DistributedError(f"no Dask worker left on {self.where} for "
                                    f"{self.timeout:g} s: the last one was lost (killed, out "
                                    "of memory, or its batch job ended?)")
+
+
+class _Silence:
+    """Workers that have sent the scheduler no heartbeat for ``timeout`` seconds, removed.
+
+    A worker's ``last_seen`` (the scheduler's time of its last heartbeat, every half second
+    or so) is compared with the value read before, not with this machine's clock: it is
+    silent once the value has not changed for ``timeout`` seconds here."""
+
+    def __init__(self, client: Any, timeout: float, where: str) -> None:
+        self.client, self.timeout, self.where = client, timeout, where
+        self.every = min(max(_CHECK_EVERY, timeout / 4), 5.0)
+        self.last = time.monotonic()
+        self.heard: dict[str, tuple[Any, float]] = {}  # worker: (last_seen, changed at)
+
+    def check(self, now: float) -> bool:
+        """Look (at most every few seconds); whether a silent worker was removed now."""
+        if now - self.last < self.every:
+            return False
+        self.last = now
+        seen = {w: info.get("last_seen") for w, info in self._workers().items()}
+        self.heard = {w: self.heard[w] if w in self.heard and self.heard[w][0] == s
+                      else (s, now) for w, s in seen.items()}
+        silent = [w for w, (_, since) in self.heard.items() if now - since >= self.timeout]
+        for worker in silent:
+            drop_worker(self.client, worker, self.timeout, self.where)
+            del self.heard[worker]
+        return bool(silent)
+
+    def _workers(self) -> dict[str, dict[str, Any]]:
+        info: dict[str, Any] = ask(self.client, self.client.scheduler_info, self.timeout,
+                                   self.where)
+        workers: dict[str, dict[str, Any]] = info.get("workers", {})
+        return workers
+
+
+def drop_worker(client: Any, worker: str, timeout: float, where: str) -> None:
+    """Remove ``worker`` from the scheduler (its tasks go to the other workers). It is not
+    sent a close (it would wait in its connection anyway): a worker that answers again after
+    it was removed closes itself."""
+    ask(client, lambda: client.sync(client.scheduler.unregister, address=worker,
+                                    stimulus_id=f"cctool-silent-{time.time()}", close=False),
+        timeout, where)
 
 
 def _task_error(exc: BaseException, where: str) -> BaseException:
@@ -365,19 +469,40 @@ def _task_error(exc: BaseException, where: str) -> BaseException:
         return DistributedError(f"a task was lost with its worker at {where} more often than "
                                 f"Dask allows (a worker that crashes or runs out of memory "
                                 f"on it?): {one_line(exc)}")
-    name = getattr(exc, "filename", None)
-    if isinstance(exc, FileNotFoundError | PermissionError) and isinstance(name, str) \
-            and os.path.exists(name):
-        return DistributedError(f"workers cannot read {name}: is it on a shared filesystem?")
+    name = _unread_path(exc)
+    if name is not None and os.path.exists(name):
+        return DistributedError(f"cannot read {name} on a worker of {where} (this machine can): "
+                                "is every file on a shared filesystem, not only the folder?")
     if isinstance(exc, CctoolError):
         return exc
     return DistributedError(f"a task failed on a worker of {where}: {type(exc).__name__}: "
                             f"{one_line(exc)}")
 
 
+def _unread_path(exc: BaseException) -> str | None:
+    """The path a task could not find or open, whether Python or a reader said so."""
+    if isinstance(exc, FileNotFoundError | PermissionError):
+        name = exc.filename
+        return name if isinstance(name, str) else None
+    if not isinstance(exc, CctoolError):
+        return None
+    text = str(exc)
+    for problem in (": no such file or directory", ": permission denied"):
+        head, sep, tail = text.lower().rpartition(problem)
+        if sep and not tail.strip():
+            path: str | None = getattr(exc, "path", None) or text[:len(head)]
+            return path
+    return None
+
+
 def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """``exc`` in one line of at most 300 characters, without the connection's description
+    Dask puts first (``in <TCP (closed) ConnectionPool.ncores local=... remote=...>: ``)."""
+    text = _DASK_COMM.sub("", " ".join(str(exc).split())) or type(exc).__name__
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+_DASK_COMM = re.compile(r"^(?:in <[^<>]*>: )+")
 
 
 def close_quietly(client: Any) -> None:

@@ -152,11 +152,15 @@ class ViewerApp(App[None]):
         Binding("r", "ranks", "ranks"),
         Binding("c", "peek", "callers/callees"),
         Binding("y", "copy", "copy query"),
+        # The terminal is raw while the app runs, so Ctrl-C is a key, not SIGINT: it ends
+        # the app as Ctrl-C ends every command (Textual's own binding only says how to quit).
+        Binding("ctrl+c", "interrupt", show=False, priority=True),
     ]
 
     def __init__(self, model: ViewModel, title: str) -> None:
         super().__init__()
         self.model, self.profile_title = model, title
+        self.interrupted = False  # left by Ctrl-C: the caller exits as after SIGINT
         gf = model.gf
         self.info = (gf.metric(model.view.inclusive), gf.metric(model.view.exclusive))
         self.table = TreeTable(model, self.info, id="table")
@@ -329,3 +333,7 @@ class ViewerApp(App[None]):
         self.last_query = self.model.query()
         self.copy_to_clipboard(self.last_query)
         self._redraw(f"copied: cctool query PROFILE '{self.last_query}'")
+
+    def action_interrupt(self) -> None:
+        self.interrupted = True
+        self.exit()
