@@ -163,3 +163,26 @@ def test_max_over_one_rank_of_several_threads_is_that_rank_s_values() -> None:
     assert frame_share_refusal(gf, "time (inc)", "max", thread=0) is not None
     out, _ = run("tree", ALLGATHER, "--agg", "max", "--rank", "3", "--depth", "1")
     assert "as a percentage of the profile's total" in out
+
+
+def test_a_coefficient_of_variation_has_no_unit() -> None:
+    """A cv over ranks is std / mean, a pure number: no face spells it in seconds."""
+    from cctool import read
+    from cctool.model.metrics import aggregated
+    from cctool.render.html import HtmlOptions, page_data
+
+    db = SHARED_DATA / "hpctoolkit-allgather-database"
+    time = read(db).metric("time (inc)")
+    assert aggregated(time, "cv").unit == "" and aggregated(time, "std").unit == "s"
+    out, _ = run("tree", db, "--agg", "cv", "--depth", "2")
+    assert "1.528 <partial call paths>" in out and " s " not in out.split("Legend")[0]
+    assert "(values: time (inc); cv over 10 ranks" in out
+    for view in ("bottom-up", "flat"):
+        out, _ = run("tree", db, "--agg", "cv", "--view", view, "--depth", "2")
+        assert not re.search(r"\d (s|ms|µs) ", out), view
+    cols = json.loads(run("tree", db, "--agg", "cv", "--to", "json")[0])["columns"]
+    assert "time (inc)" in cols and not any(c.startswith("time (inc) [") for c in cols)
+    out, _ = run("tree", db, "--agg", "std", "--depth", "2")
+    assert "2.805 ms <program root>" in out  # a std keeps the unit of its values
+    data, _ = page_data(read(db), HtmlOptions(agg="cv"))
+    assert {m["unit"] for m in data["metrics"] if m["name"].startswith("time")} == {""}

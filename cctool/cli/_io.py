@@ -261,13 +261,17 @@ def emit_table(
     write_bytes(output, data)
 
 
-def metric_units(gf: GraphFrame, columns: Sequence[str]) -> dict[str, str | None]:
-    """{column: unit} of the metric columns among ``columns`` (for record headers)."""
+def metric_units(gf: GraphFrame, columns: Sequence[str],
+                 agg: str = "sum") -> dict[str, str | None]:
+    """{column: unit} of the metric columns among ``columns`` (for record headers), their
+    locations combined by ``agg`` (a cv has no unit)."""
+    from cctool.model.metrics import aggregated
+
     out: dict[str, str | None] = {}
     for c in columns:
         if c in gf.metric_columns or c in gf.metric_info:
-            unit = gf.metric(c).unit
-            out[c] = None if unit == "unknown" else unit
+            unit = aggregated(gf.metric(c), agg).unit
+            out[c] = None if unit in ("unknown", "") else unit
     return out
 
 

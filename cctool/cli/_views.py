@@ -45,5 +45,5 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
         import polars as pl
 
         rows = rows.filter(pl.col("depth") < opts.depth)
-    units = metric_units(gf, rows.columns)
+    units = metric_units(gf, rows.columns, opts.agg)
     emit_table(rows, to, output, units)

@@ -169,7 +169,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.render.rows import tree_rows
 
         rows = tree_rows(gf, opts).drop("hidden")
-        emit_table(rows, to, output, metric_units(gf, rows.columns))
+        emit_table(rows, to, output, metric_units(gf, rows.columns, opts.agg))
 
 
 def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) -> str:

@@ -40,7 +40,7 @@ Aliases: ``time`` names the profile's main time column when no column is called 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -214,6 +214,14 @@ def effective_agg(metric: Metric, agg: str) -> str:
     if metric.combine is Combine.SUM or agg not in ("sum", "mean"):
         return agg
     return str(metric.combine)
+
+
+def aggregated(metric: Metric, agg: str) -> Metric:
+    """What ``metric``'s values are once locations are combined by ``agg``: the metric
+    itself, except a coefficient of variation (std / mean), a pure number with no unit."""
+    if effective_agg(metric, agg) != "cv":
+        return metric
+    return replace(metric, unit="", dimension=Dimension.OTHER, source_unit=None)
 
 
 # ---------------------------------------------------------------------------- comparison

@@ -17,7 +17,7 @@ from rich.text import Text
 from cctool.colormaps import TERMINAL
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.metrics import Metric, effective_agg
+from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
@@ -126,7 +126,8 @@ def _legend_text(
     text = Text()
     kinds = list(info) if info is not None else [None] * len(metrics)
     shown = ", ".join(
-        f"{m} [{k.unit}]" if k is not None else m for m, k in zip(metrics, kinds, strict=True)
+        f"{m} [{k.unit}]" if k is not None and k.unit else m
+        for m, k in zip(metrics, kinds, strict=True)
     ) if metrics else "(no metric)"
     first = kinds[0] if kinds else None
     text.append(f"Legend (values: {shown}; {locations})\n", style="bold")
@@ -211,7 +212,7 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
 
     metrics = view_metrics(gf, opts)
     rows = tree_rows(gf, opts, sort_key)
-    info: list[Metric | None] = [gf.metric(m) for m in metrics]
+    info: list[Metric | None] = [aggregated(gf.metric(m), opts.agg) for m in metrics]
     shown, kinds = shown_columns(gf, metrics, info, opts)
     tree = render_rows(rows, shown, opts, info=kinds)
     parts: list[RenderableType] = [tree]

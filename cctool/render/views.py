@@ -11,7 +11,7 @@ from rich.style import Style
 from rich.text import Text
 
 from cctool.model.frame import GraphFrame
-from cctool.model.metrics import Metric
+from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import (
@@ -52,7 +52,8 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
     if depth is not None:
         rows = rows.filter(pl.col("depth") < depth)
     cols = view_columns(view, percent)
-    inc_info, exc_info = gf.metric(view.inclusive), gf.metric(view.exclusive)
+    inc_info, exc_info = (aggregated(gf.metric(view.inclusive), opts.agg),
+                          aggregated(gf.metric(view.exclusive), opts.agg))
     info: list[Metric | None] = [inc_info, PERCENT, exc_info, PERCENT] if percent else [
         inc_info, exc_info]
     texts = [[format_value(v, opts.precision, k) for v in rows[c].to_list()]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from cctool.colormaps import PAGE
 from cctool.errors import CctoolError
+from cctool.model.metrics import aggregated
 from cctool.options import Selection
 from cctool.render.values import rules_script, whole_valued
 
@@ -122,7 +123,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     color = gf.resolve_metric(opts.color)
     size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
     values = gf.node_values(None, opts.agg, opts.rank, opts.thread)
-    units = _units(gf)
+    units = _units(gf, opts.agg)
     metrics = [_payload.metric_entry(m, values[m].to_numpy(), not gf.is_inclusive(m),
                                      unit=units(m), whole=whole_valued(gf.metric(m)))
                for m in gf.metric_columns]
@@ -268,10 +269,11 @@ def _comparison_size(cmp: Comparison, color: str) -> str:
     return partner
 
 
-def _units(gf: GraphFrame) -> Callable[[str], str]:
-    """Unit of a metric's values (``s``, ``B``; :mod:`cctool.model.metrics`), "" if unknown."""
+def _units(gf: GraphFrame, agg: str = "sum") -> Callable[[str], str]:
+    """Unit of a metric's values (``s``, ``B``; :mod:`cctool.model.metrics`) combined over
+    locations by ``agg``, "" if unknown or none (a cv)."""
     def unit(m: str) -> str:
-        u = gf.metric(m).unit
+        u = aggregated(gf.metric(m), agg).unit
         return "" if u == "unknown" else u
 
     return unit

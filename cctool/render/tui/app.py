@@ -21,7 +21,7 @@ from textual.strip import Strip
 from textual.widgets import Footer, Input, Static
 
 from cctool.errors import CctoolError
-from cctool.model.metrics import Metric
+from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
@@ -162,7 +162,8 @@ class ViewerApp(App[None]):
         self.model, self.profile_title = model, title
         self.interrupted = False  # left by Ctrl-C: the caller exits as after SIGINT
         gf = model.gf
-        self.info = (gf.metric(model.view.inclusive), gf.metric(model.view.exclusive))
+        self.info = (aggregated(gf.metric(model.view.inclusive), model.opts.agg),
+                     aggregated(gf.metric(model.view.exclusive), model.opts.agg))
         self.table = TreeTable(model, self.info, id="table")
         self.last_query = ""
 
