@@ -164,27 +164,20 @@ def location_options(f: F) -> F:
 
 
 class SelectionType(click.ParamType):  # type: ignore[type-arg]
-    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8): one location index or a sorted tuple."""
+    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8); a wide range stays a range (``Spans``)."""
 
     name = "selection"
 
     def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> int | tuple[int, ...]:
-        if isinstance(value, int | tuple):
+                ctx: click.Context | None) -> Any:
+        from cctool.options import Spans, parse_selection
+
+        if isinstance(value, int | tuple | Spans):
             return value
-        out: set[int] = set()
-        for part in str(value).split(","):
-            lo, sep, hi = part.strip().partition("-")
-            try:
-                a = int(lo)
-                b = int(hi) if sep else a
-            except ValueError:
-                self.fail(f"{value!r} is not a number, list or range such as 0-3,8", param, ctx)
-            if a < 0 or b < a:
-                self.fail(f"bad range {part.strip()!r} in {value!r}", param, ctx)
-            out.update(range(a, b + 1))
-        picked = tuple(sorted(out))
-        return picked[0] if len(picked) == 1 else picked
+        try:
+            return parse_selection(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 SELECTION = SelectionType()

@@ -1,0 +1,130 @@
+"""Damaged and extreme inputs: each ends in a result or in one line on stderr with exit 2,
+in bounded time and memory; never a traceback, a kill or a hang."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from cctool.options import Spans, parse_selection, selection_mask
+from cctool.readers import read
+from cctool.render.files import save
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def run(*args: str, limit_as: int | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``cctool args`` in a new process (under an address-space limit when asked)."""
+    def limit() -> None:
+        if limit_as is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+
+    return subprocess.run([sys.executable, "-m", "cctool", *args], capture_output=True,
+                          text=True, env=ENV, timeout=timeout, check=False, preexec_fn=limit)
+
+
+def one_line(res: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "Traceback" not in res.stderr, res.stderr
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, res.stderr
+    for w in words:
+        assert w in lines[0], res.stderr
+
+
+# --------------------------------------------------------------------------- --rank ranges
+
+
+def test_a_wide_range_is_kept_as_its_bounds() -> None:
+    t = time.perf_counter()
+    sel = parse_selection("0-99999999999,5,100000000000-100000000010")
+    assert time.perf_counter() - t < 0.1  # no expansion, number by number
+    assert sel == Spans(((0, 100000000010),))
+    assert parse_selection("0-3,8") == (0, 1, 2, 3, 8)
+    assert parse_selection("7") == 7
+    import numpy as np
+
+    values = np.array([0, 5, 99999999999, 100000000011], dtype=np.int64)
+    assert selection_mask(values, Spans(((1, 10), (99999999999, 99999999999)))).tolist() == [
+        False, True, True, False]
+
+
+def test_rank_range_of_a_hundred_billion(data) -> None:
+    """``--rank 0-99999999999`` selects every rank of the run (in bounded memory: 2 GB of
+    address space), the same numbers as no selection; past the run's ranks is an error."""
+    db = str(data("hpctoolkit-allgather-database"))
+    every = run("tree", db, "--to", "json", "--depth", "3")
+    wide = run("tree", db, "--to", "json", "--depth", "3", "--rank", "0-99999999999",
+               limit_as=2 << 30)
+    assert wide.returncode == 0, wide.stderr
+    assert _rows(wide.stdout) == _rows(every.stdout)
+    past = run("tree", db, "--rank", "10-99999999999", limit_as=2 << 30)
+    one_line(past, "no data for ranks 10-99999999999", "the profile has ranks 0-9")
+
+
+def _rows(text: str) -> list[object]:
+    import orjson
+
+    return orjson.loads(text)["rows"]
+
+
+# --------------------------------------------------------------------------- damaged .cct
+
+
+@pytest.fixture(scope="module")
+def cct(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    here = Path(__file__).resolve().parent / "data" / "hpctoolkit" / "prof2-profile-db"
+    path = tmp_path_factory.mktemp("cct") / "ok.cct"
+    save(read(here), path)
+    return path
+
+
+def test_damaged_cct_files_exit_2_naming_the_section(cct: Path, tmp_path: Path) -> None:
+    """4 random byte changes past the header: the checksums name the damaged section (a
+    change that only hits the padding between sections changes no value)."""
+    from polars.testing import assert_frame_equal
+
+    from cctool import saved
+    from cctool.errors import SavedFormatError
+
+    blob = cct.read_bytes()
+    start = len(saved.MAGIC) + saved._PREAMBLE.size + 4
+    body = start + saved._PREAMBLE.unpack(blob[len(saved.MAGIC):start - 4])[1]
+    intact = saved.loads(blob)
+    rng = random.Random(41)
+    named = set()
+    for _ in range(50):
+        bad = bytearray(blob)
+        for at in rng.sample(range(body, len(blob)), 4):
+            bad[at] ^= rng.randrange(1, 256)
+        try:
+            gf = saved.loads(bytes(bad), name="bad.cct")
+        except SavedFormatError as exc:
+            named.add(str(exc).split("damaged: the ")[1].split(" fails")[0])
+            continue
+        assert_frame_equal(gf.metrics, intact.metrics)
+        assert_frame_equal(gf.nodes, intact.nodes)
+    assert named and named <= {"nodes table", "metrics table", "'node' column",
+                               "'rank' column", "'thread' column", "'REALTIME' column",
+                               "'REALTIME (inc)' column"}, named
+    header = orjson.loads(blob[start:body])
+    time_at = next(e[2] for e in header["metrics"]["raw"] if e[0] == "REALTIME")
+    bad = bytearray(blob)
+    bad[body + time_at + 8] ^= 0x01  # the second value of the REALTIME column
+    (tmp_path / "bad.cct").write_bytes(bytes(bad))
+    one_line(run("tree", str(tmp_path / "bad.cct")), "bad.cct",
+             "the 'REALTIME' column fails its checksum")
+    head = bytearray(blob)
+    head[start + 10] ^= 0x20
+    (tmp_path / "head.cct").write_bytes(bytes(head))
+    one_line(run("tree", str(tmp_path / "head.cct")), "the header fails its checksum")
