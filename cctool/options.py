@@ -76,7 +76,7 @@ def several(sel: Selection) -> bool:
     return isinstance(sel, tuple | Spans)
 
 
-def selection_text(kind: str, sel: Selection) -> str:
+def selection_text(kind: str, sel: int | Sequence[int] | Spans | None) -> str:
     """``rank 3``, ``ranks 0-3, 8``: a selection as people write it."""
     if sel is None:
         return f"every {kind}"
@@ -84,6 +84,7 @@ def selection_text(kind: str, sel: Selection) -> str:
         return f"{kind} {sel}"
     if isinstance(sel, Spans):
         return f"{kind}s " + ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in sel.spans)
+    sel = list(sel)
     parts, run = [], [sel[0]] if sel else []
     for v in sel[1:]:
         if v == run[-1] + 1:
@@ -96,7 +97,8 @@ def selection_text(kind: str, sel: Selection) -> str:
     return f"{kind}s {', '.join(parts)}"
 
 
-def wanted_text(rank: Selection, thread: Selection) -> str:
+def wanted_text(rank: int | Sequence[int] | Spans | None,
+                thread: int | Sequence[int] | Spans | None) -> str:
     """``rank 9, thread any``: what a rank and thread selection asked for, in an error."""
     return ", ".join(f"{kind} any" if sel is None else selection_text(kind, sel)
                      for kind, sel in (("rank", rank), ("thread", thread)))

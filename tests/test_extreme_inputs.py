@@ -128,3 +128,39 @@ def test_damaged_cct_files_exit_2_naming_the_section(cct: Path, tmp_path: Path) 
     head[start + 10] ^= 0x20
     (tmp_path / "head.cct").write_bytes(bytes(head))
     one_line(run("tree", str(tmp_path / "head.cct")), "the header fails its checksum")
+
+
+# --------------------------------------------------------------------------- a deep trace
+
+
+def measured(*args: str, timeout: float = 120) -> tuple[int, str, str, float, int]:
+    """(exit code, stdout, stderr, seconds, peak resident kB) of ``cctool args``. The peak
+    is the largest of every child this test process has waited for: an upper bound."""
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "cctool", *args], capture_output=True,
+                         text=True, env=ENV, timeout=timeout, check=False)
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return res.returncode, res.stdout, res.stderr, seconds, peak
+
+
+def test_timeline_of_a_trace_100000_frames_deep(tmp_path: Path) -> None:
+    """B events f0..f99999 at ts=i, E events at ts=200000-i: one chain of 100,000 nested
+    frames. The text timeline takes at most 30 s and 1 GB (the tree of the same file, about
+    10 s and 200 MB, is the floor)."""
+    n = 100_000
+    events = [{"name": f"f{i}", "ph": "B", "ts": i, "pid": 1, "tid": 1} for i in range(n)]
+    events += [{"name": f"f{i}", "ph": "E", "ts": 200_000 - i, "pid": 1, "tid": 1}
+               for i in reversed(range(n))]
+    trace = tmp_path / "deep.json"
+    trace.write_bytes(orjson.dumps({"traceEvents": events}))
+    code, out, err, seconds, peak_kb = measured("timeline", str(trace), "--to", "json")
+    assert code == 0, err
+    assert seconds <= 30 and peak_kb <= 1 << 20, (seconds, peak_kb)
+    rows = orjson.loads(out)["rows"]
+    # The root spans the whole run, 200 ms; each frame owns 1 us before its child starts
+    # and 1 us after it ends.
+    first = rows[0]
+    assert first["path"] == "f0"
+    assert first["time (inc) [s]"] == pytest.approx(0.2)
+    assert first["time [s]"] == pytest.approx(2e-6)
