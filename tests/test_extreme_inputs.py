@@ -164,3 +164,24 @@ def test_timeline_of_a_trace_100000_frames_deep(tmp_path: Path) -> None:
     assert first["path"] == "f0"
     assert first["time (inc) [s]"] == pytest.approx(0.2)
     assert first["time [s]"] == pytest.approx(2e-6)
+
+
+# --------------------------------------------------------------------------- damaged OTF2
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_a_damaged_otf2_definition_file_is_one_line(tmp_path: Path, seed: int) -> None:
+    """The bindings print a traceback for an exception inside their record callbacks (an
+    undefined reference, a broken string); cctool's line says why, and nothing else shows."""
+    pytest.importorskip("otf2")
+    import shutil
+
+    archive = tmp_path / "pp"
+    shutil.copytree(Path(__file__).resolve().parent / "data" / "otf2" / "ping-pong", archive)
+    defs = archive / "traces.def"
+    blob = bytearray(defs.read_bytes())
+    rng = random.Random(seed)
+    for at in rng.sample(range(len(blob)), 4):
+        blob[at] ^= rng.randrange(1, 256)
+    defs.write_bytes(bytes(blob))
+    one_line(run("timeline", str(archive)), "traces.otf2", "damaged records")

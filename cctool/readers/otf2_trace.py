@@ -100,6 +100,11 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
                                 metadata={"format": NAME, "path": str(done.path)})
 
 
+# The first line of the bindings' report (a traceback on stderr) of an exception raised while
+# reading a record, such as a definition that refers to an undefined one.
+_CALLBACK_FAILED = "An unhandled python exception has occurred in"
+
+
 @contextmanager
 def _stderr_of_c(said: list[str]) -> Iterator[None]:
     """While open, what is written to file descriptor 2 goes to a temporary file; the
@@ -116,9 +121,17 @@ def _stderr_of_c(said: list[str]) -> Iterator[None]:
             os.close(saved)
             sink.seek(0)
             other = []
+            in_callback = False  # inside the bindings' report of an exception in a callback
             for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True):
                 _, sep, message = line.partition(" error: ")
-                if line.startswith("[OTF2]") and sep:
+                if line.startswith(_CALLBACK_FAILED):
+                    in_callback = True
+                elif in_callback and not line.startswith(("Traceback", " ")):
+                    in_callback = False  # the exception's own line: why the records broke
+                    said.insert(0, f"damaged records: {line.strip()}")
+                elif in_callback:
+                    continue
+                elif line.startswith("[OTF2]") and sep:
                     said.append(message.strip())
                 elif not line.startswith("[OTF2]"):
                     other.append(line)
