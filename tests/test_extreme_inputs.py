@@ -185,3 +185,23 @@ def test_a_damaged_otf2_definition_file_is_one_line(tmp_path: Path, seed: int) -
         blob[at] ^= rng.randrange(1, 256)
     defs.write_bytes(bytes(blob))
     one_line(run("timeline", str(archive)), "traces.otf2", "damaged records")
+
+
+# --------------------------------------------------------------------------- Caliper threads
+
+
+def test_caliper_threads_without_thread_ids_name_the_rank_and_the_service(
+        tmp_path: Path) -> None:
+    """Caliper's threads.cali (two pthreads beside the master) with the pthread service's
+    attribute renamed, as a run without that service records it: the profile reads, the
+    timeline says which rank's records overlap and how to record thread ids."""
+    real = Path(__file__).resolve().parent / "data" / "caliper-trace" / "threads.cali"
+    text = real.read_text()
+    assert "data=pthread.id," in text
+    bare = tmp_path / "nothreads.cali"
+    bare.write_text(text.replace("data=pthread.id,", "data=x.tid,")
+                    .replace("data=event.set#pthread.id,", "data=event.set#x.tid,"))
+    assert run("tree", str(bare)).returncode == 0
+    one_line(run("timeline", str(bare)), str(bare), "rank 0: records overlap",
+             "pthread service", "CALI_SERVICES_ENABLE")
+    assert run("timeline", str(real)).returncode == 0
