@@ -205,3 +205,55 @@ def test_caliper_threads_without_thread_ids_name_the_rank_and_the_service(
     one_line(run("timeline", str(bare)), str(bare), "rank 0: records overlap",
              "pthread service", "CALI_SERVICES_ENABLE")
     assert run("timeline", str(real)).returncode == 0
+
+
+# --------------------------------------------------------------------------- ulimit -v
+
+_PEAK = """
+import atexit, os
+def _peak():
+    with open("/proc/self/status") as fh, open(os.environ["PEAK_FILE"], "w") as out:
+        out.write(next(l for l in fh if l.startswith("VmPeak:")).split()[1])
+atexit.register(_peak)
+from cctool.cli import main
+main()
+"""
+
+
+def _vm_peak(tmp_path: Path, *args: str) -> tuple[int, str, int]:
+    """(exit code, stdout, peak address space in bytes) of ``cctool args``."""
+    peak = tmp_path / "peak"
+    res = subprocess.run([sys.executable, "-c", _PEAK, *args], capture_output=True,
+                         text=True, env={**ENV, "PEAK_FILE": str(peak)}, timeout=300,
+                         check=False)
+    assert res.returncode == 0, res.stderr
+    return res.returncode, res.stdout, int(peak.read_text()) * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_the_budget_under_ulimit_v_counts_the_address_space(tmp_path: Path) -> None:
+    """Under an address-space limit between what the streamed read and the whole read map,
+    the budget (half of what the limit leaves past the address space mapped at start-up)
+    chooses the streamed read, with the whole read's values; under a limit below both, one
+    line says which limit ran out."""
+    from cctool.synth import generate
+
+    db = str(generate(tmp_path / "db", nodes=20000, ranks=256, threads=2, metrics=1, seed=3,
+                      fmt="v4").path)
+    args = ("tree", db, "--depth", "3", "--to", "json")
+    _, whole, whole_peak = _vm_peak(tmp_path, *args, "--no-stream")
+    _, parts, parts_peak = _vm_peak(tmp_path, *args, "--stream")
+    if whole_peak - parts_peak < 100 << 20:
+        pytest.skip(f"the whole read maps {whole_peak >> 20} MB, the streamed one "
+                    f"{parts_peak >> 20} MB: too close for a limit between them")
+    between = run(*args, limit_as=(whole_peak + parts_peak) // 2)
+    assert between.returncode == 0, between.stderr
+    assert "reading it in parts" in between.stderr and "ulimit -v" in between.stderr
+    assert _rows(between.stdout) == _rows(parts)
+    # The read in parts differs from the whole read only in the last bits of sums.
+    for got, want in zip(_rows(parts), _rows(whole), strict=True):
+        assert got == pytest.approx(want, rel=1e-12)
+    below = run(*args, "--stream", limit_as=parts_peak - (150 << 20))
+    assert below.returncode == 2 and "Traceback" not in below.stderr, below.stderr
+    said = [line for line in below.stderr.splitlines() if not line.startswith("note: ")]
+    assert len(said) == 1 and "out of memory" in said[0] and "ulimit -v" in said[0], said

@@ -141,4 +141,8 @@ def budget_and_source() -> tuple[int, str]:
     lim = memlimit.smallest()
     if lim is None:
         return 4 << 30, "a default of 4 GiB (no memory limit found)"
+    left = memlimit.room(lim)
+    if left != lim.bytes:  # the address-space limit, less what is mapped already
+        return left // 2, (f"half of what {lim.source}, {lim.bytes / 2**30:.1f} GiB, leaves "
+                           f"after the {(lim.bytes - left) / 2**30:.1f} GiB mapped now")
     return lim.bytes // 2, f"half of {lim.source}, {lim.bytes / 2**30:.1f} GiB"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from cctool import memlimit
 from cctool.colormaps import TERMINAL
+from cctool.errors import CctoolError
 from cctool.readers import reader_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,7 +128,14 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
                 kwargs["to"] = human
             kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)
             refuse_binary_terminal(kwargs["to"], kwargs["output"])
-            return f(*args, **kwargs)
+            try:
+                return f(*args, **kwargs)
+            except MemoryError:
+                raise CctoolError(memlimit.exhausted()) from None
+            except OSError as exc:  # mmap says ENOMEM when the address space runs out
+                if exc.errno != errno.ENOMEM:
+                    raise
+                raise CctoolError(memlimit.exhausted()) from None
 
         g = click.option(
             "--output",
