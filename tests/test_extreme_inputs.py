@@ -257,3 +257,42 @@ def test_the_budget_under_ulimit_v_counts_the_address_space(tmp_path: Path) -> N
     assert below.returncode == 2 and "Traceback" not in below.stderr, below.stderr
     said = [line for line in below.stderr.splitlines() if not line.startswith("note: ")]
     assert len(said) == 1 and "out of memory" in said[0] and "ulimit -v" in said[0], said
+
+
+# --------------------------------------------------------------------------- diff's budget
+
+
+def test_diff_of_two_databases_past_the_cgroup_budget_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """diff reads both profiles whole: past the budget (here half of a cgroup v2 limit of
+    the job, in files laid out as the kernel does) it says so before reading, instead of
+    being killed by the kernel. Making a real memory cgroup needs a hierarchy of our own,
+    which this test does not assume."""
+    from click.testing import CliRunner
+
+    from cctool import memlimit
+    from cctool.cli import cli
+    from cctool.synth import generate
+
+    a = str(generate(tmp_path / "a", nodes=300, ranks=4, threads=1, metrics=1, seed=2,
+                     fmt="v4").path)
+    b = str(generate(tmp_path / "b", nodes=300, ranks=4, threads=1, metrics=1, seed=3,
+                     fmt="v4").path)
+    ok = CliRunner().invoke(cli, ["diff", a, b, "--to", "json"])
+    assert ok.exit_code == 0, ok.output
+    root = tmp_path / "cgroup"
+    (root / "job").mkdir(parents=True)
+    (root / "job" / "memory.max").write_text("65536\n")
+    proc = tmp_path / "proc-cgroup"
+    proc.write_text("0::/job\n")
+    real = memlimit.smallest
+    monkeypatch.setattr(memlimit, "smallest", lambda: real(root, proc))
+    monkeypatch.delenv("CCTOOL_MEMORY_BUDGET", raising=False)
+    for extra in ([], ["--to", "folded"]):
+        res = CliRunner().invoke(cli, ["diff", a, b, *extra])
+        assert res.exit_code == 2 and not res.stdout, res.output
+        said = res.stderr.strip().splitlines()
+        assert len(said) == 1, said
+        for word in (a, b, "diff reads its profiles whole", "cgroup v2 memory limit",
+                     "--across ranks"):
+            assert word in said[0], said

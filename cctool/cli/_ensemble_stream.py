@@ -80,6 +80,27 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
     return True
 
 
+def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) -> None:
+    """Exit 2 before reading when the HPCToolkit databases among ``paths``, which ``command``
+    reads whole, would take more than the memory budget together (other inputs count 0:
+    saved files are mapped, and the rest are small next to a database)."""
+    sizes = [(p, size(folder)) for p in paths if p != "-"
+             for folder, size in [_database(p, fmt)] if size is not None]
+    need = sum(s for _, s in sizes)
+    if not sizes:
+        return
+    budget, source = budget_and_source()
+    if need <= budget:
+        return
+    from cctool.errors import CctoolError
+
+    raise CctoolError(
+        f"{' and '.join(p for p, _ in sizes)}: {command} reads its profiles whole, about "
+        f"{need / 1e9:.1f} GB, more than the {budget / 1e9:.1f} GB budget ({source}); combine "
+        "each over its ranks first (cctool stats DB --across ranks --to cct -o DB.cct) and "
+        f"{command} those, or set ${BUDGET_ENV}")
+
+
 def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
     """The database's folder and how to estimate its read's memory (None: not one)."""
     from cctool.readers import hpctoolkit as xml
