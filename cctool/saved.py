@@ -5,17 +5,18 @@ Layout (all integers little-endian)::
     8 bytes   magic  b"\\x89CCT\\r\\n\\x1a\\n"
     4 bytes   format version (uint32)
     8 bytes   header length H (uint64)
-    4 bytes   (version 3) CRC-32 of the H header bytes
+    8 bytes   (version 3) XXH3-64 checksum of the H header bytes
     H bytes   header: a JSON object (metric roles, default metric, metadata, where each table
               lies in the body); padded with spaces so the body starts on a 64-byte boundary
     ...       body
 
-Version 3 (written now) is version 2 with a CRC-32 (zlib's) of every section: of the header
+Version 3 (written now) is version 2 with an XXH3-64 checksum of every section: of the header
 in the preamble, and of each table and raw column as one more number in its header entry.
 Loading checks every checksum before any byte of a section reaches Polars or a command, so a
 damaged file fails with a :class:`SavedFormatError` naming the section instead of a wrong
 number or a crash inside Polars. The check reads each section once through the file
-descriptor (about 1 s per GB), so its pages do not stay in the process.
+descriptor (XXH3 runs at several GB/s: the cost is reading the file once), so its pages do
+not stay in the process.
 
 Version 2 stores the node table as an uncompressed Arrow IPC file and each
 metric column that is a plain number column without nulls as its raw little-endian values,
@@ -45,7 +46,6 @@ import stat
 import struct
 import sys
 import weakref
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,7 @@ from typing import IO, Any
 import numpy as np
 import orjson
 import polars as pl
+import xxhash
 
 from cctool.errors import SavedFormatError
 from cctool.model.callgraph import CallGraphTables
@@ -65,7 +66,7 @@ MAGIC = b"\x89CCT\r\n\x1a\n"
 VERSION = 3
 READABLE = (1, 2, 3)
 _PREAMBLE = struct.Struct("<IQ")
-_HEADER_CRC = struct.Struct("<I")  # version 3: follows the preamble
+_HEADER_SUM = struct.Struct("<Q")  # version 3: follows the preamble
 _CHECK_CHUNK = 16 << 20  # bytes read at a time to check a section's checksum
 _ALIGN = 64  # Arrow's buffer alignment: NumPy and Polars use the values where they lie
 _RAW_KINDS = "iuf"  # signed, unsigned and floating-point NumPy kinds are stored raw
@@ -100,7 +101,7 @@ def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes |
         start = offset + pad
         body.append(blob)
         offset = start + len(blob)
-        return [start, len(blob), zlib.crc32(blob)]
+        return [start, len(blob), xxhash.xxh3_64_intdigest(blob)]
 
     nodes = put(_ipc(gf.nodes))
     raw, other = _split_columns(gf.metrics)
@@ -135,10 +136,10 @@ def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes |
 def preamble(head: bytes, version: int = VERSION) -> bytes:
     """Magic, preamble and header (padded so the body starts on a 64-byte boundary) of a file
     of ``version`` whose header is the JSON ``head``."""
-    start = len(MAGIC) + _PREAMBLE.size + (_HEADER_CRC.size if version >= 3 else 0)
+    start = len(MAGIC) + _PREAMBLE.size + (_HEADER_SUM.size if version >= 3 else 0)
     head += b" " * (-(start + len(head)) % _ALIGN)
-    crc = _HEADER_CRC.pack(zlib.crc32(head)) if version >= 3 else b""
-    return MAGIC + _PREAMBLE.pack(version, len(head)) + crc + head
+    check = _HEADER_SUM.pack(xxhash.xxh3_64_intdigest(head)) if version >= 3 else b""
+    return MAGIC + _PREAMBLE.pack(version, len(head)) + check + head
 
 
 def _ipc(frame: pl.DataFrame) -> bytes:
@@ -239,27 +240,27 @@ class _Image:
 
     def span(self, where: Any, what: str) -> tuple[int, int]:
         """The absolute (start, end) of a section whose header entry is ``where`` ([offset,
-        length] and, with checksums, its CRC-32), checked against the file and its checksum."""
+        length] and, with checksums, its XXH3-64), checked against the file and its checksum."""
         try:
-            off, length, *crc = (int(v) for v in where)
+            off, length, *check = (int(v) for v in where)
         except (TypeError, ValueError) as exc:
             raise SavedFormatError(self.name, f"header lacks the {what}") from exc
-        if self.checksums and len(crc) != 1:
+        if self.checksums and len(check) != 1:
             raise SavedFormatError(self.name, f"corrupt header (the {what}'s entry)")
         lo, hi = self.body + off, self.body + off + length
         if off < 0 or length < 0 or hi > len(self.data):
             raise SavedFormatError(self.name,
                                    f"truncated: the {what} ends past the file's end")
-        if self.checksums and _crc32(self.peek, lo, hi) != crc[0]:
+        if self.checksums and _checksum(self.peek, lo, hi) != check[0]:
             raise SavedFormatError(self.name, f"damaged: the {what} fails its checksum")
         return lo, hi
 
 
-def _crc32(peek: Callable[[int, int], bytes], lo: int, hi: int) -> int:
-    crc = 0
+def _checksum(peek: Callable[[int, int], bytes], lo: int, hi: int) -> int:
+    digest = xxhash.xxh3_64()
     for at in range(lo, hi, _CHECK_CHUNK):
-        crc = zlib.crc32(peek(at, min(_CHECK_CHUNK, hi - at)), crc)
-    return crc
+        digest.update(peek(at, min(_CHECK_CHUNK, hi - at)))
+    return int(digest.intdigest())
 
 
 def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFrame:
@@ -327,15 +328,15 @@ def _header(data: Any, name: str) -> tuple[int, dict[str, Any], int]:
         raise SavedFormatError(
             name, f"format version {version}; this cctool reads versions "
             f"{', '.join(map(str, READABLE))}")
-    crc = None
+    check = None
     if version >= 3:
-        start += _HEADER_CRC.size
-        crc = _HEADER_CRC.unpack(bytes(data[start - _HEADER_CRC.size : start]))[0] \
+        start += _HEADER_SUM.size
+        check = _HEADER_SUM.unpack(bytes(data[start - _HEADER_SUM.size : start]))[0] \
             if len(data) >= start else None
     if len(data) < start + hlen:
         raise SavedFormatError(name, "truncated header")
     head = bytes(data[start : start + hlen])
-    if crc is not None and zlib.crc32(head) != crc:
+    if check is not None and xxhash.xxh3_64_intdigest(head) != check:
         raise SavedFormatError(name, "damaged: the header fails its checksum")
     try:
         header = orjson.loads(head)

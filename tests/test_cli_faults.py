@@ -132,7 +132,7 @@ def _rewrite_header(path: Path, change: object) -> None:
     data = path.read_bytes()
     start = len(saved.MAGIC) + saved._PREAMBLE.size
     version, hlen = saved._PREAMBLE.unpack(data[len(saved.MAGIC):start])
-    start += 4 if version >= 3 else 0  # the header's checksum
+    start += 8 if version >= 3 else 0  # the header's checksum
     header = orjson.loads(data[start : start + hlen])
     change(header)  # type: ignore[operator]
     path.write_bytes(saved.preamble(orjson.dumps(header), version) + data[start + hlen:])

@@ -98,8 +98,8 @@ def test_damaged_cct_files_exit_2_naming_the_section(cct: Path, tmp_path: Path) 
     from cctool.errors import SavedFormatError
 
     blob = cct.read_bytes()
-    start = len(saved.MAGIC) + saved._PREAMBLE.size + 4
-    body = start + saved._PREAMBLE.unpack(blob[len(saved.MAGIC):start - 4])[1]
+    start = len(saved.MAGIC) + saved._PREAMBLE.size + 8
+    body = start + saved._PREAMBLE.unpack(blob[len(saved.MAGIC):start - 8])[1]
     intact = saved.loads(blob)
     rng = random.Random(41)
     named = set()

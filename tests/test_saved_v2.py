@@ -26,7 +26,7 @@ def _split(blob: bytes) -> tuple[dict, bytes]:
     """(header, body) of a saved file."""
     start = len(MAGIC) + _PRE.size
     version, hlen = _PRE.unpack(blob[len(MAGIC) : start])
-    start += 4 if version >= 3 else 0  # the header's checksum
+    start += 8 if version >= 3 else 0  # the header's checksum
     return orjson.loads(blob[start : start + hlen]), blob[start + hlen :]
 
 
