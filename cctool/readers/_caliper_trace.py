@@ -10,9 +10,9 @@ last event. Summing a location's segments per node gives the profile's ``time`` 
 
 Threads come from ``pthread.id`` (numbered 0 for the master, then in order of appearance)
 or ``omp.thread.id`` in the records' context; records of several threads without either
-overlap on one location, which is refused with a hint. Caliper's timer starts every thread's clock at
-the channel's start, so a thread's first record also covers the time before the thread
-existed, outside every region: the timeline shows it as the sums count it.
+overlap on one location, which is refused with a hint. Caliper's timer starts every thread's
+clock at the channel's start, so a thread's first record also covers the time before the
+thread existed, outside every region: the timeline shows it as the sums count it.
 
 Offsets of one process count from its channel's start; the ``starttime.sec`` and
 ``starttime.nsec`` globals (wall clock) place that start, so the ranks of one job, each in
