@@ -96,6 +96,24 @@ def metric_option(f: F) -> F:
     )(f)
 
 
+def memory_bounded(f: F) -> F:
+    """A command whose failed allocation (MemoryError, or mmap's ENOMEM when the address
+    space runs out) is one error line naming the limit, exit 2 (``output_options`` adds it)."""
+
+    @functools.wraps(f)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except MemoryError:
+            raise CctoolError(memlimit.exhausted()) from None
+        except OSError as exc:
+            if exc.errno != errno.ENOMEM:
+                raise
+            raise CctoolError(memlimit.exhausted()) from None
+
+    return bounded  # type: ignore[return-value]
+
+
 def single_metric_option(help: str) -> Callable[[F], F]:
     """``--metric/-m`` as every command parses it, for commands that follow one metric: more
     than one is a usage error (Click would silently keep the last)."""
@@ -128,14 +146,7 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
                 kwargs["to"] = human
             kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)
             refuse_binary_terminal(kwargs["to"], kwargs["output"])
-            try:
-                return f(*args, **kwargs)
-            except MemoryError:
-                raise CctoolError(memlimit.exhausted()) from None
-            except OSError as exc:  # mmap says ENOMEM when the address space runs out
-                if exc.errno != errno.ENOMEM:
-                    raise
-                raise CctoolError(memlimit.exhausted()) from None
+            return memory_bounded(f)(*args, **kwargs)
 
         g = click.option(
             "--output",
