@@ -11,6 +11,11 @@ without a word. So the memory cctool plans for is the smallest of
 - the address-space limit (``ulimit -v``, ``RLIMIT_AS``),
 
 each with where it came from, so a message can say which one decided.
+
+The address-space limit counts what a process maps, not what it holds: Python, Polars'
+threads and Numba map several hundred megabytes they never touch, and a memory-mapped file
+takes its whole size. So against that limit the memory left is the limit less what is mapped
+already (:func:`room`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as 2**63 rounded down to a page
+RLIMIT_AS_SOURCE = "the address-space limit (ulimit -v, RLIMIT_AS)"
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ def limits(cgroup_root: Path = Path("/sys/fs/cgroup"),
 
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY and soft > 0:
-            out.append(Limit(int(soft), "the address-space limit (ulimit -v, RLIMIT_AS)"))
+            out.append(Limit(int(soft), RLIMIT_AS_SOURCE))
     except (ImportError, OSError, ValueError):
         pass
     return out
@@ -54,6 +60,34 @@ def smallest(cgroup_root: Path = Path("/sys/fs/cgroup"),
     """The tightest of :func:`limits` (None when none is known)."""
     found = limits(cgroup_root, proc_cgroup)
     return min(found, key=lambda lim: lim.bytes) if found else None
+
+
+def room(lim: Limit) -> int:
+    """The bytes ``lim`` leaves this process: the limit less the address space mapped now when
+    ``lim`` is the address-space limit, else the limit itself."""
+    if lim.source != RLIMIT_AS_SOURCE:
+        return lim.bytes
+    return max(lim.bytes - (mapped() or 0), 0)
+
+
+def mapped() -> int | None:
+    """The address space this process maps now (``VmSize``), or None where unknown."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def exhausted() -> str:
+    """What to say when an allocation failed: which limit ran out and what to do."""
+    lim = smallest()
+    where = f"{lim.source}, {lim.bytes / 2**30:.1f} GiB" if lim is not None else "the memory"
+    return (f"out of memory ({where}): raise the limit, or read less at once (--stream for "
+            "HPCToolkit databases, a smaller $CCTOOL_MEMORY_BUDGET)")
 
 
 def _ram() -> int:

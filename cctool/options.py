@@ -2,20 +2,89 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SORT_KEYS = ("metric", "nid", "name")
+# Ranges wider than this stay ranges (``Spans``) instead of becoming a tuple of every index.
+EXPAND_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class Spans:
+    """Several locations as inclusive ``(first, last)`` ranges, sorted and disjoint: a
+    selection such as ``0-99999999999`` kept as its bounds, never one number at a time."""
+
+    spans: tuple[tuple[int, int], ...]
+
+    def mask(self, values: np.ndarray) -> np.ndarray:
+        """Which of ``values`` lie in one of the ranges (one pass per range)."""
+        import numpy as np
+
+        keep = np.zeros(values.shape, dtype=bool)
+        for lo, hi in self.spans:
+            keep |= (values >= lo) & (values <= hi)
+        return keep
+
+
 # One rank or thread, several (``--rank 0-3,8``: their values combined by the aggregation),
 # or None for all.
-Selection = int | tuple[int, ...] | None
+Selection = int | tuple[int, ...] | Spans | None
 
 
-def selection_text(kind: str, sel: Selection) -> str:
+def parse_selection(text: str) -> int | tuple[int, ...] | Spans:
+    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8); a selection of more than ``EXPAND_LIMIT``
+    indices -> ``Spans``. Raises ValueError naming the bad part."""
+    spans: list[tuple[int, int]] = []
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number, list or range such as 0-3,8") from None
+        if a < 0 or b < a:
+            raise ValueError(f"bad range {part.strip()!r} in {text!r}")
+        spans.append((a, b))
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    if sum(b - a + 1 for a, b in merged) > EXPAND_LIMIT:
+        return Spans(tuple(merged))
+    picked = tuple(v for a, b in merged for v in range(a, b + 1))
+    return picked[0] if len(picked) == 1 else picked
+
+
+def selection_mask(values: np.ndarray, sel: int | Sequence[int] | Spans) -> np.ndarray:
+    """A bool mask: which of ``values`` (rank or thread indices) the selection picks."""
+    import numpy as np
+
+    if isinstance(sel, Spans):
+        return sel.mask(values)
+    return np.isin(values, np.atleast_1d(np.asarray(sel)))
+
+
+def several(sel: Selection) -> bool:
+    """Whether a selection names more than one location (whose values are then combined)."""
+    return isinstance(sel, tuple | Spans)
+
+
+def selection_text(kind: str, sel: int | Sequence[int] | Spans | None) -> str:
     """``rank 3``, ``ranks 0-3, 8``: a selection as people write it."""
     if sel is None:
         return f"every {kind}"
     if isinstance(sel, int):
         return f"{kind} {sel}"
+    if isinstance(sel, Spans):
+        return f"{kind}s " + ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in sel.spans)
+    sel = list(sel)
     parts, run = [], [sel[0]] if sel else []
     for v in sel[1:]:
         if v == run[-1] + 1:
@@ -26,6 +95,13 @@ def selection_text(kind: str, sel: Selection) -> str:
     if run:
         parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
     return f"{kind}s {', '.join(parts)}"
+
+
+def wanted_text(rank: int | Sequence[int] | Spans | None,
+                thread: int | Sequence[int] | Spans | None) -> str:
+    """``rank 9, thread any``: what a rank and thread selection asked for, in an error."""
+    return ", ".join(f"{kind} any" if sel is None else selection_text(kind, sel)
+                     for kind, sel in (("rank", rank), ("thread", thread)))
 
 
 @dataclass(frozen=True)

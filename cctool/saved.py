@@ -5,11 +5,20 @@ Layout (all integers little-endian)::
     8 bytes   magic  b"\\x89CCT\\r\\n\\x1a\\n"
     4 bytes   format version (uint32)
     8 bytes   header length H (uint64)
+    8 bytes   (version 3) XXH3-64 checksum of the H header bytes
     H bytes   header: a JSON object (metric roles, default metric, metadata, where each table
               lies in the body); padded with spaces so the body starts on a 64-byte boundary
     ...       body
 
-Version 2 (written now) stores the node table as an uncompressed Arrow IPC file and each
+Version 3 (written now) is version 2 with an XXH3-64 checksum of every section: of the header
+in the preamble, and of each table and raw column as one more number in its header entry.
+Loading checks every checksum before any byte of a section reaches Polars or a command, so a
+damaged file fails with a :class:`SavedFormatError` naming the section instead of a wrong
+number or a crash inside Polars. The check reads each section once through the file
+descriptor (XXH3 runs at several GB/s: the cost is reading the file once), so its pages do
+not stay in the process.
+
+Version 2 stores the node table as an uncompressed Arrow IPC file and each
 metric column that is a plain number column without nulls as its raw little-endian values,
 64-byte aligned; any other metric column goes into one more Arrow IPC file. Loading a file
 memory-maps it and wraps those raw columns without copying, so a command reads from disk only
@@ -17,7 +26,8 @@ the columns it touches, and only when it touches them. When the metric table is 
 rows per (rank, thread), in node order (as the HPCToolkit readers make it), the header says so
 and the loader hands that layout to the GraphFrame, which then never scans the key columns.
 
-Version 1 (LZ4-compressed Arrow IPC for both tables) is still read. Readers ignore header keys
+Versions 2 and 1 (LZ4-compressed Arrow IPC for both tables), which carry no checksums, are
+still read. Readers ignore header keys
 they do not know, so later versions can add some (per-metric descriptors, say) without a new
 layout. A call-graph profile's own tables (:mod:`cctool.model.callgraph`) follow as two more Arrow
 IPC files, named in the header's ``callgraph`` entry. A truncated or foreign file fails
@@ -37,12 +47,14 @@ import struct
 import sys
 import weakref
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import orjson
 import polars as pl
+import xxhash
 
 from cctool.errors import SavedFormatError
 from cctool.model.callgraph import CallGraphTables
@@ -51,9 +63,11 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import info_from_json, info_to_json
 
 MAGIC = b"\x89CCT\r\n\x1a\n"
-VERSION = 2
-READABLE = (1, 2)
+VERSION = 3
+READABLE = (1, 2, 3)
 _PREAMBLE = struct.Struct("<IQ")
+_HEADER_SUM = struct.Struct("<Q")  # version 3: follows the preamble
+_CHECK_CHUNK = 16 << 20  # bytes read at a time to check a section's checksum
 _ALIGN = 64  # Arrow's buffer alignment: NumPy and Polars use the values where they lie
 _RAW_KINDS = "iuf"  # signed, unsigned and floating-point NumPy kinds are stored raw
 _RAW_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
@@ -87,7 +101,7 @@ def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes |
         start = offset + pad
         body.append(blob)
         offset = start + len(blob)
-        return [start, len(blob)]
+        return [start, len(blob), xxhash.xxh3_64_intdigest(blob)]
 
     nodes = put(_ipc(gf.nodes))
     raw, other = _split_columns(gf.metrics)
@@ -115,10 +129,17 @@ def chunks(gf: GraphFrame, source_format: str | None = None) -> Iterator[bytes |
                                "functions": put(_ipc(gf.callgraph.functions)),
                                "edges": put(_ipc(gf.callgraph.edges))}
     head = orjson.dumps(header, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
-    start = len(MAGIC) + _PREAMBLE.size
-    head += b" " * (-(start + len(head)) % _ALIGN)
-    yield MAGIC + _PREAMBLE.pack(VERSION, len(head)) + head
+    yield preamble(head)
     yield from body
+
+
+def preamble(head: bytes, version: int = VERSION) -> bytes:
+    """Magic, preamble and header (padded so the body starts on a 64-byte boundary) of a file
+    of ``version`` whose header is the JSON ``head``."""
+    start = len(MAGIC) + _PREAMBLE.size + (_HEADER_SUM.size if version >= 3 else 0)
+    head += b" " * (-(start + len(head)) % _ALIGN)
+    check = _HEADER_SUM.pack(xxhash.xxh3_64_intdigest(head)) if version >= 3 else b""
+    return MAGIC + _PREAMBLE.pack(version, len(head)) + check + head
 
 
 def _ipc(frame: pl.DataFrame) -> bytes:
@@ -205,16 +226,54 @@ def loads(data: bytes | memoryview | mmap.mmap, name: str = "<bytes>") -> GraphF
     return _loads(data, name, lambda off, size: bytes(data[off : off + size]))
 
 
+@dataclass(frozen=True)
+class _Image:
+    """A file's bytes with what reading its sections needs: where the body starts, the name
+    for errors, a reader that does not map pages into the process, and whether sections carry
+    checksums."""
+
+    data: Any
+    body: int
+    name: str
+    peek: Callable[[int, int], bytes]
+    checksums: bool
+
+    def span(self, where: Any, what: str) -> tuple[int, int]:
+        """The absolute (start, end) of a section whose header entry is ``where`` ([offset,
+        length] and, with checksums, its XXH3-64), checked against the file and its checksum."""
+        try:
+            off, length, *check = (int(v) for v in where)
+        except (TypeError, ValueError) as exc:
+            raise SavedFormatError(self.name, f"header lacks the {what}") from exc
+        if self.checksums and len(check) != 1:
+            raise SavedFormatError(self.name, f"corrupt header (the {what}'s entry)")
+        lo, hi = self.body + off, self.body + off + length
+        if off < 0 or length < 0 or hi > len(self.data):
+            raise SavedFormatError(self.name,
+                                   f"truncated: the {what} ends past the file's end")
+        if self.checksums and _checksum(self.peek, lo, hi) != check[0]:
+            raise SavedFormatError(self.name, f"damaged: the {what} fails its checksum")
+        return lo, hi
+
+
+def _checksum(peek: Callable[[int, int], bytes], lo: int, hi: int) -> int:
+    digest = xxhash.xxh3_64()
+    for at in range(lo, hi, _CHECK_CHUNK):
+        digest.update(peek(at, min(_CHECK_CHUNK, hi - at)))
+    return int(digest.intdigest())
+
+
 def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFrame:
     version, header, body = _header(data, name)
+    img = _Image(data, body, name, peek, version >= 3)
     if version == 1:
-        frames = {key: _read_ipc(data, body, header.get("tables", {}).get(key), key, name)
+        frames = {key: _read_ipc(img, header.get("tables", {}).get(key), key)
                   for key in ("nodes", "metrics")}
         nodes, metrics, blocks = frames["nodes"], frames["metrics"], None
         raw: dict[str, tuple[int, np.dtype]] = {}
     else:
-        nodes = _read_ipc(data, body, header.get("nodes"), "nodes", name)
-        metrics, blocks, raw = _metric_table(data, body, header.get("metrics"), name)
+        nodes = _read_ipc(img, header.get("nodes"), "nodes")
+        metrics, blocks, raw = _metric_table(img, header.get("metrics"))
     try:
         gf = GraphFrame(
             nodes=nodes,
@@ -225,7 +284,7 @@ def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFram
             default_metric=header.get("default_metric"),
             derived=frozenset(header.get("derived", ())),
             metric_info=info_from_json(header.get("metric_info")),
-            callgraph=_callgraph(data, body, header.get("callgraph"), name),
+            callgraph=_callgraph(img, header.get("callgraph")),
         )
     except (TypeError, ValueError, KeyError, AttributeError) as exc:  # fields of wrong types
         raise SavedFormatError(name, f"corrupt header ({exc})") from exc
@@ -235,13 +294,12 @@ def _loads(data: Any, name: str, peek: Callable[[int, int], bytes]) -> GraphFram
     return gf
 
 
-def _callgraph(data: Any, body: int, spec: Any, name: str) -> CallGraphTables | None:
-    """The call-graph tables a version-2 header points to, if any."""
+def _callgraph(img: _Image, spec: Any) -> CallGraphTables | None:
+    """The call-graph tables a version-2 or 3 header points to, if any."""
     if not isinstance(spec, dict):
         return None
-    return CallGraphTables.from_parts(
-        _read_ipc(data, body, spec.get("functions"), "call graph functions", name),
-        _read_ipc(data, body, spec.get("edges"), "call graph edges", name), spec)
+    return CallGraphTables.from_parts(_read_ipc(img, spec.get("functions"), "call graph functions"),
+                                      _read_ipc(img, spec.get("edges"), "call graph edges"), spec)
 
 
 def _check_node_ids(gf: GraphFrame, name: str) -> None:
@@ -270,10 +328,18 @@ def _header(data: Any, name: str) -> tuple[int, dict[str, Any], int]:
         raise SavedFormatError(
             name, f"format version {version}; this cctool reads versions "
             f"{', '.join(map(str, READABLE))}")
+    check = None
+    if version >= 3:
+        start += _HEADER_SUM.size
+        check = _HEADER_SUM.unpack(bytes(data[start - _HEADER_SUM.size : start]))[0] \
+            if len(data) >= start else None
     if len(data) < start + hlen:
         raise SavedFormatError(name, "truncated header")
+    head = bytes(data[start : start + hlen])
+    if check is not None and xxhash.xxh3_64_intdigest(head) != check:
+        raise SavedFormatError(name, "damaged: the header fails its checksum")
     try:
-        header = orjson.loads(bytes(data[start : start + hlen]))
+        header = orjson.loads(head)
     except orjson.JSONDecodeError as exc:
         raise SavedFormatError(name, f"corrupt header ({exc})") from exc
     if not isinstance(header, dict):
@@ -281,29 +347,19 @@ def _header(data: Any, name: str) -> tuple[int, dict[str, Any], int]:
     return version, header, start + hlen
 
 
-def _span(data: Any, body: int, where: Any, what: str, name: str) -> tuple[int, int]:
-    """The absolute (start, end) of a table whose header entry is ``where``, checked."""
+def _read_ipc(img: _Image, where: Any, what: str) -> pl.DataFrame:
+    lo, hi = img.span(where, f"{what} table")
     try:
-        off, length = (int(v) for v in where)
-    except (TypeError, ValueError) as exc:
-        raise SavedFormatError(name, f"header lacks the {what} table") from exc
-    if off < 0 or length < 0 or body + off + length > len(data):
-        raise SavedFormatError(name, f"truncated: the {what} table ends past the file's end")
-    return body + off, body + off + length
-
-
-def _read_ipc(data: Any, body: int, where: Any, what: str, name: str) -> pl.DataFrame:
-    lo, hi = _span(data, body, where, what, name)
-    try:
-        return pl.read_ipc(io.BytesIO(data[lo:hi]))
+        return pl.read_ipc(io.BytesIO(img.data[lo:hi]))
     except Exception as exc:  # polars raises several kinds on corrupt IPC
-        raise SavedFormatError(name, f"corrupt {what} table ({type(exc).__name__})") from exc
+        raise SavedFormatError(img.name, f"corrupt {what} table ({type(exc).__name__})") from exc
 
 
-def _metric_table(data: Any, body: int, spec: Any, name: str
+def _metric_table(img: _Image, spec: Any
                   ) -> tuple[pl.DataFrame, Any, dict[str, tuple[int, np.dtype]]]:
-    """The metric table of a version-2 file (raw columns wrapped in place, the rest from IPC),
-    the header's block layout, and (file offset, dtype) per raw column."""
+    """The metric table of a version-2 or 3 file (raw columns wrapped in place, the rest from
+    IPC), the header's block layout, and (file offset, dtype) per raw column."""
+    name = img.name
     try:
         rows, order, raw = int(spec["rows"]), list(spec["order"]), list(spec["raw"])
     except (KeyError, TypeError, ValueError) as exc:
@@ -312,20 +368,21 @@ def _metric_table(data: Any, body: int, spec: Any, name: str
     where: dict[str, tuple[int, np.dtype]] = {}
     for entry in raw:
         try:
-            col, dtype_str, off, length = entry
+            col, dtype_str, *place = entry
+            length = int(place[1])
             dtype = np.dtype(dtype_str)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, IndexError) as exc:
             raise SavedFormatError(name, "corrupt header (a metric column entry)") from exc
         if dtype.kind not in _RAW_KINDS or length != rows * dtype.itemsize:
             raise SavedFormatError(name, f"corrupt header (column {col!r})")
-        lo, _ = _span(data, body, [off, length], repr(col), name)
-        values = np.frombuffer(data, dtype=dtype, count=rows, offset=lo)
+        lo, _ = img.span(place, f"{col!r} column")
+        values = np.frombuffer(img.data, dtype=dtype, count=rows, offset=lo)
         where[col] = (lo, dtype)
         if not dtype.isnative:
             values = values.astype(dtype.newbyteorder("="))
         columns[col] = pl.Series(col, values)
     if spec.get("ipc") is not None:
-        other = _read_ipc(data, body, spec["ipc"], "metrics", name)
+        other = _read_ipc(img, spec["ipc"], "metrics")
         columns.update({s.name: s for s in other.iter_columns()})
     if sorted(columns) != sorted(order) or any(s.len() != rows for s in columns.values()):
         raise SavedFormatError(name, "corrupt metrics table (columns do not match the header)")

@@ -166,11 +166,10 @@ def _rewrite_header(path: Path, change: object) -> None:
     data = path.read_bytes()
     start = len(saved.MAGIC) + saved._PREAMBLE.size
     version, hlen = saved._PREAMBLE.unpack(data[len(saved.MAGIC):start])
+    start += 8 if version >= 3 else 0  # the header's checksum
     header = orjson.loads(data[start : start + hlen])
     change(header)  # type: ignore[operator]
-    blob = orjson.dumps(header)
-    path.write_bytes(saved.MAGIC + saved._PREAMBLE.pack(version, len(blob)) + blob
-                     + data[start + hlen:])
+    path.write_bytes(saved.preamble(orjson.dumps(header), version) + data[start + hlen:])
 
 
 COMMANDS = [["read"], ["tree"], ["query", 'MATCH (".", p) WHERE p."name" =~ ".*"'],

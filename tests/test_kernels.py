@@ -212,6 +212,23 @@ def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     assert np.array_equal(want[:, 2].ravel(), own)
 
 
+def test_heaviest_paths_of_a_deep_chain() -> None:
+    """Frames nested 200 deep (one child each, then a fork at the bottom): groups of
+    neighbouring frames give the same paths in both twins; the compiled one starts each group
+    at its rows' common ancestor instead of marking the whole chain above it."""
+    n = 200  # the reference scans every marked node per step down: kept small
+    parent = np.arange(-1, n - 1, dtype=np.int64)
+    parent = np.concatenate([parent, [n - 2]])  # a second child of frame n - 2
+    rng = np.random.default_rng(5)
+    node = np.concatenate([np.arange(n), [n, n - 1, n, 5, n - 1, 7]]).astype(np.int64)
+    ns = rng.integers(1, 4, node.size).astype(np.int64)
+    starts = np.concatenate([np.arange(0, n, 2), [n, n + 3, node.size]]).astype(np.int64)
+    got = _jit.heaviest_paths(starts, node, ns, parent)
+    want = _reference.heaviest_paths(starts, node, ns, parent)
+    for a, b in zip(got, want, strict=True):
+        assert np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_heaviest_paths_twins_agree(seed: int, shape: str) -> None:

@@ -16,7 +16,7 @@ from cctool.errors import SavedFormatError
 from cctool.graphframe import GraphFrame
 from cctool.readers import read
 from cctool.render.files import save
-from cctool.saved import MAGIC, VERSION, dumps, load, loads
+from cctool.saved import MAGIC, VERSION, dumps, load, loads, preamble
 
 V1 = Path(__file__).parent / "data" / "cct" / "cpi-v1.cct"
 _PRE = struct.Struct("<IQ")
@@ -25,14 +25,13 @@ _PRE = struct.Struct("<IQ")
 def _split(blob: bytes) -> tuple[dict, bytes]:
     """(header, body) of a saved file."""
     start = len(MAGIC) + _PRE.size
-    _, hlen = _PRE.unpack(blob[len(MAGIC) : start])
+    version, hlen = _PRE.unpack(blob[len(MAGIC) : start])
+    start += 8 if version >= 3 else 0  # the header's checksum
     return orjson.loads(blob[start : start + hlen]), blob[start + hlen :]
 
 
 def _join(header: dict, body: bytes, version: int = VERSION) -> bytes:
-    head = orjson.dumps(header)
-    head += b" " * (-(len(MAGIC) + _PRE.size + len(head)) % 64)
-    return MAGIC + _PRE.pack(version, len(head)) + head + body
+    return preamble(orjson.dumps(header), version) + body
 
 
 def _same(a: GraphFrame, b: GraphFrame) -> None:
@@ -78,8 +77,8 @@ def test_body_is_aligned(tiny: GraphFrame) -> None:
     blob = dumps(tiny)
     header, body = _split(blob)
     assert (len(blob) - len(body)) % 64 == 0
-    assert all(off % 64 == 0 for _, _, off, _ in header["metrics"]["raw"])
-    assert header["version"] == 2
+    assert all(off % 64 == 0 for _, _, off, _, _ in header["metrics"]["raw"])
+    assert header["version"] == VERSION
 
 
 def test_columns_with_nulls_and_text_round_trip(tiny: GraphFrame) -> None:
@@ -137,8 +136,12 @@ def test_file_checks_read_through_the_descriptor(data, tmp_path: Path) -> None:
     damaged = bytearray(body)
     n = header["metrics"]["blocks"]["nodes"]
     damaged[node[2] + 4 * (2 * n - 1)] ^= 0x01  # last row of block 1
-    (tmp_path / "bad.cct").write_bytes(_join(header, bytes(damaged)))
+    # As a version-2 file (no checksums) the block checks are what finds the damage.
+    (tmp_path / "bad.cct").write_bytes(_join(header, bytes(damaged), version=2))
     with pytest.raises(SavedFormatError, match="bad.cct.*node column off its blocks"):
+        load(tmp_path / "bad.cct")
+    (tmp_path / "bad.cct").write_bytes(_join(header, bytes(damaged)))
+    with pytest.raises(SavedFormatError, match="bad.cct.*'node' column fails its checksum"):
         load(tmp_path / "bad.cct")
 
 

@@ -105,11 +105,13 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
     from cctool import api
+    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load
     from cctool.errors import CctoolError
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
+    refuse_over_budget((a, b), fmt, "diff" if opts.op == "sub" else "div")
     gf_a, gf_b = load(a, fmt), load(b, fmt)
     for cond in conditions:
         for gf in (gf_a, gf_b):

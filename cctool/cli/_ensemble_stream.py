@@ -83,6 +83,27 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
     return True
 
 
+def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) -> None:
+    """Exit 2 before reading when the HPCToolkit databases among ``paths``, which ``command``
+    reads whole, would take more than the memory budget together (other inputs count 0:
+    saved files are mapped, and the rest are small next to a database)."""
+    sizes = [(p, size(folder)) for p in paths if p != "-"
+             for folder, size in [_database(p, fmt)] if size is not None]
+    need = sum(s for _, s in sizes)
+    if not sizes:
+        return
+    budget, source = budget_and_source()
+    if need <= budget:
+        return
+    from cctool.errors import CctoolError
+
+    raise CctoolError(
+        f"{' and '.join(p for p, _ in sizes)}: {command} reads its profiles whole, about "
+        f"{need / 1e9:.1f} GB, more than the {budget / 1e9:.1f} GB budget ({source}); combine "
+        "each over its ranks first (cctool stats DB --across ranks --to cct -o DB.cct) and "
+        f"{command} those, or set ${BUDGET_ENV}")
+
+
 def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
     """The database's folder and how to estimate its read's memory (None: not one)."""
     from cctool.readers import hpctoolkit as xml
@@ -146,4 +167,11 @@ def budget_and_source() -> tuple[int, str]:
         return 4 << 30, "a default of 4 GiB (no memory limit found)"
     from cctool.render.values import format_value, unit_format
 
-    return lim.bytes // 2, f"half of {lim.source}, {format_value(lim.bytes, unit_format('B'))}"
+    def size(n: int) -> str:
+        return format_value(n, unit_format("B"))
+
+    left = memlimit.room(lim)
+    if left != lim.bytes:  # the address-space limit, less what is mapped already
+        return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
+                           f"after the {size(lim.bytes - left)} mapped now")
+    return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"

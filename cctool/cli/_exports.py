@@ -34,11 +34,13 @@ def write_export(gf: GraphFrame, to: str, opts: TreeOptions, output: str, title:
 def write_diff_folded(a: str, b: str, fmt: str | None, opts: CompareOptions,
                       output: str) -> None:
     """difffolded.pl's two-column folded stacks of profiles ``a`` and ``b``."""
+    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load, write_text
     from cctool.render.exports.folded import diff_folded
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
+    refuse_over_budget((a, b), fmt, "diff")
     metric = opts.metrics[0] if opts.metrics else None
     text = diff_folded(load(a, fmt), load(b, fmt), metric, opts.agg, opts.reverse,
                        opts.normalize)

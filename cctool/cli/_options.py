@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from cctool import memlimit
 from cctool.colormaps import TERMINAL
+from cctool.errors import CctoolError
 from cctool.readers import reader_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,6 +96,24 @@ def metric_option(f: F) -> F:
     )(f)
 
 
+def memory_bounded(f: F) -> F:
+    """A command whose failed allocation (MemoryError, or mmap's ENOMEM when the address
+    space runs out) is one error line naming the limit, exit 2 (``output_options`` adds it)."""
+
+    @functools.wraps(f)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except MemoryError:
+            raise CctoolError(memlimit.exhausted()) from None
+        except OSError as exc:
+            if exc.errno != errno.ENOMEM:
+                raise
+            raise CctoolError(memlimit.exhausted()) from None
+
+    return bounded  # type: ignore[return-value]
+
+
 def single_metric_option(help: str) -> Callable[[F], F]:
     """``--metric/-m`` as every command parses it, for commands that follow one metric: more
     than one is a usage error (Click would silently keep the last)."""
@@ -130,7 +151,7 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
                 kwargs["to"] = human
             kwargs["to"] = resolve_format(kwargs["to"], kwargs["output"], formats)
             refuse_binary_terminal(kwargs["to"], kwargs["output"])
-            return f(*args, **kwargs)
+            return memory_bounded(f)(*args, **kwargs)
 
         g = click.option(
             "--output",
@@ -169,27 +190,20 @@ def location_options(f: F) -> F:
 
 
 class SelectionType(click.ParamType):  # type: ignore[type-arg]
-    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8): one location index or a sorted tuple."""
+    """``3`` -> 3; ``0-3,8`` -> (0, 1, 2, 3, 8); a wide range stays a range (``Spans``)."""
 
     name = "selection"
 
     def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> int | tuple[int, ...]:
-        if isinstance(value, int | tuple):
+                ctx: click.Context | None) -> Any:
+        from cctool.options import Spans, parse_selection
+
+        if isinstance(value, int | tuple | Spans):
             return value
-        out: set[int] = set()
-        for part in str(value).split(","):
-            lo, sep, hi = part.strip().partition("-")
-            try:
-                a = int(lo)
-                b = int(hi) if sep else a
-            except ValueError:
-                self.fail(f"{value!r} is not a number, list or range such as 0-3,8", param, ctx)
-            if a < 0 or b < a:
-                self.fail(f"bad range {part.strip()!r} in {value!r}", param, ctx)
-            out.update(range(a, b + 1))
-        picked = tuple(sorted(out))
-        return picked[0] if len(picked) == 1 else picked
+        try:
+            return parse_selection(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 SELECTION = SelectionType()

@@ -10,6 +10,7 @@ from cctool.cli._formats import FormatChoice
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
+    memory_bounded,
     metric_option,
     profile_argument,
     width_option,
@@ -54,6 +55,7 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.option("--output", "-o", default=None, metavar="FILE",
               help="Write here; '-' is stdout (a .cct for pipelines).")
 @click.pass_context
+@memory_bounded
 def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | None,
           ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
           agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cctool.cli._options import from_option
+from cctool.cli._options import from_option, memory_bounded
 
 
 @click.command()
@@ -17,6 +17,7 @@ from cctool.cli._options import from_option
               help="Save the GraphFrame as a .cct file ('-' writes it to stdout). One input only.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as JSON (a list when several profiles are given).")
+@memory_bounded
 def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json: bool) -> None:
     """Read profiles and print a summary: format, nodes, rows, ranks, threads, metrics and
     the roots' totals (summed over ranks and threads).

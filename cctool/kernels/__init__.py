@@ -21,7 +21,8 @@ Kernels:
     graph_dfs(offsets, targets, roots) -> depth-first display rows of a directed graph
     path_hashes(parent, key, seed) -> uint64 hash of each node's root-to-node path of keys
     path_match(parent, pred[n, k], star[k]) -> bool per node: on a chain matching a path query
-    heaviest_paths(starts, node, ns, parent) -> per group of timed rows, its heaviest call path
+    heaviest_paths(starts, node, ns, parent[, depth]) -> per group of timed rows, its heaviest
+        call path
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ PATH_MATCH_COMPILED_NODES = 120_000
 # Heaviest paths: the twin is a Python loop per row (about 1 us per row and ancestor), the
 # compiled kernel about 5 ns: from this many rows the kernel pays even with a ~1 s compile.
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
+HEAVIEST_PATHS_TYPICAL_DEPTH = 32  # rows x depth past both together: compiled too
 
 
 def cores() -> int:
@@ -286,11 +288,14 @@ def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.nda
 
 
 def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,
-                   parent: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   parent: np.ndarray, depth: int = 0
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group of timed rows, the end of its heaviest call path, its root's time and the
-    group's time (see ``_reference.heaviest_paths``). The NumPy twin loops in Python, so
-    large inputs compile the kernel rather than wait for a background compile."""
-    large = len(node) >= HEAVIEST_PATHS_COMPILED_ROWS
+    group's time (see ``_reference.heaviest_paths``). The NumPy twin loops in Python over
+    every row's ancestors, so large inputs, or deep trees (``depth``: the tree's, 0 when
+    unknown), compile the kernel rather than wait for a background compile."""
+    large = (len(node) >= HEAVIEST_PATHS_COMPILED_ROWS
+             or len(node) * depth >= HEAVIEST_PATHS_COMPILED_ROWS * HEAVIEST_PATHS_TYPICAL_DEPTH)
     impl = _compiled() if large else _pick(0)
     return impl.heaviest_paths(  # type: ignore[no-any-return]
         _as_i64(starts), _as_i64(node), _as_i64(ns), _as_i64(parent))

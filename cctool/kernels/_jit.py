@@ -344,6 +344,23 @@ def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
                 root[g] = total[g]
             continue
         m = 0
+        # In preorder, the rows' lowest common ancestor: the path runs from the root down to
+        # it (no row lies above it, so each step there holds the whole time) and only the
+        # nodes below it are marked; a deep chain then costs the rows' span, not its depth.
+        lca = -1
+        if ranges:
+            first = node[starts[g]]
+            last = first
+            for r in range(starts[g] + 1, starts[g + 1]):
+                first = min(first, node[r])
+                last = max(last, node[r])
+            lca = last
+            while lca >= 0 and not (lca <= first < lca + size[lca]):
+                lca = parent[lca]
+            if lca >= 0:
+                seen[lca] = True
+                touched[m] = lca
+                m += 1
         for r in range(starts[g], starts[g + 1]):
             v = node[r]
             t = ns[r]
@@ -369,11 +386,16 @@ def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
             for i in range(m - 1, -1, -1):
                 k = ts[i]
                 inc[k] += own[k]
-                if parent[k] >= 0:
+                if parent[k] >= 0 and k != lca:
                     inc[parent[k]] += inc[k]
         cur = -1
         cur_own = 0
         lo = 0
+        if lca >= 0:  # ts[0] is the ancestor: every other marked node lies below it
+            root[g] = total[g]
+            cur = lca
+            cur_own = own[lca]
+            lo = 1
         while True:
             best = -1
             best_inc = -1

@@ -36,6 +36,7 @@ from cctool.model.columns import (
 )
 from cctool.model.locations import Locations
 from cctool.model.metrics import Metric, describe
+from cctool.options import Spans, selection_mask, wanted_text
 
 __all__ = ["AGGREGATIONS", "GraphFrame"]
 
@@ -254,8 +255,8 @@ class GraphFrame(Locations):
         self,
         metrics: Sequence[str] | None = None,
         agg: str = "sum",
-        rank: int | Sequence[int] | None = None,
-        thread: int | Sequence[int] | None = None,
+        rank: int | Sequence[int] | Spans | None = None,
+        thread: int | Sequence[int] | Spans | None = None,
     ) -> pl.DataFrame:
         """One row per node (all nodes, in node order) with metrics aggregated over locations.
 
@@ -272,15 +273,14 @@ class GraphFrame(Locations):
         locs = self.locations
         loc_keep = np.ones(locs.height, dtype=bool)
         if rank is not None:
-            loc_keep &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
+            loc_keep &= selection_mask(locs["rank"].to_numpy(), rank)
         if thread is not None:
-            loc_keep &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
+            loc_keep &= selection_mask(locs["thread"].to_numpy(), thread)
         if (rank is not None or thread is not None) and locs.height and not loc_keep.any():
             ranks = locs["rank"].unique().sort().to_list()
             threads = locs["thread"].unique().sort().to_list()
             raise CctoolError(
-                f"no data for rank {rank if rank is not None else 'any'}, thread "
-                f"{thread if thread is not None else 'any'}; the profile has ranks "
+                f"no data for {wanted_text(rank, thread)}; the profile has ranks "
                 f"{_span(ranks)} and threads {_span(threads)}"
             )
         values = aggregate.node_values(self, cols, agg, loc_keep)

@@ -37,6 +37,7 @@ from cctool.errors import CctoolError
 from cctool.model.columns import ID, exclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.merge import merge_agg, merges_call_paths, refuse_unmergeable
+from cctool.options import Selection
 
 if TYPE_CHECKING:
     from cctool.ops.scaling import ScalingOptions, ScalingResult
@@ -185,7 +186,7 @@ def scaling_by_attribute(runs: Sequence[tuple[str, GraphFrame]],
 
 
 def combine_warnings(gf: GraphFrame, metrics: Sequence[str], agg: str,
-                     rank: int | tuple[int, ...] | None = None) -> list[str]:
+                     rank: Selection = None) -> list[str]:
     """What a user asking for a sum over ranks of a peak or level gets instead: the metric
     model never sums them (see :mod:`cctool.model.metrics`), and says so."""
     if agg != "sum" or isinstance(rank, int) or gf.num_ranks < 2:

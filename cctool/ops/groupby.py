@@ -32,7 +32,7 @@ from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_
 from cctool.model.metrics import effective_agg
 from cctool.ops._members import member_metrics
 from cctool.ops.profile_values import fold_markers, profile_values
-from cctool.options import Selection
+from cctool.options import Selection, selection_mask
 
 MEMBER_AGGS = ("sum", "mean", "max", "min")
 FUNCTION = "function"  # a virtual attribute: the name of the enclosing function
@@ -284,9 +284,9 @@ def _edge_location_stats(
     loc, locs = gf.location_index, gf.locations
     wanted = np.ones(locs.height, dtype=bool)
     if rank is not None:
-        wanted &= np.isin(locs["rank"].to_numpy(), np.atleast_1d(rank))
+        wanted &= selection_mask(locs["rank"].to_numpy(), rank)
     if thread is not None:
-        wanted &= np.isin(locs["thread"].to_numpy(), np.atleast_1d(thread))
+        wanted &= selection_mask(locs["thread"].to_numpy(), thread)
     renum = np.cumsum(wanted) - 1
     nid = gf.metrics["node"].to_numpy()
     keep = (pair_of[nid] >= 0) & wanted[loc]

@@ -96,16 +96,16 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
         raise CctoolError("buckets and depth must be at least 1, top at least 0")
     origin = timeline.span[0]
     lo, hi = window_bounds(timeline.span, window)
-    paths = call_paths(timeline.tree)
     anc = ancestors_at(timeline.tree, depth)
     pieces, sums = [], []
     for part in timeline.parts:
         seg = part.clip((lo, hi))
-        pieces.append(_strips(seg, origin, (lo, hi), buckets, anc, paths))
+        pieces.append(_strips(seg, origin, (lo, hi), buckets, anc))
         sums.append(seg.group_by("node", "rank", "thread")
                     .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
         del seg, part
     strips = pl.concat(pieces)
+    strips = strips.with_columns(call_paths(timeline.tree, strips["anc"].to_numpy())).drop("anc")
     legend = (strips.group_by("path").agg(pl.col("seconds").sum())
               .sort(["seconds", "path"], descending=[True, False]))
     symbols = [SYMBOLS[i] if i < len(SYMBOLS) else OTHER_SYMBOL for i in range(legend.height)]
@@ -117,34 +117,47 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
         locations=locs, strips=strips, legend=legend,
-        top=_top(prof, paths, top, (hi - lo) / NS_PER_S), window_profile=prof)
+        top=_top(prof, timeline.tree, top, (hi - lo) / NS_PER_S), window_profile=prof)
 
 
-def call_paths(tree: GraphFrame) -> pl.Series:
-    """The call path of every node, root first, names joined by :data:`PATH_SEPARATOR`."""
-    out = tree.nodes["name"].cast(pl.String).fill_null("")
-    names = out.clone()
+def call_paths(tree: GraphFrame, nodes: np.ndarray | None = None) -> pl.Series:
+    """The call path of each of ``nodes`` (all nodes when None), root first, names joined by
+    :data:`PATH_SEPARATOR`. Ask only for the paths needed: the paths of every node of a deep
+    tree (100,000 nested frames) hold depth-squared names."""
+    names = tree.nodes["name"].cast(pl.String).fill_null("")
     parent = tree.parent_array
-    for level in tree.levels[1:]:  # one step per depth; a parent's path is already there
-        joined = out.gather(parent[level]) + PATH_SEPARATOR + names.gather(level)
-        out = out.scatter(level, joined)
-    return out.alias("path")
+    if nodes is None:
+        out = names.clone()
+        for level in tree.levels[1:]:  # one step per depth; a parent's path is already there
+            out = out.scatter(level, out.gather(parent[level]) + PATH_SEPARATOR
+                              + names.gather(level))
+        return out.alias("path")
+    words = names.to_list()
+    uniq, back = np.unique(np.asarray(nodes, dtype=np.int64), return_inverse=True)
+    built = []
+    for n in uniq.tolist():
+        chain = []
+        while n >= 0:
+            chain.append(words[n])
+            n = int(parent[n])
+        built.append(PATH_SEPARATOR.join(reversed(chain)))
+    return pl.Series("path", built, dtype=pl.String)[back]
 
 
 def ancestors_at(tree: GraphFrame, depth: int) -> np.ndarray:
-    """Per node, its ancestor at ``depth`` (roots are 1), or itself when shallower."""
+    """Per node, its ancestor at ``depth`` (roots are 1), or itself when shallower (one pass
+    per level below ``depth``: each node takes its parent's answer)."""
     parent = tree.parent_array
-    node_depth = tree.nodes["depth"].to_numpy().astype(np.int64) + 1
     anc = np.arange(tree.num_nodes, dtype=np.int64)
-    for _ in range(max(int(node_depth.max(initial=0)) - depth, 0)):
-        deep = node_depth[anc] > depth
-        anc = np.where(deep, parent[anc], anc)
+    for level in tree.levels[depth:]:
+        anc[level] = anc[parent[level]]
     return anc
 
 
 def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: int,
-            ancestor: np.ndarray, paths: pl.Series) -> pl.DataFrame:
-    """(rank, thread, bucket, path, seconds, share) of each bucket's dominant path, from
+            ancestor: np.ndarray) -> pl.DataFrame:
+    """(rank, thread, bucket, anc, seconds, share) of each bucket's dominant path (``anc``:
+    its node, the ancestor at the strips' depth), from
     segments cut to ``window`` and each node's ancestor at the strips' depth."""
     lo, hi = window
     width = (hi - lo) / buckets
@@ -173,7 +186,7 @@ def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: in
     best = best.filter(pl.col("ns") >= width - pl.col("busy"))
     return best.select(
         "rank", "thread", "bucket",
-        paths.gather(best["anc"].to_numpy()).alias("path"),
+        "anc",
         (pl.col("ns") / NS_PER_S).alias("seconds"),
         (pl.col("ns") / width).alias("share"))
 
@@ -192,12 +205,12 @@ def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:
     return locs.with_columns(label=pl.Series(labels, dtype=pl.String))
 
 
-def _top(prof: GraphFrame, paths: pl.Series, n: int, length: float) -> pl.DataFrame:
+def _top(prof: GraphFrame, tree: GraphFrame, n: int, length: float) -> pl.DataFrame:
     m = prof.metrics.select("node", "rank", "thread", "time", "time (inc)")
     m = m.filter(pl.col("time") > 0)
     ranked = (m.sort(["rank", "thread", "time", "node"],
                      descending=[False, False, True, False])
               .group_by("rank", "thread", maintain_order=True).head(n))
     return ranked.select(
-        "rank", "thread", paths.gather(ranked["node"].to_numpy()).alias("path"),
+        "rank", "thread", call_paths(tree, ranked["node"].to_numpy()),
         "time", "time (inc)", (pl.col("time") / length).alias("share"))

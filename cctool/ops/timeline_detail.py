@@ -152,6 +152,8 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
 
     parts = open_parts()
     parent = parts.tree.parent_array.astype(np.int64)
+    # The kernels' cost grows with the tree's depth.
+    depth = int(parts.tree.nodes["depth"].to_numpy().max(initial=0)) + 1
     key = census.lanes.select("rank", "thread").with_row_index("lane")
     seen = np.zeros(nlanes, dtype=bool)
     # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
@@ -175,14 +177,14 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         held += seg.height
         del seg, part
         if held >= _CHUNK_PIECES // 2:
-            _add_batch(state, batch, parent)
+            _add_batch(state, batch, parent, depth)
             batch, held = [], 0
-    _add_batch(state, batch, parent)
+    _add_batch(state, batch, parent, depth)
     return state.detail(census.lanes, nlanes, budget, parts.tree)
 
 
 def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
-               parent: np.ndarray) -> None:
+               parent: np.ndarray, depth: int) -> None:
     """The segments of some parts (whole lanes each) to ``state``, sorted by lane."""
     if not batch:
         return
@@ -190,7 +192,7 @@ def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
     if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
         order = np.argsort(lane, kind="stable")
         lane, start, end, node = lane[order], start[order], end[order], node[order]
-    state.add(lane, start, end, node, parent)
+    state.add(lane, start, end, node, parent, depth)
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,7 @@ class _Levels:
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
 
     def add(self, lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-            parent: np.ndarray) -> None:
+            parent: np.ndarray, depth: int) -> None:
         """The segments of whole lanes, sorted by lane and start."""
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]))
@@ -264,7 +266,7 @@ class _Levels:
             for lo, hi in chunks:
                 sel = slice(lo, hi)
                 b, n, t, lanes_of = _pieces(lane[sel], start[sel], end[sel], node[sel], width)
-                runs.append(_runs(b, n, t, lanes_of, width, nb, self.span, parent))
+                runs.append(_runs(b, n, t, lanes_of, width, nb, self.span, parent, depth))
                 if summing:
                     sums.append(_pairs(b, n, t))
             level = pl.concat(runs) if runs else _empty_runs()
@@ -371,14 +373,14 @@ def _pieces(lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarr
 
 
 def _runs(bucket: np.ndarray, node: np.ndarray, ns: np.ndarray, lane: np.ndarray, width: int,
-          nb: int, span: int, parent: np.ndarray) -> pl.DataFrame:
+          nb: int, span: int, parent: np.ndarray, depth: int) -> pl.DataFrame:
     """Runs of equal heaviest paths: ``lane``, ``start``, ``length``, ``node``."""
     if not bucket.size:
         return _empty_runs()
     key = lane * nb + bucket
     cut = np.flatnonzero(key[1:] != key[:-1]) + 1
     starts = np.concatenate([[0], cut, [key.size]])
-    path, root, total = kernels.heaviest_paths(starts, node, ns, parent)
+    path, root, total = kernels.heaviest_paths(starts, node, ns, parent, depth)
     gkey = key[starts[:-1]]
     glane, gb = gkey // nb, gkey % nb
     room = np.minimum(width, span - gb * width)

@@ -9,9 +9,10 @@ every region) up to the begin, an end event's the time in the region it closes s
 last event. Summing a location's segments per node gives the profile's ``time`` exactly.
 
 Threads come from ``pthread.id`` (numbered 0 for the master, then in order of appearance)
-or ``omp.thread.id`` in the records' context. Caliper's timer starts every thread's clock at
-the channel's start, so a thread's first record also covers the time before the thread
-existed, outside every region: the timeline shows it as the sums count it.
+or ``omp.thread.id`` in the records' context; records of several threads without either
+overlap on one location, which is refused with a hint. Caliper's timer starts every thread's
+clock at the channel's start, so a thread's first record also covers the time before the
+thread existed, outside every region: the timeline shows it as the sums count it.
 
 Offsets of one process count from its channel's start; the ``starttime.sec`` and
 ``starttime.nsec`` globals (wall clock) place that start, so the ranks of one job, each in
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cctool.errors import NoTimelineError
+from cctool.errors import NoTimelineError, ReaderError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline
 from cctool.readers._caliper_common import ProfileBuilder
@@ -43,10 +44,26 @@ def timeline(path: Path, tree: GraphFrame, builder: ProfileBuilder,
     end = np.rint(rec[:, 3]).astype(np.int64)
     start = end - np.rint(rec[:, 4]).astype(np.int64)
     keep = end > start
+    _refuse_overlaps(path, rec[keep, 1], rec[keep, 2], start[keep], end[keep], fmt)
     origin = channel_start(globals_)
     return Timeline.from_arrays(
         tree, rec[keep, 1], rec[keep, 2], start[keep] + origin, end[keep] + origin, node[keep],
         origin=origin, metadata={"format": fmt, "path": str(path)})
+
+
+def _refuse_overlaps(path: Path, rank: np.ndarray, thread: np.ndarray, start: np.ndarray,
+                     end: np.ndarray, fmt: str) -> None:
+    """A location's segments follow each other; when they overlap, the records of several
+    threads carry one (rank, thread): the run recorded no thread id."""
+    order = np.lexsort((start, thread, rank))
+    r, t, s, e = rank[order], thread[order], start[order], end[order]
+    clash = np.flatnonzero((r[1:] == r[:-1]) & (t[1:] == t[:-1]) & (s[1:] < e[:-1]))
+    if clash.size:
+        at = int(r[clash[0]])
+        raise ReaderError(path, f"rank {at}: records overlap in time, as those of several "
+                          "threads do when they carry no thread id; record one with Caliper's "
+                          "pthread service (add pthread to CALI_SERVICES_ENABLE; ompt for OpenMP "
+                          "threads)", fmt=fmt)
 
 
 def channel_start(globals_: Mapping[str, Any]) -> int:

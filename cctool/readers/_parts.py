@@ -92,13 +92,13 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
                 rec = split_fields(line.rstrip("\n"))
             except ValueError as exc:  # a damaged record: the file's reader says where
                 raise ReaderError(path, f"malformed record ({exc})", fmt="caliper") from exc
-            kind = rec.get("__rec", [""])[0]
+            # A field may be missing or empty in a damaged file: "" stands for it.
+            kind, data, attr = ((rec.get(k) or [""])[0] for k in ("__rec", "data", "attr"))
             if kind == "node":
-                data = rec.get("data", [""])[0]
                 if data in values:
-                    ids[rec["id"][0]] = data
-                elif rec.get("attr", [""])[0] in ids:  # a value kept as a context node
-                    values[ids[rec["attr"][0]]].add(data)
+                    ids[(rec.get("id") or [""])[0]] = data
+                elif attr in ids:  # a value kept as a context node
+                    values[ids[attr]].add(data)
             elif kind in ("ctx", "globals"):
                 for attr, value in zip(rec.get("attr", []), rec.get("data", []), strict=False):
                     if attr in ids:

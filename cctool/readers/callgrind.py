@@ -213,6 +213,14 @@ def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
     line, stated = "totals", prof.totals
     if not stated and "summary" in prof.header:
         line, stated = "summary", [float(x) for x in prof.header["summary"].split()]
+    if not stated and _by_valgrind(prof.header):
+        import warnings
+
+        from cctool.errors import CctoolWarning
+
+        warnings.warn(f"{path}: no totals: or summary: line, which Valgrind always writes: the "
+                      "file may be cut short; the tree holds the cost lines read",
+                      CctoolWarning, stacklevel=3)
     for ev, got, want in zip(prof.events, sums.tolist(), stated, strict=False):
         if abs(got - want) > 1e-9 * max(abs(want), 1.0):
             import warnings
@@ -226,6 +234,12 @@ def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
                 stacklevel=3,
             )
             return
+
+
+def _by_valgrind(header: dict[str, str]) -> bool:
+    """Whether Valgrind wrote the file: callgrind names itself in ``creator:``, cachegrind
+    describes its caches in ``desc:`` lines."""
+    return header.get("creator", "").startswith("callgrind") or "desc" in header
 
 
 def _merge_edges(rows: list[tuple[float, ...]], k: int) -> np.ndarray:

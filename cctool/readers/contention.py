@@ -65,6 +65,9 @@ def read(path: Path) -> GraphFrame:
                               fmt=NAME)
     if not stacks:
         raise ReaderError(path, "no samples", fmt=NAME)
+    if i >= len(lines):  # the profiler writes the memory map after the samples
+        warn(f"{path}: no memory map section after the samples: the file may be cut short "
+             "(its last sample then lacks frames)")
     try:
         period = float(header.get("sampling period", "1"))
         per_second = float(header.get("cycles/second", "0"))

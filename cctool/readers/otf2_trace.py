@@ -28,6 +28,7 @@ mismatch is counted and warned about.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import tempfile
@@ -102,30 +103,66 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
                                 node, origin=0, metadata=meta)
 
 
+# The first line of the bindings' report (a traceback on stderr) of an exception raised while
+# reading a record, such as a definition that refers to an undefined one.
+_CALLBACK_FAILED = "An unhandled python exception has occurred in"
+
+
 @contextmanager
 def _stderr_of_c(said: list[str]) -> Iterator[None]:
-    """While open, what is written to file descriptor 2 goes to a temporary file; the
+    """While open, what is written to file descriptor 2 (or to ``sys.stderr``) is kept; the
     messages of OTF2's ``[OTF2] file:line: error: message`` lines are appended to ``said``,
     other lines are written to stderr when it closes."""
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved, python_err, caught = os.dup(2), sys.stderr, io.StringIO()
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
+        sys.stderr = caught  # what the bindings' Python code writes, wherever stderr goes
         try:
             yield
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+            sys.stderr = python_err
             sink.seek(0)
-            other = []
-            for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True):
-                _, sep, message = line.partition(" error: ")
-                if line.startswith("[OTF2]") and sep:
-                    said.append(message.strip())
-                elif not line.startswith("[OTF2]"):
-                    other.append(line)
+            text = sink.read().decode("utf-8", "replace") + caught.getvalue()
+            other = _sort_stderr(text, said)
             if other:
                 sys.stderr.write("".join(other))
+
+
+def _sort_stderr(text: str, said: list[str]) -> list[str]:
+    """The lines of ``text`` to pass on; OTF2's ``[OTF2] ... error: message`` messages go to
+    ``said``, and a report of the bindings' Python code of an exception in a record callback
+    (a traceback, maybe chained) goes first as its final exception's line."""
+    other: list[str] = []
+    reports: list[str] = []
+    state = ""  # "in" a callback's traceback, "after" its exception line, or neither
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_CALLBACK_FAILED):
+            state = "in"
+            continue
+        if state == "in":
+            if line.strip() and not line.startswith(("Traceback", " ")):
+                state = "after"  # the exception's own line: why the records broke
+                reports.append(line.strip())
+            continue
+        if state == "after":
+            if not line.strip():
+                continue
+            if line.startswith(("During handling", "The above exception")):
+                state = "in"
+                reports.pop()  # the chained exception that follows says more
+                continue
+            state = ""
+        _, sep, message = line.partition(" error: ")
+        if line.startswith("[OTF2]") and sep:
+            said.append(message.strip())
+        elif not line.startswith("[OTF2]"):
+            other.append(line)
+    if reports:
+        said.insert(0, f"damaged records: {reports[0]}")
+    return other
 
 
 def _enum_name(value: Any) -> str:

@@ -161,14 +161,14 @@ def describe_locations(
     if note:
         return str(note)
     if opts.rank is not None or opts.thread is not None:
-        from cctool.options import selection_text
+        from cctool.options import selection_text, several
 
         parts = []
         if opts.rank is not None:
             parts.append(selection_text("rank", opts.rank))
         if opts.thread is not None:
             parts.append(selection_text("thread", opts.thread))
-        if isinstance(opts.rank, tuple) or isinstance(opts.thread, tuple):
+        if several(opts.rank) or several(opts.thread):
             parts.append(f"{opts.agg} over them")
         return ", ".join(parts)
     n = gf.locations.height

@@ -23,6 +23,7 @@ import numpy as np
 from cctool.errors import CctoolError
 from cctool.model.aggregate import reduce_block
 from cctool.model.frame import AGGREGATIONS, GraphFrame
+from cctool.options import Spans, selection_mask, wanted_text
 
 LINEAR = ("sum", "mean")
 _BLOCK_CELLS = 1 << 24  # cells of one (ranks x members) slice
@@ -37,17 +38,16 @@ class Members:
         self.nrows = nrows
 
 
-def location_mask(gf: GraphFrame, rank: int | Sequence[int] | None,
-                  thread: int | Sequence[int] | None) -> np.ndarray:
+def location_mask(gf: GraphFrame, rank: int | Sequence[int] | Spans | None,
+                  thread: int | Sequence[int] | Spans | None) -> np.ndarray:
     """A bool mask over ``gf.locations`` for one rank/thread or lists of them."""
     locs = gf.locations
     keep = np.ones(locs.height, dtype=bool)
     for col, want in (("rank", rank), ("thread", thread)):
         if want is not None:
-            keep &= np.isin(locs[col].to_numpy(), np.atleast_1d(np.asarray(want)))
+            keep &= selection_mask(locs[col].to_numpy(), want)
     if locs.height and not keep.any():
-        raise CctoolError(f"no data for rank {rank if rank is not None else 'any'}, thread "
-                          f"{thread if thread is not None else 'any'}")
+        raise CctoolError(f"no data for {wanted_text(rank, thread)}")
     return keep
 
 
@@ -62,7 +62,8 @@ def check_additive(gf: GraphFrame, cols: Sequence[str]) -> None:
 
 
 def row_values(gf: GraphFrame, col: str, members: Members, agg: str,
-               rank: int | Sequence[int] | None, thread: int | Sequence[int] | None
+               rank: int | Sequence[int] | Spans | None,
+               thread: int | Sequence[int] | Spans | None
                ) -> np.ndarray:
     """Per row, the sum of ``col`` over its members, locations combined by ``agg``."""
     if agg not in AGGREGATIONS:

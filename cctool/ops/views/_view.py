@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from cctool.model.frame import GraphFrame
+from cctool.options import Selection
 
 VIEWS = ("top-down", "bottom-up", "flat")
 ROLES = ("node", "function", "caller", "callee", "module", "file", "loop", "line", "callers",
@@ -23,8 +24,8 @@ class ViewOptions:
 
     metric: str | None = None
     agg: str = "sum"
-    rank: int | tuple[int, ...] | None = None
-    thread: int | tuple[int, ...] | None = None
+    rank: Selection = None
+    thread: Selection = None
     by: str = "name"
 
 
@@ -102,8 +103,8 @@ def percent_name(column: str) -> str:
 
 
 def profile_total(gf: GraphFrame, column: str, agg: str = "sum",
-                  rank: int | tuple[int, ...] | None = None,
-                  thread: int | tuple[int, ...] | None = None) -> float:
+                  rank: Selection = None,
+                  thread: Selection = None) -> float:
     """The whole profile's value of metric ``column``, the base of a percentage: the roots'
     sum for an inclusive metric, every node's for an exclusive one; locations combined as
     ``agg`` says (for max/min/std/cv: per rank first, then across ranks)."""

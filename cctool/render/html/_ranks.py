@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from cctool.options import Selection
+from cctool.options import Selection, selection_mask
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
@@ -96,9 +96,9 @@ def _restricted(gf: GraphFrame, rank: Selection, thread: Selection) -> GraphFram
     """``gf`` with only the metric rows of ``rank``/``thread`` (all when None)."""
     if rank is None and thread is None:
         return gf
-    keep = pl.lit(True)
+    keep = np.ones(gf.metrics.height, dtype=bool)
     if rank is not None:
-        keep &= pl.col("rank").is_in(list(np.atleast_1d(rank).tolist()))
+        keep &= selection_mask(gf.metrics["rank"].to_numpy(), rank)
     if thread is not None:
-        keep &= pl.col("thread").is_in(list(np.atleast_1d(thread).tolist()))
-    return replace(gf, metrics=gf.metrics.filter(keep))
+        keep &= selection_mask(gf.metrics["thread"].to_numpy(), thread)
+    return replace(gf, metrics=gf.metrics.filter(pl.Series(keep)))
