@@ -34,7 +34,6 @@ _SOURCE = {".c", ".cpp", ".h", ".php", ".py", ".js", ".go", ".md", ".xsd"}
 # A cut that leaves a valid, shorter file of the format: yappi ends its last line without a
 # line end and writes no totals, so a cost line cut short is still a cost line.
 _UNDETECTABLE_CUT = {"callgrind/yappi.callgrind"}
-_PERF_CUT = "perf script's reader reads a sample cut mid-line as a shorter stack"
 
 
 def _samples(folder: Path) -> list[Path]:
@@ -127,9 +126,7 @@ def _text_samples() -> Iterator[object]:
             name = f"{d.name}/{sample.name}"
             if name in _UNDETECTABLE_CUT:
                 continue
-            marks = [pytest.mark.xfail(reason=_PERF_CUT, strict=False)] if (
-                d.name == "perf-script") else []
-            yield pytest.param(sample, id=name, marks=marks)
+            yield pytest.param(sample, id=name)
 
 
 @pytest.mark.parametrize("sample", list(_text_samples()))
