@@ -129,7 +129,7 @@ complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_sub
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from check' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from check' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show; and not __fish_prev_arg_in --path --metric -m --last --top --precision --width --color --to' -F
-complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show' -l path -x -d 'Only call paths whose /-joined names match this regular expression.'
+complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show' -l path -x -d 'Only call paths (names joined by  / ) matching this regular expression'
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show' -l metric -s m -x -d 'Metric to show (default: the one most runs recorded).'
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show' -l last -x -d 'Only the last N runs.'
 complete -c cctool -n '__fish_seen_subcommand_from history ; and __fish_seen_subcommand_from show' -l top -x -d 'Text: at most this many call paths, those of largest median.'

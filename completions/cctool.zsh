@@ -141,7 +141,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                            show) _arguments ''--path'[Only call paths whose /-joined names match this regular expression.]:value: ' \
+                            show) _arguments ''--path'[Only call paths (names joined by  / ) matching this regular expression]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (default: the one most runs recorded).]:value: ' \
                     ''--last'[Only the last N runs.]:value: ' \
                     ''--top'[Text: at most this many call paths, those of largest median.]:value: ' \

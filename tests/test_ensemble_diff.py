@@ -190,7 +190,7 @@ def test_noisy_real_caliper_runs_do_not_trip_the_gate(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     rows = {r["path"]: r for r in report["rows"]}
-    k03 = rows["main/Lcals/Lcals_K03"]
+    k03 = rows["main / Lcals / Lcals_K03"]
     # Medians of cali-query's sum#inclusive#sum#time.duration per run (README).
     assert k03["median A"] == pytest.approx(0.016988, abs=5e-7)
     assert k03["median B"] == pytest.approx(0.023336, abs=5e-7)

@@ -54,4 +54,4 @@ def test_scaling_rows_tell_loops_apart_like_diff() -> None:
     ids, labels = path_ids([a, a])
     assert len(set(ids[0].tolist())) == 3  # two loops on different lines: two rows
     assert np.array_equal(ids[0], ids[1])
-    assert sorted(labels.to_list()) == ["main", "main/L", "main/L"]
+    assert sorted(labels.to_list()) == ["main", "main / L", "main / L"]

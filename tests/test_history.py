@@ -74,7 +74,7 @@ def test_history_finds_the_step_and_the_drift(base: tuple, tmp_path: Path) -> No
     result = check(tmp_path, _run(rec, x[:, 200], {"commit": "new"}),
                    CheckOptions(metric=METRIC, recent=100))
     found = result.table.filter(pl.col("confirmed"))
-    assert sorted(found["path"].to_list()) == [f"RAJAPerf/Lcals/{STEP}", f"RAJAPerf/Stream/{DRIFT}"]
+    assert sorted(found["path"].to_list()) == [f"RAJAPerf / Lcals / {STEP}", f"RAJAPerf / Stream / {DRIFT}"]
     step = found.filter(pl.col("kind") == "step").row(0, named=True)
     assert step["path"].endswith(STEP) and step["commit"] == "c120"
     assert step["change"] == pytest.approx(0.03, abs=0.005)
@@ -200,7 +200,7 @@ def test_commands_add_show_check(tmp_path: Path) -> None:
                                   "--key", f"commit=c{i}", "--key", "branch=main"])
         assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["history", "show", h, "--path", "Stream_DOT", "--width", "100"])
-    assert res.exit_code == 0 and "RAJAPerf/Stream/Stream_DOT" in res.stdout
+    assert res.exit_code == 0 and "RAJAPerf / Stream / Stream_DOT" in res.stdout
     assert "10 runs" in res.stdout
     res = runner.invoke(cli, ["history", "check", h, files[0], "--to", "markdown"])
     assert res.exit_code == 0, res.output
@@ -228,9 +228,9 @@ def test_compaction_keeps_every_series(tmp_path: Path, monkeypatch: pytest.Monke
     from cctool.history.series import load
 
     s = load(tmp_path)
-    assert s.paths["path"].to_list() == ["main", "main/a", "main/b"]
+    assert s.paths["path"].to_list() == ["main", "main / a", "main / b"]
     assert s.values.tolist() == [[1.0 * (1 + i) * k for i in range(7)] for k in (1, 2, 3)]
-    one = load(tmp_path, query="/b$")
+    one = load(tmp_path, query=" / b$")
     assert one.values.tolist() == [[3.0 * (1 + i) for i in range(7)]]
 
 

@@ -28,7 +28,7 @@ from cctool.history.record import record
 from cctool.history.store import RunRecord
 from tests.test_history import METRIC, TRIALS, _files
 
-DOT = "RAJAPerf/Stream/Stream_DOT"
+DOT = "RAJAPerf / Stream / Stream_DOT"
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def test_a_real_profile_with_15_percent_more_calls_fails_the_check(tmp_path: Pat
     assert res.exit_code == 1, res.output
     found = [line for line in res.stderr.splitlines() if line.startswith("regression:")]
     # dot() and what it calls (sum, the generator): 115 calls of each per 100, nothing else
-    assert len(found) == 3 and all("/<module>/solve/dot" in f for f in found)
+    assert len(found) == 3 and all(" / <module> / solve / dot" in f for f in found)
     assert all(f.endswith(": new run against its history +15.0% (p = 0.0e+00)") for f in found)
     assert not any("axpy" in f for f in found)
     res = runner.invoke(cli, ["history", "check", h, profile("same", 100)])
@@ -190,11 +190,11 @@ def test_a_path_some_recorded_runs_lack_gets_the_new_run_test() -> None:
     runs = pl.DataFrame({"run": [f"r{i}" for i in range(61)], "date": [""] * 61,
                          "commit": [f"c{i}" for i in range(61)]})
     paths = pl.DataFrame({"key": np.arange(6, dtype=np.uint64), "name": list("abcdef"),
-                          "path": [f"main/{c}" for c in "abcdef"]})
+                          "path": [f"main / {c}" for c in "abcdef"]})
     r = verdicts(Series(runs, paths, x, "time", "s"), CheckOptions())
     assert r.tested == 5 and r.untested_gaps == 1 and r.partial == 1
     found = r.table.filter(pl.col("verdict") == "regression")
-    assert found["path"].to_list() == ["main/a"] and found["baseline"].to_list() == [20]
+    assert found["path"].to_list() == ["main / a"] and found["baseline"].to_list() == [20]
     assert "1 call path absent from some recorded runs" in r.notes[0]
     assert r.tripped
 

@@ -89,7 +89,7 @@ def test_share_of_run_is_of_the_run_total_never_of_nested_paths(tmp_path: Path) 
     # `cctool read`: the root's time (inc) is 3.998242 s over 4 ranks; history records the
     # mean over ranks
     assert total == pytest.approx(3.998242 / 4, rel=1e-6)
-    main = p["path"].index("<program root>/main")
+    main = p["path"].index("<program root> / main")
     assert p["series"][main][0] / total == pytest.approx(1.0, abs=1e-3)
     assert "1 root call path" in data["totalOf"]
     filtered = _data(api.history_page(folder, path="MPI", top=50))
@@ -109,7 +109,7 @@ def test_the_step_is_marked_at_its_commit_and_nowhere_else(hist: Path) -> None:
     p, commits = data["paths"], data["runs"]["commit"]
     marked = {path: [commits[a] for a in at] for path, at in zip(p["path"], p["steps"],
                                                                  strict=True) if at}
-    assert marked == {f"RAJAPerf/Lcals/{STEP}": ["c120"]}
+    assert marked == {f"RAJAPerf / Lcals / {STEP}": ["c120"]}
     assert data["runs"]["keys"][0]["compiler"] == "clang10"
 
 
@@ -153,7 +153,7 @@ def test_list_chart_and_a_clicked_run(page: Any, hist: Path) -> None:
     p = data["paths"]
     assert page.locator("#list li").count() == 8
     assert page.locator("#list li svg.spark polyline").count() >= 8
-    i = p["path"].index("RAJAPerf/Stream/Stream_DOT")
+    i = p["path"].index("RAJAPerf / Stream / Stream_DOT")
     page.click(f'#list li[data-i="{i}"]')
     assert page.inner_text("#chart-title") == p["path"][i]
     assert page.locator("#chart circle.pt").count() == RUNS

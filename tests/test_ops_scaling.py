@@ -30,7 +30,7 @@ from cctool.ops.scaling import (
 # Avg time/rank of two regions in mpi_scaling_cali, from the .cali records.
 MAIN = {27: 47.238297, 64: 55.112951, 125: 56.238243, 216: 42.838467, 343: 52.588103}
 TIME_INCREMENT = {27: 7.865013, 64: 11.415305, 125: 13.522663, 216: 8.877513, 343: 16.427899}
-TI_PATH = "main/lulesh.cycle/TimeIncrement"
+TI_PATH = "main / lulesh.cycle / TimeIncrement"
 # The roots of the 27-rank run: MPI_Comm_split, MPI_Bcast, MPI_Allreduce, MPI_Comm_free,
 # MPI_Gather, main, MPI_Initialized, MPI_Comm_dup, and the record outside every region
 # (avg#inclusive#sum#time.duration=0.001989).
@@ -68,9 +68,9 @@ def test_pivot_orders_runs_by_key_and_leaves_missing_nodes_empty() -> None:
     assert res.table.columns == ["path", "1", "2", "4"]
     assert res.runs["path"].to_list() == ["run-1", "run-2", "run-4"]
     assert res.metric == "time (inc)" and res.key_name == "mpi.world.size"
-    assert res.table["path"].to_list() == ["main", "main/solve", "main/io"]
+    assert res.table["path"].to_list() == ["main", "main / solve", "main / io"]
     assert res.table.row(0) == ("main", 82.0, 42.0, 21.0)
-    assert col(res, "main/io", "4") is None  # absent from the 4-process run: null, not 0
+    assert col(res, "main / io", "4") is None  # absent from the 4-process run: null, not 0
 
 
 def test_input_order_does_not_change_the_base_run() -> None:
@@ -85,10 +85,10 @@ def test_input_order_does_not_change_the_base_run() -> None:
 
 def test_strong_and_weak_efficiency() -> None:
     strong = scaling(ensemble(), ScalingOptions(view="efficiency"))
-    assert col(strong, "main/solve", "4") == pytest.approx(80.0 * 1 / (20.0 * 4))
-    assert col(strong, "main/solve", "2") == pytest.approx(1.0)
+    assert col(strong, "main / solve", "4") == pytest.approx(80.0 * 1 / (20.0 * 4))
+    assert col(strong, "main / solve", "2") == pytest.approx(1.0)
     weak = scaling(ensemble(), ScalingOptions(view="efficiency", weak=True))
-    assert col(weak, "main/solve", "4") == pytest.approx(80.0 / 20.0)
+    assert col(weak, "main / solve", "4") == pytest.approx(80.0 / 20.0)
 
 
 def test_weak_speedup_is_rejected() -> None:
@@ -101,25 +101,25 @@ def test_runs_with_the_same_key_are_averaged() -> None:
     res = scaling(runs, ScalingOptions())
     assert res.averaged == [("2", 2)]
     assert res.runs.height == 4 and res.table.columns == ["path", "1", "2", "4"]
-    assert col(res, "main/solve", "2") == pytest.approx(50.0)
-    assert col(res, "main/io", "2") == pytest.approx(2.0)
+    assert col(res, "main / solve", "2") == pytest.approx(50.0)
+    assert col(res, "main / io", "2") == pytest.approx(2.0)
 
 
 def test_mean_over_ranks_is_per_process_and_sum_is_total() -> None:
     runs = [("a", run(1, 10.0, ranks=1)), ("b", run(4, 10.0, ranks=4))]
     mean = scaling(runs, ScalingOptions())
     total = scaling(runs, ScalingOptions(agg="sum"))
-    assert col(mean, "main/solve", "4") == pytest.approx(10.0)
-    assert col(total, "main/solve", "4") == pytest.approx(40.0)
+    assert col(mean, "main / solve", "4") == pytest.approx(10.0)
+    assert col(total, "main / solve", "4") == pytest.approx(40.0)
 
 
 def test_percent_threshold_and_top() -> None:
     pct = scaling(ensemble(), ScalingOptions(percent=True))
-    assert col(pct, "main/solve", "1") == pytest.approx(80.0 / 82.0 * 100)
+    assert col(pct, "main / solve", "1") == pytest.approx(80.0 / 82.0 * 100)
     assert col(pct, "main", "4") == pytest.approx(100.0)
     # io is 1/82 of the base total: dropped at 2 %, kept at 1 %.
-    assert "main/io" not in scaling(ensemble(), ScalingOptions(threshold=0.02)).table["path"]
-    assert "main/io" in scaling(ensemble(), ScalingOptions(threshold=0.01)).table["path"]
+    assert "main / io" not in scaling(ensemble(), ScalingOptions(threshold=0.02)).table["path"]
+    assert "main / io" in scaling(ensemble(), ScalingOptions(threshold=0.01)).table["path"]
     assert scaling(ensemble(), ScalingOptions(top=2)).table.height == 2
 
 
@@ -198,7 +198,7 @@ def test_path_ids_match_a_plain_walk_across_runs() -> None:
             while par[j] >= 0:
                 j = int(par[j])
                 path.append(nm[j])
-            assert labels[int(rid[i])] == "/".join(reversed(path))
+            assert labels[int(rid[i])] == " / ".join(reversed(path))
     assert labels.n_unique() == labels.len()  # one id per distinct path
 
 

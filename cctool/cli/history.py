@@ -61,7 +61,7 @@ def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, 
 @history.command()
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
 @click.option("--path", "query", default=None, metavar="REGEX",
-              help="Only call paths whose '/'-joined names match this regular expression.")
+              help="Only call paths (names joined by ' / ') matching this regular expression.")
 @click.option("--metric", "-m", default=None,
               help="Metric to show (default: the one most runs recorded).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Only the last N runs.")

@@ -56,6 +56,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError, warn
+from cctool.model.paths import PATH_TEXT
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -381,7 +382,8 @@ def _compact_date(date: str) -> str:
 
 
 def _labels(table: pl.DataFrame) -> pl.Series:
-    """``/``-joined names from the root for each row of a (key, parent, name) table."""
+    """The names from the root for each row of a (key, parent, name) table, joined by
+    :data:`~cctool.model.paths.PATH_TEXT`."""
     key = table["key"].to_numpy()
     parent = table["parent"].to_numpy()
     names = table["name"].fill_null("")
@@ -394,7 +396,7 @@ def _labels(table: pl.DataFrame) -> pl.Series:
     while (hop >= 0).any():
         has = hop >= 0
         ahead = np.where(has, hop, 0)
-        labels = pl.select(pl.when(pl.Series(has)).then(names.gather(ahead) + "/" + labels)
+        labels = pl.select(pl.when(pl.Series(has)).then(names.gather(ahead) + PATH_TEXT + labels)
                            .otherwise(labels)).to_series()
         hop = np.where(has, up[ahead], -1)
     return labels.alias("path")

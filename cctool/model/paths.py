@@ -79,11 +79,12 @@ def path_ids(gfs: Sequence[GraphFrame]) -> tuple[list[np.ndarray], pl.Series]:
 
 
 def _path_labels(ups: list[np.ndarray], names: list[np.ndarray], vocab: pl.Series) -> pl.Series:
-    """``/``-joined path per path id; ids are numbered level by level, parents first."""
+    """The path per path id, its names joined by :data:`PATH_TEXT`; ids are numbered level by
+    level, parents first."""
     labels = pl.Series("path", [], dtype=pl.String)
     for d, (up, name) in enumerate(zip(ups, names, strict=True)):
         leaf = vocab.gather(name)
-        labels.append(leaf if d == 0 else labels.gather(up) + "/" + leaf)
+        labels.append(leaf if d == 0 else labels.gather(up) + PATH_TEXT + leaf)
     return labels
 
 

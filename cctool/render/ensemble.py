@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from cctool.model.metrics import Dimension, Metric, describe
+from cctool.model.paths import PATH_TEXT
 from cctool.ops.ensemble_compare import level
 from cctool.render import format_value
 from cctool.render.junit import Case, junit_xml
@@ -191,7 +192,7 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 4) -> F
     info = scaled_metric(cmp)
     rows = list(comparison_rows(cmp, top).iter_rows(named=True))
     columns = [
-        Column("call path", [r["path"] for r in rows], "path", sep="/"),
+        Column("call path", [r["path"] for r in rows], "path", sep=PATH_TEXT),
         Column("median A", [format_value(r["median A"], precision, info) for r in rows]),
         Column("median B", [format_value(r["median B"], precision, info) for r in rows]),
         Column("change", [_change(r["change"], precision, info) for r in rows]),
@@ -205,8 +206,8 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 4) -> F
 
 
 def _short(path: str, frames: int = 3) -> str:
-    parts = path.split("/")
-    return path if len(parts) <= frames else "/".join(["…", *parts[-frames:]])
+    parts = path.split(PATH_TEXT)
+    return path if len(parts) <= frames else PATH_TEXT.join(["…", *parts[-frames:]])
 
 
 def summary_lines(cmp: EnsembleComparison, labels: Sequence[str], precision: int) -> list[str]:

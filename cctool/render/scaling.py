@@ -14,6 +14,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from cctool.model.metrics import Metric, effective_agg
+from cctool.model.paths import PATH_TEXT
 from cctool.ops.scaling import ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
 from cctool.render import format_value, printable
@@ -98,8 +99,8 @@ class ScalingTable:
         result, by = self.result, self.result.options.by
         labels = [printable(str(v)) for v in result.table[by].to_list()]
         if self.name_width is not None:
-            labels = [elide_path(v, self.name_width, "/", mark) for v in labels]
-        columns = [Column(by, labels, "path", sep="/")]
+            labels = [elide_path(v, self.name_width, PATH_TEXT, mark) for v in labels]
+        columns = [Column(by, labels, "path", sep=PATH_TEXT)]
         columns += [Column(c, cells) for c, cells in
                     zip(result.run_columns, self.cells, strict=True)]
         values = [result.table[c].to_list() for c in result.run_columns]

@@ -22,6 +22,7 @@ import polars as pl
 
 from cctool.model.columns import INC_SUFFIX
 from cctool.model.metrics import describe
+from cctool.model.paths import PATH_TEXT
 from cctool.model.shares import share_refusal
 from cctool.render.history import show_rows, shown_rows
 from cctool.render.html._payload import to_script_json
@@ -136,10 +137,10 @@ def page_data(s: Series, top: int | None = 50, marks: CheckResult | None = None,
 
 
 def _shown_ancestor(path: str, at: dict[str, int]) -> int:
-    """The position of the longest proper prefix of ``path`` (at a ``/``) that is shown."""
+    """The position of the longest proper prefix of ``path`` (at a frame) that is shown."""
     head = path
-    while "/" in head:
-        head = head.rsplit("/", 1)[0]
+    while PATH_TEXT in head:
+        head = head.rsplit(PATH_TEXT, 1)[0]
         if head in at:
             return at[head]
     return -1

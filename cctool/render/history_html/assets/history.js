@@ -65,9 +65,10 @@
     for (let i = 0; i < M; i++) {
       const li = el("li", { tabindex: "0", "data-i": i, title: P.path[i] });
       const name = el("span", { class: "pname" });
-      const parts = P.path[i].split("/");
+      const sep = CCTValues.rules.path;
+      const parts = P.path[i].split(sep);
       const leaf = parts.pop();
-      if (parts.length) name.appendChild(el("span", { class: "prefix" }, "\u200e" + parts.join("/") + "/\u200e"));
+      if (parts.length) name.appendChild(el("span", { class: "prefix" }, "\u200e" + parts.join(sep) + sep + "\u200e"));
       name.appendChild(el("b", {}, leaf));
       if (P.steps[i].length) name.appendChild(el("span", { class: "flag" }, "step"));
       if (P.trend[i] !== null) name.appendChild(el("span", { class: "flag" }, "trend"));
