@@ -74,7 +74,8 @@ def test_history_finds_the_step_and_the_drift(base: tuple, tmp_path: Path) -> No
     result = check(tmp_path, _run(rec, x[:, 200], {"commit": "new"}),
                    CheckOptions(metric=METRIC, recent=100))
     found = result.table.filter(pl.col("confirmed"))
-    assert sorted(found["path"].to_list()) == [f"RAJAPerf / Lcals / {STEP}", f"RAJAPerf / Stream / {DRIFT}"]
+    assert sorted(found["path"].to_list()) == [f"RAJAPerf / Lcals / {STEP}",
+                                               f"RAJAPerf / Stream / {DRIFT}"]
     step = found.filter(pl.col("kind") == "step").row(0, named=True)
     assert step["path"].endswith(STEP) and step["commit"] == "c120"
     assert step["change"] == pytest.approx(0.03, abs=0.005)
