@@ -79,7 +79,7 @@ def test_stats_of_repeated_trials_match_caliper(rajaperf: Path) -> None:
     assert root["p90 [s]"] == pytest.approx(np.percentile(x, 90), **close)
     # tree preorder; Caliper's records outside every region have a root of their own
     assert [(r["path"], r["depth"]) for r in rows][:3] == [
-        ("<outside regions>", 0), ("RAJAPerf", 0), ("RAJAPerf/Algorithm", 1)]
+        ("<outside regions>", 0), ("RAJAPerf", 0), ("RAJAPerf / Algorithm", 1)]
     assert all(r["count"] == 10 for r in rows)
 
 
