@@ -84,7 +84,7 @@ class LazyGroup(click.Group):
                 raise BadInputError(unexpected(exc)) from exc
             except click.ClickException as exc:
                 if exc.exit_code == EXIT_GATE:  # Click's own default (FileError, ...)
-                    exc.exit_code = EXIT_BAD_INPUT
+                    raise BadInputError(exc.format_message()) from None
                 raise
             except (click.exceptions.Exit, click.exceptions.Abort):
                 raise
