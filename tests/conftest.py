@@ -4,12 +4,19 @@ and a tiny literal GraphFrame."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Text width follows COLUMNS when output is not a terminal; the runner's own (a terminal's, or
+# the one pytest-xdist sets in its workers) must not change what the tests compare. Tests that
+# mean a width set it themselves.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 GOLDEN = Path(__file__).resolve().parent / "golden"
