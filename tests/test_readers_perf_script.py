@@ -94,11 +94,14 @@ def test_event_names(events: list[str], metrics: list[str]) -> None:
     assert reader.event_metrics(events) == metrics
 
 
-@pytest.mark.parametrize("cut", [15000, 14946])
-def test_a_file_cut_short_leaves_out_its_last_sample(tmp_path: Path, cut: int) -> None:
-    """Cut mid-line (15000) and after a whole frame line (14946): the partial call chain
-    of the last sample would have made its innermost frames a root."""
+@pytest.mark.parametrize("mid_line", [True, False])
+def test_a_file_cut_short_leaves_out_its_last_sample(tmp_path: Path, mid_line: bool) -> None:
+    """Cut in the middle of a frame line, and after a whole frame line: the partial call
+    chain of the last sample would have made its innermost frames a root."""
     blob = (DATA / "perf-default.txt").read_bytes()
+    first = blob.index(b"\n\t", 14000) + 1  # the innermost frame of a call chain
+    start = blob.index(b"\n\t", first) + 1  # its caller
+    cut = start + 10 if mid_line else blob.index(b"\n", start) + 1
     path = tmp_path / "perf.txt"
     path.write_bytes(blob[:cut])
     with pytest.warns(CctoolWarning, match="cut short; its last sample is left out"):

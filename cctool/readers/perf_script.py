@@ -107,6 +107,8 @@ def read(path: Path) -> GraphFrame:
         for lineno, raw in enumerate(fh, 1):  # noqa: B007 - lineno names the line in errors
             line = raw.rstrip("\n")
             if not line.strip():
+                if not raw.endswith("\n"):  # a frame line cut inside its indent, not a gap
+                    break
                 if header is not None:
                     finish()
                     header, chain = None, []
