@@ -22,8 +22,7 @@ from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
-from cctool.render.values import ValueFormat, value_format
-from cctool.render.values import format_value as _format
+from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
 __all__ = ["FOLD_MARK", "MARKERS", "PLAIN_ROWS", "Trimmed", "elide", "plain_text", "printable",
@@ -49,13 +48,6 @@ def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
     return tuple(reversed(colors)) if invert else colors
 
 
-def format_value(value: float | None, precision: int,
-                 metric: Metric | ValueFormat | None = None) -> str:
-    """A metric value as every face spells it (:mod:`cctool.render.values`), with
-    ``precision`` significant digits: ``2,400 s``, ``10.00 ms``, ``1,934,123``, ``0.5825x``."""
-    return _format(value, metric, precision)
-
-
 def render_rows(
     rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *,
     info: Sequence[Metric | None] | None = None,
@@ -65,7 +57,7 @@ def render_rows(
     colors = colormap(opts.colormap, opts.invert_colormap)
     columns = [rows[m].to_list() for m in metrics]
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
-    texts = [[format_value(v, opts.precision, kinds[k]) for v in col]
+    texts = [[format_value(v, kinds[k], opts.precision) for v in col]
              for k, col in enumerate(columns)]
     widths = [max((len(t) for t in col), default=0) for col in texts]
     first = columns[0] if columns else []
@@ -142,8 +134,8 @@ def _legend_text(
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
         text.append("  # " if ascii_only else "  █ ", style=color)
-        text.append(f"{format_value(lo, opts.precision, first)} to "
-                    f"{format_value(hi, opts.precision, first)}\n")
+        text.append(f"{format_value(lo, first, opts.precision)} to "
+                    f"{format_value(hi, first, opts.precision)}\n")
         upper = edge
     if markers:
         left, right = (MARKERS[k][1 if ascii_only else 0] for k in ("left", "right"))

@@ -13,12 +13,12 @@ import polars as pl
 from cctool.model.metrics import Dimension, Metric, describe
 from cctool.model.paths import PATH_TEXT
 from cctool.ops.ensemble_compare import level
-from cctool.render import format_value
 from cctool.render.junit import Case, junit_xml
 from cctool.render.layout import Column, FitTable
 from cctool.render.report import first, markdown_warnings, more_line, signed
 from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
 from cctool.render.text import percent
+from cctool.render.values import format_value
 
 if TYPE_CHECKING:
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
@@ -141,8 +141,8 @@ def _number(value: Any, column: str, precision: int, info: Metric | None = None)
     if column == "count":
         return str(value)
     if column == "cv":
-        return format_value(float(value), precision)
-    return format_value(float(value), precision, info)
+        return format_value(float(value), None, precision)
+    return format_value(float(value), info, precision)
 
 
 # ----------------------------------------------------------------- ensemble comparison
@@ -193,8 +193,8 @@ def comparison_table(cmp: EnsembleComparison, top: int, precision: int = 4) -> F
     rows = list(comparison_rows(cmp, top).iter_rows(named=True))
     columns = [
         Column("call path", [r["path"] for r in rows], "path", sep=PATH_TEXT),
-        Column("median A", [format_value(r["median A"], precision, info) for r in rows]),
-        Column("median B", [format_value(r["median B"], precision, info) for r in rows]),
+        Column("median A", [format_value(r["median A"], info, precision) for r in rows]),
+        Column("median B", [format_value(r["median B"], info, precision) for r in rows]),
         Column("change", [_change(r["change"], precision, info) for r in rows]),
         Column("change %", [_pct(r["percent"]) for r in rows]),
         Column("interval", [_interval(r["low"], r["high"], precision, info) for r in rows]),
@@ -213,8 +213,8 @@ def _short(path: str, frames: int = 3) -> str:
 def summary_lines(cmp: EnsembleComparison, labels: Sequence[str], precision: int) -> list[str]:
     a, b = cmp.totals
     lines = [f"A: {labels[0]} ({cmp.runs[0]} runs), B: {labels[1]} ({cmp.runs[1]} runs)",
-             f"total {cmp.metric}: median A {format_value(a, precision, scaled_metric(cmp))}, "
-             f"median B {format_value(b, precision, scaled_metric(cmp))}"
+             f"total {cmp.metric}: median A {format_value(a, scaled_metric(cmp), precision)}, "
+             f"median B {format_value(b, scaled_metric(cmp), precision)}"
              + (f" {cmp.unit}" if cmp.unit and scaled_metric(cmp) is None else "")]
     lines += [f"note: {n}" for n in cmp.notes]
     return lines
@@ -269,8 +269,8 @@ def markdown(cmp: EnsembleComparison, labels: Sequence[str],
             "| call path | median A | median B | change | change % | "
             f"{level(cmp.confidence)} interval | p |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in shown.iter_rows(named=True):
-        cells = [format_value(r["median A"], precision, scaled),
-                 format_value(r["median B"], precision, scaled),
+        cells = [format_value(r["median A"], scaled, precision),
+                 format_value(r["median B"], scaled, precision),
                  _change(r["change"], precision, scaled), _pct(r["percent"]),
                  _interval(r["low"], r["high"], precision, scaled), _p(r["p"])]
         out.append(f"| `{_md(_short(r['path']))}` | " + " | ".join(cells) + " |")

@@ -20,13 +20,13 @@ from cctool.model.shares import share_refusal
 from cctool.ops.compare import Comparison, node_paths, top_changes
 from cctool.ops.gate import GateResult
 from cctool.options import TreeOptions
-from cctool.render import MARKERS, format_value, printable, tree_renderable
+from cctool.render import MARKERS, printable, tree_renderable
 from cctool.render.junit import Case, junit_xml
 from cctool.render.layout import Column, FitTable
 from cctool.render.records import clean_float, finite_records
 from cctool.render.reportinfo import NO_INFO, OFFENDERS_SHOWN, ReportInfo
 from cctool.render.text import markdown_cell, percent
-from cctool.render.values import RATIO
+from cctool.render.values import RATIO, format_value
 
 # The version of the JSON report's shape (cctool/schemas/diff.json); bumped on any change
 # that could break a reader of the previous one.
@@ -48,7 +48,7 @@ def percent_text(value: float | None) -> str:
 
 def signed(value: float | None, precision: int, metric: Metric | None = None) -> str:
     """A change with its sign, ``+`` included, scaled with its unit when ``metric`` says it."""
-    text = format_value(math.nan if value is None else value, precision, metric)
+    text = format_value(math.nan if value is None else value, metric, precision)
     return "+" + text if value is not None and value > 0 else text
 
 
@@ -73,16 +73,16 @@ def summary_lines(cmp: Comparison, labels: Sequence[str], precision: int = 4) ->
         if math.isnan(a) and math.isnan(b):  # several roots whose values do not merge
             lines.append(f"total {m}: none (the roots' values of this metric do not combine)")
             continue
-        line = (f"total {m}: A {format_value(a, precision, info)}, "
-                f"B {format_value(b, precision, info)}, ")
+        line = (f"total {m}: A {format_value(a, info, precision)}, "
+                f"B {format_value(b, info, precision)}, ")
         if cmp.opts.op == "div":
-            line += f"{first} / {second} {format_value(_ratio(base, other), precision, RATIO)}"
+            line += f"{first} / {second} {format_value(_ratio(base, other), RATIO, precision)}"
         else:
             line += (f"{second} − {first} {signed(other - base, precision, info)} "
                      f"({percent_text(_pct(base, other))})")
         lines.append(line)
         if m in cmp.scale:
-            lines.append(f"  ({second} scaled by {format_value(cmp.scale[m], precision, RATIO)} "
+            lines.append(f"  ({second} scaled by {format_value(cmp.scale[m], RATIO, precision)} "
                          f"to {first}'s total)")
     return lines
 
@@ -178,10 +178,10 @@ def _cell(value: float | None, column: str, precision: int, cmp: Comparison) -> 
         return percent_text(value)
     metric = cmp.metric(column.rsplit(" [", 1)[0])
     if column.endswith("[ratio]"):
-        return format_value(math.nan if value is None else value, precision)
+        return format_value(math.nan if value is None else value, None, precision)
     if column.endswith("[change]"):
         return signed(value, precision, metric)
-    return format_value(math.nan if value is None else value, precision, metric)
+    return format_value(math.nan if value is None else value, metric, precision)
 
 
 def offender_lines(results: Sequence[GateResult], precision: int = 4,

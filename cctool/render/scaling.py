@@ -17,9 +17,10 @@ from cctool.model.metrics import Metric, effective_agg
 from cctool.model.paths import PATH_TEXT
 from cctool.ops.scaling import ScalingResult
 from cctool.ops.scaling_groups import ScalingGroups
-from cctool.render import format_value, printable
+from cctool.render import printable
 from cctool.render.layout import Column, FitTable, elide_path
 from cctool.render.text import elide_head, markdown_cell, sparkline
+from cctool.render.values import format_value
 
 __all__ = ["elide_head", "sparkline"]  # re-exported: their old home
 
@@ -169,4 +170,4 @@ def records(result: ScalingResult | ScalingGroups) -> pl.DataFrame:
 def _cells(values: Iterable[float | None], precision: int,
            info: Metric | None = None) -> list[str]:
     # Absent nodes stay empty, so a missing value never reads as a measured 0.
-    return ["" if v is None else format_value(v, precision, info) for v in values]
+    return ["" if v is None else format_value(v, info, precision) for v in values]

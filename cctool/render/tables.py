@@ -15,10 +15,10 @@ from rich.text import Text
 
 from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
-from cctool.render import elide, format_value, legend, printable, render_rows
+from cctool.render import elide, legend, printable, render_rows
 from cctool.render.layout import Column, FitTable, Title
 from cctool.render.text import percent, sparkline
-from cctool.render.values import RATIO
+from cctool.render.values import RATIO, format_value
 
 
 def _table(headers: Sequence[str], rows: list[list[str]], left: Sequence[str] = (),
@@ -47,9 +47,9 @@ def flat_table(df: pl.DataFrame, by: str, precision: int = 4, name_width: int | 
     """pprof's ``top``: self, self%, sum%, cum, cum%, then the name (values with units); the
     % columns only when ``df`` has them (values that are parts of a total)."""
     pct = "self%" in df.columns
-    rows = [[format_value(r["self"], precision, metric),
+    rows = [[format_value(r["self"], metric, precision),
              *([percent(r["self%"]), percent(r["sum%"])] if pct else []),
-             format_value(r["cum"], precision, metric), *([percent(r["cum%"])] if pct else []),
+             format_value(r["cum"], metric, precision), *([percent(r["cum%"])] if pct else []),
              _fit(str(r[by]), name_width)]
             for r in df.iter_rows(named=True)]
     heads = ["self", "self%", "sum%", "cum", "cum%", by] if pct else ["self", "cum", by]
@@ -59,7 +59,7 @@ def flat_table(df: pl.DataFrame, by: str, precision: int = 4, name_width: int | 
 def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 4,
                    name_width: int | None = None, info: Metric | None = None) -> Group:
     """The hot path, one row per node from the start down, under ``title``."""
-    rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], precision, info),
+    rows = [[str(r["node"]), str(r["depth"]), format_value(r[metric], info, precision),
              percent(r["parent%"]), percent(r["start%"]),
              *([percent(r["total%"])] if "total%" in df.columns else []),
              _fit(r["name"], name_width)]
@@ -76,8 +76,8 @@ def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precisi
     ``metric`` scales the values and names their unit."""
     heads = ["node", "name", "mean", "max", "min", "max/mean", "cv", "top", "histogram"]
     rows = [[str(r["node"]), _fit(r["name"], name_width),
-             *(format_value(r[c], precision, metric) for c in ("mean", "max", "min")),
-             format_value(r["imbalance"], precision, RATIO), format_value(r["cv"], precision),
+             *(format_value(r[c], metric, precision) for c in ("mean", "max", "min")),
+             format_value(r["imbalance"], RATIO, precision), format_value(r["cv"], None, precision),
              ",".join(str(lab) for lab in r["top"][:3]), f"▕{_histogram(r)}▏"]
             for r in df.iter_rows(named=True)]
     parts: list[RenderableType] = [Title(title),
@@ -94,15 +94,15 @@ def _histogram(r: dict[str, Any]) -> str:
 
 def _imbalance_details(r: dict[str, Any], precision: int, metric: Metric | None) -> Text:
     def fmt(v: float) -> str:
-        return format_value(v, precision, metric)
+        return format_value(v, metric, precision)
 
     pct = "  ".join(f"p{p} {fmt(r[f'p{p}'])}" for p in (10, 25, 50, 75, 90))
     top = "  ".join(f"{lab}: {fmt(v)}" for lab, v in zip(r["top"], r["top_values"], strict=False))
     text = Text()
     text.append(f"{r['node']} {printable(r['name'])}\n", style="bold")
     text.append(f"  mean {fmt(r['mean'])}  std {fmt(r['std'])}"
-                f"  cv {format_value(r['cv'], precision)}"
-                f"  max/mean {format_value(r['imbalance'], precision, RATIO)}\n")
+                f"  cv {format_value(r['cv'], None, precision)}"
+                f"  max/mean {format_value(r['imbalance'], RATIO, precision)}\n")
     text.append(f"  {pct}\n  heaviest  {top}\n")
     text.append(f"  histogram ▕{_histogram(r)}▏ {fmt(r['min'])} … {fmt(r['max'])}"
                 f"  counts {' '.join(map(str, r['histogram']))}\n")
@@ -133,7 +133,7 @@ def group_table(df: pl.DataFrame, metrics: Sequence[str], precision: int = 4,
                 ) -> FitTable:
     """Super-nodes of a groupby: metric values (with units), members, then the name."""
     kinds = list(info) if info is not None else [None] * len(metrics)
-    rows = [[*(format_value(r[m], precision, k) for m, k in zip(metrics, kinds, strict=True)),
+    rows = [[*(format_value(r[m], k, precision) for m, k in zip(metrics, kinds, strict=True)),
              str(r["members"]),
              _fit(r["name"], name_width)] for r in df.iter_rows(named=True)]
     return _table([*metrics, "members", "name"], rows, left=["name"])

@@ -18,12 +18,12 @@ from cctool.render import (
     _color,
     colormap,
     describe_locations,
-    format_value,
     legend,
 )
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import elide, printable
 from cctool.render.treelines import _GUIDES, GuideCodes, _fresh_style, _guide_text
+from cctool.render.values import format_value
 
 TITLES = {"top-down": "Top-down view (calling contexts)",
           "bottom-up": "Bottom-up view (functions, then their callers down to the roots)",
@@ -56,7 +56,7 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
                           aggregated(gf.metric(view.exclusive), opts.agg))
     info: list[Metric | None] = [inc_info, PERCENT, exc_info, PERCENT] if percent else [
         inc_info, exc_info]
-    texts = [[format_value(v, opts.precision, k) for v in rows[c].to_list()]
+    texts = [[format_value(v, k, opts.precision) for v in rows[c].to_list()]
              for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
     widths = [max([len(h), *(len(t) for t in col)]) for h, col in zip(heads, texts, strict=True)]
@@ -77,7 +77,7 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
         where = describe_locations(gf, opts, [inc_info])
         key = legend([view.inclusive, view.exclusive], opts, peak, where, False,
                      [inc_info, exc_info])
-        notes = [f"%: of the total, {format_value(view.total, opts.precision, inc_info)}"
+        notes = [f"%: of the total, {format_value(view.total, inc_info, opts.precision)}"
                  if percent else no_share_note(view.no_share)]
         if view.note:
             notes.append(view.note)
