@@ -126,7 +126,14 @@ class GraphFrame(Readers, model.GraphFrame):
         from cctool.face.pandas_view import absorb
 
         view = self.__dict__.get("_pandas_view")
-        self._become(absorb(self, df))
+        try:
+            new = absorb(self, df)
+        except CctoolError:
+            # The refused write is in the view already: the next gf.dataframe is built
+            # afresh from the frame, which did not change.
+            self.__dict__.pop("_pandas_view", None)
+            raise
+        self._become(new)
         if view is df:  # the view stays this frame's: it already shows the change
             self.__dict__["_pandas_view"] = view
 
@@ -215,6 +222,16 @@ class GraphFrame(Readers, model.GraphFrame):
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text; :meth:`from_json` reads it back."""
         return json.dumps(self.to_dict())
+
+    def to_hdf(self, filename: str, key: str = "hatchet_graphframe", **kwargs: Any) -> None:
+        """Write this GraphFrame under ``key`` of an HDF5 file (needs h5py: ``pip install
+        'cctool[hdf5]'``; layout in :mod:`cctool.face.hdf`); :meth:`from_hdf` reads it
+        back. pandas' HDF options (``complevel``, ...) are not taken."""
+        from cctool.face.hdf import write_hdf
+
+        if kwargs:
+            raise CctoolError(f"to_hdf takes a file name and a key, not {', '.join(kwargs)}")
+        write_hdf(self, filename, key)
 
     # ------------------------------------------------------------------ analyses
     def hot_path(self, start_node: str | int | None = None, metric: str | None = None,

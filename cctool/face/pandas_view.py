@@ -1,6 +1,7 @@
 """``gf.dataframe`` as Hatchet's users know it: a pandas DataFrame with one row per (node,
 rank, thread), indexed by those three, the metric columns first and the node attributes
-(``name``, ``type``, ...) after them.
+(``name``, ``type``, ``depth``, ...) after them; the tree's structure (``parent``) stays in
+``gf.nodes``.
 
 The view is a copy of the frame's tables, and writes to it come back: assigning a column
 (``df["scale"] = df["time"] * 4``), writing through ``.loc``/``.iloc``/``.at``/``.iat``, or a
@@ -49,9 +50,10 @@ def require_pandas() -> Any:
 def build(gf: GraphFrame, sink: Sink) -> pd.DataFrame:
     """The view of ``gf``; every write to it calls ``sink(view)``."""
     pd = require_pandas()
-    attrs = [c for c in gf.nodes.columns if c != "node"]
+    attrs = [c for c in gf.nodes.columns if c not in ("node", "parent")]
     long = gf.metrics.select(*KEY_COLUMNS, *gf.metric_columns).join(
-        gf.nodes.select("node", *attrs), on="node", how="left", maintain_order="left")
+        gf.nodes.select("node", *attrs), on="node", how="left", maintain_order="left"
+    ).sort(KEY_COLUMNS)  # node-major, as Hatchet's: a sorted index looks rows up fast
     cls = _view_class(pd)
     view = cls(long.to_pandas().set_index(list(KEY_COLUMNS)))
     view._cctool_sink = sink
@@ -160,8 +162,8 @@ def _view_class(pd: Any) -> type:
             super().__delitem__(key)
             _sync(self)
 
-        def _update_inplace(self, result: Any, verify_is_copy: bool = True) -> None:
-            super()._update_inplace(result, verify_is_copy=verify_is_copy)
+        def _update_inplace(self, result: Any, *args: Any, **kwargs: Any) -> None:
+            super()._update_inplace(result, *args, **kwargs)  # (pandas 2 takes one more)
             _sync(self)
 
         loc = property(lambda self: loc("loc", self))

@@ -121,6 +121,27 @@ class Readers:
         return cls._lift(_read_json_text(json_spec))
 
     @classmethod
+    def from_hdf(cls, filename: str | Path, key: str = "hatchet_graphframe",
+                 **kwargs: Any) -> Self:
+        """A GraphFrame ``to_hdf`` wrote under ``key`` (see :mod:`cctool.face.hdf`)."""
+        from cctool.face.hdf import read_hdf
+
+        if kwargs:
+            raise CctoolError(f"from_hdf takes a file name and a key, not {', '.join(kwargs)}")
+        return cls._lift(read_hdf(filename, key))
+
+    @classmethod
+    def from_perfflowaspect(cls, filename: str | Path, **kwargs: Any) -> Self:
+        """A PerfFlowAspect trace (``perfflow.*.pfw``: Chrome trace events, ``X`` or
+        ``B``/``E``) as a calling context tree, read by cctool's trace-event reader: the
+        time each call path ran (``time``, ``calls``), pid -> rank, tid -> thread; Hatchet's
+        one row per event is ``cctool.read_timeline(path)``."""
+        if kwargs:
+            raise CctoolError("from_perfflowaspect takes a file name, not "
+                              f"{', '.join(kwargs)}")
+        return cls._lift(_read_as(filename, ("chrome-trace",)))
+
+    @classmethod
     def from_lists(cls, *lists: Any) -> Self:
         """Hatchet's tree from lists: ``from_lists(["a", ["b", "d", "e"], ["c", "f"]])``, a
         node's name first and its children after it; every node has ``time`` 1 (and
