@@ -201,6 +201,11 @@ def test_dataframe_writes_come_back_or_raise() -> None:
         df["name"] = "x"
     with pytest.raises(CctoolError, match="'label' is not numeric"):
         gf.dataframe["label"] = "x"
+    # A node attribute with nulls (the root's module) compares as unchanged.
+    hpc = cctool.read(DATA / "hpctoolkit" / "prof2-profile-db")
+    assert hpc.nodes["module"].null_count() == 1
+    hpc.dataframe["twice"] = hpc.dataframe["REALTIME"] * 2
+    assert np.array_equal(hpc.dense("twice")[0], 2 * hpc.dense("REALTIME")[0])
     fresh = cctool.read(CALI4)
     rank0 = fresh.dataframe.xs(0, level="rank", drop_level=False)
     fresh.dataframe = rank0
