@@ -104,7 +104,7 @@ def _check_attributes(gf: GraphFrame, df: Any, node: np.ndarray, attrs: list[str
     for col in attrs:
         if col not in df.columns:
             continue
-        theirs = pl.from_pandas(df[col].reset_index(drop=True)).alias(col)
+        theirs = pl.Series(col, pl.from_pandas(df[col].reset_index(drop=True)))
         mine = gf.nodes[col].gather(node)
         if theirs.dtype != mine.dtype:
             theirs = theirs.cast(mine.dtype, strict=False)
