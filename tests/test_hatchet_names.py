@@ -214,6 +214,22 @@ def test_dataframe_writes_come_back_or_raise() -> None:
         fresh.dataframe = rank0.reset_index()
 
 
+def test_writing_an_exclusive_metric_updates_or_flags_its_inclusive_partner() -> None:
+    pytest.importorskip("pandas")
+    cali = cctool.read(CALI4)  # time (inc) derived by cctool: it follows
+    cali.dataframe["time"] = cali.dataframe["time"] * 2
+    cali.validate()
+    assert float(cali.metrics.filter(pl.col("node") == 1)["time (inc)"].sum()) * 1e9 == \
+        pytest.approx(2 * (14432 + 308980100 + 224871605), rel=1e-12)  # main_loop, cali-query
+    hpc = cctool.read(DATA / "hpctoolkit" / "prof2-profile-db")  # inclusive from the profile
+    before = hpc.dense("REALTIME (inc)")[0].copy()
+    with pytest.warns(UserWarning, match="update_inclusive_columns"):
+        hpc.dataframe["REALTIME"] = hpc.dataframe["REALTIME"] * 2
+    assert np.array_equal(hpc.dense("REALTIME (inc)")[0], before)
+    hpc.update_inclusive_columns()
+    assert np.allclose(hpc.dense("REALTIME (inc)")[0], 2 * before)
+
+
 def test_dataframe_without_pandas_names_the_polars_tables(monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     monkeypatch.setitem(sys.modules, "pandas", None)

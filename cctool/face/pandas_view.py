@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from cctool.errors import CctoolError
-from cctool.model.columns import ID, INC_SUFFIX, KEY_COLUMNS
+from cctool.model.columns import ID, INC_SUFFIX, KEY_COLUMNS, inclusive_name
 from cctool.model.frame import GraphFrame
 
 if TYPE_CHECKING:
@@ -93,10 +93,32 @@ def absorb(gf: GraphFrame, df: Any) -> GraphFrame:
     exclusive += tuple(c for c in new if not c.endswith(INC_SUFFIX))
     same = _unchanged(gf.metrics, table, [c for c in cols if c in gf.metric_columns])
     default = gf.default_metric if gf.default_metric in kept else None
-    return replace(gf, metrics=table, inclusive=inclusive, exclusive=exclusive,
-                   derived=frozenset(c for c in gf.derived if c in same),
-                   metric_info={k: v for k, v in gf.metric_info.items() if k in kept},
-                   default_metric=default or (inclusive or exclusive or (None,))[0])
+    out = replace(gf, metrics=table, inclusive=inclusive, exclusive=exclusive,
+                  derived=frozenset(c for c in gf.derived if c in same),
+                  metric_info={k: v for k, v in gf.metric_info.items() if k in kept},
+                  default_metric=default or (inclusive or exclusive or (None,))[0])
+    return _follow_partners(gf, out, [c for c in gf.exclusive if c in kept and c not in same])
+
+
+def _follow_partners(gf: GraphFrame, out: GraphFrame, changed: list[str]) -> GraphFrame:
+    """After exclusive metrics ``changed`` were written: an inclusive partner cctool derived
+    from one is its subtree sum again; a partner the profiler wrote stays as written, and a
+    warning says it no longer matches."""
+    from cctool.errors import warn
+    from cctool.ops.sums import subtree_sum
+
+    redo = [(c, inclusive_name(c)) for c in changed if inclusive_name(c) in gf.derived
+            and inclusive_name(c) in out.metric_columns]
+    if redo:
+        out = subtree_sum(out, [c for c, _ in redo], [p for _, p in redo])
+        out = replace(out, derived=out.derived | frozenset(p for _, p in redo))
+    stale = [inclusive_name(c) for c in changed if inclusive_name(c) in out.metric_columns
+             and inclusive_name(c) not in gf.derived]
+    if stale:
+        warn(f"gf.dataframe: the profile's inclusive {', '.join(map(repr, stale))} kept "
+             "its values, which no longer add up from the exclusive values written; "
+             "gf.update_inclusive_columns() recomputes it")
+    return out
 
 
 def _check_attributes(gf: GraphFrame, df: Any, node: np.ndarray, attrs: list[str]) -> None:
