@@ -113,13 +113,20 @@ class GraphFrame(Readers, model.GraphFrame):
 
         view = self.__dict__.get("_pandas_view")
         if view is None:
-            view = build(self, self._take_view)
+            view = build(self, self._view_written)
             self.__dict__["_pandas_view"] = view
         return view
 
     @dataframe.setter
     def dataframe(self, df: pd.DataFrame) -> None:
         self._take_view(df)
+
+    def _view_written(self, view: pd.DataFrame) -> None:
+        """A write to a view: taken back if the view is still this frame's."""
+        if self.__dict__.get("_pandas_view") is not view:
+            raise CctoolError("this gf.dataframe was taken before the GraphFrame changed "
+                              "(drop_index_levels, unify, ...); write to gf.dataframe again")
+        self._take_view(view)
 
     def _take_view(self, df: pd.DataFrame) -> None:
         """This frame's metrics become what ``df`` (a written-to view) holds."""

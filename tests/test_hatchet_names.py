@@ -201,6 +201,13 @@ def test_dataframe_writes_come_back_or_raise() -> None:
         df["name"] = "x"
     with pytest.raises(CctoolError, match="'label' is not numeric"):
         gf.dataframe["label"] = "x"
+    # A view taken before an in-place method is no longer the frame's: a write refuses.
+    combined = cctool.read(CALI4)
+    stale = combined.dataframe
+    combined.drop_index_levels()
+    with pytest.raises(CctoolError, match="taken before the GraphFrame changed"):
+        stale["time"] = 0.0
+    assert combined.num_ranks == 1
     # A node attribute with nulls (the root's module) compares as unchanged.
     hpc = cctool.read(DATA / "hpctoolkit" / "prof2-profile-db")
     assert hpc.nodes["module"].null_count() == 1
