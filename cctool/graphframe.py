@@ -312,7 +312,8 @@ class GraphFrame(Readers, model.GraphFrame):
     def unify(self, other: GraphFrame) -> tuple[GraphFrame, GraphFrame]:
         """Put this GraphFrame and ``other`` on one tree, the union of both matched by call
         path (:mod:`cctool.model.unify`), in place as Hatchet does; returns both. A node
-        only one of them had has no metric rows in the other (0 everywhere)."""
+        only one of them had has no metric rows in the other (0 everywhere). A bare model
+        frame (``cctool.readers.read``'s) is not changed: its unified copy is returned."""
         from cctool.ops.union import on_union
 
         if not isinstance(other, model.GraphFrame):
