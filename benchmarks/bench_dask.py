@@ -22,7 +22,7 @@ Measured, in this order:
    overhead) and the parallel part ``P`` (the tasks' total time on the workers), from which
    Amdahl's expected time ``S + P / N`` and speedup ``(S + P) / (S + P / N)`` for N = 64 and
    1,000 workers. The ranges a database is cut into are set by its size
-   (:func:`cctool.distributed.hpcdb.task_count`); the table says how many N can use.
+   (:func:`cctool.readers.hpctoolkit.in_parts.task_count`); the table says how many N can use.
 """
 
 from __future__ import annotations
@@ -86,11 +86,12 @@ def across_ranks(scheduler: str, db: Path, workers: int) -> dict[str, Any]:
     """``stats --across ranks`` of ``db`` on the cluster, stage by stage."""
     from dask.distributed import Client
 
-    from cctool.distributed import Executor, hpcdb
+    from cctool.distributed import Executor
     from cctool.ops.stats import StatsOptions, rank_stats
+    from cctool.readers.hpctoolkit import in_parts as hpcdb
 
     ex = Executor(scheduler=scheduler, min_workers=workers, timeout=120)
-    with ex.started(("cctool.distributed.hpcdb",)) as running, \
+    with ex.started(("cctool.readers.hpctoolkit.in_parts",)) as running, \
             Client(json.loads(Path(scheduler).read_text())["address"]) as watcher:
         hpcdb.aggregate_v4(db, "mean", running, sketch=True)  # warm: workers read the files
         stages: dict[str, float] = {}
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (db / "profile.db").exists():
         generate(db, nodes=args.nodes, ranks=args.ranks, threads=1, metrics=2, seed=3, fmt="v4")
     home = Path(tempfile.mkdtemp(prefix="cctool-dask-"))
-    from cctool.distributed import hpcdb
+    from cctool.readers.hpctoolkit import in_parts as hpcdb
 
     procs, scheduler = _start(home, args.workers)
     try:

@@ -19,10 +19,10 @@ from pathlib import Path
 # Longest matching prefix wins.
 LAYERS: dict[str, int] = {
     "cctool.errors": 0, "cctool.kernels": 0, "cctool.options": 0, "cctool.formats": 0,
-    "cctool.colormaps": 0,
+    "cctool.colormaps": 0, "cctool.distributed": 0,
     "cctool.model": 1,
     "cctool.readers": 2, "cctool.query": 2, "cctool.saved": 2,
-    "cctool.ops": 3, "cctool.distributed": 3, "cctool.history": 3,
+    "cctool.ops": 3, "cctool.history": 3,
     "cctool.render": 4,
     "cctool": 5, "cctool.graphframe": 5, "cctool.api": 5, "cctool.cli": 5,
     "cctool.__main__": 5, "cctool.synth": 5,

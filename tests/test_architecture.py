@@ -73,5 +73,7 @@ def test_every_registered_reader_is_checked_against_the_protocol() -> None:
     checked = next(n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
                    and isinstance(n.target, ast.Name) and n.target.id == "CHECKED")
     assert isinstance(checked.value, ast.Tuple)
-    names = [e.id for e in checked.value.elts if isinstance(e, ast.Name)]
-    assert names == [module.rpartition(".")[2] for _, module in READERS]
+    imported = {a.asname or a.name: f"{n.module}.{a.name}" for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom) for a in n.names}
+    names = [imported.get(e.id) for e in checked.value.elts if isinstance(e, ast.Name)]
+    assert names == [module for _, module in READERS]

@@ -9,7 +9,7 @@ import pytest
 
 from cctool import kernels
 from cctool.kernels import _jit, _reference
-from cctool.readers import hpctoolkit
+from cctool.readers.hpctoolkit import xml as hpctoolkit
 
 IMPLS = [pytest.param(_jit, id="numba"), pytest.param(_reference, id="numpy")]
 
