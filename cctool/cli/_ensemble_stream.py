@@ -108,14 +108,14 @@ def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] |
     """The database's folder and how to estimate its read's memory (None: not one)."""
     from cctool.readers.hpctoolkit import v4, xml
 
-    folder = v4._folder(Path(path))
+    folder = v4.folder_of(Path(path))
     if fmt in (None, v4.NAME) and v4.sniff(folder):
         return folder, estimate
     if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
         from cctool.readers.hpctoolkit.xml_ranges import is_xml  # its scanners: only for a database
 
         if is_xml(path):
-            return xml._experiment_xml(Path(path)).parent, estimate_xml
+            return xml.experiment_xml(Path(path)).parent, estimate_xml
     return folder, None
 
 
@@ -136,7 +136,7 @@ def estimate(folder: Path) -> int:
     from cctool.readers.hpctoolkit._v4_db import Db
 
     prof = Db(folder / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4._profiles(prof)
+    infos, _ = v4.profile_infos(prof)
     real = (infos["flags"] & 1) == 0
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())

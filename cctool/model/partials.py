@@ -29,7 +29,7 @@ ALPHA = 0.01  # relative accuracy of sketch quantiles
 _GAMMA = (1 + ALPHA) / (1 - ALPHA)
 _LOG_GAMMA = float(np.log(_GAMMA))
 _SPAN = 1 << 20  # buckets per sign: |log_γ x| < 2^19 for every finite double
-_WIDTH = 2 * _SPAN  # keys per node: negative buckets, then positive ones
+WIDTH = 2 * _SPAN  # keys per node: negative buckets, then positive ones
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,7 +41,7 @@ class Partials:
     m2: np.ndarray  # sum of squared deviations from the mean over the units
     min: np.ndarray
     max: np.ndarray
-    keys: np.ndarray  # int64, sorted: node * _WIDTH + signed bucket slot
+    keys: np.ndarray  # int64, sorted: node * WIDTH + signed bucket slot
     counts: np.ndarray  # int64, per key
 
     @classmethod
@@ -50,7 +50,7 @@ class Partials:
         values = np.asarray(values, dtype=np.float64)
         units, n = values.shape
         unit_idx, node = np.nonzero(values)
-        keys = node.astype(np.int64) * _WIDTH + _slot(values[unit_idx, node])
+        keys = node.astype(np.int64) * WIDTH + _slot(values[unit_idx, node])
         keys, counts = np.unique(keys, return_counts=True)
         if units == 0:
             empty = np.zeros(n)
@@ -82,12 +82,12 @@ class Partials:
     def quantile(self, q: float) -> np.ndarray:
         """Per node, the sketch's value at quantile ``q`` (nearest rank), clamped to min..max."""
         n = self.sum.shape[0]
-        node = self.keys // _WIDTH
+        node = self.keys // WIDTH
         stored = np.bincount(node, weights=self.counts, minlength=n).astype(np.int64)
         zeros = self.units - stored
-        slot = self.keys % _WIDTH
+        slot = self.keys % WIDTH
         # Order within a node: negatives (most negative first), zeros, positives.
-        order_key = np.concatenate([self.keys, np.arange(n, dtype=np.int64) * _WIDTH + _SPAN])
+        order_key = np.concatenate([self.keys, np.arange(n, dtype=np.int64) * WIDTH + _SPAN])
         count = np.concatenate([self.counts, zeros])
         value = np.concatenate([_value(slot), np.zeros(n)])
         rank_in_node = np.argsort(order_key, kind="stable")

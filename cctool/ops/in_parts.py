@@ -45,7 +45,7 @@ def imbalance_in_parts(path: str | Path, metric: str | None, threshold: float, t
     database at ``path``, read in parts; also the aggregated tree and the metric column.
     ``by``: None (ranks; a database of one rank is refused, as its default compares
     threads) or ``rank``."""
-    from cctool.ops.imbalance import _basic_stats, _table
+    from cctool.ops.imbalance import basic_stats, imbalance_table
 
     db = open_db(path)
     if by is None and db.ranks == 1 and db.scan.profiles.size > 1:
@@ -63,12 +63,12 @@ def imbalance_in_parts(path: str | Path, metric: str | None, threshold: float, t
     if top > 0:
         nodes = nodes[: top + SPARE]
     sub = _per_rank(db, executor, j, rows[nodes])
-    exact = _basic_stats(sub)
+    exact = basic_stats(sub)
     order = np.lexsort((nodes, -(exact["max"] - exact["mean"])))
     chosen = order[:top] if top > 0 else order
     stats = {k: _spread(v, nodes, rows.size) for k, v in exact.items()}
     labels: list[object] = np.unique(db.scan.rank).tolist()
-    return _table(frame, nodes[chosen], sub[:, chosen], stats, labels, 5), frame, col
+    return imbalance_table(frame, nodes[chosen], sub[:, chosen], stats, labels, 5), frame, col
 
 
 def _per_rank(db: Database | XmlDatabase, executor: Executor | None, column: int,

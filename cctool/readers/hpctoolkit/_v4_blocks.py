@@ -19,12 +19,14 @@ threads as there are CPUs, each profile's row its own.
 from __future__ import annotations
 
 import mmap
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-_LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
+from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
+
 _COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
 _GATHER_ROWS = 32  # locations gathered at a time when pruned slots are dropped
 _RUN = 32  # profiles a thread scatters at a time
@@ -32,105 +34,49 @@ _RUN = 32  # profiles a thread scatters at a time
 
 @dataclass(frozen=True)
 class Plan:
-    """How contexts map to the block rows.
+    """The database's :class:`~.tree_plan.TreePlan`, its block rows being the plan's node
+    positions, with ``by_id``: when the ids have a lookup table, the two slots of
+    :meth:`rows` for every id below its size."""
 
-    Attributes:
-        ctx_of_node: per kept context in preorder (a block row position), its context.
-        parent: per position, its parent's position (-1 for roots).
-        slot: per context, the position of its owner; ``slots`` (one past the last position)
-            where the owner is not a kept context (its cost is read, then left out).
-        ctx_parent: per context, its parent context (-1 for roots).
-        ids, index, table: context id lookup (sorted ids and their contexts; or a table).
-        column: metric id -> metric column (-1: not an execution-scope metric).
-        by_id: with ``table``, the two slots of :meth:`rows` for every id below its size.
-    """
-
-    ctx_of_node: np.ndarray
-    parent: np.ndarray
-    slot: np.ndarray
-    ctx_parent: np.ndarray
-    ids: np.ndarray
-    index: np.ndarray
-    table: np.ndarray | None
-    column: np.ndarray
+    tree: TreePlan
     by_id: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
+    def ctx_of_node(self) -> np.ndarray:
+        return self.tree.ctx_of_node
+
+    @property
+    def parent(self) -> np.ndarray:
+        return self.tree.parent
+
+    @property
+    def column(self) -> np.ndarray:
+        return self.tree.column
+
+    @property
     def slots(self) -> int:
-        return int(self.ctx_of_node.size)
+        return int(self.tree.ctx_of_node.size)
 
     def rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per context id: the slot its value goes to and the slot it is taken off (its
         parent's owner), -1 where none; from tables over the ids when they are small."""
         if self.by_id is not None and ids.size and int(ids.max()) < self.by_id[0].size:
             return self.by_id[0][ids], self.by_id[1][ids]
-        raw = self.contexts(ids.astype(np.int64))
-        return _rows_of(self, raw)
-
-    def contexts(self, ids: np.ndarray) -> np.ndarray:
-        """The context of each id, -1 where meta.db has none."""
-        return lookup_contexts(self.ids, self.index, self.table, ids)
+        return _rows_of(self.tree, self.tree.contexts(ids.astype(np.int64)))
 
 
-def lookup_contexts(sorted_ids: np.ndarray, index: np.ndarray, table: np.ndarray | None,
-                    ids: np.ndarray) -> np.ndarray:
-    """The context of each of ``ids`` (-1 where meta.db has none): through ``table`` (context
-    id -> context) when there is one, else by binary search in ``sorted_ids`` whose contexts
-    are ``index``."""
-    if table is not None:
-        inside = ids < table.size
-        out = np.full(ids.size, -1, dtype=np.int64)
-        out[inside] = table[ids[inside]]
-        return out
-    pos = np.minimum(np.searchsorted(sorted_ids, ids), max(sorted_ids.size - 1, 0))
-    hit = sorted_ids[pos] == ids if sorted_ids.size else np.zeros(ids.size, dtype=bool)
-    return np.where(hit, index[pos], -1)
-
-
-def _rows_of(plan_: Plan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rows_of(tree: TreePlan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     safe = np.maximum(raw, 0)
-    first = np.where(raw >= 0, plan_.slot[safe], -1)
-    up = np.where(raw >= 0, plan_.ctx_parent[safe], -1)
-    return first, np.where(up >= 0, plan_.slot[np.maximum(up, 0)], -1)
+    first = np.where(raw >= 0, tree.slot[safe], -1)
+    up = np.where(raw >= 0, tree.ctx_parent[safe], -1)
+    return first, np.where(up >= 0, tree.slot[np.maximum(up, 0)], -1)
 
 
-def plan(meta: dict[str, Any], tree: dict[str, np.ndarray], error: Any) -> Plan:
+def plan(meta: dict[str, Any], tree: dict[str, np.ndarray],
+         error: Callable[[str], Exception]) -> Plan:
     """The :class:`Plan` of a database (``error(msg)`` makes the reader's exception)."""
-    from cctool import kernels
-
-    ctx = meta["contexts"]
-    kept = np.flatnonzero(tree["kept"])
-    index_of = np.full(tree["kept"].size, -1, dtype=np.int64)
-    index_of[kept] = np.arange(kept.size)
-    up = tree["parent"][kept]
-    par = np.where(up >= 0, index_of[np.maximum(up, 0)], -1)
-    order = kernels.preorder(par)
-    if order.size != kept.size:
-        raise error("meta.db's contexts form a cycle")
-    new = np.empty(kept.size, dtype=np.int64)
-    new[order] = np.arange(kept.size)
-    parent = np.where(par[order] >= 0, new[np.maximum(par[order], 0)], -1)
-    owner = np.asarray(tree["owner"], dtype=np.int64)
-    slot = np.where(index_of[owner] >= 0, new[np.maximum(index_of[owner], 0)], kept.size)
-
-    ids = np.asarray(ctx["id"], dtype=np.int64)
-    sort = np.argsort(ids, kind="stable")
-    if ((ids[sort][1:] == ids[sort][:-1]).any() or (ids[sort][:1] == 0).any()
-            or (ids[sort][-1:] >= 2**31).any()):
-        raise error("meta.db repeats a context id, or uses 0 or one beyond 2**31 - 1")
-    table = None
-    if ids.size and ids.max() < min(_LOOKUP_LIMIT, 16 * ids.size + 1024):
-        table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
-        table[ids] = np.arange(ids.size)
-    column = np.full(1 << 16, -1, dtype=np.int64)
-    for c, (_, exec_id) in enumerate(meta["metrics"]):
-        if exec_id is not None:
-            column[exec_id] = c
-    out = Plan(kept[order], parent, slot, np.asarray(ctx["parent"], dtype=np.int64),
-               ids[sort], sort, table, column)
-    if table is None:
-        return out
-    return replace(out, by_id=_rows_of(out, table))
+    tree_ = tree_plan(meta, tree, error)
+    return Plan(tree_, None if tree_.table is None else _rows_of(tree_, tree_.table))
 
 
 @dataclass

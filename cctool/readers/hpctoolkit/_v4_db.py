@@ -17,7 +17,7 @@ import numpy as np
 from cctool.errors import ReaderError
 
 _FOOTERS = {b"meta": (b"_meta.db", 8), b"prof": (b"_prof.db", 2), b"ctxt": (b"__ctx.db", 1)}
-_CTX_HEAD = 32  # fixed part of a context record; nFlexWords 8-byte words follow
+CTX_HEAD = 32  # fixed part of a context record; nFlexWords 8-byte words follow
 _Tab = tuple[int, int, int]  # an array of records: (file offset, stride, count)
 
 
@@ -34,7 +34,7 @@ _PSI = dtype({"scope": ("<u8", 0), "id": ("<u2", 8)})
 _PATH = dtype({"path": ("<u8", 8)})  # load module and source file specifications
 _FS = dtype({"name": ("<u8", 0), "module": ("<u8", 8), "offset": ("<u8", 16),
              "file": ("<u8", 24), "line": ("<u4", 32)})
-_ENTRY = dtype({"size": ("<u8", 0), "children": ("<u8", 8), "id": ("<u4", 16),
+ENTRY = dtype({"size": ("<u8", 0), "children": ("<u8", 8), "id": ("<u4", 16),
                 "name": ("<u8", 24)})
 
 
@@ -193,9 +193,9 @@ def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab,
               mod_tab: _Tab) -> dict[str, np.ndarray]:
     """Flat arrays over the entry points (first) and every context, parents before children."""
     lo, size = db.sections[3]
-    entries = db.array(_ENTRY, db.u(lo, 8), db.u(lo + 8, 2), db.u(lo + 10, 1))
+    entries = db.array(ENTRY, db.u(lo, 8), db.u(lo + 8, 2), db.u(lo + 10, 1))
     sec = bytes(db.buf[lo : lo + size])
-    offs, parent = _walk(db, sec, lo, entries)
+    offs, parent = walk(db, sec, lo, entries)
     s = np.frombuffer(sec, dtype=np.uint8)
 
     def field(mask: np.ndarray, pos: np.ndarray, dt: str) -> np.ndarray:
@@ -209,7 +209,7 @@ def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab,
     if (has_f + 2 * has_s + 2 * has_p > nflex).any():
         raise db.error("a context's flags name more fields than it holds")
     # Flex fields are packed in order: function; file, line; module, offset (FORMATS.md).
-    base = offs + _CTX_HEAD
+    base = offs + CTX_HEAD
     at_s = base + 8 * has_f
     at_p = at_s + 16 * has_s
     ne = entries.shape[0]
@@ -231,7 +231,7 @@ def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab,
     }
 
 
-def _walk(db: Db, sec: bytes, lo: int, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def walk(db: Db, sec: bytes, lo: int, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Offsets (in ``sec``) of every context and the flat index of its parent.
 
     A context's size is stored in the context itself, so the records of a child array can only
@@ -241,7 +241,7 @@ def _walk(db: Db, sec: bytes, lo: int, entries: np.ndarray) -> tuple[np.ndarray,
     offsets: list[int] = []
     parents: list[int] = []
     ne, size = entries.shape[0], len(sec)
-    limit = size // _CTX_HEAD  # more records than fit means a pointer cycle
+    limit = size // CTX_HEAD  # more records than fit means a pointer cycle
     stack = [(p, n, i) for i, (n, p) in enumerate(zip(entries["size"].tolist(),
                                                       entries["children"].tolist(), strict=True))
              if n]
@@ -252,14 +252,14 @@ def _walk(db: Db, sec: bytes, lo: int, entries: np.ndarray) -> tuple[np.ndarray,
         if p < 0 or end > size or p % 8:
             raise db.error("a context array lies outside the context tree section")
         while p < end:
-            if p + _CTX_HEAD > end or len(offsets) >= limit:
+            if p + CTX_HEAD > end or len(offsets) >= limit:
                 raise db.error("context records overrun their array (corrupt context tree)")
             child_size, child_ptr = head.unpack_from(sec, p)
             if child_size:
                 stack.append((child_ptr, child_size, ne + len(offsets)))
             offsets.append(p)
             parents.append(parent)
-            p += _CTX_HEAD + 8 * sec[p + 23]
+            p += CTX_HEAD + 8 * sec[p + 23]
         if p != end:
             raise db.error("a context array's size does not match its records")
     return np.asarray(offsets, dtype=np.int64), np.asarray(parents, dtype=np.int64)

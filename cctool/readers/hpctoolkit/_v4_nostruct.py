@@ -21,13 +21,13 @@ def context_offsets(db: Db, nentries: int) -> np.ndarray:
     """The load-module offset of every context (0 where it has none), entry points first,
     in the order of ``read_meta``'s ``contexts``."""
     lo, size = db.sections[3]
-    entries = db.array(v4db._ENTRY, db.u(lo, 8), db.u(lo + 8, 2), db.u(lo + 10, 1))
+    entries = db.array(v4db.ENTRY, db.u(lo, 8), db.u(lo + 8, 2), db.u(lo + 10, 1))
     sec = bytes(db.buf[lo : lo + size])
-    offs, _ = v4db._walk(db, sec, lo, entries)
+    offs, _ = v4db.walk(db, sec, lo, entries)
     s = np.frombuffer(sec, dtype=np.uint8)
     flags = s[offs + 20].astype(np.int64)
     has_f, has_s, has_p = flags & 1 > 0, flags & 2 > 0, flags & 4 > 0
-    at = offs + v4db._CTX_HEAD + 8 * has_f + 16 * has_s + _OFFSET_AT
+    at = offs + v4db.CTX_HEAD + 8 * has_f + 16 * has_s + _OFFSET_AT
     at = np.where(has_p, at, 0)
     raw = s[at[:, None] + np.arange(8)].view("<u8")[:, 0] if offs.size else np.zeros(0, "<u8")
     values = np.where(has_p, raw, 0).astype(np.uint64)

@@ -21,7 +21,7 @@ import numpy as np
 from cctool.errors import warn
 
 _SUM = re.compile(r"^(.*):Sum \(I\)$")
-_CPUTIME = re.compile(r"^CPUTIME \((\w+)\)$")  # the reader's "time" metric
+CPUTIME = re.compile(r"^CPUTIME \((\w+)\)$")  # the reader's "time" metric
 _PRINTED_REL = 1e-5  # %g keeps six significant digits: half a unit in the sixth is 5e-6
 
 
@@ -63,7 +63,7 @@ def check_complete(
         return
     roots = np.flatnonzero(np.asarray(scan["parent"]) == -1)
     for raw, expected in summary.items():
-        column = "time (inc)" if _CPUTIME.match(raw) else f"{raw} (inc)"
+        column = "time (inc)" if CPUTIME.match(raw) else f"{raw} (inc)"
         if column in names:
             got = values[names.index(column)].reshape(len(ids[0]), -1)[:, roots].sum()
             check_total(folder, expected, float(got), int(ids[0].max()), column)

@@ -33,6 +33,7 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
+from cctool.readers.hpctoolkit.tree_plan import tree_plan
 from cctool.readers.hpctoolkit.v4_ranges import Scan, Sums, ranges, scan
 from cctool.readers.hpctoolkit.xml_ranges import (
     XmlDatabase,
@@ -85,7 +86,7 @@ def open_db(path: str | Path) -> Database | XmlDatabase:
 
     if is_xml(path):
         return open_xml(path)
-    if not v4.sniff(v4._folder(Path(path))):
+    if not v4.sniff(v4.folder_of(Path(path))):
         raise CctoolError(f"{path}: not an HPCToolkit database (v4: meta.db + profile.db; XML: "
                           "experiment.xml + *.metric-db)")
     return open_v4(path)
@@ -96,54 +97,21 @@ def open_v4(path: str | Path) -> Database:
     from cctool.readers.hpctoolkit import v4
     from cctool.readers.hpctoolkit._v4_db import Db
 
-    folder = v4._folder(Path(path))
+    folder = v4.folder_of(Path(path))
     if not v4.sniff(folder):
         raise CctoolError(f"{path}: not an HPCToolkit v4 database (meta.db + profile.db)")
     meta = v4.meta_of(folder)
-    tree = v4._tree(meta)
-    infos, tuples = v4._profiles(Db(folder / "profile.db", b"prof", v4.NAME))
-    rank, thread, _ = v4._locations(tuples, meta["kinds"], infos["flags"])
+    tree = v4.tree_of(meta)
+    prof = Db(folder / "profile.db", b"prof", v4.NAME)
+    infos, tuples = v4.profile_infos(prof)
+    rank, thread, _ = v4.locations(tuples, meta["kinds"], infos["flags"])
     order = np.lexsort((thread, rank))
     profiles = np.flatnonzero((infos["flags"] & 1) == 0)[order]
-    return Database(_scan_plan(folder, meta, tree, profiles, rank[order]), tree, meta,
-                    int(np.unique(rank).size))
-
-
-def _scan_plan(folder: Path, meta: dict[str, Any], tree: dict[str, np.ndarray],
-               profiles: np.ndarray, rank: np.ndarray) -> Scan:
-    from cctool import kernels
-
-    kept = np.flatnonzero(tree["kept"])
-    index = np.full(tree["kept"].size, -1, dtype=np.int64)
-    index[kept] = np.arange(kept.size)
-    up = tree["parent"][kept]
-    par = np.where(up >= 0, index[np.maximum(up, 0)], -1)
-    order = kernels.preorder(par)
-    new = np.empty(kept.size, dtype=np.int64)
-    new[order] = np.arange(kept.size)
-    parent = np.where(par[order] >= 0, new[np.maximum(par[order], 0)], -1)
-    ctx = meta["contexts"]
-    ids = np.asarray(ctx["id"], dtype=np.int64)
-    sort = np.argsort(ids, kind="stable")
-    if ((ids[sort][1:] == ids[sort][:-1]).any() or (ids[sort][:1] == 0).any()
-            or (ids[sort][-1:] >= 2**31).any()):
-        raise CctoolError(f"{folder}: meta.db repeats a context id, or uses 0 or one beyond "
-                          "2**31 - 1")
-    table = None
-    if ids.size and ids.max() < _lookup_limit(ids.size):
-        table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
-        table[ids] = np.arange(ids.size)
-    column = np.full(1 << 16, -1, dtype=np.int64)
-    for c, (_, exec_id) in enumerate(meta["metrics"]):
-        if exec_id is not None:
-            column[exec_id] = c
-    return Scan(str(folder), ids[sort], sort, table, np.asarray(ctx["parent"], dtype=np.int64),
-                np.asarray(tree["owner"], dtype=np.int64), kept[order], parent, column,
-                len(meta["metrics"]), profiles, rank)
-
-
-def _lookup_limit(contexts: int) -> int:
-    return min(1 << 26, 16 * contexts + 1024)
+    plan = tree_plan(meta, tree, prof.error)
+    scan_ = Scan(str(folder), plan.ids, plan.index, plan.table, plan.ctx_parent, plan.owner,
+                 plan.ctx_of_node, plan.parent, plan.column, len(meta["metrics"]), profiles,
+                 rank[order])
+    return Database(scan_, tree, meta, int(np.unique(rank).size))
 
 
 @dataclass(frozen=True)
@@ -249,7 +217,7 @@ def column_of(db: Database | XmlDatabase, metric: str | None) -> int:
         return xml_column(db, metric)
 
     raw = [m[0] for m in db.meta["metrics"]]
-    names, _ = v4._metric_names(raw)
+    names, _ = v4.metric_names(raw)
     if metric is None:
         first = next((c for c, n in enumerate(names) if n == "time"), 0)
         return 2 * first + 1
@@ -265,13 +233,13 @@ def column_of(db: Database | XmlDatabase, metric: str | None) -> int:
 
 def _gather(part: Partials, pick: np.ndarray) -> Partials:
     """The partials of nodes ``pick`` (renumbered 0..len(pick)-1)."""
-    from cctool.model.partials import _WIDTH
+    from cctool.model.partials import WIDTH
 
     remap = np.full(part.sum.size, -1, dtype=np.int64)
     remap[pick] = np.arange(pick.size)
-    node = remap[part.keys // _WIDTH]
+    node = remap[part.keys // WIDTH]
     keep = node >= 0
-    keys = node[keep] * _WIDTH + part.keys[keep] % _WIDTH
+    keys = node[keep] * WIDTH + part.keys[keep] % WIDTH
     order = np.argsort(keys, kind="stable")
     return Partials(part.units, part.sum[pick], part.m2[pick], part.min[pick], part.max[pick],
                     keys[order], part.counts[keep][order])
@@ -284,7 +252,7 @@ def _column_names(db: Database | XmlDatabase, frame: GraphFrame) -> list[str | N
     if isinstance(db, XmlDatabase):
         return list(db.columns)
 
-    names, _ = v4._metric_names([m[0] for m in db.meta["metrics"]])
+    names, _ = v4.metric_names([m[0] for m in db.meta["metrics"]])
     out: list[str | None] = []
     for name in names:
         present = name in frame.metric_columns
@@ -303,10 +271,10 @@ def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
 
     tree, scan_ = db.tree, db.scan
     raw_names = [m[0] for m in db.meta["metrics"]]
-    names, units = v4._metric_names(raw_names)
+    names, units = v4.metric_names(raw_names)
     nonzero = [c for c in range(len(raw_names)) if sums.nonzero[c].any()]
     valued = sums.nonzero.any(axis=0)
-    nodes, _, parent = v4._prune(tree, scan_.ctx_of_node[valued])
+    nodes, _, parent = v4.prune(tree, scan_.ctx_of_node[valued])
     node_of = np.full(tree["kept"].size, -1, dtype=np.int64)
     node_of[scan_.ctx_of_node] = np.arange(scan_.ctx_of_node.size)
     pick = node_of[nodes]  # scan node of each node of the pruned tree (context order)
@@ -316,13 +284,13 @@ def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
         columns[names[c]] = values[2 * c][pick]
         columns[inclusive_name(names[c])] = values[2 * c + 1][pick]
         exclusive.append(names[c])
-    attrs = {k: v4._column(k, tree[k][nodes]) for k in ("name", "type", "file", "line",
+    attrs = {k: v4.attribute_column(k, tree[k][nodes]) for k in ("name", "type", "file", "line",
                                                         "module", "callsite", "hpctoolkit_id")}
     metadata = {"format": v4.NAME, "path": scan_.folder, "program": db.meta["title"],
                 "num_ranks": db.ranks, "aggregated": f"{agg} over {db.ranks} ranks",
                 "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), "
                                "read in parts",
-                "metric_units": {names[c]: v4._UNITS.get(units[c] or "", units[c] or names[c])
+                "metric_units": {names[c]: v4.UNITS.get(units[c] or "", units[c] or names[c])
                                  for c in nonzero}}
     prefer = [m for m in ("time", *exclusive) if m in exclusive]
     gf = GraphFrame.from_arrays(parent, attrs, columns, exclusive=exclusive,

@@ -49,13 +49,13 @@ from cctool.readers.hpctoolkit import _v4_checks as checks
 from cctool.readers.hpctoolkit import _v4_nostruct as nostruct
 from cctool.readers.hpctoolkit import _v4_trace as trace
 from cctool.readers.hpctoolkit._v4_db import Db, dtype, read_meta
-from cctool.readers.hpctoolkit.xml import _repeat_rows
+from cctool.readers.hpctoolkit.xml import repeat_rows
 
 NAME = "hpctoolkit-v4"
 DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
 
 _FILES = ("meta.db", "profile.db", "cct.db", "trace.db")
-_UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms"}  # -> metric_units strings
+UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms"}  # -> metric_units strings
 _ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
 _PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
              "ctxs": ("<u8", 24), "tuple": ("<u8", 32), "flags": ("<u4", 40)})
@@ -64,12 +64,12 @@ _VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # packed, 10 bytes
 _IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # packed, 12 bytes
 
 
-def _folder(path: Path) -> Path:
+def folder_of(path: Path) -> Path:
     return path.parent if path.name in _FILES else path
 
 
 def sniff(path: Path) -> bool:
-    meta = _folder(path) / "meta.db"
+    meta = folder_of(path) / "meta.db"
     if not meta.is_file():
         return False
     with open(meta, "rb") as fh:
@@ -84,14 +84,14 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         metrics: metrics to keep (``time``, ``time (inc)`` and ``CPUTIME (sec)`` all name the
             same one); default: every metric with a non-zero value.
     """
-    folder = _folder(path)
+    folder = folder_of(path)
     try:
         prof = Db(folder / "profile.db", b"prof", NAME)
         # Numba's load (when the compiled kernel pays) overlaps the read of meta.db; a value
         # takes 10 bytes of the file.
         warm = threading.Thread(target=_warm_kernel, args=(prof.buf.size // 10,), daemon=True)
         warm.start()
-        infos, tuples = _profiles(prof)
+        infos, tuples = profile_infos(prof)
         meta = meta_of(folder)
         return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
@@ -115,7 +115,7 @@ def read_window(path: Path, window: Window) -> GraphFrame:
 
 
 def _trace_inputs(path: Path) -> tuple[Path, GraphFrame, dict[str, Any], str]:
-    folder = _folder(path)
+    folder = folder_of(path)
     return folder, read(folder), meta_of(folder)["contexts"], NAME
 
 
@@ -144,14 +144,14 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
            wanted: Sequence[str] | None, kernel_ready: Any = None) -> GraphFrame:
     """The frame of a database; ``kernel_ready()`` waits for the profile kernel's load,
     which overlaps everything before the costs are scattered."""
-    tree = _tree(meta)
+    tree = tree_of(meta)
     checks.check_summary(folder, prof, infos, meta["metrics"], _PI, _IDX, _VAL)
     prof.release(0, prof.size)  # the pages mapped around each profile's root values
     raw_names = [m[0] for m in meta["metrics"]]
-    names, units = _metric_names(raw_names)
+    names, units = metric_names(raw_names)
     ncols = len(raw_names)
     asked = None if wanted is None else _choose(names, raw_names, np.ones(ncols, bool), wanted)
-    rank, thread, profiles = _locations(tuples, meta["kinds"], infos["flags"])
+    rank, thread, profiles = locations(tuples, meta["kinds"], infos["flags"])
     if (rank >= 2**31).any():
         raise prof.error("a RANK identifier does not fit in 32 bits")
     plan = blocks.plan(meta, tree, prof.error)
@@ -160,7 +160,7 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
         kernel_ready()
     got = blocks.scatter(prof, infos, locs, plan, ncols, asked, profile_section)
     chosen = asked if asked is not None else np.flatnonzero(got.nonzero).tolist()
-    _, node_id, _ = _prune(tree, plan.ctx_of_node[got.valued])
+    _, node_id, _ = prune(tree, plan.ctx_of_node[got.valued])
     alive = node_id[plan.ctx_of_node] >= 0  # preorder positions left after the pruning
     position = np.cumsum(alive) - 1
     up = plan.parent[alive]
@@ -175,7 +175,7 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
         "program": meta["title"],
         "num_ranks": int(np.unique(rank).size),
         "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
-        "metric_units": {names[c]: _UNITS.get(units[c] or "", units[c] or names[c])
+        "metric_units": {names[c]: UNITS.get(units[c] or "", units[c] or names[c])
                          for c in chosen},
         "empty_metrics": [n for c, n in enumerate(names) if c not in chosen],
         "profiles": profiles,
@@ -183,8 +183,8 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
     prefer: list[str] = [m for m in ("time", "REALTIME") if m in exclusive]
     prefer += [names[c] for c in chosen if units[c] == "sec"] + exclusive
     ctx = plan.ctx_of_node[alive]
-    attrs = {k: _column(k, tree[k][ctx]) for k in ("name", "type", "file", "line", "module",
-                                                    "callsite", "hpctoolkit_id")}
+    attrs = {k: attribute_column(k, tree[k][ctx])
+             for k in ("name", "type", "file", "line", "module", "callsite", "hpctoolkit_id")}
     inclusive = [inclusive_name(m) for m in exclusive]
     gf = GraphFrame.from_arrays(
         parent, attrs, columns, exclusive=exclusive, inclusive=inclusive, metadata=metadata,
@@ -195,7 +195,7 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
 
 
 # ---------------------------------------------------------------------------- the tree
-def _column(name: str, values: np.ndarray) -> Any:
+def attribute_column(name: str, values: np.ndarray) -> Any:
     import polars as pl
 
     if values.dtype == object:
@@ -213,7 +213,7 @@ def _nearest(mask: np.ndarray, parent: np.ndarray) -> np.ndarray:
         up = nxt
 
 
-def _tree(meta: dict[str, Any]) -> dict[str, np.ndarray]:
+def tree_of(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     """cctool node attributes over all contexts, plus each context's owner and new parent."""
     ctx, fns = meta["contexts"], meta["functions"]
     lex, rel, par = ctx["lex"], ctx["rel"], ctx["parent"]
@@ -268,7 +268,7 @@ def _tree(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     }
 
 
-def _prune(
+def prune(
     tree: dict[str, np.ndarray], valued: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Kept contexts less line contexts that only held calls (no cost, no children left).
@@ -294,7 +294,7 @@ def _prune(
 
 
 # ---------------------------------------------------------------------------- profile.db
-def _profiles(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+def profile_infos(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
     ptr, _ = prof.sections[0]
     infos = prof.array(_PI, prof.u(ptr, 8), prof.u(ptr + 8, 4), prof.u(ptr + 12, 1))
     tuples = []
@@ -340,8 +340,8 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
         out[name] = exc
         out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
     if not out or _density(list(out.values()), nloc, n) >= _DENSE:
-        return {"node": _repeat_rows(np.arange(n), nloc), "rank": _repeat_rows(rank[:, None], n),
-                "thread": _repeat_rows(thread[:, None], n)} | out
+        return {"node": repeat_rows(np.arange(n), nloc), "rank": repeat_rows(rank[:, None], n),
+                "thread": repeat_rows(thread[:, None], n)} | out
     valued = np.zeros(nloc * n, dtype=bool)
     for col in out.values():
         valued |= col != 0
@@ -362,7 +362,7 @@ def _density(cols: list[np.ndarray], nloc: int, n: int, sample: int = 16) -> flo
     return float(valued.mean()) if valued.size else 1.0
 
 
-def _locations(
+def locations(
     tuples: list[list[tuple[int, int, int]]], kinds: list[str], flags: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """rank and thread per non-summary profile, and the identity table for the metadata."""
@@ -393,7 +393,7 @@ def _locations(
 
 
 # ---------------------------------------------------------------------------- metrics
-def _metric_names(raw: list[str]) -> tuple[list[str], list[str | None]]:
+def metric_names(raw: list[str]) -> tuple[list[str], list[str | None]]:
     """cctool names (``CPUTIME (sec)`` -> ``time``, units cut off) and units per metric."""
     names, units = [], []
     for r in raw:

@@ -23,10 +23,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.model.partials import Partials, merge_m2, squared_deviations
-from cctool.readers.hpctoolkit._v4_blocks import lookup_contexts
+from cctool.readers.hpctoolkit.tree_plan import lookup_contexts
 
 CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
-_LOOKUP_LIMIT = 1 << 26  # largest context id looked up in a table rather than searched
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,7 +165,7 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     from cctool.readers.hpctoolkit._v4_db import Db
 
     prof = Db(Path(scan_.folder) / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4._profiles(prof)
+    infos, _ = v4.profile_infos(prof)
     n, cols = scan_.parent.size, 2 * scan_.ncols
     out = Sums(0, np.zeros((cols, n)), np.zeros((cols, n)), np.full((cols, n), -np.inf),
                np.full((cols, n), np.inf), np.zeros((scan_.ncols, n), dtype=bool),
@@ -199,8 +198,8 @@ def rank_chunks(rank: np.ndarray, span: tuple[int, int], size: int) -> Iterator[
 
 
 def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
-    """(profiles, contexts, metrics) own costs, as ``v4._own_costs`` derives
-    them."""
+    """(profiles, contexts, metrics) own costs, as the reader derives
+    them (:func:`._v4_blocks.scatter`)."""
     from cctool.readers.hpctoolkit.v4 import profile_section
 
     ids, per_entry, entries, metric_ids, value = [], [], [], [], []
@@ -245,7 +244,7 @@ def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
     exc = own[:, scan_.ctx_of_node, 0]
     block = scan_.subtree_sums(exc) if pick[0] % 2 else exc
-    out.picked = np.concatenate([out.picked, _rank_sums(block, starts)[:, pick[1]]])
+    out.picked = np.concatenate([out.picked, rank_sums(block, starts)[:, pick[1]]])
     out.ranks += starts.size
 
 
@@ -272,7 +271,7 @@ def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
     prior = total.copy()
     for row in block:  # location after location, as a sum over the long table adds
         np.add(total, row, out=total)
-    per_rank = _rank_sums(block, starts)
+    per_rank = rank_sums(block, starts)
     chunk = per_rank.sum(axis=0)
     out.m2[j] = merge_m2((before, prior, out.m2[j]),
                          (per_rank.shape[0], chunk, squared_deviations(per_rank, chunk)))
@@ -281,7 +280,7 @@ def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
     return per_rank
 
 
-def _rank_sums(block: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def rank_sums(block: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Rows of each rank added in order (``np.add.reduceat`` along rows, without its slow
     strided loop)."""
     size = np.diff(np.append(starts, block.shape[0]))

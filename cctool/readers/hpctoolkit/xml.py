@@ -49,12 +49,12 @@ DESCRIPTION = "HPCToolkit XML database (experiment.xml + *.metric-db)"
 
 
 
-def _experiment_xml(path: Path) -> Path:
+def experiment_xml(path: Path) -> Path:
     return path / "experiment.xml" if path.is_dir() else path
 
 
 def sniff(path: Path) -> bool:
-    xml = _experiment_xml(path)
+    xml = experiment_xml(path)
     if xml.name != "experiment.xml" or not xml.is_file():
         return False
     with open(xml, "rb") as fh:
@@ -64,7 +64,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read an HPCToolkit XML database directory (or its experiment.xml)."""
-    xml = _experiment_xml(path)
+    xml = experiment_xml(path)
     folder = xml.parent
     if not metric_db_paths(folder):  # values in experiment-N.mdb, profile.db or the XML
         from cctool.readers.hpctoolkit import _xml_values as xml_values
@@ -75,16 +75,16 @@ def read(path: Path) -> GraphFrame:
     lay = layout(xml)
     scan, files, metric_names, metric_kinds = lay["scan"], lay["files"], lay["names"], lay["kinds"]
     exclusive_cols = [kind == "exclusive" for kind in metric_kinds]
-    values = _read_metric_dbs(files, lay["rows"], lay["keep"], lay["pairs"], exclusive_cols)
+    values = read_metric_dbs(files, lay["rows"], lay["keep"], lay["pairs"], exclusive_cols)
     units, program, summary = lay["units"], lay["program"], lay["summary"]
     ranks = np.asarray([r for r, _, _ in files], dtype=np.int32)
     threads = np.asarray([t for _, t, _ in files], dtype=np.int32)
     nfiles, k = len(files), lay["keep"].shape[0]
     gaps.check_complete(folder, (ranks, threads), summary, metric_names, values, scan)
     columns: dict[str, Any] = {
-        "node": _repeat_rows(np.arange(k, dtype=np.int32), nfiles),
-        "rank": _repeat_rows(ranks[:, None], k),
-        "thread": _repeat_rows(threads[:, None], k),
+        "node": repeat_rows(np.arange(k, dtype=np.int32), nfiles),
+        "rank": repeat_rows(ranks[:, None], k),
+        "thread": repeat_rows(threads[:, None], k),
     }
     columns.update(zip(metric_names, values, strict=True))  # rows of one block: no copies
     del values
@@ -143,7 +143,7 @@ _BATCH_BYTES = 4 << 20  # file data per batch for the compiled kernel: it stays 
 _NUMPY_BATCH_BYTES = 8 << 20  # NumPy's passes: in cache, and a small buffer to fault in
 
 
-def _read_metric_dbs(
+def read_metric_dbs(
     files: list[tuple[int, int, Path]],
     nodes: int,
     keep: np.ndarray,
@@ -208,7 +208,7 @@ def _read_db(path: Path, into: np.ndarray, nodes: int, nmetrics: int) -> None:
         raise ReaderError(path, f"truncated metric-db: {got} of {view.nbytes} data bytes", NAME)
 
 
-def _repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
+def repeat_rows(values: np.ndarray, count: int) -> np.ndarray:
     """``values`` broadcast to ``count`` repetitions, as one flat int32 array."""
     shape = (count, values.shape[0]) if values.ndim == 1 else (values.shape[0], count)
     out = np.empty(shape, dtype=np.int32)

@@ -87,7 +87,7 @@ def is_xml(path: str | Path) -> bool:
     from cctool.readers.hpctoolkit import xml as hp
     from cctool.readers.hpctoolkit._metricdb import metric_db_paths
 
-    folder = hp._experiment_xml(Path(path)).parent
+    folder = hp.experiment_xml(Path(path)).parent
     return hp.sniff(Path(path)) and bool(metric_db_paths(folder))
 
 
@@ -99,7 +99,7 @@ def open_xml(path: str | Path) -> XmlDatabase:
 
     if not is_xml(path):
         raise CctoolError(f"{path}: not an HPCToolkit XML database with *.metric-db files")
-    xml = hp._experiment_xml(Path(path))
+    xml = hp.experiment_xml(Path(path))
     lay = hp.layout(xml)
     nodes, names, kinds, files = lay["scan"], lay["names"], lay["kinds"], lay["files"]
     parent = np.asarray(nodes["parent"], dtype=np.int64)
@@ -164,9 +164,9 @@ def scan_xml(scan_: XmlScan, span: tuple[int, int], pick: tuple[int, np.ndarray]
         block = decode(scan_, lo, end, None if pick is None else pick[0])
         out.ranks += starts.size
         if pick is not None:
-            from cctool.readers.hpctoolkit.v4_ranges import _rank_sums
+            from cctool.readers.hpctoolkit.v4_ranges import rank_sums
 
-            picked = _rank_sums(block[pick[0]], starts)[:, pick[1]]
+            picked = rank_sums(block[pick[0]], starts)[:, pick[1]]
             out.picked = np.concatenate([out.picked, picked])
             continue
         for j in range(cols):
@@ -185,7 +185,7 @@ def decode(scan_: XmlScan, lo: int, hi: int, only: int | None = None) -> np.ndar
 
     files = [(0, 0, Path(p)) for p in scan_.files[lo:hi]]
     n, nm = scan_.keep.size, len(scan_.exclusive)
-    raw = hp._read_metric_dbs(files, scan_.rows, scan_.keep, scan_.pairs, list(scan_.exclusive))
+    raw = hp.read_metric_dbs(files, scan_.rows, scan_.keep, scan_.pairs, list(scan_.exclusive))
     out = np.empty((scan_.ncols, hi - lo, n))
     out[:nm] = raw.reshape(nm, hi - lo, n)
     del raw
@@ -246,7 +246,7 @@ def _check_summary(db: XmlDatabase, sums: Sums) -> None:
 
     roots = np.flatnonzero(db.scan.parent == -1)
     for raw, expected in db.summary.items():
-        column = "time (inc)" if gaps._CPUTIME.match(raw) else f"{raw} (inc)"
+        column = "time (inc)" if gaps.CPUTIME.match(raw) else f"{raw} (inc)"
         if column in db.columns:
             j = db.columns.index(column)
             got = float(sums.total[j][roots].sum()) / db.scan.factor[j]  # back to its unit
