@@ -1,4 +1,4 @@
-"""What a reader module is: the contract every ``cctool/readers/<format>.py`` keeps.
+"""What a reader module is: the contract every ``cctool/readers/<family>/<format>.py`` keeps.
 
 :class:`Reader` states it as a ``typing.Protocol`` over modules; the registry
 (:data:`cctool.readers.READERS`) hands reader modules out typed as one, and the block below

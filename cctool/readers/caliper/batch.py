@@ -126,7 +126,7 @@ class Group:
     def stacked(self, columns: Sequence[str]) -> GraphFrame:
         """One GraphFrame of every run of the group, run ``i`` as rank ``i``, with metric
         ``columns`` (and the partners they derive from or derive)."""
-        from cctool.readers import normalise
+        from cctool.readers.reading import normalise
 
         builder = _Stacked.__new__(_Stacked)
         builder.__dict__.update(self.builder.__dict__)
@@ -196,7 +196,7 @@ def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
 
 def _template(path: Path, datas: list[str], tail: str) -> Group | None:
     """Read the first run of a structure with the reader, and learn where its numbers go."""
-    from cctool.readers import normalise
+    from cctool.readers.reading import normalise
 
     stream = _TemplateStream(path)
     try:

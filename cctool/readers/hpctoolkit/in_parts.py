@@ -301,6 +301,6 @@ def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
     ids = tree["hpctoolkit_id"][nodes]
     sorter = np.argsort(ids)
     position = sorter[np.searchsorted(ids, gf.nodes["hpctoolkit_id"].to_numpy(), sorter=sorter)]
-    from cctool.readers import normalise
+    from cctool.readers.reading import normalise
 
     return normalise(replace(gf, derived=frozenset())), pick[position]
