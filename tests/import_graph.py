@@ -126,6 +126,19 @@ def cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
     return found
 
 
+def package_arrows(edges: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The arrows between top-level packages and modules of ``cctool`` (``cctool.readers``,
+    ``cctool.ops``, ``cctool.api``, ...): (importer, imported) -> how many module arrows."""
+    def top(mod: str) -> str:
+        return ".".join(mod.split(".")[:2])
+
+    out: dict[tuple[str, str], int] = {}
+    for a, b in edges:
+        if top(a) != top(b):
+            out[(top(a), top(b))] = out.get((top(a), top(b)), 0) + 1
+    return out
+
+
 def up_imports(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     """Imports from a lower layer into a higher one: (importer, imported, line)."""
     return sorted((a, b, line) for (a, b), line in edges.items() if layer(b) > layer(a))
@@ -137,16 +150,16 @@ def main(argv: list[str]) -> None:
     ups = up_imports(edges)
     found = cycles(edges)
     largest = max(found, key=len, default=[])
-    packages = {(a.split(".")[1] if "." in a else a, b.split(".")[1] if "." in b else b)
-                for a, b in edges}
-    packages = {(a, b) for a, b in packages if a != b}
+    packages = package_arrows(edges)
     print(f"modules {len(modules(root))}, module arrows {len(edges)}, "
           f"package arrows {len(packages)}, up-imports {len(ups)}, cycles {len(found)}, "
-          f"largest cycle {len(largest)} modules")
+          f"largest cycle {len(largest)} modules, package cycles {len(cycles(packages))}")
     for a, b, line in ups:
         print(f"  up: {a}:{line} -> {b} ({LAYER_NAMES[layer(a)]} -> {LAYER_NAMES[layer(b)]})")
     for comp in found:
         print(f"  cycle of {len(comp)}: {', '.join(comp)}")
+    for comp in cycles(packages):
+        print(f"  package cycle: {', '.join(comp)}")
 
 
 if __name__ == "__main__":
