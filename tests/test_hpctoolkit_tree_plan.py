@@ -44,10 +44,10 @@ def cyclic_db(monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_reader_and_the_scanner_share_one_plan() -> None:
     meta = v4.meta_of(DB)
     plan = tree_plan(meta, v4.tree_of(meta), ValueError)
-    scan = open_v4(DB).scan
-    for name in ("ids", "index", "table", "ctx_parent", "owner", "ctx_of_node", "parent",
-                 "column"):
-        assert np.array_equal(getattr(scan, name), getattr(plan, name)), name
+    scanned = open_v4(DB).scan.tree
+    for name in ("ids", "index", "table", "ctx_parent", "owner", "slot", "ctx_of_node",
+                 "parent", "column"):
+        assert np.array_equal(getattr(scanned, name), getattr(plan, name)), name
 
 
 @pytest.mark.parametrize("args, env", [

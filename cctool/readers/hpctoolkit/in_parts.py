@@ -107,10 +107,8 @@ def open_v4(path: str | Path) -> Database:
     rank, thread, _ = v4.locations(tuples, meta["kinds"], infos["flags"])
     order = np.lexsort((thread, rank))
     profiles = np.flatnonzero((infos["flags"] & 1) == 0)[order]
-    plan = tree_plan(meta, tree, prof.error)
-    scan_ = Scan(str(folder), plan.ids, plan.index, plan.table, plan.ctx_parent, plan.owner,
-                 plan.ctx_of_node, plan.parent, plan.column, len(meta["metrics"]), profiles,
-                 rank[order])
+    plan = tree_plan(meta, tree, prof.error)  # the reader's, with its checks
+    scan_ = Scan(str(folder), plan, len(meta["metrics"]), profiles, rank[order])
     return Database(scan_, tree, meta, int(np.unique(rank).size))
 
 

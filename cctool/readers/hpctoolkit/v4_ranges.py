@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.model.partials import Partials, merge_m2, squared_deviations
-from cctool.readers.hpctoolkit.tree_plan import lookup_contexts
+from cctool.readers.hpctoolkit.tree_plan import TreePlan
 
 CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
 
@@ -34,26 +34,14 @@ class Scan:
 
     Attributes:
         folder: the database.
-        ids: context ids, sorted; ``index``: the context of each (for ids beyond a table).
-        table: context id -> context (-1 where none), when ids are small enough.
-        ctx_parent: parent context per context (-1 for roots).
-        owner: per context, the kept context its cost goes to.
-        ctx_of_node: per node (reader's kept contexts, preorder), its context.
-        parent: per node, its parent node (-1 for roots).
-        column: metric id -> metric column (-1: not an execution-scope metric).
+        tree: the reader's plan of the context tree (:func:`~.tree_plan.tree_plan`): its
+            kept contexts in preorder are the nodes, each context's cost goes to its owner.
         ncols: metric columns.
         profiles: non-summary profile indices in (rank, thread) order; ``rank`` of each.
     """
 
     folder: str
-    ids: np.ndarray
-    index: np.ndarray
-    table: np.ndarray | None
-    ctx_parent: np.ndarray
-    owner: np.ndarray
-    ctx_of_node: np.ndarray
-    parent: np.ndarray
-    column: np.ndarray
+    tree: TreePlan
     ncols: int
     profiles: np.ndarray
     rank: np.ndarray
@@ -62,6 +50,16 @@ class Scan:
     def __post_init__(self) -> None:
         if not self.rounds:
             self.rounds.extend(_rounds(self.parent))
+
+    @property
+    def parent(self) -> np.ndarray:
+        """Per node, its parent node (-1 for roots)."""
+        return self.tree.parent
+
+    @property
+    def ctx_of_node(self) -> np.ndarray:
+        """Per node, its context."""
+        return self.tree.ctx_of_node
 
     def subtree_sums(self, block: np.ndarray) -> np.ndarray:
         """``kernels.subtree_sums(block, parent)`` bit for bit: each parent adds its
@@ -73,7 +71,7 @@ class Scan:
 
     def contexts(self, ids: np.ndarray) -> np.ndarray:
         """The context of each id, -1 where meta.db has none (as the reader looks it up)."""
-        return lookup_contexts(self.ids, self.index, self.table, ids)
+        return self.tree.contexts(ids)
 
 
 @dataclass(eq=False)
@@ -210,7 +208,7 @@ def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.
         entries.append(count.size)
         metric_ids.append(vals["metric"])
         value.append(vals["value"])
-    nctx, ncols, k = scan_.owner.size, scan_.ncols, profiles.size
+    nctx, ncols, k = scan_.tree.owner.size, scan_.ncols, profiles.size
     if not ids:
         return np.zeros((k, nctx, ncols))
     # Where each context index entry's terms go (cell of its owner, of its parent's owner),
@@ -218,11 +216,11 @@ def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.
     raw = scan_.contexts(np.concatenate(ids).astype(np.int64))
     safe = np.maximum(raw, 0)
     offset = np.repeat(np.arange(k, dtype=np.int64) * nctx * ncols, entries)
-    first = np.where(raw >= 0, offset + scan_.owner[safe] * ncols, -1)
-    up = np.where(raw >= 0, scan_.ctx_parent[safe], -1)
-    second = np.where(up >= 0, offset + scan_.owner[np.maximum(up, 0)] * ncols, -1)
+    first = np.where(raw >= 0, offset + scan_.tree.owner[safe] * ncols, -1)
+    up = np.where(raw >= 0, scan_.tree.ctx_parent[safe], -1)
+    second = np.where(up >= 0, offset + scan_.tree.owner[np.maximum(up, 0)] * ncols, -1)
     count = np.concatenate(per_entry)
-    col = scan_.column[np.concatenate(metric_ids)]
+    col = scan_.tree.column[np.concatenate(metric_ids)]
     a = np.repeat(first, count)
     sel = (col >= 0) & (a >= 0)
     a, b, col = a[sel], np.repeat(second, count)[sel], col[sel]
@@ -314,7 +312,7 @@ def needed_contexts(scan_: Scan, column: int, nodes: np.ndarray) -> np.ndarray:
         mark = np.cumsum(edge[:-1]) > 0
     else:
         mark[nodes] = True
-    keep = np.zeros(scan_.owner.size, dtype=bool)
+    keep = np.zeros(scan_.tree.owner.size, dtype=bool)
     keep[scan_.ctx_of_node[mark]] = True
     return keep
 
@@ -325,7 +323,7 @@ def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metr
     elsewhere)."""
     from cctool.readers.hpctoolkit.v4 import profile_section
 
-    nctx = scan_.owner.size
+    nctx = scan_.tree.owner.size
     firsts: list[np.ndarray] = []
     seconds: list[np.ndarray] = []
     vals_a: list[np.ndarray] = []
@@ -335,9 +333,9 @@ def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metr
         start = idx["start"].astype(np.int64)
         raw = scan_.contexts(idx["ctx"].astype(np.int64))
         safe = np.maximum(raw, 0)
-        up = np.where(raw >= 0, scan_.ctx_parent[safe], -1)
-        a = np.where(raw >= 0, scan_.owner[safe], -1)
-        b = np.where(up >= 0, scan_.owner[np.maximum(up, 0)], -1)
+        up = np.where(raw >= 0, scan_.tree.ctx_parent[safe], -1)
+        a = np.where(raw >= 0, scan_.tree.owner[safe], -1)
+        b = np.where(up >= 0, scan_.tree.owner[np.maximum(up, 0)], -1)
         a_ok = (a >= 0) & keep[np.maximum(a, 0)]
         b_ok = (b >= 0) & keep[np.maximum(b, 0)]
         entries = np.flatnonzero(a_ok | b_ok)
@@ -347,7 +345,7 @@ def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metr
         at = np.arange(int(reps.sum())) + np.repeat(start[entries] - np.cumsum(reps) + reps, reps)
         got = vals[at]
         entry = np.repeat(entries, reps)
-        mine = scan_.column[got["metric"]] == metric
+        mine = scan_.tree.column[got["metric"]] == metric
         value = got["value"]
         base = k * nctx
         ta, tb = mine & a_ok[entry], mine & b_ok[entry]
