@@ -19,10 +19,10 @@ from pathlib import Path
 # Longest matching prefix wins.
 LAYERS: dict[str, int] = {
     "cctool.errors": 0, "cctool.kernels": 0, "cctool.options": 0, "cctool.formats": 0,
-    "cctool.colormaps": 0,
+    "cctool.colormaps": 0, "cctool.distributed": 0,
     "cctool.model": 1,
     "cctool.readers": 2, "cctool.query": 2, "cctool.saved": 2,
-    "cctool.ops": 3, "cctool.distributed": 3, "cctool.history": 3,
+    "cctool.ops": 3, "cctool.history": 3,
     "cctool.render": 4,
     "cctool": 5, "cctool.graphframe": 5, "cctool.api": 5, "cctool.cli": 5,
     "cctool.__main__": 5, "cctool.synth": 5,
@@ -126,6 +126,19 @@ def cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
     return found
 
 
+def package_arrows(edges: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The arrows between top-level packages and modules of ``cctool`` (``cctool.readers``,
+    ``cctool.ops``, ``cctool.api``, ...): (importer, imported) -> how many module arrows."""
+    def top(mod: str) -> str:
+        return ".".join(mod.split(".")[:2])
+
+    out: dict[tuple[str, str], int] = {}
+    for a, b in edges:
+        if top(a) != top(b):
+            out[(top(a), top(b))] = out.get((top(a), top(b)), 0) + 1
+    return out
+
+
 def up_imports(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     """Imports from a lower layer into a higher one: (importer, imported, line)."""
     return sorted((a, b, line) for (a, b), line in edges.items() if layer(b) > layer(a))
@@ -137,16 +150,16 @@ def main(argv: list[str]) -> None:
     ups = up_imports(edges)
     found = cycles(edges)
     largest = max(found, key=len, default=[])
-    packages = {(a.split(".")[1] if "." in a else a, b.split(".")[1] if "." in b else b)
-                for a, b in edges}
-    packages = {(a, b) for a, b in packages if a != b}
+    packages = package_arrows(edges)
     print(f"modules {len(modules(root))}, module arrows {len(edges)}, "
           f"package arrows {len(packages)}, up-imports {len(ups)}, cycles {len(found)}, "
-          f"largest cycle {len(largest)} modules")
+          f"largest cycle {len(largest)} modules, package cycles {len(cycles(packages))}")
     for a, b, line in ups:
         print(f"  up: {a}:{line} -> {b} ({LAYER_NAMES[layer(a)]} -> {LAYER_NAMES[layer(b)]})")
     for comp in found:
         print(f"  cycle of {len(comp)}: {', '.join(comp)}")
+    for comp in cycles(packages):
+        print(f"  package cycle: {', '.join(comp)}")
 
 
 if __name__ == "__main__":

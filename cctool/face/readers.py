@@ -91,7 +91,7 @@ class Readers:
         """One GraphFrame per run of a SpotDB directory of ``.cali`` files, in path order;
         ``list_of_ids`` keeps the runs whose file name (with or without ``.cali``) it holds."""
         from cctool.readers import read
-        from cctool.readers.spotdb import run_files
+        from cctool.readers.caliper.spotdb import run_files
 
         files = run_files(Path(db_key))
         if list_of_ids is not None:
