@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
     import polars as pl
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
+    from cctool.render.emit import Report
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
@@ -178,14 +181,50 @@ def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
     return merge(gf, by, agg)
 
 
-def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = None,
-         threshold: float = 0.0, rank: int | None = None, thread: int | None = None,
-         agg: str = "sum", precision: int = 4, width: int = 120,
-         fmt: str | None = None) -> str:
-    """``cctool tree``: the tree as text (no color), as the command prints it."""
-    return _frame(profile, fmt).tree(list(metrics) or None, precision=precision, depth=depth,
-                                     rank=rank, thread=thread, agg=agg, threshold=threshold,
-                                     width=width)
+def tree(profile: Profile, *, view: str = "top-down", to: str | None = None,
+         metrics: Sequence[str] = (), depth: int | None = None, threshold: float = 0.0,
+         rank: int | None = None, thread: int | None = None, agg: str = "sum",
+         by: str = "name", percent: bool | None = None, data: bool = False,
+         precision: int = 4, width: int = 120, options: TreeOptions | None = None,
+         fmt: str | None = None) -> pl.DataFrame | bytes:
+    """``cctool tree``: one view of the profile, as its rows, or written in format ``to``.
+
+    Args:
+        profile: a GraphFrame or a path.
+        view: ``top-down`` (the tree), ``bottom-up`` (callers down to the roots), ``flat``
+            (module > file > function > loop > line), ``top`` (pprof's top: per function
+            self, self%, sum%, cum, cum%) or ``hot-path`` (the tree with only its hot path
+            open, marked ◆).
+        to: None returns the view's rows as a Polars table (what ``--to json`` holds);
+            a format name (``text``, ``json``, ``csv``, ``html``, ``cct``, ``folded``,
+            ``speedscope``, ``pprof``) returns the bytes the command writes in it (text
+            without color at ``width``).
+        metrics, depth, threshold, rank, thread, agg, precision: as the command's options;
+            ``options``, a whole :class:`cctool.options.TreeOptions`, replaces them.
+        by: the attribute naming functions in ``bottom-up`` and ``top``.
+        percent: a % of the profile's total beside the first metric (None: in text only).
+        data: the data-object tree of a memory profile (DHAT, Caliper's alloc service).
+        fmt: the reader for a path (as ``--from``).
+    """
+    from cctool.render.emit import render
+
+    opts = options or TreeOptions(metrics=tuple(metrics), depth=depth, threshold=threshold,
+                                  rank=rank, thread=thread, agg=agg, precision=precision)
+    title = "" if isinstance(profile, model.GraphFrame) else os.fspath(profile)
+    request = TreeView(view=view, tree=opts, by=by, percent=percent, data=data, title=title)
+    report = tree_report(profile, request, fmt=fmt)
+    if to is None:
+        assert report.records is not None
+        return report.records()[0]
+    return render(report, to, width, command="tree")
+
+
+def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None) -> Report:
+    """What ``cctool tree`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the view's text, records, page and exports."""
+    from cctool.render.tree_report import tree_report as report
+
+    return report(_frame(profile, fmt), request)
 
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
