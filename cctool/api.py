@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
 from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
 from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
     from cctool.render.emit import Report
+    from cctool.render.tui.model import ViewModel
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
@@ -153,17 +156,40 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
 
 
-def select(profile: Profile, query: str | Query, *, squash: bool = True,
-          keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
-          fmt: str | None = None) -> GraphFrame:
+def select(profile: Profile, query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame:
     """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
     package): the nodes ``query`` matches (either dialect's text, or a parsed
     query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
-    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values."""
-    from cctool.ops.query import filter_graph, match_nodes
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
 
+    Queries combine as the command's ``--and``/``--or``/``--not`` do: (``query`` and every
+    ``all_of``, or any ``any_of``) minus every ``none_of``; ``query`` may be left out when
+    ``none_of`` is given (every node but those). A note says when nothing matched.
+    """
+    from cctool.errors import CctoolError, note
+    from cctool.ops.query import everything, filter_graph, match_nodes, parse_query
+
+    if query is None and not none_of:
+        raise CctoolError("give a query (or one to leave out)")
+
+    def parsed(q: str | Query) -> Query:
+        return parse_query(q) if isinstance(q, str) else q
+
+    combined = parsed(query) if query is not None else everything()
+    for q in all_of:
+        combined = combined & parsed(q)
+    for q in any_of:
+        combined = combined | parsed(q)
+    for q in none_of:
+        combined = combined & ~parsed(q)
     gf = _frame(profile, fmt)
-    ids = match_nodes(gf, query, ranks=ranks, agg=agg)
+    ids = match_nodes(gf, combined, ranks=ranks, agg=agg)
+    if ids.size == 0:
+        note("no nodes matched")
     return lift(filter_graph(gf, ids, squash=squash, keep_inclusive=keep_inclusive))
 
 
@@ -432,3 +458,72 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def groupby_report(profile: Profile, request: GroupView, *, fmt: str | None = None) -> Report:
+    """What ``cctool groupby`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the graph drawn, the groups' table, the JSON graph, the
+    saved call graph."""
+    from cctool.render.reports import groupby_report as report
+
+    return report(_frame(profile, fmt), request)
+
+
+def hot_path_report(profile: Profile, request: HotPathView, *,
+                    fmt: str | None = None) -> Report:
+    """What ``cctool hot-path`` writes for ``request`` (the path :func:`hot_path` finds): a
+    titled table, or its rows as records (``total%`` as ``request.percent`` says)."""
+    from cctool.render.reports import hot_path_report as report
+
+    gf = _frame(profile, fmt)
+    r = request
+    path = hot_path(gf, metric=r.metric, threshold=r.threshold, start=r.start, agg=r.agg,
+                    rank=r.rank, thread=r.thread)
+    return report(gf, path, request)
+
+
+def select_report(profile: Profile, query: str | Query | None = None, *,
+                  all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+                  none_of: Sequence[str | Query] = (), squash: bool = True,
+                  keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+                  options: TreeOptions | None = None, fmt: str | None = None) -> Report:
+    """What ``cctool query`` writes: :func:`select`'s result (same arguments) as a tree
+    drawn with ``options`` (nothing when empty), its rows as records, or the saved
+    profile."""
+    from cctool.render.reports import frame_report
+
+    kept = select(profile, query, all_of=all_of, any_of=any_of, none_of=none_of,
+                  squash=squash, keep_inclusive=keep_inclusive, ranks=ranks, agg=agg, fmt=fmt)
+    return frame_report(kept, options or TreeOptions(agg=agg))
+
+
+def summary(profile: Profile, *, fmt: str | None = None) -> dict[str, Any]:
+    """``cctool read``'s summary of a profile: format, nodes, rows, ranks, threads, metrics
+    (and which are derived), units, what the reader found missing, and the roots' totals
+    (each metric summed over ranks and threads)."""
+    from cctool.ops.summary import summarize
+
+    return summarize(_frame(profile, fmt))
+
+
+def read_report(profiles: Sequence[Profile], paths: Sequence[str | None] | None = None, *,
+                fmt: str | None = None) -> Report:
+    """What ``cctool read`` prints of ``profiles`` (named by ``paths``): their summaries
+    (:func:`summary`) as text or JSON."""
+    from cctool.render.summary import summary_report
+
+    names = list(paths) if paths is not None else [None] * len(profiles)
+    return summary_report(names, [summary(p, fmt=fmt) for p in profiles])
+
+
+def view_model(profile: Profile, *, view: str = "top-down", metric: str | None = None,
+               agg: str = "sum", rank: int | None = None, thread: int | None = None,
+               by: str = "name", fmt: str | None = None) -> ViewModel:
+    """What ``cctool view`` browses: the ``view`` (``top-down``, ``bottom-up`` or ``flat``)
+    of one metric pair, with the viewer's expansion, sort, search and cursor (see
+    :class:`cctool.render.tui.model.ViewModel`)."""
+    from cctool.ops.views import ViewOptions
+    from cctool.render.tui.model import ViewModel
+
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return ViewModel(_frame(profile, fmt), opts, view)

@@ -200,3 +200,26 @@ def test_tree_exports_are_the_commands(tmp_path: Path) -> None:
     gf = cctool.read(CALI4)
     roots = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()[gf.roots].sum()
     assert total == pytest.approx(roots * 1e9, abs=len(folded.splitlines()))
+
+
+def test_select_combines_queries_as_the_command_does(gf: GraphFrame) -> None:
+    kept = cctool.select(gf, '["*"]', none_of=['[{"name": "main_loop"}, "*"]'])
+    res = CliRunner().invoke(cli, ["query", str(CALI4), '["*"]', "--not",
+                                   '[{"name": "main_loop"}, "*"]', "--to", "json"])
+    names = [r["name"] for r in json.loads(res.stdout)["rows"]]
+    assert sorted(kept.nodes["name"].to_list()) == sorted(names) and "main_loop" not in names
+    # Only what a query leaves out: every other node.
+    rest = cctool.select(gf, none_of=['[{"name": "main_loop"}, "*"]'])
+    assert sorted(rest.nodes["name"].to_list()) == sorted(names)
+    with pytest.raises(CctoolError, match="give a query"):
+        cctool.select(gf)
+
+
+def test_read_report_is_the_commands_summary() -> None:
+    from cctool.render.emit import render
+
+    res = CliRunner().invoke(cli, ["read", str(CALI4), str(CALI1), "--json"])
+    report = cctool.api.read_report([CALI4, CALI1], [str(CALI4), str(CALI1)])
+    assert render(report, "json") == res.stdout_bytes
+    assert [s["nodes"] for s in json.loads(res.stdout)] == [cctool.read(p).num_nodes
+                                                          for p in (CALI4, CALI1)]

@@ -14,15 +14,16 @@ if TYPE_CHECKING:
 PROFILE_FORMATS = ("folded", "speedscope", "pprof", "cct")  # tree's formats of a whole profile
 
 
-def tree_view(ctx: click.Context, page: str | None) -> str:
+def tree_view(ctx: click.Context, to: str, page: str | None) -> str:
     """The view ``cctool tree``'s flags ask for (``--flat`` is pprof's ``top``,
     ``--expand-hot`` the ``hot-path`` view of the tree), after refusing the flags that do
-    not go with it, with the page (``page``: its file) or with the format."""
-    p = ctx.params
+    not go with it, with the page (``page``: its file) or with the format ``to`` (as
+    ``--to`` or ``-o``'s suffix chose it)."""
+    p = {**ctx.params, "to": to}
     if page is not None:
         from cctool.cli._html import refuse_text_only
 
-        refuse_text_only(ctx, by_format=p["to"] == "html")
+        refuse_text_only(ctx, by_format=to == "html")
     elif p["annotations"] is not None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     picked = [v for v, on in (("top", p["flat"]), ("bottom-up", p["bottom_up"])) if on]
@@ -38,7 +39,7 @@ def tree_view(ctx: click.Context, page: str | None) -> str:
     if page is not None and view not in ("top-down", "hot-path"):
         raise click.UsageError(f"--html and the {view} view do not go together: the page "
                                "draws the top-down tree")
-    if p["to"] in PROFILE_FORMATS:
+    if to in PROFILE_FORMATS:
         _refuse_for_profile(p, page)
     if view in ("bottom-up", "flat") and len(p["metrics"]) > 1:
         raise click.UsageError(f"--view {view} follows one metric pair; give one --metric")

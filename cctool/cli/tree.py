@@ -99,7 +99,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     from cctool.render.emit import emit
 
     page = page_file(ctx, to, output, html)
-    kind = tree_view(ctx, page)
+    kind = tree_view(ctx, to, page)
     gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler), to)
     opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
