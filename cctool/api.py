@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
@@ -205,6 +205,22 @@ def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
 
         gf = data_objects(gf)
     return merge(gf, by, agg)
+
+
+@overload
+def tree(profile: Profile, *, view: str = ..., to: None = None,
+         metrics: Sequence[str] = ..., depth: int | None = ..., threshold: float = ...,
+         rank: int | None = ..., thread: int | None = ..., agg: str = ..., by: str = ...,
+         percent: bool | None = ..., data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> pl.DataFrame: ...
+
+
+@overload
+def tree(profile: Profile, *, view: str = ..., to: str, metrics: Sequence[str] = ...,
+         depth: int | None = ..., threshold: float = ..., rank: int | None = ...,
+         thread: int | None = ..., agg: str = ..., by: str = ..., percent: bool | None = ...,
+         data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> bytes: ...
 
 
 def tree(profile: Profile, *, view: str = "top-down", to: str | None = None,
