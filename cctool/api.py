@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
+from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
     import polars as pl
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
+    from cctool.render.emit import Report
+    from cctool.render.tui.model import ViewModel
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
@@ -150,17 +156,40 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
 
 
-def select(profile: Profile, query: str | Query, *, squash: bool = True,
-          keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
-          fmt: str | None = None) -> GraphFrame:
+def select(profile: Profile, query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame:
     """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
     package): the nodes ``query`` matches (either dialect's text, or a parsed
     query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
-    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values."""
-    from cctool.ops.query import filter_graph, match_nodes
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
 
+    Queries combine as the command's ``--and``/``--or``/``--not`` do: (``query`` and every
+    ``all_of``, or any ``any_of``) minus every ``none_of``; ``query`` may be left out when
+    ``none_of`` is given (every node but those). A note says when nothing matched.
+    """
+    from cctool.errors import CctoolError, note
+    from cctool.ops.query import everything, filter_graph, match_nodes, parse_query
+
+    if query is None and not none_of:
+        raise CctoolError("give a query (or one to leave out)")
+
+    def parsed(q: str | Query) -> Query:
+        return parse_query(q) if isinstance(q, str) else q
+
+    combined = parsed(query) if query is not None else everything()
+    for q in all_of:
+        combined = combined & parsed(q)
+    for q in any_of:
+        combined = combined | parsed(q)
+    for q in none_of:
+        combined = combined & ~parsed(q)
     gf = _frame(profile, fmt)
-    ids = match_nodes(gf, query, ranks=ranks, agg=agg)
+    ids = match_nodes(gf, combined, ranks=ranks, agg=agg)
+    if ids.size == 0:
+        note("no nodes matched")
     return lift(filter_graph(gf, ids, squash=squash, keep_inclusive=keep_inclusive))
 
 
@@ -178,14 +207,66 @@ def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
     return merge(gf, by, agg)
 
 
-def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = None,
-         threshold: float = 0.0, rank: int | None = None, thread: int | None = None,
-         agg: str = "sum", precision: int = 4, width: int = 120,
-         fmt: str | None = None) -> str:
-    """``cctool tree``: the tree as text (no color), as the command prints it."""
-    return _frame(profile, fmt).tree(list(metrics) or None, precision=precision, depth=depth,
-                                     rank=rank, thread=thread, agg=agg, threshold=threshold,
-                                     width=width)
+@overload
+def tree(profile: Profile, *, view: str = ..., to: None = None,
+         metrics: Sequence[str] = ..., depth: int | None = ..., threshold: float = ...,
+         rank: int | None = ..., thread: int | None = ..., agg: str = ..., by: str = ...,
+         percent: bool | None = ..., data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> pl.DataFrame: ...
+
+
+@overload
+def tree(profile: Profile, *, view: str = ..., to: str, metrics: Sequence[str] = ...,
+         depth: int | None = ..., threshold: float = ..., rank: int | None = ...,
+         thread: int | None = ..., agg: str = ..., by: str = ..., percent: bool | None = ...,
+         data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> bytes: ...
+
+
+def tree(profile: Profile, *, view: str = "top-down", to: str | None = None,
+         metrics: Sequence[str] = (), depth: int | None = None, threshold: float = 0.0,
+         rank: int | None = None, thread: int | None = None, agg: str = "sum",
+         by: str = "name", percent: bool | None = None, data: bool = False,
+         precision: int = 4, width: int = 120, options: TreeOptions | None = None,
+         fmt: str | None = None) -> pl.DataFrame | bytes:
+    """``cctool tree``: one view of the profile, as its rows, or written in format ``to``.
+
+    Args:
+        profile: a GraphFrame or a path.
+        view: ``top-down`` (the tree), ``bottom-up`` (callers down to the roots), ``flat``
+            (module > file > function > loop > line), ``top`` (pprof's top: per function
+            self, self%, sum%, cum, cum%) or ``hot-path`` (the tree with only its hot path
+            open, marked ◆).
+        to: None returns the view's rows as a Polars table (what ``--to json`` holds);
+            a format name (``text``, ``json``, ``csv``, ``html``, ``cct``, ``folded``,
+            ``speedscope``, ``pprof``) returns the bytes the command writes in it (text
+            without color at ``width``).
+        metrics, depth, threshold, rank, thread, agg, precision: as the command's options;
+            ``options``, a whole :class:`cctool.options.TreeOptions`, replaces them.
+        by: the attribute naming functions in ``bottom-up`` and ``top``.
+        percent: a % of the profile's total beside the first metric (None: in text only).
+        data: the data-object tree of a memory profile (DHAT, Caliper's alloc service).
+        fmt: the reader for a path (as ``--from``).
+    """
+    from cctool.render.emit import render
+
+    opts = options or TreeOptions(metrics=tuple(metrics), depth=depth, threshold=threshold,
+                                  rank=rank, thread=thread, agg=agg, precision=precision)
+    title = "" if isinstance(profile, model.GraphFrame) else os.fspath(profile)
+    request = TreeView(view=view, tree=opts, by=by, percent=percent, data=data, title=title)
+    report = tree_report(profile, request, fmt=fmt)
+    if to is None:
+        assert report.records is not None
+        return report.records()[0]
+    return render(report, to, width, command="tree")
+
+
+def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None) -> Report:
+    """What ``cctool tree`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the view's text, records, page and exports."""
+    from cctool.render.tree_report import tree_report as report
+
+    return report(_frame(profile, fmt), request)
 
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
@@ -393,3 +474,72 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def groupby_report(profile: Profile, request: GroupView, *, fmt: str | None = None) -> Report:
+    """What ``cctool groupby`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the graph drawn, the groups' table, the JSON graph, the
+    saved call graph."""
+    from cctool.render.reports import groupby_report as report
+
+    return report(_frame(profile, fmt), request)
+
+
+def hot_path_report(profile: Profile, request: HotPathView, *,
+                    fmt: str | None = None) -> Report:
+    """What ``cctool hot-path`` writes for ``request`` (the path :func:`hot_path` finds): a
+    titled table, or its rows as records (``total%`` as ``request.percent`` says)."""
+    from cctool.render.reports import hot_path_report as report
+
+    gf = _frame(profile, fmt)
+    r = request
+    path = hot_path(gf, metric=r.metric, threshold=r.threshold, start=r.start, agg=r.agg,
+                    rank=r.rank, thread=r.thread)
+    return report(gf, path, request)
+
+
+def select_report(profile: Profile, query: str | Query | None = None, *,
+                  all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+                  none_of: Sequence[str | Query] = (), squash: bool = True,
+                  keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+                  options: TreeOptions | None = None, fmt: str | None = None) -> Report:
+    """What ``cctool query`` writes: :func:`select`'s result (same arguments) as a tree
+    drawn with ``options`` (nothing when empty), its rows as records, or the saved
+    profile."""
+    from cctool.render.reports import frame_report
+
+    kept = select(profile, query, all_of=all_of, any_of=any_of, none_of=none_of,
+                  squash=squash, keep_inclusive=keep_inclusive, ranks=ranks, agg=agg, fmt=fmt)
+    return frame_report(kept, options or TreeOptions(agg=agg))
+
+
+def summary(profile: Profile, *, fmt: str | None = None) -> dict[str, Any]:
+    """``cctool read``'s summary of a profile: format, nodes, rows, ranks, threads, metrics
+    (and which are derived), units, what the reader found missing, and the roots' totals
+    (each metric summed over ranks and threads)."""
+    from cctool.ops.summary import summarize
+
+    return summarize(_frame(profile, fmt))
+
+
+def read_report(profiles: Sequence[Profile], paths: Sequence[str | None] | None = None, *,
+                fmt: str | None = None) -> Report:
+    """What ``cctool read`` prints of ``profiles`` (named by ``paths``): their summaries
+    (:func:`summary`) as text or JSON."""
+    from cctool.render.summary import summary_report
+
+    names = list(paths) if paths is not None else [None] * len(profiles)
+    return summary_report(names, [summary(p, fmt=fmt) for p in profiles])
+
+
+def view_model(profile: Profile, *, view: str = "top-down", metric: str | None = None,
+               agg: str = "sum", rank: int | None = None, thread: int | None = None,
+               by: str = "name", fmt: str | None = None) -> ViewModel:
+    """What ``cctool view`` browses: the ``view`` (``top-down``, ``bottom-up`` or ``flat``)
+    of one metric pair, with the viewer's expansion, sort, search and cursor (see
+    :class:`cctool.render.tui.model.ViewModel`)."""
+    from cctool.ops.views import ViewOptions
+    from cctool.render.tui.model import ViewModel
+
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return ViewModel(_frame(profile, fmt), opts, view)

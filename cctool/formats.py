@@ -8,7 +8,9 @@ profile). The module imports nothing, so the CLI reads it without Polars.
 
 A writer is ``"module:function"`` taking ``(gf, opts: TreeOptions, title: str)`` and
 returning the file's bytes. Formats without one (``text``, ``json``, ``csv``, ...) write a
-command's own result: each command renders those itself through :mod:`cctool.render`.
+command's own result; ``kind`` says how :func:`cctool.render.emit.emit`, the one output
+dispatch, writes it (a text view, records of a table, a document the result writes itself,
+or a whole profile through the writer).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class OutputFormat:
         writer: ``"module:function"`` writing a whole profile, or None (a command's result).
         export: a file for another tool's viewer; ``cctool tree --to NAME`` writes it, and
             a command that cannot says so.
+        kind: how a result is written in it: ``text`` (a view drawn for people, colored on a
+            terminal), ``records`` (a table as JSON or CSV), ``document`` (a file the result
+            writes itself: a page, a report) or ``profile`` (the whole profile, by
+            ``writer``).
     """
 
     name: str
@@ -35,24 +41,27 @@ class OutputFormat:
     binary: bool = False
     writer: str | None = None
     export: bool = False
+    kind: str = "document"
 
 
 FORMATS: tuple[OutputFormat, ...] = (
-    OutputFormat("text"),
-    OutputFormat("tree"),
-    OutputFormat("table"),
-    OutputFormat("json", (".json",)),
-    OutputFormat("csv", (".csv",)),
+    OutputFormat("text", kind="text"),
+    OutputFormat("tree", kind="text"),
+    OutputFormat("table", kind="text"),
+    OutputFormat("json", (".json",), kind="records"),
+    OutputFormat("csv", (".csv",), kind="records"),
     OutputFormat("markdown", (".md",)),
     OutputFormat("junit", (".xml",)),
     OutputFormat("html", (".html", ".htm")),
-    OutputFormat("cct", (".cct",), binary=True, writer="cctool.render.exports:write_cct"),
+    OutputFormat("cct", (".cct",), binary=True, writer="cctool.render.exports:write_cct",
+                 kind="profile"),
     OutputFormat("folded", (".folded",), writer="cctool.render.exports:write_folded",
-                 export=True),
+                 export=True, kind="profile"),
     OutputFormat("speedscope", (".speedscope.json",),
-                 writer="cctool.render.exports:write_speedscope", export=True),
+                 writer="cctool.render.exports:write_speedscope", export=True,
+                 kind="profile"),
     OutputFormat("pprof", (".pb.gz", ".pprof"), binary=True,
-                 writer="cctool.render.exports:write_pprof", export=True),
+                 writer="cctool.render.exports:write_pprof", export=True, kind="profile"),
 )
 BY_NAME = {f.name: f for f in FORMATS}
 EXPORTS = tuple(f.name for f in FORMATS if f.export)

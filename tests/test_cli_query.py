@@ -105,7 +105,7 @@ def test_empty_match_exits_zero_with_a_note(data, tmp_path) -> None:
     db = str(data("hpctoolkit-cpi-database"))
     res = run("query", db, '[{"name": "no such function"}]')
     assert res.exit_code == 0
-    assert res.stdout == "" and res.stderr == "no nodes matched\n"
+    assert res.stdout == "" and res.stderr == "note: no nodes matched\n"
     res = run("query", db, '[{"name": "no such function"}]', "--to", "json")
     assert json_rows(res.stdout) == []
     res = run("query", db, '[{"name": "nothing"}]', "-o", str(tmp_path / "empty.cct"))

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import cctool
 from cctool import GraphFrame, QueryMatcher
 from cctool.cli import cli
-from cctool.errors import QueryError
+from cctool.errors import CctoolError, CctoolWarning, QueryError
 from cctool.model import frame as model
 
 DATA = Path(__file__).parent / "data"
@@ -87,7 +87,7 @@ def test_query_groupby_and_tree_calls(gf: GraphFrame) -> None:
     graph = cctool.groupby(gf, "name")
     assert graph.frame.num_nodes == gf.nodes["name"].n_unique()
     out = CliRunner().invoke(cli, ["tree", str(CALI4), "--depth", "3"])
-    assert cctool.tree(CALI4, depth=3) == out.stdout
+    assert cctool.tree(CALI4, depth=3, to="text").decode() == out.stdout
 
 
 def test_ensemble_calls(tmp_path: Path) -> None:
@@ -194,3 +194,56 @@ def test_hatchets_in_place_methods_change_the_frame_and_return_it(gf: GraphFrame
     assert statement.num_ranks == assigned.num_ranks == 1 and gf.num_ranks == 4
     assert statement.metrics.equals(assigned.metrics)
     statement.validate()
+
+
+@pytest.mark.parametrize("view, flags", [("bottom-up", ["--view", "bottom-up"]),
+                                         ("flat", ["--view", "flat"]), ("top", ["--flat"]),
+                                         ("hot-path", ["--expand-hot"])])
+def test_tree_views_as_data_and_formats(view: str, flags: list[str]) -> None:
+    rows = cctool.tree(CALI4, view=view)
+    out = CliRunner().invoke(cli, ["tree", str(CALI4), *flags, "--to", "csv"])
+    assert out.exit_code == 0, out.stderr
+    # The rows are what the command writes: the same values in the same order.
+    header = out.stdout.splitlines()[0].split(",")
+    assert [h.split(" [")[0] for h in header] == rows.columns
+    assert len(out.stdout.splitlines()) == rows.height + 1
+    text = CliRunner().invoke(cli, ["tree", str(CALI4), *flags, "--width", "100"])
+    assert cctool.tree(CALI4, view=view, to="text", width=100).decode() == text.stdout
+
+
+def test_tree_exports_are_the_commands(tmp_path: Path) -> None:
+    for fmt in ("folded", "speedscope", "pprof", "cct"):
+        out = tmp_path / f"x.{fmt}"
+        res = CliRunner().invoke(cli, ["tree", str(CALI4), "--to", fmt, "-o", str(out)])
+        assert res.exit_code == 0, res.stderr
+        assert cctool.tree(CALI4, to=fmt) == out.read_bytes(), fmt
+    # The stacks add up to the profile's own total time, in whole nanoseconds.
+    with pytest.warns(CctoolWarning, match="nanoseconds"):
+        folded = cctool.tree(CALI4, to="folded").decode()
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines())
+    gf = cctool.read(CALI4)
+    roots = gf.node_values(["time (inc)"])["time (inc)"].to_numpy()[gf.roots].sum()
+    assert total == pytest.approx(roots * 1e9, abs=len(folded.splitlines()))
+
+
+def test_select_combines_queries_as_the_command_does(gf: GraphFrame) -> None:
+    kept = cctool.select(gf, '["*"]', none_of=['[{"name": "main_loop"}, "*"]'])
+    res = CliRunner().invoke(cli, ["query", str(CALI4), '["*"]', "--not",
+                                   '[{"name": "main_loop"}, "*"]', "--to", "json"])
+    names = [r["name"] for r in json.loads(res.stdout)["rows"]]
+    assert sorted(kept.nodes["name"].to_list()) == sorted(names) and "main_loop" not in names
+    # Only what a query leaves out: every other node.
+    rest = cctool.select(gf, none_of=['[{"name": "main_loop"}, "*"]'])
+    assert sorted(rest.nodes["name"].to_list()) == sorted(names)
+    with pytest.raises(CctoolError, match="give a query"):
+        cctool.select(gf)
+
+
+def test_read_report_is_the_commands_summary() -> None:
+    from cctool.render.emit import render
+
+    res = CliRunner().invoke(cli, ["read", str(CALI4), str(CALI1), "--json"])
+    report = cctool.api.read_report([CALI4, CALI1], [str(CALI4), str(CALI1)])
+    assert render(report, "json") == res.stdout_bytes
+    assert [s["nodes"] for s in json.loads(res.stdout)] == [cctool.read(p).num_nodes
+                                                          for p in (CALI4, CALI1)]

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from cctool.model.frame import GraphFrame
-    from cctool.options import CompareOptions, TreeOptions
+    from cctool.options import CompareOptions
 
 
 def refuse_view_options(to: str, given: Mapping[str, bool]) -> None:
@@ -21,14 +20,6 @@ def refuse_view_options(to: str, given: Mapping[str, bool]) -> None:
         raise click.UsageError(
             f"{', '.join(used)} shape{'s' if len(used) == 1 else ''} the text view; "
             f"--to {to} writes every call path (keep some with 'cctool query' first)")
-
-
-def write_export(gf: GraphFrame, to: str, opts: TreeOptions, output: str, title: str) -> None:
-    """Write ``gf`` as export ``to`` (to stdout or ``output``)."""
-    from cctool.cli._io import write_bytes
-    from cctool.render.exports import export
-
-    write_bytes(output, export(gf, to, opts, title))
 
 
 def write_diff_folded(a: str, b: str, fmt: str | None, opts: CompareOptions,

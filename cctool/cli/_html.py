@@ -10,7 +10,6 @@ import click
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
-    from cctool.options import TreeOptions
 
 # Flags of the text output that the page has no counterpart for; each with why.
 TEXT_ONLY = {
@@ -53,22 +52,6 @@ def refuse_text_only(ctx: click.Context, by_format: bool = False) -> None:
             raise click.UsageError(f"{page} and {flag} do not go together: {why}")
 
 
-def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
-                    expand_hot: bool, annotations: str | None = None) -> None:
-    """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
-    ``expand_hot``, the notes of the ``annotations`` file on the nodes with their call
-    paths; stderr says how many found none)."""
-    from dataclasses import replace
-
-    from cctool.cli._io import write_text
-    from cctool.render.html import HtmlOptions, to_html
-
-    notes = page_notes(gf, annotations, profile)
-    options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot,
-                      annotations=notes)
-    write_text(path, to_html(gf, options))
-
-
 def annotations_option(f: Any) -> Any:
     """``--annotations FILE`` of the page-writing commands."""
     return click.option("--annotations", "annotations", default=None, metavar="FILE",
@@ -78,15 +61,9 @@ def annotations_option(f: Any) -> Any:
 
 def page_notes(gf: GraphFrame, path: str | None, profile: str) -> tuple[tuple[int, str], ...]:
     """The notes of the annotations file ``path`` on the nodes of ``gf`` with the same call
-    path; stderr says how many match none (a few of their paths named)."""
+    path (none without a file); a warning says how many match none."""
     if path is None:
         return ()
-    from cctool.ops.annotations import load, match
+    from cctool.ops.annotations import notes_on
 
-    found, missing = match(gf, load(path))
-    if missing:
-        shown = "; ".join(" › ".join(a.names[-2:]) for a in missing[:3])
-        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        click.echo(f"cctool: {len(missing)} of {len(found) + len(missing)} annotations "
-                   f"match no call path of {profile}: {shown}{more}", err=True)
-    return tuple(found)
+    return notes_on(gf, path, profile)

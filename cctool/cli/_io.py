@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from cctool.model.frame import GraphFrame
+    from cctool.render.emit import Sink
 
 
 def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
@@ -230,49 +231,26 @@ def emit_renderable(
     ctx: click.Context, renderable: RenderableType, output: str, width: int | None
 ) -> None:
     """Print a Rich renderable to stdout, or render it as plain text into ``output``."""
-    from cctool.render import Trimmed, plain_text, to_text
+    from cctool.render.emit import write_text_view
 
-    if output == "-":
-        con = console(ctx, output, width)
-        if not con.is_terminal and con.no_color:  # a pipe or file: no Rich work per line
-            text = plain_text(renderable, con.width, con.options.ascii_only)
-            if text is not None:
-                sys.stdout.write(text)
-                return
-        con.print(Trimmed(renderable))
-        return
-
-    write_text(output, to_text(renderable, width=text_width(width, output), color=False))
+    write_text_view(renderable, sink(ctx, output, width))
 
 
 def emit_table(
     df: pl.DataFrame, to: str, output: str, units: Mapping[str, str | None] | None = None
 ) -> None:
     """Write a table as JSON records or CSV; ``units`` ({column: unit}) go into the headers."""
-    from cctool.render.records import to_csv, to_json_records, with_units
+    from cctool.render.emit import write_records
 
-    df = with_units(df, units or {})
-    if to == "json":
-        ctx = click.get_current_context(silent=True)
-        command = ctx.info_name if ctx is not None else None
-        data = to_json_records(df, command)
-    else:
-        data = to_csv(df).encode()
-    write_bytes(output, data)
+    write_records(df, to, sink(click.get_current_context(silent=True), output, None), units)
 
 
 def metric_units(gf: GraphFrame, columns: Sequence[str],
                  agg: str = "sum") -> dict[str, str | None]:
-    """{column: unit} of the metric columns among ``columns`` (for record headers), their
-    locations combined by ``agg`` (a cv has no unit)."""
-    from cctool.model.metrics import aggregated
+    """{column: unit} of the metric columns among ``columns`` (for record headers)."""
+    from cctool.render.records import metric_units as units
 
-    out: dict[str, str | None] = {}
-    for c in columns:
-        if c in gf.metric_columns or c in gf.metric_info:
-            unit = aggregated(gf.metric(c), agg).unit
-            out[c] = None if unit in ("unknown", "") else unit
-    return out
+    return units(gf, columns, agg)
 
 
 def write_text(output: str, text: str) -> None:
@@ -283,3 +261,16 @@ def write_bytes(output: str, data: bytes) -> None:
     from cctool.render.files import write_bytes_atomic
 
     write_bytes_atomic(output, data)
+
+
+def sink(ctx: click.Context | None, output: str, width: int | None) -> Sink:
+    """Where a command's output goes, with the CLI's text policy: on stdout a console
+    colored by ``--color``/NO_COLOR and the terminal, as wide as ``--width``, the terminal
+    or COLUMNS; in a file plain text at that width; JSON records name the command."""
+    from functools import partial
+
+    from cctool.render.emit import Sink
+
+    make = partial(console, ctx, output, width) if ctx is not None else None
+    return Sink(path=output, console=make, width=text_width(width, output),
+                command=ctx.info_name if ctx is not None else None)

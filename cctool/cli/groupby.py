@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
-
-if TYPE_CHECKING:
-    import polars as pl
-
-    from cctool.model.frame import GraphFrame
-    from cctool.model.metrics import Metric
 
 from cctool.cli._options import (
     derive_option,
@@ -66,79 +58,11 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
       cctool groupby run.cct --by name -o callgraph.cct
       cctool groupby dhat-run/ --by variable --to table
     """
-    from cctool.cli._io import emit_renderable, emit_table, load, metric_units, write_bytes
-    from cctool.ops.groupby import groupby as merge
+    from cctool import api
+    from cctool.cli._io import load, sink
+    from cctool.render.emit import emit
 
     gf = load(profile, fmt)
-    if by == "variable":  # data objects only: other nodes have no variable to group by
-        from cctool.ops.dataobjects import data_objects
-
-        gf = data_objects(gf)
-        metrics = metrics or tuple(m for m in [gf.metadata.get("data_metric")] if m)
-    from cctool.model.merge import only_metrics, refuse_unmergeable
-
-    refuse_unmergeable(gf, metrics or (None,), agg)
-    cols = [gf.resolve_metric(m) for m in metrics] or [gf.resolve_metric(None)]
-    # Only a saved call graph keeps every metric; the other outputs show the asked ones.
-    graph = merge(gf if to == "cct" else only_metrics(gf, cols), by, agg)
-    whole, gf = gf, graph.frame  # percentages are of the whole profile, not of the groups
-    if to == "cct":
-        from cctool.saved import dumps
-
-        write_bytes(output, dumps(graph.to_graphframe(cols[0])))
-    elif to == "json":
-        write_bytes(output, _graph_json(graph, cols, metric_units(gf, cols)))
-    elif to == "csv":
-        emit_table(graph.table(cols), to, output, metric_units(gf, cols))
-    else:
-        from cctool.options import TreeOptions
-        from cctool.render import describe_locations
-        from cctool.render.tables import graph_renderable, group_table
-
-        opts = TreeOptions(metrics=tuple(cols), precision=precision)
-        info: list[Metric | None] = [gf.metric(c) for c in cols]
-        table, rows, shown = graph.table(cols), graph.rows(cols, depth), list(cols)
-        from cctool.model.shares import frame_share_refusal
-
-        # a % of a mean or a max of the merged nodes means nothing, nor one of a ratio
-        if percent is not False and agg == "sum" and frame_share_refusal(whole,
-                                                                        cols[0]) is None:
-            from cctool.render.percent import PERCENT
-
-            table = _with_percent(whole, table, cols[0])
-            rows = _with_percent(whole, rows, cols[0])
-            shown.insert(1, f"{cols[0]} %")
-            info.insert(1, PERCENT)
-        view = (group_table(table, shown, precision, info=info) if to == "table"
-                else graph_renderable(rows, shown, opts,
-                                      describe_locations(gf, opts, info), info=info))
-        emit_renderable(ctx, view, output, width)
-
-
-def _with_percent(gf: GraphFrame, df: pl.DataFrame, col: str) -> pl.DataFrame:
-    """``df`` with ``<col> %``, the percentage of the whole profile's value, after ``col``."""
-    import polars as pl
-
-    from cctool.ops.views import profile_total
-
-    total = profile_total(gf, col)
-    out = df.with_columns((pl.col(col) * (100.0 / total if total else float("nan")))
-                          .alias(f"{col} %"))
-    names = out.columns
-    names.insert(names.index(col) + 1, names.pop())
-    return out.select(names)
-
-
-def _graph_json(graph: object, cols: list[str], units: dict[str, str | None]) -> bytes:
-    import orjson
-
-    from cctool.ops.groupby import GroupGraph
-    from cctool.render.records import to_json, with_units
-
-    assert isinstance(graph, GroupGraph)
-    nodes = orjson.loads(to_json(with_units(graph.table(cols), units)))
-    edges = orjson.loads(to_json(with_units(
-        graph.edges.select("source", "target", "count", *cols), units)))
-    return orjson.dumps({"schema": "cctool.groupby/1", "by": graph.by, "nodes": nodes,
-                         "edges": edges},
-                        option=orjson.OPT_INDENT_2) + b"\n"
+    request = api.GroupView(by=by, metrics=metrics, agg=agg, depth=depth, percent=percent,
+                            precision=precision)
+    emit(api.groupby_report(gf, request), to, sink(ctx, output, width))

@@ -52,29 +52,10 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
       cctool hot-path db/ --start MPI_Finalize --threshold 0.3 --to json
     """
     from cctool import api
-    from cctool.cli._io import emit_renderable, emit_table, load
-    from cctool.ops.hot_path import default_inclusive
+    from cctool.cli._io import load, sink
+    from cctool.render.emit import emit
 
     gf = load(profile, fmt)
-    col = default_inclusive(gf, metric)
-    df = api.hot_path(gf, metric=col, threshold=threshold, start=start, agg=agg, rank=rank,
-                      thread=thread)
-    if percent and "total%" not in df.columns:  # values that are not parts of a total
-        from cctool.errors import warn
-        from cctool.model.shares import frame_share_refusal
-
-        warn(f"--percent: no total%: {frame_share_refusal(gf, col, agg, rank, thread)}")
-    if not (percent or percent is None and to == "text"):
-        df = df.drop("total%", strict=False)
-    if to != "text":
-        emit_table(df, to, output, {col: gf.metric(col).unit})
-        return
-    from cctool.options import TreeOptions
-    from cctool.render import describe_locations
-    from cctool.render.tables import hot_path_table
-
-    where = describe_locations(gf, TreeOptions(rank=rank, thread=thread, agg=agg),
-                               [gf.metric(col)])
-    title = f"Hot path of {col}, {where}; heaviest child while ≥ {threshold:.0%} of its parent"
-    emit_renderable(ctx, hot_path_table(df, col, title, precision, info=gf.metric(col)),
-                    output, width)
+    request = api.HotPathView(metric=metric, threshold=threshold, start=start, agg=agg,
+                              rank=rank, thread=thread, percent=percent, precision=precision)
+    emit(api.hot_path_report(gf, request), to, sink(ctx, output, width))

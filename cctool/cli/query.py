@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from cctool.cli._formats import FormatChoice
@@ -15,11 +13,6 @@ from cctool.cli._options import (
     profile_argument,
     width_option,
 )
-
-if TYPE_CHECKING:
-    from cctool.model.frame import GraphFrame
-    from cctool.ops.query import Query
-    from cctool.options import TreeOptions
 
 FORMATS = ("tree", "cct", "json", "csv")
 
@@ -85,68 +78,26 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
       cctool query db/ --not '[{"name": "MPI_Init"}, "*"]' -o - | cctool tree -
       cctool query db/ '["*", {"time": "> 0"}]' --ranks all -o kept.cct
     """
-    from cctool.cli._io import load
-    from cctool.ops.query import filter_graph, match_nodes
-    from cctool.options import TreeOptions
+    from cctool import api
+    from cctool.cli._io import load, sink
+    from cctool.render.emit import emit
 
     fmt_out = _output_format(to, output)
-    q = _combined(query_text, ands, ors, nots)
-    gf = load(profile, fmt)
-    ids = match_nodes(gf, q, ranks=ranks, agg=agg)
-    if ids.size == 0:
-        click.echo("no nodes matched", err=True)
-    result = filter_graph(gf, ids, squash=not no_squash, keep_inclusive=keep_inclusive)
-    opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
-    _emit(ctx, result, fmt_out, output or "-", opts, width)
-
-
-def _combined(text: str | None, ands: tuple[str, ...], ors: tuple[str, ...],
-              nots: tuple[str, ...]) -> Query:
-    from cctool.ops.query import everything, parse_query
-
-    if text is None and not nots:
+    if query_text is None and not nots:
         raise click.UsageError("give a QUERY (or --not Q to keep what Q does not match)")
-    q = parse_query(text) if text is not None else everything()
-    for a in ands:
-        q = q & parse_query(a)
-    for o in ors:
-        q = q | parse_query(o)
-    for n in nots:
-        q = q & ~parse_query(n)
-    return q
+    gf = load(profile, fmt)
+    opts = api.TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
+    report = api.select_report(gf, query_text, all_of=ands, any_of=ors, none_of=nots,
+                               ranks=ranks, agg=agg, squash=not no_squash,
+                               keep_inclusive=keep_inclusive, options=opts)
+    emit(report, fmt_out, sink(ctx, output or "-", width))
 
 
 def _output_format(to: str | None, output: str | None) -> str:
     """The output format as every command picks it, except that '-o -' means a .cct (the
-    pipeline form) and no -o a tree."""
+    pipeline form) and no -o a tree (``text`` names the tree too, as everywhere)."""
     from cctool.cli._formats import refuse_binary_terminal, resolve_format
 
-    to = "tree" if to == "text" else to  # text and tree name the same view everywhere
     fmt = resolve_format(to, output, FORMATS, "cct" if output == "-" else "tree")
     refuse_binary_terminal(fmt, output)
     return fmt
-
-
-def _emit(ctx: click.Context, gf: GraphFrame, to: str, output: str, opts: TreeOptions,
-          width: int | None) -> None:
-    """Write the result as a .cct, a tree (nothing when empty) or records."""
-    from cctool.cli._io import emit_renderable, emit_table, write_bytes
-
-    if to == "cct":
-        from cctool.saved import dumps
-
-        write_bytes(output, dumps(gf))
-        return
-    if to == "tree":
-        from cctool.render import tree_renderable
-
-        if gf.num_nodes:
-            emit_renderable(ctx, tree_renderable(gf, opts), output, width)
-        elif output != "-":
-            write_bytes(output, b"")
-        return
-    from cctool.cli._io import metric_units
-    from cctool.render.rows import tree_rows
-
-    rows = tree_rows(gf, opts).drop("hidden")  # unmatched nodes (--no-squash): null values
-    emit_table(rows, to, output, metric_units(gf, rows.columns))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from cctool.cli._options import from_option, memory_bounded
@@ -28,9 +26,10 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
       cctool read hpctoolkit-db/ -o run.cct      # save for fast re-use
       cctool read runs/*.cali --json
     """
+    from cctool import api
     from cctool.cli._io import load_many
-    from cctool.ops.summary import summarize
     from cctool.readers import expand_paths
+    from cctool.render.emit import Sink, emit
 
     if output is not None:
         from cctool.cli._formats import resolve_format
@@ -48,51 +47,4 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
         save(gfs[0], output)
         if output == "-":
             return
-    summaries = [summarize(gf) for gf in gfs]
-    if as_json:
-        import orjson
-
-        # Each summary carries the version of its shape (cctool/schemas/read.json).
-        tagged = [{"schema": "cctool.read/1", **s} for s in summaries]
-        payload = tagged[0] if len(tagged) == 1 else tagged
-        click.echo(orjson.dumps(payload, default=str, option=orjson.OPT_INDENT_2).decode())
-        return
-    for path, s in zip(paths, summaries, strict=True):
-        click.echo(_summary_text(path, s))
-
-
-def _summary_text(path: str | None, s: dict[str, Any]) -> str:
-    lines = [f"{path}:" if path else "profile:"]
-    lines.append(f"  format   {s['format']}")
-    lines.append(f"  nodes    {s['nodes']}")
-    lines.append(f"  rows     {s['rows']}")
-    lines.append(f"  ranks    {s['ranks']}   threads {s['threads']}")
-    lines += _gap_lines(s.get("metadata") or {})
-    lines.append(f"  metrics  {', '.join(s['metrics'])}  (default: {s['default_metric']})")
-    if s["derived"]:
-        lines.append(f"  derived  {', '.join(s['derived'])}")
-    from cctool.render.values import unit_format, with_unit
-
-    units = s.get("units", {})
-    for root in s["roots"]:
-        vals = "  ".join(f"{m}={with_unit(root[m], unit_format(units.get(m)))}"
-                         for m in s["metrics"])
-        lines.append(f"  root     {root['name']}: {vals}")
-    if s.get("estimate"):
-        lines.append(f"  note     {s['estimate']}")
-    return "\n".join(lines)
-
-
-def _gap_lines(meta: dict[str, Any]) -> list[str]:
-    """What a reader found missing (ranks, threads, dumps, empty files), as summary lines."""
-    from cctool.readers._rank_gaps import KEY, spans
-
-    gaps = meta.get(KEY) or {}
-    records = [gaps] + [{**r, "unit": f"thread {t} part"}
-                        for t, r in (meta.get("missing_parts") or {}).items()]
-    out = [f"  missing  {r.get('unit', 'rank')}s {spans(r['missing'])} of {r['expected']}: "
-           f"totals leave {'it' if len(r['missing']) == 1 else 'them'} out"
-           for r in records if r.get("missing")]
-    if gaps.get("empty_files"):
-        out.append(f"  empty    {', '.join(str(f) for f in gaps['empty_files'])}")
-    return out
+    emit(api.read_report(gfs, paths), "json" if as_json else "text", Sink())

@@ -48,13 +48,12 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
         from cctool.render.tui.app import ViewerApp
     except ImportError:
         raise click.UsageError("cctool view needs Textual: pip install 'cctool[tui]'") from None
+    from cctool import api
     from cctool.cli._io import load
-    from cctool.ops.views import ViewOptions
-    from cctool.render.tui.model import ViewModel
 
     gf = load(profile, fmt)
-    model = ViewModel(gf, ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by),
-                      kind)
+    model = api.view_model(gf, view=kind, metric=metric, agg=agg, rank=rank, thread=thread,
+                           by=by)
     app = ViewerApp(model, profile)
     app.run()
     if app.interrupted:  # Ctrl-C, read as a key by the app: exit as after SIGINT (130)

@@ -28,7 +28,7 @@ from cctool.model.paths import POSITIONED_TYPES, SEPARATOR, frame_strings
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
 
-__all__ = ["FORMAT", "Annotation", "load", "match", "parse", "to_json"]
+__all__ = ["FORMAT", "Annotation", "load", "match", "notes_on", "parse", "to_json"]
 
 FORMAT = "cctool-annotations"
 _KEYS = ("name", "type", "file", "line")
@@ -162,3 +162,17 @@ def _frame_string(f: tuple[str, str, str | None, str | None], extra: list[str]) 
     if "line" in extra:
         parts.append(f[3] or "")
     return SEPARATOR.join(parts)
+
+
+def notes_on(gf: GraphFrame, path: str | Path, name: str) -> tuple[tuple[int, str], ...]:
+    """The notes of the annotations file ``path`` on the nodes of ``gf`` (profile ``name``)
+    with the same call path; a warning says how many match none (a few of them named)."""
+    from cctool.errors import warn
+
+    found, missing = match(gf, load(path))
+    if missing:
+        shown = "; ".join(" › ".join(a.names[-2:]) for a in missing[:3])
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        warn(f"{len(missing)} of {len(found) + len(missing)} annotations match no call path "
+             f"of {name}: {shown}{more}")
+    return tuple(found)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import polars as pl
+
+if TYPE_CHECKING:
+    from cctool.model.frame import GraphFrame
 
 
 def with_units(df: pl.DataFrame, units: Mapping[str, str | None]) -> pl.DataFrame:
@@ -52,3 +55,17 @@ def to_csv(df: pl.DataFrame) -> str:
 def clean_float(value: float | None) -> float | None:
     """A float for JSON: None for NaN and infinities."""
     return value if value is not None and math.isfinite(value) else None
+
+
+def metric_units(gf: GraphFrame, columns: Sequence[str],
+                 agg: str = "sum") -> dict[str, str | None]:
+    """{column: unit} of the metric columns among ``columns`` (for record headers), their
+    locations combined by ``agg`` (a cv has no unit)."""
+    from cctool.model.metrics import aggregated
+
+    out: dict[str, str | None] = {}
+    for c in columns:
+        if c in gf.metric_columns or c in gf.metric_info:
+            unit = aggregated(gf.metric(c), agg).unit
+            out[c] = None if unit in ("unknown", "") else unit
+    return out
