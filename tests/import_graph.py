@@ -6,7 +6,7 @@ together). An arrow goes to the most specific ``cctool`` module named (``from cc
 kernels`` is an arrow to ``cctool.kernels``). Used by ``tests/test_architecture.py``; run it
 to print the figures::
 
-    python -m tests.import_graph [REPO]      # modules, arrows, up-imports, largest cycle
+    python -m tests.import_graph [REPO]      # modules, arrows, up-imports, cycles of modules and packages
 """
 
 from __future__ import annotations
@@ -126,6 +126,24 @@ def cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
     return found
 
 
+def package(mod: str) -> str:
+    """The package (or top-level module) of ``cctool`` that ``mod`` belongs to:
+    ``cctool.readers.hpctoolkit.v4`` -> ``cctool.readers``, ``cctool.api`` -> ``cctool.api``."""
+    return ".".join(mod.split(".")[:2])
+
+
+def package_edges(edges: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The import graph seen from above: an arrow between two packages when any module of
+    one imports any module of the other (the root ``cctool`` module, which re-exports the
+    face, counts as its own package)."""
+    out: dict[tuple[str, str], int] = {}
+    for (a, b), line in edges.items():
+        pa, pb = package(a), package(b)
+        if pa != pb:
+            out.setdefault((pa, pb), line)
+    return out
+
+
 def up_imports(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     """Imports from a lower layer into a higher one: (importer, imported, line)."""
     return sorted((a, b, line) for (a, b), line in edges.items() if layer(b) > layer(a))
@@ -137,16 +155,17 @@ def main(argv: list[str]) -> None:
     ups = up_imports(edges)
     found = cycles(edges)
     largest = max(found, key=len, default=[])
-    packages = {(a.split(".")[1] if "." in a else a, b.split(".")[1] if "." in b else b)
-                for a, b in edges}
-    packages = {(a, b) for a, b in packages if a != b}
+    packages = package_edges(edges)
+    package_cycles = cycles(packages)
     print(f"modules {len(modules(root))}, module arrows {len(edges)}, "
           f"package arrows {len(packages)}, up-imports {len(ups)}, cycles {len(found)}, "
-          f"largest cycle {len(largest)} modules")
+          f"largest cycle {len(largest)} modules, package cycles {len(package_cycles)}")
     for a, b, line in ups:
         print(f"  up: {a}:{line} -> {b} ({LAYER_NAMES[layer(a)]} -> {LAYER_NAMES[layer(b)]})")
     for comp in found:
         print(f"  cycle of {len(comp)}: {', '.join(comp)}")
+    for comp in package_cycles:
+        print(f"  package cycle: {', '.join(comp)}")
 
 
 if __name__ == "__main__":
