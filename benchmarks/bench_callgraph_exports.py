@@ -134,7 +134,7 @@ def main() -> None:
         regenerate(args.profile)
     import numpy as np
 
-    from cctool.readers import callgrind
+    from cctool.readers.callgraph import callgrind
 
     gf = callgrind.read(args.profile)
     inc = gf.node_values(["Ir (inc)"], "sum", None, None)["Ir (inc)"].to_numpy()

@@ -22,7 +22,7 @@ Measured, in this order:
    overhead) and the parallel part ``P`` (the tasks' total time on the workers), from which
    Amdahl's expected time ``S + P / N`` and speedup ``(S + P) / (S + P / N)`` for N = 64 and
    1,000 workers. The ranges a database is cut into are set by its size
-   (:func:`cctool.distributed.hpcdb.task_count`); the table says how many N can use.
+   (:func:`cctool.readers.hpctoolkit.in_parts.task_count`); the table says how many N can use.
 """
 
 from __future__ import annotations
@@ -86,35 +86,36 @@ def across_ranks(scheduler: str, db: Path, workers: int) -> dict[str, Any]:
     """``stats --across ranks`` of ``db`` on the cluster, stage by stage."""
     from dask.distributed import Client
 
-    from cctool.distributed import Executor, hpcdb
+    from cctool.distributed import Executor
     from cctool.ops.stats import StatsOptions, rank_stats
+    from cctool.readers.hpctoolkit import in_parts
 
     ex = Executor(scheduler=scheduler, min_workers=workers, timeout=120)
-    with ex.started(("cctool.distributed.hpcdb",)) as running, \
+    with ex.started(("cctool.readers.hpctoolkit.in_parts",)) as running, \
             Client(json.loads(Path(scheduler).read_text())["address"]) as watcher:
-        hpcdb.aggregate_v4(db, "mean", running, sketch=True)  # warm: workers read the files
+        in_parts.aggregate_v4(db, "mean", running, sketch=True)  # warm: workers read the files
         stages: dict[str, float] = {}
         t0 = time.perf_counter()
-        opened = hpcdb.open_db(db)
-        tasks = hpcdb.task_count(opened)
+        opened = in_parts.open_db(db)
+        tasks = in_parts.task_count(opened)
         stages["open, cut ranges"] = time.perf_counter() - t0
         watcher.get_task_stream(start=time.time())  # start recording
         start_wall = time.time()
         t1 = time.perf_counter()
-        agg = hpcdb.aggregate_v4(db, "mean", running, sketch=True)
+        agg = in_parts.aggregate_v4(db, "mean", running, sketch=True)
         reduce_and_finish = time.perf_counter() - t1
         stream = watcher.get_task_stream(start=start_wall)
         t2 = time.perf_counter()
         rank_stats(agg.frame, agg.partials, agg.ranks, StatsOptions())
         stages["statistics table"] = time.perf_counter() - t2
     # The tasks' work on one core with nothing else running: each range scanned in turn here.
-    column = hpcdb.column_of(opened, None)
-    task = hpcdb._Task(opened.scan, None, column)
+    column = in_parts.column_of(opened, None)
+    task = in_parts._Task(opened.scan, None, column)
     t3 = time.perf_counter()
-    for span in hpcdb.ranges(opened.scan, tasks):
+    for span in in_parts.ranges(opened.scan, tasks):
         task(span)
     one_core = time.perf_counter() - t3
-    parts = [task(span) for span in hpcdb.ranges(opened.scan, 2)]
+    parts = [task(span) for span in in_parts.ranges(opened.scan, 2)]
     t4 = time.perf_counter()
     parts[0].merge(parts[1])
     one_merge = time.perf_counter() - t4
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (db / "profile.db").exists():
         generate(db, nodes=args.nodes, ranks=args.ranks, threads=1, metrics=2, seed=3, fmt="v4")
     home = Path(tempfile.mkdtemp(prefix="cctool-dask-"))
-    from cctool.distributed import hpcdb
+    from cctool.readers.hpctoolkit import in_parts
 
     procs, scheduler = _start(home, args.workers)
     try:
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     for n in (args.workers, 64, 1000):
         rows = [("this one", tasks, got["one_core"])]
         if n * 2 > tasks:  # a database sized to the cluster: 2 ranges per worker
-            cells = n * 2 * hpcdb.CELLS_PER_TASK
+            cells = n * 2 * in_parts.CELLS_PER_TASK
             rows.append((f"{cells / 1e9:.2g}G cells", n * 2, per_cell * cells))
         for name, t, work in rows:
             s_n, p_n = expected(n, t, work)

@@ -126,8 +126,8 @@ def main() -> None:
         bombs.append(path)
     cctool = [sys.executable, "-m", "cctool"]
     small = Path(__file__).parent.parent / "tests" / "data" / "chrome-trace" / "viztracer.json"
-    rows = [("floor: python -c 'import cctool.readers.chrome_trace'", 0,
-             measure([sys.executable, "-c", "import cctool.readers.chrome_trace"])),
+    rows = [("floor: python -c 'import cctool.readers.traces.chrome'", 0,
+             measure([sys.executable, "-c", "import cctool.readers.traces.chrome"])),
             ("floor: cctool read viztracer.json (141 events)", 0,
              measure([*cctool, "read", str(small)]))]
     for path in (trace, packed, *bombs):

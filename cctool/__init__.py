@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         tree,
     )
     from cctool.errors import CctoolError
+    from cctool.face.chopper import Chopper
     from cctool.graphframe import GraphFrame, QueryMatcher
     from cctool.render.html import show
     from cctool.render.widget import widget
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 _API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
         "select", "stats", "timeline", "timeline_html", "tree")
-__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
+__all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
            "timeline_html", "tree", "show", "widget"]
@@ -49,6 +50,10 @@ def __getattr__(name: str) -> Any:
         from cctool.errors import CctoolError
 
         return CctoolError
+    if name == "Chopper":
+        from cctool.face.chopper import Chopper
+
+        return Chopper
     if name == "GraphFrame":
         from cctool.graphframe import GraphFrame
 

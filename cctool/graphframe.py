@@ -6,29 +6,34 @@ invariants and accessors) and adds what people call on it: Hatchet's and Chopper
 operators and the notebook display. Each is a thin call into cctool's readers, ops and
 renderers; this module sits above all of them and nothing below imports it.
 
-Every method returns a new GraphFrame (or a string, a table): unlike Hatchet's, nothing
-mutates its input. Differences that change numbers are spelled out per method; the README's
-"Coming from Hatchet" section has the whole mapping.
+The methods Hatchet runs in place (``drop_index_levels``, ``subtree_sum``,
+``subgraph_sum``, ``update_inclusive_columns``, ``generate_exclusive_columns``, ``unify``)
+change this GraphFrame in place as Hatchet's do, and also return it, so both Hatchet's
+statement and ``gf = gf.drop_index_levels()`` mean the same. Everything else returns a new
+GraphFrame (or a string, a table) and leaves its input alone. The model frame below stays
+immutable: an in-place method computes a new model frame and this object takes its tables
+(:meth:`GraphFrame._become`). Differences that change numbers are spelled out per method;
+the README's "Coming from Hatchet" section has the whole mapping.
 """
 
 from __future__ import annotations
 
-import dis
+import copy as _copy
 import json
-import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cctool.errors import CctoolError, QueryError, UnknownFormatError
+from cctool.errors import CctoolError
+from cctool.face.query_matcher import QueryMatcher, filter_target
+from cctool.face.readers import Readers
 from cctool.model import frame as model
 
 if TYPE_CHECKING:
+    import pandas as pd
     import polars as pl
 
     from cctool.ops.groupby import GroupGraph
@@ -41,42 +46,6 @@ _NUMPY_AGGS = {"mean": "mean", "sum": "sum", "amax": "max", "max": "max", "amin"
                "min": "min"}
 
 
-def _read_as(path: str | Path, formats: Sequence[str]) -> GraphFrame:
-    """``cctool.read(path)`` when it detects one of ``formats``; else the first of them
-    names the file's problem."""
-    from cctool.readers import read
-
-    try:
-        gf = read(path)
-    except UnknownFormatError:
-        return lift(read(path, formats[0]))
-    found = gf.metadata.get("format")
-    if found is not None and found not in formats:
-        raise CctoolError(f"{path}: a {found} profile, not {' or '.join(formats)}; "
-                          "read it with cctool.read()")
-    return lift(gf)
-
-
-def _reader(*formats: str) -> staticmethod[[str | Path], GraphFrame]:
-    """Hatchet's ``from_<format>(path)``: ``path`` read as one of ``formats``."""
-
-    def read_as(path: str | Path) -> GraphFrame:
-        return _read_as(path, formats)
-
-    read_as.__doc__ = f"A {' or '.join(formats)} profile: ``cctool.read(path)``."
-    return staticmethod(read_as)
-
-
-def _read_json_text(text: str) -> GraphFrame:
-    """A Hatchet JSON document (graphframe layout or literal) given as text."""
-    from cctool.readers import read
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "graphframe.json"
-        path.write_text(text, encoding="utf-8")
-        return lift(read(path, "hatchet"))
-
-
 def lift(gf: model.GraphFrame) -> GraphFrame:
     """``gf`` as the user-facing :class:`GraphFrame`: the same tables and cached layout, no
     copy (a reader or an op handed a model frame returns one)."""
@@ -87,80 +56,12 @@ def lift(gf: model.GraphFrame) -> GraphFrame:
     return out
 
 
-class GraphFrame(model.GraphFrame):
+class GraphFrame(Readers, model.GraphFrame):
     """A calling context tree with Hatchet's names (see :mod:`cctool.graphframe`)."""
 
-    # ------------------------------------------------------------------ readers
-    @staticmethod
-    def from_hpctoolkit(dirname: str | Path) -> GraphFrame:
-        """An HPCToolkit database: XML (``experiment.xml``) or sparse v4 (``meta.db``)."""
-        return _read_as(dirname, ("hpctoolkit", "hpctoolkit-v4"))
-
-    @staticmethod
-    def from_caliper(filename_or_stream: str | Path, query: str | None = None) -> GraphFrame:
-        """A Caliper ``.cali`` file or its JSON; ``query`` (CalQL) is not supported."""
-        if query is not None:
-            raise CctoolError("cctool reads the whole Caliper file; a CalQL query is not "
-                              "supported (filter the GraphFrame instead)")
-        return _read_as(filename_or_stream, ("caliper", "caliper-json", "caliper-data"))
-
-    @staticmethod
-    def from_caliperreader(filename_or_caliperreader: str | Path, native: bool = False,
-                           string_attributes: Sequence[str] = ()) -> GraphFrame:
-        """A native Caliper ``.cali`` file (cctool's own parser, no caliper-reader needed);
-        metric names are cctool's whatever ``native`` says, and every string attribute is
-        kept."""
-        return _read_as(filename_or_caliperreader, ("caliper", "caliper-data"))
-
-    @staticmethod
-    def from_spotdb(db_key: str | Path, list_of_ids: Sequence[str] | None = None
-                    ) -> list[GraphFrame]:
-        """One GraphFrame per run of a SpotDB directory of ``.cali`` files, in path order;
-        ``list_of_ids`` keeps the runs whose file name (with or without ``.cali``) it holds."""
-        from cctool.readers import read
-        from cctool.readers.spotdb import run_files
-
-        files = run_files(Path(db_key))
-        if list_of_ids is not None:
-            wanted = set(map(str, list_of_ids))
-            files = [f for f in files if f.name in wanted or f.stem in wanted]
-        return [lift(read(f, "caliper")) for f in files]
-
-    from_gprof_dot = _reader("gprof2dot")
-    from_cprofile = _reader("cprofile")
-    from_pyinstrument = _reader("pyinstrument")
-    from_tau = _reader("tau")
-
-    @staticmethod
-    def from_timemory(input: str | Path) -> GraphFrame:  # noqa: A002 (Hatchet's name)
-        """A timemory JSON tree file (the in-process timemory import is not supported)."""
-        return _read_as(input, ("timemory",))
-
-    @staticmethod
-    def from_literal(graph_dict: list[dict[str, Any]]) -> GraphFrame:
-        """A tree given as Hatchet's literal: ``[{"frame": {...}, "metrics": {...},
-        "children": [...]}]``."""
-        return _read_json_text(json.dumps(graph_dict))
-
-    @staticmethod
-    def from_json(json_spec: str) -> GraphFrame:
-        """A graphframe from the text of Hatchet's ``to_json()``."""
-        return _read_json_text(json_spec)
-
-    @staticmethod
-    def construct_from(data: str | Path | Sequence[str | Path] | list[dict[str, Any]]
-                       ) -> GraphFrame | list[GraphFrame]:
-        """Chopper's reader of anything: a profile path (format detected, as
-        ``cctool.read``), a list of paths (one GraphFrame each), or a Hatchet literal (a
-        list of dicts)."""
-        from cctool.readers import read
-
-        if isinstance(data, str | Path):
-            return lift(read(data))
-        items = list(data)
-        if items and all(isinstance(x, dict) for x in items):
-            return _read_json_text(json.dumps(items))
-        return [lift(read(p)) for p in items]  # type: ignore[arg-type]
+    @classmethod
+    def _lift(cls, gf: model.GraphFrame) -> GraphFrame:
+        return lift(gf)
 
     # ------------------------------------------------------------------ views
     def tree(self, metric_column: str | Sequence[str] | None = None,
@@ -194,14 +95,70 @@ class GraphFrame(model.GraphFrame):
             warn(line)
         return to_text(tree_renderable(gf, opts), width=width, color=color)
 
+    @property
+    def dataframe(self) -> pd.DataFrame:
+        """Hatchet's dataframe: pandas, one row per (node, rank, thread) indexed by those
+        three, the metric columns and then the node attributes (needs pandas:
+        ``pip install 'cctool[pandas]'``; without it this raises, naming :attr:`table`).
+
+        It is a view that writes back: ``gf.dataframe["scale"] = gf.dataframe["time"] * 4``
+        adds the metric ``scale`` to this GraphFrame (``.loc``/``.iloc`` writes and
+        ``inplace=True`` methods too), and ``gf.dataframe = df`` takes a whole table back
+        (rows left out lose their values, as after ``filter(..., squash=False)``). What
+        cannot become part of the frame (a changed node attribute, a non-numeric new
+        column, another index) raises instead. ``sort_values`` and the like return plain
+        pandas copies.
+        """
+        from cctool.face.pandas_view import build
+
+        view = self.__dict__.get("_pandas_view")
+        if view is None:
+            view = build(self, self._view_written)
+            self.__dict__["_pandas_view"] = view
+        return view
+
+    @dataframe.setter
+    def dataframe(self, df: pd.DataFrame) -> None:
+        self._take_view(df)
+
+    def _view_written(self, view: pd.DataFrame) -> None:
+        """A write to a view: taken back if the view is still this frame's."""
+        if self.__dict__.get("_pandas_view") is not view:
+            raise CctoolError("this gf.dataframe was taken before the GraphFrame changed "
+                              "(drop_index_levels, unify, ...); write to gf.dataframe again")
+        self._take_view(view)
+
+    def _take_view(self, df: pd.DataFrame) -> None:
+        """This frame's metrics become what ``df`` (a written-to view) holds."""
+        from cctool.face.pandas_view import absorb
+
+        view = self.__dict__.get("_pandas_view")
+        try:
+            new = absorb(self, df)
+        except CctoolError:
+            # The refused write is in the view already: the next gf.dataframe is built
+            # afresh from the frame, which did not change.
+            self.__dict__.pop("_pandas_view", None)
+            raise
+        self._become(new)
+        if view is df:  # the view stays this frame's: it already shows the change
+            self.__dict__["_pandas_view"] = view
+
     @cached_property
-    def dataframe(self) -> pl.DataFrame:
-        """One row per node: the node columns joined with every metric summed over ranks
-        and threads (each metric combined as its descriptor says). Hatchet's has one row per
-        (node, rank, thread); here ``gf.nodes.join(gf.metrics, on="node")`` is that table.
-        ``gf.dataframe.to_pandas()`` gives pandas (with pandas and pyarrow installed)."""
+    def table(self) -> pl.DataFrame:
+        """Polars, one row per node: the node columns joined with every metric combined over
+        ranks and threads (each as its descriptor says). ``gf.metrics`` is the long table,
+        one row per (node, rank, thread)."""
         gf = self
         return gf.nodes.join(gf.node_values(), on="node", how="left", maintain_order="left")
+
+    def _become(self, new: model.GraphFrame) -> GraphFrame:
+        """Hatchet's in-place methods: this object takes ``new``'s tables and metadata (and
+        drops every cached view of the old ones); ``new`` is not changed."""
+        state = dict(new.__dict__)
+        self.__dict__.clear()
+        self.__dict__.update(state)
+        return self
 
     def show_metric_columns(self) -> list[str]:
         return list(self.metric_columns)
@@ -215,8 +172,14 @@ class GraphFrame(model.GraphFrame):
         return list(self.inclusive)
 
     def copy(self) -> GraphFrame:
-        """The GraphFrame itself: GraphFrames are immutable, so a copy is never needed."""
-        return self
+        """A new GraphFrame on the same tables (they are never changed in place, so sharing
+        them is safe); an in-place method on the copy leaves this one alone."""
+        return lift(replace(self, metadata=dict(self.metadata)))
+
+    def deepcopy(self) -> GraphFrame:
+        """A new GraphFrame with its own copy of the tables and of the metadata."""
+        return lift(replace(self, nodes=self.nodes.clone(), metrics=self.metrics.clone(),
+                            metadata=_copy.deepcopy(dict(self.metadata))))
 
     def to_flamegraph(self, metric: str | None = None, rank: int | None = None,
                       thread: int | None = None, agg: str = "sum") -> str:
@@ -255,9 +218,27 @@ class GraphFrame(model.GraphFrame):
 
         return to_literal(self, agg)
 
-    def to_dict(self) -> dict[str, list[Any]]:
-        """:attr:`dataframe` as ``{column: values}`` (Hatchet's is pandas' ``to_dict``)."""
-        return self.dataframe.to_dict(as_series=False)
+    def to_dict(self) -> dict[str, Any]:
+        """Hatchet's graphframe layout (``graph``, ``dataframe`` records per node, rank and
+        thread, ``dataframe_indices``, ``inclusive_metrics``, ``exclusive_metrics``; see
+        :mod:`cctool.face.hatchet_io`); values in cctool's base units."""
+        from cctool.face.hatchet_io import to_hatchet_dict
+
+        return to_hatchet_dict(self)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text; :meth:`from_json` reads it back."""
+        return json.dumps(self.to_dict())
+
+    def to_hdf(self, filename: str, key: str = "hatchet_graphframe", **kwargs: Any) -> None:
+        """Write this GraphFrame under ``key`` of an HDF5 file (needs h5py: ``pip install
+        'cctool[hdf5]'``; layout in :mod:`cctool.face.hdf`); :meth:`from_hdf` reads it
+        back. pandas' HDF options (``complevel``, ...) are not taken."""
+        from cctool.face.hdf import write_hdf
+
+        if kwargs:
+            raise CctoolError(f"to_hdf takes a file name and a key, not {', '.join(kwargs)}")
+        write_hdf(self, filename, key)
 
     # ------------------------------------------------------------------ analyses
     def hot_path(self, start_node: str | int | None = None, metric: str | None = None,
@@ -273,66 +254,88 @@ class GraphFrame(model.GraphFrame):
 
     def load_imbalance(self, metric_column: str | Sequence[str] | None = None,
                        threshold: float | None = None, verbose: bool = False) -> GraphFrame:
-        """Chopper's load imbalance: a new GraphFrame with ranks combined by their mean and
-        a ``M.imbalance`` column (max over ranks / mean over ranks, 0 where the mean is 0)
-        per metric; nodes whose mean is below ``threshold`` of the largest are left out
-        (``threshold`` None keeps all). ``verbose`` is Chopper's per-rank report: use
-        ``cctool.imbalance(gf)`` for the table (percentiles, heaviest ranks)."""
-        import polars as pl
-
-        from cctool.model.metrics import Combine, Dimension, Metric
+        """Chopper's load imbalance: a new GraphFrame with ranks combined by their mean and,
+        per metric ``M``, ``M.mean`` and ``M.max`` over ranks and ``M.imbalance`` (max /
+        mean, 0 where the mean is 0); its default metric is the first ``M.imbalance``.
+        ``threshold`` keeps, as Chopper does, the nodes whose max over ranks exceeds that
+        fraction of the metric's largest value (on any node and rank), the tree squashed
+        around them. ``verbose`` (Chopper's per-rank histogram and top ranks) is
+        ``cctool.imbalance(gf)``'s table here: a warning says so."""
+        from cctool.errors import warn
+        from cctool.ops.load_imbalance import load_imbalance
 
         cols = [self.resolve_metric(metric_column)] if isinstance(
             metric_column, str | None) else [self.resolve_metric(c) for c in metric_column]
-        mean = self.drop_index_levels("mean")
-        top = self.node_values(cols, agg="max")
-        avg = mean.node_values(cols)
-        ratios = {f"{c}.imbalance": pl.when(avg[c] > 0).then(top[c] / avg[c]).otherwise(0.0)
-                  for c in cols}
-        extra = avg.select("node", **ratios).with_columns(rank=0, thread=0)
-        metrics = mean.metrics.join(extra.cast({"rank": pl.Int32, "thread": pl.Int32}),
-                                    on=["node", "rank", "thread"], how="left")
-        info = {**mean.metric_info, **{
-            name: Metric(name, name, False, "ratio", Dimension.RATIO, Combine.MEAN)
-            for name in ratios}}
-        out = replace(mean, metrics=metrics, exclusive=mean.exclusive + tuple(ratios),
-                      metric_info=info)
-        if threshold is None:
-            return out
-        means = avg[cols[0]].to_numpy()
-        keep = means >= threshold * float(np.max(means, initial=0.0))
-        return out.filter(pl.col("node").is_in(np.flatnonzero(keep).tolist()), squash=True)
+        if verbose:
+            warn("load_imbalance(verbose=True): the per-rank percentiles, histogram and "
+                 "heaviest ranks are cctool.imbalance(gf)'s table")
+        return lift(load_imbalance(self, cols, threshold))
 
     def subtree_sum(self, columns: str | Sequence[str], out_columns: str | Sequence[str]
                     | None = None, function: Callable[..., Any] | None = None) -> GraphFrame:
-        """A new GraphFrame with ``out_columns`` (default: the ``columns`` themselves) set to
-        each node's subtree sum of ``columns``, per rank and thread. Hatchet writes them into
-        its dataframe in place and returns None; here the result must be kept
-        (``gf = gf.subtree_sum(...)``), and calling it as a statement raises."""
-        _refuse_discarded("subtree_sum")
-        from cctool import kernels
-        from cctool.model.columns import dense_to_long
+        """Set ``out_columns`` (default: the ``columns`` themselves) to each node's subtree
+        sum of ``columns``, per rank and thread, in place as Hatchet does (and return this
+        GraphFrame). Only sums: another ``function`` is refused."""
+        from cctool.ops.sums import subtree_sum
 
         if function is not None and getattr(function, "__name__", "") != "sum":
             raise CctoolError("subtree_sum adds subtrees up; other reductions are not sums")
         cols = [columns] if isinstance(columns, str) else list(columns)
-        outs = cols if out_columns is None else (
+        outs = None if out_columns is None else (
             [out_columns] if isinstance(out_columns, str) else list(out_columns))
-        if len(outs) != len(cols):
-            raise CctoolError("subtree_sum needs one output column per input column")
-        import polars as pl
+        return self._become(subtree_sum(self, cols, outs))
 
-        metrics = self.metrics
-        for col, out in zip(cols, outs, strict=True):
-            vals, locs = self.dense(self.resolve_metric(col))
-            long = dense_to_long(kernels.subtree_sums(vals, self.parent_array), locs, out)
-            metrics = metrics.drop(out, strict=False).join(
-                long, on=["node", "rank", "thread"], how="full", coalesce=True
-            ).with_columns(pl.col(out).fill_null(0.0))
-        new = tuple(o for o in outs if o not in self.metric_columns)
-        derived = self.derived - frozenset(outs)
-        return replace(self, metrics=metrics.sort("rank", "thread", "node"),
-                       inclusive=self.inclusive + new, derived=derived)
+    def subgraph_sum(self, columns: str | Sequence[str], out_columns: str | Sequence[str]
+                     | None = None, function: Callable[..., Any] | None = None
+                     ) -> GraphFrame:
+        """:meth:`subtree_sum`: a cctool frame is a tree, where Hatchet's subgraph sum is
+        its subtree sum."""
+        return self.subtree_sum(columns, out_columns, function)
+
+    def update_inclusive_columns(self) -> GraphFrame:
+        """Recompute (or add) ``M (inc)`` as the subtree sum of each exclusive ``M``, in
+        place (and return this GraphFrame); ratios and levels have no subtree sum and are
+        left alone."""
+        from cctool.ops.sums import update_inclusive
+
+        return self._become(update_inclusive(self))
+
+    def generate_exclusive_columns(self, inc_metrics: str | Sequence[str] | None = None
+                                   ) -> GraphFrame:
+        """Add the exclusive partner of each inclusive metric lacking one (or of those in
+        ``inc_metrics``), a node's inclusive value minus its children's, in place (and
+        return this GraphFrame). cctool's readers add missing partners already."""
+        from cctool.ops.sums import generate_exclusive
+
+        return self._become(generate_exclusive(self, inc_metrics))
+
+    def unify(self, other: GraphFrame) -> tuple[GraphFrame, GraphFrame]:
+        """Put this GraphFrame and ``other`` on one tree, the union of both matched by call
+        path (:mod:`cctool.model.unify`), in place as Hatchet does; returns both. A node
+        only one of them had has no metric rows in the other (0 everywhere). A bare model
+        frame (``cctool.readers.read``'s) is not changed: its unified copy is returned."""
+        from cctool.ops.union import on_union
+
+        if not isinstance(other, model.GraphFrame):
+            raise TypeError(f"unify takes a GraphFrame, not {type(other).__name__}")
+        left, right = on_union(self, other)
+        self._become(left)
+        if isinstance(other, GraphFrame):
+            other._become(right)
+        return self, lift(right) if not isinstance(other, GraphFrame) else other
+
+    def groupby_aggregate(self, groupby_function: str, agg_function: str = "sum"
+                          ) -> GraphFrame:
+        """A new GraphFrame with one node per value of the node attribute
+        ``groupby_function`` (``name``, ``module``, ``file``, ...), values combined by
+        ``agg_function`` (``sum``, ``mean``, ``max``, ``min``; see
+        :func:`cctool.ops.groupby.groupby`: recursion counted once)."""
+        from cctool.ops.groupby import groupby
+
+        if not isinstance(groupby_function, str) or not isinstance(agg_function, str):
+            raise CctoolError("groupby_aggregate takes a node attribute name and an "
+                              "aggregation name (sum, mean, max, min), not functions")
+        return lift(groupby(self, groupby_function, agg_function).frame)
 
     # ------------------------------------------------------------------ filters
     def filter(self,
@@ -344,13 +347,14 @@ class GraphFrame(model.GraphFrame):
 
         ``filter_obj`` is query text in either of cctool's dialects, a Hatchet object-dialect
         list (``[{"name": "main"}, "*"]``, JSON values only), a parsed query, a Polars
-        expression on :attr:`dataframe` (vectorised), or a callable on one row of
-        :attr:`dataframe` as a dict (called once per node in Python: prefer an expression or
+        expression on :attr:`table` (vectorised), or a callable on one row of
+        :attr:`table` as a dict (called once per node in Python: prefer an expression or
         a query on large profiles).
         """
         from cctool.ops.query import filter_graph
 
-        return lift(filter_graph(self, _filter_target(self, filter_obj), squash=squash,
+        target = filter_target(filter_obj, lambda: self.table)
+        return lift(filter_graph(self, target, squash=squash,
                                  keep_inclusive=not update_inc_cols, ranks=ranks, agg=agg))
 
     def squash(self, update_inc_cols: bool = True) -> GraphFrame:
@@ -365,30 +369,19 @@ class GraphFrame(model.GraphFrame):
 
     def drop_index_levels(self, function: str | Callable[..., Any] = "mean"
                           ) -> GraphFrame:
-        """A new GraphFrame with ranks and threads combined into one location by
-        ``function`` (``mean``, ``sum``, ``max``, ``min`` or the NumPy reduction of that
-        name); ``mean`` is per rank, the threads of a rank summed first (Hatchet averages
-        over rank x thread rows).
-
-        Unlike Hatchet's, it does not change ``self``: write ``gf = gf.drop_index_levels()``.
-        Called as a statement (``gf.drop_index_levels()``, Hatchet's idiom) it raises
-        instead of doing nothing, since the next line would read the uncombined frame.
+        """Combine ranks and threads into one location by ``function`` (``mean``, ``sum``,
+        ``max``, ``min`` or the NumPy reduction of that name), in place as Hatchet does (and
+        return this GraphFrame). ``mean`` is per rank, the threads of a rank summed first
+        (Hatchet averages over rank x thread rows).
         """
+        from cctool.ops.load_imbalance import combine_locations
+
         name = function if isinstance(function, str) else getattr(function, "__name__", "")
         agg = _NUMPY_AGGS.get(name)
         if agg is None:
             raise CctoolError(f"cannot combine locations by {name or function!r}; use mean, "
                               "sum, max or min")
-        _refuse_discarded("drop_index_levels")
-        from cctool.model.columns import ID, KEY_COLUMNS
-
-        gf = self
-        values = gf.node_values(agg=agg).with_columns(rank=0, thread=0)
-        metrics = values.select(*KEY_COLUMNS, *gf.metric_columns).cast(
-            dict.fromkeys(KEY_COLUMNS, ID))
-        # A max or min per node is no subtree sum: nothing is derived any more.
-        kept = frozenset() if agg in ("max", "min") else gf.derived
-        return replace(gf, metrics=metrics, derived=kept)
+        return self._become(combine_locations(self, agg))
 
     # ------------------------------------------------------------------ operators
     # Each returns a new GraphFrame on the union tree; see cctool.ops.arith for the rules.
@@ -444,75 +437,3 @@ def _inclusive(gf: GraphFrame, metric: str | None) -> str:
     from cctool.ops.hot_path import default_inclusive
 
     return default_inclusive(gf, metric)
-
-
-def _refuse_discarded(method: str) -> None:
-    """Raise when the caller of ``method`` throws its result away (``gf.method()`` as a
-    statement): Hatchet's in-place idiom, which would otherwise do nothing here. CPython
-    compiles such a statement as the call followed by POP_TOP; an assignment, an argument,
-    a notebook cell's last expression or any other use is not refused."""
-    frame = sys._getframe(2)
-    after = next((ins for ins in dis.get_instructions(frame.f_code)
-                  if ins.offset > frame.f_lasti), None)
-    if after is not None and after.opname == "POP_TOP":
-        raise CctoolError(f"{method}() returns a new GraphFrame and changes nothing (cctool "
-                          f"frames are immutable): write gf = gf.{method}(...)")
-
-
-class QueryMatcher:
-    """Hatchet's query builder: ``QueryMatcher().match(".", {"name": "main"}).rel("*")``
-    builds an object-dialect query that ``gf.filter`` takes.
-
-    Predicates are attribute dicts as in the object dialect (``{"name": "MPI_.*",
-    "time (inc)": "> 1"}``); Hatchet's Python-function predicates are refused: write the
-    condition as a string (``"> 1"``) or filter with a Polars expression.
-    """
-
-    def __init__(self) -> None:
-        self._nodes: list[list[Any]] = []
-
-    def match(self, quantifier: str | int = ".",
-              predicate: dict[str, Any] | None = None) -> QueryMatcher:
-        """Start the query (replacing any) with one node."""
-        self._nodes = []
-        return self.rel(quantifier, predicate)
-
-    def rel(self, quantifier: str | int = ".",
-            predicate: dict[str, Any] | None = None) -> QueryMatcher:
-        """Add the next node below the previous one."""
-        if callable(predicate):
-            raise QueryError("QueryMatcher takes attribute dicts, not functions: write "
-                             "{\"time\": \"> 1\"} instead of a lambda")
-        self._nodes.append([quantifier, predicate or {}])
-        return self
-
-    def to_json(self) -> str:
-        """The query as object-dialect JSON text."""
-        return json.dumps(self._nodes)
-
-
-def _filter_target(gf: GraphFrame, obj: Any) -> Any:
-    """What :func:`cctool.ops.query.filter_graph` takes for a Hatchet-style filter."""
-    import polars as pl
-
-    from cctool.query.ast import Query
-
-    if isinstance(obj, str | Query):
-        return obj
-    if isinstance(obj, QueryMatcher):
-        return obj.to_json()
-    if isinstance(obj, list):
-        try:
-            return json.dumps(obj)
-        except TypeError as exc:
-            raise QueryError("an object-dialect query takes JSON values (strings, numbers, "
-                             "lists); write a Python predicate as a string condition, e.g. "
-                             "{\"time\": \"> 1\"}") from exc
-    frame = gf.dataframe
-    if isinstance(obj, pl.Expr):
-        return frame.filter(obj)["node"].to_numpy()
-    if callable(obj):
-        keep = [bool(obj(row)) for row in frame.iter_rows(named=True)]
-        return frame["node"].to_numpy()[np.asarray(keep, dtype=bool)]
-    raise QueryError("filter takes query text, an object-dialect list, a Query, a Polars "
-                     f"expression or a callable, not {type(obj).__name__}")

@@ -6,7 +6,7 @@ together). An arrow goes to the most specific ``cctool`` module named (``from cc
 kernels`` is an arrow to ``cctool.kernels``). Used by ``tests/test_architecture.py``; run it
 to print the figures::
 
-    python -m tests.import_graph [REPO]      # modules, arrows, up-imports, cycles of modules and packages
+    python -m tests.import_graph [REPO]      # modules, arrows, up-imports, largest cycle
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 # Longest matching prefix wins.
 LAYERS: dict[str, int] = {
     "cctool.errors": 0, "cctool.kernels": 0, "cctool.options": 0, "cctool.formats": 0,
-    "cctool.colormaps": 0,
+    "cctool.colormaps": 0, "cctool.distributed": 0,
     "cctool.model": 1,
     "cctool.readers": 2, "cctool.query": 2, "cctool.saved": 2,
-    "cctool.ops": 3, "cctool.distributed": 3, "cctool.history": 3,
+    "cctool.ops": 3, "cctool.history": 3,
     "cctool.render": 4,
     "cctool": 5, "cctool.graphframe": 5, "cctool.api": 5, "cctool.cli": 5,
     "cctool.__main__": 5, "cctool.synth": 5,
@@ -126,21 +126,16 @@ def cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
     return found
 
 
-def package(mod: str) -> str:
-    """The package (or top-level module) of ``cctool`` that ``mod`` belongs to:
-    ``cctool.readers.hpctoolkit.v4`` -> ``cctool.readers``, ``cctool.api`` -> ``cctool.api``."""
-    return ".".join(mod.split(".")[:2])
+def package_arrows(edges: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The arrows between top-level packages and modules of ``cctool`` (``cctool.readers``,
+    ``cctool.ops``, ``cctool.api``, ...): (importer, imported) -> how many module arrows."""
+    def top(mod: str) -> str:
+        return ".".join(mod.split(".")[:2])
 
-
-def package_edges(edges: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
-    """The import graph seen from above: an arrow between two packages when any module of
-    one imports any module of the other (the root ``cctool`` module, which re-exports the
-    face, counts as its own package)."""
     out: dict[tuple[str, str], int] = {}
-    for (a, b), line in edges.items():
-        pa, pb = package(a), package(b)
-        if pa != pb:
-            out.setdefault((pa, pb), line)
+    for a, b in edges:
+        if top(a) != top(b):
+            out[(top(a), top(b))] = out.get((top(a), top(b)), 0) + 1
     return out
 
 
@@ -155,16 +150,15 @@ def main(argv: list[str]) -> None:
     ups = up_imports(edges)
     found = cycles(edges)
     largest = max(found, key=len, default=[])
-    packages = package_edges(edges)
-    package_cycles = cycles(packages)
+    packages = package_arrows(edges)
     print(f"modules {len(modules(root))}, module arrows {len(edges)}, "
           f"package arrows {len(packages)}, up-imports {len(ups)}, cycles {len(found)}, "
-          f"largest cycle {len(largest)} modules, package cycles {len(package_cycles)}")
+          f"largest cycle {len(largest)} modules, package cycles {len(cycles(packages))}")
     for a, b, line in ups:
         print(f"  up: {a}:{line} -> {b} ({LAYER_NAMES[layer(a)]} -> {LAYER_NAMES[layer(b)]})")
     for comp in found:
         print(f"  cycle of {len(comp)}: {', '.join(comp)}")
-    for comp in package_cycles:
+    for comp in cycles(packages):
         print(f"  package cycle: {', '.join(comp)}")
 
 

@@ -141,7 +141,7 @@ def test_an_output_that_cannot_be_written_exits_2(command: str, inputs: dict[str
 # Where every reading command passes once its reader is done (outside the readers' own
 # "mine but broken" boundary), a planted exception stands for whatever cctool did not
 # foresee.
-PLANTS = [("cctool.readers", "normalise"), ("cctool.readers.timelines", "normalise")]
+PLANTS = [("cctool.readers.reading", "normalise"), ("cctool.readers.timelines", "normalise")]
 
 
 @pytest.mark.parametrize("error", [ValueError("planted"), ZeroDivisionError("planted"),
@@ -180,7 +180,7 @@ def _run(*args: str, code: str = "") -> subprocess.CompletedProcess[bytes]:
 
 def test_an_exception_in_a_process_of_its_own_is_one_line(inputs: dict[str, Path]) -> None:
     """The console script's boundary, as a shell sees it; CCTOOL_DEBUG adds the traceback."""
-    plant = ("import cctool.readers as r\n"
+    plant = ("import cctool.readers.reading as r\n"
              "def _boom(*a, **k):\n    raise RuntimeError('planted')\n"
              "r.read = _boom\n")
     res = _run("tree", str(inputs["cct"]), code=plant)

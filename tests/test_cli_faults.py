@@ -140,7 +140,7 @@ def test_a_full_disk_on_stdout_exits_2(db: Path, args: list[str]) -> None:
 def test_interrupt_says_so_in_one_line(tmp_path: Path) -> None:
     folded = tmp_path / "a.folded"
     folded.write_text("main;work 3\n")
-    plant = ("import cctool.readers as r\n"
+    plant = ("import cctool.readers.reading as r\n"
              "def _stop(*a, **k):\n    raise KeyboardInterrupt\n"
              "r.read = _stop\n")
     res = cctool_run("tree", str(folded), code=plant)

@@ -10,10 +10,11 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner, Result
 
-import cctool.readers as registry
+import cctool.readers.discovery as discovery
+import cctool.readers.sniffing as sniffing
 from cctool.cli import cli
 from cctool.ops.runs import SniffingBatch, SummaryBatch
-from cctool.readers import _parts, _sniff, expand_paths, is_profile, runs_to_sniff
+from cctool.readers import _parts, expand_paths, is_profile, runs_to_sniff, sniff
 from tests.conftest import json_rows
 
 DATA = Path(__file__).parent / "data"
@@ -22,12 +23,12 @@ SHARED = Path(__file__).parent.parent.parent / "shared" / "data"
 
 def _every_file(folder: Path, runs: bool) -> list[tuple[Path, ModuleType]]:
     """The discovery of before, as its specification: every file sniffed."""
-    whole = _sniff(folder) if folder.is_dir() else None
+    whole = sniff(folder) if folder.is_dir() else None
     if whole is not None and not (runs and hasattr(whole, "run_files")):
         return []
     files = (list(whole.run_files(folder)) if whole is not None else
              sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")))
-    return [(f, mod) for f in files if (mod := _sniff(f)) is not None]
+    return [(f, mod) for f in files if (mod := sniff(f)) is not None]
 
 
 def _one_run_before(folder: Path, fmt: str | None) -> tuple[list[Path], str] | None:
@@ -41,7 +42,7 @@ def _one_run_before(folder: Path, fmt: str | None) -> tuple[list[Path], str] | N
 def _runs_before(folder: Path) -> list[Path]:
     if _one_run_before(folder, None) is not None:
         return [folder]
-    mod = _sniff(folder)
+    mod = sniff(folder)
     if mod is not None:
         return list(mod.run_files(folder)) if hasattr(mod, "run_files") else [folder]
     return [f for f, _ in _every_file(folder, runs=False)] or [folder]
@@ -76,7 +77,7 @@ def test_a_mixed_folder_is_detected_as_before(mixed: Path) -> None:
     before = _runs_before(mixed)
     assert len(before) > 8  # most of the copies are profiles, the sources are not
     assert expand_paths([str(mixed)]) == [str(p) for p in before]
-    assert registry._profile_modules(mixed) == _every_file(mixed, runs=False)
+    assert discovery._profile_modules(mixed) == _every_file(mixed, runs=False)
     pairs = runs_to_sniff([str(mixed)])
     assert [p for p, unsure in pairs if not unsure or is_profile(p)] == [str(p) for p in before]
     assert sum(unsure for _, unsure in pairs) > 5  # left to the workers that read them
@@ -86,7 +87,7 @@ def test_a_mixed_folder_is_detected_as_before(mixed: Path) -> None:
 def test_every_sample_folder_is_detected_as_before(folder: Path) -> None:
     assert expand_paths([str(folder)]) == [str(p) for p in _runs_before(folder)]
     for fmt in (None, "caliper", "callgrind"):
-        got = registry._one_run(folder, fmt)
+        got = discovery.one_run(folder, fmt)
         assert (got and (got[0], got[1].NAME)) == (_one_run_before(folder, fmt) or None)
 
 
@@ -99,9 +100,10 @@ def test_a_folder_of_repeated_runs_is_not_sniffed_file_by_file(
 
     def counting(p: Path) -> ModuleType | None:
         sniffed.append(p)
-        return _sniff(p)
+        return sniff(p)
 
-    monkeypatch.setattr(registry, "_sniff", counting)
+    for module in (discovery, sniffing):
+        monkeypatch.setattr(module, "sniff", counting)
     runs = expand_paths([str(tmp_path)])
     assert runs == [str(tmp_path / f"run{i:03d}.cali") for i in range(40)]
     assert len([p for p in sniffed if p.is_file()]) <= 2  # the first two decide

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import cctool
 from cctool.cli import cli
-from cctool.distributed.hpcdb import aggregate_v4
-from cctool.distributed.partials import ALPHA, Partials, merge_all
+from cctool.model.partials import ALPHA, Partials, merge_all
+from cctool.readers.hpctoolkit.in_parts import aggregate_v4
 from cctool.synth import generate
 from tests.conftest import json_rows
 
@@ -109,7 +109,7 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
 def test_std_stays_accurate_when_it_is_tiny_against_the_mean() -> None:
     """Ranks of nearly one value (cv 1e-11): a sum of squares less the squared mean would
     cancel to noise; squared deviations merged pairwise keep the digits."""
-    from cctool.distributed.partials import Partials, merge_all
+    from cctool.model.partials import Partials, merge_all
 
     rng = np.random.default_rng(4)
     values = 1e8 + rng.normal(0.0, 1e-3, (64, 5))

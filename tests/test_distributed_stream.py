@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import cctool
 from cctool.cli import cli
-from cctool.distributed.hpcdb import combine, finish, open_v4, reduce_db
+from cctool.readers.hpctoolkit.in_parts import combine, finish, open_v4, reduce_db
 from cctool.synth import generate
 from tests.conftest import json_rows
 
@@ -143,8 +143,8 @@ def test_identical_on_local_dask_workers(v4db: Path) -> None:
 def test_a_pruned_context_never_overwrites_the_last_node() -> None:
     """The reader places costs by preorder slot; a pruned slot (no cost) after the last
     node's slot is dropped, never written over the last node."""
-    from cctool.readers._hpcv4_blocks import Blocks, kept_columns
-    from cctool.readers.hpctoolkit_v4 import _long_table
+    from cctool.readers.hpctoolkit._v4_blocks import Blocks, kept_columns
+    from cctool.readers.hpctoolkit.v4 import _long_table
 
     # Two locations, three slots; the last slot is pruned.
     got = Blocks({0: np.array([[0.0, 5.0, 0.0], [0.0, 2.0, 0.0]])}, np.ones(3, dtype=bool),

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import cctool
 from cctool.cli import cli
-from cctool.distributed.hpcdb import aggregate_v4, combine, finish, open_db, reduce_db
+from cctool.readers.hpctoolkit.in_parts import aggregate_v4, combine, finish, open_db, reduce_db
 from cctool.synth import generate
 from tests.conftest import json_rows
 

@@ -1,4 +1,4 @@
-"""Caliper runs read together (cctool.readers.caliper_batch) give the summaries and statistics
+"""Caliper runs read together (cctool.readers.caliper.batch) give the summaries and statistics
 of reading them one by one, bit for bit, on files written by Caliper itself."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from cctool.cli._ensemble import run_paths
 from cctool.errors import ReaderError
 from cctool.ops.runs import RunSummary, SummaryRequest, summarize_paths
 from cctool.ops.stats import StatsOptions, ensemble_stats
-from cctool.readers.caliper_batch import read_groups
+from cctool.readers.caliper.batch import read_groups
 
 HERE = Path(__file__).resolve().parent / "data"
 ENSEMBLE = HERE / "caliper-ensemble"

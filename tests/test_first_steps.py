@@ -16,7 +16,8 @@ import shlex
 import tomllib
 from pathlib import Path
 
-from cctool.readers import _one_run, detect, reader_modules
+from cctool.readers import detect, reader_modules
+from cctool.readers.discovery import one_run
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -104,7 +105,7 @@ def test_corpus_folders_name_the_optional_package_their_reader_needs() -> None:
         doc = json.loads(spec.read_text())
         for entry in doc["files"]:
             path = spec.parent / entry["path"]
-            parts = _one_run(path, entry["from"], warn=False)  # a folder of one run's parts
+            parts = one_run(path, entry["from"], warn=False)  # a folder of one run's parts
             reader = named.get(entry["from"]) or (parts[1] if parts else detect(path))
             needs = imported(ast.parse(Path(str(reader.__file__)).read_text())) & optional
             assert needs <= {doc.get("requires")}, (

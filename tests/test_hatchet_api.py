@@ -66,7 +66,7 @@ def test_filter_by_expression_or_callable_keeps_the_same_nodes() -> None:
     by_expr = gf.filter(pl.col("time") > 1e-5)
     by_call = gf.filter(lambda row: row["time"] > 1e-5)
     assert by_expr.nodes.equals(by_call.nodes)
-    kept = gf.dataframe.filter(pl.col("time") > 1e-5)
+    kept = gf.table.filter(pl.col("time") > 1e-5)
     assert by_expr.num_nodes <= kept.height
     assert _total(by_expr) == pytest.approx(kept["time"].sum(), rel=1e-12)
 
@@ -86,17 +86,28 @@ def test_squash_after_an_unsquashed_filter_is_the_squashed_filter() -> None:
     assert _total(whole.squash()) == pytest.approx(0.002803913, rel=1e-9)  # total_tt
 
 
-def test_dataframe_joins_nodes_and_summed_metrics() -> None:
+def test_table_joins_nodes_and_summed_metrics() -> None:
     gf = GraphFrame.from_caliper(CALI4)
-    df = gf.dataframe
+    df = gf.table
     assert df.columns == [*gf.nodes.columns, *gf.metric_columns]
     assert df.height == gf.num_nodes
     root = df.filter(pl.col("name") == "main_loop")
     assert root["time (inc)"].item() * 1e9 == pytest.approx(MAIN_LOOP_NS, rel=1e-12)
+
+
+def test_dataframe_is_hatchets_pandas_table() -> None:
     pytest.importorskip("pandas")
-    pytest.importorskip("pyarrow")
-    pdf = gf.dataframe.to_pandas()
-    assert list(pdf["name"]) == gf.nodes["name"].to_list()
+    gf = GraphFrame.from_caliper(CALI4)
+    df = gf.dataframe
+    assert list(df.index.names) == ["node", "rank", "thread"] and len(df) == 24
+    # cali-query -q "select mpi.rank,region,sum(sum#sum#time.duration) where mpi.rank=1
+    # group by mpi.rank,region": main_loop/compute 0.055526 s on rank 1.
+    compute = df.xs(1, level="rank").reset_index().set_index("name").loc["compute", "time"]
+    assert compute == pytest.approx(0.055526, abs=5e-7)
+    top = df.sort_values("time (inc)", ascending=False)
+    assert top.iloc[0]["name"] == "main_loop"
+    assert df.loc[(1, 0, 0), "time (inc)"] == pytest.approx(
+        gf.node_values(["time (inc)"], rank=0)["time (inc)"][1], rel=1e-12)
 
 
 def test_callgraph_matches_pstats_per_function() -> None:
@@ -120,11 +131,11 @@ def test_to_flamegraph_is_the_folded_export(tmp_path: Path) -> None:
 
 def test_drop_index_levels_combines_ranks() -> None:
     gf = GraphFrame.from_caliper(CALI4)
-    mean = gf.drop_index_levels()
+    mean = gf.copy().drop_index_levels()
     mean.validate()
     assert mean.num_ranks == 1 and mean.num_threads == 1
     assert _total(mean) == pytest.approx(0.764737425 / 4, rel=1e-9)  # cali-query sum / 4
-    high = gf.drop_index_levels(np.max)
+    high = gf.copy().drop_index_levels(np.max)
     per_rank = [gf.node_values(["time"], rank=r)["time"].to_numpy() for r in range(4)]
     assert np.allclose(high.node_values(["time"])["time"].to_numpy(), np.max(per_rank, axis=0))
     with pytest.raises(CctoolError, match="cannot combine"):
@@ -135,7 +146,11 @@ def test_metric_lists_and_copy() -> None:
     gf = GraphFrame.from_cprofile(PSTATS)
     assert gf.exc_metrics == ["time"] and gf.inc_metrics == ["time (inc)"]
     assert gf.show_metric_columns() == ["time", "time (inc)", "calls"]
-    assert gf.copy() is gf
+    other = gf.copy()
+    assert other is not gf and other.metrics is gf.metrics
+    deep = gf.deepcopy()
+    assert deep.metrics.equals(gf.metrics) and deep.metadata == gf.metadata
+    assert deep.metadata is not gf.metadata
 
 
 READERS = [

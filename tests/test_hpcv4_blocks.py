@@ -10,7 +10,7 @@ import pytest
 
 import cctool
 from cctool import kernels
-from cctool.readers import _hpcv4_blocks as blocks
+from cctool.readers.hpctoolkit import _v4_blocks as blocks
 from cctool.synth import generate
 
 

@@ -13,8 +13,9 @@ import polars as pl
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import _austin, detect, get_reader
-from cctool.readers import folded as reader
+from cctool.readers import detect, get_reader
+from cctool.readers.stacks import _austin
+from cctool.readers.stacks import folded as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "austin"

@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 
 from cctool.graphframe import GraphFrame
-from cctool.readers import caliper, read
+from cctool.readers import read
+from cctool.readers.caliper import cali as caliper
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 ALL_CALI = sorted(p.relative_to(SHARED).as_posix() for p in SHARED.glob("**/*.cali"))

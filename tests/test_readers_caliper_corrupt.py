@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import CctoolError, ReaderError
-from cctool.readers import caliper, caliper_json, detect, spotdb
+from cctool.readers import detect
+from cctool.readers.caliper import cali as caliper
+from cctool.readers.caliper import json as caliper_json
+from cctool.readers.caliper import spotdb
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SAMPLES = [

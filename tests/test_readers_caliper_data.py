@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import caliper, detect
-from cctool.readers import caliper_data as reader
+from cctool.readers import detect
 from cctool.readers import read_declared as read
+from cctool.readers.caliper import cali as caliper
+from cctool.readers.caliper import data as reader
 from tests.reader_checks import check_damaged
 
 DATA = Path(__file__).parent / "data" / "caliper-data"

@@ -15,7 +15,8 @@ import pytest
 
 from cctool import kernels
 from cctool.errors import ReaderError
-from cctool.readers import caliper_json, read
+from cctool.readers import read
+from cctool.readers.caliper import json as caliper_json
 
 
 def jfile(data, folder: str) -> Path:

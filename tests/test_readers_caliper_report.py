@@ -9,8 +9,8 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.model.units import declared
-from cctool.readers import caliper_report as reader
 from cctool.readers import detect
+from cctool.readers.caliper import report as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 REPORT = Path(__file__).parent / "data" / "caliper-report" / "runtime-report.txt"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from cctool.errors import ReaderError
-from cctool.readers import read, spotdb
+from cctool.readers import read
+from cctool.readers.caliper import spotdb
 
 
 def test_spotdb_runs(data) -> None:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from cctool.errors import CctoolWarning
 from cctool.graphframe import GraphFrame
-from cctool.readers._callgraph import CallGraph, CallTree, expand
-from cctool.readers._weights import activity_weights, split_by_weight
+from cctool.readers.callgraph._expand import CallGraph, CallTree, expand
+from cctool.readers.callgraph._weights import activity_weights, split_by_weight
 
 
 def graph(n: int, edges: list[tuple[int, int, float, float]], roots: dict[int, float]) -> CallGraph:

@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
-from cctool.readers import callgrind as reader
 from cctool.readers import detect
 from cctool.readers import read_declared as read
+from cctool.readers.callgraph import callgrind as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 SAMPLE = Path(__file__).parent / "data" / "callgrind" / "callgrind.out.sample"

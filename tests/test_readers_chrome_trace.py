@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
-from cctool.readers import chrome_trace as reader
 from cctool.readers import detect
+from cctool.readers.traces import chrome as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "chrome-trace"

@@ -21,8 +21,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolError, CctoolWarning, ReaderError
-from cctool.readers import cprofile as reader
 from cctool.readers import detect, read
+from cctool.readers.callgraph import cprofile as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 
 FOLDER = "cprofile-hatchet-pstats"

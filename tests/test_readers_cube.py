@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolError, MetricNotFoundError
-from cctool.readers import READERS, cube, read
+from cctool.readers import READERS, read
+from cctool.readers.trees import cube
 from tests.conftest import SHARED_DATA
 from tests.reader_checks import time_limit
 
@@ -255,7 +256,7 @@ def test_damaged_members(tmp_path, damage):
 
 # ------------------------------------------------------------------ format detection
 def test_sniff(data, tmp_path):
-    assert ("cube", "cctool.readers.cube") in READERS
+    assert ("cube", "cctool.readers.trees.cube") in READERS
     folder = data(SAMPLE)
     assert cube.sniff(folder) and cube.sniff(folder / "profile.cubex")
     assert cube.sniff(write_cubex(tmp_path / "x.cubex"))

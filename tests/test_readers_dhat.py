@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from cctool.cli import cli
 from cctool.errors import CctoolError, ReaderError
 from cctool.readers import detect
-from cctool.readers import dhat as reader
 from cctool.readers import read_declared as read
+from cctool.readers.memory import dhat as reader
 from tests.reader_checks import check_damaged
 
 DATA = Path(__file__).parent / "data" / "dhat"

@@ -15,7 +15,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect, read
-from cctool.readers import folded as reader
+from cctool.readers.stacks import folded as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 SAMPLE = Path(__file__).parent / "data" / "folded" / "python.folded"

@@ -12,7 +12,7 @@ import pytest
 
 from cctool.errors import ReaderError, UnknownFormatError
 from cctool.readers import detect
-from cctool.readers import gecko as reader
+from cctool.readers.stacks import gecko as reader
 from tests.reader_checks import shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "gecko"

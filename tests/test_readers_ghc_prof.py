@@ -10,7 +10,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import ghc_prof as reader
+from cctool.readers.trees import ghc_prof as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "ghc-prof"

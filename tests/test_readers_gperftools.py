@@ -13,7 +13,7 @@ import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import detect
-from cctool.readers import gperftools as reader
+from cctool.readers.stacks import gperftools as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "gperftools"
@@ -84,7 +84,7 @@ def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
 def test_contention_profile_in_pprofs_units() -> None:
     """pprof's test file: contentions = count x sampling period, delay = cycles x period /
     cycles per second (totals in test_corpus_totals, from pprof's own parse)."""
-    from cctool.readers import contention
+    from cctool.readers.stacks import contention
 
     with pytest.warns(CctoolWarning, match="could not be named"):
         gf = contention.read(DATA / "cppbench.contention")

@@ -16,8 +16,8 @@ import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import detect
-from cctool.readers import gprof2dot as reader
 from cctool.readers import read_declared as read
+from cctool.readers.callgraph import gprof2dot as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 
 CPI = ("gprof2dot-cpi", "callgrind.dot.64042.0.1")

@@ -16,7 +16,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect, read
-from cctool.readers import hatchet_json as reader
+from cctool.readers.trees import hatchet as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 
 FOLDER = "json"

@@ -17,8 +17,8 @@ import pytest
 from cctool import kernels
 from cctool.errors import CctoolError, ReaderError, UnknownFormatError
 from cctool.readers import detect
-from cctool.readers import hpctoolkit as reader
 from cctool.readers import read_declared as read
+from cctool.readers.hpctoolkit import xml as reader
 
 
 def test_cpi_shape_and_totals(data) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from cctool import kernels
 from cctool.kernels import _jit, _reference
-from cctool.readers import hpctoolkit
+from cctool.readers.hpctoolkit import xml as hpctoolkit
 
 IMPLS = [pytest.param(_jit, id="numba"), pytest.param(_reference, id="numpy")]
 
@@ -55,7 +55,7 @@ def test_read_metric_dbs_matches_plain_algorithm(
     monkeypatch.setattr(hpctoolkit, "_NUMPY_BATCH_BYTES", batch_bytes)
     monkeypatch.setattr(kernels, "METRIC_DB_COMPILED_WORK", 0 if compiled else 1 << 62)
     monkeypatch.setattr(kernels, "_impl", _jit if compiled else None)
-    got = hpctoolkit._read_metric_dbs(_write_dbs(tmp_path, values), rows, idx, (child, parent),
+    got = hpctoolkit.read_metric_dbs(_write_dbs(tmp_path, values), rows, idx, (child, parent),
                                       exclusive)
     np.testing.assert_array_equal(got, _expected(values, idx, child, parent, exclusive))
 
@@ -80,5 +80,5 @@ def test_first_broken_file_in_order_is_reported(tmp_path: Path,
     monkeypatch.setattr(hpctoolkit, "_BATCH_BYTES", 1)  # one file per batch, on two threads
     monkeypatch.setattr(kernels, "_impl", _jit)
     with pytest.raises(ReaderError, match=files[3][2].name):
-        hpctoolkit._read_metric_dbs(files, 20, np.arange(20), (np.zeros(0), np.zeros(0)),
+        hpctoolkit.read_metric_dbs(files, 20, np.arange(20), (np.zeros(0), np.zeros(0)),
                                     [False, False])

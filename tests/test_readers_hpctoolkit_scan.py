@@ -15,7 +15,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from cctool.errors import ReaderError
-from cctool.readers import _hpcxml_tree, hpctoolkit_scan, read, read_declared
+from cctool.readers import read, read_declared
+from cctool.readers.hpctoolkit import _xml_tree as _hpcxml_tree
+from cctool.readers.hpctoolkit import xml_section as hpctoolkit_scan
 from tests.conftest import SHARED_DATA
 from tests.reader_checks import variants
 

@@ -15,8 +15,10 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolError, CctoolWarning, MetricNotFoundError
-from cctool.readers import READERS, hpctoolkit, hpctoolkit_v4
+from cctool.readers import READERS
 from cctool.readers import read_declared as read
+from cctool.readers.hpctoolkit import v4 as hpctoolkit_v4
+from cctool.readers.hpctoolkit import xml as hpctoolkit
 from tests.conftest import SHARED_DATA
 from tests.hpctoolkit_v4_writer import (
     CALL,
@@ -474,7 +476,7 @@ def test_missing_profile_db(data):
 
 # ------------------------------------------------------------------ format detection
 def test_sniff(data):
-    assert ("hpctoolkit-v4", "cctool.readers.hpctoolkit_v4") in READERS
+    assert ("hpctoolkit-v4", "cctool.readers.hpctoolkit.v4") in READERS
     for name in (CPI, GAMESS):
         folder = data(name)
         assert hpctoolkit_v4.sniff(folder) and hpctoolkit_v4.sniff(folder / "meta.db")

@@ -13,7 +13,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import jfr_json as reader
+from cctool.readers.stacks import jfr as reader
 from tests.reader_checks import shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "jfr"

@@ -12,7 +12,7 @@ import pytest
 from cctool.errors import ReaderError
 from cctool.model.units import declared
 from cctool.readers import detect
-from cctool.readers import massif as reader
+from cctool.readers.memory import massif as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "massif"

@@ -10,7 +10,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import memray_stats as reader
+from cctool.readers.memory import memray_stats as reader
 from tests.reader_checks import shared_sample_paths
 
 STATS = Path(__file__).parent / "data" / "memray" / "alloc.stats.json"

@@ -10,7 +10,7 @@ import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import detect
-from cctool.readers import perf_script as reader
+from cctool.readers.stacks import perf_script as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "perf-script"

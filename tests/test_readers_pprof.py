@@ -16,7 +16,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import pprof as reader
+from cctool.readers.stacks import pprof as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "pprof"

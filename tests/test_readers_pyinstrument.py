@@ -16,7 +16,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect, read
-from cctool.readers import pyinstrument as reader
+from cctool.readers.stacks import pyinstrument as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 
 FOLDER = "pyinstrument-hatchet-json"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cctool.readers import _austin, chrome_trace, detect, pprof, speedscope
+from cctool.readers import detect
+from cctool.readers.stacks import _austin, pprof, speedscope
+from cctool.readers.traces import chrome as chrome_trace
 
 DATA = Path(__file__).parent / "data"
 FORMAT = {"pprof": "pprof", "speedscope": "speedscope", "chrome-trace": "chrome-trace",

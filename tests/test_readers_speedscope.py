@@ -15,7 +15,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import speedscope as reader
+from cctool.readers.stacks import speedscope as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "speedscope"

@@ -11,7 +11,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import stackprof as reader
+from cctool.readers.stacks import stackprof as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 RESULT = Path(__file__).parent / "data" / "stackprof" / "work.stackprof.json"

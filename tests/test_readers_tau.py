@@ -18,7 +18,7 @@ import pytest
 from cctool.errors import ReaderError
 from cctool.readers import detect
 from cctool.readers import read_declared as read
-from cctool.readers import tau as reader
+from cctool.readers.trees import tau as reader
 from tests.reader_checks import check_damaged, sample_folder, shared_sample_paths
 
 FOLDER = "tau-cpi-mpi"

@@ -13,7 +13,7 @@ import pytest
 
 from cctool.errors import CctoolWarning
 from cctool.readers import read_declared as read
-from cctool.readers import tau as reader
+from cctool.readers.trees import tau as reader
 
 DATA = Path(__file__).resolve().parent / "data" / "tau"
 HEADER = (

@@ -9,7 +9,9 @@ import polars as pl
 import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
-from cctool.readers import cpuprofile, detect, heapprofile
+from cctool.readers import detect
+from cctool.readers.memory import heapprofile
+from cctool.readers.stacks import cpuprofile
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "v8"

@@ -12,7 +12,7 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.readers import detect
-from cctool.readers import v8_ticks as reader
+from cctool.readers.stacks import v8_ticks as reader
 from tests.reader_checks import shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "v8-ticks"

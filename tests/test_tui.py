@@ -60,9 +60,12 @@ def test_expand_hot_path_sort_and_panes(allgather) -> None:  # type: ignore[no-u
         assert head[1].split() == ["inclusive▼", "inc", "%", "exclusive", "exc", "%", "name"]
         table = lines(app, "#table")
         assert table[0].split()[:4] == ["26.14", "s", "99.9%", "0"]
-        assert table[0].endswith("▸ <program root>")
-        await pilot.press("right")
-        assert lines(app, "#table")[1].endswith("▸ main")
+        assert table[0].endswith("▾ <program root>")  # opened on the hot path
+        assert table[1].endswith("▾ main")
+        assert cursor_line(app).endswith("<unknown file> [libinfinipath.so.4.0]:0")
+        assert "opened on the hot path (22 rows" in lines(app, "#status")[0]
+        await pilot.press("home", "left")  # close the root: one row left
+        assert app.model.visible().size == 3  # <program root>, <no thread>, <partial ...>
         await pilot.press("h")
         assert cursor_line(app).endswith("<unknown file> [libinfinipath.so.4.0]:0")
         assert "hot path: 22 rows" in lines(app, "#status")[0]
@@ -87,6 +90,7 @@ def test_expand_hot_path_sort_and_panes(allgather) -> None:  # type: ignore[no-u
 
 def test_search_view_switch_and_copy(allgather) -> None:  # type: ignore[no-untyped-def]
     async def script(app: ViewerApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("home")  # from the top (the viewer opens on the hot path's end)
         await pilot.press("slash", *"Sendrecv$", "enter")
         assert "/Sendrecv$: 5 matches" in lines(app, "#status")[0]
         first = app.model.current
@@ -105,8 +109,9 @@ def test_search_view_switch_and_copy(allgather) -> None:  # type: ignore[no-unty
         assert node in set(np.asarray(matched).tolist())
         await pilot.press("v")
         assert "bottom-up" in lines(app, "#head")[0]
-        table = lines(app, "#table")
-        assert table[0].endswith("  <program root>") and table[1].endswith("▸ main")
+        assert "bottom-up view; opened on the hot path" in lines(app, "#status")[0]
+        top = app.model.path(app.model.current)[0]  # the function spending the most itself
+        assert app.model.names[top] == "<unknown procedure> 0xa128 [libinfinipath.so.4.0]"
         await pilot.press("v")
         assert "flat" in lines(app, "#head")[0]
         assert "libmonitor.so.0.0.0" in lines(app, "#table")[0]
@@ -126,9 +131,10 @@ def test_a_million_rows() -> None:
                                 exclusive=["time"])
 
     async def script(app: ViewerApp, pilot) -> None:  # type: ignore[no-untyped-def]
-        assert "1/1000000 rows" in lines(app, "#head")[0]
-        await pilot.press("h")
+        assert "opened on the hot path" in lines(app, "#status")[0]
         assert app.model.visible().size > 1
+        await pilot.press("home", "h")
+        assert "hot path" in lines(app, "#status")[0]
         await pilot.press("slash", *"^f4999$", "enter")
         assert cursor_line(app).endswith("f4999")
         await pilot.press("end")

@@ -158,7 +158,7 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
     if ex.scheduler is None and not ex.in_process:
         listed = _run_items(paths, fmt)
         ex = worth_local_workers(ex, len(listed))
-    modules = ("cctool.ops.runs", "cctool.readers.caliper_batch")
+    modules = ("cctool.ops.runs", "cctool.readers.caliper.batch")
     from dataclasses import replace
 
     from cctool.cli._io import progress

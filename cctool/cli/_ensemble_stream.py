@@ -106,23 +106,22 @@ def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) ->
 
 def _database(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
     """The database's folder and how to estimate its read's memory (None: not one)."""
-    from cctool.readers import hpctoolkit as xml
-    from cctool.readers import hpctoolkit_v4 as v4
+    from cctool.readers.hpctoolkit import v4, xml
 
-    folder = v4._folder(Path(path))
+    folder = v4.folder_of(Path(path))
     if fmt in (None, v4.NAME) and v4.sniff(folder):
         return folder, estimate
     if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
-        from cctool.distributed.xmlscan import is_xml  # its scanners: only for a database
+        from cctool.readers.hpctoolkit.xml_ranges import is_xml  # its scanners: only for a database
 
         if is_xml(path):
-            return xml._experiment_xml(Path(path)).parent, estimate_xml
+            return xml.experiment_xml(Path(path)).parent, estimate_xml
     return folder, None
 
 
 def estimate_xml(folder: Path) -> int:
     """Bytes the XML reader would need for the metric-db files in ``folder`` (headers only)."""
-    from cctool.readers._metricdb import db_header, metric_db_paths
+    from cctool.readers.hpctoolkit._metricdb import db_header, metric_db_paths
 
     files = metric_db_paths(folder)
     rows, metrics = db_header(files[0])
@@ -133,11 +132,11 @@ def estimate(folder: Path) -> int:
     """Bytes the reader would need for the database in ``folder`` (from headers only)."""
     import numpy as np
 
-    from cctool.readers import hpctoolkit_v4 as v4
-    from cctool.readers._hpcdb import Db
+    from cctool.readers.hpctoolkit import v4
+    from cctool.readers.hpctoolkit._v4_db import Db
 
     prof = Db(folder / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4._profiles(prof)
+    infos, _ = v4.profile_infos(prof)
     real = (infos["flags"] & 1) == 0
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())

@@ -72,7 +72,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
         from dataclasses import replace
 
         from cctool.cli._io import progress
-        from cctool.distributed.views import imbalance_in_parts
+        from cctool.ops.in_parts import imbalance_in_parts
 
         with ex.started((), roots(ex, [profile])) as running, \
                 progress("reading in parts") as tick:

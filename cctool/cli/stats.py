@@ -100,8 +100,8 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
 def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, agg: str,
                   jobs: int | None, scheduler: str | None, precision: int, width: int | None,
                   to: str, output: str) -> None:
-    from cctool.distributed.hpcdb import aggregate_v4
     from cctool.ops.stats import rank_stats
+    from cctool.readers.hpctoolkit.in_parts import aggregate_v4
 
     if len(profiles) != 1:
         raise click.UsageError("--across ranks takes one database")

@@ -203,7 +203,7 @@ def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: in
     from dataclasses import replace
 
     from cctool.cli._io import progress
-    from cctool.distributed.views import tree_frame
+    from cctool.ops.in_parts import tree_frame
 
     with ex.started((), roots(ex, [profile])) as running, \
             progress("reading in parts") as tick:

@@ -6,7 +6,7 @@ trial is summarised as the multi-run commands summarise runs
 ``agg``); nodes of one trial on the same call path merge by the metric's rule, as ``stats``
 merges them. Per path the record keeps the trials it ran in (``units``) and the sum, sum of
 squares, minimum and maximum of its value over them: the exact parts of
-:class:`cctool.distributed.partials.Partials`, so records of trials merge exactly and the
+:class:`cctool.model.partials.Partials`, so records of trials merge exactly and the
 series value of a run is ``sum / units`` (the mean over its trials).
 """
 

@@ -4,7 +4,7 @@ Layout of a store ``STORE/``::
 
     runs/<run>.parquet      one recorded run: per call path and metric, the mergeable
                             partials over the run's trials (units, sum, sumsq, min, max;
-                            :mod:`cctool.distributed.partials` without the sketch) and the
+                            :mod:`cctool.model.partials` without the sketch) and the
                             run's metadata as constant columns
     segments/<a>--<b>.parquet  runs compacted together (the same rows, sorted by path key so
                             that one call path's series is a few row groups of each segment)

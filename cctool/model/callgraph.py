@@ -2,8 +2,8 @@
 
 cProfile, callgrind, gprof and gprof2dot record a flat call graph: each function's totals and,
 per caller -> callee edge, what the callee cost when called from that caller. The readers
-expand it into a calling context tree (:mod:`cctool.readers._callgraph`), and in that tree the
-split of a function's cost between its call paths is an estimate (gprof's proportional
+expand it into a calling context tree (:mod:`cctool.readers.callgraph._expand`), and in that
+tree the split of a function's cost between its call paths is an estimate (gprof's proportional
 assumption: a caller behaves alike however it was reached). The numbers the profiler itself
 wrote stay exact, and a reader keeps them beside the tree as :class:`CallGraphTables`, on
 :attr:`GraphFrame.callgraph <cctool.graphframe.GraphFrame.callgraph>`. The flat view
@@ -66,7 +66,7 @@ ESTIMATE_NOTE = (
     "exact"
 )
 # The tree's marker nodes: a node whose callees the node budget left unexpanded gets one child
-# "[not expanded: N callees]" of this type, holding their cost (cctool.readers._callgraph).
+# "[not expanded: N callees]" of this type, holding their cost (cctool.readers.callgraph._expand).
 NOT_EXPANDED = "[not expanded"
 MARKER_TYPE = "not expanded"
 FORMATS = ("cprofile", "callgrind", "gprof", "gprof2dot")  # readers that produce the tables

@@ -102,7 +102,7 @@ def imbalance(
     if values.shape[0] == 0:
         values = np.zeros((1, gf.num_nodes))
         labels = ["-"]
-    stats = _basic_stats(values)
+    stats = basic_stats(values)
     peak = float(stats["max"].max(initial=0.0))
     keep = stats["max"] >= threshold * peak if peak > 0 else np.ones(gf.num_nodes, dtype=bool)
     nodes = np.nonzero(keep)[0]
@@ -110,7 +110,7 @@ def imbalance(
     nodes = nodes[np.lexsort((nodes, -score))]
     if top > 0:
         nodes = nodes[:top]
-    return _table(gf, nodes, values[:, nodes], stats, labels, k)
+    return imbalance_table(gf, nodes, values[:, nodes], stats, labels, k)
 
 
 def _from_profiler_statistics(
@@ -140,7 +140,7 @@ def _from_profiler_statistics(
     )
 
 
-def _basic_stats(values: np.ndarray) -> dict[str, np.ndarray]:
+def basic_stats(values: np.ndarray) -> dict[str, np.ndarray]:
     mean = values.mean(axis=0)
     mx, mn = values.max(axis=0), values.min(axis=0)
     std = values.std(axis=0)
@@ -151,7 +151,7 @@ def _basic_stats(values: np.ndarray) -> dict[str, np.ndarray]:
     return {"mean": mean, "max": mx, "min": mn, "imbalance": ratio, "std": std, "cv": cv}
 
 
-def _table(
+def imbalance_table(
     gf: GraphFrame, nodes: np.ndarray, sub: np.ndarray, stats: dict[str, np.ndarray],
     labels: list[object], k: int,
 ) -> pl.DataFrame:

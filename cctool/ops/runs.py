@@ -27,7 +27,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.merge import merge_agg
 
 if TYPE_CHECKING:
-    from cctool.readers.caliper_batch import Group
+    from cctool.readers.caliper.batch import Group
 
 RANK_AGGS = ("mean", "max", "min", "sum")
 # Metadata the run table leaves out: units and aliases are per-metric facts, not run facts.
@@ -126,12 +126,12 @@ def summarize_paths(paths: Sequence[str], fmt: str | None = None,
                     metrics: Sequence[str | None] = (), agg: str = "mean",
                     window: str | None = None) -> list[RunSummary]:
     """The summaries of ``paths``, in order. Caliper ``.cali`` runs of one program are read
-    together (:mod:`cctool.readers.caliper_batch`): the same summaries as one by one, made
+    together (:mod:`cctool.readers.caliper.batch`): the same summaries as one by one, made
     from one frame per program instead of one per run."""
     one = SummaryRequest(fmt, tuple(metrics), agg, window)
     if fmt not in (None, "caliper") or window is not None:
         return [one(p) for p in paths]
-    from cctool.readers.caliper_batch import read_groups
+    from cctool.readers.caliper.batch import read_groups
 
     groups, alone = read_groups(paths)
     out: list[RunSummary | None] = [None] * len(paths)

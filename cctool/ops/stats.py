@@ -29,8 +29,8 @@ from cctool.model.merge import merges_call_paths
 from cctool.ops.runs import RunSummary, group_runs
 
 if TYPE_CHECKING:
-    from cctool.distributed.partials import Partials
     from cctool.model.frame import GraphFrame
+    from cctool.model.partials import Partials
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
     run on the same path merged by the metric's rule: summed, or the max of an extreme)."""
     from cctool.model.paths import path_ids
 
-    # Runs read together share their tree (cctool.readers.caliper_batch): number each
+    # Runs read together share their tree (cctool.readers.caliper.batch): number each
     # distinct tree's paths once.
     trees: dict[tuple[int, int, int], int] = {}
     which = [trees.setdefault((id(r.names), id(r.parent), id(r.frame_columns)), len(trees))
@@ -222,7 +222,7 @@ def _in_tree_order(table: pl.DataFrame, pv: PathValues, opts: StatsOptions) -> p
 def rank_stats(frame: GraphFrame, partials: Mapping[str, Partials], units: int,
                opts: StatsOptions) -> StatsResult:
     """Per-node statistics across the ranks of one database, from merged partials
-    (:mod:`cctool.distributed.hpcdb`): count is the number of ranks (absent values are
+    (:mod:`cctool.readers.hpctoolkit.in_parts`): count is the number of ranks (absent values are
     zeros, as in ``imbalance``), std the population one, percentiles from the sketch."""
     col = frame.resolve_metric(opts.metric)
     part = partials[col]

@@ -1,4 +1,4 @@
-"""What a reader module is: the contract every ``cctool/readers/<format>.py`` keeps.
+"""What a reader module is: the contract every ``cctool/readers/<family>/<format>.py`` keeps.
 
 :class:`Reader` states it as a ``typing.Protocol`` over modules; the registry
 (:data:`cctool.readers.READERS`) hands reader modules out typed as one, and the block below
@@ -34,43 +34,34 @@ class Reader(Protocol):
 
 
 if TYPE_CHECKING:
-    from cctool.readers import (
-        caliper,
-        caliper_data,
-        caliper_json,
-        caliper_report,
-        callgrind,
-        cct,
-        chrome_trace,
+    from cctool.readers import cct
+    from cctool.readers.caliper import cali as caliper
+    from cctool.readers.caliper import data as caliper_data
+    from cctool.readers.caliper import json as caliper_json
+    from cctool.readers.caliper import report as caliper_report
+    from cctool.readers.caliper import spotdb
+    from cctool.readers.callgraph import callgrind, cprofile, gprof, gprof2dot
+    from cctool.readers.hpctoolkit import v4 as hpctoolkit_v4
+    from cctool.readers.hpctoolkit import xml as hpctoolkit
+    from cctool.readers.memory import dhat, heapprofile, massif, memray_stats
+    from cctool.readers.stacks import (
         contention,
-        cprofile,
         cpuprofile,
-        cube,
-        dhat,
         folded,
         gecko,
-        ghc_prof,
         gperftools,
-        gprof,
-        gprof2dot,
-        hatchet_json,
-        heapprofile,
-        hpctoolkit,
-        hpctoolkit_v4,
-        jfr_json,
-        massif,
-        memray_stats,
-        otf2_trace,
         perf_script,
         pprof,
         pyinstrument,
         speedscope,
-        spotdb,
         stackprof,
-        tau,
-        timemory,
         v8_ticks,
     )
+    from cctool.readers.stacks import jfr as jfr_json
+    from cctool.readers.traces import chrome as chrome_trace
+    from cctool.readers.traces import otf2 as otf2_trace
+    from cctool.readers.trees import cube, ghc_prof, tau, timemory
+    from cctool.readers.trees import hatchet as hatchet_json
 
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,

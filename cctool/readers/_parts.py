@@ -79,7 +79,7 @@ def _caliper_ranks(files: Sequence[Path]) -> bool:
 
 def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
     """The ``mpi.rank`` values in a ``.cali`` file's records, and its ``mpi.world.size``."""
-    from cctool.readers.caliper import split_fields
+    from cctool.readers.caliper.cali import split_fields
 
     head = _input.head(path, 1 << 16)  # attributes are defined before use: near the top
     if b"data=mpi.rank" not in head or b"data=mpi.world.size" not in head:

@@ -40,7 +40,10 @@ from cctool.model.timeline import (
     parse_window,
     window_bounds,
 )
-from cctool.readers import STDIN, _one_run, _resolve, detect, get_reader, normalise, read
+from cctool.readers.discovery import one_run, resolve
+from cctool.readers.reading import normalise, read
+from cctool.readers.registry import STDIN, get_reader
+from cctool.readers.sniffing import detect
 
 __all__ = ["NoTimelineError", "read_profile", "read_timeline", "read_timeline_parts",
            "read_window", "timeline_formats", "timeline_source"]
@@ -48,7 +51,7 @@ __all__ = ["NoTimelineError", "read_profile", "read_timeline", "read_timeline_pa
 
 def timeline_formats() -> list[str]:
     """Names of the formats whose readers keep timestamps."""
-    from cctool.readers import READERS, get_reader
+    from cctool.readers.registry import READERS
 
     return [name for name, _ in READERS if hasattr(get_reader(name), "read_timeline")]
 
@@ -69,11 +72,11 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None,
     p = Path(path)
     if not p.exists():
         raise UnknownFormatError(f"{p}: no such file or directory")
-    parts = _one_run(p, fmt)
+    parts = one_run(p, fmt)
     if parts is not None:
         return _read_parts(p, *parts, window)
     if not fmt:
-        p = _resolve(p)
+        p = resolve(p)
     mod = get_reader(fmt) if fmt else detect(p)
     return _read_one(p, mod, window)
 
@@ -104,7 +107,7 @@ def read_window(path: str | os.PathLike[str], fmt: str | None = None, *,
     mod = _streams(path, fmt)
     if mod is not None:  # folded as the trace streams by: never the whole trace in memory
         try:
-            gf: GraphFrame = mod.read_window(_resolve(Path(path)) if not fmt else Path(path),
+            gf: GraphFrame = mod.read_window(resolve(Path(path)) if not fmt else Path(path),
                                              span)
         except CctoolError:
             raise
@@ -127,7 +130,7 @@ def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
         tl = read_timeline(path, fmt, window)
         return TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
     try:
-        parts: TimelineParts = mod.read_timeline_parts(p if fmt else _resolve(p), window)
+        parts: TimelineParts = mod.read_timeline_parts(p if fmt else resolve(p), window)
     except CctoolError:
         raise
     except Exception as exc:
@@ -193,9 +196,9 @@ def _streams(path: str | os.PathLike[str], fmt: str | None,
     """The reader of ``path`` when it has ``entry`` (``read_window``: it folds a window as
     it reads; ``read_timeline_parts``: it reads a timeline in parts)."""
     p = Path(path)
-    if str(path) == STDIN or not p.exists() or _one_run(p, fmt) is not None:
+    if str(path) == STDIN or not p.exists() or one_run(p, fmt) is not None:
         return None
-    mod = get_reader(fmt) if fmt else detect(_resolve(p))
+    mod = get_reader(fmt) if fmt else detect(resolve(p))
     return mod if hasattr(mod, entry) else None
 
 

@@ -1,5 +1,5 @@
 """A minimal protocol-buffers wire-format encoder, the writing twin of
-:mod:`cctool.readers._protobuf` (whose wire-type constants it uses).
+:mod:`cctool.readers.stacks._protobuf` (whose wire-type constants it uses).
 
 A message is the concatenation of its fields; each field is a varint tag
 (``number << 3 | wire type``) and a value: a varint, or a length-delimited byte string
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cctool.readers._protobuf import LENGTH, VARINT
+from cctool.readers.stacks._protobuf import LENGTH, VARINT
 
 _MASK64 = (1 << 64) - 1
 

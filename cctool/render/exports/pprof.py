@@ -29,7 +29,7 @@ from cctool.errors import note, warn
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Dimension, Metric
 from cctool.options import TreeOptions
-from cctool.readers._pprof_fields import (
+from cctool.readers.stacks._pprof_fields import (
     Function,
     Label,
     Line,

@@ -179,7 +179,12 @@ class ViewerApp(App[None]):
 
     def on_mount(self) -> None:
         self.table.focus()
-        self._redraw()
+        self._redraw(self._opened())
+
+    def _opened(self) -> str:
+        rows = len(self.model.opened)
+        return (f"opened on the hot path ({rows} rows, heaviest child while ≥ 50% of its "
+                "parent); h: the hot path from any row") if rows > 1 else ""
 
     # ------------------------------------------------------------------ drawing
     def _redraw(self, status: str | None = None) -> None:
@@ -276,7 +281,8 @@ class ViewerApp(App[None]):
     def action_next_view(self) -> None:
         m = self.model
         m.switch(VIEWS[(VIEWS.index(m.kind) + 1) % len(VIEWS)] if m.kind in VIEWS else VIEWS[0])
-        self._redraw(f"{m.kind} view" + (f"; {m.view.note}" if m.view.note else ""))
+        self._redraw(f"{m.kind} view" + (f"; {m.view.note}" if m.view.note else "") +
+                     (f"; {self._opened()}" if self._opened() else ""))
 
     def action_next_sort(self) -> None:
         self._sort((self.model.sort_column + 1) % len(COLUMNS))

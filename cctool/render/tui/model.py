@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from cctool.model.frame import GraphFrame
+from cctool.ops.idle import busiest_root
 from cctool.ops.views import INNER_TYPES, View, ViewOptions, compute, tree_order
 
 COLUMNS = ("inclusive", "inc %", "exclusive", "exc %", "name")
@@ -62,7 +63,8 @@ class ViewModel:
 
     # ------------------------------------------------------------------ building
     def switch(self, kind: str) -> None:
-        """Show view ``kind`` (top-down, bottom-up, flat), top rows expanded one level."""
+        """Show view ``kind`` (top-down, bottom-up, flat), opened on its hot path (see
+        :meth:`open_hot`)."""
         self.kind = kind
         self.view = compute(self.gf, kind, self.opts, max_rows=MAX_ROWS)
         rows = self.view.rows
@@ -89,6 +91,28 @@ class ViewModel:
         self._visible: np.ndarray | None = None
         if self.sort_column not in (0, 1):  # views come sorted by inclusive value
             self.sort(self.sort_column)
+        self.opened = self.open_hot()  # the rows of the hot path it opened on
+
+    def open_hot(self) -> list[int]:
+        """Open where the cost is, as hpcviewer's hot-path button does: from the heaviest
+        top row (bottom-up: by exclusive value) that is not idle (:mod:`cctool.ops.idle`:
+        gamess' ``<omp idle>`` root holds waiting, not work), follow :meth:`hot_path`; the
+        cursor ends on its last row."""
+        tops = np.nonzero(self.parent < 0)[0]
+        if not tops.size:
+            return []
+        # bottom-up: the function that spends the most itself (every caller chain of main
+        # holds all the time inclusively), followed up its heaviest callers
+        weight = self.exc if self.kind == "bottom-up" else self.inc
+        start = int(tops[np.argmax(np.nan_to_num(weight[tops], nan=-np.inf))])
+        if self.kind == "top-down":  # rows are the frame's nodes
+            nodes = self.view.rows["node"].to_numpy()
+            per_node = np.zeros(self.gf.nodes.height)
+            per_node[nodes] = self.inc
+            hit = tops[nodes[tops] == busiest_root(self.gf, per_node)]
+            start = int(hit[0]) if hit.size else start
+        self._focus(start)
+        return self.hot_path()
 
     # ------------------------------------------------------------------ visibility
     def visible(self) -> np.ndarray:

@@ -6,7 +6,8 @@
   const P = D.paths, R = D.runs, N = R.run.length, M = P.path.length;
   const NS = "http://www.w3.org/2000/svg";
   const unit = D.unit && !CCTValues.carriesUnit(D.unit) ? " " + D.unit : ""; // 8.254 ms says it
-  const metricUnit = D.metric + (D.unit ? " [" + D.unit + "]" : "");
+  // the values spell their own unit (8.254 ms): a bracketed unit would contradict the ticks
+  const metricUnit = D.metric + (D.unit && !CCTValues.carriesUnit(D.unit) ? " [" + D.unit + "]" : "");
   const state = { path: -1, run: -1 };
   const $ = (id) => document.getElementById(id);
 
@@ -100,16 +101,19 @@
     const i = state.path;
     if (i < 0) return;
     const W = svg.clientWidth || 800, H = svg.clientHeight || 300;
-    const m = { l: 64, r: 14, t: 12, b: 34 };
     const ys = P.series[i];
     let [lo, hi] = extent(ys);
     const pad = (hi - lo) * 0.08; lo -= pad; hi += pad;
+    const tickValues = [0, 1, 2, 3, 4].map((k) => lo + ((hi - lo) * k) / 4);
+    // room on the left for the widest tick label and, beyond it, the rotated axis label
+    const widest = Math.max(...tickValues.map((v) => fmt(v).length));
+    const m = { l: Math.max(64, 30 + Math.ceil(widest * 7)), r: 14, t: 12, b: 34 };
     const X = (j) => m.l + (N > 1 ? (j / (N - 1)) * (W - m.l - m.r) : (W - m.l - m.r) / 2);
     const Y = (v) => m.t + (1 - (v - lo) / (hi - lo)) * (H - m.t - m.b);
     geom = { X, Y, m, W, H };
     const axis = el("svg:g", { class: "axis" });
-    for (let k = 0; k <= 4; k++) {
-      const v = lo + ((hi - lo) * k) / 4, yy = Y(v);
+    for (const v of tickValues) {
+      const yy = Y(v);
       axis.appendChild(el("svg:line", { x1: m.l, x2: W - m.r, y1: yy, y2: yy, class: "grid" }));
       axis.appendChild(el("svg:text", { x: m.l - 6, y: yy + 4, "text-anchor": "end" }, fmt(v)));
     }

@@ -1,0 +1,313 @@
+"""Many ``.cali`` files of one program, read together: the ensemble fast path.
+
+Runs of one program write the same records in the same order; only the measured numbers and
+the run metadata differ. So a file is split into its *structure* (every line up to the last
+snapshot record, with the snapshots' ``data=`` fields cut out), its snapshot data and its
+*tail* (the node records and the ``globals`` record after the last snapshot: the run
+metadata). The first file of each structure is read by the :mod:`~cctool.readers.caliper.cali`
+reader itself, which records which data field feeds which metric of which row. Later files
+with the same structure only parse their numbers and their tail.
+
+Nothing is assumed about later files that is not checked: their structure is equal as text;
+every field that decides where a value goes (strings, ranks, threads, ``Node order``) must
+be equal to the first file's; the numbers must parse and be finite; each snapshot must have as
+many data fields as before. A file that fails any check, uses escapes, or belongs to a
+structure the fast path does not take (several ranks or threads, several records of one
+node, time series) is left to the reader alone, which gives its usual result or error.
+
+:meth:`Group.stacked` builds one GraphFrame of all runs of a structure, run ``i`` as rank
+``i``, through the reader's own builder and unit normalisation, so every value is derived
+per run exactly as the reader derives it for one file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cctool.model.columns import exclusive_name, inclusive_name
+from cctool.model.frame import GraphFrame
+from cctool.readers import _input
+from cctool.readers.caliper._common import Attr, Metric, ProfileBuilder, Role
+from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
+
+_CTX = "\n__rec=ctx,"  # starts a snapshot line
+_RECORDS_KEPT = 100_000  # split tail lines remembered per group
+_FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
+
+
+class _Recorder(ProfileBuilder):
+    """The reader's builder, noting what each snapshot record measured."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        super().__init__(path, fmt)
+        self.calls: list[tuple[int, list[Role]]] = []  # (row added or -1, numeric roles)
+
+    def measure(self, node: int | None, fields: Sequence[tuple[Role, Attr, float]],
+                thread: int | None = None) -> None:
+        before = len(self.rows)
+        super().measure(node, fields, thread)
+        self.calls.append((before if len(self.rows) > before else -1, [f[0] for f in fields]))
+
+
+class _TemplateStream(_CaliStream):
+    """The reader's parser, noting the kind of every data field of every snapshot."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.builder: _Recorder = _Recorder(path, NAME)
+        self.kinds: list[list[str]] = []
+
+    def _ctx(self, rec: dict[str, list[str]]) -> None:
+        super()._ctx(rec)
+        self.kinds.append([self._field(k)[1] for k in rec.get("attr", [])])
+
+
+class _Stacked(ProfileBuilder):
+    """A template's builder whose metric table holds every run of the group."""
+
+    group: Group | None = None
+
+    def _metric_table(self, metrics: list[Metric], new_id: np.ndarray,
+                      snapshot: int | None) -> pl.DataFrame:
+        assert self.group is not None
+        return self.group.metric_table([m.column for m in metrics], new_id)
+
+
+@dataclass(eq=False)
+class Group:
+    """Runs with one structure: the first read by the reader, the rest as numbers.
+
+    Attributes:
+        template: the first run as :func:`cctool.readers.read` gives it.
+        paths: every run of the group, the template first.
+        metadata: per run, its ``globals`` as the reader types them.
+        values: per run, its numeric data fields in file order.
+    """
+
+    template: GraphFrame
+    builder: _Recorder
+    numeric: list[int]  # token index of every numeric data field
+    fixed: list[int]  # token index of every field that must equal the template's
+    fixed_text: list[str]
+    counts: list[int]  # data fields per snapshot record
+    rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # col -> (row, field, scale)
+    head: _CaliStream  # the parser's state after the structure, before any tail
+    paths: list[str] = field(default_factory=list)
+    index: list[int] = field(default_factory=list)  # position of each run in the input
+    metadata: list[dict[str, Any]] = field(default_factory=list)
+    values: list[np.ndarray] = field(default_factory=list)
+    records: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
+
+    def metric_table(self, columns: list[str], new_id: np.ndarray) -> pl.DataFrame:
+        """The long metric table of all runs (run ``i`` as rank ``i``), rows as the reader
+        makes them for one run: one per recorded row, absent values 0."""
+        rows = self.builder.rows
+        runs, width = len(self.values), len(rows)
+        matrix = np.vstack(self.values) if runs else np.zeros((0, len(self.numeric)))
+        node = new_id[np.fromiter((r[0] for r in rows), np.int64, width)]
+        cols: dict[str, Any] = {
+            "node": np.tile(node, runs),
+            "rank": np.repeat(np.arange(runs, dtype=np.int32), width),
+            "thread": np.zeros(runs * width, dtype=np.int32),
+        }
+        for col in columns:
+            row, src, scale = self.rows[col]
+            block = np.zeros((runs, width))
+            block[:, row] = matrix[:, src] * scale
+            cols[col] = block.ravel()
+        return pl.DataFrame(cols)
+
+    def stacked(self, columns: Sequence[str]) -> GraphFrame:
+        """One GraphFrame of every run of the group, run ``i`` as rank ``i``, with metric
+        ``columns`` (and the partners they derive from or derive)."""
+        from cctool.readers.reading import normalise
+
+        builder = _Stacked.__new__(_Stacked)
+        builder.__dict__.update(self.builder.__dict__)
+        builder.group = self
+        wanted = {c for col in columns for c in (exclusive_name(col), inclusive_name(col))}
+        builder._used = self.builder._used & wanted
+        meta = {k: v for k, v in self.template.metadata.items() if k != "timeseries"}
+        return normalise(builder.build(meta))
+
+
+def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
+    """Group ``paths`` by structure; also the indices of the paths to read one by one.
+
+    Every path of a returned group is one of ``paths``; together with the left-over
+    indices they cover ``paths`` once each.
+    """
+    groups: dict[tuple[str, ...], Group | None] = {}
+    alone: list[int] = []
+    order: list[Group] = []
+    for i, p in enumerate(paths):
+        parts = _split(Path(p))
+        if parts is None:
+            alone.append(i)
+            continue
+        key, datas, tail = parts
+        new = key not in groups
+        group = groups[key] = _template(Path(p), datas, tail) if new else groups[key]
+        if group is not None and _add(group, p, datas, tail):
+            group.index.append(i)
+            order += [group] if new else []
+            continue
+        if new:  # the first run itself does not fit: no group for this structure
+            groups[key] = None
+        alone.append(i)
+    return order, alone
+
+
+def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
+    """(structure, snapshot data fields, tail), or None when the fast path does not apply
+    (not a ``.cali`` text, escaped newlines or data fields, a snapshot whose data field is
+    not its last, no snapshot)."""
+    try:
+        text = _input.read_text(path, errors="strict")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("__rec=") or not text.endswith("\n") or "\\\n" in text:
+        return None
+    last = text.rfind("\n__rec=ctx")
+    if last < 0:
+        return None
+    end = text.index("\n", last + 1) + 1
+    chunks = ("\n" + text[:end]).split(_CTX)
+    structure = [chunks[0]]
+    datas = []
+    for chunk in chunks[1:]:  # a snapshot line, then the lines up to the next snapshot
+        eol = chunk.find("\n") % (len(chunk) + 1)  # no newline: the next snapshot follows
+        at = chunk.find(",data=", 0, eol)
+        if at < 0 or chunk.find(",", at + 6, eol) >= 0:
+            return None
+        data = chunk[at + 6 : eol]
+        if "\\" in data:  # an escaped separator
+            return None
+        datas.append(data)
+        structure += (chunk[:at], chunk[eol:])
+    return tuple(structure), datas, text[end:]
+
+
+def _template(path: Path, datas: list[str], tail: str) -> Group | None:
+    """Read the first run of a structure with the reader, and learn where its numbers go."""
+    from cctool.readers.reading import normalise
+
+    stream = _TemplateStream(path)
+    try:
+        stream.parse()
+        template = normalise(stream.builder.build(stream.metadata()))
+    except Exception:  # read alone, where the reader reports the problem
+        return None
+    rows = stream.builder.rows
+    keys = {(r[0], r[1], r[2]) for r in rows}
+    single = len({(r[1], r[2]) for r in rows}) == 1
+    if (len(stream.kinds) != len(datas) or len(keys) != len(rows) or not single
+            or stream.builder.snapshots or any(r[3] for r in rows)):
+        return None
+    numeric, fixed, cols = _fields(stream)
+    toks = "=".join(datas).split("=")
+    head = _head_state(stream, path, tail)
+    by_col = {c: (np.array([r for r, _, _ in v]), np.array([f for _, f, _ in v]),
+                  np.array([s for _, _, s in v])) for c, v in cols.items()}
+    return Group(template, stream.builder, numeric, fixed, [toks[i] for i in fixed],
+                 [len(k) for k in stream.kinds], by_col, head)
+
+
+def _fields(stream: _TemplateStream) -> tuple[list[int], list[int],
+                                              dict[str, list[tuple[int, int, float]]]]:
+    """Numeric token indices, fixed token indices, and per metric column the (row, numeric
+    field, scale) triples the template's records fed."""
+    numeric: list[int] = []
+    fixed: list[int] = []
+    cols: dict[str, list[tuple[int, int, float]]] = {}
+    tok = 0
+    for kinds, (row, roles) in zip(stream.kinds, stream.builder.calls, strict=True):
+        at = [tok + j for j, kind in enumerate(kinds) if kind == "number"]
+        fixed += [tok + j for j, kind in enumerate(kinds) if kind == "string"]
+        fed: dict[str, tuple[int, int, float]] = {}
+        for pos, (kind, column, scale) in zip(at, roles, strict=True):
+            if kind in _FIXED_ROLES:
+                fixed.append(pos)
+            elif kind == "metric" and row >= 0:
+                fed[column] = (row, len(numeric), scale)  # a later field wins, as in measure
+            numeric.append(pos)
+        for column, triple in fed.items():
+            cols.setdefault(column, []).append(triple)
+        tok += len(kinds)
+    return numeric, fixed, cols
+
+
+def _head_state(stream: _TemplateStream, path: Path, tail: str) -> _CaliStream:
+    """The parser's metadata tree as it stood after the last snapshot: the template's,
+    less the nodes its tail defined (so a later run's tail may define them otherwise)."""
+    ids: set[int] = set()
+    for line in tail.split("\n")[:-1]:
+        rec = split_fields(line)
+        if rec.get("__rec") == ["node"]:
+            ids.add(int(rec["id"][0]))
+    head = _CaliStream(path)
+    head.attr = {k: v for k, v in stream.attr.items() if k not in ids}
+    head.data = {k: v for k, v in stream.data.items() if k not in ids}
+    head.parent = {k: v for k, v in stream.parent.items() if k not in ids}
+    head._attrs = {k: v for k, v in stream._attrs.items() if k not in ids}
+    head._chains = {k: v for k, v in stream._chains.items()
+                    if k not in ids and not ids.intersection(a for a, _ in v)}
+    return head
+
+
+def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
+    """Add one run to ``group``; False when it does not fit (see the module docstring)."""
+    if [d.count("=") + 1 for d in datas] != group.counts:
+        return False
+    toks = "=".join(datas).split("=")
+    if [toks[i] for i in group.fixed] != group.fixed_text:
+        return False
+    numbers = toks if len(group.numeric) == len(toks) else [toks[i] for i in group.numeric]
+    try:
+        values = np.fromiter(map(float, numbers), np.float64, len(numbers))
+    except ValueError:
+        return False
+    if not np.isfinite(values).all():
+        return False
+    meta = _tail_metadata(group, Path(path), tail.split("\n")[:-1])
+    if meta is None:
+        return False
+    group.paths.append(path)
+    group.metadata.append(meta)
+    group.values.append(values)
+    return True
+
+
+def _tail_metadata(group: Group, path: Path, tail: list[str]) -> dict[str, Any] | None:
+    """The run metadata of ``tail`` read on a copy of the head's state; None if the tail is
+    not node records ending with the globals record, or does not parse."""
+    if not tail or not tail[-1].startswith("__rec=globals"):
+        return None
+    head, cache = group.head, group.records
+    s = _CaliStream(path)
+    s.attr, s.data, s.parent = dict(head.attr), dict(head.data), dict(head.parent)
+    s._attrs, s._chains = dict(head._attrs), dict(head._chains)
+    try:
+        for line in tail:
+            got = cache.get(line)
+            if got is None:  # most tail lines repeat from run to run: split each text once
+                rec = split_fields(line)
+                got = (rec.pop("__rec", None) or [""])[0], rec
+                if len(cache) < _RECORDS_KEPT:
+                    cache[line] = got
+            kind, rec = got
+            if kind == "node":
+                s._node(rec)
+            elif kind == "globals" and line is tail[-1]:
+                s._globals(rec)
+            else:
+                return None
+        return s.metadata()
+    except Exception:  # read alone, where the reader reports the problem
+        return None

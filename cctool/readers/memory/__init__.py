@@ -1,0 +1,1 @@
+"""Heap profiles: allocations per call path (massif, DHAT, memray, V8 heap profiles)."""

@@ -1,0 +1,1 @@
+"""Event traces with timestamps (Chrome trace events, OTF2) read as calling context trees."""
