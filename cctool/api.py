@@ -156,6 +156,15 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
 
 
+def parse_query(text: str) -> Query:
+    """A query's text (object dialect, starting with ``[``, or ``MATCH ... WHERE ...``)
+    parsed; a :class:`cctool.errors.QueryError` points at the fault. ``select`` parses text
+    itself: this is for checking a query before a long read."""
+    from cctool.ops.query import parse_query as parse
+
+    return parse(text)
+
+
 def select(profile: Profile, query: str | Query | None = None, *,
            all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
            none_of: Sequence[str | Query] = (), squash: bool = True,

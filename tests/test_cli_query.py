@@ -181,3 +181,16 @@ def test_help_states_the_defaults() -> None:
     for phrase in ("--ranks [aggregate|any|all]", "[default: aggregate]", "[default: sum]",
                    "CONTAINS", "no nodes matched", "Example:"):
         assert phrase in text, phrase
+
+
+def test_a_query_that_does_not_parse_is_refused_before_the_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A typo in the query costs no read of a large profile: it is refused first (here the
+    profile does not even exist, and the error is the query's)."""
+    from click.testing import CliRunner
+
+    from cctool.cli import cli
+
+    for args in (["*/x"], ['[{"name": "main"}]', "--and", "*/x"]):
+        res = CliRunner().invoke(cli, ["query", str(tmp_path / "absent.cct"), *args])
+        assert res.exit_code == 2
+        assert "unexpected character '/'" in res.stderr and "absent" not in res.stderr

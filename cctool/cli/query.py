@@ -17,15 +17,25 @@ from cctool.cli._options import (
 FORMATS = ("tree", "cct", "json", "csv")
 
 
+def _parsed(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """A query that does not parse is refused before the profile is read."""
+    from cctool import api
+
+    for text in value if isinstance(value, tuple) else (value,):
+        if isinstance(text, str):
+            api.parse_query(text)
+    return value
+
+
 @click.command()
 @profile_argument()
-@click.argument("query_text", metavar="[QUERY]", required=False)
+@click.argument("query_text", metavar="[QUERY]", required=False, callback=_parsed)
 @from_option
-@click.option("--and", "ands", multiple=True, metavar="Q",
+@click.option("--and", "ands", multiple=True, metavar="Q", callback=_parsed,
               help="Also require query Q (intersection).")
-@click.option("--or", "ors", multiple=True, metavar="Q",
+@click.option("--or", "ors", multiple=True, metavar="Q", callback=_parsed,
               help="Add the nodes query Q matches (union).")
-@click.option("--not", "nots", multiple=True, metavar="Q",
+@click.option("--not", "nots", multiple=True, metavar="Q", callback=_parsed,
               help="Drop the nodes query Q matches; alone, keep every node Q does not match.")
 @click.option("--ranks", type=click.Choice(["aggregate", "any", "all"]), default="aggregate",
               show_default=True, help="Metric conditions: on values combined over ranks/threads "
