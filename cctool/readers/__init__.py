@@ -59,6 +59,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("pyinstrument", "cctool.readers.pyinstrument"),
     ("speedscope", "cctool.readers.speedscope"),
     ("chrome-trace", "cctool.readers.chrome_trace"),
+    ("perfetto", "cctool.readers.perfetto"),
     ("otf2", "cctool.readers.otf2_trace"),
     ("cpuprofile", "cctool.readers.cpuprofile"),
     ("v8-ticks", "cctool.readers.v8_ticks"),

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         memray_stats,
         otf2_trace,
         perf_script,
+        perfetto,
         pprof,
         pyinstrument,
         speedscope,
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,
         spotdb, pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        ghc_prof, pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks,
-        jfr_json, stackprof, gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats,
-        massif, folded,
+        ghc_prof, pyinstrument, speedscope, chrome_trace, perfetto, otf2_trace, cpuprofile,
+        v8_ticks, jfr_json, stackprof, gecko, heapprofile, tau, timemory, hatchet_json, dhat,
+        memray_stats, massif, folded,
     )
