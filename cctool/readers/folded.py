@@ -4,7 +4,12 @@ This is what ``stackcollapse-perf.pl`` (and the other FlameGraph stackcollapse s
 ``py-spy record -f raw``, ``perf script report`` folding and many samplers write. Each line
 adds its count to the leaf frame of its path as the exclusive ``samples`` metric;
 ``samples (inc)`` is derived. Frames are kept verbatim (``python`` annotations such as
-``main (app.py:12)`` and suffixes such as ``_[k]`` included); equal paths add up.
+``main (app.py:12)`` included), except for the frame-type suffixes async-profiler and
+``stackcollapse-perf.pl`` append: ``_[j]`` (JIT-compiled), ``_[i]`` (inlined), ``_[0]``
+(interpreted), ``_[1]`` (C1-compiled), ``_[k]`` (kernel) leave the name and become the
+frame's ``type`` (unsuffixed frames are ``function``), so ``run_[j]`` is the method ``run``
+and a method JIT-compiled on one path and inlined on another is two frames, as
+async-profiler draws it. Equal paths add up.
 
 Austin's output (``#`` metadata lines, ``P<pid>;T<tid>;file:function:line;... value``
 samples) is this format too; it is read by :mod:`cctool.readers._austin` (time in
@@ -37,6 +42,9 @@ NO_STACK = "[no stack]"
 _SNIFF_LINES = 50
 _SNIFF_BYTES = 16384
 _LONG_LINE_BYTES = 4 << 20
+# async-profiler's frame-type suffixes (its FlameGraph converter's names for the types)
+FRAME_TYPES = {"_[j]": "jit-compiled", "_[i]": "inlined", "_[0]": "interpreted",
+               "_[1]": "c1-compiled", "_[k]": "kernel"}
 
 
 def sniff(path: Path) -> bool:
@@ -79,6 +87,7 @@ def read(path: Path) -> GraphFrame:
     index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
     parent: list[int] = []
     names: list[str] = []
+    types: list[str] = []
     samples: list[float] = []
     with _input.open_text(path) as fh:
         for lineno, raw in enumerate(fh, 1):
@@ -105,22 +114,29 @@ def read(path: Path) -> GraphFrame:
                 if child is None:
                     child = index[key] = len(parent)
                     parent.append(node)
-                    names.append(key[1])
+                    name, kind = _frame_type(key[1])
+                    names.append(name)
+                    types.append(kind)
                     samples.append(0.0)
                 node = child
             samples[node] += count
     if not parent:
         raise ReaderError(path, "no stacks in the file", fmt=NAME)
-    n = len(parent)
     return GraphFrame.from_arrays(
         parent,
-        {"name": names, "type": ["function"] * n},
-        {"node": np.arange(n, dtype=np.int64), "samples": samples},
+        {"name": names, "type": types},
+        {"node": np.arange(len(parent), dtype=np.int64), "samples": samples},
         exclusive=["samples"],
         metadata={"format": NAME, "path": str(path), "total_samples": float(sum(samples)),
                   "metric_units": {"samples": "count"}},
         default_metric="samples (inc)",
     )
+
+
+def _frame_type(frame: str) -> tuple[str, str]:
+    """A frame's name and type: its async-profiler suffix, if any, taken off as the type."""
+    kind = FRAME_TYPES.get(frame[-4:]) if len(frame) > 4 else None
+    return (frame[:-4], kind) if kind is not None else (frame, "function")
 
 
 def _two_counts(stack: str) -> bool:
