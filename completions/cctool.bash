@@ -5,7 +5,7 @@ _cctool() {
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$cmd:$w" in
-            :completion|:diff|:div|:groupby|:history|:hot-path|:imbalance|:peek|:query|:read|:runs|:scaling|:stats|:timeline|:tree|:view) cmd="$w";;
+            :completion|:diff|:div|:groupby|:history|:hot-path|:imbalance|:peek|:query|:read|:runs|:scaling|:stats|:timeline|:timeseries|:tree|:view) cmd="$w";;
             history:add|history:check|history:show) cmd="$cmd/$w"; break;;
         esac
     done
@@ -212,6 +212,15 @@ _cctool() {
         timeline:--width) COMPREPLY=(); return;;
         timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         timeline:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
+        timeseries:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        timeseries:--max-nodes) COMPREPLY=(); return;;
+        timeseries:--window) COMPREPLY=(); return;;
+        timeseries:--metric|timeseries:-m) COMPREPLY=(); return;;
+        timeseries:--top) COMPREPLY=(); return;;
+        timeseries:--precision) COMPREPLY=(); return;;
+        timeseries:--width) COMPREPLY=(); return;;
+        timeseries:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+        timeseries:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--window) COMPREPLY=(); return;;
@@ -246,7 +255,7 @@ _cctool() {
         view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline timeseries tree view";;
         completion) opts="-h --help";;
         diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
         div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
@@ -264,6 +273,7 @@ _cctool() {
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
+        timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;
     esac

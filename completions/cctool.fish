@@ -15,6 +15,7 @@ complete -c cctool -n '__fish_use_subcommand' -a runs -d 'List the runs of an en
 complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a program across process counts: a table of one metric'
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
 complete -c cctool -n '__fish_use_subcommand' -a timeline -d 'Show a trace over time: per rank and thread a strip whose characters a'
+complete -c cctool -n '__fish_use_subcommand' -a timeseries -d 'Show a time-series profile snapshot by snapshot (Calipers timeseries..'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
 complete -c cctool -n '__fish_use_subcommand' -a view -d 'Browse a profile in the terminal: a tree-table of inclusive, exclusive'
 complete -c cctool -n '__fish_use_subcommand' -l color -x -a 'auto always never' -d 'Color in text output; auto colors a terminal unless NO_COLOR is non-em'
@@ -304,6 +305,18 @@ complete -c cctool -n '__fish_seen_subcommand_from timeline' -l color -x -a 'aut
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv html tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --top --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l metric -s m -x -d 'Metric shown per call path (default: the profiles default).'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l top -x -d 'Text: the call paths with the most of the metric over the run.'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l precision -x -d 'Significant digits of the values shown.'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l width -x -d 'Text width (default: the terminals, else $COLUMNS, else 120).'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
@@ -352,4 +365,4 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
-# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view
+# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline timeseries tree view

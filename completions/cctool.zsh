@@ -18,6 +18,7 @@ _cctool() {
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'stats:Statistics of one metric per call path across runs: the number of runs'
         'timeline:Show a trace over time: per rank and thread a strip whose characters a'
+        'timeseries:Show a time-series profile snapshot by snapshot (Calipers timeseries..'
         'tree:Show the calling context tree with metric values, colored by the first'
         'view:Browse a profile in the terminal: a tree-table of inclusive, exclusive'
     )
@@ -316,6 +317,18 @@ _cctool() {
                     ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
                     ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv html tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                timeseries) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric shown per call path (default: the profiles default).]:value: ' \
+                    ''--top'[Text: the call paths with the most of the metric over the run.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
