@@ -68,7 +68,7 @@ def test_perf_style_stacks_merge(tmp_path: Path) -> None:
 
 def test_async_profiler_frame_types_leave_the_name() -> None:
     # async-profiler's own collapsed file (README): 185 samples, 30 call paths; its
-    # _[j]/_[i] suffixes become the frame's type, the name is the method's.
+    # _[j]/_[i] suffixes become the frame's type (java), the name is the method's.
     gf = read(ASYNC)
     gf.validate()
     assert gf.metadata["format"] == "folded"
@@ -76,11 +76,22 @@ def test_async_profiler_frame_types_leave_the_name() -> None:
     names = gf.nodes["name"].to_list()
     assert not [n for n in names if n.endswith(tuple(reader.FRAME_TYPES))]
     rows = dict(zip(names, gf.nodes["type"], strict=True))
-    assert rows["BusyClient.run"] == "jit-compiled"
-    assert rows["NioSocketImpl.beginRead"] == "inlined"
+    assert rows["BusyClient.run"] == "java"
+    assert rows["NioSocketImpl.beginRead"] == "java"  # inlined: still the method's frame
     assert rows["Java_sun_nio_ch_SocketDispatcher_read0"] == "function"  # native: no suffix
     read0 = gf.nodes.filter(pl.col("name") == "read")["node"].item()
     assert gf.node_values()["samples"][read0] == 143
+
+
+def test_a_method_compiled_and_inlined_is_one_frame(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.collapsed"
+    path.write_text("Main.run_[j];Work.step_[j] 3\nMain.run_[j];Work.step_[i] 2\n"
+                    "Main.run_[j];Work.step_[0];write_[k] 1\n")
+    gf = reader.read(path)
+    gf.validate()
+    assert gf.nodes.select("name", "type").rows() == [
+        ("Main.run", "java"), ("Work.step", "java"), ("write", "kernel")]
+    assert gf.node_values()["samples"].to_list() == [0, 5, 1]
 
 
 def test_samples_without_a_stack_count_under_a_root(tmp_path: Path) -> None:

@@ -5,11 +5,12 @@ This is what ``stackcollapse-perf.pl`` (and the other FlameGraph stackcollapse s
 adds its count to the leaf frame of its path as the exclusive ``samples`` metric;
 ``samples (inc)`` is derived. Frames are kept verbatim (``python`` annotations such as
 ``main (app.py:12)`` included), except for the frame-type suffixes async-profiler and
-``stackcollapse-perf.pl`` append: ``_[j]`` (JIT-compiled), ``_[i]`` (inlined), ``_[0]``
-(interpreted), ``_[1]`` (C1-compiled), ``_[k]`` (kernel) leave the name and become the
-frame's ``type`` (unsuffixed frames are ``function``), so ``run_[j]`` is the method ``run``
-and a method JIT-compiled on one path and inlined on another is two frames, as
-async-profiler draws it. Equal paths add up.
+``stackcollapse-perf.pl`` append: ``_[k]`` (kernel) and the Java ones, ``_[j]``
+(JIT-compiled), ``_[i]`` (inlined), ``_[0]`` (interpreted), ``_[1]`` (C1-compiled), leave the
+name and become the frame's ``type`` (``kernel``, ``java``; unsuffixed frames are
+``function``), so ``run_[j]`` is the method ``run``. A method's compilation state is not
+part of its frame: async-profiler merges a method's JIT-compiled, inlined, interpreted and
+C1 samples under one parent into one frame, and so does cctool. Equal paths add up.
 
 Austin's output (``#`` metadata lines, ``P<pid>;T<tid>;file:function:line;... value``
 samples) is this format too; it is read by :mod:`cctool.readers._austin` (time in
@@ -42,9 +43,9 @@ NO_STACK = "[no stack]"
 _SNIFF_LINES = 50
 _SNIFF_BYTES = 16384
 _LONG_LINE_BYTES = 4 << 20
-# async-profiler's frame-type suffixes (its FlameGraph converter's names for the types)
-FRAME_TYPES = {"_[j]": "jit-compiled", "_[i]": "inlined", "_[0]": "interpreted",
-               "_[1]": "c1-compiled", "_[k]": "kernel"}
+# async-profiler's frame-type suffixes: its Java compilation states are one frame
+FRAME_TYPES = {"_[j]": "java", "_[i]": "java", "_[0]": "java", "_[1]": "java",
+               "_[k]": "kernel"}
 
 
 def sniff(path: Path) -> bool:
@@ -84,7 +85,7 @@ def read(path: Path) -> GraphFrame:
     """Read a folded-stacks file (or Austin's output)."""
     if _austin.looks_like_austin(_input.head(path, 4096)):
         return _austin.read(path)
-    index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
+    index: dict[tuple[int, str, str], int] = {}  # (parent id, name, type) -> node id
     parent: list[int] = []
     names: list[str] = []
     types: list[str] = []
@@ -109,12 +110,12 @@ def read(path: Path) -> GraphFrame:
                 )
             node = -1
             for frame in stack.split(";"):
-                key = (node, frame.strip() or "[unknown]")
+                name, kind = _frame_type(frame.strip() or "[unknown]")
+                key = (node, name, kind)
                 child = index.get(key)
                 if child is None:
                     child = index[key] = len(parent)
                     parent.append(node)
-                    name, kind = _frame_type(key[1])
                     names.append(name)
                     types.append(kind)
                     samples.append(0.0)
