@@ -64,6 +64,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("cpuprofile", "cctool.readers.cpuprofile"),
     ("v8-ticks", "cctool.readers.v8_ticks"),
     ("jfr", "cctool.readers.jfr_json"),
+    ("async-profiler-html", "cctool.readers.async_profiler_html"),
     ("stackprof", "cctool.readers.stackprof"),
     ("gecko", "cctool.readers.gecko"),
     ("heapprofile", "cctool.readers.heapprofile"),

@@ -35,6 +35,7 @@ class Reader(Protocol):
 
 if TYPE_CHECKING:
     from cctool.readers import (
+        async_profiler_html,
         caliper,
         caliper_data,
         caliper_json,
@@ -77,6 +78,6 @@ if TYPE_CHECKING:
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,
         spotdb, pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
         ghc_prof, pyinstrument, speedscope, chrome_trace, perfetto, otf2_trace, cpuprofile,
-        v8_ticks, jfr_json, stackprof, gecko, heapprofile, tau, timemory, hatchet_json, dhat,
-        memray_stats, massif, folded,
+        v8_ticks, jfr_json, async_profiler_html, stackprof, gecko, heapprofile, tau, timemory,
+        hatchet_json, dhat, memray_stats, massif, folded,
     )
