@@ -2,7 +2,8 @@
 
 The expected values (README) come from a separate decoding with Perfetto's own generated
 protobuf classes: 6994 us of outermost slices and 260 slices in ``v8-execute.pftrace``;
-5652 closed slices and one left open in ``loading.pftrace.gz``.
+5652 closed slices and one left open in ``loading.pftrace.gz``; 11,246,893.382 us over
+Chrome's async navigation tracks, paired in time order, in ``navigation.pftrace.gz``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "perfetto"
 V8, LOADING = DATA / "v8-execute.pftrace", DATA / "loading.pftrace.gz"
+NAVIGATION, GPU = DATA / "navigation.pftrace.gz", DATA / "gpu.pftrace.gz"
 
 
 def _root_total(gf, metric: str = "time (inc)") -> float:  # type: ignore[no-untyped-def]
@@ -58,6 +60,30 @@ def test_compressed_trace_of_three_processes_with_a_slice_left_open() -> None:
     locations = gf.metadata["locations"]
     assert len(locations) == 5 and len({loc["pid"] for loc in locations}) == 4
     assert {"CrBrowserMain", "CrRendererMain"} <= {loc["thread_name"] for loc in locations}
+
+
+def test_events_pair_in_time_order_on_numbered_async_tracks() -> None:
+    # Chrome writes navigation timings after the fact, out of time order: paired in the
+    # file's order they would give 20,569,884 us instead of 11,246,893.382.
+    with pytest.warns(CctoolWarning, match="never closed"):
+        gf = read(NAVIGATION, "perfetto")
+    gf.validate()
+    assert _root_total(gf) == pytest.approx(11246893.382e-6, rel=1e-9)
+    assert _root_total(gf, "calls (inc)") == 470
+    names = [str(loc["tid"]) for loc in gf.metadata["locations"]]
+    assert len(names) == len(set(zip(names, [loc["pid"] for loc in gf.metadata["locations"]],
+                                     strict=True)))
+    assert any(n.startswith("Navigation: Timelines (Browser) [") for n in names)
+    assert "NavigationRequest:Breakdown" in names
+
+
+def test_a_track_two_sequences_write() -> None:
+    with pytest.warns(CctoolWarning, match="4 B events never closed"):
+        gf = read(GPU)
+    gf.validate()
+    assert _root_total(gf) == pytest.approx(829554.29e-6, rel=1e-9)
+    assert _root_total(gf, "calls (inc)") == 293
+    assert "gpu::Scheduler" in [loc["tid"] for loc in gf.metadata["locations"]]
 
 
 def test_timeline_folds_back_to_the_profile() -> None:

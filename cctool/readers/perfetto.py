@@ -7,7 +7,8 @@ write them: a ``Trace`` message whose field 1 repeats ``TracePacket`` (see
 
 - ``track_descriptor`` (60): tracks by uuid; a thread track (``thread``: pid, tid, name)
   becomes a thread of its process, any other track (async and process-scoped tracks) a
-  thread of the process of its nearest ancestor, named after the track.
+  thread of the process of its nearest ancestor, named after the track (tracks of one name
+  in one process, as Chrome writes one per navigation, numbered ``name [1]``, ``[2]``, ...).
 - ``track_event`` (11): ``TYPE_SLICE_BEGIN``/``TYPE_SLICE_END`` (an end closes the latest
   open slice of its track) and legacy events (``legacy_event``: phases ``B``, ``E`` and
   ``X`` with ``duration_us``). Names and categories come inline or from the sequence's
@@ -26,10 +27,13 @@ write them: a ``Trace`` message whose field 1 repeats ``TracePacket`` (see
   to the builtin clock of its snapshot, and builtin clocks convert to the trace's clock
   (``primary_trace_clock``, BOOTTIME by default) by the first snapshot holding both.
 
-Slices then nest per track as :mod:`cctool.readers.chrome_trace` nests trace events (the
-same code): ``time`` in microseconds (exclusive = inclusive - children), ``calls``
-counting slices; a timeline for ``cctool timeline``. Callstack samples
-(``perf_sample``, ``streaming_profile_packet``) are not read.
+Events are then sorted by time, as Perfetto's trace processor sorts them before pairing an
+end with the latest open begin of its track (Chrome writes some timings after the fact, and
+a track may be written by several sequences), and slices nest per track as
+:mod:`cctool.readers.chrome_trace` nests trace events (the same code): ``time`` in
+microseconds (exclusive = inclusive - children), ``calls`` counting slices; a timeline for
+``cctool timeline``. Callstack samples (``perf_sample``, ``streaming_profile_packet``) are
+not read.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
@@ -270,17 +276,22 @@ class _Decoder:
         self.rows.append((phase, clock, ns, track, name or "", cat, dur))
 
     def events(self) -> Iterator[dict[str, Any]]:
-        """The slices as trace-event dicts (ts in us on the trace's clock), then the names
-        of the processes and threads they ran on."""
+        """The slices as trace-event dicts (ts in us on the trace's clock) in time order,
+        then the names of the processes and threads they ran on. Sequences write a track's
+        events in their own order (a thread's events may come from several writers), so
+        they are sorted by time first, as Perfetto's trace processor sorts them; events at
+        the same time keep the file's order."""
         offsets = self._offsets()
-        where = {uuid: self._where(uuid) for uuid in {r[3] for r in self.rows}}
-        for phase, clock, ns, track, name, cat, dur in self.rows:
-            if clock not in offsets:
-                raise ReaderError(self.path, f"no clock snapshot relates clock {clock} to the "
-                                  f"trace's clock {self.trace_clock}", fmt=NAME)
+        where = self._wheres(sorted({r[3] for r in self.rows}))
+        missing = {r[1] for r in self.rows} - set(offsets)
+        if missing:
+            raise ReaderError(self.path, f"no clock snapshot relates clock {min(missing)} to "
+                              f"the trace's clock {self.trace_clock}", fmt=NAME)
+        ts = np.fromiter((r[2] + offsets[r[1]] for r in self.rows), np.int64, len(self.rows))
+        for k in np.argsort(ts, kind="stable").tolist():
+            phase, _, _, track, name, cat, dur = self.rows[k]
             pid, tid = where[track][:2]
-            ev = {"ph": phase, "ts": (ns + offsets[clock]) / 1000.0, "pid": pid, "tid": tid,
-                  "cat": cat}
+            ev = {"ph": phase, "ts": int(ts[k]) / 1000.0, "pid": pid, "tid": tid, "cat": cat}
             if phase != "E":
                 ev["name"] = name
             if phase == "X":
@@ -304,6 +315,23 @@ class _Decoder:
                     out.setdefault(cid, snap[self.trace_clock] - ts)
         if len(self.snapshots) == 0:  # one clock throughout: nothing to relate
             out.update({clock: 0 for clock in {r[1] for r in self.rows}})
+        return out
+
+    def _wheres(self, uuids: list[int]) -> dict[int, tuple[int, int | str, str | None,
+                                                         str | None]]:
+        """:meth:`_where` of each track; tracks that are not threads and share a name in one
+        process (Chrome's async tracks: one per navigation, each its own stack of slices)
+        are told apart by a number after the name, in the order of their uuids."""
+        out = {uuid: self._where(uuid) for uuid in uuids}
+        shared: dict[tuple[int, int | str], list[int]] = defaultdict(list)
+        for uuid, (pid, tid, *_) in out.items():
+            if isinstance(tid, str):
+                shared[(pid, tid)].append(uuid)
+        for (pid, label), group in shared.items():
+            if len(group) > 1:
+                for k, uuid in enumerate(group, 1):
+                    name = f"{label} [{k}]"
+                    out[uuid] = (pid, name, name, out[uuid][3])
         return out
 
     def _where(self, uuid: int) -> tuple[int, int | str, str | None, str | None]:
