@@ -55,6 +55,8 @@ def test_metrics_are_chosen_and_other_profiles_refused(tmp_path: Path) -> None:
                              "time (inc)"]
     with pytest.raises(CctoolError, match="no time-series snapshots"):
         cctool.read_timeseries(DATA / "caliper" / "runtime-profile-np1.cali")
+    with pytest.raises(CctoolError, match="Spot's per-block loop statistics"):
+        cctool.read_timeseries(DATA / "caliper-timeseries" / "spot-timeseries.cali")
     with pytest.raises(CctoolError, match="a folded profile has no time series"):
         cctool.read_timeseries(DATA / "folded" / "python.folded")
 

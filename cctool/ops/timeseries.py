@@ -38,6 +38,7 @@ from cctool.model.metrics import Combine, Metric
 from cctool.ops.timeline import call_paths
 
 SNAPSHOT_COLUMNS = ("snapshot", "duration", "iterations", "node", "path")
+_SNAPSHOT = "timeseries.snapshot"
 _SUMMARY_KEYS = {"duration": "timeseries.duration", "iterations": "loop.iterations"}
 
 
@@ -98,8 +99,11 @@ def read_snapshots(path: str | os.PathLike[str], fmt: str | None = None) -> list
         raise CctoolError(f"{path}: a {mod.NAME} profile has no time series (Caliper's "
                           "timeseries service writes one)")
     frames = [normalise(gf, in_place=True) for gf in mod.read_snapshots(Path(path))]
-    if not any(gf.metadata.get("timeseries") for gf in frames):
-        raise CctoolError(f"{path}: no time-series snapshots in this profile")
+    entries = [e for gf in frames[:1] for e in gf.metadata.get("timeseries") or []]
+    if not any(_SNAPSHOT in e for e in entries):
+        blocks = " (Spot's per-block loop statistics are in the profile's metadata"
+        raise CctoolError(f"{path}: no time-series snapshots in this profile" + (
+            blocks + ' "timeseries")' if entries else ""))
     return frames
 
 
@@ -120,7 +124,7 @@ def snapshot_table(snapshots: Sequence[GraphFrame],
     for k, gf in enumerate(snapshots):
         if gf.num_nodes != first.num_nodes:
             raise CctoolError("the snapshots are not on the same tree")
-        index = int(gf.metadata.get("timeseries.snapshot", k))
+        index = int(gf.metadata.get(_SNAPSHOT, k))
         summary = _summary(gf.metadata.get("timeseries") or [], index)
         values = _absent_as_null(gf, gf.node_values(), _gauges(gf))
         if metrics is not None:
@@ -162,7 +166,7 @@ def _absent_as_null(gf: GraphFrame, values: pl.DataFrame, gauges: set[str]) -> p
 def _summary(entries: Sequence[Mapping[str, Any]], index: int) -> dict[str, float]:
     """The duration (s) and iterations of snapshot ``index`` from its summary record."""
     for entry in entries:
-        if entry.get("timeseries.snapshot") == index:
+        if entry.get(_SNAPSHOT) == index:
             return {k: float(entry[key]) for k, key in _SUMMARY_KEYS.items() if key in entry}
     return {}
 
