@@ -165,6 +165,31 @@ def test_refuses_what_it_cannot_read(tmp_path: Path) -> None:
         read(path, "perfetto")
 
 
+def _encode(records: list[tuple[int, int, int | bytes]]) -> bytes:
+    out = bytearray()
+    for number, wire, value in records:
+        out += _varint(number << 3 | wire)
+        if isinstance(value, bytes):
+            out += _varint(len(value)) + value
+        else:
+            out += _varint(value) if wire == 0 else value.to_bytes(8 if wire == 1 else 4, "little")
+    return bytes(out)
+
+
+def test_events_timed_by_a_thread_descriptor_are_refused(tmp_path: Path) -> None:
+    # Chrome before 2020 timed events relative to a ThreadDescriptor (timestamp_delta_us):
+    # refused, never read as time 0.
+    packets = _packets(V8)
+    k = next(i for i, p in enumerate(packets) if _field(p, 11) is not None)
+    records = [(n, w, bytes(v) if isinstance(v, bytes | memoryview) else v)
+               for n, w, v in _protobuf.fields(packets[k])]
+    packets[k] = _encode([(n, w, v + b"\x08\x05" if n == 11 else v) for n, w, v in records])
+    path = tmp_path / "old.pftrace"
+    path.write_bytes(_trace(packets))
+    with pytest.raises(ReaderError, match="relative to a thread descriptor"):
+        read(path)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     check_damaged(reader, V8, tmp_path / V8.name)

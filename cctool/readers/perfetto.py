@@ -33,7 +33,8 @@ a track may be written by several sequences), and slices nest per track as
 :mod:`cctool.readers.chrome_trace` nests trace events (the same code): ``time`` in
 microseconds (exclusive = inclusive - children), ``calls`` counting slices; a timeline for
 ``cctool timeline``. Callstack samples (``perf_sample``, ``streaming_profile_packet``) are
-not read.
+not read, and track events timed relative to a thread descriptor (Chrome before 2020) are
+refused.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ _SIGNATURE = {(3, VARINT), (8, VARINT), (10, VARINT), (58, VARINT), (79, VARINT)
               (59, LENGTH), (60, LENGTH)}
 _BOOTTIME = 6
 _BEGIN, _END = 1, 2
+# TrackEvent's timestamp_delta_us, timestamp_absolute_us and their thread-time twins: times
+# relative to the sequence's ThreadDescriptor, which this reader does not keep
+_THREAD_RELATIVE = (1, 16, 2, 17)
 _LEGACY_PHASES = {ord("B"): "B", ord("E"): "E", ord("X"): "X"}
 
 
@@ -261,6 +265,10 @@ class _Decoder:
                 iids += packed(wire, value)
             elif number == 6 and wire == LENGTH:
                 legacy = {n: v for n, _, v in fields(value)}  # type: ignore[arg-type]
+            elif number in _THREAD_RELATIVE:
+                raise ReaderError(self.path, "track events timed relative to a thread "
+                                  "descriptor (Chrome's format before 2020) are not supported",
+                                  fmt=NAME)
         dur = 0
         if kind == 0 and legacy is not None:
             phase = _LEGACY_PHASES.get(_int(legacy.get(2, 0)))
