@@ -321,8 +321,9 @@ class _Decoder:
             if self.trace_clock in snap:
                 for cid, ts in snap.items():
                     out.setdefault(cid, snap[self.trace_clock] - ts)
-        if len(self.snapshots) == 0:  # one clock throughout: nothing to relate
-            out.update({clock: 0 for clock in {r[1] for r in self.rows}})
+        clocks = {r[1] for r in self.rows}
+        if not self.snapshots and len(clocks) == 1:  # one clock throughout: nothing to relate
+            out.update({clock: 0 for clock in clocks})
         return out
 
     def _wheres(self, uuids: list[int]) -> dict[int, tuple[int, int | str, str | None,
