@@ -1,7 +1,7 @@
 """Reader for Perfetto's protobuf traces (``.perfetto-trace``, ``.pftrace``, ``.pb``).
 
 Chrome/Chromium (``--trace-startup-format=proto``, the DevTools "Save trace" of a
-Perfetto-backed session), Android's ``perfetto`` and programs built on the Perfetto SDK
+Perfetto-backed recording), Android's ``perfetto`` and programs built on the Perfetto SDK
 write them: a ``Trace`` message whose field 1 repeats ``TracePacket`` (see
 ``protos/perfetto/trace/trace_packet.proto`` in the Perfetto sources). What is read:
 
