@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from cctool.render.tui.model import ViewModel
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
-           "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree"]
+           "hot_path", "imbalance", "read", "read_timeline", "read_timeseries", "runs",
+           "scaling", "select", "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -350,6 +350,23 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timel
     from cctool.readers.timelines import read_timeline as read_it
 
     return read_it(path, fmt)
+
+
+def read_timeseries(path: str | os.PathLike[str], fmt: str | None = None, *,
+                    metrics: Sequence[str] | None = None) -> pl.DataFrame:
+    """Read a time-series profile (Caliper's ``timeseries`` service) as data: one row per
+    (snapshot, node) with the snapshot's index, duration (s) and loop iterations, the
+    node's call path and its metrics combined over ranks and threads by their own rules
+    (see :mod:`cctool.ops.timeseries`; ``read`` gives the snapshots summed).
+
+    Args:
+        path: the ``.cali`` file.
+        fmt: a reader name to skip detection.
+        metrics: the metric columns to keep (default: all).
+    """
+    from cctool.ops.timeseries import load
+
+    return load(path, fmt, metrics).table
 
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,

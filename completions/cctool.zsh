@@ -18,6 +18,7 @@ _cctool() {
         'scaling:Compare runs of a program across process counts: a table of one metric'
         'stats:Statistics of one metric per call path across runs: the number of runs'
         'timeline:Show a trace over time: per rank and thread a strip whose characters a'
+        'timeseries:Show a time-series profile snapshot by snapshot (Calipers timeseries..'
         'tree:Show the calling context tree with metric values, colored by the first'
         'view:Browse a profile in the terminal: a tree-table of inclusive, exclusive'
     )
@@ -35,7 +36,7 @@ _cctool() {
             case $words[1] in
                 completion) _arguments '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '1:value:(bash zsh fish)' ;;
-                diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                diff) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -70,7 +71,7 @@ _cctool() {
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                div) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -92,7 +93,7 @@ _cctool() {
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                groupby) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--by'[Node attribute: name (the call graph), module, file, type, variable (d]:value: ' \
@@ -114,7 +115,7 @@ _cctool() {
                     else
                         shift words; (( CURRENT-- ))
                         case $words[1] in
-                            add) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                            add) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--key'[Run metadata (repeatable): commit, branch, date (ISO 8601; default now]:value: ' \
@@ -122,7 +123,7 @@ _cctool() {
                     ''--agg'[How a runs ranks are combined (threads of a rank summed first).]:value:(mean max min sum)' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                            check) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                            check) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--key'[Run metadata (repeatable): commit, branch, date (ISO 8601; default now]:value: ' \
@@ -156,7 +157,7 @@ _cctool() {
                     '*:file:_files' ;;
                         esac
                     fi ;;
-                hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                hot-path) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to follow. Default: an inclusive metric (the default metrics in]:value: ' \
@@ -174,7 +175,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                imbalance) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric column (default: the profiles default metric).]:value: ' \
@@ -196,7 +197,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                peek) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                peek) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \
@@ -213,7 +214,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                query) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--and'[Also require query Q (intersection).]:value: ' \
@@ -232,14 +233,14 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here; - is stdout (a .cct for pipelines).]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                read) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--output -o)'{--output,-o}'[Save the GraphFrame as a .cct file (- writes it to stdout). One input ]:value:_files' \
                     ''--json'[Print the summary as JSON (a list when several profiles are given).]' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                runs) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--where'[Keep runs whose metadata match: key=value, key!=value, key>=number, ke]:value: ' \
@@ -255,7 +256,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                scaling) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -284,7 +285,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to summarise (default: each runs default metric).]:value: ' \
@@ -306,7 +307,7 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
@@ -319,7 +320,19 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                timeseries) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric shown per call path (default: the profiles default).]:value: ' \
+                    ''--top'[Text: the call paths with the most of the metric over the run.]:value: ' \
+                    ''--precision'[Significant digits of the values shown.]:value: ' \
+                    ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
+                    ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
+                tree) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
@@ -355,7 +368,7 @@ _cctool() {
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
-                view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric (either column of an exclusive/inclusive pair). Default: the pr]:value: ' \

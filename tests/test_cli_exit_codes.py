@@ -47,6 +47,7 @@ RUNS: dict[str, list[str]] = {
     "div": ["div", "{p}", "{p}", "-o", "{o}.json"],
     "scaling": ["scaling", "{p}", "{p}", "-o", "{o}.csv"],
     "timeline": ["timeline", "{p}", "-o", "{o}.html"],
+    "timeseries": ["timeseries", "{p}", "-o", "{o}.csv"],
     "history": ["history", "add", "{o}-store", "{p}"],
     "view": ["view", "{p}"],  # refuses a pipe before reading: see the subprocess case
     "completion": ["completion", "bash"],
@@ -66,11 +67,14 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     save(cctool.read(DATA / "folded" / "python.folded"), cct)
     trace = folder / "trace.json"
     shutil.copy(TRACE, trace)
-    return {"cct": cct, "trace": trace, "folded": DATA / "folded" / "python.folded"}
+    series = folder / "timeseries.cali"
+    shutil.copy(DATA / "caliper-timeseries" / "timeseries.cali", series)
+    return {"cct": cct, "trace": trace, "series": series,
+            "folded": DATA / "folded" / "python.folded"}
 
 
 def _source(command: str, inputs: dict[str, Path]) -> Path:
-    return inputs["trace" if command == "timeline" else "cct"]
+    return inputs[{"timeline": "trace", "timeseries": "series"}.get(command, "cct")]
 
 
 def _args(command: str, profile: Path, out: Path) -> list[str]:
@@ -119,8 +123,8 @@ DAMAGE: dict[str, Callable[[bytes, np.random.Generator], bytes]] = {
 def test_damaged_inputs_never_exit_1(command: str, damage: str, kind: str,
                                      inputs: dict[str, Path], tmp_path: Path) -> None:
     src = _source(command, inputs) if kind == "cct" else inputs[kind]
-    if command == "timeline" and kind != "cct":
-        pytest.skip("the trace is the timeline's one input")
+    if command in ("timeline", "timeseries") and kind != "cct":
+        pytest.skip(f"the {command}'s input is its one input")
     rng = np.random.default_rng(len(command) + len(damage))
     bad = tmp_path / src.name
     bad.write_bytes(DAMAGE[damage](src.read_bytes(), rng))

@@ -66,6 +66,7 @@ CASES: dict[str, Case] = {
                        ("time (inc)", "time", "samples (inc)")),
     "chrome-trace": Case("repo:chrome-trace/viztracer.json", ("time (inc)", "time", "calls"),
                          ("--depth", "7")),
+    "perfetto": Case("repo:perfetto/v8-execute.pftrace", ("time (inc)", "time", "calls")),
     "otf2": Case("repo:otf2/ping-pong", ("time (inc)", "time", "calls")),
     "dhat": Case("repo:dhat/np2", ("bytes (inc)", "reads (inc)", "writes (inc)"),
                  ("--depth", "4", "--threshold", "0.05")),
@@ -87,6 +88,8 @@ CASES: dict[str, Case] = {
     "v8-ticks": Case("repo:v8-ticks/work.prof.json.xz", ("samples (inc)", "samples"),
                      ("--depth", "12", "--threshold", "0.1")),
     "jfr": Case("repo:jfr/work.jfr.json.xz", ("samples (inc)", "samples")),
+    "async-profiler-html": Case("repo:async-profiler-html/busyclient.html",
+                                ("samples (inc)", "samples"), ("--depth", "8")),
     "stackprof": Case("repo:stackprof/work.stackprof.json", ("samples (inc)", "samples"),
                       ("--depth", "8")),
     "memray-stats": Case("repo:memray/alloc.stats.json", ("allocated bytes (inc)",)),
@@ -229,6 +232,14 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     # viztracer's outermost X event: {"name": "builtins.exec", "dur": 517999.901}.
     # (Chrome traces are in microseconds; cctool holds seconds.)
     "chrome-trace": [("builtins.exec", 517999.901e-6)],
+    # The outermost slices of the two renderer threads, per name, decoded with Perfetto's
+    # generated protobuf classes (begin/end pairs on each track; us).
+    "perfetto": [("RunMicrotasks", 4754e-6), ("V8.BytecodeBudgetInterrupt", 1719e-6),
+                 ("V8.BytecodeBudgetInterruptWithStackCheck", 431e-6),
+                 ("V8.StackGuard", 90e-6)],
+    # Every line of the collapsed file the page was made from starts with BusyClient.run_[j]:
+    # its counts add up to 185 (awk).
+    "async-profiler-html": [("BusyClient.run", 185.0)],
     # otf2's Python bindings: main's Leave - Enter on the two ranks (otf2/totals.json).
     "otf2": [("int main(int, char**)", 0.3987849786260884)],
     # valgrind-summary.txt of np2: the two ranks' "Total:" bytes, 3,451,530 + 3,025,444.

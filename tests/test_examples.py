@@ -20,6 +20,7 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
     cali/np*/                                 tests/data/caliper-data/np*
     run.pstats                                tests/data/cprofile/imports.pstats
     trace.json                                tests/data/chrome-trace/viztracer-threads.json
+    timeseries.cali                           tests/data/caliper-timeseries/timeseries.cali
 
 Commands of other tools in the same line (``flamegraph.pl``, ``go tool pprof``, ``mpiexec``)
 are not run; the cctool part before them is. Lines that are not cctool commands (installing,
@@ -65,6 +66,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "cali/np*/": ("tests", "caliper-data/np*"),
     "run.pstats": ("tests", "cprofile/imports.pstats"),
     "trace.json": ("tests", "chrome-trace/viztracer-threads.json"),
+    "timeseries.cali": ("tests", "caliper-timeseries/timeseries.cali"),
 }
 HELP_LINES = 90  # at Click's default width of 80 columns
 

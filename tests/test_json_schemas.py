@@ -52,6 +52,9 @@ CASES = {
     "timeline": (["timeline", str(Path(__file__).parent / "data" / "chrome-trace"
                                   / "viztracer-threads.json"), "--to", "json"],
                  "cctool.records/1"),
+    "timeseries": (["timeseries", str(Path(__file__).parent / "data" / "caliper-timeseries"
+                                      / "timeseries.cali"), "--to", "json"],
+                   "cctool.records/1"),
     "imbalance": (["imbalance", CPI, "--to", "json"], "cctool.records/1"),
     "imbalance-by-rank": (["imbalance", ALLGATHER, "--by", "rank", "--to", "json"],
                           "cctool.records/1"),

@@ -19,6 +19,7 @@ from cctool.readers.stacks import folded as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 SAMPLE = Path(__file__).parent / "data" / "folded" / "python.folded"
+ASYNC = SAMPLE.parent / "async-profiler.collapsed"
 PERF = """\
 perf-1234;_start;__libc_start_main;main;compute 40
 perf-1234;_start;__libc_start_main;main;compute;memcpy_[k] 5
@@ -57,9 +58,40 @@ def test_perf_style_stacks_merge(tmp_path: Path) -> None:
     rows = gf.nodes.join(gf.metrics, on="node")
     compute = rows.filter(pl.col("name") == "compute").row(0, named=True)
     assert compute["samples"] == 50 and compute["samples (inc)"] == 55  # two lines add up
-    assert set(gf.nodes["name"]) >= {"memcpy_[k]", "[unknown]", "do_syscall_64_[k]"}
+    assert set(gf.nodes["name"]) >= {"memcpy", "[unknown]", "do_syscall_64"}
+    kinds = dict(zip(gf.nodes["name"], gf.nodes["type"], strict=True))
+    assert (kinds["memcpy"], kinds["do_syscall_64"], kinds["main"]) == (
+        "kernel", "kernel", "function")
     assert gf.node_values()["samples (inc)"][0] == 60
     gf.validate()
+
+
+def test_async_profiler_frame_types_leave_the_name() -> None:
+    # async-profiler's own collapsed file (README): 185 samples, 30 call paths; its
+    # _[j]/_[i] suffixes become the frame's type (java), the name is the method's.
+    gf = read(ASYNC)
+    gf.validate()
+    assert gf.metadata["format"] == "folded"
+    assert gf.num_nodes == 30 and gf.node_values()["samples (inc)"][0] == 185
+    names = gf.nodes["name"].to_list()
+    assert not [n for n in names if n.endswith(tuple(reader.FRAME_TYPES))]
+    rows = dict(zip(names, gf.nodes["type"], strict=True))
+    assert rows["BusyClient.run"] == "java"
+    assert rows["NioSocketImpl.beginRead"] == "java"  # inlined: still the method's frame
+    assert rows["Java_sun_nio_ch_SocketDispatcher_read0"] == "function"  # native: no suffix
+    read0 = gf.nodes.filter(pl.col("name") == "read")["node"].item()
+    assert gf.node_values()["samples"][read0] == 143
+
+
+def test_a_method_compiled_and_inlined_is_one_frame(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.collapsed"
+    path.write_text("Main.run_[j];Work.step_[j] 3\nMain.run_[j];Work.step_[i] 2\n"
+                    "Main.run_[j];Work.step_[0];write_[k] 1\n")
+    gf = reader.read(path)
+    gf.validate()
+    assert gf.nodes.select("name", "type").rows() == [
+        ("Main.run", "java"), ("Work.step", "java"), ("write", "kernel")]
+    assert gf.node_values()["samples"].to_list() == [0, 5, 1]
 
 
 def test_samples_without_a_stack_count_under_a_root(tmp_path: Path) -> None:

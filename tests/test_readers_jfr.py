@@ -69,6 +69,16 @@ def test_the_binary_recording_reads_through_the_jfr_tool() -> None:
     assert binary.metrics.equals(samples.metrics) and binary.nodes.equals(samples.nodes)
 
 
+@pytest.mark.skipif(shutil.which("jfr") is None, reason="the JDK's jfr tool is not on PATH")
+def test_async_profilers_recording() -> None:
+    # async-profiler's jfr output (README): jfr summary counts 880 jdk.ExecutionSample.
+    gf = reader.read(DATA / "async-profiler-cpu.jfr")
+    gf.validate()
+    assert float(gf.node_values()["samples (inc)"][gf.roots].sum()) == 880
+    assert gf.num_threads == 10
+    assert any(n.endswith("CpuController.matrixFast") for n in gf.nodes["name"].to_list())
+
+
 def test_a_binary_recording_without_the_jfr_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     assert detect(BINARY).NAME == "jfr"
     monkeypatch.setenv("PATH", "")

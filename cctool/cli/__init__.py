@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "scaling": "cctool.cli.scaling:scaling",
     "stats": "cctool.cli.stats:stats",
     "timeline": "cctool.cli.timeline:timeline",
+    "timeseries": "cctool.cli.timeseries:timeseries",
     "tree": "cctool.cli.tree:tree",
     "view": "cctool.cli.view:view",
 }

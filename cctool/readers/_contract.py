@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from cctool.readers.hpctoolkit import xml as hpctoolkit
     from cctool.readers.memory import dhat, heapprofile, massif, memray_stats
     from cctool.readers.stacks import (
+        async_profiler_html,
         contention,
         cpuprofile,
         folded,
@@ -60,13 +61,14 @@ if TYPE_CHECKING:
     from cctool.readers.stacks import jfr as jfr_json
     from cctool.readers.traces import chrome as chrome_trace
     from cctool.readers.traces import otf2 as otf2_trace
+    from cctool.readers.traces import perfetto
     from cctool.readers.trees import cube, ghc_prof, tau, timemory
     from cctool.readers.trees import hatchet as hatchet_json
 
     CHECKED: tuple[Reader, ...] = (
         cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,
         spotdb, pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        ghc_prof, pyinstrument, speedscope, chrome_trace, otf2_trace, cpuprofile, v8_ticks,
-        jfr_json, stackprof, gecko, heapprofile, tau, timemory, hatchet_json, dhat, memray_stats,
-        massif, folded,
+        ghc_prof, pyinstrument, speedscope, chrome_trace, perfetto, otf2_trace, cpuprofile,
+        v8_ticks, jfr_json, async_profiler_html, stackprof, gecko, heapprofile, tau, timemory,
+        hatchet_json, dhat, memray_stats, massif, folded,
     )

@@ -4,7 +4,13 @@ This is what ``stackcollapse-perf.pl`` (and the other FlameGraph stackcollapse s
 ``py-spy record -f raw``, ``perf script report`` folding and many samplers write. Each line
 adds its count to the leaf frame of its path as the exclusive ``samples`` metric;
 ``samples (inc)`` is derived. Frames are kept verbatim (``python`` annotations such as
-``main (app.py:12)`` and suffixes such as ``_[k]`` included); equal paths add up.
+``main (app.py:12)`` included), except for the frame-type suffixes async-profiler and
+``stackcollapse-perf.pl`` append: ``_[k]`` (kernel) and the Java ones, ``_[j]``
+(JIT-compiled), ``_[i]`` (inlined), ``_[0]`` (interpreted), ``_[1]`` (C1-compiled), leave the
+name and become the frame's ``type`` (``kernel``, ``java``; unsuffixed frames are
+``function``), so ``run_[j]`` is the method ``run``. A method's compilation state is not
+part of its frame: async-profiler merges a method's JIT-compiled, inlined, interpreted and
+C1 samples under one parent into one frame, and so does cctool. Equal paths add up.
 
 Austin's output (``#`` metadata lines, ``P<pid>;T<tid>;file:function:line;... value``
 samples) is this format too; it is read by :mod:`cctool.readers.stacks._austin` (time in
@@ -38,6 +44,9 @@ NO_STACK = "[no stack]"
 _SNIFF_LINES = 50
 _SNIFF_BYTES = 16384
 _LONG_LINE_BYTES = 4 << 20
+# async-profiler's frame-type suffixes: its Java compilation states are one frame
+FRAME_TYPES = {"_[j]": "java", "_[i]": "java", "_[0]": "java", "_[1]": "java",
+               "_[k]": "kernel"}
 
 
 def sniff(path: Path) -> bool:
@@ -77,9 +86,10 @@ def read(path: Path) -> GraphFrame:
     """Read a folded-stacks file (or Austin's output)."""
     if _austin.looks_like_austin(_input.head(path, 4096)):
         return _austin.read(path)
-    index: dict[tuple[int, str], int] = {}  # (parent id, frame) -> node id
+    index: dict[tuple[int, str, str], int] = {}  # (parent id, name, type) -> node id
     parent: list[int] = []
     names: list[str] = []
+    types: list[str] = []
     samples: list[float] = []
     with _input.open_text(path) as fh:
         for lineno, raw in enumerate(fh, 1):
@@ -101,27 +111,34 @@ def read(path: Path) -> GraphFrame:
                 )
             node = -1
             for frame in stack.split(";"):
-                key = (node, frame.strip() or "[unknown]")
+                name, kind = _frame_type(frame.strip() or "[unknown]")
+                key = (node, name, kind)
                 child = index.get(key)
                 if child is None:
                     child = index[key] = len(parent)
                     parent.append(node)
-                    names.append(key[1])
+                    names.append(name)
+                    types.append(kind)
                     samples.append(0.0)
                 node = child
             samples[node] += count
     if not parent:
         raise ReaderError(path, "no stacks in the file", fmt=NAME)
-    n = len(parent)
     return GraphFrame.from_arrays(
         parent,
-        {"name": names, "type": ["function"] * n},
-        {"node": np.arange(n, dtype=np.int64), "samples": samples},
+        {"name": names, "type": types},
+        {"node": np.arange(len(parent), dtype=np.int64), "samples": samples},
         exclusive=["samples"],
         metadata={"format": NAME, "path": str(path), "total_samples": float(sum(samples)),
                   "metric_units": {"samples": "count"}},
         default_metric="samples (inc)",
     )
+
+
+def _frame_type(frame: str) -> tuple[str, str]:
+    """A frame's name and type: its async-profiler suffix, if any, taken off as the type."""
+    kind = FRAME_TYPES.get(frame[-4:]) if len(frame) > 4 else None
+    return (frame[:-4], kind) if kind is not None else (frame, "function")
 
 
 def _two_counts(stack: str) -> bool:

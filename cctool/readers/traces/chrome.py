@@ -26,7 +26,7 @@ import io
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
@@ -66,7 +66,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path) -> GraphFrame:
     """Read a trace-event JSON file."""
-    return _read(path, None)
+    return profile_of_events(path, _events(path), NAME)
 
 
 def read_timeline(path: Path, window: Window | None = None) -> Timeline:
@@ -74,8 +74,15 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     the profile :func:`read` returns (segments in ns; the origin is the earliest event).
     With ``window``, only the segments that overlap it (every event is still read: the
     tree is the whole trace's)."""
+    return timeline_of_events(path, _events(path), NAME, window)
+
+
+def timeline_of_events(path: Path, events: Iterable[Any], fmt: str,
+                       window: Window | None = None) -> Timeline:
+    """:func:`read_timeline` of trace events (dicts as the JSON holds them) that another
+    reader of format ``fmt`` decoded from ``path`` (Perfetto's protobuf traces)."""
     segments = Segments(window)
-    gf = _read(path, segments)
+    gf = profile_of_events(path, events, fmt, segments)
     stack_id = gf.nodes["_stack_id"].to_numpy()
     canonical = np.empty(stack_id.shape[0], dtype=np.int64)
     canonical[stack_id] = np.arange(stack_id.shape[0])
@@ -90,7 +97,7 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     return Timeline.from_arrays(gf, ranks[loc], threads[loc], start, end,
                                 canonical[np.frombuffer(segments.node, dtype=np.int64)],
                                 origin=round(origin * 1000.0),
-                                metadata={"format": NAME, "path": str(path),
+                                metadata={"format": fmt, "path": str(path),
                                           **_run_end(segments, origin)})
 
 
@@ -101,13 +108,16 @@ def _run_end(segments: Segments, origin_us: float) -> dict[str, int]:
     return {"run_end": round(segments.last * 1000.0)}
 
 
-def _read(path: Path, segments: Segments | None) -> GraphFrame:
-    timeline = _Timeline(path)
-    for i, ev in enumerate(_events(path)):
+def profile_of_events(path: Path, events: Iterable[Any], fmt: str,
+                      segments: Segments | None = None) -> GraphFrame:
+    """The profile of trace events (dicts as the JSON holds them) read from ``path`` by the
+    reader of format ``fmt``; with ``segments``, also the stretches of the timeline."""
+    timeline = _Timeline(path, fmt)
+    for i, ev in enumerate(events):
         timeline.add(i, ev)
     timeline.close_open_events()
     if not timeline.start:
-        raise ReaderError(path, "no complete (X) or B/E events", fmt=NAME)
+        raise ReaderError(path, "no complete (X) or B/E events", fmt=fmt)
     locations = _locations(timeline.wheres, timeline.names)
     problems = timeline.problems
     tree = StackTree(("name", "category"))
@@ -126,7 +136,7 @@ def _read(path: Path, segments: Segments | None) -> GraphFrame:
     node, rank, thread = node[first], rank[first], thread[first]
     del key, keys, first, inverse  # per-event arrays: gone before the frame is built
     values = {"time": time, "calls": calls}
-    metadata: dict[str, Any] = {"format": NAME, "path": str(path), "locations": locations}
+    metadata: dict[str, Any] = {"format": fmt, "path": str(path), "locations": locations}
     extra = None
     if segments is not None:
         metadata["first_ts_us"] = first_ts
@@ -233,8 +243,8 @@ class _Timeline:
     """Every interval as columns (start, end, tie, label, thread: a few dozen bytes each,
     not a Python tuple), thread and process names, and what was amiss."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path, self.fmt = path, fmt
         self.start, self.end = array("d"), array("d")
         # 32-bit: a trace has fewer than 2**31 events, labels and threads
         self.tie, self.label, self.where = array("i"), array("i"), array("i")
@@ -248,7 +258,7 @@ class _Timeline:
 
     def add(self, i: int, ev: Any) -> None:
         if not isinstance(ev, dict):
-            raise ReaderError(self.path, f"event {i} is not an object", fmt=NAME)
+            raise ReaderError(self.path, f"event {i} is not an object", fmt=self.fmt)
         ph = ev.get("ph")
         where = (_ident(self.path, i, ev.get("pid")), _ident(self.path, i, ev.get("tid")))
         if ph == "M":
@@ -256,7 +266,7 @@ class _Timeline:
         elif ph in ("X", "B", "E"):
             ts = _number(ev.get("ts"))
             if ts is None:
-                raise ReaderError(self.path, f"event {i} ({ph}) has no numeric ts", fmt=NAME)
+                raise ReaderError(self.path, f"event {i} ({ph}) has no numeric ts", fmt=self.fmt)
             w = self.wheres.setdefault(where, len(self.wheres))
             self.last_ts[w] = max(ts, self.last_ts.get(w, ts))
             self._timed(i, ph, ev, ts, w)
@@ -285,7 +295,7 @@ class _Timeline:
                 self.open_x.append((ts, -i, self._label_id(ev), w))
                 return
             if dur is None or dur < 0:
-                raise ReaderError(self.path, f"complete event {i} has no valid dur", fmt=NAME)
+                raise ReaderError(self.path, f"complete event {i} has no valid dur", fmt=self.fmt)
             self._interval(ts, ts + dur, -i, self._label_id(ev), w)
             self.last_ts[w] = max(ts + dur, self.last_ts[w])
         elif ph == "B":
@@ -296,7 +306,7 @@ class _Timeline:
         else:
             begin, depth, label, name = self.open_b[w].pop()
             if ts < begin:  # a B's ts was checked when it was read
-                raise ReaderError(self.path, f"event {i} ends before its B begins", fmt=NAME)
+                raise ReaderError(self.path, f"event {i} ends before its B begins", fmt=self.fmt)
             if "name" in ev and ev.get("name") != name:
                 self.problems["E events named unlike the B they close"] += 1
             self._interval(begin, ts, depth, label, w)
