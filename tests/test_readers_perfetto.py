@@ -16,8 +16,9 @@ import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
 from cctool.model.timeline import fold
-from cctool.readers import _protobuf, detect, read
-from cctool.readers import perfetto as reader
+from cctool.readers import detect, read
+from cctool.readers.stacks import _protobuf
+from cctool.readers.traces import perfetto as reader
 from cctool.readers.timelines import read_timeline
 from tests.reader_checks import check_damaged, shared_sample_paths
 

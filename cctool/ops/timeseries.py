@@ -92,13 +92,13 @@ def read_snapshots(path: str | os.PathLike[str], fmt: str | None = None) -> list
     """
     from pathlib import Path
 
-    from cctool.readers import detect, get_reader, normalise
+    from cctool.readers import detect, get_reader, reading
 
     mod = get_reader(fmt) if fmt else detect(Path(path))
     if not hasattr(mod, "read_snapshots"):
         raise CctoolError(f"{path}: a {mod.NAME} profile has no time series (Caliper's "
                           "timeseries service writes one)")
-    frames = [normalise(gf, in_place=True) for gf in mod.read_snapshots(Path(path))]
+    frames = [reading.normalise(gf, in_place=True) for gf in mod.read_snapshots(Path(path))]
     entries = [e for gf in frames[:1] for e in gf.metadata.get("timeseries") or []]
     if not any(_SNAPSHOT in e for e in entries):
         blocks = " (Spot's per-block loop statistics are in the profile's metadata"
