@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
+    from cctool.options import ReadOptions, Window
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
@@ -43,7 +44,8 @@ Profile = model.GraphFrame | str | os.PathLike[str]
 
 
 def read(path: str | os.PathLike[str], fmt: str | None = None, *,
-         window: str | None = None, **options: Any) -> GraphFrame:
+         window: str | Window | None = None, options: ReadOptions | None = None,
+         **reader_options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column.
@@ -52,13 +54,19 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, *,
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
         window: ``START:END`` of a trace, from the run's start (``"200ms:1.5"``; units s,
-            ms, us, ns): the profile of that span (``time`` only). A profile without a
-            timeline raises :class:`cctool.errors.NoTimelineError`.
-        **options: reader-specific options.
+            ms, us, ns), or (start, end) in ns: the profile of that span (``time`` only). A
+            profile without a timeline raises :class:`cctool.errors.NoTimelineError`.
+        options: a :class:`cctool.options.ReadOptions` (window, max_nodes, derived
+            metrics), as the command line's ``--window``, ``--max-nodes`` and ``--derive``
+            give it; ``window`` overrides its window.
+        **reader_options: reader-specific options.
     """
+    from cctool.ops.derive import derive_all
     from cctool.readers.timelines import read_profile
 
-    return lift(read_profile(path, fmt, window=window, **options))
+    opts = _options(options, window)
+    gf = read_profile(path, fmt, **{**opts.reader_options(), **reader_options})
+    return lift(derive_all(gf, opts.derive))
 
 
 def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
@@ -67,6 +75,20 @@ def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -
     from cctool.distributed import Executor
 
     return Executor.from_options(scheduler, jobs)
+
+
+def _options(options: ReadOptions | None, window: str | Window | None) -> ReadOptions:
+    """``options`` with ``window`` (text or ns) as its window, if given."""
+    from dataclasses import replace
+
+    from cctool.options import ReadOptions
+
+    opts = options or ReadOptions()
+    if window is None:
+        return opts
+    from cctool.model.timeline import parse_window
+
+    return replace(opts, window=parse_window(window) if isinstance(window, str) else window)
 
 
 def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
@@ -191,18 +213,20 @@ def tree(profile: Profile, *, metrics: Sequence[str] = (), depth: int | None = N
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
          group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
          scheduler: str | None = None, executor: Executor | None = None,
-         window: str | None = None) -> pl.DataFrame:
+         window: str | Window | None = None, options: ReadOptions | None = None
+         ) -> pl.DataFrame:
     """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
     its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
     searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
     in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
     ready ``executor``); the results are the same. ``window``: each run is the profile of
-    that span of its trace (``START:END``, as :func:`read`)."""
+    that span of its trace (``START:END``, as :func:`read`); ``options``: how each run is
+    read (a :class:`cctool.options.ReadOptions`, as :func:`read` takes it)."""
     from cctool.cli._ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (), "mean", ex, list(where), window)
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where), _options(options, window))
     return group_table(found, group_by) if group_by else run_table(found, list(keys))
 
 
@@ -210,7 +234,8 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None, window: str | None = None) -> StatsResult:
+          executor: Executor | None = None, window: str | Window | None = None,
+          options: ReadOptions | None = None) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
     per group of ``group_by``; where runs are read as in :func:`runs`."""
@@ -220,7 +245,8 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where),
+                      _options(options, window))
     return ensemble_stats(found, opts)
 
 
@@ -263,7 +289,7 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timel
 
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
-             window: str | None = None, buckets: int | None = None, width: int = 100,
+             window: str | Window | None = None, buckets: int | None = None, width: int = 100,
              depth: int = 2, top: int = 5,
              progress: Callable[[int, int], None] | None = None) -> TimelineView:
     """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
@@ -279,11 +305,10 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         depth, top: as the command's options.
         progress: called with (locations done, locations) as the trace is read.
     """
-    from cctool.model.timeline import parse_window
     from cctool.ops.timeline import view_of_parts
     from cctool.readers.timelines import read_timeline_parts, ticking
 
-    span = parse_window(window) if window else (None, None)
+    span = _options(None, window).window or (None, None)
     # Only the window's segments are read where the reader can tell (trace.db, Chrome),
     # and trace.db one line at a time.
     parts = ticking(lambda: read_timeline_parts(path, fmt, span if window else None),
@@ -292,7 +317,7 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 
 def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
-                  window: str | None = None, depth: int = 2, title: str | None = None,
+                  window: str | Window | None = None, depth: int = 2, title: str | None = None,
                   budget: int = 3_000_000,
                   progress: Callable[[int, int], None] | None = None) -> str:
     """What ``cctool timeline --to html`` writes: the interactive timeline page (one
@@ -310,11 +335,10 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
         progress: called with (locations done, locations) over the two passes.
     """
-    from cctool.model.timeline import parse_window
     from cctool.readers.timelines import ticking, timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
-    span = parse_window(window) if window else None
+    span = _options(None, window).window
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
     return timeline_page_of_parts(ticking(timeline_source(path, fmt, span), progress, 2),
@@ -324,15 +348,18 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,
                 keys: dict[str, str] | None = None, metrics: Sequence[str] = (),
-                agg: str = "mean", fmt: str | None = None) -> str:
+                agg: str = "mean", fmt: str | None = None,
+                options: ReadOptions | None = None) -> str:
     """``cctool history add``: record the trials ``paths`` (profiles or folders of them) as
     one run of ``store`` with metadata ``keys`` (commit, branch, date, machine, ...); return
-    the run's id. ``metrics`` default to each profile's default metric."""
+    the run's id. ``metrics`` default to each profile's default metric; ``options``: how
+    each trial is read (as :func:`read` takes them)."""
     from cctool.cli._ensemble import run_paths
     from cctool.history.record import record
     from cctool.history.store import append
 
-    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys)
+    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys,
+                 _options(options, None))
     return append(store, rec)
 
 
@@ -377,7 +404,7 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
                   metric: str | None = None, agg: str = "mean", fmt: str | None = None,
                   keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
                   min_change: float = 0.01, min_weight: float = 1e-4,
-                  recent: int = 20) -> CheckResult:
+                  recent: int = 20, options: ReadOptions | None = None) -> CheckResult:
     """``cctool history check``: the trials ``paths`` as a new run (none: the newest recorded
     run) against ``store``: per call path, the new run against its recorded distribution,
     change points and trends over the ``last`` runs (the new one included; see
@@ -389,7 +416,8 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     from cctool.history.store import index
 
     name = pick_metric(index(store), metric) if metric is None else metric
-    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys) if paths else None
+    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys,
+                 _options(options, None)) if paths else None
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)

@@ -16,7 +16,7 @@ from cctool.cli._options import AGG_CHOICES, from_option, metric_option, width_o
 if TYPE_CHECKING:
     from cctool.ops.compare import Comparison
     from cctool.ops.gate import Condition, GateResult
-    from cctool.options import CompareOptions, TreeOptions
+    from cctool.options import CompareOptions, ReadOptions, TreeOptions
     from cctool.render.reportinfo import ReportInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,7 +101,7 @@ def labels(a: str, b: str) -> tuple[str, str]:
     return name(a), name(b)
 
 
-def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
+def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: CompareOptions,
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
     from cctool import api
@@ -112,7 +112,7 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
     refuse_over_budget((a, b), fmt, "diff" if opts.op == "sub" else "div")
-    gf_a, gf_b = load(a, fmt), load(b, fmt)
+    gf_a, gf_b = load(a, fmt, read_options), load(b, fmt, read_options)
     for cond in conditions:
         for gf in (gf_a, gf_b):
             try:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 
     from cctool.distributed import Executor
     from cctool.ops.runs import RunSummary
+    from cctool.options import ExecutorOptions, ReadOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,12 +44,14 @@ def confidence_option(f: F) -> F:
 
 def executor_options(f: F) -> F:
     """``--jobs N`` (local worker processes), ``--scheduler ADDRESS`` (a Dask cluster),
-    ``--scheduler-timeout`` and ``--min-workers`` (kept for :func:`executor`)."""
+    ``--scheduler-timeout`` and ``--min-workers``; the command gets them as one
+    ``workers: ExecutorOptions``."""
+    f = _bundled_workers(f)
     f = click.option("--min-workers", type=click.IntRange(min=1), default=1, show_default=True,
-                     expose_value=False, callback=_keep, metavar="N",
+                     metavar="N",
                      help="With --scheduler: wait for N workers before cutting the work.")(f)
     f = click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=20.0,
-                     show_default=True, expose_value=False, callback=_keep, metavar="SECONDS",
+                     show_default=True, metavar="SECONDS",
                      help="Give up when the scheduler or its workers are away this long.")(f)
     f = click.option("--scheduler", default=None, metavar="ADDRESS",
                      help="Read on this Dask scheduler's workers (tcp://HOST:8786, HOST:PORT or "
@@ -56,12 +60,20 @@ def executor_options(f: F) -> F:
                         help="Read on N local worker processes (same results).")(f)
 
 
-def _keep(ctx: click.Context, param: click.Parameter, value: object) -> object:
-    ctx.meta[f"cctool.{param.name}"] = value
-    return value
+def _bundled_workers(f: F) -> F:
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from cctool.options import ExecutorOptions
+
+        workers = ExecutorOptions(jobs=kwargs.pop("jobs"), scheduler=kwargs.pop("scheduler"),
+                                  timeout=kwargs.pop("scheduler_timeout"),
+                                  min_workers=kwargs.pop("min_workers"))
+        return f(*args, workers=workers, **kwargs)
+
+    return call  # type: ignore[return-value]
 
 
-def executor(jobs: int | None, scheduler: str | None,
+def executor(workers: ExecutorOptions,
              tick: Callable[[int, int], None] | None = None) -> Executor:
     """The executor the options ask for (``tick`` hears how far its work is); a malformed
     address is an error naming its option, before anything is read."""
@@ -70,25 +82,24 @@ def executor(jobs: int | None, scheduler: str | None,
 
     from cctool.distributed import SCHEDULER_ENV, DistributedError, Executor
 
-    meta = click.get_current_context().meta
     try:
-        ex = Executor.from_options(scheduler, jobs, meta.get("cctool.scheduler_timeout", 20.0),
-                                   meta.get("cctool.min_workers", 1))
+        ex = Executor.from_options(workers.scheduler, workers.jobs, workers.timeout,
+                                   workers.min_workers)
         return replace(ex, progress=tick)
     except DistributedError as exc:
-        given = "--scheduler" if scheduler is not None or jobs is not None or \
-            not os.environ.get(SCHEDULER_ENV) else f"${SCHEDULER_ENV}"
+        given = "--scheduler" if workers.given or not os.environ.get(SCHEDULER_ENV) \
+            else f"${SCHEDULER_ENV}"
         raise DistributedError(f"{given} {exc}") from None
 
 
-def database_executor(path: str, jobs: int | None, scheduler: str | None) -> Executor:
+def database_executor(path: str, workers: ExecutorOptions) -> Executor:
     """:func:`executor` for a command reading one database: given on the command line
     only (``$CCTOOL_SCHEDULER`` does not turn a one-profile command into a cluster job)."""
-    if jobs is None and scheduler is None:
+    if not workers.given:
         from cctool.distributed import Executor
 
         return Executor()
-    ex = executor(jobs, scheduler)
+    ex = executor(workers)
     check_paths(ex, [path])
     return ex
 
@@ -146,12 +157,13 @@ def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
 
 def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | None],
               agg: str, ex: Executor, where: Sequence[str] = (),
-              window: str | None = None) -> list[RunSummary]:
+              options: ReadOptions | None = None) -> list[RunSummary]:
     """Read every run (where ``ex`` says) into a summary, keeping those ``where`` selects;
     the number kept goes to stderr when filters dropped some. Workers start while the
     folders are listed, and each sniffs the files it reads. On workers, the runs travel
     as absolute paths and come back labelled as listed here."""
     from cctool.ops.runs import SniffingBatch, SummaryBatch, filter_summaries
+    from cctool.options import ReadOptions
 
     check_paths(ex, paths)
     listed = None
@@ -167,7 +179,7 @@ def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | Non
         items = listed if listed is not None else _run_items(paths, fmt)
         sent = items if ex.in_process else [(remote_path(p), u) for p, u in items]
         made = replace(running, progress=tick).map_batches(
-            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg, window)), sent)
+            SniffingBatch(SummaryBatch(fmt, tuple(metrics), agg, options or ReadOptions())), sent)
     labelled = relabel(made, [p for p, _ in items])
     from cctool.readers import warn_left_out_files
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from cctool.model.metrics import Metric
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.gate import Condition
+    from cctool.options import ReadOptions
     from cctool.render.reportinfo import ReportInfo
 
 RANK_AGGS = ("sum", "mean", "max", "min")
@@ -35,7 +36,8 @@ def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str
 
 
 def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence[str],
-        fmt: str | None, metrics: Sequence[str], agg: str, conditions: Sequence[Condition],
+        fmt: str | None, read_options: ReadOptions, metrics: Sequence[str], agg: str,
+        conditions: Sequence[Condition],
         significance: tuple[float, str], where: str | None,
         min_value: tuple[float, str | None] | None, to: str, output: str,
         view: dict[str, Any]) -> None:
@@ -63,18 +65,17 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
     asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    from cctool.cli._io import progress, window_errors
-    from cctool.cli._options import WINDOW_KEY
+    from cctool.cli._io import progress
 
-    window = ctx.meta.get(WINDOW_KEY)  # each run's profile of that span of it
-    with progress("reading runs") as tick, window_errors():
+    with progress("reading runs") as tick:
         listed = [*sides[0], *sides[1]]
-        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
+        ex = executor(view["workers"], tick)
         check_paths(ex, listed)
         ex = worth_local_workers(ex, len(listed))
         sent = listed if ex.in_process else [remote_path(p) for p in listed]
         with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
-            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, window), sent)
+            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, read_options),
+                                       sent)
     found = [r for r in relabel(made, listed) if r is not None]
     a, b = found[: len(sides[0])], found[len(sides[0]):]
     cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}

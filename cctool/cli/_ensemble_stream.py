@@ -42,11 +42,6 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
 
     ``why_not``: the option that needs the whole database (None if none does);
     ``workers``: --jobs or --scheduler asked for, which read a database in parts on them."""
-    from cctool.cli._options import WINDOW_KEY
-
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.meta.get(WINDOW_KEY) is not None:
-        why_not = why_not or "--window"  # the profile of a window comes from its trace
     folder, size = _database(path, fmt)
     if stream is False or size is None:
         if stream:

@@ -10,7 +10,7 @@ import click
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
-    from cctool.options import CompareOptions, TreeOptions
+    from cctool.options import CompareOptions, ReadOptions, TreeOptions
 
 
 def refuse_view_options(to: str, given: Mapping[str, bool]) -> None:
@@ -31,8 +31,8 @@ def write_export(gf: GraphFrame, to: str, opts: TreeOptions, output: str, title:
     write_bytes(output, export(gf, to, opts, title))
 
 
-def write_diff_folded(a: str, b: str, fmt: str | None, opts: CompareOptions,
-                      output: str) -> None:
+def write_diff_folded(a: str, b: str, fmt: str | None, read_options: ReadOptions,
+                      opts: CompareOptions, output: str) -> None:
     """difffolded.pl's two-column folded stacks of profiles ``a`` and ``b``."""
     from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load, write_text
@@ -42,6 +42,7 @@ def write_diff_folded(a: str, b: str, fmt: str | None, opts: CompareOptions,
         raise click.UsageError("only one of A and B can be read from stdin")
     refuse_over_budget((a, b), fmt, "diff")
     metric = opts.metrics[0] if opts.metrics else None
-    text = diff_folded(load(a, fmt), load(b, fmt), metric, opts.agg, opts.reverse,
+    text = diff_folded(load(a, fmt, read_options), load(b, fmt, read_options), metric,
+                       opts.agg, opts.reverse,
                        opts.normalize)
     write_text(output, text)

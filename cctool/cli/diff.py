@@ -3,7 +3,7 @@ optional regression gate."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from cctool.cli._compare import compare_options, gate_options, side_options
 from cctool.cli._ensemble import confidence_option, executor_options
 from cctool.cli._html import annotations_option
 from cctool.cli._options import output_options
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -28,10 +31,11 @@ from cctool.cli._options import output_options
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
-         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
+         read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
+         reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
-         jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
+         workers: ExecutorOptions, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
          annotations: str | None,
          view: _compare.CompareView) -> None:
@@ -81,10 +85,11 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         if html is not None or normalize or percent:
             raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
                                    "not to folders of runs")
-        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
-                           fail_if, (confidence, correction), where, min_value, to, output,
-                           {**asdict(view), "reverse": reverse, "jobs": jobs,
-                            "scheduler": scheduler, "side": side})
+        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt,
+                           read_options, metrics, agg, fail_if, (confidence, correction),
+                           where, min_value, to, output,
+                           {**asdict(view), "reverse": reverse, "workers": workers,
+                            "side": side})
         return
     from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions
@@ -95,10 +100,10 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if to == "folded":
         from cctool.cli._exports import write_diff_folded
 
-        write_diff_folded(profile_a, profile_b, fmt, opts, output)
+        write_diff_folded(profile_a, profile_b, fmt, read_options, opts, output)
         if not fail_if:
             return
-    cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
+    cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts, fail_if)
     results = _compare.check_gate(cmp, fail_if, where, min_value)
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from cctool.model.frame import GraphFrame
     from cctool.model.metrics import Metric
+    from cctool.options import ReadOptions
 
 from cctool.cli._options import (
     derive_option,
@@ -44,7 +45,8 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "table", "json", "csv", "cct"))
 @click.pass_context
-def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str,
+def groupby(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+            by: str, agg: str,
             metrics: tuple[str, ...], depth: int | None, percent: bool | None, precision: int,
             width: int | None, to: str, output: str) -> None:
     """Merge all nodes sharing a value of --by into one node, linked by the original
@@ -69,7 +71,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
     from cctool.cli._io import emit_renderable, emit_table, load, metric_units, write_bytes
     from cctool.ops.groupby import groupby as merge
 
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     if by == "variable":  # data objects only: other nodes have no variable to group by
         from cctool.ops.dataobjects import data_objects
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import from_option, output_options, precision_option, width_option
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 def _keys(_ctx: click.Context, _param: click.Parameter,
@@ -48,14 +53,15 @@ def history() -> None:
 @click.option("--metric", "-m", "metrics", multiple=True,
               help="Metric to record (repeatable; default: the profile's default metric).")
 @agg_option
-def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, str],
-        metrics: tuple[str, ...], agg: str) -> None:
+def add(store: str, profiles: tuple[str, ...], fmt: str | None, read_options: ReadOptions,
+        keys: dict[str, str], metrics: tuple[str, ...], agg: str) -> None:
     """Record PROFILE... (trials of one run: files or folders) as one run of STORE. Per
     call path the run keeps the trials' count, sum, sum of squares, minimum and maximum of
     the per-process value; the run's id is printed."""
     from cctool import api
 
-    click.echo(api.history_add(store, profiles, keys=keys, metrics=metrics, agg=agg, fmt=fmt))
+    click.echo(api.history_add(store, profiles, keys=keys, metrics=metrics, agg=agg, fmt=fmt,
+                               options=read_options))
 
 
 @history.command()
@@ -152,7 +158,8 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 @output_options(("text", "markdown", "junit", "json", "csv"))
 @click.pass_context
 def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | None,
-          keys: dict[str, str], metric: str | None, agg: str, last: int, alpha: float,
+          read_options: ReadOptions, keys: dict[str, str], metric: str | None, agg: str,
+          last: int, alpha: float,
           min_change: float, min_weight: float, recent: int, top: int, precision: int,
           width: int | None, to: str, output: str) -> None:
     """Check PROFILE... (trials of a new run, not recorded) against the history in STORE;
@@ -177,7 +184,7 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
                                "profiles, or neither to check the newest recorded run")
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
                                last=last, alpha=alpha, min_change=min_change,
-                               min_weight=min_weight, recent=recent)
+                               min_weight=min_weight, recent=recent, options=read_options)
     from cctool.cli._io import write_bytes
     from cctool.render import history as render
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._ensemble import executor_options
@@ -15,6 +17,9 @@ from cctool.cli._options import (
     single_metric_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -40,10 +45,10 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
-              by: str | None, data: bool, threshold: float, top: int, verbose: bool, precision: int,
-              stream: bool | None, jobs: int | None, scheduler: str | None, width: int | None,
-              to: str, output: str) -> None:
+def imbalance(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+              metric: str | None, by: str | None, data: bool, threshold: float, top: int,
+              verbose: bool, precision: int, stream: bool | None, workers: ExecutorOptions,
+              width: int | None, to: str, output: str) -> None:
     """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
     variation, percentiles, the heaviest ranks and a histogram of the rank values.
 
@@ -66,8 +71,9 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
     from cctool.ops.imbalance import default_dimension
     from cctool.ops.imbalance import imbalance as measure
 
-    ex = database_executor(profile, jobs, scheduler)
+    ex = database_executor(profile, workers)
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
+    whole = whole or ("--window" if read_options.window is not None else None)
     if decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
         from dataclasses import replace
 
@@ -80,7 +86,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
                                              replace(running, progress=tick))
         dim = "rank"
     else:
-        gf = load(profile, fmt)
+        gf = load(profile, fmt, read_options)
         if data:
             from cctool.ops.dataobjects import data_objects
 

@@ -19,7 +19,7 @@ from cctool.cli._options import (
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
     from cctool.ops.query import Query
-    from cctool.options import TreeOptions
+    from cctool.options import ReadOptions, TreeOptions
 
 FORMATS = ("tree", "cct", "json", "csv")
 
@@ -57,6 +57,7 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.pass_context
 @memory_bounded
 def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | None,
+          read_options: ReadOptions,
           ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
           agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],
           depth: int | None, precision: int, width: int | None, to: str | None,
@@ -91,7 +92,7 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
 
     fmt_out = _output_format(to, output)
     q = _combined(query_text, ands, ors, nots)
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     ids = match_nodes(gf, q, ranks=ranks, agg=agg)
     if ids.size == 0:
         click.echo("no nodes matched", err=True)

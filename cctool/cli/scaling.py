@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.options import ExecutorOptions, ReadOptions
 
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
@@ -66,11 +67,11 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @output_options(("text", "csv", "json", "markdown"))
 @click.pass_context
 def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
-            metrics: tuple[str, ...], agg: str, by: str, key: str | None,
+            read_options: ReadOptions, metrics: tuple[str, ...], agg: str, by: str, key: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, precision: int,
-            jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
+            workers: ExecutorOptions, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
     per call path and a column per run, ordered by the number of processes (from
@@ -100,7 +101,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
                           group_by=group_by)
     from cctool.cli._ensemble import executor
 
-    runs = load_runs(profiles, fmt, executor(jobs, scheduler))
+    runs = load_runs(profiles, fmt, read_options, executor(workers))
     _warn_combine(runs, opts.metric, agg)
     result: ScalingResult | ScalingGroups
     if group_by is not None:
@@ -140,8 +141,8 @@ def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: s
             return
 
 
-def load_runs(paths: tuple[str, ...], fmt: str | None, ex: Executor | None = None
-              ) -> list[tuple[str, GraphFrame]]:
+def load_runs(paths: tuple[str, ...], fmt: str | None, options: ReadOptions | None = None,
+              ex: Executor | None = None) -> list[tuple[str, GraphFrame]]:
     """(path, GraphFrame) per run; directories that are no single profile are searched.
     With ``ex`` not in this process, the runs are read on its workers (sent absolute)."""
     from cctool.cli._io import load_many
@@ -149,18 +150,21 @@ def load_runs(paths: tuple[str, ...], fmt: str | None, ex: Executor | None = Non
 
     files = [f for p in expand_paths(paths) for f in run_paths_of(p, fmt)]
     if ex is None or ex.in_process or len(files) < 2:
-        return list(zip(files, load_many(files, fmt), strict=True))
+        return list(zip(files, load_many(files, fmt, options), strict=True))
     from functools import partial
 
     from cctool.cli._ensemble import check_paths, remote_path, roots
-    from cctool.cli._io import reader_options, with_derived
+    from cctool.ops.derive import derive_all
+    from cctool.options import ReadOptions
     from cctool.readers.timelines import read_profile as read
+
+    options = options or ReadOptions()
 
     check_paths(ex, files)
     with ex.started(("cctool.readers", "cctool.readers.timelines"), roots(ex, paths)) as running:
-        frames = running.map(partial(read, fmt=fmt, **reader_options()),
+        frames = running.map(partial(read, fmt=fmt, **options.reader_options()),
                              [remote_path(f) for f in files])
-    return [(f, with_derived(gf)) for f, gf in zip(files, frames, strict=True)]
+    return [(f, derive_all(gf, options.derive)) for f, gf in zip(files, frames, strict=True)]
 
 
 def _report(result: ScalingResult | ScalingGroups, given: int, where: tuple[str, ...]

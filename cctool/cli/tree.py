@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from cctool.model.frame import GraphFrame
-    from cctool.options import TreeOptions
+    from cctool.options import ExecutorOptions, ReadOptions, TreeOptions
 
 
 @click.command()
@@ -72,12 +72,13 @@ if TYPE_CHECKING:
               help="Write an interactive, offline page instead.")
 @annotations_option
 @click.pass_context
-def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
+def tree(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+         metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
          no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
          percent: bool | None, data: bool, by: str | None, stream: bool | None,
-         jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
+         workers: ExecutorOptions, width: int | None, to: str, output: str,
          html: str | None, annotations: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
@@ -126,7 +127,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         from cctool.render.exports._stacks import check_agg
 
         check_agg(agg)  # before a streamed read turns the --agg values into one location
-    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler), to)
+    gf, agg = _load(profile, fmt, read_options, stream, agg, rank, thread, data, workers, to)
     if data:
         from cctool.ops.dataobjects import data_tree
 
@@ -185,9 +186,9 @@ def _pick_view(view: str | None, flat: bool, bottom_up: bool, expand_hot: bool) 
     return out
 
 
-def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
-          thread: int | None, data: bool, where: tuple[int | None, str | None], to: str
-          ) -> tuple[GraphFrame, str]:
+def _load(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool | None,
+          agg: str, rank: int | None, thread: int | None, data: bool, where: ExecutorOptions,
+          to: str) -> tuple[GraphFrame, str]:
     """The profile, or a v4 database combined over its ranks in parts (its one location
     then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
     --scheduler) asks for them; never in parts when saved (``to`` cct)."""
@@ -195,11 +196,12 @@ def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: in
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import load
 
-    ex = database_executor(profile, *where)
+    ex = database_executor(profile, where)
     whole = "--rank/--thread" if rank is not None or thread is not None else (
         "--data" if data else "--to cct" if to == "cct" else None)
+    whole = whole or ("--window" if read_options.window is not None else None)
     if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
-        return load(profile, fmt), agg
+        return load(profile, fmt, read_options), agg
     from dataclasses import replace
 
     from cctool.cli._io import progress
