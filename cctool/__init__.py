@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cctool.api import (
         diff,
+        diff_runs,
         div,
         groupby,
         history_add,
@@ -31,10 +32,10 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
+_API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
         "select", "stats", "timeline", "timeline_html", "tree")
-__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
+__all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
            "timeline_html", "tree", "show", "widget"]

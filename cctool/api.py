@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from cctool.history.series import Series
     from cctool.model.timeline import Timeline
     from cctool.ops.compare import Comparison
+    from cctool.ops.ensemble_compare import EnsembleComparison
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions, Window
     from cctool.query.ast import Query
 
-__all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
-           "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree"]
+__all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
+           "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
+           "select", "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -222,7 +223,7 @@ def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str]
     ready ``executor``); the results are the same. ``window``: each run is the profile of
     that span of its trace (``START:END``, as :func:`read`); ``options``: how each run is
     read (a :class:`cctool.options.ReadOptions`, as :func:`read` takes it)."""
-    from cctool.cli._ensemble import summaries
+    from cctool.ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
     ex = _executor(executor, jobs, scheduler)
@@ -239,7 +240,7 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
     per group of ``group_by``; where runs are read as in :func:`runs`."""
-    from cctool.cli._ensemble import summaries
+    from cctool.ensemble import summaries
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
@@ -254,29 +255,37 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             by: str = "path", key: str | None = None, key_from_name: str | None = None,
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
-            group_by: str | None = None,
-            fmt: str | None = None) -> ScalingResult | ScalingGroups:
+            group_by: str | None = None, fmt: str | None = None,
+            jobs: int | None = None, scheduler: str | None = None,
+            executor: Executor | None = None,
+            options: ReadOptions | None = None) -> ScalingResult | ScalingGroups:
     """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
     ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
     (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
-    (``weak`` scaling, else strong)."""
-    from cctool.cli.scaling import load_runs
+    (``weak`` scaling, else strong). Runs are read as in :func:`runs` (``options``: how
+    each is read, as :func:`read` takes them)."""
+    from cctool.ensemble import load_runs, scaling_notes, warn_combine
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
 
     opts = ScalingOptions(metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
                           where=tuple(where), view=view, weak=weak, percent=percent,
                           threshold=threshold, top=top, group_by=group_by)
-    found = load_runs(tuple(paths), fmt)
+    found = load_runs(tuple(paths), fmt, options, _executor(executor, jobs, scheduler))
+    warn_combine(found, metric, agg)
+    result: ScalingResult | ScalingGroups
     if group_by is not None:
         from cctool.ops.scaling_groups import scaling_groups
 
-        return scaling_groups(found, opts)
-    if by in ("variable", "function"):
+        result = scaling_groups(found, opts)
+    elif by in ("variable", "function"):
         from cctool.ops.dataobjects import scaling_by_attribute
 
-        return scaling_by_attribute(found, opts)
-    return tabulate(found, opts)
+        result = scaling_by_attribute(found, opts)
+    else:
+        result = tabulate(found, opts)
+    scaling_notes(result, len(found), bool(where))
+    return result
 
 
 def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timeline:
@@ -354,7 +363,7 @@ def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,
     one run of ``store`` with metadata ``keys`` (commit, branch, date, machine, ...); return
     the run's id. ``metrics`` default to each profile's default metric; ``options``: how
     each trial is read (as :func:`read` takes them)."""
-    from cctool.cli._ensemble import run_paths
+    from cctool.ensemble import run_paths
     from cctool.history.record import record
     from cctool.history.store import append
 
@@ -409,7 +418,7 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     run) against ``store``: per call path, the new run against its recorded distribution,
     change points and trends over the ``last`` runs (the new one included; see
     :mod:`cctool.history.check`)."""
-    from cctool.cli._ensemble import run_paths
+    from cctool.ensemble import run_paths
     from cctool.history.check import CheckOptions, check
     from cctool.history.record import record
     from cctool.history.series import pick_metric
@@ -421,3 +430,20 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | None] = (None,),
+              extra: Sequence[str] = (), agg: str = "mean", confidence: float = 0.95,
+              fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+              executor: Executor | None = None,
+              options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
+    """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` as two
+    samples, per call path, for each of ``metrics`` and ``extra`` (None: the runs' default
+    metric), {metric: comparison}; a change is significant at ``confidence``
+    (Mann-Whitney U). Each run's ranks combine by ``agg``; runs are read as in
+    :func:`runs` (``options``: how, as :func:`read` takes them)."""
+    from cctool.ensemble import compare_sides
+
+    asked = list(dict.fromkeys([*metrics, *extra]))
+    ex = _executor(executor, jobs, scheduler)
+    return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)

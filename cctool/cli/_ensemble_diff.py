@@ -1,7 +1,7 @@
 """``cctool diff A/ B/`` when a side holds repeated runs: the noise-aware comparison and gate.
 
-``cctool diff`` calls :func:`ensemble_sides` first; when either side names more than one run
-it hands the whole command to :func:`run`. Imports only click at the top.
+``cctool diff`` asks :func:`cctool.ensemble.ensemble_sides` first; when either side names
+more than one run it hands the whole command to :func:`run`. Imports only click at the top.
 """
 
 from __future__ import annotations
@@ -18,40 +18,17 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions
     from cctool.render.reportinfo import ReportInfo
 
-RANK_AGGS = ("sum", "mean", "max", "min")
-
-
-def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str]] | None:
-    """The runs of A and of B when at least one side holds several, else None."""
-    if "-" in (a, b):
-        return None
-    from cctool.cli._ensemble import run_paths
-    from cctool.errors import CctoolError
-
-    try:
-        runs_a, runs_b = run_paths([a], fmt), run_paths([b], fmt)
-    except CctoolError:
-        return None  # let the two-profile path report it as it always has
-    return (runs_a, runs_b) if len(runs_a) > 1 or len(runs_b) > 1 else None
-
 
 def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence[str],
         fmt: str | None, read_options: ReadOptions, metrics: Sequence[str], agg: str,
-        conditions: Sequence[Condition],
-        significance: tuple[float, str], where: str | None,
+        conditions: Sequence[Condition], significance: tuple[float, str], where: str | None,
         min_value: tuple[float, str | None] | None, to: str, output: str,
         view: dict[str, Any]) -> None:
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
-    from cctool.cli._ensemble import (
-        check_paths,
-        executor,
-        relabel,
-        remote_path,
-        roots,
-        worth_local_workers,
-    )
-    from cctool.ops.ensemble_compare import compare_ensembles
-    from cctool.ops.runs import SummaryBatch
+    from cctool import api
+    from cctool.cli._ensemble import executor
+    from cctool.cli._io import progress
+    from cctool.ensemble import RANK_AGGS
     from cctool.render import ensemble as render
 
     confidence, correction = significance
@@ -64,26 +41,18 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         sides = (sides[1], sides[0])
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
-    asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    from cctool.cli._io import progress
-
     with progress("reading runs") as tick:
-        listed = [*sides[0], *sides[1]]
-        ex = executor(view["workers"], tick)
-        check_paths(ex, listed)
-        ex = worth_local_workers(ex, len(listed))
-        sent = listed if ex.in_process else [remote_path(p) for p in listed]
-        with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
-            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, read_options),
-                                       sent)
-    found = [r for r in relabel(made, listed) if r is not None]
-    a, b = found[: len(sides[0])], found[len(sides[0]):]
-    cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
+        cmps = api.diff_runs(*sides, metrics=[shown], extra=[c.metric for c in conditions],
+                             agg=agg, confidence=confidence, fmt=fmt,
+                             executor=executor(view["workers"], tick), options=read_options)
     cmp = cmps[shown]
     for note in cmp.notes:
         click.echo(f"note: {note}", err=True)
     results = [_check(cmps[c.metric], c, min_value, correction) for c in conditions]
-    _emit(ctx, cmp, labels, results, to, output, view)
+    from cctool.cli._io import gate_output
+
+    with gate_output(any(not r.passed for r in results)):
+        _emit(ctx, cmp, labels, results, to, output, view)
     _finish(ctx, results, view["precision"], render.scaled_metric(cmp))
 
 

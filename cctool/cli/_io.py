@@ -35,12 +35,9 @@ def load(path: str, fmt: str | None = None, options: ReadOptions | None = None
 
 
 def _read(path: str, fmt: str | None, options: ReadOptions | None) -> GraphFrame:
-    from cctool.ops.derive import derive_all
-    from cctool.options import ReadOptions
-    from cctool.readers.timelines import read_profile
+    from cctool import api
 
-    options = options or ReadOptions()
-    return derive_all(read_profile(path, fmt, **options.reader_options()), options.derive)
+    return api.read(path, fmt, options=options)
 
 
 def _size(path: str) -> str:
@@ -113,6 +110,28 @@ def load_many(paths: Sequence[str], fmt: str | None = None,
     return out
 
 
+@contextmanager
+def gate_output(tripped: bool) -> Iterator[None]:
+    """The output of a command with a regression gate: when stdout's reader stops early (``|
+    head``) and the gate ``tripped``, the closed pipe does not stand for success: stdout goes
+    to /dev/null and the command goes on to report the gate and exit 1 (a gate that passed
+    leaves the closed pipe to the usual exit 0)."""
+    import errno
+
+    try:
+        yield
+        if tripped:
+            sys.stdout.flush()  # a closed pipe shows here, not after the verdict
+    except OSError as exc:
+        if not tripped or exc.errno != errno.EPIPE or exc.filename is not None:
+            raise
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+
+
 def color_enabled(ctx: click.Context, output: str) -> bool:
     """Whether text output gets color: --color, NO_COLOR, and whether stdout is a terminal."""
     choice = (ctx.find_root().obj or {}).get("color", "auto")
@@ -165,13 +184,21 @@ def text_width(width: int | None, output: str = "-") -> int:
 
 
 def console(ctx: click.Context, output: str, width: int | None) -> Console:
-    """A Console for stdout with the color and width policy of the CLI (:func:`text_width`)."""
+    """A Console for stdout with the color and width policy of the CLI (:func:`text_width`).
+    A closed stdout is the BrokenPipeError every other write gives (exit 0, or the gate's
+    1), not Rich's own exit 1."""
     from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            import errno
+
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     color = color_enabled(ctx, output)
     width = text_width(width, output)
     truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
-    return Console(
+    return PipeConsole(
         width=width,
         color_system=("truecolor" if truecolor else "256") if color else None,
         force_terminal=color or None,

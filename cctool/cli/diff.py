@@ -69,6 +69,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
 
     from cctool.cli import _ensemble_diff
     from cctool.cli._html import page_file
+    from cctool.ensemble import ensemble_sides
 
     _compare.start_clock(ctx)
     html = page_file(ctx, to, output, html)
@@ -77,7 +78,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
     if to == "junit" and not fail_if:  # two profiles or repeated runs alike
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
-    sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
+    sides = ensemble_sides(profile_a, profile_b, fmt)
     if to == "folded" and (sides is not None or percent or html is not None):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
                                "two profiles, without --percent or --html")
@@ -114,5 +115,9 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if html is not None:
         _compare.write_html(html, cmp, view, names, annotations=annotations)
     elif to != "folded":
-        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results, info)
+        from cctool.cli._io import gate_output
+
+        with gate_output(any(not r.passed for r in results)):
+            _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results,
+                          info)
     _compare.finish_gate(ctx, results, view.precision)

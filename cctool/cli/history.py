@@ -185,26 +185,28 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
                                last=last, alpha=alpha, min_change=min_change,
                                min_weight=min_weight, recent=recent, options=read_options)
-    from cctool.cli._io import write_bytes
+    from cctool.cli._io import gate_output, write_bytes
     from cctool.render import history as render
 
-    if to == "text":
-        from cctool.cli._io import emit_renderable, text_width
+    with gate_output(result.tripped):
+        if to == "text":
+            from cctool.cli._io import emit_renderable, text_width
 
-        shown = text_width(width, output)
-        emit_renderable(ctx, render.check_table(result, top, precision, shown), output, width)
-    elif to in ("markdown", "junit"):
-        from cctool.cli._compare import report_info
+            shown = text_width(width, output)
+            emit_renderable(ctx, render.check_table(result, top, precision, shown), output,
+                            width)
+        elif to in ("markdown", "junit"):
+            from cctool.cli._compare import report_info
 
-        info = report_info(ctx, result.notes)
-        write_bytes(output, render.markdown(result, top, precision, info).encode()
-                    if to == "markdown" else render.junit(result, precision, info))
-    else:
-        from cctool.render.records import to_csv, to_json_records
+            info = report_info(ctx, result.notes)
+            write_bytes(output, render.markdown(result, top, precision, info).encode()
+                        if to == "markdown" else render.junit(result, precision, info))
+        else:
+            from cctool.render.records import to_csv, to_json_records
 
-        rows = render.check_rows(result)
-        write_bytes(output, to_csv(rows).encode() if to == "csv"
-                    else to_json_records(rows, "history check"))
+            rows = render.check_rows(result)
+            write_bytes(output, to_csv(rows).encode() if to == "csv"
+                        else to_json_records(rows, "history check"))
     from cctool.render.text import percent
 
     found = result.table.filter(result.table["verdict"] == "regression")

@@ -65,9 +65,10 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, read_options: R
       cctool imbalance huge-v4-db/ --stream --top 20
       cctool imbalance huge-v4-db/ --scheduler tcp://login1:8786 --top 20
     """
-    from cctool.cli._ensemble import database_executor, roots
+    from cctool.cli._ensemble import database_executor
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import emit_renderable, emit_table, load
+    from cctool.ensemble import roots
     from cctool.ops.imbalance import default_dimension
     from cctool.ops.imbalance import imbalance as measure
 

@@ -41,9 +41,11 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool runs nightly/ --group-by variant --jobs 2
     """
     from cctool import api
+    from cctool.cli._io import progress
 
-    table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
-                     executor=executor(workers), options=read_options)
+    with progress("reading runs") as tick:
+        table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
+                         executor=executor(workers, tick), options=read_options)
     if to != "text":
         from cctool.cli._io import emit_table
 

@@ -89,10 +89,13 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     if to == "cct":
         raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
     from cctool import api
+    from cctool.cli._io import progress
 
-    result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
-                       percentiles=percentiles, depth=depth, threshold=threshold,
-                       where=where, fmt=fmt, executor=executor(workers), options=read_options)
+    with progress("reading runs") as tick:
+        result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
+                           percentiles=percentiles, depth=depth, threshold=threshold,
+                           where=where, fmt=fmt, executor=executor(workers, tick),
+                           options=read_options)
     _emit(ctx, result, precision, width, to, output)
 
 
@@ -108,8 +111,8 @@ def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, a
         raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
     from dataclasses import replace
 
-    from cctool.cli._ensemble import check_paths, roots
     from cctool.cli._io import progress
+    from cctool.ensemble import check_paths, roots
 
     ex = executor(workers)
     check_paths(ex, profiles)

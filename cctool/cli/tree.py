@@ -192,9 +192,10 @@ def _load(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool
     """The profile, or a v4 database combined over its ranks in parts (its one location
     then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
     --scheduler) asks for them; never in parts when saved (``to`` cct)."""
-    from cctool.cli._ensemble import database_executor, roots
+    from cctool.cli._ensemble import database_executor
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import load
+    from cctool.ensemble import roots
 
     ex = database_executor(profile, where)
     whole = "--rank/--thread" if rank is not None or thread is not None else (
