@@ -34,12 +34,13 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
-    from cctool.options import ReadOptions, Window
+    from cctool.ops.views import View
+    from cctool.options import ReadOptions, Selection, Window
     from cctool.query.ast import Query
 
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
-           "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
-           "select", "stats", "timeline", "timeline_html", "tree"]
+           "history_show", "hot_path", "imbalance", "peek", "read", "read_timeline", "runs",
+           "scaling", "select", "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -92,10 +93,11 @@ def _options(options: ReadOptions | None, window: str | Window | None) -> ReadOp
     return replace(opts, window=parse_window(window) if isinstance(window, str) else window)
 
 
-def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
+def _frame(profile: Profile, fmt: str | None = None,
+           options: ReadOptions | None = None) -> GraphFrame:
     if isinstance(profile, model.GraphFrame):
         return lift(profile)
-    return read(profile, fmt)
+    return read(profile, fmt, options=options)
 
 
 def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
@@ -447,3 +449,22 @@ def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | Non
     asked = list(dict.fromkeys([*metrics, *extra]))
     ex = _executor(executor, jobs, scheduler)
     return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)
+
+
+def peek(profile: Profile, pattern: str, *, metric: str | None = None, agg: str = "sum",
+         rank: Selection = None, thread: Selection = None, by: str = "name",
+         fmt: str | None = None, options: ReadOptions | None = None) -> View:
+    """``cctool peek``: each function whose ``by`` attribute (``name``, ``file``,
+    ``module``, ...) matches the regular expression ``pattern`` (searched anywhere in it),
+    with its callers and its callees merged over every calling context (pprof's ``-peek``):
+    a :class:`cctool.ops.views.View` whose ``rows`` hold the exclusive and inclusive values
+    of ``metric`` (either column of a pair; default: the profile's default metric), its
+    locations combined by ``agg`` unless ``rank``/``thread`` pick some. Callers add up to the
+    function's inclusive value (recursion counted once); a callee counts once per path.
+    ``options``: how a path is read (as :func:`read` takes them)."""
+    from cctool.ops.views import ViewOptions, compute
+
+    gf = _frame(profile, fmt, options)
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return compute(gf, "peek", opts, pattern=pattern)
+

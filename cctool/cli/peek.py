@@ -51,11 +51,13 @@ def peek(ctx: click.Context, profile: str, regex: str, fmt: str | None,
       cctool peek db/ '^PMPI_Finalize$'
       cctool peek run.pstats 'json|yaml' --to csv
     """
+    from cctool import api
     from cctool.cli._io import load
     from cctool.cli._views import emit_view
     from cctool.options import TreeOptions
 
     gf = load(profile, fmt, read_options)
+    view = api.peek(gf, regex, metric=metric, agg=agg, rank=rank, thread=thread, by=by)
     opts = TreeOptions(metrics=(metric,) if metric else (), precision=precision, rank=rank,
                        thread=thread, agg=agg)
-    emit_view(ctx, gf, "peek", opts, by, percent, width, to, output, pattern=regex)
+    emit_view(ctx, gf, "peek", opts, by, percent, width, to, output, view=view)
