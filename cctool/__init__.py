@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         history_show,
         hot_path,
         imbalance,
+        imbalance_report,
         peek,
         read,
         read_timeline,
@@ -34,12 +35,13 @@ if TYPE_CHECKING:
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
-        "history_show", "hot_path", "imbalance", "peek", "read", "read_timeline", "runs",
-        "scaling", "select", "stats", "timeline", "timeline_html", "tree")
+        "history_show", "hot_path", "imbalance", "imbalance_report", "peek", "read",
+        "read_timeline", "runs", "scaling", "select", "stats", "timeline", "timeline_html",
+        "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
-           "imbalance", "peek", "read", "read_timeline", "runs", "scaling", "select", "stats",
-           "timeline", "timeline_html", "tree", "show", "widget"]
+           "imbalance", "imbalance_report", "peek", "read", "read_timeline", "runs", "scaling",
+           "select", "stats", "timeline", "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

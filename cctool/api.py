@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from cctool.ops.compare import Comparison
     from cctool.ops.ensemble_compare import EnsembleComparison
     from cctool.ops.groupby import GroupGraph
+    from cctool.ops.imbalance import ImbalanceResult
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
     from cctool.query.ast import Query
 
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
-           "history_show", "hot_path", "imbalance", "peek", "read", "read_timeline", "runs",
-           "scaling", "select", "stats", "timeline", "timeline_html", "tree"]
+           "history_show", "hot_path", "imbalance", "imbalance_report", "peek", "read",
+           "read_timeline", "runs", "scaling", "select", "stats", "timeline", "timeline_html",
+           "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -162,17 +164,10 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     """``cctool imbalance``: per node, mean, max, min, max/mean, std, cv, percentiles, the
     heaviest ranks and a histogram over ranks (``by="thread"`` or ``"location"`` for the
     others), nodes sorted by max − mean; the ``top`` nodes above ``threshold`` of the total.
-    ``data`` measures the data objects of a memory profile instead of the call tree."""
-    from cctool.ops.imbalance import default_dimension
-    from cctool.ops.imbalance import imbalance as measure
-
-    gf: model.GraphFrame = _frame(profile, fmt)
-    if data:
-        from cctool.ops.dataobjects import data_objects
-
-        gf = data_objects(gf)
-        metric = metric or gf.metadata.get("data_metric")
-    return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
+    ``data`` measures the data objects of a memory profile instead of the call tree (the
+    table of :func:`imbalance_report`)."""
+    return imbalance_report(profile, metric=metric, by=by, threshold=threshold, top=top,
+                            data=data, fmt=fmt).table
 
 
 def select(profile: Profile, query: str | Query, *, squash: bool = True,
@@ -468,3 +463,39 @@ def peek(profile: Profile, pattern: str, *, metric: str | None = None, agg: str 
     opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
     return compute(gf, "peek", opts, pattern=pattern)
 
+
+
+def imbalance_report(profile: Profile, *, metric: str | None = None, by: str | None = None,
+                     threshold: float = 0.01, top: int = 10, data: bool = False,
+                     fmt: str | None = None, options: ReadOptions | None = None,
+                     in_parts: bool = False, jobs: int | None = None,
+                     scheduler: str | None = None,
+                     executor: Executor | None = None) -> ImbalanceResult:
+    """:func:`imbalance` with what it was measured on (the frame, the metric column and the
+    dimension compared), as the command shows it. ``in_parts``: an HPCToolkit database
+    (v4, or XML with metric-db files) read in parts of whole ranks, never holding its long
+    table, on the workers ``jobs``/``scheduler``/``executor`` ask for (ranks only)."""
+    from cctool.ops.imbalance import ImbalanceResult, default_dimension
+    from cctool.ops.imbalance import imbalance as measure
+
+    if in_parts:
+        from cctool.distributed.views import imbalance_in_parts
+        from cctool.ensemble import roots
+        from cctool.errors import CctoolError
+
+        if isinstance(profile, model.GraphFrame):
+            raise CctoolError("a frame is read already: in parts reads a database's files")
+        ex = _executor(executor, jobs, scheduler)
+        with ex.started((), roots(ex, [os.fspath(profile)])) as running:
+            df, whole, col = imbalance_in_parts(os.fspath(profile), metric, threshold, top, by,
+                                                running)
+        return ImbalanceResult(df, lift(whole), col, "rank")
+    gf: model.GraphFrame = _frame(profile, fmt, options)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metric = metric or gf.metadata.get("data_metric")
+    col = gf.resolve_metric(metric)
+    dim = by or default_dimension(gf)
+    return ImbalanceResult(measure(gf, col, dim, threshold, top), gf, col, dim)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import click
@@ -65,37 +66,23 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, read_options: R
       cctool imbalance huge-v4-db/ --stream --top 20
       cctool imbalance huge-v4-db/ --scheduler tcp://login1:8786 --top 20
     """
+    from dataclasses import replace
+
+    from cctool import api
     from cctool.cli._ensemble import database_executor
     from cctool.cli._ensemble_stream import decide
-    from cctool.cli._io import emit_renderable, emit_table, load
-    from cctool.ensemble import roots
-    from cctool.ops.imbalance import default_dimension
-    from cctool.ops.imbalance import imbalance as measure
+    from cctool.cli._io import emit_renderable, emit_table, load, progress
 
     ex = database_executor(profile, workers)
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
     whole = whole or ("--window" if read_options.window is not None else None)
-    if decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
-        from dataclasses import replace
-
-        from cctool.cli._io import progress
-        from cctool.distributed.views import imbalance_in_parts
-
-        with ex.started((), roots(ex, [profile])) as running, \
-                progress("reading in parts") as tick:
-            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by,
-                                             replace(running, progress=tick))
-        dim = "rank"
-    else:
-        gf = load(profile, fmt, read_options)
-        if data:
-            from cctool.ops.dataobjects import data_objects
-
-            gf = data_objects(gf)
-            metric = metric or gf.metadata.get("data_metric")
-        col = gf.resolve_metric(metric)
-        dim = by or default_dimension(gf)
-        df = measure(gf, col, dim, threshold, top)
+    in_parts = decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process)
+    source = profile if in_parts else load(profile, fmt, read_options)
+    with progress("reading in parts") if in_parts else nullcontext() as tick:
+        result = api.imbalance_report(source, metric=metric, by=by, threshold=threshold,
+                                      top=top, data=data, fmt=fmt, in_parts=in_parts,
+                                      executor=replace(ex, progress=tick))
+    df, gf, col = result.table, result.frame, result.metric
     if to != "text":
         import polars as pl
 
@@ -106,24 +93,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, read_options: R
         emit_table(df, to, output, {c: unit for c in ("mean", "max", "min", "std", "p10",
                                                       "p25", "p50", "p75", "p90")})
         return
-    from cctool.ops.imbalance import profiler_statistics
-    from cctool.render.tables import imbalance_table
+    from cctool.render.tables import imbalance_table, imbalance_title
 
-    stats = profiler_statistics(gf, col)
-    if "values_note" in gf.metadata:  # read in parts: one location, the ranks are in the note
-        title = (f"Load imbalance of {col} across {gf.metadata['num_ranks']} ranks (read in "
-                 f"parts); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
-    elif stats is not None:
-        ranks = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
-                      if isinstance(gf.metadata.get(k), int | float)), None)
-        over = f" over {int(ranks)} ranks" if ranks else ""
-        title = (f"Load imbalance of {col} from the profiler's own per-rank statistics{over} "
-                 f"(max: {stats['max']}, mean: {stats['mean']}; the profile holds no per-rank "
-                 f"values); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
-    else:
-        units = {"rank": gf.num_ranks, "thread": gf.num_threads,
-                 "location": gf.locations.height}[dim]
-        title = (f"Load imbalance of {col} across {units} {dim}s; nodes with max ≥ "
-                 f"{threshold:.0%} of the largest, sorted by max − mean")
-    emit_renderable(ctx, imbalance_table(df, title, verbose, precision, gf.metric(col)),
-                    output, width)
+    emit_renderable(ctx, imbalance_table(df, imbalance_title(result, threshold), verbose,
+                                         precision, gf.metric(col)), output, width)
