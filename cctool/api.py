@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cctool.ops.imbalance import ImbalanceResult
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
-    from cctool.ops.stats import StatsResult
+    from cctool.ops.stats import StatsOptions, StatsResult
     from cctool.ops.timeline import TimelineView
     from cctool.ops.views import View
     from cctool.options import ReadOptions, Selection, Window
@@ -233,19 +233,42 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
           executor: Executor | None = None, window: str | Window | None = None,
-          options: ReadOptions | None = None) -> StatsResult:
+          options: ReadOptions | None = None, across: str = "runs") -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
-    per group of ``group_by``; where runs are read as in :func:`runs`."""
-    from cctool.ensemble import summaries
+    per group of ``group_by``; where runs are read as in :func:`runs`.
+
+    ``across="ranks"``: ``paths`` is one HPCToolkit database (v4, or XML with metric-db
+    files) and the statistics are over its ranks, read in parts of whole ranks (on the
+    workers asked for) so that its long table is never held; ``.frame`` is then its tree
+    with each metric combined over the ranks by ``agg``."""
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
+    if across == "ranks":
+        return _rank_stats(paths, agg, opts, ex)
+    from cctool.ensemble import summaries
+
     found = summaries(list(paths), fmt, (metric,), agg, ex, list(where),
                       _options(options, window))
     return ensemble_stats(found, opts)
+
+
+def _rank_stats(paths: Sequence[str], agg: str, opts: StatsOptions, ex: Executor
+                ) -> StatsResult:
+    from cctool.distributed.hpcdb import aggregate_v4
+    from cctool.ensemble import check_paths, roots
+    from cctool.errors import CctoolError
+    from cctool.ops.stats import rank_stats
+
+    if len(paths) != 1:
+        raise CctoolError("statistics across ranks take one database")
+    check_paths(ex, paths)
+    with ex.started((), roots(ex, paths)) as running:
+        db = aggregate_v4(paths[0], agg, running, sketch=True, metric=opts.metric)
+    return rank_stats(db.frame, db.partials, db.ranks, opts)
 
 
 def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",

@@ -146,7 +146,7 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
         emit_renderable(ctx, table, output, width)
     elif to in REPORTS:
         write_bytes(output, report_bytes(cmp, to, names, results, top, view.precision,
-                                         info or report_info(ctx)))
+                                         info or report_info()))
     else:
         write_text(output, report.rows(cmp, top).write_csv())
 
@@ -193,19 +193,18 @@ def side_targets(junit_file: str | None, markdown_file: str | None,
     return targets
 
 
-def start_clock(ctx: click.Context) -> None:
-    """Note when the command started, for the reports' timestamp and time."""
+def start_clock() -> tuple[float, float]:
+    """When the command started (wall clock, monotonic), for the reports' timestamp and
+    time."""
     import time
 
-    ctx.meta[_STARTED] = (time.time(), time.monotonic())
+    return time.time(), time.monotonic()
 
 
-_STARTED = "cctool.started"
-
-
-def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
+def report_info(notes: Sequence[str] = (), started: tuple[float, float] | None = None
+                ) -> ReportInfo:
     """The run's facts for its reports: the warnings shown so far (and ``notes``), when it
-    started, on which host, and how long it has taken."""
+    ``started`` (default: now), on which host, and how long it has taken."""
     import socket
     import time
     from datetime import datetime
@@ -213,7 +212,7 @@ def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
     from cctool.cli import shown_warnings
     from cctool.render.reportinfo import ReportInfo
 
-    wall, mono = ctx.meta.get(_STARTED, (time.time(), time.monotonic()))
+    wall, mono = started or start_clock()
     return ReportInfo(
         notes=tuple(dict.fromkeys([*shown_warnings(), *notes])),
         timestamp=datetime.fromtimestamp(wall).strftime("%Y-%m-%dT%H:%M:%S"),

@@ -76,7 +76,7 @@ def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
     from cctool.render import ensemble as render
 
     top, precision = view.get("top"), view["precision"]
-    info = report_info(ctx, cmp.notes)
+    info = report_info(cmp.notes, view.get("started"))
     for kind, path in view.get("side", {}).items():
         write_bytes(path, _report(cmp, kind, labels, results, top, precision, info))
     if to in ("tree", "table"):

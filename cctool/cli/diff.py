@@ -71,7 +71,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     from cctool.cli._html import page_file
     from cctool.ensemble import ensemble_sides
 
-    _compare.start_clock(ctx)
+    started = _compare.start_clock()
     html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
@@ -90,7 +90,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
                            read_options, metrics, agg, fail_if, (confidence, correction),
                            where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "workers": workers,
-                            "side": side})
+                            "side": side, "started": started})
         return
     from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions
@@ -108,7 +108,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     results = _compare.check_gate(cmp, fail_if, where, min_value)
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
-    info = _compare.report_info(ctx)
+    info = _compare.report_info(started=started)
     for kind, path in side.items():
         write_bytes(path, _compare.report_bytes(cmp, kind, names, results, view.top,
                                                 view.precision, info))

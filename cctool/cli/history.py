@@ -198,7 +198,7 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
         elif to in ("markdown", "junit"):
             from cctool.cli._compare import report_info
 
-            info = report_info(ctx, result.notes)
+            info = report_info(result.notes)
             write_bytes(output, render.markdown(result, top, precision, info).encode()
                         if to == "markdown" else render.junit(result, precision, info))
         else:

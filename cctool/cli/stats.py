@@ -77,55 +77,31 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
       cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
     """
-    from cctool.ops.stats import StatsOptions
-
-    opts = StatsOptions(metric=metric, group_by=group_by, percentiles=percentiles,
-                        depth=depth, threshold=threshold)
-    if across == "ranks":
-        if read_options.window is not None:
-            raise click.UsageError("--across ranks reads a database in parts; drop --window")
-        _across_ranks(ctx, profiles, opts, agg, workers, precision, width, to, output)
-        return
-    if to == "cct":
-        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
     from cctool import api
     from cctool.cli._io import progress
 
-    with progress("reading runs") as tick:
+    if across == "ranks":
+        if read_options.window is not None:
+            raise click.UsageError("--across ranks reads a database in parts; drop --window")
+        if len(profiles) != 1:
+            raise click.UsageError("--across ranks takes one database")
+        if group_by is not None:
+            raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
+    elif to == "cct":
+        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
+    label = "reading in parts" if across == "ranks" else "reading runs"
+    with progress(label) as tick:
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
                            percentiles=percentiles, depth=depth, threshold=threshold,
                            where=where, fmt=fmt, executor=executor(workers, tick),
-                           options=read_options)
-    _emit(ctx, result, precision, width, to, output)
-
-
-def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, agg: str,
-                  workers: ExecutorOptions, precision: int, width: int | None,
-                  to: str, output: str) -> None:
-    from cctool.distributed.hpcdb import aggregate_v4
-    from cctool.ops.stats import rank_stats
-
-    if len(profiles) != 1:
-        raise click.UsageError("--across ranks takes one database")
-    if opts.group_by is not None:  # type: ignore[attr-defined]
-        raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
-    from dataclasses import replace
-
-    from cctool.cli._io import progress
-    from cctool.ensemble import check_paths, roots
-
-    ex = executor(workers)
-    check_paths(ex, profiles)
-    with ex.started((), roots(ex, profiles)) as running, progress("reading in parts") as tick:
-        agg_db = aggregate_v4(profiles[0], agg, replace(running, progress=tick), sketch=True,
-                              metric=opts.metric)  # type: ignore[attr-defined]
+                           options=read_options, across=across)
     if to == "cct":
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps
 
-        write_bytes(output, dumps(agg_db.frame, agg_db.frame.metadata["format"]))
+        assert result.frame is not None  # across ranks
+        write_bytes(output, dumps(result.frame, result.frame.metadata["format"]))
         return
-    result = rank_stats(agg_db.frame, agg_db.partials, agg_db.ranks, opts)  # type: ignore[arg-type]
     _emit(ctx, result, precision, width, to, output)
 
 
