@@ -105,8 +105,8 @@ def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: Compar
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
     from cctool import api
-    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load
+    from cctool.ensemble import refuse_over_budget
     from cctool.errors import CctoolError
 
     if a == "-" and b == "-":

@@ -34,8 +34,8 @@ def write_export(gf: GraphFrame, to: str, opts: TreeOptions, output: str, title:
 def write_diff_folded(a: str, b: str, fmt: str | None, read_options: ReadOptions,
                       opts: CompareOptions, output: str) -> None:
     """difffolded.pl's two-column folded stacks of profiles ``a`` and ``b``."""
-    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load, write_text
+    from cctool.ensemble import refuse_over_budget
     from cctool.render.exports.folded import diff_folded
 
     if a == "-" and b == "-":
