@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cctool.api import (
         diff,
+        diff_runs,
         div,
         groupby,
         history_add,
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
         history_show,
         hot_path,
         imbalance,
+        imbalance_report,
+        peek,
         read,
         read_timeline,
         runs,
@@ -32,13 +35,11 @@ if TYPE_CHECKING:
     from cctool.render.widget import widget
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
-_API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
-        "history_show", "hot_path", "imbalance", "read", "read_timeline", "read_timeseries",
-        "parse_query", "runs", "scaling", "select", "stats", "timeline", "timeline_html", "tree")
-__all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
-           "history_add", "history_check", "history_page", "history_show", "hot_path",
-           "imbalance", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree", "show", "widget"]
+_API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
+        "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
+        "read", "read_timeline", "read_timeseries", "runs", "scaling", "select", "stats",
+        "timeline", "timeline_html", "tree")
+__all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", *_API, "show", "widget"]
 __version__ = "0.1.0"
 
 

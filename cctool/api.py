@@ -32,24 +32,30 @@ if TYPE_CHECKING:
     from cctool.history.series import Series
     from cctool.model.timeline import Timeline
     from cctool.ops.compare import Comparison
+    from cctool.ops.ensemble_compare import EnsembleComparison
     from cctool.ops.groupby import GroupGraph
+    from cctool.ops.imbalance import ImbalanceResult
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
-    from cctool.ops.stats import StatsResult
+    from cctool.ops.stats import StatsOptions, StatsResult
     from cctool.ops.timeline import TimelineView
+    from cctool.ops.views import View
+    from cctool.options import ReadOptions, Selection, Window
     from cctool.query.ast import Query
     from cctool.render.emit import Report
     from cctool.render.tui.model import ViewModel
 
-__all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
-           "hot_path", "imbalance", "read", "read_timeline", "read_timeseries", "runs",
-           "scaling", "select", "stats", "timeline", "timeline_html", "tree"]
+__all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
+           "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
+           "read", "read_timeline", "read_timeseries", "runs", "scaling", "select", "stats",
+           "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
 
 def read(path: str | os.PathLike[str], fmt: str | None = None, *,
-         window: str | None = None, **options: Any) -> GraphFrame:
+         window: str | Window | None = None, options: ReadOptions | None = None,
+         **reader_options: Any) -> GraphFrame:
     """Read one profile (any supported format, a ``.cct`` file, or ``-`` for stdin).
 
     Values come out in base units (seconds, bytes) with a descriptor per metric column.
@@ -58,13 +64,19 @@ def read(path: str | os.PathLike[str], fmt: str | None = None, *,
         path: file or directory of the profile; ``-`` reads a saved ``.cct`` from stdin.
         fmt: a reader name to skip detection (as ``--from``).
         window: ``START:END`` of a trace, from the run's start (``"200ms:1.5"``; units s,
-            ms, us, ns): the profile of that span (``time`` only). A profile without a
-            timeline raises :class:`cctool.errors.NoTimelineError`.
-        **options: reader-specific options.
+            ms, us, ns), or (start, end) in ns: the profile of that span (``time`` only). A
+            profile without a timeline raises :class:`cctool.errors.NoTimelineError`.
+        options: a :class:`cctool.options.ReadOptions` (window, max_nodes, derived
+            metrics), as the command line's ``--window``, ``--max-nodes`` and ``--derive``
+            give it; ``window`` overrides its window.
+        **reader_options: reader-specific options.
     """
+    from cctool.ops.derive import derive_all
     from cctool.readers.timelines import read_profile
 
-    return lift(read_profile(path, fmt, window=window, **options))
+    opts = _options(options, window)
+    gf = read_profile(path, fmt, **{**opts.reader_options(), **reader_options})
+    return lift(derive_all(gf, opts.derive))
 
 
 def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -> Executor:
@@ -75,10 +87,25 @@ def _executor(given: Executor | None, jobs: int | None, scheduler: str | None) -
     return Executor.from_options(scheduler, jobs)
 
 
-def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
+def _options(options: ReadOptions | None, window: str | Window | None) -> ReadOptions:
+    """``options`` with ``window`` (text or ns) as its window, if given."""
+    from dataclasses import replace
+
+    from cctool.options import ReadOptions
+
+    opts = options or ReadOptions()
+    if window is None:
+        return opts
+    from cctool.model.timeline import parse_window
+
+    return replace(opts, window=parse_window(window) if isinstance(window, str) else window)
+
+
+def _frame(profile: Profile, fmt: str | None = None,
+           options: ReadOptions | None = None) -> GraphFrame:
     if isinstance(profile, model.GraphFrame):
         return lift(profile)
-    return read(profile, fmt)
+    return read(profile, fmt, options=options)
 
 
 def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
@@ -143,17 +170,10 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     """``cctool imbalance``: per node, mean, max, min, max/mean, std, cv, percentiles, the
     heaviest ranks and a histogram over ranks (``by="thread"`` or ``"location"`` for the
     others), nodes sorted by max − mean; the ``top`` nodes above ``threshold`` of the total.
-    ``data`` measures the data objects of a memory profile instead of the call tree."""
-    from cctool.ops.imbalance import default_dimension
-    from cctool.ops.imbalance import imbalance as measure
-
-    gf: model.GraphFrame = _frame(profile, fmt)
-    if data:
-        from cctool.ops.dataobjects import data_objects
-
-        gf = data_objects(gf)
-        metric = metric or gf.metadata.get("data_metric")
-    return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
+    ``data`` measures the data objects of a memory profile instead of the call tree (the
+    table of :func:`imbalance_report`)."""
+    return imbalance_report(profile, metric=metric, by=by, threshold=threshold, top=top,
+                            data=data, fmt=fmt).table
 
 
 def parse_query(text: str) -> Query:
@@ -281,18 +301,20 @@ def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None) 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
          group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
          scheduler: str | None = None, executor: Executor | None = None,
-         window: str | None = None) -> pl.DataFrame:
+         window: str | Window | None = None, options: ReadOptions | None = None
+         ) -> pl.DataFrame:
     """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
     its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
     searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
     in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
     ready ``executor``); the results are the same. ``window``: each run is the profile of
-    that span of its trace (``START:END``, as :func:`read`)."""
-    from cctool.cli._ensemble import summaries
+    that span of its trace (``START:END``, as :func:`read`); ``options``: how each run is
+    read (a :class:`cctool.options.ReadOptions`, as :func:`read` takes it)."""
+    from cctool.ensemble import summaries
     from cctool.ops.runs import group_table, run_table
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (), "mean", ex, list(where), window)
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where), _options(options, window))
     return group_table(found, group_by) if group_by else run_table(found, list(keys))
 
 
@@ -300,47 +322,80 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None, window: str | None = None) -> StatsResult:
+          executor: Executor | None = None, window: str | Window | None = None,
+          options: ReadOptions | None = None, across: str = "runs") -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
-    per group of ``group_by``; where runs are read as in :func:`runs`."""
-    from cctool.cli._ensemble import summaries
+    per group of ``group_by``; where runs are read as in :func:`runs`.
+
+    ``across="ranks"``: ``paths`` is one HPCToolkit database (v4, or XML with metric-db
+    files) and the statistics are over its ranks, read in parts of whole ranks (on the
+    workers asked for) so that its long table is never held; ``.frame`` is then its tree
+    with each metric combined over the ranks by ``agg``."""
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
+    if across == "ranks":
+        return _rank_stats(paths, agg, opts, ex)
+    from cctool.ensemble import summaries
+
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where),
+                      _options(options, window))
     return ensemble_stats(found, opts)
+
+
+def _rank_stats(paths: Sequence[str], agg: str, opts: StatsOptions, ex: Executor
+                ) -> StatsResult:
+    from cctool.readers.hpctoolkit.in_parts import aggregate_v4
+    from cctool.ensemble import check_paths, roots
+    from cctool.errors import CctoolError
+    from cctool.ops.stats import rank_stats
+
+    if len(paths) != 1:
+        raise CctoolError("statistics across ranks take one database")
+    check_paths(ex, paths)
+    with ex.started((), roots(ex, paths)) as running:
+        db = aggregate_v4(paths[0], agg, running, sketch=True, metric=opts.metric)
+    return rank_stats(db.frame, db.partials, db.ranks, opts)
 
 
 def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
             by: str = "path", key: str | None = None, key_from_name: str | None = None,
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
-            group_by: str | None = None,
-            fmt: str | None = None) -> ScalingResult | ScalingGroups:
+            group_by: str | None = None, fmt: str | None = None,
+            jobs: int | None = None, scheduler: str | None = None,
+            executor: Executor | None = None,
+            options: ReadOptions | None = None) -> ScalingResult | ScalingGroups:
     """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
     ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
     (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
-    (``weak`` scaling, else strong)."""
-    from cctool.cli.scaling import load_runs
+    (``weak`` scaling, else strong). Runs are read as in :func:`runs` (``options``: how
+    each is read, as :func:`read` takes them)."""
+    from cctool.ensemble import load_runs, scaling_notes, warn_combine
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
 
     opts = ScalingOptions(metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
                           where=tuple(where), view=view, weak=weak, percent=percent,
                           threshold=threshold, top=top, group_by=group_by)
-    found = load_runs(tuple(paths), fmt)
+    found = load_runs(tuple(paths), fmt, options, _executor(executor, jobs, scheduler))
+    warn_combine(found, metric, agg)
+    result: ScalingResult | ScalingGroups
     if group_by is not None:
         from cctool.ops.scaling_groups import scaling_groups
 
-        return scaling_groups(found, opts)
-    if by in ("variable", "function"):
+        result = scaling_groups(found, opts)
+    elif by in ("variable", "function"):
         from cctool.ops.dataobjects import scaling_by_attribute
 
-        return scaling_by_attribute(found, opts)
-    return tabulate(found, opts)
+        result = scaling_by_attribute(found, opts)
+    else:
+        result = tabulate(found, opts)
+    scaling_notes(result, len(found), bool(where))
+    return result
 
 
 def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timeline:
@@ -370,7 +425,7 @@ def read_timeseries(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
-             window: str | None = None, buckets: int | None = None, width: int = 100,
+             window: str | Window | None = None, buckets: int | None = None, width: int = 100,
              depth: int = 2, top: int = 5,
              progress: Callable[[int, int], None] | None = None) -> TimelineView:
     """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
@@ -386,11 +441,10 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         depth, top: as the command's options.
         progress: called with (locations done, locations) as the trace is read.
     """
-    from cctool.model.timeline import parse_window
     from cctool.ops.timeline import view_of_parts
     from cctool.readers.timelines import read_timeline_parts, ticking
 
-    span = parse_window(window) if window else (None, None)
+    span = _options(None, window).window or (None, None)
     # Only the window's segments are read where the reader can tell (trace.db, Chrome),
     # and trace.db one line at a time.
     parts = ticking(lambda: read_timeline_parts(path, fmt, span if window else None),
@@ -399,7 +453,7 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 
 def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
-                  window: str | None = None, depth: int = 2, title: str | None = None,
+                  window: str | Window | None = None, depth: int = 2, title: str | None = None,
                   budget: int = 3_000_000,
                   progress: Callable[[int, int], None] | None = None) -> str:
     """What ``cctool timeline --to html`` writes: the interactive timeline page (one
@@ -417,11 +471,10 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
         progress: called with (locations done, locations) over the two passes.
     """
-    from cctool.model.timeline import parse_window
     from cctool.readers.timelines import ticking, timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
-    span = parse_window(window) if window else None
+    span = _options(None, window).window
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
     return timeline_page_of_parts(ticking(timeline_source(path, fmt, span), progress, 2),
@@ -431,15 +484,18 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,
                 keys: dict[str, str] | None = None, metrics: Sequence[str] = (),
-                agg: str = "mean", fmt: str | None = None) -> str:
+                agg: str = "mean", fmt: str | None = None,
+                options: ReadOptions | None = None) -> str:
     """``cctool history add``: record the trials ``paths`` (profiles or folders of them) as
     one run of ``store`` with metadata ``keys`` (commit, branch, date, machine, ...); return
-    the run's id. ``metrics`` default to each profile's default metric."""
-    from cctool.cli._ensemble import run_paths
+    the run's id. ``metrics`` default to each profile's default metric; ``options``: how
+    each trial is read (as :func:`read` takes them)."""
+    from cctool.ensemble import run_paths
     from cctool.history.record import record
     from cctool.history.store import append
 
-    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys)
+    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys,
+                 _options(options, None))
     return append(store, rec)
 
 
@@ -484,19 +540,20 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
                   metric: str | None = None, agg: str = "mean", fmt: str | None = None,
                   keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
                   min_change: float = 0.01, min_weight: float = 1e-4,
-                  recent: int = 20) -> CheckResult:
+                  recent: int = 20, options: ReadOptions | None = None) -> CheckResult:
     """``cctool history check``: the trials ``paths`` as a new run (none: the newest recorded
     run) against ``store``: per call path, the new run against its recorded distribution,
     change points and trends over the ``last`` runs (the new one included; see
     :mod:`cctool.history.check`)."""
-    from cctool.cli._ensemble import run_paths
+    from cctool.ensemble import run_paths
     from cctool.history.check import CheckOptions, check
     from cctool.history.record import record
     from cctool.history.series import pick_metric
     from cctool.history.store import index
 
     name = pick_metric(index(store), metric) if metric is None else metric
-    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys) if paths else None
+    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys,
+                 _options(options, None)) if paths else None
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
@@ -569,3 +626,75 @@ def view_model(profile: Profile, *, view: str = "top-down", metric: str | None =
 
     opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
     return ViewModel(_frame(profile, fmt), opts, view)
+
+
+def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | None] = (None,),
+              extra: Sequence[str] = (), agg: str = "mean", confidence: float = 0.95,
+              fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+              executor: Executor | None = None,
+              options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
+    """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` as two
+    samples, per call path, for each of ``metrics`` and ``extra`` (None: the runs' default
+    metric), {metric: comparison}; a change is significant at ``confidence``
+    (Mann-Whitney U). Each run's ranks combine by ``agg``; runs are read as in
+    :func:`runs` (``options``: how, as :func:`read` takes them)."""
+    from cctool.ensemble import compare_sides
+
+    asked = list(dict.fromkeys([*metrics, *extra]))
+    ex = _executor(executor, jobs, scheduler)
+    return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)
+
+
+def peek(profile: Profile, pattern: str, *, metric: str | None = None, agg: str = "sum",
+         rank: Selection = None, thread: Selection = None, by: str = "name",
+         fmt: str | None = None, options: ReadOptions | None = None) -> View:
+    """``cctool peek``: each function whose ``by`` attribute (``name``, ``file``,
+    ``module``, ...) matches the regular expression ``pattern`` (searched anywhere in it),
+    with its callers and its callees merged over every calling context (pprof's ``-peek``):
+    a :class:`cctool.ops.views.View` whose ``rows`` hold the exclusive and inclusive values
+    of ``metric`` (either column of a pair; default: the profile's default metric), its
+    locations combined by ``agg`` unless ``rank``/``thread`` pick some. Callers add up to the
+    function's inclusive value (recursion counted once); a callee counts once per path.
+    ``options``: how a path is read (as :func:`read` takes them)."""
+    from cctool.ops.views import ViewOptions, compute
+
+    gf = _frame(profile, fmt, options)
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return compute(gf, "peek", opts, pattern=pattern)
+
+
+
+def imbalance_report(profile: Profile, *, metric: str | None = None, by: str | None = None,
+                     threshold: float = 0.01, top: int = 10, data: bool = False,
+                     fmt: str | None = None, options: ReadOptions | None = None,
+                     in_parts: bool = False, jobs: int | None = None,
+                     scheduler: str | None = None,
+                     executor: Executor | None = None) -> ImbalanceResult:
+    """:func:`imbalance` with what it was measured on (the frame, the metric column and the
+    dimension compared), as the command shows it. ``in_parts``: an HPCToolkit database
+    (v4, or XML with metric-db files) read in parts of whole ranks, never holding its long
+    table, on the workers ``jobs``/``scheduler``/``executor`` ask for (ranks only)."""
+    from cctool.ops.imbalance import ImbalanceResult, default_dimension
+    from cctool.ops.imbalance import imbalance as measure
+
+    if in_parts:
+        from cctool.ops.in_parts import imbalance_in_parts
+        from cctool.ensemble import roots
+        from cctool.errors import CctoolError
+
+        if isinstance(profile, model.GraphFrame):
+            raise CctoolError("a frame is read already: in parts reads a database's files")
+        ex = _executor(executor, jobs, scheduler)
+        with ex.started((), roots(ex, [os.fspath(profile)])) as running:
+            df, whole, col = imbalance_in_parts(os.fspath(profile), metric, threshold, top, by,
+                                                running)
+        return ImbalanceResult(df, lift(whole), col, "rank")
+    gf: model.GraphFrame = _frame(profile, fmt, options)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metric = metric or gf.metadata.get("data_metric")
+    col = gf.resolve_metric(metric)
+    dim = by or default_dimension(gf)
+    return ImbalanceResult(measure(gf, col, dim, threshold, top), gf, col, dim)

@@ -66,6 +66,20 @@ class WindowError(CctoolError):
     """A window of a run that holds none of it, or whose bounds are no times of a run."""
 
 
+class DerivedMetricError(CctoolError):
+    """A derived metric's definition (``NAME = EXPR``) that does not fit the profile it is
+    added to (an unknown column, a name taken); ``definition`` and ``reason`` let a caller
+    name where the definition came from."""
+
+    def __init__(self, definition: str, reason: str) -> None:
+        super().__init__(f"derived metric {definition!r}: {reason}")
+        self.definition = definition
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[DerivedMetricError], tuple[str, str]]:
+        return type(self), (self.definition, self.reason)  # from a worker process intact
+
+
 class InvalidGraphError(CctoolError):
     """A GraphFrame breaks one of its invariants (see ``GraphFrame.validate``)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,6 +29,60 @@ class Spans:
         for lo, hi in self.spans:
             keep |= (values >= lo) & (values <= hi)
         return keep
+
+
+# A window of a run in ns from its origin: [start, end); None is open on that side
+# (``cctool.model.timeline.parse_window`` reads one from ``START:END``).
+Window = tuple[int | None, int | None]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read a profile, beyond its path and format: what ``--window``, ``--max-nodes``
+    and ``--derive`` become, parsed once where they are given and handed down to the readers
+    as one object.
+
+    Attributes:
+        window: the profile of this span of a trace (ns from the run's start) instead of
+            the whole run; None reads the whole profile.
+        max_nodes: the formats that expand a call graph stop near this many nodes (None:
+            the reader's default).
+        derive: ``NAME = EXPR`` definitions of metrics added after reading, in order (later
+            ones may use earlier ones).
+    """
+
+    window: Window | None = None
+    max_nodes: int | None = None
+    derive: tuple[str, ...] = ()
+
+    def reader_options(self) -> dict[str, Any]:
+        """The keyword arguments the readers take (``window``, ``max_nodes``) that are set."""
+        given = {"window": self.window, "max_nodes": self.max_nodes}
+        return {k: v for k, v in given.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where several runs (or a database's parts) are read: what ``--jobs``,
+    ``--scheduler``, ``--scheduler-timeout`` and ``--min-workers`` become.
+
+    Attributes:
+        jobs: local worker processes; None or 1 (with no scheduler) reads in this process.
+        scheduler: a Dask scheduler's address or scheduler file; None: ``$CCTOOL_SCHEDULER``
+            when no local workers are asked for.
+        timeout: seconds allowed for reaching the scheduler and for its workers to be away.
+        min_workers: workers to wait for before the work is cut into tasks.
+    """
+
+    jobs: int | None = None
+    scheduler: str | None = None
+    timeout: float = 20.0
+    min_workers: int = 1
+
+    @property
+    def given(self) -> bool:
+        """Whether workers were asked for (``$CCTOOL_SCHEDULER`` aside)."""
+        return self.jobs is not None or self.scheduler is not None
 
 
 # One rank or thread, several (``--rank 0-3,8``: their values combined by the aggregation),

@@ -143,3 +143,20 @@ def test_the_parts_of_one_run_are_one_run_in_every_multi_run_command() -> None:
     assert res.exit_code == 0 and {r["count"] for r in json_rows(res.stdout)} == {1}
     repeated = trace.parent / "repeated"  # two trials: two runs
     assert len(json_rows(invoke("runs", str(repeated), "--to", "json").stdout)) == 2
+
+
+def test_the_groups_derive_option_reaches_every_run(rajaperf: Path) -> None:
+    """``cctool --derive ... stats``: each run is read with the derived metric (it used to
+    be left out of run summaries), so its statistics are those of the definition: twice the
+    root's inclusive time of every Caliper trial."""
+    twice = 'twice = "Avg time/rank (inc)" + "Avg time/rank (inc)"'
+    res = invoke("--derive", twice, "stats",
+                 str(rajaperf / TRIALS), "--where", "tuning=block_128", "--metric", "twice",
+                 "--to", "json")
+    assert res.exit_code == 0, res.output
+    root = next(r for r in json_rows(res.stdout) if r["path"] == "RAJAPerf")
+    assert root["count"] == 10
+    assert root["mean [s]"] == pytest.approx(2 * np.mean(ROOT_TIMES), abs=2e-6)
+    bad = CliRunner().invoke(cli, ["--derive", "x = nope * 2", "runs", str(rajaperf / TRIALS)])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("Error: invalid --derive 'x = nope * 2': unknown metric 'nope'")

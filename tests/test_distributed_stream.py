@@ -101,10 +101,10 @@ def test_a_large_whole_read_streams_whatever_the_budget(v4db: Path,
     """Past ``WHOLE_READ_CAP`` a database is read in parts even when half the RAM would hold
     its table (35,000 contexts x 8,192 ranks: 1.4 GB instead of 12.8 GB); a budget set by
     the user still decides."""
-    from cctool.cli import _ensemble_stream
+    from cctool import ensemble
 
     monkeypatch.delenv("CCTOOL_MEMORY_BUDGET", raising=False)
-    monkeypatch.setattr(_ensemble_stream, "WHOLE_READ_CAP", 1000)
+    monkeypatch.setattr(ensemble, "WHOLE_READ_CAP", 1000)
     args = ["tree", str(v4db), "--agg", "max", "--to", "json"]
     capped = run(*args)
     assert capped.exit_code == 0

@@ -164,7 +164,7 @@ def test_stats_across_ranks(tmp_path: Path) -> None:
 
 def test_streams_by_itself_past_the_memory_budget(xmldb: Path) -> None:
     """Streamed when the estimate from the metric-db headers exceeds the budget, not at it."""
-    from cctool.cli._ensemble_stream import estimate_xml
+    from cctool.ensemble import estimate_xml
 
     need = estimate_xml(xmldb)
     files = list(xmldb.glob("*.metric-db"))

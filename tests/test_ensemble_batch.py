@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cctool.cli._ensemble import run_paths
+from cctool.ensemble import run_paths
 from cctool.errors import ReaderError
 from cctool.ops.runs import RunSummary, SummaryRequest, summarize_paths
 from cctool.ops.stats import StatsOptions, ensemble_stats

@@ -247,3 +247,34 @@ def test_read_report_is_the_commands_summary() -> None:
     assert render(report, "json") == res.stdout_bytes
     assert [s["nodes"] for s in json.loads(res.stdout)] == [cctool.read(p).num_nodes
                                                           for p in (CALI4, CALI1)]
+
+
+def test_peek_call_is_the_command(gf: GraphFrame) -> None:
+    """cctool.peek gives the rows `cctool peek --to json` writes: the functions matching
+    the pattern, their callers and callees, with the same values."""
+    view = cctool.peek(CALI4, "main_loop")
+    cli_rows = _cli_json("peek", str(CALI4), "main_loop")
+    assert isinstance(cli_rows, list)
+    assert view.rows["name"].to_list() == [r["name"] for r in cli_rows]
+    assert view.rows[view.inclusive].to_list() == pytest.approx(
+        [r[f"{view.inclusive} [s]"] for r in cli_rows])
+    assert view.rows.filter(view.rows["role"] == "function")["name"].to_list() == ["main_loop"]
+
+
+def test_read_options_are_the_command_line_options(tmp_path: Path) -> None:
+    """cctool.read(options=ReadOptions(...)) applies the derived metrics, the window and the
+    node limit as --derive, --window and --max-nodes do."""
+    from cctool.options import ReadOptions
+
+    twice = cctool.read(CALI4, options=ReadOptions(derive=("twice = time * 2",)))
+    plain = cctool.read(CALI4)
+    assert twice.node_values(["twice"])["twice"].to_numpy() == pytest.approx(
+        2 * plain.node_values(["time"])["time"].to_numpy())
+    trace = DATA / "chrome-trace" / "viztracer-threads.json"
+    window = cctool.read(trace, options=ReadOptions(window=(1_000_000, 4_000_000)))
+    same = cctool.read(trace, window="1ms:4ms")
+    assert window.node_values(["time"]).equals(same.node_values(["time"]))
+    out = tmp_path / "w.cct"
+    res = CliRunner().invoke(cli, ["read", str(trace), "--window", "1ms:4ms", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert cctool.read(out).node_values(["time"]).equals(window.node_values(["time"]))

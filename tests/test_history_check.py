@@ -99,6 +99,36 @@ def test_cli_checks_the_newest_recorded_run(base: RunRecord, tmp_path: Path) -> 
     assert res.exit_code == 2 and "--key and --from describe PROFILE" in res.stderr
 
 
+@pytest.mark.parametrize("to", ["text", "json"])
+def test_a_tripped_gate_exits_1_when_stdout_is_closed_early(base: RunRecord, tmp_path: Path,
+                                                            to: str) -> None:
+    """``history check ... | head``: the reader of stdout is gone before the report is
+    written; the closed pipe does not pass for success: exit 1, the regression on stderr.
+    With the gate passing, the closed pipe is exit 0 as for every command."""
+    x = _history(base, tmp_path, 60)
+    slow = x[:, 60].copy()
+    slow[_row(base, "Stream_DOT")] *= 1.15
+    store.append(tmp_path, _run(base, slow, "c060"))
+
+    def closed(*args: str) -> subprocess.CompletedProcess[bytes]:
+        read, write = os.pipe()
+        os.close(read)  # as `| head` that has exited: every write to stdout fails
+        try:
+            return subprocess.run([sys.executable, "-m", "cctool", "history", "check",
+                                   str(tmp_path), "--to", to, *args],
+                                  stdout=write, stderr=subprocess.PIPE, check=False)
+        finally:
+            os.close(write)
+
+    tripped = closed()
+    assert tripped.returncode == 1, tripped.stderr.decode()
+    assert f"regression: {DOT}: new run against its history +15" in tripped.stderr.decode()
+    store.append(tmp_path, _run(base, x[:, 0] * 1.001, "c061"))
+    passed = closed()
+    assert passed.returncode == 0, passed.stderr.decode()
+    assert "Error" not in passed.stderr.decode()
+
+
 _PROGRAM = """
 import sys
 def dot(n):

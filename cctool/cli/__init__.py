@@ -127,7 +127,8 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 @derive_option
 @click.version_option(package_name="cctool", prog_name="cctool")
 @click.pass_context
-def cli(ctx: click.Context, color: str, max_inflate: float | None) -> None:
+def cli(ctx: click.Context, color: str, max_inflate: float | None,
+        derive: tuple[str, ...]) -> None:
     """Read, query, compare and explain calling context trees of parallel programs.
 
     Inputs are profiles in any supported format (HPCToolkit, Caliper, cProfile, TAU, ...),
@@ -149,6 +150,7 @@ def cli(ctx: click.Context, color: str, max_inflate: float | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["color"] = color
+    # --derive: each command's read options add these definitions (cli._options)
     from cctool.readers._input import set_max_inflate
 
     set_max_inflate(max_inflate)  # None: the environment's, or the default

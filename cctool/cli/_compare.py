@@ -16,7 +16,7 @@ from cctool.cli._options import AGG_CHOICES, from_option, metric_option, width_o
 if TYPE_CHECKING:
     from cctool.ops.compare import Comparison
     from cctool.ops.gate import Condition, GateResult
-    from cctool.options import CompareOptions, TreeOptions
+    from cctool.options import CompareOptions, ReadOptions, TreeOptions
     from cctool.render.reportinfo import ReportInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,18 +101,18 @@ def labels(a: str, b: str) -> tuple[str, str]:
     return name(a), name(b)
 
 
-def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
+def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: CompareOptions,
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
     from cctool import api
-    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load
+    from cctool.ensemble import refuse_over_budget
     from cctool.errors import CctoolError
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
     refuse_over_budget((a, b), fmt, "diff" if opts.op == "sub" else "div")
-    gf_a, gf_b = load(a, fmt), load(b, fmt)
+    gf_a, gf_b = load(a, fmt, read_options), load(b, fmt, read_options)
     for cond in conditions:
         for gf in (gf_a, gf_b):
             try:
@@ -146,7 +146,7 @@ def emit(ctx: click.Context, cmp: Comparison, view: TreeOptions, to: str, output
         emit_renderable(ctx, table, output, width)
     elif to in REPORTS:
         write_bytes(output, report_bytes(cmp, to, names, results, top, view.precision,
-                                         info or report_info(ctx)))
+                                         info or report_info()))
     else:
         write_text(output, report.rows(cmp, top).write_csv())
 
@@ -193,19 +193,18 @@ def side_targets(junit_file: str | None, markdown_file: str | None,
     return targets
 
 
-def start_clock(ctx: click.Context) -> None:
-    """Note when the command started, for the reports' timestamp and time."""
+def start_clock() -> tuple[float, float]:
+    """When the command started (wall clock, monotonic), for the reports' timestamp and
+    time."""
     import time
 
-    ctx.meta[_STARTED] = (time.time(), time.monotonic())
+    return time.time(), time.monotonic()
 
 
-_STARTED = "cctool.started"
-
-
-def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
+def report_info(notes: Sequence[str] = (), started: tuple[float, float] | None = None
+                ) -> ReportInfo:
     """The run's facts for its reports: the warnings shown so far (and ``notes``), when it
-    started, on which host, and how long it has taken."""
+    ``started`` (default: now), on which host, and how long it has taken."""
     import socket
     import time
     from datetime import datetime
@@ -213,7 +212,7 @@ def report_info(ctx: click.Context, notes: Sequence[str] = ()) -> ReportInfo:
     from cctool.cli import shown_warnings
     from cctool.render.reportinfo import ReportInfo
 
-    wall, mono = ctx.meta.get(_STARTED, (time.time(), time.monotonic()))
+    wall, mono = started or start_clock()
     return ReportInfo(
         notes=tuple(dict.fromkeys([*shown_warnings(), *notes])),
         timestamp=datetime.fromtimestamp(wall).strftime("%Y-%m-%dT%H:%M:%S"),

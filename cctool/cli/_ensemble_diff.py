@@ -1,7 +1,7 @@
 """``cctool diff A/ B/`` when a side holds repeated runs: the noise-aware comparison and gate.
 
-``cctool diff`` calls :func:`ensemble_sides` first; when either side names more than one run
-it hands the whole command to :func:`run`. Imports only click at the top.
+``cctool diff`` asks :func:`cctool.ensemble.ensemble_sides` first; when either side names
+more than one run it hands the whole command to :func:`run`. Imports only click at the top.
 """
 
 from __future__ import annotations
@@ -15,41 +15,20 @@ if TYPE_CHECKING:
     from cctool.model.metrics import Metric
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
     from cctool.ops.gate import Condition
+    from cctool.options import ReadOptions
     from cctool.render.reportinfo import ReportInfo
-
-RANK_AGGS = ("sum", "mean", "max", "min")
-
-
-def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str]] | None:
-    """The runs of A and of B when at least one side holds several, else None."""
-    if "-" in (a, b):
-        return None
-    from cctool.cli._ensemble import run_paths
-    from cctool.errors import CctoolError
-
-    try:
-        runs_a, runs_b = run_paths([a], fmt), run_paths([b], fmt)
-    except CctoolError:
-        return None  # let the two-profile path report it as it always has
-    return (runs_a, runs_b) if len(runs_a) > 1 or len(runs_b) > 1 else None
 
 
 def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence[str],
-        fmt: str | None, metrics: Sequence[str], agg: str, conditions: Sequence[Condition],
-        significance: tuple[float, str], where: str | None,
+        fmt: str | None, read_options: ReadOptions, metrics: Sequence[str], agg: str,
+        conditions: Sequence[Condition], significance: tuple[float, str], where: str | None,
         min_value: tuple[float, str | None] | None, to: str, output: str,
         view: dict[str, Any]) -> None:
     """Compare the two ensembles, write the report ``to`` asks for, then apply the gate."""
-    from cctool.cli._ensemble import (
-        check_paths,
-        executor,
-        relabel,
-        remote_path,
-        roots,
-        worth_local_workers,
-    )
-    from cctool.ops.ensemble_compare import compare_ensembles
-    from cctool.ops.runs import SummaryBatch
+    from cctool import api
+    from cctool.cli._ensemble import executor
+    from cctool.cli._io import progress
+    from cctool.ensemble import RANK_AGGS
     from cctool.render import ensemble as render
 
     confidence, correction = significance
@@ -62,27 +41,18 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
         sides = (sides[1], sides[0])
         labels = (labels[1], labels[0])
     shown = metrics[0] if metrics else None
-    asked = list(dict.fromkeys([shown, *(c.metric for c in conditions)]))
-    from cctool.cli._io import progress, window_errors
-    from cctool.cli._options import WINDOW_KEY
-
-    window = ctx.meta.get(WINDOW_KEY)  # each run's profile of that span of it
-    with progress("reading runs") as tick, window_errors():
-        listed = [*sides[0], *sides[1]]
-        ex = executor(view.get("jobs"), view.get("scheduler"), tick)
-        check_paths(ex, listed)
-        ex = worth_local_workers(ex, len(listed))
-        sent = listed if ex.in_process else [remote_path(p) for p in listed]
-        with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
-            made = running.map_batches(SummaryBatch(fmt, tuple(asked), agg, window), sent)
-    found = [r for r in relabel(made, listed) if r is not None]
-    a, b = found[: len(sides[0])], found[len(sides[0]):]
-    cmps = {m: compare_ensembles(a, b, m or "(default)", confidence) for m in asked}
+    with progress("reading runs") as tick:
+        cmps = api.diff_runs(*sides, metrics=[shown], extra=[c.metric for c in conditions],
+                             agg=agg, confidence=confidence, fmt=fmt,
+                             executor=executor(view["workers"], tick), options=read_options)
     cmp = cmps[shown]
     for note in cmp.notes:
         click.echo(f"note: {note}", err=True)
     results = [_check(cmps[c.metric], c, min_value, correction) for c in conditions]
-    _emit(ctx, cmp, labels, results, to, output, view)
+    from cctool.cli._io import gate_output
+
+    with gate_output(any(not r.passed for r in results)):
+        _emit(ctx, cmp, labels, results, to, output, view)
     _finish(ctx, results, view["precision"], render.scaled_metric(cmp))
 
 
@@ -106,7 +76,7 @@ def _emit(ctx: click.Context, cmp: EnsembleComparison, labels: Sequence[str],
     from cctool.render import ensemble as render
 
     top, precision = view.get("top"), view["precision"]
-    info = report_info(ctx, cmp.notes)
+    info = report_info(cmp.notes, view.get("started"))
     for kind, path in view.get("side", {}).items():
         write_bytes(path, _report(cmp, kind, labels, results, top, precision, info))
     if to in ("tree", "table"):

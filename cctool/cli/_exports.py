@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from cctool.options import CompareOptions
+    from cctool.options import CompareOptions, ReadOptions
 
 
 def refuse_view_options(to: str, given: Mapping[str, bool]) -> None:
@@ -22,17 +22,18 @@ def refuse_view_options(to: str, given: Mapping[str, bool]) -> None:
             f"--to {to} writes every call path (keep some with 'cctool query' first)")
 
 
-def write_diff_folded(a: str, b: str, fmt: str | None, opts: CompareOptions,
-                      output: str) -> None:
+def write_diff_folded(a: str, b: str, fmt: str | None, read_options: ReadOptions,
+                      opts: CompareOptions, output: str) -> None:
     """difffolded.pl's two-column folded stacks of profiles ``a`` and ``b``."""
-    from cctool.cli._ensemble_stream import refuse_over_budget
     from cctool.cli._io import load, write_text
+    from cctool.ensemble import refuse_over_budget
     from cctool.render.exports.folded import diff_folded
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be read from stdin")
     refuse_over_budget((a, b), fmt, "diff")
     metric = opts.metrics[0] if opts.metrics else None
-    text = diff_folded(load(a, fmt), load(b, fmt), metric, opts.agg, opts.reverse,
+    text = diff_folded(load(a, fmt, read_options), load(b, fmt, read_options), metric,
+                       opts.agg, opts.reverse,
                        opts.normalize)
     write_text(output, text)

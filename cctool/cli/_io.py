@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,19 +16,14 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from cctool.model.frame import GraphFrame
+    from cctool.options import ReadOptions
     from cctool.render.emit import Sink
 
 
-def load(path: str, fmt: str | None = None, **options: Any) -> GraphFrame:
-    """Read one profile, with a status spinner on stderr when it is a terminal."""
-    options = {**reader_options(), **options}
-    with window_errors():
-        return _load(path, fmt, options)
-
-
-def _load(path: str, fmt: str | None, options: dict[str, Any]) -> GraphFrame:
-    from cctool.readers.timelines import read_profile as read
-
+def load(path: str, fmt: str | None = None, options: ReadOptions | None = None
+         ) -> GraphFrame:
+    """Read one profile as ``cctool.read`` does, with a status spinner on stderr when it is
+    a terminal."""
     if live_stderr() and path != "-":
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -36,8 +31,14 @@ def _load(path: str, fmt: str | None, options: dict[str, Any]) -> GraphFrame:
         columns = (SpinnerColumn(), TextColumn(f"reading {path}{_size(path)}"),
                    TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=True):
-            return with_derived(read(path, fmt, **options))
-    return with_derived(read(path, fmt, **options))
+            return _read(path, fmt, options)
+    return _read(path, fmt, options)
+
+
+def _read(path: str, fmt: str | None, options: ReadOptions | None) -> GraphFrame:
+    from cctool import api
+
+    return api.read(path, fmt, options=options)
 
 
 def _size(path: str) -> str:
@@ -84,50 +85,8 @@ def progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
         yield update
 
 
-def reader_options() -> dict[str, Any]:
-    """Reader options the command line set (``--max-nodes``, ``--window``)."""
-    from cctool.cli._options import MAX_NODES_KEY, WINDOW_KEY
-
-    ctx = click.get_current_context(silent=True)
-    meta = ctx.meta if ctx is not None else {}
-    keys = {"max_nodes": MAX_NODES_KEY, "window": WINDOW_KEY}
-    return {k: meta[key] for k, key in keys.items() if meta.get(key) is not None}
-
-
-@contextmanager
-def window_errors() -> Iterator[None]:
-    """A profile without a timeline, or a window that holds none of the run, read with
-    ``--window``: the error names the option."""
-    from cctool.errors import NoTimelineError, WindowError
-
-    try:
-        yield
-    except (NoTimelineError, WindowError) as exc:
-        if str(exc).startswith("--window"):
-            raise
-        raise type(exc)(f"--window: {exc}") from exc
-
-
-def with_derived(gf: GraphFrame) -> GraphFrame:
-    """``gf`` plus the metrics the command's ``--derive`` options define (if any)."""
-    from cctool.cli._options import DERIVE_KEY
-
-    ctx = click.get_current_context(silent=True)
-    texts = ctx.meta.get(DERIVE_KEY, ()) if ctx is not None else ()
-    if not texts:
-        return gf
-    from cctool.errors import CctoolError
-    from cctool.ops.derive import derive
-
-    for text in texts:
-        try:
-            gf = derive(gf, text)
-        except CctoolError as exc:
-            raise CctoolError(f"invalid --derive {text!r}: {exc}") from exc
-    return gf
-
-
-def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
+def load_many(paths: Sequence[str], fmt: str | None = None,
+              options: ReadOptions | None = None) -> list[GraphFrame]:
     """Read several profiles (globs expanded), each into its own GraphFrame.
 
     With more than one profile and stderr a terminal, a progress bar counts them.
@@ -136,27 +95,42 @@ def load_many(paths: Sequence[str], fmt: str | None = None) -> list[GraphFrame]:
 
     expanded = expand_paths(paths)
     if len(expanded) < 2 or not live_stderr():
-        return [load(p, fmt) for p in expanded]
-    with window_errors():
-        return _load_many(expanded, fmt)
-
-
-def _load_many(expanded: list[str], fmt: str | None) -> list[GraphFrame]:
+        return [load(p, fmt, options) for p in expanded]
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from cctool.readers.timelines import read_profile as read
-
-    out = []
+    out: list[GraphFrame] = []
     columns = (TextColumn("reading"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.description}"))
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("", total=len(expanded))
         for p in expanded:
             bar.update(task, description=p)
-            out.append(read(p, fmt, **reader_options()))
+            out.append(_read(p, fmt, options))
             bar.advance(task)
     return out
+
+
+@contextmanager
+def gate_output(tripped: bool) -> Iterator[None]:
+    """The output of a command with a regression gate: when stdout's reader stops early (``|
+    head``) and the gate ``tripped``, the closed pipe does not stand for success: stdout goes
+    to /dev/null and the command goes on to report the gate and exit 1 (a gate that passed
+    leaves the closed pipe to the usual exit 0)."""
+    import errno
+
+    try:
+        yield
+        if tripped:
+            sys.stdout.flush()  # a closed pipe shows here, not after the verdict
+    except OSError as exc:
+        if not tripped or exc.errno != errno.EPIPE or exc.filename is not None:
+            raise
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def color_enabled(ctx: click.Context, output: str) -> bool:
@@ -211,13 +185,21 @@ def text_width(width: int | None, output: str = "-") -> int:
 
 
 def console(ctx: click.Context, output: str, width: int | None) -> Console:
-    """A Console for stdout with the color and width policy of the CLI (:func:`text_width`)."""
+    """A Console for stdout with the color and width policy of the CLI (:func:`text_width`).
+    A closed stdout is the BrokenPipeError every other write gives (exit 0, or the gate's
+    1), not Rich's own exit 1."""
     from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            import errno
+
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     color = color_enabled(ctx, output)
     width = text_width(width, output)
     truecolor = os.environ.get("COLORTERM", "") in ("truecolor", "24bit")
-    return Console(
+    return PipeConsole(
         width=width,
         color_system=("truecolor" if truecolor else "256") if color else None,
         force_terminal=color or None,

@@ -29,14 +29,23 @@ def profile_argument(name: str = "profile", nargs: int = 1) -> Callable[[F], F]:
 
 def from_option(f: F) -> F:
     """``--from FORMAT``, ``--max-nodes`` for the formats that expand a call graph, and
-    ``--window`` for traces."""
-    f = window_option(f)
+    ``--window`` for traces; the command gets them (with ``--derive``, this command's and
+    the global one's) as one ``read_options: ReadOptions`` besides ``fmt``."""
+    return _from_option(f, trace=False)
+
+
+def trace_from_option(f: F) -> F:
+    """:func:`from_option` for a command that reads a trace's timeline: a profile without
+    one is the input's fault there, not ``--window``'s."""
+    return _from_option(f, trace=True)
+
+
+def _from_option(f: F, trace: bool) -> F:
+    f = window_option(_reading(f, trace))
     f = click.option(
         "--max-nodes",
         type=click.IntRange(min=1),
         default=None,
-        expose_value=False,
-        callback=_store_max_nodes,
         help="Call graphs: expand ~N nodes (1e6).",
     )(f)
     return click.option(
@@ -50,38 +59,53 @@ def from_option(f: F) -> F:
     )(f)
 
 
-MAX_NODES_KEY = "cctool.max_nodes"  # ctx.meta key; cctool.cli._io passes it to the readers
+def _reading(f: F, trace: bool) -> F:
+    """``f`` called with ``read_options=ReadOptions(...)`` in place of ``--window``,
+    ``--max-nodes`` and ``--derive``; a window's or a definition's error names its option."""
+
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from cctool.errors import DerivedMetricError, NoTimelineError, WindowError
+        from cctool.options import ReadOptions
+
+        ctx = click.get_current_context()
+        root = ctx.find_root()  # the group's --derive comes first
+        given = root.params.get("derive") or () if root is not ctx else ()
+        opts = ReadOptions(window=kwargs.pop("window"), max_nodes=kwargs.pop("max_nodes"),
+                           derive=(*given, *kwargs.pop("derive", ())))
+        named = (WindowError,) if trace else (WindowError, NoTimelineError)
+        try:
+            return f(*args, read_options=opts, **kwargs)
+        except named as exc:
+            if opts.window is None:
+                raise
+            raise type(exc)(f"--window: {exc}") from exc
+        except DerivedMetricError as exc:
+            raise CctoolError(f"invalid --derive {exc.definition!r}: {exc.reason}") from exc
+
+    return call  # type: ignore[return-value]
 
 
-def _store_max_nodes(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
-    if value is not None:
-        ctx.meta[MAX_NODES_KEY] = value
-
-
-WINDOW_KEY = "cctool.window"  # ctx.meta key; cctool.cli._io passes it to the readers
-
-
-def _store_window(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+def _parse_window(ctx: click.Context, param: click.Parameter,
+                  value: str | None) -> tuple[int | None, int | None] | None:
     if value is None:
-        return
-    from cctool.errors import CctoolError
+        return None
     from cctool.model.timeline import parse_window
 
     try:
-        parse_window(value)
+        return parse_window(value)
     except CctoolError as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
-    ctx.meta[WINDOW_KEY] = value
 
 
 def window_option(f: F) -> F:
-    """``--window START:END``: a trace's profile of that interval (see ``read_window``)."""
+    """``--window START:END``: a trace's profile of that interval (see ``read_window``),
+    parsed here into (start, end) in ns."""
     return click.option(
         "--window",
         default=None,
         metavar="START:END",
-        expose_value=False,
-        callback=_store_window,
+        callback=_parse_window,
         help="Traces: this span of the run only (5ms:2s).",
     )(f)
 
@@ -239,30 +263,26 @@ def color_option(f: F) -> F:
     )(f)
 
 
-DERIVE_KEY = "cctool.derive"  # ctx.meta key; cctool.cli._io.load applies the definitions
-
-
-def _store_derive(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
-    if not value:
-        return
-    from cctool.ops.derive import DeriveError, parse
+def _check_derive(ctx: click.Context, param: click.Parameter,
+                  value: tuple[str, ...]) -> tuple[str, ...]:
+    from cctool.model.formula import DeriveError, parse
 
     for text in value:
         try:
             parse(text)
         except DeriveError as exc:
             raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
-    ctx.meta[DERIVE_KEY] = ctx.meta.get(DERIVE_KEY, ()) + tuple(value)
+    return value
 
 
 def derive_option(f: F) -> F:
-    """``--derive 'NAME = EXPR'`` (repeatable): metrics computed per (node, rank, thread) row."""
+    """``--derive 'NAME = EXPR'`` (repeatable): metrics computed per (node, rank, thread) row
+    (on a command, part of its ``read_options``; on the group, added to every command's)."""
     return click.option(
         "--derive",
         multiple=True,
         metavar="'NAME = EXPR'",
-        expose_value=False,
-        callback=_store_derive,
+        callback=_check_derive,
         help="Add a metric computed on every row, e.g. 'ipc = PAPI_TOT_INS / PAPI_TOT_CYC' "
         "(repeatable; + - * / abs log sqrt min max).",
     )(f)

@@ -9,6 +9,7 @@ import click
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
+    from cctool.ops.views import View
     from cctool.options import TreeOptions
 
 PROFILE_FORMATS = ("folded", "speedscope", "pprof", "cct")  # tree's formats of a whole profile
@@ -71,9 +72,10 @@ def _refuse_for_profile(p: dict[str, object], page: str | None) -> None:
 
 def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, by: str,
               percent: bool | None, width: int | None, to: str, output: str,
-              pattern: str | None = None) -> None:
-    """Text (a header, the rows, a legend) or JSON/CSV records of view ``kind``; percentages
-    of the total are on in text and off in records unless ``percent`` says otherwise."""
+              pattern: str | None = None, view: View | None = None) -> None:
+    """Text (a header, the rows, a legend) or JSON/CSV records of view ``kind`` (``view``,
+    when already computed); percentages of the total are on in text and off in records
+    unless ``percent`` says otherwise."""
     from cctool.cli._io import sink
     from cctool.ops.views import ViewOptions, compute
     from cctool.render.emit import Report, emit
@@ -84,7 +86,7 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
         raise click.UsageError(f"--view {kind} follows one metric pair; give one --metric")
     vopts = ViewOptions(metric=opts.metrics[0] if opts.metrics else None, agg=opts.agg,
                         rank=opts.rank, thread=opts.thread, by=by)
-    view = compute(gf, kind, vopts, pattern=pattern)
+    view = view or compute(gf, kind, vopts, pattern=pattern)
     if percent and view.no_share is not None and pattern is not None:  # tree says it itself
         from cctool.errors import warn
 

@@ -3,7 +3,7 @@ optional regression gate."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from cctool.cli._compare import compare_options, gate_options, side_options
 from cctool.cli._ensemble import confidence_option, executor_options
 from cctool.cli._html import annotations_option
 from cctool.cli._options import output_options
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -28,10 +31,11 @@ from cctool.cli._options import output_options
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
-         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
+         read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
+         reverse: bool, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
-         jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
+         workers: ExecutorOptions, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
          annotations: str | None,
          view: _compare.CompareView) -> None:
@@ -65,15 +69,16 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
 
     from cctool.cli import _ensemble_diff
     from cctool.cli._html import page_file
+    from cctool.ensemble import ensemble_sides
 
-    _compare.start_clock(ctx)
+    started = _compare.start_clock()
     html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
     if to == "junit" and not fail_if:  # two profiles or repeated runs alike
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
-    sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
+    sides = ensemble_sides(profile_a, profile_b, fmt)
     if to == "folded" and (sides is not None or percent or html is not None):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
                                "two profiles, without --percent or --html")
@@ -81,10 +86,11 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         if html is not None or normalize or percent:
             raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
                                    "not to folders of runs")
-        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
-                           fail_if, (confidence, correction), where, min_value, to, output,
-                           {**asdict(view), "reverse": reverse, "jobs": jobs,
-                            "scheduler": scheduler, "side": side})
+        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt,
+                           read_options, metrics, agg, fail_if, (confidence, correction),
+                           where, min_value, to, output,
+                           {**asdict(view), "reverse": reverse, "workers": workers,
+                            "side": side, "started": started})
         return
     from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions
@@ -95,19 +101,23 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if to == "folded":
         from cctool.cli._exports import write_diff_folded
 
-        write_diff_folded(profile_a, profile_b, fmt, opts, output)
+        write_diff_folded(profile_a, profile_b, fmt, read_options, opts, output)
         if not fail_if:
             return
-    cmp = _compare.run(profile_a, profile_b, fmt, opts, fail_if)
+    cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts, fail_if)
     results = _compare.check_gate(cmp, fail_if, where, min_value)
     tree = view.tree_options(opts)
     names = _compare.labels(profile_a, profile_b)
-    info = _compare.report_info(ctx)
+    info = _compare.report_info(started=started)
     for kind, path in side.items():
         write_bytes(path, _compare.report_bytes(cmp, kind, names, results, view.top,
                                                 view.precision, info))
     if html is not None:
         _compare.write_html(html, cmp, view, names, annotations=annotations)
     elif to != "folded":
-        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results, info)
+        from cctool.cli._io import gate_output
+
+        with gate_output(any(not r.passed for r in results)):
+            _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results,
+                          info)
     _compare.finish_gate(ctx, results, view.precision)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli import _compare
 from cctool.cli._compare import compare_options
 from cctool.cli._html import annotations_option
 from cctool.cli._options import output_options
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -21,7 +26,8 @@ from cctool.cli._options import output_options
 @annotations_option
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
-        metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, invert_colormap: bool,
+        read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
+        reverse: bool, invert_colormap: bool,
         to: str, output: str, html: str | None, annotations: str | None,
         view: _compare.CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
@@ -47,7 +53,7 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         raise click.UsageError("--annotations applies to the page: add --html FILE")
     opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)
     to = _compare.resolve_to(ctx, to, view.top)
-    cmp = _compare.run(profile_a, profile_b, fmt, opts)
+    cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts)
     tree = view.tree_options(opts, invert_colormap)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:

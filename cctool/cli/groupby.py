@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -13,6 +15,9 @@ from cctool.cli._options import (
     profile_argument,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -36,7 +41,8 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "table", "json", "csv", "cct"))
 @click.pass_context
-def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str,
+def groupby(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+            by: str, agg: str,
             metrics: tuple[str, ...], depth: int | None, percent: bool | None, precision: int,
             width: int | None, to: str, output: str) -> None:
     """Merge all nodes sharing a value of --by into one node, linked by the original
@@ -62,7 +68,7 @@ def groupby(ctx: click.Context, profile: str, fmt: str | None, by: str, agg: str
     from cctool.cli._io import load, sink
     from cctool.render.emit import emit
 
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     request = api.GroupView(by=by, metrics=metrics, agg=agg, depth=depth, percent=percent,
                             precision=precision)
     emit(api.groupby_report(gf, request), to, sink(ctx, output, width))

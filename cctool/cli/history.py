@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import from_option, output_options, precision_option, width_option
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 def _keys(_ctx: click.Context, _param: click.Parameter,
@@ -48,14 +53,15 @@ def history() -> None:
 @click.option("--metric", "-m", "metrics", multiple=True,
               help="Metric to record (repeatable; default: the profile's default metric).")
 @agg_option
-def add(store: str, profiles: tuple[str, ...], fmt: str | None, keys: dict[str, str],
-        metrics: tuple[str, ...], agg: str) -> None:
+def add(store: str, profiles: tuple[str, ...], fmt: str | None, read_options: ReadOptions,
+        keys: dict[str, str], metrics: tuple[str, ...], agg: str) -> None:
     """Record PROFILE... (trials of one run: files or folders) as one run of STORE. Per
     call path the run keeps the trials' count, sum, sum of squares, minimum and maximum of
     the per-process value; the run's id is printed."""
     from cctool import api
 
-    click.echo(api.history_add(store, profiles, keys=keys, metrics=metrics, agg=agg, fmt=fmt))
+    click.echo(api.history_add(store, profiles, keys=keys, metrics=metrics, agg=agg, fmt=fmt,
+                               options=read_options))
 
 
 @history.command()
@@ -152,7 +158,8 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
 @output_options(("text", "markdown", "junit", "json", "csv"))
 @click.pass_context
 def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | None,
-          keys: dict[str, str], metric: str | None, agg: str, last: int, alpha: float,
+          read_options: ReadOptions, keys: dict[str, str], metric: str | None, agg: str,
+          last: int, alpha: float,
           min_change: float, min_weight: float, recent: int, top: int, precision: int,
           width: int | None, to: str, output: str) -> None:
     """Check PROFILE... (trials of a new run, not recorded) against the history in STORE;
@@ -177,27 +184,29 @@ def check(ctx: click.Context, store: str, profiles: tuple[str, ...], fmt: str | 
                                "profiles, or neither to check the newest recorded run")
     result = api.history_check(store, profiles, metric=metric, agg=agg, fmt=fmt, keys=keys,
                                last=last, alpha=alpha, min_change=min_change,
-                               min_weight=min_weight, recent=recent)
-    from cctool.cli._io import write_bytes
+                               min_weight=min_weight, recent=recent, options=read_options)
+    from cctool.cli._io import gate_output, write_bytes
     from cctool.render import history as render
 
-    if to == "text":
-        from cctool.cli._io import emit_renderable, text_width
+    with gate_output(result.tripped):
+        if to == "text":
+            from cctool.cli._io import emit_renderable, text_width
 
-        shown = text_width(width, output)
-        emit_renderable(ctx, render.check_table(result, top, precision, shown), output, width)
-    elif to in ("markdown", "junit"):
-        from cctool.cli._compare import report_info
+            shown = text_width(width, output)
+            emit_renderable(ctx, render.check_table(result, top, precision, shown), output,
+                            width)
+        elif to in ("markdown", "junit"):
+            from cctool.cli._compare import report_info
 
-        info = report_info(ctx, result.notes)
-        write_bytes(output, render.markdown(result, top, precision, info).encode()
-                    if to == "markdown" else render.junit(result, precision, info))
-    else:
-        from cctool.render.records import to_csv, to_json_records
+            info = report_info(result.notes)
+            write_bytes(output, render.markdown(result, top, precision, info).encode()
+                        if to == "markdown" else render.junit(result, precision, info))
+        else:
+            from cctool.render.records import to_csv, to_json_records
 
-        rows = render.check_rows(result)
-        write_bytes(output, to_csv(rows).encode() if to == "csv"
-                    else to_json_records(rows, "history check"))
+            rows = render.check_rows(result)
+            write_bytes(output, to_csv(rows).encode() if to == "csv"
+                        else to_json_records(rows, "history check"))
     from cctool.render.text import percent
 
     found = result.table.filter(result.table["verdict"] == "regression")

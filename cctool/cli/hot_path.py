@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -15,6 +17,8 @@ from cctool.cli._options import (
     width_option,
 )
 
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 @click.command("hot-path")
 @profile_argument()
@@ -38,7 +42,8 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
+def hot_path(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+             metric: str | None,
              threshold: float, start: str | None, rank: int | None, thread: int | None,
              agg: str, percent: bool | None, precision: int, width: int | None, to: str,
              output: str) -> None:
@@ -55,7 +60,7 @@ def hot_path(ctx: click.Context, profile: str, fmt: str | None, metric: str | No
     from cctool.cli._io import load, sink
     from cctool.render.emit import emit
 
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     request = api.HotPathView(metric=metric, threshold=threshold, start=start, agg=agg,
                               rank=rank, thread=thread, percent=percent, precision=precision)
     emit(api.hot_path_report(gf, request), to, sink(ctx, output, width))

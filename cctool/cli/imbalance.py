@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._ensemble import executor_options
@@ -15,6 +18,9 @@ from cctool.cli._options import (
     single_metric_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -40,10 +46,10 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | None,
-              by: str | None, data: bool, threshold: float, top: int, verbose: bool, precision: int,
-              stream: bool | None, jobs: int | None, scheduler: str | None, width: int | None,
-              to: str, output: str) -> None:
+def imbalance(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+              metric: str | None, by: str | None, data: bool, threshold: float, top: int,
+              verbose: bool, precision: int, stream: bool | None, workers: ExecutorOptions,
+              width: int | None, to: str, output: str) -> None:
     """Show load imbalance per node: mean, max, min, max/mean, std, coefficient of
     variation, percentiles, the heaviest ranks and a histogram of the rank values.
 
@@ -60,35 +66,23 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
       cctool imbalance huge-v4-db/ --stream --top 20
       cctool imbalance huge-v4-db/ --scheduler tcp://login1:8786 --top 20
     """
-    from cctool.cli._ensemble import database_executor, roots
+    from dataclasses import replace
+
+    from cctool import api
+    from cctool.cli._ensemble import database_executor
     from cctool.cli._ensemble_stream import decide
-    from cctool.cli._io import emit_renderable, emit_table, load
-    from cctool.ops.imbalance import default_dimension
-    from cctool.ops.imbalance import imbalance as measure
+    from cctool.cli._io import emit_renderable, emit_table, load, progress
 
-    ex = database_executor(profile, jobs, scheduler)
+    ex = database_executor(profile, workers)
     whole = "--data" if data else (f"--by {by}" if by not in (None, "rank") else None)
-    if decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
-        from dataclasses import replace
-
-        from cctool.cli._io import progress
-        from cctool.ops.in_parts import imbalance_in_parts
-
-        with ex.started((), roots(ex, [profile])) as running, \
-                progress("reading in parts") as tick:
-            df, gf, col = imbalance_in_parts(profile, metric, threshold, top, by,
-                                             replace(running, progress=tick))
-        dim = "rank"
-    else:
-        gf = load(profile, fmt)
-        if data:
-            from cctool.ops.dataobjects import data_objects
-
-            gf = data_objects(gf)
-            metric = metric or gf.metadata.get("data_metric")
-        col = gf.resolve_metric(metric)
-        dim = by or default_dimension(gf)
-        df = measure(gf, col, dim, threshold, top)
+    whole = whole or ("--window" if read_options.window is not None else None)
+    in_parts = decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process)
+    source = profile if in_parts else load(profile, fmt, read_options)
+    with progress("reading in parts") if in_parts else nullcontext() as tick:
+        result = api.imbalance_report(source, metric=metric, by=by, threshold=threshold,
+                                      top=top, data=data, fmt=fmt, in_parts=in_parts,
+                                      executor=replace(ex, progress=tick))
+    df, gf, col = result.table, result.frame, result.metric
     if to != "text":
         import polars as pl
 
@@ -99,24 +93,7 @@ def imbalance(ctx: click.Context, profile: str, fmt: str | None, metric: str | N
         emit_table(df, to, output, {c: unit for c in ("mean", "max", "min", "std", "p10",
                                                       "p25", "p50", "p75", "p90")})
         return
-    from cctool.ops.imbalance import profiler_statistics
-    from cctool.render.tables import imbalance_table
+    from cctool.render.tables import imbalance_table, imbalance_title
 
-    stats = profiler_statistics(gf, col)
-    if "values_note" in gf.metadata:  # read in parts: one location, the ranks are in the note
-        title = (f"Load imbalance of {col} across {gf.metadata['num_ranks']} ranks (read in "
-                 f"parts); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
-    elif stats is not None:
-        ranks = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
-                      if isinstance(gf.metadata.get(k), int | float)), None)
-        over = f" over {int(ranks)} ranks" if ranks else ""
-        title = (f"Load imbalance of {col} from the profiler's own per-rank statistics{over} "
-                 f"(max: {stats['max']}, mean: {stats['mean']}; the profile holds no per-rank "
-                 f"values); nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean")
-    else:
-        units = {"rank": gf.num_ranks, "thread": gf.num_threads,
-                 "location": gf.locations.height}[dim]
-        title = (f"Load imbalance of {col} across {units} {dim}s; nodes with max ≥ "
-                 f"{threshold:.0%} of the largest, sorted by max − mean")
-    emit_renderable(ctx, imbalance_table(df, title, verbose, precision, gf.metric(col)),
-                    output, width)
+    emit_renderable(ctx, imbalance_table(df, imbalance_title(result, threshold), verbose,
+                                         precision, gf.metric(col)), output, width)

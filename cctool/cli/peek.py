@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -14,6 +16,9 @@ from cctool.cli._options import (
     single_metric_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -32,7 +37,8 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def peek(ctx: click.Context, profile: str, regex: str, fmt: str | None, metric: str | None,
+def peek(ctx: click.Context, profile: str, regex: str, fmt: str | None,
+         read_options: ReadOptions, metric: str | None,
          rank: int | None, thread: int | None, agg: str, by: str, percent: bool | None,
          precision: int, width: int | None, to: str, output: str) -> None:
     """Show each function matching REGEX (searched anywhere in its name) with its callers
@@ -45,11 +51,13 @@ def peek(ctx: click.Context, profile: str, regex: str, fmt: str | None, metric: 
       cctool peek db/ '^PMPI_Finalize$'
       cctool peek run.pstats 'json|yaml' --to csv
     """
+    from cctool import api
     from cctool.cli._io import load
     from cctool.cli._views import emit_view
     from cctool.options import TreeOptions
 
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
+    view = api.peek(gf, regex, metric=metric, agg=agg, rank=rank, thread=thread, by=by)
     opts = TreeOptions(metrics=(metric,) if metric else (), precision=precision, rank=rank,
                        thread=thread, agg=agg)
-    emit_view(ctx, gf, "peek", opts, by, percent, width, to, output, pattern=regex)
+    emit_view(ctx, gf, "peek", opts, by, percent, width, to, output, view=view)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._formats import FormatChoice
@@ -13,6 +15,9 @@ from cctool.cli._options import (
     profile_argument,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 FORMATS = ("tree", "cct", "json", "csv")
 
@@ -60,6 +65,7 @@ def _parsed(ctx: click.Context, param: click.Parameter, value: object) -> object
 @click.pass_context
 @memory_bounded
 def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | None,
+          read_options: ReadOptions,
           ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
           agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],
           depth: int | None, precision: int, width: int | None, to: str | None,
@@ -95,7 +101,7 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     fmt_out = _output_format(to, output)
     if query_text is None and not nots:
         raise click.UsageError("give a QUERY (or --not Q to keep what Q does not match)")
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     opts = api.TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
     report = api.select_report(gf, query_text, all_of=ands, any_of=ors, none_of=nots,
                                ranks=ranks, agg=agg, squash=not no_squash,

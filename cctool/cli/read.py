@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import from_option, memory_bounded
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -16,7 +21,8 @@ from cctool.cli._options import from_option, memory_bounded
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as JSON (a list when several profiles are given).")
 @memory_bounded
-def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json: bool) -> None:
+def read(profiles: tuple[str, ...], fmt: str | None, read_options: ReadOptions,
+         output: str | None, as_json: bool) -> None:
     """Read profiles and print a summary: format, nodes, rows, ranks, threads, metrics and
     the roots' totals (summed over ranks and threads).
 
@@ -36,7 +42,7 @@ def read(profiles: tuple[str, ...], fmt: str | None, output: str | None, as_json
 
         resolve_format(None, output, ("cct",))  # -o x.json: read saves a .cct only
     paths = expand_paths(profiles)
-    gfs = load_many(paths, fmt)
+    gfs = load_many(paths, fmt, read_options)
     if output is not None:
         if len(gfs) != 1:
             raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")

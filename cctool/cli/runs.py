@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._ensemble import executor, executor_options, group_by_option, where_option
 from cctool.cli._options import from_option, output_options, width_option
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -21,8 +26,8 @@ from cctool.cli._options import from_option, output_options, width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
 def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
-         where: tuple[str, ...], group_by: str | None, keys: tuple[str, ...],
-         jobs: int | None, scheduler: str | None, width: int | None, to: str,
+         read_options: ReadOptions, where: tuple[str, ...], group_by: str | None,
+         keys: tuple[str, ...], workers: ExecutorOptions, width: int | None, to: str,
          output: str) -> None:
     """List the runs of an ensemble: path, format, nodes, ranks, threads and metric count,
     then each run's metadata (Caliper/Spot globals, HPCToolkit, Cube and TAU headers).
@@ -36,12 +41,11 @@ def runs(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool runs nightly/ --group-by variant --jobs 2
     """
     from cctool import api
-    from cctool.cli._io import window_errors
-    from cctool.cli._options import WINDOW_KEY
+    from cctool.cli._io import progress
 
-    with window_errors():
+    with progress("reading runs") as tick:
         table = api.runs(profiles, where=where, keys=keys, group_by=group_by, fmt=fmt,
-                         executor=executor(jobs, scheduler), window=ctx.meta.get(WINDOW_KEY))
+                         executor=executor(workers, tick), options=read_options)
     if to != "text":
         from cctool.cli._io import emit_table
 

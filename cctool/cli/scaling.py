@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cctool.cli._ensemble import executor_options, group_by_option, run_paths_of, where_option
+from cctool.cli._ensemble import executor_options, group_by_option, where_option
 from cctool.cli._options import (
     AGG_CHOICES,
     from_option,
@@ -17,10 +17,9 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from cctool.distributed import Executor
-    from cctool.model.frame import GraphFrame
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.options import ExecutorOptions, ReadOptions
 
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
@@ -66,11 +65,11 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @output_options(("text", "csv", "json", "markdown"))
 @click.pass_context
 def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
-            metrics: tuple[str, ...], agg: str, by: str, key: str | None,
+            read_options: ReadOptions, metrics: tuple[str, ...], agg: str, by: str, key: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, precision: int,
-            jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
+            workers: ExecutorOptions, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
     per call path and a column per run, ordered by the number of processes (from
@@ -89,96 +88,24 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
       cctool scaling runs/ --jobs 8                          # runs read on 8 processes
     """
-    from cctool.ops.scaling import ScalingOptions
-    from cctool.ops.scaling import scaling as tabulate
+    from cctool import api
+    from cctool.cli._ensemble import executor
+    from cctool.cli._io import progress
 
     if len(metrics) > 1:
         raise click.UsageError("scaling tabulates one metric; give --metric once")
-    opts = ScalingOptions(metric=metrics[0] if metrics else None, agg=agg, by=by, key=key,
-                          key_from_name=key_from_name, where=where, view=view,
-                          weak=not strong, percent=percent, threshold=threshold, top=top,
-                          group_by=group_by)
-    from cctool.cli._ensemble import executor
-
-    runs = load_runs(profiles, fmt, executor(jobs, scheduler))
-    _warn_combine(runs, opts.metric, agg)
-    result: ScalingResult | ScalingGroups
-    if group_by is not None:
-        from cctool.ops.scaling_groups import scaling_groups
-
-        result = scaling_groups(runs, opts)
-    elif by in ("variable", "function"):
-        from cctool.ops.dataobjects import scaling_by_attribute
-
-        result = scaling_by_attribute(runs, opts)
-    else:
-        result = tabulate(runs, opts)
-    _report(result, len(runs), where)
+    with progress("reading runs") as tick:
+        result = api.scaling(profiles, metric=metrics[0] if metrics else None, agg=agg, by=by,
+                             key=key, key_from_name=key_from_name, where=where, view=view,
+                             weak=not strong, percent=percent, threshold=threshold, top=top,
+                             group_by=group_by, fmt=fmt, executor=executor(workers, tick),
+                             options=read_options)
     if plot:
         from cctool.cli._io import write_bytes
         from cctool.render.plot import render_plot
 
         write_bytes(plot, render_plot(result, plot, top or 8))
     _emit(ctx, result, to, output, width, precision)
-
-
-def _warn_combine(runs: list[tuple[str, GraphFrame]], metric: str | None, agg: str) -> None:
-    """Warn once (from the first run with several ranks) when ``agg`` sums a peak."""
-    from cctool.errors import CctoolError
-    from cctool.ops.dataobjects import combine_warnings
-
-    for _, gf in runs:
-        try:
-            lines = combine_warnings(gf, [gf.resolve_metric(metric)], agg)
-        except CctoolError:  # the table reports a missing metric in its own words
-            continue
-        from cctool.errors import warn
-
-        for line in lines:
-            warn(line)
-        if lines:
-            return
-
-
-def load_runs(paths: tuple[str, ...], fmt: str | None, ex: Executor | None = None
-              ) -> list[tuple[str, GraphFrame]]:
-    """(path, GraphFrame) per run; directories that are no single profile are searched.
-    With ``ex`` not in this process, the runs are read on its workers (sent absolute)."""
-    from cctool.cli._io import load_many
-    from cctool.readers import expand_paths
-
-    files = [f for p in expand_paths(paths) for f in run_paths_of(p, fmt)]
-    if ex is None or ex.in_process or len(files) < 2:
-        return list(zip(files, load_many(files, fmt), strict=True))
-    from functools import partial
-
-    from cctool.cli._ensemble import check_paths, remote_path, roots
-    from cctool.cli._io import reader_options, with_derived
-    from cctool.readers.timelines import read_profile as read
-
-    check_paths(ex, files)
-    with ex.started(("cctool.readers", "cctool.readers.timelines"), roots(ex, paths)) as running:
-        frames = running.map(partial(read, fmt=fmt, **reader_options()),
-                             [remote_path(f) for f in files])
-    return [(f, with_derived(gf)) for f, gf in zip(files, frames, strict=True)]
-
-
-def _report(result: ScalingResult | ScalingGroups, given: int, where: tuple[str, ...]
-            ) -> None:
-    from cctool.ops.scaling_groups import ScalingGroups
-    from cctool.render.scaling import notes
-
-    studies = ([(f"{result.key} = {label}: ", r) for label, r in result.groups]
-               if isinstance(result, ScalingGroups) else [("", result)])
-    if where:
-        kept = sum(r.runs.height for _, r in studies)
-        click.echo(f"note: --where kept {kept} of {given} runs", err=True)
-    for group, study in studies:
-        for line in notes(study):
-            click.echo(f"note: {group}{line} (same key)", err=True)
-    if any(r.key_name == "ranks in the data" and r.averaged for _, r in studies):
-        click.echo("note: no run records its process count (mpi.world.size, jobsize, ...); "
-                   "order runs with --key KEY or --key-from-name REGEX", err=True)
 
 
 def _emit(ctx: click.Context, result: ScalingResult | ScalingGroups, to: str, output: str,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._ensemble import executor, executor_options, group_by_option, where_option
@@ -12,6 +14,9 @@ from cctool.cli._options import (
     precision_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 def _percentiles(_ctx: click.Context, _param: click.Parameter,
@@ -48,11 +53,11 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 @width_option
 @output_options(("tree", "json", "csv", "cct"))
 @click.pass_context
-def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric: str | None,
-          agg: str, across: str, where: tuple[str, ...], group_by: str | None,
-          percentiles: tuple[float, ...], depth: int | None, threshold: float,
-          jobs: int | None, scheduler: str | None, precision: int, width: int | None,
-          to: str, output: str) -> None:
+def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
+          read_options: ReadOptions, metric: str | None, agg: str, across: str,
+          where: tuple[str, ...], group_by: str | None, percentiles: tuple[float, ...],
+          depth: int | None, threshold: float, workers: ExecutorOptions, precision: int,
+          width: int | None, to: str, output: str) -> None:
     """Statistics of one metric per call path across runs: the number of runs a path appears
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
     per-process value. Paths are matched by their names from the root.
@@ -72,58 +77,31 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
       cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
       cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
     """
-    from cctool.ops.stats import StatsOptions
-
-    opts = StatsOptions(metric=metric, group_by=group_by, percentiles=percentiles,
-                        depth=depth, threshold=threshold)
-    from cctool.cli._io import window_errors
-    from cctool.cli._options import WINDOW_KEY
-
-    window = ctx.meta.get(WINDOW_KEY)
-    if across == "ranks":
-        if window is not None:
-            raise click.UsageError("--across ranks reads a database in parts; drop --window")
-        _across_ranks(ctx, profiles, opts, agg, jobs, scheduler, precision, width, to, output)
-        return
-    if to == "cct":
-        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
     from cctool import api
-
-    with window_errors():
-        result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
-                           percentiles=percentiles, depth=depth, threshold=threshold,
-                           where=where, fmt=fmt, executor=executor(jobs, scheduler),
-                           window=window)
-    _emit(ctx, result, precision, width, to, output)
-
-
-def _across_ranks(ctx: click.Context, profiles: tuple[str, ...], opts: object, agg: str,
-                  jobs: int | None, scheduler: str | None, precision: int, width: int | None,
-                  to: str, output: str) -> None:
-    from cctool.ops.stats import rank_stats
-    from cctool.readers.hpctoolkit.in_parts import aggregate_v4
-
-    if len(profiles) != 1:
-        raise click.UsageError("--across ranks takes one database")
-    if opts.group_by is not None:  # type: ignore[attr-defined]
-        raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
-    from dataclasses import replace
-
-    from cctool.cli._ensemble import check_paths, roots
     from cctool.cli._io import progress
 
-    ex = executor(jobs, scheduler)
-    check_paths(ex, profiles)
-    with ex.started((), roots(ex, profiles)) as running, progress("reading in parts") as tick:
-        agg_db = aggregate_v4(profiles[0], agg, replace(running, progress=tick), sketch=True,
-                              metric=opts.metric)  # type: ignore[attr-defined]
+    if across == "ranks":
+        if read_options.window is not None:
+            raise click.UsageError("--across ranks reads a database in parts; drop --window")
+        if len(profiles) != 1:
+            raise click.UsageError("--across ranks takes one database")
+        if group_by is not None:
+            raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
+    elif to == "cct":
+        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
+    label = "reading in parts" if across == "ranks" else "reading runs"
+    with progress(label) as tick:
+        result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
+                           percentiles=percentiles, depth=depth, threshold=threshold,
+                           where=where, fmt=fmt, executor=executor(workers, tick),
+                           options=read_options, across=across)
     if to == "cct":
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps
 
-        write_bytes(output, dumps(agg_db.frame, agg_db.frame.metadata["format"]))
+        assert result.frame is not None  # across ranks
+        write_bytes(output, dumps(result.frame, result.frame.metadata["format"]))
         return
-    result = rank_stats(agg_db.frame, agg_db.partials, agg_db.ranks, opts)  # type: ignore[arg-type]
     _emit(ctx, result, precision, width, to, output)
 
 

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
-    from_option,
     output_options,
     precision_option,
     profile_argument,
+    trace_from_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions, Window
 
 
 @click.command()
 @profile_argument()
-@from_option
+@trace_from_option
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
               help="Strips show the call path cut at this depth (roots are 1).")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
@@ -26,7 +31,8 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv", "html"))
 @click.pass_context
-def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int,
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options: ReadOptions,
+             depth: int, top: int,
              buckets: int | None, precision: int, width: int | None, to: str,
              output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
@@ -56,22 +62,15 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     """
     from cctool import api
     from cctool.cli._io import console, emit_renderable, emit_table, progress
-    from cctool.cli._options import WINDOW_KEY
-    from cctool.errors import CctoolError
 
-    window = ctx.meta.get(WINDOW_KEY)
+    window = read_options.window
     if to == "html":
         _write_page(ctx, profile, fmt, window, depth, output)
         return
     cols = width if width is not None else console(ctx, output, None).width
-    try:
-        with progress("reading the trace") as tick:
-            view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
-                                depth=depth, top=top, progress=tick)
-    except CctoolError as exc:
-        if window is not None and "window" in str(exc):
-            raise CctoolError(f"--window: {exc}") from exc
-        raise
+    with progress("reading the trace") as tick:
+        view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
+                            depth=depth, top=top, progress=tick)
     from cctool.render import timeline as render
 
     if to == "text":
@@ -90,22 +89,15 @@ _TEXT_ONLY = {
 }
 
 
-def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str | None,
+def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: Window | None,
                 depth: int, output: str) -> None:
     from cctool import api
     from cctool.cli._html import page_file
     from cctool.cli._io import progress, write_text
-    from cctool.errors import CctoolError
-
     for name, why in _TEXT_ONLY.items():
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
             raise click.UsageError(f"--to html and --{name} do not go together: {why}")
     page_file(ctx, to="html", output=output, html=None)  # refuses a terminal
-    try:
-        with progress("reading the trace (two passes)") as tick:
-            page = api.timeline_html(profile, fmt, window=window, depth=depth, progress=tick)
-    except CctoolError as exc:
-        if window is not None and "window" in str(exc):
-            raise CctoolError(f"--window: {exc}") from exc
-        raise
+    with progress("reading the trace (two passes)") as tick:
+        page = api.timeline_html(profile, fmt, window=window, depth=depth, progress=tick)
     write_text(output, page)

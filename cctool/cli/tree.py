@@ -24,6 +24,7 @@ from cctool.cli._options import (
 
 if TYPE_CHECKING:
     from cctool.model.frame import GraphFrame
+    from cctool.options import ExecutorOptions, ReadOptions
 
 
 @click.command()
@@ -69,12 +70,13 @@ if TYPE_CHECKING:
               help="Write an interactive, offline page instead.")
 @annotations_option
 @click.pass_context
-def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
+def tree(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOptions,
+         metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
          threshold: float, colormap: str, invert_colormap: bool, sort: str, full_names: bool,
          no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
          percent: bool | None, data: bool, by: str | None, stream: bool | None,
-         jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
+         workers: ExecutorOptions, width: int | None, to: str, output: str,
          html: str | None, annotations: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
@@ -100,7 +102,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
 
     page = page_file(ctx, to, output, html)
     kind = tree_view(ctx, to, page)
-    gf, agg = _load(profile, fmt, stream, agg, rank, thread, data, (jobs, scheduler), to)
+    gf, agg = _load(profile, fmt, read_options, stream, agg, rank, thread, data, workers, to)
     opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
@@ -110,21 +112,23 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     emit(report, "html" if page else to, sink(ctx, page or output, width))
 
 
-def _load(profile: str, fmt: str | None, stream: bool | None, agg: str, rank: int | None,
-          thread: int | None, data: bool, where: tuple[int | None, str | None], to: str
-          ) -> tuple[GraphFrame, str]:
+def _load(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool | None,
+          agg: str, rank: int | None, thread: int | None, data: bool, where: ExecutorOptions,
+          to: str) -> tuple[GraphFrame, str]:
     """The profile, or a v4 database combined over its ranks in parts (its one location
     then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
     --scheduler) asks for them; never in parts when saved (``to`` cct)."""
-    from cctool.cli._ensemble import database_executor, roots
+    from cctool.cli._ensemble import database_executor
     from cctool.cli._ensemble_stream import decide
     from cctool.cli._io import load
+    from cctool.ensemble import roots
 
-    ex = database_executor(profile, *where)
+    ex = database_executor(profile, where)
     whole = "--rank/--thread" if rank is not None or thread is not None else (
         "--data" if data else "--to cct" if to == "cct" else None)
+    whole = whole or ("--window" if read_options.window is not None else None)
     if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
-        return load(profile, fmt), agg
+        return load(profile, fmt, read_options), agg
     from dataclasses import replace
 
     from cctool.cli._io import progress

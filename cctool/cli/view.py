@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -11,6 +13,9 @@ from cctool.cli._options import (
     profile_argument,
     single_metric_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -24,7 +29,8 @@ from cctool.cli._options import (
 @click.option("--by", default="name", show_default=True, metavar="COLUMN",
               help="Name functions by this attribute in the bottom-up view.")
 @derive_option
-def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
+def view(profile: str, fmt: str | None, read_options: ReadOptions, metric: str | None,
+         rank: int | None,
          thread: int | None, agg: str, kind: str, by: str) -> None:
     """Browse a profile in the terminal: a tree-table of inclusive, exclusive and % values.
 
@@ -51,7 +57,7 @@ def view(profile: str, fmt: str | None, metric: str | None, rank: int | None,
     from cctool import api
     from cctool.cli._io import load
 
-    gf = load(profile, fmt)
+    gf = load(profile, fmt, read_options)
     model = api.view_model(gf, view=kind, metric=metric, agg=agg, rank=rank, thread=thread,
                            by=by)
     app = ViewerApp(model, profile)

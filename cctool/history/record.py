@@ -24,16 +24,19 @@ from cctool.history.store import RunRecord
 from cctool.model.paths import path_keys
 from cctool.ops.runs import RunSummary, summarize_paths
 from cctool.ops.stats import check_units
+from cctool.options import ReadOptions
 
 
 def record(profiles: Sequence[str], metrics: Sequence[str | None] = (None,),
            fmt: str | None = None, agg: str = "mean",
-           keys: Mapping[str, str] | None = None) -> RunRecord:
-    """The record of one run made of the trials ``profiles`` (see the module docstring)."""
+           keys: Mapping[str, str] | None = None,
+           options: ReadOptions | None = None) -> RunRecord:
+    """The record of one run made of the trials ``profiles`` (see the module docstring),
+    each read as ``options`` say."""
     if not profiles:
         raise CctoolError("no profiles to record")
     asked = tuple(dict.fromkeys(metrics or (None,)))
-    runs = summarize_paths(list(profiles), fmt, asked, agg)
+    runs = summarize_paths(list(profiles), fmt, asked, agg, options)
     _same_configuration(runs)
     return from_summaries(runs, asked, keys or {})
 

@@ -33,6 +33,7 @@ import polars as pl
 
 from cctool.errors import InvalidGraphError, WindowError
 from cctool.model.frame import GraphFrame
+from cctool.options import Window
 
 __all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
            "parse_window", "window_bounds",
@@ -45,8 +46,6 @@ SEGMENT_SCHEMA: dict[str, pl.DataType] = {
     "node": pl.Int32(),
 }
 
-# A window in ns from the run's origin: [start, end); None is open on that side.
-Window = tuple[int | None, int | None]
 
 _UNITS_NS = {"s": NS_PER_S, "ms": 1_000_000, "us": 1_000, "µs": 1_000, "ns": 1}
 # The latest time a window may name, in ns from the run's start (about 146 years): a

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from cctool.errors import MetricNotFoundError
+from cctool.errors import CctoolError, DerivedMetricError, MetricNotFoundError
 from cctool.model.columns import KEY_COLUMNS
 from cctool.model.formula import DeriveError, compile_expr, parse, source, unit_of
 from cctool.model.frame import GraphFrame
@@ -73,7 +73,11 @@ def derive(gf: GraphFrame, text: str, *, per_location: bool = False) -> GraphFra
 
 
 def derive_all(gf: GraphFrame, texts: Iterable[str]) -> GraphFrame:
-    """Apply several definitions in order; later ones may use earlier ones."""
+    """Apply several definitions in order; later ones may use earlier ones. A definition
+    that does not fit ``gf`` raises :class:`~cctool.errors.DerivedMetricError` naming it."""
     for text in texts:
-        gf = derive(gf, text)
+        try:
+            gf = derive(gf, text)
+        except CctoolError as exc:
+            raise DerivedMetricError(text, str(exc)) from exc
     return gf

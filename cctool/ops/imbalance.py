@@ -9,6 +9,8 @@ by ``mean × imbalance`` would be ranking by ``max``, which ignores balance.)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -19,6 +21,19 @@ from cctool.model.metrics import statistics_of
 BY_CHOICES = ("rank", "thread", "location")
 PERCENTILES = (10, 25, 50, 75, 90)
 BINS = 10
+
+
+@dataclass(frozen=True, eq=False)
+class ImbalanceResult:
+    """What ``cctool imbalance`` shows: the :func:`imbalance` ``table``, the ``frame`` it was
+    measured on (the data objects with ``--data``; one location holding the combined
+    values when a database was read in parts), its ``metric`` column and the ``dimension``
+    compared (rank, thread or location)."""
+
+    table: pl.DataFrame
+    frame: GraphFrame
+    metric: str
+    dimension: str
 
 
 def location_matrix(gf: GraphFrame, metric: str, by: str) -> tuple[np.ndarray, list[object]]:

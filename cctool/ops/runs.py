@@ -25,6 +25,7 @@ from cctool.errors import CctoolError, warn
 from cctool.model.columns import exclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.merge import merge_agg
+from cctool.options import ReadOptions
 
 if TYPE_CHECKING:
     from cctool.readers.caliper.batch import Group
@@ -84,13 +85,15 @@ class SummaryRequest:
     fmt: str | None = None
     metrics: tuple[str | None, ...] = ()
     agg: str = "mean"
-    window: str | None = None  # a trace's interval: the profile of that span of each run
+    # How each run is read (a trace's window, derived metrics, ...)
+    options: ReadOptions = ReadOptions()
 
     def __call__(self, path: str) -> RunSummary:
+        from cctool.ops.derive import derive_all
         from cctool.readers.timelines import read_profile
 
-        return summarize(path, read_profile(path, self.fmt, window=self.window),
-                         self.metrics, self.agg)
+        gf = read_profile(path, self.fmt, **self.options.reader_options())
+        return summarize(path, derive_all(gf, self.options.derive), self.metrics, self.agg)
 
 
 @dataclass(frozen=True)
@@ -100,10 +103,10 @@ class SummaryBatch:
     fmt: str | None = None
     metrics: tuple[str | None, ...] = ()
     agg: str = "mean"
-    window: str | None = None
+    options: ReadOptions = ReadOptions()
 
     def __call__(self, paths: list[str]) -> list[RunSummary]:
-        return summarize_paths(paths, self.fmt, self.metrics, self.agg, self.window)
+        return summarize_paths(paths, self.fmt, self.metrics, self.agg, self.options)
 
 
 @dataclass(frozen=True)
@@ -124,12 +127,13 @@ class SniffingBatch:
 
 def summarize_paths(paths: Sequence[str], fmt: str | None = None,
                     metrics: Sequence[str | None] = (), agg: str = "mean",
-                    window: str | None = None) -> list[RunSummary]:
+                    options: ReadOptions | None = None) -> list[RunSummary]:
     """The summaries of ``paths``, in order. Caliper ``.cali`` runs of one program are read
     together (:mod:`cctool.readers.caliper.batch`): the same summaries as one by one, made
     from one frame per program instead of one per run."""
-    one = SummaryRequest(fmt, tuple(metrics), agg, window)
-    if fmt not in (None, "caliper") or window is not None:
+    options = options or ReadOptions()
+    one = SummaryRequest(fmt, tuple(metrics), agg, options)
+    if fmt not in (None, "caliper") or options != ReadOptions():
         return [one(p) for p in paths]
     from cctool.readers.caliper.batch import read_groups
 

@@ -64,6 +64,8 @@ class StatsResult:
         unit: its unit as the reader declared it, if known.
         runs: the number of runs behind the table.
         group_key: the metadata key grouping the runs, if any.
+        frame: across ranks, the database's tree with each metric combined over its ranks
+            (None across runs).
     """
 
     table: pl.DataFrame
@@ -73,6 +75,7 @@ class StatsResult:
     group_key: str | None
     options: StatsOptions
     across: str = "runs"
+    frame: GraphFrame | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,7 +246,7 @@ def rank_stats(frame: GraphFrame, partials: Mapping[str, Partials], units: int,
         table = table.filter(pl.col("mean").abs() >= opts.threshold * roots)
     from cctool.ops.runs import metric_unit
 
-    return StatsResult(table, col, metric_unit(frame, col), units, None, opts, "ranks")
+    return StatsResult(table, col, metric_unit(frame, col), units, None, opts, "ranks", frame)
 
 
 def _node_paths(frame: GraphFrame) -> pl.Series:

@@ -7,7 +7,7 @@ Like :mod:`cctool.render`, nothing here looks at the terminal; the caller's Cons
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from rich.console import Group, RenderableType
@@ -17,6 +17,9 @@ from cctool.model.metrics import Metric
 from cctool.options import TreeOptions
 from cctool.render import elide, legend, printable, render_rows
 from cctool.render.layout import Column, FitTable, Title
+
+if TYPE_CHECKING:
+    from cctool.ops.imbalance import ImbalanceResult
 from cctool.render.text import percent, sparkline
 from cctool.render.values import RATIO, format_value
 
@@ -67,6 +70,29 @@ def hot_path_table(df: pl.DataFrame, metric: str, title: str, precision: int = 4
     heads = ["node", "depth", metric, "parent%", "start%",
              *(["total%"] if "total%" in df.columns else []), "name"]
     return _titled(title, _table(heads, rows, left=["name"]))
+
+
+def imbalance_title(result: ImbalanceResult, threshold: float) -> str:
+    """The heading of ``cctool imbalance``'s table: what was compared, over how many ranks,
+    threads or locations, and which nodes are listed."""
+    from cctool.ops.imbalance import profiler_statistics
+
+    gf, col = result.frame, result.metric
+    listed = f"nodes with max ≥ {threshold:.0%} of the largest, sorted by max − mean"
+    stats = profiler_statistics(gf, col)
+    if "values_note" in gf.metadata:  # read in parts: one location, the ranks are in the note
+        return (f"Load imbalance of {col} across {gf.metadata['num_ranks']} ranks (read in "
+                f"parts); {listed}")
+    if stats is not None:
+        ranks = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
+                      if isinstance(gf.metadata.get(k), int | float)), None)
+        over = f" over {int(ranks)} ranks" if ranks else ""
+        return (f"Load imbalance of {col} from the profiler's own per-rank statistics{over} "
+                f"(max: {stats['max']}, mean: {stats['mean']}; the profile holds no per-rank "
+                f"values); {listed}")
+    units = {"rank": gf.num_ranks, "thread": gf.num_threads,
+             "location": gf.locations.height}[result.dimension]
+    return f"Load imbalance of {col} across {units} {result.dimension}s; {listed}"
 
 
 def imbalance_table(df: pl.DataFrame, title: str, verbose: bool = False, precision: int = 4,
