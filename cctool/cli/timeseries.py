@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -12,6 +14,9 @@ from cctool.cli._options import (
     single_metric_option,
     width_option,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -24,8 +29,9 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv"))
 @click.pass_context
-def timeseries(ctx: click.Context, /, profile: str, fmt: str | None, metric: str | None,
-               top: int, precision: int, width: int | None, to: str, output: str) -> None:
+def timeseries(ctx: click.Context, /, profile: str, fmt: str | None,
+               read_options: ReadOptions, metric: str | None, top: int, precision: int,
+               width: int | None, to: str, output: str) -> None:
     """Show a time-series profile snapshot by snapshot (Caliper's timeseries service:
     CALI_SERVICES_ENABLE=loop_monitor,timeseries): one row per snapshot with its duration
     and loop iterations, and the metric of the --top call paths across. An empty cell is a
@@ -38,21 +44,10 @@ def timeseries(ctx: click.Context, /, profile: str, fmt: str | None, metric: str
       cctool timeseries timeseries.cali --metric memstat.vmrss
       cctool timeseries timeseries.cali --to csv -o series.csv
     """
-    from cctool.cli._io import emit_renderable, emit_table
-    from cctool.cli._options import WINDOW_KEY
-    from cctool.ops.timeseries import load
+    from cctool import api
+    from cctool.cli._io import sink
+    from cctool.render.emit import emit
 
-    if ctx.meta.get(WINDOW_KEY) is not None:
-        raise click.UsageError("--window applies to traces; a time series is read whole")
-    if to != "text":
-        series = load(profile, fmt, [metric] if metric else None)
-        units = {c: None if m.unit in ("unknown", "") else m.unit
-                 for c, m in series.info.items()}
-        emit_table(series.table, to, output, {**units, "duration": "s"})
-        return
-    from cctool.render.timeseries import series_table
-
-    series = load(profile, fmt, [metric] if metric else None)
-    shown = series.table.columns[-1] if metric else series.default_metric or next(
-        iter(series.info))
-    emit_renderable(ctx, series_table(series, shown, top, precision), output, width)
+    report = api.timeseries_report(profile, fmt, metric=metric, top=top, precision=precision,
+                                   options=read_options)
+    emit(report, to, sink(ctx, output, width))

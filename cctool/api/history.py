@@ -1,0 +1,96 @@
+"""The calls on a performance history store: add, show, its page, check."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
+from cctool.render.tree_report import TreeView as TreeView
+
+if TYPE_CHECKING:
+
+    from cctool.history.check import CheckResult
+    from cctool.history.series import Series
+    from cctool.options import ReadOptions
+from cctool.api._common import _options
+
+
+def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,
+                keys: dict[str, str] | None = None, metrics: Sequence[str] = (),
+                agg: str = "mean", fmt: str | None = None,
+                options: ReadOptions | None = None) -> str:
+    """``cctool history add``: record the trials ``paths`` (profiles or folders of them) as
+    one run of ``store`` with metadata ``keys`` (commit, branch, date, machine, ...); return
+    the run's id. ``metrics`` default to each profile's default metric; ``options``: how
+    each trial is read (as :func:`read` takes them)."""
+    from cctool.ensemble import run_paths
+    from cctool.history.record import record
+    from cctool.history.store import append
+
+    rec = record(run_paths(list(paths), fmt), tuple(metrics) or (None,), fmt, agg, keys,
+                 _options(options, None))
+    return append(store, rec)
+
+
+def history_show(store: str | os.PathLike[str], *, path: str | None = None,
+                 metric: str | None = None, last: int | None = None) -> Series:
+    """``cctool history show``: the series of ``metric`` per call path (paths whose
+    ``/``-joined names match the regular expression ``path``) over the ``last`` runs."""
+    from cctool.history.series import load
+
+    return load(store, metric, path, last)
+
+
+def history_page(store: str | os.PathLike[str], *, path: str | None = None,
+                 metric: str | None = None, last: int | None = None, top: int | None = 50,
+                 title: str | None = None, marks: bool = True) -> str:
+    """``cctool history show --html``: the interactive page of :func:`history_show`'s series
+    (the ``top`` call paths of largest median) as one self-contained HTML document; with
+    ``marks``, the change points and trends ``history check`` finds in the series (its
+    newest run against the rest, default options) are drawn on the charts."""
+    from cctool.history import store as history_store
+    from cctool.history.check import CheckOptions, verdicts
+    from cctool.history.series import Series, load
+    from cctool.render.history_html import history_page as page
+    from cctool.render.history_html import run_totals
+
+    series = load(store, metric, path, last)
+    whole = series if path is None else load(store, series.metric, None, last)
+    totals = run_totals(whole, history_store.paths(store, whole.runs["tree"].unique().to_list()))
+    found, since = None, 0
+    if marks:  # over the runs a check looks at: the last `window`
+        opts = CheckOptions(metric=series.metric)
+        since = max(series.runs.height - opts.window, 0)
+        recent = Series(series.runs.tail(opts.window), series.paths,
+                        series.values[:, since:], series.metric, series.unit)
+        found = verdicts(recent, opts)
+    folder = os.path.basename(os.fspath(store).rstrip("/")) or "history"
+    name = title or f"{folder}: {series.metric}"
+    return page(series, top, found, name, since, totals)
+
+
+def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
+                  metric: str | None = None, agg: str = "mean", fmt: str | None = None,
+                  keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
+                  min_change: float = 0.01, min_weight: float = 1e-4,
+                  recent: int = 20, options: ReadOptions | None = None) -> CheckResult:
+    """``cctool history check``: the trials ``paths`` as a new run (none: the newest recorded
+    run) against ``store``: per call path, the new run against its recorded distribution,
+    change points and trends over the ``last`` runs (the new one included; see
+    :mod:`cctool.history.check`)."""
+    from cctool.ensemble import run_paths
+    from cctool.history.check import CheckOptions, check
+    from cctool.history.record import record
+    from cctool.history.series import pick_metric
+    from cctool.history.store import index
+
+    name = pick_metric(index(store), metric) if metric is None else metric
+    rec = record(run_paths(list(paths), fmt), (name,), fmt, agg, keys,
+                 _options(options, None)) if paths else None
+    opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
+                        min_weight=min_weight, recent=recent)
+    return check(store, rec, opts)

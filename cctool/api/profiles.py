@@ -1,0 +1,180 @@
+"""The calls on one profile (or two): diff, div, hot path, imbalance, query, groupby, tree, peek."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cctool.graphframe import GraphFrame, lift
+from cctool.model import frame as model
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
+from cctool.render.tree_report import TreeView as TreeView
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cctool.ops.compare import Comparison
+    from cctool.ops.groupby import GroupGraph
+    from cctool.ops.views import View
+    from cctool.options import ReadOptions, Selection
+    from cctool.query.ast import Query
+    from cctool.render.tui.model import ViewModel
+from cctool.api._common import Profile, _frame
+
+
+def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
+         missing: str = "zero", reverse: bool = False, percent: bool = False,
+         normalize: bool = False, extra: Sequence[str] = (),
+         fmt: str | None = None) -> Comparison:
+    """``cctool diff``: B − A for every call path (``.result`` is the union tree as a
+    GraphFrame, ``.values`` the table of A, B and the change per node).
+
+    Args:
+        a: the baseline. b: the new run.
+        metrics: metrics to compare (the first is summarised); empty: A's default metric.
+        agg: how each profile's ranks and threads combine before comparing.
+        missing: a node found on one side only counts as ``zero`` on the other, or ``nan``.
+        reverse: A − B relative to B instead.
+        percent: the change as a percentage of A's value.
+        normalize: scale B so that each metric's total equals A's first.
+        extra: metrics tabled in ``.values`` without being shown (a gate's).
+        fmt: the reader for paths (as ``--from``).
+    """
+    from cctool.ops.compare import compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="sub", metrics=tuple(metrics), agg=agg, percent=percent,
+                          normalize=normalize, reverse=reverse, missing=missing)
+    return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
+
+
+def div(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
+        missing: str = "zero", reverse: bool = False, normalize: bool = False,
+        extra: Sequence[str] = (), fmt: str | None = None) -> Comparison:
+    """``cctool div``: A / B for every call path (a speedup when A is the slower run);
+    arguments as :func:`diff`."""
+    from cctool.ops.compare import compare
+    from cctool.options import CompareOptions
+
+    opts = CompareOptions(op="div", metrics=tuple(metrics), agg=agg, normalize=normalize,
+                          reverse=reverse, missing=missing)
+    return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
+
+
+def hot_path(profile: Profile, *, metric: str | None = None, threshold: float = 0.5,
+             start: str | int | None = None, agg: str = "sum", rank: int | None = None,
+             thread: int | None = None, fmt: str | None = None) -> pl.DataFrame:
+    """``cctool hot-path``: from ``start`` (the heaviest root by default), the heaviest
+    child at each level while it carries at least ``threshold`` of its parent's value; one
+    row per node with its value and percentages of the parent and of the start.
+
+    ``metric`` defaults to the profile's main inclusive metric; ``rank``/``thread`` pick one
+    location, else ranks combine by ``agg``.
+    """
+    from cctool.ops.hot_path import default_inclusive
+    from cctool.ops.hot_path import hot_path as follow
+
+    gf = _frame(profile, fmt)
+    return follow(gf, default_inclusive(gf, metric), threshold, start, agg, rank, thread)
+
+
+def parse_query(text: str) -> Query:
+    """A query's text (object dialect, starting with ``[``, or ``MATCH ... WHERE ...``)
+    parsed; a :class:`cctool.errors.QueryError` points at the fault. ``select`` parses text
+    itself: this is for checking a query before a long read."""
+    from cctool.ops.query import parse_query as parse
+
+    return parse(text)
+
+
+def select(profile: Profile, query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame:
+    """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
+    package): the nodes ``query`` matches (either dialect's text, or a parsed
+    query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
+
+    Queries combine as the command's ``--and``/``--or``/``--not`` do: (``query`` and every
+    ``all_of``, or any ``any_of``) minus every ``none_of``; ``query`` may be left out when
+    ``none_of`` is given (every node but those). A note says when nothing matched.
+    """
+    from cctool.errors import CctoolError, note
+    from cctool.ops.query import everything, filter_graph, match_nodes, parse_query
+
+    if query is None and not none_of:
+        raise CctoolError("give a query (or one to leave out)")
+
+    def parsed(q: str | Query) -> Query:
+        return parse_query(q) if isinstance(q, str) else q
+
+    combined = parsed(query) if query is not None else everything()
+    for q in all_of:
+        combined = combined & parsed(q)
+    for q in any_of:
+        combined = combined | parsed(q)
+    for q in none_of:
+        combined = combined & ~parsed(q)
+    gf = _frame(profile, fmt)
+    ids = match_nodes(gf, combined, ranks=ranks, agg=agg)
+    if ids.size == 0:
+        note("no nodes matched")
+    return lift(filter_graph(gf, ids, squash=squash, keep_inclusive=keep_inclusive))
+
+
+def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,
+            fmt: str | None = None) -> GroupGraph:
+    """``cctool groupby``: one node per value of the node attribute ``by`` (all its call
+    paths merged) and an edge per caller -> callee pair; ``.frame`` holds the metrics."""
+    from cctool.ops.groupby import groupby as merge
+
+    gf: model.GraphFrame = _frame(profile, fmt)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+    return merge(gf, by, agg)
+
+
+def peek(profile: Profile, pattern: str, *, metric: str | None = None, agg: str = "sum",
+         rank: Selection = None, thread: Selection = None, by: str = "name",
+         fmt: str | None = None, options: ReadOptions | None = None) -> View:
+    """``cctool peek``: each function whose ``by`` attribute (``name``, ``file``,
+    ``module``, ...) matches the regular expression ``pattern`` (searched anywhere in it),
+    with its callers and its callees merged over every calling context (pprof's ``-peek``):
+    a :class:`cctool.ops.views.View` whose ``rows`` hold the exclusive and inclusive values
+    of ``metric`` (either column of a pair; default: the profile's default metric), its
+    locations combined by ``agg`` unless ``rank``/``thread`` pick some. Callers add up to the
+    function's inclusive value (recursion counted once); a callee counts once per path.
+    ``options``: how a path is read (as :func:`read` takes them)."""
+    from cctool.ops.views import ViewOptions, compute
+
+    gf = _frame(profile, fmt, options)
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return compute(gf, "peek", opts, pattern=pattern)
+
+
+def summary(profile: Profile, *, fmt: str | None = None) -> dict[str, Any]:
+    """``cctool read``'s summary of a profile: format, nodes, rows, ranks, threads, metrics
+    (and which are derived), units, what the reader found missing, and the roots' totals
+    (each metric summed over ranks and threads)."""
+    from cctool.ops.summary import summarize
+
+    return summarize(_frame(profile, fmt))
+
+
+def view_model(profile: Profile, *, view: str = "top-down", metric: str | None = None,
+               agg: str = "sum", rank: int | None = None, thread: int | None = None,
+               by: str = "name", fmt: str | None = None) -> ViewModel:
+    """What ``cctool view`` browses: the ``view`` (``top-down``, ``bottom-up`` or ``flat``)
+    of one metric pair, with the viewer's expansion, sort, search and cursor (see
+    :class:`cctool.render.tui.model.ViewModel`)."""
+    from cctool.ops.views import ViewOptions
+    from cctool.render.tui.model import ViewModel
+
+    opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
+    return ViewModel(_frame(profile, fmt), opts, view)

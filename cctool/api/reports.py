@@ -1,0 +1,205 @@
+"""What each command writes, in every format it writes: its result as a
+:class:`cctool.render.emit.Report`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
+
+from cctool.graphframe import lift
+from cctool.model import frame as model
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
+from cctool.render.tree_report import TreeView as TreeView
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cctool.distributed import Executor
+    from cctool.ops.imbalance import ImbalanceResult
+    from cctool.options import ReadOptions
+    from cctool.query.ast import Query
+    from cctool.render.emit import Report
+from cctool.api._common import Profile, _executor, _frame
+from cctool.api.profiles import hot_path, select, summary
+
+
+def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None) -> Report:
+    """What ``cctool tree`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the view's text, records, page and exports."""
+    from cctool.render.tree_report import tree_report as report
+
+    return report(_frame(profile, fmt), request)
+
+
+def groupby_report(profile: Profile, request: GroupView, *, fmt: str | None = None) -> Report:
+    """What ``cctool groupby`` writes for ``request``, in every format it writes (see
+    :mod:`cctool.render.emit`): the graph drawn, the groups' table, the JSON graph, the
+    saved call graph."""
+    from cctool.render.reports import groupby_report as report
+
+    return report(_frame(profile, fmt), request)
+
+
+def hot_path_report(profile: Profile, request: HotPathView, *,
+                    fmt: str | None = None) -> Report:
+    """What ``cctool hot-path`` writes for ``request`` (the path :func:`hot_path` finds): a
+    titled table, or its rows as records (``total%`` as ``request.percent`` says)."""
+    from cctool.render.reports import hot_path_report as report
+
+    gf = _frame(profile, fmt)
+    r = request
+    path = hot_path(gf, metric=r.metric, threshold=r.threshold, start=r.start, agg=r.agg,
+                    rank=r.rank, thread=r.thread)
+    return report(gf, path, request)
+
+
+def select_report(profile: Profile, query: str | Query | None = None, *,
+                  all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+                  none_of: Sequence[str | Query] = (), squash: bool = True,
+                  keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+                  options: TreeOptions | None = None, fmt: str | None = None) -> Report:
+    """What ``cctool query`` writes: :func:`select`'s result (same arguments) as a tree
+    drawn with ``options`` (nothing when empty), its rows as records, or the saved
+    profile."""
+    from cctool.render.reports import frame_report
+
+    kept = select(profile, query, all_of=all_of, any_of=any_of, none_of=none_of,
+                  squash=squash, keep_inclusive=keep_inclusive, ranks=ranks, agg=agg, fmt=fmt)
+    return frame_report(kept, options or TreeOptions(agg=agg))
+
+
+def read_report(profiles: Sequence[Profile], paths: Sequence[str | None] | None = None, *,
+                fmt: str | None = None) -> Report:
+    """What ``cctool read`` prints of ``profiles`` (named by ``paths``): their summaries
+    (:func:`summary`) as text or JSON."""
+    from cctool.render.summary import summary_report
+
+    names = list(paths) if paths is not None else [None] * len(profiles)
+    return summary_report(names, [summary(p, fmt=fmt) for p in profiles])
+
+
+def imbalance_report(profile: Profile, *, metric: str | None = None, by: str | None = None,
+                     threshold: float = 0.01, top: int = 10, data: bool = False,
+                     fmt: str | None = None, options: ReadOptions | None = None,
+                     in_parts: bool = False, jobs: int | None = None,
+                     scheduler: str | None = None,
+                     executor: Executor | None = None) -> ImbalanceResult:
+    """:func:`imbalance` with what it was measured on (the frame, the metric column and the
+    dimension compared), as the command shows it. ``in_parts``: an HPCToolkit database
+    (v4, or XML with metric-db files) read in parts of whole ranks, never holding its long
+    table, on the workers ``jobs``/``scheduler``/``executor`` ask for (ranks only)."""
+    from cctool.ops.imbalance import ImbalanceResult, default_dimension
+    from cctool.ops.imbalance import imbalance as measure
+
+    if in_parts:
+        from cctool.ensemble import roots
+        from cctool.errors import CctoolError
+        from cctool.ops.in_parts import imbalance_in_parts
+
+        if isinstance(profile, model.GraphFrame):
+            raise CctoolError("a frame is read already: in parts reads a database's files")
+        ex = _executor(executor, jobs, scheduler)
+        with ex.started((), roots(ex, [os.fspath(profile)])) as running:
+            df, whole, col = imbalance_in_parts(os.fspath(profile), metric, threshold, top, by,
+                                                running)
+        return ImbalanceResult(df, lift(whole), col, "rank")
+    gf: model.GraphFrame = _frame(profile, fmt, options)
+    if data:
+        from cctool.ops.dataobjects import data_objects
+
+        gf = data_objects(gf)
+        metric = metric or gf.metadata.get("data_metric")
+    col = gf.resolve_metric(metric)
+    dim = by or default_dimension(gf)
+    return ImbalanceResult(measure(gf, col, dim, threshold, top), gf, col, dim)
+
+
+def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = None,
+              threshold: float = 0.01, top: int = 10, data: bool = False,
+              fmt: str | None = None) -> pl.DataFrame:
+    """``cctool imbalance``: per node, mean, max, min, max/mean, std, cv, percentiles, the
+    heaviest ranks and a histogram over ranks (``by="thread"`` or ``"location"`` for the
+    others), nodes sorted by max − mean; the ``top`` nodes above ``threshold`` of the total.
+    ``data`` measures the data objects of a memory profile instead of the call tree (the
+    table of :func:`imbalance_report`)."""
+    return imbalance_report(profile, metric=metric, by=by, threshold=threshold, top=top,
+                            data=data, fmt=fmt).table
+
+
+@overload
+def tree(profile: Profile, *, view: str = ..., to: None = None,
+         metrics: Sequence[str] = ..., depth: int | None = ..., threshold: float = ...,
+         rank: int | None = ..., thread: int | None = ..., agg: str = ..., by: str = ...,
+         percent: bool | None = ..., data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> pl.DataFrame: ...
+
+
+@overload
+def tree(profile: Profile, *, view: str = ..., to: str, metrics: Sequence[str] = ...,
+         depth: int | None = ..., threshold: float = ..., rank: int | None = ...,
+         thread: int | None = ..., agg: str = ..., by: str = ..., percent: bool | None = ...,
+         data: bool = ..., precision: int = ..., width: int = ...,
+         options: TreeOptions | None = ..., fmt: str | None = ...) -> bytes: ...
+
+
+def tree(profile: Profile, *, view: str = "top-down", to: str | None = None,
+         metrics: Sequence[str] = (), depth: int | None = None, threshold: float = 0.0,
+         rank: int | None = None, thread: int | None = None, agg: str = "sum",
+         by: str = "name", percent: bool | None = None, data: bool = False,
+         precision: int = 4, width: int = 120, options: TreeOptions | None = None,
+         fmt: str | None = None) -> pl.DataFrame | bytes:
+    """``cctool tree``: one view of the profile, as its rows, or written in format ``to``.
+
+    Args:
+        profile: a GraphFrame or a path.
+        view: ``top-down`` (the tree), ``bottom-up`` (callers down to the roots), ``flat``
+            (module > file > function > loop > line), ``top`` (pprof's top: per function
+            self, self%, sum%, cum, cum%) or ``hot-path`` (the tree with only its hot path
+            open, marked ◆).
+        to: None returns the view's rows as a Polars table (what ``--to json`` holds);
+            a format name (``text``, ``json``, ``csv``, ``html``, ``cct``, ``folded``,
+            ``speedscope``, ``pprof``) returns the bytes the command writes in it (text
+            without color at ``width``).
+        metrics, depth, threshold, rank, thread, agg, precision: as the command's options;
+            ``options``, a whole :class:`cctool.options.TreeOptions`, replaces them.
+        by: the attribute naming functions in ``bottom-up`` and ``top``.
+        percent: a % of the profile's total beside the first metric (None: in text only).
+        data: the data-object tree of a memory profile (DHAT, Caliper's alloc service).
+        fmt: the reader for a path (as ``--from``).
+    """
+    from cctool.render.emit import render
+
+    opts = options or TreeOptions(metrics=tuple(metrics), depth=depth, threshold=threshold,
+                                  rank=rank, thread=thread, agg=agg, precision=precision)
+    title = "" if isinstance(profile, model.GraphFrame) else os.fspath(profile)
+    request = TreeView(view=view, tree=opts, by=by, percent=percent, data=data, title=title)
+    report = tree_report(profile, request, fmt=fmt)
+    if to is None:
+        assert report.records is not None
+        return report.records()[0]
+    return render(report, to, width, command="tree")
+
+
+def timeseries_report(path: str | os.PathLike[str], fmt: str | None = None, *,
+                      metric: str | None = None, top: int = 5, precision: int = 4,
+                      options: ReadOptions | None = None) -> Report:
+    """What ``cctool timeseries`` writes: a row per snapshot with the ``metric`` of the
+    ``top`` call paths across (text), or a record per snapshot and call path (every metric
+    unless ``metric`` names one, values in base units). A time series is read whole: a
+    window in ``options`` is refused."""
+    from cctool.errors import CctoolError
+    from cctool.ops.timeseries import load
+    from cctool.render.emit import Report
+    from cctool.render.timeseries import series_table
+
+    if options is not None and options.window is not None:
+        raise CctoolError("--window applies to traces; a time series is read whole")
+    series = load(path, fmt, [metric] if metric else None)
+    units = {c: None if m.unit in ("unknown", "") else m.unit for c, m in series.info.items()}
+    shown = series.table.columns[-1] if metric else series.default_metric or next(
+        iter(series.info))
+    return Report(text=lambda _: series_table(series, shown, top, precision),
+                  records=lambda: (series.table, {**units, "duration": "s"}))

@@ -1,0 +1,139 @@
+"""The calls on sets of runs: runs, stats, scaling and the diff of repeated runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cctool.options import TreeOptions as TreeOptions
+from cctool.render.reports import GroupView as GroupView
+from cctool.render.reports import HotPathView as HotPathView
+from cctool.render.tree_report import TreeView as TreeView
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cctool.distributed import Executor
+    from cctool.ops.ensemble_compare import EnsembleComparison
+    from cctool.ops.scaling import ScalingResult
+    from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.ops.stats import StatsOptions, StatsResult
+    from cctool.options import ReadOptions, Window
+from cctool.api._common import _executor, _options
+
+
+def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
+         group_by: str | None = None, fmt: str | None = None, jobs: int | None = None,
+         scheduler: str | None = None, executor: Executor | None = None,
+         window: str | Window | None = None, options: ReadOptions | None = None
+         ) -> pl.DataFrame:
+    """``cctool runs``: one row per run (path, format, nodes, ranks, threads, metrics and
+    its metadata ``keys``), or with ``group_by`` one row per value of that key. Folders are
+    searched for profiles; ``where`` filters on metadata (``cluster=quartz``). Runs are read
+    in this process, on ``jobs`` local worker processes or on a Dask ``scheduler`` (or by a
+    ready ``executor``); the results are the same. ``window``: each run is the profile of
+    that span of its trace (``START:END``, as :func:`read`); ``options``: how each run is
+    read (a :class:`cctool.options.ReadOptions`, as :func:`read` takes it)."""
+    from cctool.ensemble import summaries
+    from cctool.ops.runs import group_table, run_table
+
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (), "mean", ex, list(where), _options(options, window))
+    return group_table(found, group_by) if group_by else run_table(found, list(keys))
+
+
+def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
+          group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
+          depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
+          fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+          executor: Executor | None = None, window: str | Window | None = None,
+          options: ReadOptions | None = None, across: str = "runs") -> StatsResult:
+    """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
+    ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
+    per group of ``group_by``; where runs are read as in :func:`runs`.
+
+    ``across="ranks"``: ``paths`` is one HPCToolkit database (v4, or XML with metric-db
+    files) and the statistics are over its ranks, read in parts of whole ranks (on the
+    workers asked for) so that its long table is never held; ``.frame`` is then its tree
+    with each metric combined over the ranks by ``agg``."""
+    from cctool.ops.stats import StatsOptions, ensemble_stats
+
+    opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
+                        depth=depth, threshold=threshold)
+    ex = _executor(executor, jobs, scheduler)
+    if across == "ranks":
+        return _rank_stats(paths, agg, opts, ex)
+    from cctool.ensemble import summaries
+
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where),
+                      _options(options, window))
+    return ensemble_stats(found, opts)
+
+
+def _rank_stats(paths: Sequence[str], agg: str, opts: StatsOptions, ex: Executor
+                ) -> StatsResult:
+    from cctool.ensemble import check_paths, roots
+    from cctool.errors import CctoolError
+    from cctool.ops.stats import rank_stats
+    from cctool.readers.hpctoolkit.in_parts import aggregate_v4
+
+    if len(paths) != 1:
+        raise CctoolError("statistics across ranks take one database")
+    check_paths(ex, paths)
+    with ex.started((), roots(ex, paths)) as running:
+        db = aggregate_v4(paths[0], agg, running, sketch=True, metric=opts.metric)
+    return rank_stats(db.frame, db.partials, db.ranks, opts)
+
+
+def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
+            by: str = "path", key: str | None = None, key_from_name: str | None = None,
+            where: Sequence[str] = (), view: str = "table", weak: bool = False,
+            percent: bool = False, threshold: float = 0.0, top: int | None = None,
+            group_by: str | None = None, fmt: str | None = None,
+            jobs: int | None = None, scheduler: str | None = None,
+            executor: Executor | None = None,
+            options: ReadOptions | None = None) -> ScalingResult | ScalingGroups:
+    """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
+    ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
+    (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
+    (``weak`` scaling, else strong). Runs are read as in :func:`runs` (``options``: how
+    each is read, as :func:`read` takes them)."""
+    from cctool.ensemble import load_runs, scaling_notes, warn_combine
+    from cctool.ops.scaling import ScalingOptions
+    from cctool.ops.scaling import scaling as tabulate
+
+    opts = ScalingOptions(metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
+                          where=tuple(where), view=view, weak=weak, percent=percent,
+                          threshold=threshold, top=top, group_by=group_by)
+    found = load_runs(tuple(paths), fmt, options, _executor(executor, jobs, scheduler))
+    warn_combine(found, metric, agg)
+    result: ScalingResult | ScalingGroups
+    if group_by is not None:
+        from cctool.ops.scaling_groups import scaling_groups
+
+        result = scaling_groups(found, opts)
+    elif by in ("variable", "function"):
+        from cctool.ops.dataobjects import scaling_by_attribute
+
+        result = scaling_by_attribute(found, opts)
+    else:
+        result = tabulate(found, opts)
+    scaling_notes(result, len(found), bool(where))
+    return result
+
+
+def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | None] = (None,),
+              extra: Sequence[str] = (), agg: str = "mean", confidence: float = 0.95,
+              fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
+              executor: Executor | None = None,
+              options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
+    """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` as two
+    samples, per call path, for each of ``metrics`` and ``extra`` (None: the runs' default
+    metric), {metric: comparison}; a change is significant at ``confidence``
+    (Mann-Whitney U). Each run's ranks combine by ``agg``; runs are read as in
+    :func:`runs` (``options``: how, as :func:`read` takes them)."""
+    from cctool.ensemble import compare_sides
+
+    asked = list(dict.fromkeys([*metrics, *extra]))
+    ex = _executor(executor, jobs, scheduler)
+    return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)
