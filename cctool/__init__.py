@@ -17,9 +17,11 @@ if TYPE_CHECKING:
         hot_path,
         imbalance,
         imbalance_report,
+        parse_query,
         peek,
         read,
         read_timeline,
+        read_timeseries,
         runs,
         scaling,
         select,
@@ -39,7 +41,11 @@ _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "
         "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
         "read", "read_timeline", "read_timeseries", "runs", "scaling", "select", "stats",
         "timeline", "timeline_html", "tree")
-__all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", *_API, "show", "widget"]
+__all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div",
+           "groupby", "history_add", "history_check", "history_page", "history_show", "hot_path",
+           "imbalance", "imbalance_report", "parse_query", "peek", "read", "read_timeline",
+           "read_timeseries", "runs", "scaling", "select", "stats", "timeline", "timeline_html",
+           "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -112,7 +112,8 @@ def test_add_a_reader(repo: Path) -> None:
     steps = section("Add a reader")
     module_path = re.search(r"`(cctool/readers/<family>/<format>\.py)`", steps)
     registry = re.search(r"`(cctool/readers/[a-z_]+\.py)`: a row in `READERS`", steps)
-    contract = re.search(r"`(cctool/readers/_contract\.py)`: the module in the `CHECKED`", steps)
+    contract = re.search(r"`(cctool/readers/_contract\.py)`: the module in the `CHECKED`",
+                         steps)
     assert module_path and registry and contract, "the recipe's files moved: update this test"
     (repo / "cctool/readers/trees/tiny.py").write_text(TINY_READER)
     insert_after(repo / registry.group(1), '("hatchet", ',

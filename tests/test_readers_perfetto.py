@@ -18,8 +18,8 @@ from cctool.errors import CctoolWarning, ReaderError
 from cctool.model.timeline import fold
 from cctool.readers import detect, read
 from cctool.readers.stacks import _protobuf
-from cctool.readers.traces import perfetto as reader
 from cctool.readers.timelines import read_timeline
+from cctool.readers.traces import perfetto as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data" / "perfetto"

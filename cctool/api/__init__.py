@@ -42,7 +42,7 @@ from cctool.api.reports import (
     tree,
     tree_report,
 )
-from cctool.api.runs import (
+from cctool.api.ensembles import (
     diff_runs,
     runs,
     scaling,
