@@ -78,7 +78,7 @@ def _frame(profile: Profile, fmt: str | None = None) -> GraphFrame:
 def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
          missing: str = "zero", reverse: bool = False, percent: bool = False,
          normalize: bool = False, extra: Sequence[str] = (),
-         fmt: str | None = None) -> Comparison:
+         fmt: str | None = None, by: str = "path") -> Comparison:
     """``cctool diff``: B − A for every call path (``.result`` is the union tree as a
     GraphFrame, ``.values`` the table of A, B and the change per node).
 
@@ -92,25 +92,28 @@ def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum
         normalize: scale B so that each metric's total equals A's first.
         extra: metrics tabled in ``.values`` without being shown (a gate's).
         fmt: the reader for paths (as ``--from``).
+        by: what is compared: ``path`` (call paths), or ``function``, ``name``, ``file`` or
+            ``module`` (each profile collapsed to one row per value; see
+            :mod:`cctool.ops.compare_by`).
     """
     from cctool.ops.compare import compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=tuple(metrics), agg=agg, percent=percent,
-                          normalize=normalize, reverse=reverse, missing=missing)
+                          normalize=normalize, reverse=reverse, missing=missing, by=by)
     return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
 
 
 def div(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
         missing: str = "zero", reverse: bool = False, normalize: bool = False,
-        extra: Sequence[str] = (), fmt: str | None = None) -> Comparison:
-    """``cctool div``: A / B for every call path (a speedup when A is the slower run);
-    arguments as :func:`diff`."""
+        extra: Sequence[str] = (), fmt: str | None = None, by: str = "path") -> Comparison:
+    """``cctool div``: A / B for every call path (a speedup when A is the slower run), or
+    for every function, file or module (``by``); arguments as :func:`diff`."""
     from cctool.ops.compare import compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="div", metrics=tuple(metrics), agg=agg, normalize=normalize,
-                          reverse=reverse, missing=missing)
+                          reverse=reverse, missing=missing, by=by)
     return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
 
 

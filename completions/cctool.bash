@@ -19,6 +19,7 @@ _cctool() {
         diff:--metric|diff:-m) COMPREPLY=(); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        diff:--by) COMPREPLY=($(compgen -W "path function name file module" -- "$cur")); return;;
         diff:--top) COMPREPLY=(); return;;
         diff:--depth) COMPREPLY=(); return;;
         diff:--threshold) COMPREPLY=(); return;;
@@ -41,6 +42,7 @@ _cctool() {
         div:--metric|div:-m) COMPREPLY=(); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         div:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        div:--by) COMPREPLY=($(compgen -W "path function name file module" -- "$cur")); return;;
         div:--top) COMPREPLY=(); return;;
         div:--depth) COMPREPLY=(); return;;
         div:--threshold) COMPREPLY=(); return;;
@@ -248,8 +250,8 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
-        div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
+        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
+        div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
         groupby) opts="--from --max-nodes --window --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         history) opts="-h --help add check show";;
         history/add) opts="--from --max-nodes --window --key --metric -m --agg -h --help";;

@@ -24,7 +24,7 @@ complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version an
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -32,6 +32,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l metric -s m -x -d 'M
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l reverse -d 'Swap the roles of A and B.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l by -x -a 'path function name file module' -d 'Compare call paths, or each profiles functions, node names, files or m'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l top -x -d 'The N largest changes (a table unless --to says otherwise).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l depth -x -d 'Tree: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l threshold -x -d 'Tree: hide subtrees below this fraction of the heaviest root.'
@@ -59,7 +60,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also 
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write an interactive HTML page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -67,6 +68,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l metric -s m -x -d 'Me
 complete -c cctool -n '__fish_seen_subcommand_from div' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l reverse -d 'Swap the roles of A and B.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l by -x -a 'path function name file module' -d 'Compare call paths, or each profiles functions, node names, files or m'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l top -x -d 'The N largest changes (a table unless --to says otherwise).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l depth -x -d 'Tree: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l threshold -x -d 'Tree: hide subtrees below this fraction of the heaviest root.'

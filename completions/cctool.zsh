@@ -42,6 +42,7 @@ _cctool() {
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
+                    ''--by'[Compare call paths, or each profiles functions, node names, files or m]:value:(path function name file module)' \
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
@@ -77,6 +78,7 @@ _cctool() {
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
+                    ''--by'[Compare call paths, or each profiles functions, node names, files or m]:value:(path function name file module)' \
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \

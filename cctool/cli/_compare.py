@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 TABLE_TOP = 20  # rows of --to table / markdown when --top is not given
+# ops.compare_by.BY, spelled here so that --help imports no op (a test keeps them equal)
+COMPARE_BY = ("path", "function", "name", "file", "module")
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,9 @@ def compare_options(f: F) -> F:
                      show_default=True,
                      help="What a node missing from one side counts as there."),
         click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
+        click.option("--by", type=click.Choice(COMPARE_BY), default="path", show_default=True,
+                     help="Compare call paths, or each profile's functions, node names, "
+                     "files or modules (whatever the call paths)."),
         click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
                      help="The N largest changes (a table unless --to says otherwise)."),
         click.option("--depth", type=click.IntRange(min=1), default=None,
@@ -122,7 +127,7 @@ def run(a: str, b: str, fmt: str | None, opts: CompareOptions,
     call = api.diff if opts.op == "sub" else api.div
     args: dict[str, Any] = {"percent": opts.percent} if opts.op == "sub" else {}
     return call(gf_a, gf_b, metrics=opts.metrics, agg=opts.agg, missing=opts.missing,
-                reverse=opts.reverse, normalize=opts.normalize,
+                reverse=opts.reverse, normalize=opts.normalize, by=opts.by,
                 extra=[c.metric for c in conditions], **args)
 
 

@@ -28,7 +28,8 @@ from cctool.cli._options import output_options
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
-         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, percent: bool,
+         metrics: tuple[str, ...], agg: str, missing: str, reverse: bool, by: str,
+         percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
          jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
@@ -56,6 +57,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
+      cctool diff tau-profiles/ scorep.cubex --by function --top 20
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --junit gate.xml --markdown report.md
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
@@ -74,13 +76,13 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if to == "junit" and not fail_if:  # two profiles or repeated runs alike
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     sides = _ensemble_diff.ensemble_sides(profile_a, profile_b, fmt)
-    if to == "folded" and (sides is not None or percent or html is not None):
+    if to == "folded" and (sides is not None or percent or html is not None or by != "path"):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
-                               "two profiles, without --percent or --html")
+                               "two profiles, without --percent, --html or --by")
     if sides is not None:
-        if html is not None or normalize or percent:
-            raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
-                                   "not to folders of runs")
+        if html is not None or normalize or percent or by != "path":
+            raise click.UsageError("--html, --normalize, --percent and --by apply to two "
+                                   "profiles, not to folders of runs")
         _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
                            fail_if, (confidence, correction), where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "jobs": jobs,
@@ -90,7 +92,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
-                          normalize=normalize, reverse=reverse, missing=missing)
+                          normalize=normalize, reverse=reverse, missing=missing, by=by)
     to = _compare.resolve_to(ctx, to, view.top)
     if to == "folded":
         from cctool.cli._exports import write_diff_folded
