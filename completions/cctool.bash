@@ -36,6 +36,7 @@ _cctool() {
         diff:--scheduler-timeout) COMPREPLY=(); return;;
         diff:--min-workers) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded html text" -- "$cur")); return;;
+        diff:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--window) COMPREPLY=(); return;;
@@ -250,7 +251,7 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
+        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --view --annotations -h --help";;
         div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
         groupby) opts="--from --max-nodes --window --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         history) opts="-h --help add check show";;

@@ -24,7 +24,7 @@ complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version an
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --view' -F
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -58,6 +58,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l junit -r -F -d 'Also
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l markdown -r -F -d 'Also write the Markdown report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also write the JSON report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write an interactive HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l view -x -a 'top-down bottom-up flat' -d 'The change per call path (top-down), per function with its callers (bo'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --to' -F

@@ -68,6 +68,7 @@ _cctool() {
                     ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
                     ''--json'[Also write the JSON report to FILE.]:value:_files' \
                     ''--html'[Write an interactive HTML page instead.]:value:_files' \
+                    ''--view'[The change per call path (top-down), per function with its callers (bo]:value:(top-down bottom-up flat)' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

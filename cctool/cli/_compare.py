@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -99,11 +98,10 @@ def compare_options(f: F) -> F:
 
 
 def labels(a: str, b: str) -> tuple[str, str]:
-    """Short names of the two inputs for summaries (file or folder names)."""
-    def name(p: str) -> str:
-        return p if p == "-" else (Path(p).name or p)
+    """Short names of the two inputs for summaries (file or folder names, told apart)."""
+    from cctool.render.values import input_names
 
-    return name(a), name(b)
+    return input_names(a.rstrip("/") or a, b.rstrip("/") or b)
 
 
 def run(a: str, b: str, fmt: str | None, opts: CompareOptions,

@@ -25,6 +25,10 @@ from cctool.cli._options import output_options
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive HTML page instead.")
+@click.option("--view", "view_kind", type=click.Choice(["top-down", "bottom-up", "flat"]),
+              default="top-down", show_default=True,
+              help="The change per call path (top-down), per function with its callers "
+              "(bottom-up) or per module, file and function (flat), as tree --view.")
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
@@ -34,7 +38,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
          jobs: int | None, scheduler: str | None, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
-         annotations: str | None,
+         annotations: str | None, view_kind: str,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
@@ -57,13 +61,14 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
+      cctool diff base.cct new.cct --view bottom-up --to json
       cctool diff tau-profiles/ scorep.cubex --by function --top 20
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --junit gate.xml --markdown report.md
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
       cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
     """
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
     from cctool.cli import _ensemble_diff
     from cctool.cli._html import page_file
@@ -79,10 +84,13 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if to == "folded" and (sides is not None or percent or html is not None or by != "path"):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
                                "two profiles, without --percent, --html or --by")
+    if view_kind != "top-down" and (html is not None or to not in ("tree", "json", "csv")):
+        raise click.UsageError(f"--view {view_kind} writes text, json or csv (the page has "
+                               "every view)")
     if sides is not None:
-        if html is not None or normalize or percent or by != "path":
-            raise click.UsageError("--html, --normalize, --percent and --by apply to two "
-                                   "profiles, not to folders of runs")
+        if html is not None or normalize or percent or by != "path" or view_kind != "top-down":
+            raise click.UsageError("--html, --normalize, --percent, --by and --view apply to "
+                                   "two profiles, not to folders of runs")
         _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
                            fail_if, (confidence, correction), where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "jobs": jobs,
@@ -110,6 +118,11 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
                                                 view.precision, info))
     if html is not None:
         _compare.write_html(html, cmp, view, names, annotations=annotations)
+    elif view_kind != "top-down":
+        from cctool.cli._views import emit_view
+
+        emit_view(ctx, cmp.result, view_kind, replace(tree, metrics=cmp.shown[:1]), "name",
+                  False, view.width, "text" if to == "tree" else to, output)  # no % of a change
     elif to != "folded":
         _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results, info)
     _compare.finish_gate(ctx, results, view.precision)
