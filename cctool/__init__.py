@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
-        "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
-        "select", "stats", "timeline", "timeline_html", "tree")
+        "history_show", "hot_path", "imbalance", "query_table", "read", "read_timeline", "runs",
+        "scaling", "select", "stats", "timeline", "timeline_html", "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
-           "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-           "timeline_html", "tree", "show", "widget"]
+           "imbalance", "query_table", "read", "read_timeline", "runs", "scaling", "select",
+           "stats", "timeline", "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
@@ -153,18 +153,51 @@ def imbalance(profile: Profile, *, metric: str | None = None, by: str | None = N
     return measure(gf, gf.resolve_metric(metric), by or default_dimension(gf), threshold, top)
 
 
+@overload
 def select(profile: Profile, query: str | Query, *, squash: bool = True,
-          keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
-          fmt: str | None = None) -> GraphFrame:
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame: ...
+
+
+@overload
+def select(profile: list[Profile] | tuple[Profile, ...], query: str | Query, *,
+           squash: bool = True, keep_inclusive: bool = False, ranks: str = "aggregate",
+           agg: str = "sum", fmt: str | None = None) -> list[GraphFrame]: ...
+
+
+def select(profile: Profile | list[Profile] | tuple[Profile, ...], query: str | Query, *,
+           squash: bool = True, keep_inclusive: bool = False, ranks: str = "aggregate",
+           agg: str = "sum", fmt: str | None = None) -> GraphFrame | list[GraphFrame]:
     """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
     package): the nodes ``query`` matches (either dialect's text, or a parsed
     query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
-    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values."""
-    from cctool.ops.query import filter_graph, match_nodes
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
+    Given a list of profiles (an ensemble), the list of their results, each as if selected
+    alone (:func:`query_table` lines them up by call path)."""
+    from cctool.ops.ensemble_query import select_runs
 
-    gf = _frame(profile, fmt)
-    ids = match_nodes(gf, query, ranks=ranks, agg=agg)
-    return lift(filter_graph(gf, ids, squash=squash, keep_inclusive=keep_inclusive))
+    many = isinstance(profile, list | tuple)
+    given: Sequence[Profile] = profile if isinstance(profile, list | tuple) else [profile]
+    frames = [_frame(p, fmt) for p in given]
+    out = [lift(gf) for gf in select_runs(frames, query, squash=squash,
+                                          keep_inclusive=keep_inclusive, ranks=ranks, agg=agg)]
+    return out if many else out[0]
+
+
+def query_table(runs: Sequence[Profile], query: str | Query, *, metric: str | None = None,
+                labels: Sequence[str] = (), squash: bool = True, keep_inclusive: bool = False,
+                ranks: str = "aggregate", agg: str = "sum",
+                fmt: str | None = None) -> pl.DataFrame:
+    """``cctool query RUNS/ QUERY``: ``query`` selected in every run (as :func:`select`),
+    then one table, a row per call path and a column per run (``labels``, default the runs'
+    file names told apart) with the value of ``metric`` there."""
+    from cctool.ops.ensemble_query import path_table, select_runs
+    from cctool.render.values import run_labels
+
+    frames = [_frame(p, fmt) for p in runs]
+    picked = select_runs(frames, query, squash=squash, keep_inclusive=keep_inclusive,
+                         ranks=ranks, agg=agg)
+    return path_table(picked, list(labels) or run_labels([str(p) for p in runs]), metric, agg)
 
 
 def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,

@@ -72,6 +72,9 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     leaves. Combined as (QUERY and every --and, or any --or) minus every --not; QUERY may
     be left out when --not is given.
 
+    A folder of several runs gives one table: the query selects in every run as it would
+    alone, and each call path it keeps is a row, with its value (--metric) in each run.
+
     Output: --to wins; else -o FILE picks by suffix (.cct, .json, .csv, other: tree text),
     -o - writes a .cct to stdout for pipelines, and no -o prints the tree. A .cct is never
     written to a terminal. When nothing matches, "no nodes matched" goes to stderr, the
@@ -84,6 +87,7 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
                         AND q."time (inc)" > 1'
       cctool query db/ --not '[{"name": "MPI_Init"}, "*"]' -o - | cctool tree -
       cctool query db/ '["*", {"time": "> 0"}]' --ranks all -o kept.cct
+      cctool query runs/ '["*", {"name": "MPI_.*"}]' -m "Total time (inc)" --to csv
     """
     from cctool.cli._io import load
     from cctool.ops.query import filter_graph, match_nodes
@@ -91,6 +95,11 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
 
     fmt_out = _output_format(to, output)
     q = _combined(query_text, ands, ors, nots)
+    runs = _runs(profile, fmt)
+    if runs is not None:  # an ensemble: one table, a row per call path, a column per run
+        _emit_runs(ctx, runs, q, fmt, fmt_out, output or "-", metrics, ranks, agg,
+                   (not no_squash, keep_inclusive), precision, width)
+        return
     gf = load(profile, fmt)
     ids = match_nodes(gf, q, ranks=ranks, agg=agg)
     if ids.size == 0:
@@ -114,6 +123,49 @@ def _combined(text: str | None, ands: tuple[str, ...], ors: tuple[str, ...],
     for n in nots:
         q = q & ~parse_query(n)
     return q
+
+
+def _runs(profile: str, fmt: str | None) -> list[str] | None:
+    """The runs of a folder that holds several (an ensemble), else None."""
+    import os
+
+    if profile == "-" or not os.path.isdir(profile):
+        return None
+    from cctool.cli._ensemble import run_paths
+    from cctool.errors import CctoolError
+
+    try:
+        runs = run_paths([profile], fmt)
+    except CctoolError:
+        return None  # let the one-profile path report it
+    return runs if len(runs) > 1 else None
+
+
+def _emit_runs(ctx: click.Context, runs: list[str], q: Query, fmt: str | None, to: str,
+               output: str, metrics: tuple[str, ...], ranks: str, agg: str,
+               squash: tuple[bool, bool], precision: int, width: int | None) -> None:
+    """``query`` over an ensemble: the path x run table as text, JSON or CSV."""
+    from cctool import api
+    from cctool.cli._io import emit_renderable, emit_table
+
+    if to == "cct" or len(metrics) > 1:
+        raise click.UsageError("a query over several runs writes one table of one metric "
+                               "(--to tree|json|csv, at most one --metric)")
+    table = api.query_table(runs, q, metric=metrics[0] if metrics else None, ranks=ranks,
+                            agg=agg, squash=squash[0], keep_inclusive=squash[1], fmt=fmt)
+    if table.height == 0:
+        click.echo("no nodes matched", err=True)
+    first = api.read(runs[0], fmt)
+    metric = first.resolve_metric(metrics[0] if metrics else None)
+    if to == "tree":
+        from cctool.render.ensemble import query_table
+
+        emit_renderable(ctx, query_table(table, metric, first.metric(metric), precision),
+                        output, width)
+    else:
+        unit = first.metric(metric).unit
+        emit_table(table, to, output, {c: None if unit == "unknown" else unit
+                                       for c in table.columns if c != "path"})
 
 
 def _output_format(to: str | None, output: str | None) -> str:

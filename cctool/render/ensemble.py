@@ -109,6 +109,20 @@ def number_text(value: float) -> str:
     return f"{value:.10g}"
 
 
+def query_table(table: pl.DataFrame, metric: str, info: Metric | None,
+                precision: int = 4) -> FitTable:
+    """An ensemble query's table (call path x run, :mod:`cctool.ops.ensemble_query`): the
+    call path, then the value per run (``-`` where the run's result lacks the path); runs
+    past the console's width give way from the last."""
+    runs = [c for c in table.columns if c != "path"]
+    columns = [Column("call path", [str(p) for p in table["path"].to_list()], "name")]
+    for c in runs:
+        columns.append(Column(c, [format_value(v, info, precision) if v is not None else "-"
+                                  for v in table[c].to_list()]))
+    return FitTable(columns, runs[:0:-1], title=f"{metric} per call path and run",
+                    hint="see --to csv")
+
+
 def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     """Per-path statistics as an indented tree table, values scaled with their unit; with
     groups, the group's value on its first row. Percentiles, std, median, min and max give

@@ -191,6 +191,19 @@ def input_names(a: str, b: str) -> tuple[str, str]:
     return name(pa), name(pb)
 
 
+def run_labels(paths: list[str]) -> list[str]:
+    """Short distinct names of runs: their file names, or as many trailing path parts as
+    tell them all apart (``a/x.cali``, ``b/x.cali``); the paths themselves otherwise."""
+    from pathlib import PurePath
+
+    parts = [PurePath(p.rstrip("/") or p).parts or (p,) for p in paths]
+    for k in range(1, max((len(x) for x in parts), default=1) + 1):
+        names = ["/".join(x[-k:]) for x in parts]
+        if len(set(names)) == len(names):
+            return names
+    return list(paths)
+
+
 def carries_unit(fmt: ValueFormat) -> bool:
     """Does a formatted value of ``fmt`` say its unit (``2.4 ms``, ``1.5 GiB``, ``45.1%``,
     ``0.58x``)? Else a header, a legend or :func:`with_unit` names it."""
