@@ -154,3 +154,41 @@ def test_one_sided_rows_are_marked_and_same_names_told_apart(
                                    "3", "--html", str(tmp_path / "same.html")])
     assert res.exit_code == 0, res.stderr
     assert "<title>run1/x.cali → run2/x.cali</title>" in (tmp_path / "same.html").read_text()
+
+
+def test_page_of_repeated_runs_has_p_values_and_intervals(browser: Any, tmp_path: Path) -> None:
+    """``diff base/ slow/ --html`` (five Caliper runs a side): per call path the medians, the
+    change, the shift's interval and the p-value of ``diff base/ slow/ --to csv``."""
+    import polars as pl
+
+    runs = Path(__file__).parent / "data" / "caliper-ensemble"
+    base, slow = runs / "base", runs / "slow"
+    html = tmp_path / "runs.html"
+    res = CliRunner().invoke(cli, ["diff", str(base), str(slow), "--html", str(html)])
+    assert res.exit_code == 0, res.stderr
+    csv = CliRunner().invoke(cli, ["diff", str(base), str(slow), "--to", "csv"])
+    assert csv.exit_code == 0, csv.stderr
+    want = {r["path"]: r for r in pl.read_csv(csv.stdout.encode()).iter_rows(named=True)}
+    from cctool.readers import read
+
+    page = Page(browser, read(base / "run1.cali"), tmp_path / "page.html", html=html.read_text(),
+                pane="table")
+    try:
+        got = page.js("""() => { const r = CCT.table.rows, m = CCT.model;
+          const path = (i) => { const out = [];
+            for (let j = i; j >= 0; j = m.parent[j]) out.push(m.name(j));
+            return out.reverse().join(" / "); };
+          return { labels: r.cols.map(c => c.label), sort: r.sort, rows: Array.from({ length: r.n },
+            (_, i) => [path(i), ...r.cols.map(c => c.values[i])]) }; }""")
+        assert got["labels"] == ["median A", "median B", "median B − median A", "change %",
+                                 "shift", "95% low", "95% high", "p-value"]
+        assert got["sort"] == {"col": 2, "desc": True, "abs": True}
+        assert len(got["rows"]) == len(want) - 1  # every call path; the total is the root's
+        for path, *vals in got["rows"]:
+            w = want[path]
+            expect = [w["median A"], w["median B"], w["change"], w["percent"], w["shift"],
+                      w["low"], w["high"], w["p"]]
+            assert vals == pytest.approx(expect, rel=1e-9, abs=1e-15), path
+        assert page.errors == []
+    finally:
+        page.page.close()

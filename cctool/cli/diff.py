@@ -88,13 +88,14 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         raise click.UsageError(f"--view {view_kind} writes text, json or csv (the page has "
                                "every view)")
     if sides is not None:
-        if html is not None or normalize or percent or by != "path" or view_kind != "top-down":
-            raise click.UsageError("--html, --normalize, --percent, --by and --view apply to "
-                                   "two profiles, not to folders of runs")
+        if annotations is not None or normalize or percent or by != "path" or \
+                view_kind != "top-down":
+            raise click.UsageError("--annotations, --normalize, --percent, --by and --view "
+                                   "apply to two profiles, not to folders of runs")
         _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt, metrics, agg,
                            fail_if, (confidence, correction), where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "jobs": jobs,
-                            "scheduler": scheduler, "side": side})
+                            "scheduler": scheduler, "side": side, "html": html})
         return
     from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions

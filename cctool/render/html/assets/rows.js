@@ -27,8 +27,9 @@
   function heading(model, name, kind) {
     const k = model.metricIndex.get(name), group = k === undefined ? "" : model.metrics[k].group;
     const side = /\[([AB])\]$/.exec(name), change = model.data.changeLabel;
-    if (side) return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
-    if (group === "change" && change) return { label: `${change} ${kind}`, title: `${name}: ${change}` };
+    const stat = model.data.comparison && model.data.comparison.stat; // "median": runs compared
+    if (side) return { label: stat ? `${stat} ${side[1]}` : `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
+    if (group === "change" && change) return { label: stat ? change : `${change} ${kind}`, title: `${name}: ${change}` };
     return { label: kind, title: name };
   }
 
@@ -183,7 +184,8 @@
     }
     if (me !== mi) cols.push({ ...col(me.name, "exclusive"), diverge: sub, change: true });
     const rest = model.metrics.filter((m) => !used.has(m.name) && m.percentOf === undefined && !/ \[%\]$/.test(m.name))
-      .map((m) => ({ ...named(model, m), unit: m.unit, whole: m.whole, values: m.values }));
+      .map((m) => ({ ...(m.group === "rank test" ? { label: m.name, title: `${m.name}: ${model.data.subtitle}` } : named(model, m)),
+        unit: m.unit, whole: m.whole, values: m.values }));
     return { cols: cols.concat(rest), sort: [cols.findIndex((c) => c.change), true, sub] };
   }
 
