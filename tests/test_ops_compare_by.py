@@ -223,3 +223,31 @@ def test_cli_choices_are_the_keys() -> None:
     from cctool.ops.compare_by import BY
 
     assert COMPARE_BY == BY
+
+
+def test_gate_and_views_by_function(tau_scorep, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tau, scorep, cmp = tau_scorep
+    run = CliRunner().invoke
+    # MPI_Bcast grew from 1.4 ms to 8.7 s: a function past 1 s trips the gate (exit 1).
+    res = run(cli, ["diff", str(tau), str(scorep), "--by", "function", "-m", "time",
+                    "--fail-if", "time > 1s", "--to", "csv"])
+    assert res.exit_code == 1 and "MPI_Bcast" in res.stderr
+    ok = run(cli, ["diff", str(tau), str(scorep), "--by", "function", "-m", "time",
+                   "--fail-if", "time > 10s", "--to", "csv"])
+    assert ok.exit_code == 0 and "gate passed" in ok.stderr
+    flat = run(cli, ["diff", str(tau), str(scorep), "--by", "function", "-m", "time (inc)",
+                     "--view", "flat", "--to", "json"])
+    assert flat.exit_code == 0, flat.stderr
+    for flags in (["--view", "bottom-up", "--to", "markdown"],
+                  ["--view", "flat", "--html", str(tmp_path / "x.html")]):
+        bad = run(cli, ["diff", str(tau), str(scorep), *flags])
+        assert bad.exit_code == 2 and "--view" in bad.stderr, flags
+    assert not (tmp_path / "x.html").exists()
+    assert cmp.opts.by == "function"
+
+
+def test_by_refused_for_folders_of_runs() -> None:
+    runs = Path(__file__).parent / "data" / "caliper-ensemble"
+    res = CliRunner().invoke(cli, ["diff", str(runs / "base"), str(runs / "slow"), "--by",
+                                   "function"])
+    assert res.exit_code == 2 and "--by" in res.stderr and "folders of runs" in res.stderr
