@@ -77,9 +77,8 @@ def compare_options(f: F) -> F:
                      show_default=True,
                      help="What a node missing from one side counts as there."),
         click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
-        click.option("--by", type=click.Choice(COMPARE_BY), default="path", show_default=True,
-                     help="Compare call paths, or each profile's functions, node names, "
-                     "files or modules (whatever the call paths)."),
+        click.option("--by", type=click.Choice(COMPARE_BY), default="path", metavar="KEY",
+                     help="Rows: path, function, name, file, module."),
         click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
                      help="The N largest changes (a table unless --to says otherwise)."),
         click.option("--depth", type=click.IntRange(min=1), default=None,
@@ -247,9 +246,8 @@ def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[st
 def gate_options(f: F) -> F:
     """``--fail-if`` (repeatable), ``--where`` and ``--min-value``."""
     f = click.option("--min-value", callback=_parse_min_value, default=None, metavar="X",
-                     help="Gate: ignore nodes whose A and B values are both below X "
-                     "(e.g. 1ms or 1KiB; a plain number only for metrics with no time or size "
-                     "unit, such as event counts).")(f)
+                     help="Gate: ignore nodes with A and B below X (1ms, 1KiB; a plain "
+                     "number for counts).")(f)
     f = click.option("--where", default=None, metavar="QUERY",
                      help="Gate: check only the nodes this query matches.")(f)
     return click.option("--fail-if", "fail_if", multiple=True, callback=_parse_conditions,

@@ -26,9 +26,7 @@ from cctool.cli._options import output_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive HTML page instead.")
 @click.option("--view", "view_kind", type=click.Choice(["top-down", "bottom-up", "flat"]),
-              default="top-down", show_default=True,
-              help="The change per call path (top-down), per function with its callers "
-              "(bottom-up) or per module, file and function (flat), as tree --view.")
+              default="top-down", metavar="KIND", help="top-down, bottom-up or flat rows.")
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
@@ -61,8 +59,6 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     Example:
       cctool diff base/ new/ --metric "time (inc)" --depth 6
       cctool diff base.cct new.cct --percent --top 20
-      cctool diff base.cct new.cct --view bottom-up --to json
-      cctool diff tau-profiles/ scorep.cubex --by function --top 20
       cctool diff base.cct new.cct --fail-if 'time (inc) > 5%' --min-value 1ms \\
           --junit gate.xml --markdown report.md
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
