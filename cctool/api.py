@@ -186,18 +186,20 @@ def select(profile: Profile | list[Profile] | tuple[Profile, ...], query: str | 
 
 def query_table(runs: Sequence[Profile], query: str | Query, *, metric: str | None = None,
                 labels: Sequence[str] = (), squash: bool = True, keep_inclusive: bool = False,
-                ranks: str = "aggregate", agg: str = "sum",
+                ranks: str = "aggregate", agg: str = "sum", stats: bool = False,
                 fmt: str | None = None) -> pl.DataFrame:
     """``cctool query RUNS/ QUERY``: ``query`` selected in every run (as :func:`select`),
     then one table, a row per call path and a column per run (``labels``, default the runs'
-    file names told apart) with the value of ``metric`` there."""
-    from cctool.ops.ensemble_query import path_table, select_runs
+    file names told apart) with the value of ``metric`` there; with ``stats``, per call path
+    the statistics of those values over the runs that hold it instead."""
+    from cctool.ops.ensemble_query import path_stats, path_table, select_runs
     from cctool.render.values import run_labels
 
     frames = [_frame(p, fmt) for p in runs]
     picked = select_runs(frames, query, squash=squash, keep_inclusive=keep_inclusive,
                          ranks=ranks, agg=agg)
-    return path_table(picked, list(labels) or run_labels([str(p) for p in runs]), metric, agg)
+    table = path_table(picked, list(labels) or run_labels([str(p) for p in runs]), metric, agg)
+    return path_stats(table) if stats else table
 
 
 def groupby(profile: Profile, by: str, *, agg: str = "sum", data: bool = False,

@@ -261,7 +261,7 @@ _cctool() {
         hot-path) opts="--from --max-nodes --window --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --window --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --window --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
+        query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --stats --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;

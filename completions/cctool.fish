@@ -213,6 +213,7 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l agg -x -a 'sum mean
 complete -c cctool -n '__fish_seen_subcommand_from query' -l no-squash -d 'Keep the whole tree and drop only the unmatched nodes metric rows; unm'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l keep-inclusive -d 'Keep the original inclusive values instead of recomputing them.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l stats -d 'A folder of runs: per call path, statistics over the runs.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l depth -x -d 'Tree/records: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l precision -x -d 'Tree: significant digits of the values shown.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l width -x -d 'Text width (default: the terminals, else $COLUMNS, else 120).'

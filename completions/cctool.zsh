@@ -227,6 +227,7 @@ _cctool() {
                     ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
+                    ''--stats'[A folder of runs: per call path, statistics over the runs.]' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Tree: significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \

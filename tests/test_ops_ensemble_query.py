@@ -100,3 +100,24 @@ def test_select_on_a_list_of_frames(runs: Path) -> None:
         gf.validate()
     table = cctool.query_table(frames, QUERY, metric=METRIC, labels=[f.stem for f in files])
     assert table.columns == ["path", *(f.stem for f in files)]
+
+
+def test_stats_over_the_runs(runs: Path) -> None:
+    import statistics
+
+    per_run = CliRunner().invoke(cli, ["query", str(runs), QUERY, "-m", METRIC, "--to", "json"])
+    stats = CliRunner().invoke(cli, ["query", str(runs), QUERY, "-m", METRIC, "--stats",
+                                     "--to", "json"])
+    assert per_run.exit_code == 0 and stats.exit_code == 0, stats.stderr
+    rows = {r["path"]: r for r in json.loads(stats.stdout)["rows"]}
+    for r in json.loads(per_run.stdout)["rows"]:
+        vals = [v for k, v in r.items() if k != "path" and v is not None]
+        got = rows[r["path"]]
+        assert got["runs"] == len(vals)
+        assert got["mean [s]"] == pytest.approx(statistics.mean(vals), rel=1e-12)
+        assert got["median [s]"] == pytest.approx(statistics.median(vals), rel=1e-12)
+        assert got["min [s]"] == min(vals) and got["max [s]"] == max(vals)
+        if len(vals) > 1:
+            assert got["std [s]"] == pytest.approx(statistics.stdev(vals), rel=1e-9)
+    one = CliRunner().invoke(cli, ["query", str(runs / "27_cores.cali"), QUERY, "--stats"])
+    assert one.exit_code == 2 and "--stats" in one.stderr

@@ -45,6 +45,8 @@ FORMATS = ("tree", "cct", "json", "csv")
 @click.option("--keep-inclusive", is_flag=True,
               help="Keep the original inclusive values instead of recomputing them.")
 @metric_option
+@click.option("--stats", is_flag=True,
+              help="A folder of runs: per call path, statistics over the runs.")
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Tree/records: show this many levels (roots are level 1).")
 @click.option("--precision", type=click.IntRange(min=1, max=15), default=4, show_default=True,
@@ -59,7 +61,7 @@ FORMATS = ("tree", "cct", "json", "csv")
 def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | None,
           ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
           agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],
-          depth: int | None, precision: int, width: int | None, to: str | None,
+          stats: bool, depth: int | None, precision: int, width: int | None, to: str | None,
           output: str | None) -> None:
     """Keep the call paths that match QUERY: every node on a matching path stays, each hangs
     under its nearest kept ancestor, siblings that became the same frame merge, and
@@ -73,7 +75,8 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     be left out when --not is given.
 
     A folder of several runs gives one table: the query selects in every run as it would
-    alone, and each call path it keeps is a row, with its value (--metric) in each run.
+    alone, and each call path it keeps is a row, with its value (--metric) in each run
+    (--stats: its count, mean, std, min, median and max over the runs that hold it).
 
     Output: --to wins; else -o FILE picks by suffix (.cct, .json, .csv, other: tree text),
     -o - writes a .cct to stdout for pipelines, and no -o prints the tree. A .cct is never
@@ -98,8 +101,10 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     runs = _runs(profile, fmt)
     if runs is not None:  # an ensemble: one table, a row per call path, a column per run
         _emit_runs(ctx, runs, q, fmt, fmt_out, output or "-", metrics, ranks, agg,
-                   (not no_squash, keep_inclusive), precision, width)
+                   (not no_squash, keep_inclusive, stats), precision, width)
         return
+    if stats:
+        raise click.UsageError("--stats applies to a folder of several runs")
     gf = load(profile, fmt)
     ids = match_nodes(gf, q, ranks=ranks, agg=agg)
     if ids.size == 0:
@@ -143,7 +148,7 @@ def _runs(profile: str, fmt: str | None) -> list[str] | None:
 
 def _emit_runs(ctx: click.Context, runs: list[str], q: Query, fmt: str | None, to: str,
                output: str, metrics: tuple[str, ...], ranks: str, agg: str,
-               squash: tuple[bool, bool], precision: int, width: int | None) -> None:
+               how: tuple[bool, bool, bool], precision: int, width: int | None) -> None:
     """``query`` over an ensemble: the path x run table as text, JSON or CSV."""
     from cctool import api
     from cctool.cli._io import emit_renderable, emit_table
@@ -152,7 +157,8 @@ def _emit_runs(ctx: click.Context, runs: list[str], q: Query, fmt: str | None, t
         raise click.UsageError("a query over several runs writes one table of one metric "
                                "(--to tree|json|csv, at most one --metric)")
     table = api.query_table(runs, q, metric=metrics[0] if metrics else None, ranks=ranks,
-                            agg=agg, squash=squash[0], keep_inclusive=squash[1], fmt=fmt)
+                            agg=agg, squash=how[0], keep_inclusive=how[1], stats=how[2],
+                            fmt=fmt)
     if table.height == 0:
         click.echo("no nodes matched", err=True)
     first = api.read(runs[0], fmt)
@@ -165,7 +171,7 @@ def _emit_runs(ctx: click.Context, runs: list[str], q: Query, fmt: str | None, t
     else:
         unit = first.metric(metric).unit
         emit_table(table, to, output, {c: None if unit == "unknown" else unit
-                                       for c in table.columns if c != "path"})
+                                       for c in table.columns if c not in ("path", "runs")})
 
 
 def _output_format(to: str | None, output: str | None) -> str:

@@ -8,6 +8,10 @@ into one table, a row per call path and a column per run, each cell the value th
 query result shows for the path (locations combined with ``agg``; siblings with one frame,
 HPCToolkit's per-call-site duplicates, summed), null where the path is not in that run's
 result. A run where nothing matches keeps its column, all null.
+
+:func:`path_stats` summarises that table per call path over the runs that hold the path, as
+``cctool stats`` does: ``runs`` (how many), ``mean``, ``std`` (sample), ``min``, ``median``
+and ``max``.
 """
 
 from __future__ import annotations
@@ -60,3 +64,17 @@ def path_table(frames: Sequence[GraphFrame], labels: Sequence[str],
                     .group_by("_id").agg(pl.col(label).sum()))
         table = table.join(per_path, on="_id", how="left")
     return table.sort(PATH).drop("_id")
+
+
+STATS = ("runs", "mean", "std", "min", "median", "max")
+
+
+def path_stats(table: pl.DataFrame) -> pl.DataFrame:
+    """Per row of a :func:`path_table`, the statistics (:data:`STATS`) of its runs' values
+    (null cells left out)."""
+    runs = [c for c in table.columns if c != PATH]
+    long = table.select(PATH, pl.concat_list(runs).list.drop_nulls().alias("_v"))
+    v = pl.col("_v").list
+    return long.select(PATH, v.len().cast(pl.Int64).alias("runs"), v.mean().alias("mean"),
+                       v.std().alias("std"), v.min().alias("min"),
+                       v.median().alias("median"), v.max().alias("max"))

@@ -112,14 +112,18 @@ def number_text(value: float) -> str:
 def query_table(table: pl.DataFrame, metric: str, info: Metric | None,
                 precision: int = 4) -> FitTable:
     """An ensemble query's table (call path x run, :mod:`cctool.ops.ensemble_query`): the
-    call path, then the value per run (``-`` where the run's result lacks the path); runs
-    past the console's width give way from the last."""
-    runs = [c for c in table.columns if c != "path"]
+    call path, then the value per run (``-`` where the run's result lacks the path), or the
+    statistics over the runs (``runs``: how many hold the path); columns past the console's
+    width give way from the last."""
+    values = [c for c in table.columns if c not in ("path", "runs")]
     columns = [Column("call path", [str(p) for p in table["path"].to_list()], "name")]
-    for c in runs:
+    if "runs" in table.columns:
+        columns.append(Column("runs", [str(v) for v in table["runs"].to_list()]))
+    for c in values:
         columns.append(Column(c, [format_value(v, info, precision) if v is not None else "-"
                                   for v in table[c].to_list()]))
-    return FitTable(columns, runs[:0:-1], title=f"{metric} per call path and run",
+    what = "over the runs" if "runs" in table.columns else "and run"
+    return FitTable(columns, values[:0:-1], title=f"{metric} per call path {what}",
                     hint="see --to csv")
 
 
