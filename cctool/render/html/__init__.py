@@ -221,11 +221,12 @@ def _change_views(cmp: Comparison, settings: dict[str, Any], priority: str,
 
     from cctool.render.html import _views
 
-    views = _views.table_views(cmp.result, priority)
-    for rows in views.values():
-        rows["total"] = None
-    settings["views"] = views
-    settings["viewKinds"] = list(views)
+    if not cmp.opts.percent:  # percentages of A do not add up over contexts
+        views = _views.table_views(cmp.result, priority)
+        for rows in views.values():
+            rows["total"] = None
+        settings["views"] = views
+        settings["viewKinds"] = list(views)
     size = np.abs(np.nan_to_num(change))
     settings["hotPath"] = _hot_path(cmp.result, size)
     settings["hotRoots"] = _views.hot_roots(cmp.result, size)

@@ -40,7 +40,7 @@
         b.addEventListener("click", () => this.setKind(b.dataset.kind, true));
         if (b.dataset.kind !== "top-down" && !(model.data.viewKinds || []).includes(b.dataset.kind)) {
           b.disabled = true;
-          b.title = "This page has no such rows (a page of ratios shows its top-down tree: ratios do not add up over calls)";
+          b.title = "This page has no such rows (ratios, percentages and medians do not add up over calls)";
         }
       });
       $("reset").addEventListener("click", () => this.reset());
