@@ -50,11 +50,11 @@ def _tau_functions(folder: Path) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _tree_functions(gf) -> dict[str, tuple[float, float]]:  # type: ignore[no-untyped-def]
+def _tree_functions(gf, metric: str = "time") -> dict[str, tuple[float, float]]:  # type: ignore[no-untyped-def]
     """Per node name: exclusive over all its nodes, inclusive over those with no ancestor of
     the same name (a plain walk over the parents)."""
-    vals = gf.node_values(["time", "time (inc)"]).sort("node")
-    exc, inc = vals["time"].to_list(), vals["time (inc)"].to_list()
+    vals = gf.node_values([metric, f"{metric} (inc)"]).sort("node")
+    exc, inc = vals[metric].to_list(), vals[f"{metric} (inc)"].to_list()
     names = gf.nodes["name"].to_list()
     parent = gf.nodes["parent"].to_list()
     out: dict[str, tuple[float, float]] = {}
@@ -251,3 +251,29 @@ def test_by_refused_for_folders_of_runs() -> None:
     res = CliRunner().invoke(cli, ["diff", str(runs / "base"), str(runs / "slow"), "--by",
                                    "function"])
     assert res.exit_code == 2 and "--by" in res.stderr and "folders of runs" in res.stderr
+
+
+def test_caliper_mpi_calls_and_regions_are_functions() -> None:
+    """Caliper's MPI calls (type ``mpi``) are rows of their own; its loop folds into the
+    function that holds it (LULESH's ``lulesh.cycle`` into ``main``)."""
+    from tests.conftest import SHARED_DATA
+
+    runs = SHARED_DATA / "mpi_scaling_cali"
+    if not runs.is_dir():
+        pytest.skip(f"real profiles not available: {runs} is absent")
+    a, b = read(runs / "27_cores.cali"), read(runs / "64_cores.cali")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        cmp = api.diff(a, b, metrics=["Total time", "Total time (inc)"], by="function")
+    rows = {r["name"]: r for r in cmp.values.iter_rows(named=True)}
+    assert "lulesh.cycle" not in rows
+    want_a, want_b = _tree_functions(a, "Total time"), _tree_functions(b, "Total time")
+    mpi = [n for n in rows if n.startswith("MPI_")]
+    assert len(mpi) > 10
+    for name in mpi:
+        assert rows[name]["Total time (inc) [A]"] == pytest.approx(want_a[name][1], rel=1e-9)
+        assert rows[name]["Total time (inc) [B]"] == pytest.approx(want_b[name][1], rel=1e-9)
+        assert rows[name]["Total time [A]"] == pytest.approx(want_a[name][0], rel=1e-9)
+    loop = a.nodes.filter(pl.col("type") == "loop")["node"].to_list()
+    own = a.node_values(["Total time"]).filter(pl.col("node").is_in(loop))["Total time"].sum()
+    assert rows["main"]["Total time [A]"] == pytest.approx(want_a["main"][0] + own, rel=1e-9)
