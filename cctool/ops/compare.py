@@ -84,7 +84,7 @@ def compare(
     a, b = unify_contexts(a, b)
     b = harmonise(a, b, wanted)
     whole = (b, a) if opts.reverse else (a, b)  # totals: the profiles' roots, whatever the rows
-    a, b = collapsed(a, b, opts.by)
+    a, b = collapsed(a, b, opts.by, [m for m in wanted if m])
     base, other = (b, a) if opts.reverse else (a, b)
     shown = tuple(opts.metrics) or ((base.default_metric,) if base.default_metric else ())
     al = align(base, other, [*shown, *extra] or None, agg=opts.agg)

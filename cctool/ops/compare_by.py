@@ -27,6 +27,7 @@ that both trees start at the program's root.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -34,7 +35,9 @@ import polars as pl
 
 from cctool.errors import CctoolError, warn
 from cctool.model.frame import GraphFrame
+from cctool.model.merge import only_metrics
 from cctool.model.paths import function_key
+from cctool.ops.arith import shared_metrics
 from cctool.ops.groupby import FUNCTION, groupby, node_attribute
 from cctool.query.squash import squash
 
@@ -45,14 +48,17 @@ NORMALISED = (FUNCTION, "name")  # keys compared by their function key
 ENTRY = "entry"  # the node type of HPCToolkit v4's entry-point contexts
 
 
-def collapsed(a: GraphFrame, b: GraphFrame, by: str) -> tuple[GraphFrame, GraphFrame]:
+def collapsed(a: GraphFrame, b: GraphFrame, by: str,
+              metrics: Sequence[str] = ()) -> tuple[GraphFrame, GraphFrame]:
     """``a`` and ``b`` as rows of key ``by`` (unchanged for ``path``), to be compared node by
-    node."""
+    node; only the ``metrics`` compared (with their partners; default all shared) are
+    collapsed, so metrics nobody asked for neither cost time nor raise warnings."""
     if by not in BY:
         raise CctoolError(f"unknown comparison key {by!r}; use one of {', '.join(BY)}")
     if by == "path":
         return a, b
-    return collapse(a, by), collapse(b, by)
+    cols = shared_metrics(a, b, list(metrics) or None)
+    return collapse(only_metrics(a, cols), by), collapse(only_metrics(b, cols), by)
 
 
 def collapse(gf: GraphFrame, by: str) -> GraphFrame:
