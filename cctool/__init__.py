@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         imbalance_report,
         parse_query,
         peek,
+        query_table,
         read,
         read_timeline,
         read_timeseries,
@@ -39,13 +40,13 @@ if TYPE_CHECKING:
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
-        "read", "read_timeline", "read_timeseries", "runs", "scaling", "select", "stats",
-        "timeline", "timeline_html", "tree")
+        "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
+        "stats", "timeline", "timeline_html", "tree")
 __all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div",
            "groupby", "history_add", "history_check", "history_page", "history_show", "hot_path",
-           "imbalance", "imbalance_report", "parse_query", "peek", "read", "read_timeline",
-           "read_timeseries", "runs", "scaling", "select", "stats", "timeline", "timeline_html",
-           "tree", "show", "widget"]
+           "imbalance", "imbalance_report", "parse_query", "peek", "query_table", "read",
+           "read_timeline", "read_timeseries", "runs", "scaling", "select", "stats", "timeline",
+           "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

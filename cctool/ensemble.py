@@ -396,3 +396,19 @@ def budget_and_source() -> tuple[int, str]:
         return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
                            f"after the {size(lim.bytes - left)} mapped now")
     return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"
+
+
+def several_runs(path: str, fmt: str | None) -> list[str] | None:
+    """The runs of folder ``path`` when it holds several (an ensemble), else None (a file,
+    stdin, one profile, or a folder no reader takes: reading it says why)."""
+    import os
+
+    from cctool.errors import CctoolError
+
+    if path == "-" or not os.path.isdir(path):
+        return None
+    try:
+        runs = run_paths([path], fmt)
+    except CctoolError:
+        return None
+    return runs if len(runs) > 1 else None

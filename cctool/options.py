@@ -219,6 +219,8 @@ class CompareOptions:
         normalize: scale B so that each metric's total equals A's before comparing.
         reverse: swap the roles of A and B (A − B relative to B; B / A).
         missing: a node absent from one profile counts as ``zero`` there, or gives ``nan``.
+        by: what rows are: ``path`` (call paths), or ``function``, ``name``, ``file`` or
+            ``module``, each profile collapsed to one row per value (ops.compare_by).
     """
 
     op: str = "sub"
@@ -228,3 +230,4 @@ class CompareOptions:
     normalize: bool = False
     reverse: bool = False
     missing: str = "zero"
+    by: str = "path"

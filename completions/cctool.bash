@@ -19,6 +19,7 @@ _cctool() {
         diff:--metric|diff:-m) COMPREPLY=(); return;;
         diff:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         diff:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        diff:--by) COMPREPLY=($(compgen -W "path function name file module" -- "$cur")); return;;
         diff:--top) COMPREPLY=(); return;;
         diff:--depth) COMPREPLY=(); return;;
         diff:--threshold) COMPREPLY=(); return;;
@@ -35,12 +36,14 @@ _cctool() {
         diff:--scheduler-timeout) COMPREPLY=(); return;;
         diff:--min-workers) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded html text" -- "$cur")); return;;
+        diff:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--window) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
         div:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         div:--missing) COMPREPLY=($(compgen -W "zero nan" -- "$cur")); return;;
+        div:--by) COMPREPLY=($(compgen -W "path function name file module" -- "$cur")); return;;
         div:--top) COMPREPLY=(); return;;
         div:--depth) COMPREPLY=(); return;;
         div:--threshold) COMPREPLY=(); return;;
@@ -257,8 +260,8 @@ _cctool() {
     case "$cmd" in
         "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline timeseries tree view";;
         completion) opts="-h --help";;
-        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --annotations -h --help";;
-        div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
+        diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --view --annotations -h --help";;
+        div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
         groupby) opts="--from --max-nodes --window --by --agg --metric -m --depth --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         history) opts="-h --help add check show";;
         history/add) opts="--from --max-nodes --window --key --metric -m --agg -h --help";;
@@ -267,7 +270,7 @@ _cctool() {
         hot-path) opts="--from --max-nodes --window --metric -m --threshold --start --rank --thread --agg --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
         imbalance) opts="--from --max-nodes --window --metric -m --by --data --threshold --top --verbose -v --precision --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         peek) opts="--from --max-nodes --window --metric -m --rank --thread --agg --by --percent --no-percent --precision --derive --width --color --to --output -o -h --help";;
-        query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --depth --precision --width --color --to --output -o -h --help";;
+        query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --stats --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;

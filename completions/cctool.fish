@@ -25,7 +25,7 @@ complete -c cctool -n '__fish_use_subcommand' -l version -d 'Show the version an
 complete -c cctool -n '__fish_use_subcommand' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c cctool -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from diff; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --view' -F
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -33,6 +33,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l metric -s m -x -d 'M
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l reverse -d 'Swap the roles of A and B.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l by -x -a 'path function name file module' -d 'Rows: path, function, name, file, module.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l top -x -d 'The N largest changes (a table unless --to says otherwise).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l depth -x -d 'Tree: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l threshold -x -d 'Tree: hide subtrees below this fraction of the heaviest root.'
@@ -45,7 +46,7 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l percent -d 'Show the
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l normalize -d 'Scale B to As total before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l fail-if -x -d 'Exit 1 when EXPR holds for some node (or the total); repeatable.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l where -x -d 'Gate: check only the nodes this query matches.'
-complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -x -d 'Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or '
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l min-value -x -d 'Gate: ignore nodes with A and B below X (1ms, 1KiB; a plain number for'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l confidence -x -d 'Repeated runs: a gate condition trips only where the change is signifi'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l correction -x -a 'holm none' -d 'Repeated runs: adjust the p-values of the paths past a threshold for t'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
@@ -58,9 +59,10 @@ complete -c cctool -n '__fish_seen_subcommand_from diff' -l junit -r -F -d 'Also
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l markdown -r -F -d 'Also write the Markdown report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l json -r -F -d 'Also write the JSON report to FILE.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l html -r -F -d 'Write an interactive HTML page instead.'
+complete -c cctool -n '__fish_seen_subcommand_from diff' -l view -x -a 'top-down bottom-up flat' -d 'top-down, bottom-up or flat rows.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --top --depth --threshold --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from div; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --missing --by --top --depth --threshold --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from div' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -68,6 +70,7 @@ complete -c cctool -n '__fish_seen_subcommand_from div' -l metric -s m -x -d 'Me
 complete -c cctool -n '__fish_seen_subcommand_from div' -l agg -x -a 'sum mean max min std cv' -d 'How each profiles ranks and threads are combined before comparing.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l missing -x -a 'zero nan' -d 'What a node missing from one side counts as there.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l reverse -d 'Swap the roles of A and B.'
+complete -c cctool -n '__fish_seen_subcommand_from div' -l by -x -a 'path function name file module' -d 'Rows: path, function, name, file, module.'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l top -x -d 'The N largest changes (a table unless --to says otherwise).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l depth -x -d 'Tree: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from div' -l threshold -x -d 'Tree: hide subtrees below this fraction of the heaviest root.'
@@ -211,6 +214,7 @@ complete -c cctool -n '__fish_seen_subcommand_from query' -l agg -x -a 'sum mean
 complete -c cctool -n '__fish_seen_subcommand_from query' -l no-squash -d 'Keep the whole tree and drop only the unmatched nodes metric rows; unm'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l keep-inclusive -d 'Keep the original inclusive values instead of recomputing them.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l metric -s m -x -d 'Metric to show (repeatable; the first colors and sorts).'
+complete -c cctool -n '__fish_seen_subcommand_from query' -l stats -d 'A folder of runs: per call path, statistics over the runs.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l depth -x -d 'Tree/records: show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l precision -x -d 'Tree: significant digits of the values shown.'
 complete -c cctool -n '__fish_seen_subcommand_from query' -l width -x -d 'Text width (default: the terminals, else $COLUMNS, else 120).'

@@ -43,6 +43,7 @@ _cctool() {
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
+                    ''--by'[Rows: path, function, name, file, module.]:value:(path function name file module)' \
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
@@ -55,7 +56,7 @@ _cctool() {
                     ''--normalize'[Scale B to As total before comparing.]' \
                     ''--fail-if'[Exit 1 when EXPR holds for some node (or the total); repeatable.]:value: ' \
                     ''--where'[Gate: check only the nodes this query matches.]:value: ' \
-                    ''--min-value'[Gate: ignore nodes whose A and B values are both below X (e.g. 1ms or ]:value: ' \
+                    ''--min-value'[Gate: ignore nodes with A and B below X (1ms, 1KiB; a plain number for]:value: ' \
                     ''--confidence'[Repeated runs: a gate condition trips only where the change is signifi]:value: ' \
                     ''--correction'[Repeated runs: adjust the p-values of the paths past a threshold for t]:value:(holm none)' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
@@ -68,6 +69,7 @@ _cctool() {
                     ''--markdown'[Also write the Markdown report to FILE.]:value:_files' \
                     ''--json'[Also write the JSON report to FILE.]:value:_files' \
                     ''--html'[Write an interactive HTML page instead.]:value:_files' \
+                    ''--view'[top-down, bottom-up or flat rows.]:value:(top-down bottom-up flat)' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
@@ -78,6 +80,7 @@ _cctool() {
                     ''--agg'[How each profiles ranks and threads are combined before comparing.]:value:(sum mean max min std cv)' \
                     ''--missing'[What a node missing from one side counts as there.]:value:(zero nan)' \
                     ''--reverse'[Swap the roles of A and B.]' \
+                    ''--by'[Rows: path, function, name, file, module.]:value:(path function name file module)' \
                     ''--top'[The N largest changes (a table unless --to says otherwise).]:value: ' \
                     ''--depth'[Tree: show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Tree: hide subtrees below this fraction of the heaviest root.]:value: ' \
@@ -225,6 +228,7 @@ _cctool() {
                     ''--no-squash'[Keep the whole tree and drop only the unmatched nodes metric rows; unm]' \
                     ''--keep-inclusive'[Keep the original inclusive values instead of recomputing them.]' \
                     '(--metric -m)'{--metric,-m}'[Metric to show (repeatable; the first colors and sorts).]:value: ' \
+                    ''--stats'[A folder of runs: per call path, statistics over the runs.]' \
                     ''--depth'[Tree/records: show this many levels (roots are level 1).]:value: ' \
                     ''--precision'[Tree: significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \

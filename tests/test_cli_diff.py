@@ -31,6 +31,8 @@ GOLDEN = {
                            ["-m", AVG, "--precision", "6", "--depth", "4"]),
     "div.scaling-27-64": ("div", (f"{SCALING}/27_cores.cali", f"{SCALING}/64_cores.cali"),
                           ["-m", AVG, "--depth", "3"]),
+    "diff.tau-scorep.by-function": ("diff", ("tau-cpi-mpi", "scorep-cpi-cubex"),
+                                    ["--by", "function", "-m", "time"]),
 }
 
 

@@ -223,7 +223,10 @@ def test_div_html(data, tmp_path: Path) -> None:
     root = read(a).roots[0]
     assert ratio[root] == 1.0  # a profile divided by itself
     assert (d["colormap"], d["invert"], d["depth"]) == ("RdYlGn", True, 3)
-    assert d["markerLabels"] == ["only in hpctoolkit-cpi-database"] * 2
+    # two inputs of one name are told apart by the folders that hold them
+    assert d["markerLabels"] == [f"only in {p.parent.name}/hpctoolkit-cpi-database"
+                                 for p in (a, b)]
+    assert a.parent.name != b.parent.name
     assert "no per-rank values" in d["ranks"]["note"]
 
 

@@ -340,7 +340,7 @@ def test_icicle_hover_shows_the_tooltip(ag: Page) -> None:
 def test_icicle_says_when_bars_are_scaled(browser: Any, ag_gf: Any,
                                          tmp_path_factory: pytest.TempPathFactory) -> None:
     """Differences need not nest: where children outweigh their parent the page says so
-    (an inclusive profile never does); a comparison page has no hot path to show."""
+    (an inclusive profile never does); a comparison page's hot path follows the change."""
     from cctool.ops.compare import compare
     from cctool.options import CompareOptions
     from cctool.render.html import comparison_html
@@ -354,7 +354,7 @@ def test_icicle_says_when_bars_are_scaled(browser: Any, ag_gf: Any,
     diff = Page(browser, cmp.result, folder / "diff.html", comparison_html(cmp))
     note = diff.js("() => document.getElementById('icicle-note').textContent")
     assert note.startswith("children add up to more than their parent at")
-    assert diff.js("() => document.getElementById('hot-path').disabled")
+    assert not diff.js("() => document.getElementById('hot-path').disabled")
     assert diff.errors == []
     diff.page.close()
 

@@ -276,8 +276,8 @@ def test_a_comparison_says_whose_values_and_no_percent_beside_extremes(
     assert res.exit_code == 0, res.output
     p = Page(browser, read(a), tmp_path / "diff-copy.html", html=out.read_text(), pane="table")
     heads = p.page.locator("#table-head .th").all_text_contents()
-    assert [h.rstrip(" ▾") for h in heads[1:4]] == ["B − A inclusive", "B − A exclusive",
-                                                    "Avg time/rank (inc) [A]"]
+    assert [h.removesuffix(" |▾|") for h in heads[1:6]] == [
+        "A inclusive", "B inclusive", "B − A inclusive", "change %", "B − A exclusive"]
     assert p.errors == []
     p.page.close()
     out = tmp_path / "max.html"

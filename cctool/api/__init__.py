@@ -14,6 +14,13 @@ rendering::
 from __future__ import annotations
 
 from cctool.api._common import Profile, read
+from cctool.api.ensembles import (
+    diff_runs,
+    query_table,
+    runs,
+    scaling,
+    stats,
+)
 from cctool.api.history import (
     history_add,
     history_check,
@@ -36,17 +43,12 @@ from cctool.api.reports import (
     hot_path_report,
     imbalance,
     imbalance_report,
+    query_report,
     read_report,
     select_report,
     timeseries_report,
     tree,
     tree_report,
-)
-from cctool.api.ensembles import (
-    diff_runs,
-    runs,
-    scaling,
-    stats,
 )
 from cctool.api.traces import (
     read_timeline,
@@ -61,6 +63,7 @@ from cctool.render.tree_report import TreeView
 __all__ = ["GroupView", "HotPathView", "Profile", "TreeOptions", "TreeView", "diff", "diff_runs",
            "div", "groupby", "groupby_report", "history_add", "history_check", "history_page",
            "history_show", "hot_path", "hot_path_report", "imbalance", "imbalance_report",
-           "parse_query", "peek", "read", "read_report", "read_timeline", "read_timeseries",
-           "runs", "scaling", "select", "select_report", "stats", "summary", "timeline",
-           "timeline_html", "timeseries_report", "tree", "tree_report", "view_model"]
+           "parse_query", "peek", "query_report", "query_table", "read", "read_report",
+           "read_timeline", "read_timeseries", "runs", "scaling", "select", "select_report",
+           "stats", "summary", "timeline", "timeline_html", "timeseries_report", "tree",
+           "tree_report", "view_model"]

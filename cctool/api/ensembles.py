@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsOptions, StatsResult
     from cctool.options import ReadOptions, Window
-from cctool.api._common import _executor, _options
+    from cctool.query.ast import Query
+from cctool.api._common import Profile, _executor, _frame, _options
 
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),
@@ -137,3 +138,22 @@ def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | Non
     asked = list(dict.fromkeys([*metrics, *extra]))
     ex = _executor(executor, jobs, scheduler)
     return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)
+
+
+def query_table(runs: Sequence[Profile], query: str | Query, *, metric: str | None = None,
+                labels: Sequence[str] = (), squash: bool = True, keep_inclusive: bool = False,
+                ranks: str = "aggregate", agg: str = "sum", stats: bool = False,
+                fmt: str | None = None) -> pl.DataFrame:
+    """``cctool query RUNS/ QUERY``: ``query`` selected in every run (as
+    :func:`cctool.api.select`), then one table, a row per call path and a column per run
+    (``labels``, default the runs' file names told apart) with the value of ``metric``
+    there; with ``stats``, per call path the statistics of those values over the runs that
+    hold it instead."""
+    from cctool.ops.ensemble_query import path_stats, path_table, select_runs
+    from cctool.render.values import run_labels
+
+    frames = [_frame(p, fmt) for p in runs]
+    picked = select_runs(frames, query, squash=squash, keep_inclusive=keep_inclusive,
+                         ranks=ranks, agg=agg)
+    table = path_table(picked, list(labels) or run_labels([str(p) for p in runs]), metric, agg)
+    return path_stats(table) if stats else table

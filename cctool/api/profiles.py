@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
@@ -27,7 +27,7 @@ from cctool.api._common import Profile, _frame
 def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
          missing: str = "zero", reverse: bool = False, percent: bool = False,
          normalize: bool = False, extra: Sequence[str] = (),
-         fmt: str | None = None) -> Comparison:
+         fmt: str | None = None, by: str = "path") -> Comparison:
     """``cctool diff``: B − A for every call path (``.result`` is the union tree as a
     GraphFrame, ``.values`` the table of A, B and the change per node).
 
@@ -41,25 +41,28 @@ def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum
         normalize: scale B so that each metric's total equals A's first.
         extra: metrics tabled in ``.values`` without being shown (a gate's).
         fmt: the reader for paths (as ``--from``).
+        by: what is compared: ``path`` (call paths), or ``function``, ``name``, ``file`` or
+            ``module`` (each profile collapsed to one row per value; see
+            :mod:`cctool.ops.compare_by`).
     """
     from cctool.ops.compare import compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=tuple(metrics), agg=agg, percent=percent,
-                          normalize=normalize, reverse=reverse, missing=missing)
+                          normalize=normalize, reverse=reverse, missing=missing, by=by)
     return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
 
 
 def div(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",
         missing: str = "zero", reverse: bool = False, normalize: bool = False,
-        extra: Sequence[str] = (), fmt: str | None = None) -> Comparison:
-    """``cctool div``: A / B for every call path (a speedup when A is the slower run);
-    arguments as :func:`diff`."""
+        extra: Sequence[str] = (), fmt: str | None = None, by: str = "path") -> Comparison:
+    """``cctool div``: A / B for every call path (a speedup when A is the slower run), or
+    for every function, file or module (``by``); arguments as :func:`diff`."""
     from cctool.ops.compare import compare
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="div", metrics=tuple(metrics), agg=agg, normalize=normalize,
-                          reverse=reverse, missing=missing)
+                          reverse=reverse, missing=missing, by=by)
     return compare(_frame(a, fmt), _frame(b, fmt), opts, extra=extra)
 
 
@@ -89,22 +92,14 @@ def parse_query(text: str) -> Query:
     return parse(text)
 
 
-def select(profile: Profile, query: str | Query | None = None, *,
-           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
-           none_of: Sequence[str | Query] = (), squash: bool = True,
-           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
-           fmt: str | None = None) -> GraphFrame:
-    """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
-    package): the nodes ``query`` matches (either dialect's text, or a parsed
-    query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
-    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
-
-    Queries combine as the command's ``--and``/``--or``/``--not`` do: (``query`` and every
-    ``all_of``, or any ``any_of``) minus every ``none_of``; ``query`` may be left out when
-    ``none_of`` is given (every node but those). A note says when nothing matched.
-    """
-    from cctool.errors import CctoolError, note
-    from cctool.ops.query import everything, filter_graph, match_nodes, parse_query
+def combined_query(query: str | Query | None, all_of: Sequence[str | Query] = (),
+                   any_of: Sequence[str | Query] = (),
+                   none_of: Sequence[str | Query] = ()) -> Query:
+    """(``query`` and every ``all_of``, or any ``any_of``) minus every ``none_of``, each
+    parsed from either dialect's text; ``query`` may be left out when ``none_of`` is given
+    (every node but those)."""
+    from cctool.errors import CctoolError
+    from cctool.ops.query import everything, parse_query
 
     if query is None and not none_of:
         raise CctoolError("give a query (or one to leave out)")
@@ -119,6 +114,49 @@ def select(profile: Profile, query: str | Query | None = None, *,
         combined = combined | parsed(q)
     for q in none_of:
         combined = combined & ~parsed(q)
+    return combined
+
+
+@overload
+def select(profile: Profile, query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame: ...
+
+
+@overload
+def select(profile: list[Profile] | tuple[Profile, ...], query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> list[GraphFrame]: ...
+
+
+def select(profile: Profile | list[Profile] | tuple[Profile, ...],
+           query: str | Query | None = None, *,
+           all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+           none_of: Sequence[str | Query] = (), squash: bool = True,
+           keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+           fmt: str | None = None) -> GraphFrame | list[GraphFrame]:
+    """``cctool query`` (named ``select`` here: ``cctool.query`` is the query-language
+    package): the nodes ``query`` matches (either dialect's text, or a parsed
+    query), with the tree rebuilt around them (``squash``) and inclusive values recomputed
+    unless ``keep_inclusive``. ``ranks="all"`` tests conditions on every rank's values.
+
+    Queries combine as the command's ``--and``/``--or``/``--not`` do: (``query`` and every
+    ``all_of``, or any ``any_of``) minus every ``none_of``; ``query`` may be left out when
+    ``none_of`` is given (every node but those). A note says when nothing matched.
+    Given a list of profiles (an ensemble), the list of their results, each as if selected
+    alone (:func:`cctool.api.query_table` lines them up by call path).
+    """
+    from cctool.errors import note
+    from cctool.ops.query import filter_graph, match_nodes
+
+    combined = combined_query(query, all_of, any_of, none_of)
+    if isinstance(profile, list | tuple):
+        return [select(p, combined, squash=squash, keep_inclusive=keep_inclusive, ranks=ranks,
+                       agg=agg, fmt=fmt) for p in profile]
     gf = _frame(profile, fmt)
     ids = match_nodes(gf, combined, ranks=ranks, agg=agg)
     if ids.size == 0:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, overload
 
 from cctool.graphframe import lift
@@ -69,6 +69,53 @@ def select_report(profile: Profile, query: str | Query | None = None, *,
     kept = select(profile, query, all_of=all_of, any_of=any_of, none_of=none_of,
                   squash=squash, keep_inclusive=keep_inclusive, ranks=ranks, agg=agg, fmt=fmt)
     return frame_report(kept, options or TreeOptions(agg=agg))
+
+
+def query_report(profile: str, query: str | Query | None = None, *,
+                 all_of: Sequence[str | Query] = (), any_of: Sequence[str | Query] = (),
+                 none_of: Sequence[str | Query] = (), squash: bool = True,
+                 keep_inclusive: bool = False, ranks: str = "aggregate", agg: str = "sum",
+                 stats: bool = False, options: TreeOptions | None = None,
+                 fmt: str | None = None,
+                 read: Callable[[str], model.GraphFrame] | None = None) -> Report:
+    """What ``cctool query PROFILE`` writes: for one profile, :func:`select_report` (read by
+    ``read``, default :func:`cctool.read`); for a folder of several runs, one table, a row
+    per call path the query keeps in any run and its value of the (one) metric in each run,
+    or with ``stats`` its statistics over the runs (:func:`cctool.api.query_table`)."""
+    from cctool.api.ensembles import query_table
+    from cctool.api.profiles import combined_query
+    from cctool.ensemble import several_runs
+    from cctool.errors import CctoolError
+
+    opts = options or TreeOptions(agg=agg)
+    runs = several_runs(profile, fmt)
+    if runs is None:
+        if stats:
+            raise CctoolError("--stats applies to a folder of several runs")
+        gf = read(profile) if read is not None else _frame(profile, fmt)
+        return select_report(gf, query, all_of=all_of, any_of=any_of, none_of=none_of,
+                             squash=squash, keep_inclusive=keep_inclusive, ranks=ranks,
+                             agg=agg, options=opts)
+    if len(opts.metrics) > 1:
+        raise CctoolError("a query over several runs writes one table of one metric "
+                          "(at most one --metric)")
+    from cctool.errors import note
+    from cctool.render.emit import Report
+    from cctool.render.ensemble import query_table as drawn
+
+    table = query_table(runs, combined_query(query, all_of, any_of, none_of),
+                        metric=opts.metrics[0] if opts.metrics else None, ranks=ranks,
+                        agg=agg, squash=squash, keep_inclusive=keep_inclusive, stats=stats,
+                        fmt=fmt)
+    if table.height == 0:
+        note("no nodes matched")
+    first = _frame(runs[0], fmt)
+    metric = first.resolve_metric(opts.metrics[0] if opts.metrics else None)
+    info = first.metric(metric)
+    unit = None if info.unit == "unknown" else info.unit
+    units = {c: unit for c in table.columns if c not in ("path", "runs")}
+    return Report(text=lambda _: drawn(table, metric, info, opts.precision),
+                  records=lambda: (table, units))
 
 
 def read_report(profiles: Sequence[Profile], paths: Sequence[str | None] | None = None, *,

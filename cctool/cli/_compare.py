@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -21,6 +20,8 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 TABLE_TOP = 20  # rows of --to table / markdown when --top is not given
+# ops.compare_by.BY, spelled here so that --help imports no op (a test keeps them equal)
+COMPARE_BY = ("path", "function", "name", "file", "module")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ def compare_options(f: F) -> F:
                      show_default=True,
                      help="What a node missing from one side counts as there."),
         click.option("--reverse", is_flag=True, help="Swap the roles of A and B."),
+        click.option("--by", type=click.Choice(COMPARE_BY), default="path", metavar="KEY",
+                     help="Rows: path, function, name, file, module."),
         click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
                      help="The N largest changes (a table unless --to says otherwise)."),
         click.option("--depth", type=click.IntRange(min=1), default=None,
@@ -94,11 +97,10 @@ def compare_options(f: F) -> F:
 
 
 def labels(a: str, b: str) -> tuple[str, str]:
-    """Short names of the two inputs for summaries (file or folder names)."""
-    def name(p: str) -> str:
-        return p if p == "-" else (Path(p).name or p)
+    """Short names of the two inputs for summaries (file or folder names, told apart)."""
+    from cctool.render.values import input_names
 
-    return name(a), name(b)
+    return input_names(a.rstrip("/") or a, b.rstrip("/") or b)
 
 
 def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: CompareOptions,
@@ -122,7 +124,7 @@ def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: Compar
     call = api.diff if opts.op == "sub" else api.div
     args: dict[str, Any] = {"percent": opts.percent} if opts.op == "sub" else {}
     return call(gf_a, gf_b, metrics=opts.metrics, agg=opts.agg, missing=opts.missing,
-                reverse=opts.reverse, normalize=opts.normalize,
+                reverse=opts.reverse, normalize=opts.normalize, by=opts.by,
                 extra=[c.metric for c in conditions], **args)
 
 
@@ -243,9 +245,8 @@ def write_html(path: str, cmp: Comparison, view: CompareView, names: Sequence[st
 def gate_options(f: F) -> F:
     """``--fail-if`` (repeatable), ``--where`` and ``--min-value``."""
     f = click.option("--min-value", callback=_parse_min_value, default=None, metavar="X",
-                     help="Gate: ignore nodes whose A and B values are both below X "
-                     "(e.g. 1ms or 1KiB; a plain number only for metrics with no time or size "
-                     "unit, such as event counts).")(f)
+                     help="Gate: ignore nodes with A and B below X (1ms, 1KiB; a plain "
+                     "number for counts).")(f)
     f = click.option("--where", default=None, metavar="QUERY",
                      help="Gate: check only the nodes this query matches.")(f)
     return click.option("--fail-if", "fail_if", multiple=True, callback=_parse_conditions,

@@ -52,7 +52,15 @@ def run(ctx: click.Context, sides: tuple[list[str], list[str]], labels: Sequence
     from cctool.cli._io import gate_output
 
     with gate_output(any(not r.passed for r in results)):
-        _emit(ctx, cmp, labels, results, to, output, view)
+        if view.get("html") is not None:  # the page, with the p-values and intervals per path
+            from cctool.cli._io import write_text
+            from cctool.render.html import HtmlOptions
+            from cctool.render.html.ensemble import ensemble_comparison_html
+
+            page = ensemble_comparison_html(cmp, labels, HtmlOptions(depth=view.get("depth")))
+            write_text(view["html"], page)
+        else:
+            _emit(ctx, cmp, labels, results, to, output, view)
     _finish(ctx, results, view["precision"], render.scaled_metric(cmp))
 
 

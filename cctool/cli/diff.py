@@ -28,16 +28,18 @@ if TYPE_CHECKING:
 @side_options
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive HTML page instead.")
+@click.option("--view", "view_kind", type=click.Choice(["top-down", "bottom-up", "flat"]),
+              default="top-down", metavar="KIND", help="top-down, bottom-up or flat rows.")
 @annotations_option
 @click.pass_context
 def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
-         reverse: bool, percent: bool,
+         reverse: bool, by: str, percent: bool,
          normalize: bool, fail_if: list[Any], where: str | None,
          min_value: tuple[float, str | None] | None, confidence: float, correction: str,
          workers: ExecutorOptions, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
-         annotations: str | None,
+         annotations: str | None, view_kind: str,
          view: _compare.CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
@@ -65,7 +67,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
       cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
     """
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
     from cctool.cli import _ensemble_diff
     from cctool.cli._html import page_file
@@ -79,24 +81,28 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     if to == "junit" and not fail_if:  # two profiles or repeated runs alike
         raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
     sides = ensemble_sides(profile_a, profile_b, fmt)
-    if to == "folded" and (sides is not None or percent or html is not None):
+    if to == "folded" and (sides is not None or percent or html is not None or by != "path"):
         raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
-                               "two profiles, without --percent or --html")
+                               "two profiles, without --percent, --html or --by")
+    if view_kind != "top-down" and (html is not None or to not in ("tree", "json", "csv")):
+        raise click.UsageError(f"--view {view_kind} writes text, json or csv (the page has "
+                               "every view)")
     if sides is not None:
-        if html is not None or normalize or percent:
-            raise click.UsageError("--html, --normalize and --percent apply to two profiles, "
-                                   "not to folders of runs")
+        if annotations is not None or normalize or percent or by != "path" or \
+                view_kind != "top-down":
+            raise click.UsageError("--annotations, --normalize, --percent, --by and --view "
+                                   "apply to two profiles, not to folders of runs")
         _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt,
                            read_options, metrics, agg, fail_if, (confidence, correction),
                            where, min_value, to, output,
                            {**asdict(view), "reverse": reverse, "workers": workers,
-                            "side": side, "started": started})
+                            "side": side, "started": started, "html": html})
         return
     from cctool.cli._io import write_bytes
     from cctool.options import CompareOptions
 
     opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
-                          normalize=normalize, reverse=reverse, missing=missing)
+                          normalize=normalize, reverse=reverse, missing=missing, by=by)
     to = _compare.resolve_to(ctx, to, view.top)
     if to == "folded":
         from cctool.cli._exports import write_diff_folded
@@ -114,6 +120,11 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
                                                 view.precision, info))
     if html is not None:
         _compare.write_html(html, cmp, view, names, annotations=annotations)
+    elif view_kind != "top-down":
+        from cctool.cli._views import emit_view
+
+        emit_view(ctx, cmp.result, view_kind, replace(tree, metrics=cmp.shown[:1]), "name",
+                  False, view.width, "text" if to == "tree" else to, output)  # no % of a change
     elif to != "folded":
         from cctool.cli._io import gate_output
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @click.pass_context
 def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
-        reverse: bool, invert_colormap: bool,
+        reverse: bool, by: str, invert_colormap: bool,
         to: str, output: str, html: str | None, annotations: str | None,
         view: _compare.CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
@@ -51,7 +51,8 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
-    opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing)
+    opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing,
+                          by=by)
     to = _compare.resolve_to(ctx, to, view.top)
     cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts)
     tree = view.tree_options(opts, invert_colormap)

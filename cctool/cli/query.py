@@ -53,6 +53,8 @@ def _parsed(ctx: click.Context, param: click.Parameter, value: object) -> object
 @click.option("--keep-inclusive", is_flag=True,
               help="Keep the original inclusive values instead of recomputing them.")
 @metric_option
+@click.option("--stats", is_flag=True,
+              help="A folder of runs: per call path, statistics over the runs.")
 @click.option("--depth", type=click.IntRange(min=1), default=None,
               help="Tree/records: show this many levels (roots are level 1).")
 @click.option("--precision", type=click.IntRange(min=1, max=15), default=4, show_default=True,
@@ -68,7 +70,7 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
           read_options: ReadOptions,
           ands: tuple[str, ...], ors: tuple[str, ...], nots: tuple[str, ...], ranks: str,
           agg: str, no_squash: bool, keep_inclusive: bool, metrics: tuple[str, ...],
-          depth: int | None, precision: int, width: int | None, to: str | None,
+          stats: bool, depth: int | None, precision: int, width: int | None, to: str | None,
           output: str | None) -> None:
     """Keep the call paths that match QUERY: every node on a matching path stays, each hangs
     under its nearest kept ancestor, siblings that became the same frame merge, and
@@ -80,6 +82,10 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     ".*foo.*" or CONTAINS "foo" for a substring. As in Hatchet, {"depth": -1} matches
     leaves. Combined as (QUERY and every --and, or any --or) minus every --not; QUERY may
     be left out when --not is given.
+
+    A folder of several runs gives one table: the query selects in every run as it would
+    alone, and each call path it keeps is a row, with its value (--metric) in each run
+    (--stats: its count, mean, std, min, median and max over the runs that hold it).
 
     Output: --to wins; else -o FILE picks by suffix (.cct, .json, .csv, other: tree text),
     -o - writes a .cct to stdout for pipelines, and no -o prints the tree. A .cct is never
@@ -93,6 +99,7 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
                         AND q."time (inc)" > 1'
       cctool query db/ --not '[{"name": "MPI_Init"}, "*"]' -o - | cctool tree -
       cctool query db/ '["*", {"time": "> 0"}]' --ranks all -o kept.cct
+      cctool query runs/ '["*", {"name": "MPI_.*"}]' -m "Total time (inc)" --to csv
     """
     from cctool import api
     from cctool.cli._io import load, sink
@@ -101,11 +108,11 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
     fmt_out = _output_format(to, output)
     if query_text is None and not nots:
         raise click.UsageError("give a QUERY (or --not Q to keep what Q does not match)")
-    gf = load(profile, fmt, read_options)
     opts = api.TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
-    report = api.select_report(gf, query_text, all_of=ands, any_of=ors, none_of=nots,
-                               ranks=ranks, agg=agg, squash=not no_squash,
-                               keep_inclusive=keep_inclusive, options=opts)
+    report = api.query_report(profile, query_text, all_of=ands, any_of=ors, none_of=nots,
+                              ranks=ranks, agg=agg, squash=not no_squash,
+                              keep_inclusive=keep_inclusive, stats=stats, options=opts,
+                              fmt=fmt, read=lambda path: load(path, fmt, read_options))
     emit(report, fmt_out, sink(ctx, output or "-", width))
 
 

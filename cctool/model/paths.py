@@ -10,6 +10,13 @@ way from the root.
 Used by :mod:`cctool.model.unify` (diff, div), :mod:`cctool.query.squash` (siblings that
 become equal merge) and :mod:`cctool.ops.scaling` (rows by call path), so that ``query``,
 ``diff`` and ``scaling`` agree about which nodes are the same.
+
+Profilers spell one function differently: TAU writes ``MPI_Init()`` where Score-P and
+HPCToolkit write ``MPI_Init``, and HPCToolkit's XML database names an anonymous procedure
+``<unknown procedure> 0x2d4d9 [libpsm.so]`` where its v4 database writes the module in a
+column of its own. :func:`function_key` is the one rule that lines such spellings up; a
+comparison of two profiles (:mod:`cctool.model.unify`, ``diff --by function``) matches frames
+by it (``frame_strings(..., normalise=True)``), while the names people see stay as written.
 """
 
 from __future__ import annotations
@@ -28,12 +35,32 @@ SEPARATOR = "\x1f"  # joins a frame's parts; no name contains it
 PATH_TEXT = " / "  # between the frames of a call path as people read it, on every face
 
 
-def frame_strings(nodes: pl.DataFrame) -> pl.Series:
+# What function_key drops from the end of a name, in this order (each anchored at the end):
+# TAU's source location " [{file.c} {12,1}-{40,1}]", a load module in brackets without
+# blanks (hpcprof's " [libpsm.so.1]"), and an empty parameter list ("MPI_Init()", TAU's C
+# spelling; a list with parameters tells C++ overloads apart and stays).
+_NAME_SUFFIXES = (r"\s*\[\{[^\]]*\}\]$", r"\s+\[[^\s\[\]]+\]$", r"\s*\(\s*\)$")
+
+
+def function_key(name: pl.Expr) -> pl.Expr:
+    """The name of a function as compared across profilers and formats: ``name`` without
+    the decorations one profiler adds and another does not (a TAU source location, a
+    bracketed load module, an empty parameter list) and without surrounding blanks. Two
+    spellings of one function give one key; the key is for matching, not for display."""
+    key = name.str.strip_chars()
+    for suffix in _NAME_SUFFIXES:
+        key = key.str.replace(suffix, "")
+    return key.str.strip_chars()
+
+
+def frame_strings(nodes: pl.DataFrame, normalise: bool = False) -> pl.Series:
     """One string per node (row of a node table) naming its frame; equal frames, equal
-    strings. The name comes first, up to :data:`SEPARATOR`."""
+    strings. The name comes first, up to :data:`SEPARATOR`; with ``normalise`` it is the
+    name's :func:`function_key` (frames of two profiles compared)."""
     kind = pl.col("type") if "type" in nodes.columns else pl.lit("", dtype=pl.String)
     positioned = kind.is_in(POSITIONED_TYPES)
-    parts = [pl.col("name").fill_null(""), kind.fill_null("")]
+    name = pl.col("name").cast(pl.String).fill_null("")
+    parts = [function_key(name) if normalise else name, kind.fill_null("")]
     for extra in ("file", "line"):
         if extra in nodes.columns:
             value = pl.col(extra).cast(pl.String).fill_null("")

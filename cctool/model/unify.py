@@ -5,12 +5,16 @@ frame is the node's ``name`` and ``type``, plus ``file`` and ``line`` for statem
 (their position is what tells them apart). Modules, call-site lines and definition lines are
 left out on purpose: library paths, versions and line numbers change between builds of the
 same program, and a comparison across commits must still line ``MPI_Init`` up with
-``MPI_Init``.
+``MPI_Init``. Names compare by their function key (:func:`cctool.model.paths.function_key`),
+so TAU's ``MPI_Init()`` is Score-P's ``MPI_Init``; the union tree shows the left tree's names.
 
 Duplicate siblings. One parent may have several children with the same frame (HPCToolkit's
 ``<unknown procedure>`` siblings, or one callee reached from two call sites once the call
-sites are dropped). They are not merged: the k-th such sibling in profile order matches the
-k-th one on the other side, so the union of a tree with itself is that tree, node for node.
+sites are dropped). They are not merged: the k-th such sibling matches the k-th one on the
+other side, so the union of a tree with itself is that tree, node for node. Siblings are
+counted in order of their call-site line when both trees have a ``callsite`` column (the XML
+and v4 databases of one HPCToolkit run list a function's call sites in different orders),
+otherwise in profile order.
 
 Method. Frames of both trees get dense integer ids; each node's key is (frame id, occurrence
 index among same-frame siblings). A kernel hashes every node's path from its parent's path
@@ -94,16 +98,22 @@ def _frame_keys(a: GraphFrame, b: GraphFrame) -> tuple[np.ndarray, np.ndarray]:
     # Categorical codes: equal strings get equal codes, different ones different codes.
     frame = both.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
     keys = []
+    by_site = all("callsite" in gf.nodes.columns for gf in (a, b))
     for gf, ids in ((a, frame[: a.num_nodes]), (b, frame[a.num_nodes :])):
-        keys.append((ids, _occurrence(gf.parent_array, ids, int(frame.max(initial=0)) + 1)))
+        site = (gf.nodes["callsite"].cast(pl.Int64).fill_null(-1).to_numpy() if by_site
+                else np.zeros(gf.num_nodes, dtype=np.int64))
+        keys.append((ids, _occurrence(gf.parent_array, ids, int(frame.max(initial=0)) + 1,
+                                      site)))
     width = 1 + max((int(o.max(initial=0)) for _, o in keys), default=0)
     return keys[0][0] * width + keys[0][1], keys[1][0] * width + keys[1][1]
 
 
-def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarray:
-    """Per node: how many earlier siblings (lower ids) share its frame."""
+def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int,
+                site: np.ndarray) -> np.ndarray:
+    """Per node: how many earlier siblings (lower call-site line, then lower id) share its
+    frame."""
     key = (parent + 1) * frames + frame
-    order = np.argsort(key, kind="stable")  # stable: id order within equal keys
+    order = np.lexsort((np.arange(key.shape[0]), site, key))
     s = key[order]
     idx = np.arange(key.shape[0])
     first = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]], idx, 0))
@@ -113,8 +123,9 @@ def _occurrence(parent: np.ndarray, frame: np.ndarray, frames: int) -> np.ndarra
 
 
 def _frame_strings(gf: GraphFrame) -> pl.Series:
-    """One string per node naming its frame (:mod:`cctool.model.paths` defines it)."""
-    return frame_strings(gf.nodes)
+    """One string per node naming its frame (:mod:`cctool.model.paths` defines it), names
+    by their function key."""
+    return frame_strings(gf.nodes, normalise=True)
 
 
 def _match(

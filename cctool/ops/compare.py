@@ -21,6 +21,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.merge import merge_agg, merges_call_paths
 from cctool.model.metrics import UNKNOWN, Combine, Dimension, Metric
 from cctool.ops.arith import LEFT, RIGHT, Aligned, Op, align, combine
+from cctool.ops.compare_by import ROWS, collapsed, unify_contexts
 from cctool.ops.compat import harmonise, report_overlap
 from cctool.options import CompareOptions
 
@@ -80,14 +81,16 @@ def compare(
     if opts.percent and opts.op != "sub":
         raise CctoolError("percent applies to differences only")
     wanted = [*(opts.metrics or ((a.default_metric,) if a.default_metric else ())), *extra]
+    a, b = unify_contexts(a, b)
     b = harmonise(a, b, wanted)
+    whole = (b, a) if opts.reverse else (a, b)  # totals: the profiles' roots, whatever the rows
+    a, b = collapsed(a, b, opts.by, [m for m in wanted if m])
     base, other = (b, a) if opts.reverse else (a, b)
     shown = tuple(opts.metrics) or ((base.default_metric,) if base.default_metric else ())
     al = align(base, other, [*shown, *extra] or None, agg=opts.agg)
-    report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy())
+    report_overlap(a, b, al.unified.tree.nodes["status"].to_numpy(), ROWS[opts.by])
     shown = tuple(base.resolve_metric(m) for m in shown) or al.metrics[:1]
-    sums = {m: _root_sums(al, _total_column(al.metrics, m), base.metric(m))
-            for m in al.metrics}
+    sums = _totals(al, base, whole, opts)
     totals = {m: (t[::-1] if opts.reverse else t) for m, t in sums.items()}
     scale = {m: (tb / to if to else 1.0) for m, (tb, to) in sums.items()} if opts.normalize else {}
     if scale:
@@ -155,6 +158,17 @@ def _root_sums(al: Aligned, column: str, metric: Metric) -> tuple[float, float]:
         else:
             out.append(float(getattr(x, how)() if x.len() else 0.0))
     return out[0], out[1]
+
+
+def _totals(al: Aligned, base: GraphFrame, whole: tuple[GraphFrame, GraphFrame],
+            opts: CompareOptions) -> dict[str, tuple[float, float]]:
+    """Per compared metric, (base total, other total) of the whole profiles: with ``--by``
+    other than ``path`` the compared rows overlap (a caller's inclusive value holds its
+    callees'), so the totals come from the call trees' roots."""
+    if opts.by != "path":
+        al = align(*whole, al.metrics, agg=opts.agg)
+    return {m: _root_sums(al, _total_column(al.metrics, m), base.metric(m))
+            for m in al.metrics}
 
 
 def _total_column(metrics: Sequence[str], metric: str) -> str:

@@ -93,8 +93,10 @@ def _renamed(gf: GraphFrame, renames: dict[str, str]) -> GraphFrame:
                    derived=frozenset(renames.get(c, c) for c in gf.derived))
 
 
-def report_overlap(a: GraphFrame, b: GraphFrame, status: np.ndarray) -> None:
-    """Warn about few shared call paths and different rank/thread counts.
+def report_overlap(a: GraphFrame, b: GraphFrame, status: np.ndarray,
+                   rows: str = "call paths") -> None:
+    """Warn about few shared call paths (or other ``rows``: functions, files) and different
+    rank/thread counts.
 
     ``status`` holds, per union node, ``both``, ``left`` or ``right``.
     """
@@ -102,7 +104,7 @@ def report_overlap(a: GraphFrame, b: GraphFrame, status: np.ndarray) -> None:
     na, nb = a.num_nodes, b.num_nodes
     if shared < LOW_OVERLAP * min(na, nb):
         warn(
-            f"A and B share {shared:,} call paths of A's {na:,} and B's {nb:,}: most values "
+            f"A and B share {shared:,} {rows} of A's {na:,} and B's {nb:,}: most values "
             "are compared with nothing (check that these are runs of the same program)"
         )
     ra, rb = a.num_ranks, b.num_ranks

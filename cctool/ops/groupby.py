@@ -30,6 +30,7 @@ from cctool.model.columns import ID
 from cctool.model.frame import AGGREGATIONS, GraphFrame
 from cctool.model.merge import merge_aggs, mergeable, merges_call_paths, reduce_by_key
 from cctool.model.metrics import effective_agg
+from cctool.model.paths import POSITIONED_TYPES
 from cctool.ops._members import member_metrics
 from cctool.ops.profile_values import fold_markers, profile_values
 from cctool.options import Selection, selection_mask
@@ -144,9 +145,11 @@ def node_attribute(gf: GraphFrame, by: str) -> pl.Series:
 
 
 def enclosing_function(gf: GraphFrame) -> pl.Series:
-    """Per node, the name of the nearest function node at or above it (loops and statement
-    lines fold into their function); nodes above any function keep their own name."""
-    is_fn = (gf.nodes["type"] == "function").to_numpy()
+    """Per node, the name of the nearest node at or above it that is no loop or statement
+    line (those fold into the function that holds them); every other node (a function, an
+    MPI call, an annotated region) is its own. A loop or line above all of those keeps its
+    own name."""
+    is_fn = (~gf.nodes["type"].is_in(POSITIONED_TYPES)).fill_null(True).to_numpy()
     owner = np.where(is_fn | (gf.parent_array < 0), np.arange(gf.num_nodes), -1)
     par = gf.parent_array
     # Level by level, so each parent's owner is final before its children read it.

@@ -109,6 +109,24 @@ def number_text(value: float) -> str:
     return f"{value:.10g}"
 
 
+def query_table(table: pl.DataFrame, metric: str, info: Metric | None,
+                precision: int = 4) -> FitTable:
+    """An ensemble query's table (call path x run, :mod:`cctool.ops.ensemble_query`): the
+    call path, then the value per run (``-`` where the run's result lacks the path), or the
+    statistics over the runs (``runs``: how many hold the path); columns past the console's
+    width give way from the last."""
+    values = [c for c in table.columns if c not in ("path", "runs")]
+    columns = [Column("call path", [str(p) for p in table["path"].to_list()], "name")]
+    if "runs" in table.columns:
+        columns.append(Column("runs", [str(v) for v in table["runs"].to_list()]))
+    for c in values:
+        columns.append(Column(c, [format_value(v, info, precision) if v is not None else "-"
+                                  for v in table[c].to_list()]))
+    what = "over the runs" if "runs" in table.columns else "and run"
+    return FitTable(columns, values[:0:-1], title=f"{metric} per call path {what}",
+                    hint="see --to csv")
+
+
 def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     """Per-path statistics as an indented tree table, values scaled with their unit; with
     groups, the group's value on its first row. Percentiles, std, median, min and max give

@@ -166,6 +166,44 @@ def path_text(names: list[str] | tuple[str, ...]) -> str:
     return PATH_SEP.join(names)
 
 
+def input_names(a: str, b: str) -> tuple[str, str]:
+    """Short names of two compared inputs: their file or folder names, and where those are
+    equal (``run1/x.cali`` against ``run2/x.cali``), with the nearest folder that tells
+    them apart in front (``run1/x.cali``, ``a/…/x.cali`` when folders between are equal
+    too). ``-`` is stdin."""
+    from pathlib import PurePath
+
+    def parts(p: str) -> tuple[str, ...]:
+        return (p,) if p == "-" else (PurePath(p).parts or (p,))
+
+    pa, pb = parts(a), parts(b)
+    if pa[-1] != pb[-1] or pa == pb:
+        return pa[-1], pb[-1]
+    k = 2  # parts from the end: the first that differs
+    while k <= min(len(pa), len(pb)) and pa[-k] == pb[-k]:
+        k += 1
+    if k > min(len(pa), len(pb)):  # one path is a suffix of the other: say it whole
+        return a, b
+
+    def name(p: tuple[str, ...]) -> str:
+        return "/".join((p[-k].rstrip("/"), *(("…",) if k > 2 else ()), p[-1]))
+
+    return name(pa), name(pb)
+
+
+def run_labels(paths: list[str]) -> list[str]:
+    """Short distinct names of runs: their file names, or as many trailing path parts as
+    tell them all apart (``a/x.cali``, ``b/x.cali``); the paths themselves otherwise."""
+    from pathlib import PurePath
+
+    parts = [PurePath(p.rstrip("/") or p).parts or (p,) for p in paths]
+    for k in range(1, max((len(x) for x in parts), default=1) + 1):
+        names = ["/".join(x[-k:]) for x in parts]
+        if len(set(names)) == len(names):
+            return names
+    return list(paths)
+
+
 def carries_unit(fmt: ValueFormat) -> bool:
     """Does a formatted value of ``fmt`` say its unit (``2.4 ms``, ``1.5 GiB``, ``45.1%``,
     ``0.58x``)? Else a header, a legend or :func:`with_unit` names it."""

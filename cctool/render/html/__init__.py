@@ -177,7 +177,10 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     table = cmp.values.sort("node")
     for col in table.columns:
         side = col.rsplit(" [", 1)
-        if len(side) == 2 and side[1] in ("A]", "B]"):
+        if len(side) == 2 and side[1] == "%]":  # the change as a percentage of the base
+            metrics.append(_payload.metric_entry(col, table[col].to_numpy(), False,
+                                                 "change %", "%", False))
+        elif len(side) == 2 and side[1] in ("A]", "B]"):
             summable = not gf.is_inclusive(side[0])
             label = names[0] if side[1] == "A]" else names[1]
             values = table[col].fill_null(float("nan")).to_numpy()
@@ -203,7 +206,30 @@ def comparison_html(cmp: Comparison, options: HtmlOptions | None = None,
     settings["queryNote"] = ("Node ids refer to the union tree of the comparison; "
                              "name conditions apply to either profile.")
     settings["ranks"] = {"note": _ranks.COMPARISON_NOTE}
+    settings["comparison"] = {"op": cmp.opts.op, "names": list(names)}
+    if cmp.opts.op == "sub":
+        _change_views(cmp, settings, priority, shown[priority].to_numpy())
     return _page(_payload.build(gf.nodes, metrics, settings), title)
+
+
+def _change_views(cmp: Comparison, settings: dict[str, Any], priority: str,
+                  change: np.ndarray) -> None:
+    """The bottom-up and flat rows of the change (differences add up over contexts as the
+    values do, so they are the views of the result frame, as ``diff --view``), without % of
+    a total (a change is no part of one), and the hot path of the change's size."""
+    import numpy as np
+
+    from cctool.render.html import _views
+
+    if not cmp.opts.percent:  # percentages of A do not add up over contexts
+        views = _views.table_views(cmp.result, priority)
+        for rows in views.values():
+            rows["total"] = None
+        settings["views"] = views
+        settings["viewKinds"] = list(views)
+    size = np.abs(np.nan_to_num(change))
+    settings["hotPath"] = _hot_path(cmp.result, size)
+    settings["hotRoots"] = _views.hot_roots(cmp.result, size)
 
 
 @dataclass(frozen=True)

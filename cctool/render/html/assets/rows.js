@@ -27,8 +27,9 @@
   function heading(model, name, kind) {
     const k = model.metricIndex.get(name), group = k === undefined ? "" : model.metrics[k].group;
     const side = /\[([AB])\]$/.exec(name), change = model.data.changeLabel;
-    if (side) return { label: `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
-    if (group === "change" && change) return { label: `${change} ${kind}`, title: `${name}: ${change}` };
+    const stat = model.data.comparison && model.data.comparison.stat; // "median": runs compared
+    if (side) return { label: stat ? `${stat} ${side[1]}` : `${side[1]} ${kind}`, title: group ? `${name}: ${group}` : name };
+    if (group === "change" && change) return { label: stat ? change : `${change} ${kind}`, title: `${name}: ${change}` };
     return { label: kind, title: name };
   }
 
@@ -81,15 +82,16 @@
       for (let i = 0; i < n; i++) { const p = parent[i]; if (p < 0) tops.push(i); else ids[fill[p]++] = i; }
       Object.assign(this, { childStart: start, childIds: ids, tops: Int32Array.from(tops) });
       this.open = new Uint8Array(n);
-      this.sortBy(0, true);
+      this.sortBy(...(this.firstSort || [0, true, false]));
     }
 
     children(i) { return this.childIds.subarray(this.childStart[i], this.childStart[i + 1]); }
     hasChildren(i) { return this.childStart[i + 1] > this.childStart[i]; }
 
-    // col: index into cols, or -1 for the name; desc: largest first. Ties keep row order.
-    sortBy(col, desc) {
-      this.sort = { col, desc };
+    // col: index into cols, or -1 for the name; desc: largest first; abs: by the size of
+    // the value (a change: whichever way it went). Ties keep row order.
+    sortBy(col, desc, abs = false) {
+      this.sort = { col, desc, abs: abs && col >= 0 };
       const s = desc ? -1 : 1;
       let key;
       if (col < 0) {
@@ -97,7 +99,7 @@
         key = (a, b) => (names[a] < names[b] ? -s : names[a] > names[b] ? s : a - b);
       } else {
         const v = this.cols[col].values, low = desc ? -Infinity : Infinity;
-        const val = (i) => (Number.isNaN(v[i]) ? low : v[i]);
+        const val = abs ? (i) => (Number.isNaN(v[i]) ? low : Math.abs(v[i])) : (i) => (Number.isNaN(v[i]) ? low : v[i]);
         key = (a, b) => s * (val(a) - val(b)) || a - b;
       }
       for (let i = 0; i < this.n; i++) this.children(i).sort(key);
@@ -129,9 +131,10 @@
     setOpenIds(ids) { this.open.fill(0); ids.forEach((i) => { if (i >= 0 && i < this.n) this.open[i] = 1; }); this.dirty = true; }
     setScope(tops) { this.scope = tops ? Int32Array.from(tops) : null; this.dirty = true; }
 
-    // Open the heaviest closed rows (by the first column) while about `budget` rows show.
+    // Open the heaviest closed rows (by the first column, a comparison's by the change)
+    // while about `budget` rows show.
     openBudget(budget) {
-      const v = this.cols[0].values, w = (i) => (Number.isFinite(v[i]) ? Math.abs(v[i]) : 0);
+      const v = this.cols[this.weightCol || 0].values, w = (i) => (Number.isFinite(v[i]) ? Math.abs(v[i]) : 0);
       const heap = new CCT.Heap((a, b) => w(a) > w(b));
       const frontier = (i) => { if (this.open[i]) this.children(i).forEach(frontier); else if (this.hasChildren(i)) heap.push(i); };
       this.tops.forEach(frontier);
@@ -148,7 +151,7 @@
     // Open the heaviest chain below row `from` (default: the heaviest top row with children),
     // by the first column.
     openHeaviest(maxDepth, from = -1) {
-      const v = this.cols[0].values;
+      const col = this.cols[0].values, v = this.sort.abs ? col.map(Math.abs) : col;
       let i = from;
       if (i < 0) for (const t of this.tops) if (this.hasChildren(t) && (i < 0 || v[t] > v[i])) i = t;
       for (let d = 0; i >= 0 && d < maxDepth && this.hasChildren(i); d++) {
@@ -160,9 +163,40 @@
     }
   };
 
-  // The RowSet of view `kind` (null when the page has none: a comparison's bottom-up).
+  // A comparison's top-down columns answer "what changed, by how much": A, B, the change
+  // and the change % of the inclusive metric (the ratio of a div), then the exclusive change
+  // and the other metrics. Change columns diverge around 0 (`diverge`); the first sort is by
+  // the size of the change, largest first.
+  function comparisonColumns(model, me, mi) {
+    const idx = (name) => model.metricIndex.get(name), col = (name, kind) => {
+      const m = model.metrics[idx(name)];
+      return { ...heading(model, name, kind), unit: m.unit, whole: m.whole, values: m.values };
+    };
+    const cols = [], used = new Set([me.name, mi.name]);
+    [" [A]", " [B]"].forEach((side) => { if (idx(mi.name + side) !== undefined) { cols.push(col(mi.name + side, "inclusive")); used.add(mi.name + side); } });
+    const sub = model.data.comparison.op === "sub";
+    cols.push({ ...col(mi.name, "inclusive"), diverge: sub, change: true });
+    const pct = mi.name + " [%]";
+    if (idx(pct) !== undefined) {
+      cols.push({ label: "change %", title: `${mi.name}: ${model.data.changeLabel} in % of A's value (— where A is 0)`,
+        unit: "%", percent: true, signed: true, diverge: true, change: true, values: model.metrics[idx(pct)].values });
+      used.add(pct);
+    }
+    if (me !== mi) cols.push({ ...col(me.name, "exclusive"), diverge: sub, change: true });
+    const rest = model.metrics.filter((m) => !used.has(m.name) && m.percentOf === undefined && !/ \[%\]$/.test(m.name))
+      .map((m) => ({ ...(m.group === "rank test" ? { label: m.name, title: `${m.name}: ${model.data.subtitle}` } : named(model, m)),
+        unit: m.unit, whole: m.whole, values: m.values }));
+    return { cols: cols.concat(rest), sort: [cols.findIndex((c) => c.change), true, sub] };
+  }
+
+  // The RowSet of view `kind` (null when the page has none: a ratio's bottom-up).
   CCT.rowSet = function (model, kind) {
     const data = model.data, [exc, inc] = pairOf(model);
+    if (kind === "top-down" && data.comparison && data.comparison.op === "sub") {
+      const me = model.metrics[exc], mi = model.metrics[inc], { cols, sort } = comparisonColumns(model, me, mi);
+      return new CCT.RowSet(kind, model.parent, (i) => model.name(i), () => "", cols,
+        { node: (i) => i, total: 0, pair: [me.name, mi.name], firstSort: sort, weightCol: sort[0] });
+    }
     if (kind === "top-down") {
       const me = model.metrics[exc], mi = model.metrics[inc], total = mi.total || 0;
       const extra = model.metrics.filter((m, k) => k !== exc && k !== inc && m.percentOf === undefined)
@@ -177,8 +211,11 @@
     const name = (col) => (i) => { const c = col.codes[i]; return c < 0 ? "" : col.values[c]; };
     const num = (a) => Float64Array.from(a, (x) => (x === null ? NaN : x));
     const cols = columns(model, num(v.exc), num(v.inc), v.exclusive, v.inclusive, v.total);
+    const diff = data.comparison && data.comparison.op === "sub"; // rows of the change
+    if (diff) cols.forEach((c) => { c.diverge = true; c.change = true; });
     return new CCT.RowSet(kind, Int32Array.from(v.parent), name(v.name), name(v.role), cols,
-      { node: () => -1, total: v.total, note: v.note, pair: [v.exclusive, v.inclusive] });
+      { node: () => -1, total: v.total, note: v.note, pair: [v.exclusive, v.inclusive],
+        firstSort: diff ? [0, true, true] : null });
   };
   CCT.RowSet.KINDS = KINDS;
 

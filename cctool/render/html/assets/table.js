@@ -11,6 +11,20 @@
   const H = 22, OVER = 12, INDENT = 14, NAME_W = 260, NUM_W = 92;
   const FIRST_ROWS = 40; // the first top-down view opens the heaviest rows until about this many show
 
+  // A change's cell tint on a diverging scale centred at 0, as the page's RdBu map: red
+  // where B is higher, blue where it is lower, stronger with the size of the change relative
+  // to the column's largest (a change % past 100% is as strong as it gets).
+  function divergingTint(v, c) {
+    if (!Number.isFinite(v) || v === 0) return Number.isNaN(v) || v === 0 ? "" : tint(v, 1);
+    if (c.scale === undefined) {
+      let hi = 0;
+      for (const x of c.values) if (Number.isFinite(x)) hi = Math.max(hi, Math.abs(x));
+      c.scale = c.percent ? Math.min(hi, 100) || 1 : hi || 1;
+    }
+    return tint(v, Math.min(1, Math.abs(v) / c.scale));
+  }
+  const tint = (v, f) => (v > 0 ? `rgba(214, 96, 77, ${(0.08 + 0.5 * f).toFixed(3)})` : `rgba(67, 147, 195, ${(0.08 + 0.5 * f).toFixed(3)})`);
+
   CCT.Table = class Table {
     constructor(model, view) {
       Object.assign(this, { model, view, sets: {}, cursor: -1, scopeKind: "" });
@@ -26,7 +40,7 @@
         b.addEventListener("click", () => this.setKind(b.dataset.kind, true));
         if (b.dataset.kind !== "top-down" && !(model.data.viewKinds || []).includes(b.dataset.kind)) {
           b.disabled = true;
-          b.title = "This page has no such rows (a comparison page shows its top-down tree)";
+          b.title = "This page has no such rows (ratios, percentages and medians do not add up over calls)";
         }
       });
       $("reset").addEventListener("click", () => this.reset());
@@ -106,7 +120,7 @@
       const open = {};
       Object.entries(this.sets).forEach(([k, s]) => { if (s && !s.error) open[k] = s.openIds(); });
       const r = this.rows;
-      return { kind: this.kind, open, sort: r ? [r.sort.col, r.sort.desc] : null,
+      return { kind: this.kind, open, sort: r ? [r.sort.col, r.sort.desc, r.sort.abs] : null,
         scope: this.scopeKind, tops: r && r.scope ? Array.from(r.scope) : null };
     }
 
@@ -114,7 +128,8 @@
       Object.entries(s.open || {}).forEach(([k, ids]) => { const set = this.rowsOf(k); if (set && !set.error) set.setOpenIds(ids); });
       Object.values(this.sets).forEach((x) => x && !x.error && x.setScope(null));
       this.setKind(s.kind, false);
-      if (this.rows && s.sort && (this.rows.sort.col !== s.sort[0] || this.rows.sort.desc !== s.sort[1])) this.rows.sortBy(s.sort[0], s.sort[1]);
+      const was = this.rows && this.rows.sort;
+      if (was && s.sort && (was.col !== s.sort[0] || was.desc !== s.sort[1] || was.abs !== !!s.sort[2])) this.rows.sortBy(s.sort[0], s.sort[1], !!s.sort[2]);
       if (this.rows && s.tops) this.rows.setScope(s.tops);
       this.scopeKind = s.scope || "";
       this.header();
@@ -139,8 +154,9 @@
       return Math.max(NAME_W, 0.4 * w, w - this.numWidths().reduce((a, b) => a + b, 0) - 2);
     }
 
-    // A value column is as wide as its header needs (at least NUM_W).
-    numWidths() { return this.rows ? this.rows.cols.map((c) => Math.max(NUM_W, Math.ceil(c.label.length * 7.6) + 28)) : []; }
+    // A value column is as wide as its header needs (at least NUM_W)
+    // (a change column keeps room for its "|▾|")
+    numWidths() { return this.rows ? this.rows.cols.map((c) => Math.max(NUM_W, Math.ceil((c.label.length + (c.change ? 3 : 0)) * 7.6) + 28)) : []; }
 
     template() { return `${this.nameW}px ${this.numWidths().map((w) => `${w}px`).join(" ")}`; }
 
@@ -151,7 +167,9 @@
         b.className = col < 0 ? "th name" : "th num";
         b.title = `${title} (click to sort)`;
         const on = r && r.sort.col === col;
-        b.textContent = label + (on ? (r.sort.desc ? " ▾" : " ▴") : "");
+        // |▾|: by the size of the change, largest first (either way it went)
+        b.textContent = label + (on ? (r.sort.abs ? " |▾|" : r.sort.desc ? " ▾" : " ▴") : "");
+        if (on && r.sort.abs) b.title = `${title}: sorted by the size of the change (click to sort)`;
         b.setAttribute("aria-sort", on ? (r.sort.desc ? "descending" : "ascending") : "none");
         b.addEventListener("click", () => this.sortBy(col));
         cells.push(b);
@@ -164,11 +182,16 @@
       this.rowsEl.style.width = this.spacer.style.width = `${this.nameW + this.numWidths().reduce((a, b) => a + b, 0)}px`;
     }
 
+    // A click sorts by the column (largest first), again the other way round; a change
+    // column cycles: by size of change |▾|, largest increase first ▾, largest decrease first ▴.
     sortBy(col) {
       const r = this.rows;
       if (!r) return;
-      const desc = r.sort.col === col ? !r.sort.desc : col >= 0;
-      r.sortBy(col, desc);
+      const same = r.sort.col === col, change = col >= 0 && r.cols[col].change;
+      if (change) {
+        const [desc, abs] = !same ? [true, true] : r.sort.abs ? [true, false] : r.sort.desc ? [false, false] : [true, true];
+        r.sortBy(col, desc, abs);
+      } else r.sortBy(col, same ? !r.sort.desc : col >= 0);
       this.header();
       this.draw();
       CCT.history.commit("table: sort");
@@ -225,6 +248,14 @@
         d.textContent = `${depth}·`;
         name.appendChild(d);
       }
+      const mark = node >= 0 && this.model.marker ? this.model.marker[node] : 0;
+      if (mark) { // a row of one profile only, as the tree marks its node
+        const m = document.createElement("span");
+        m.className = `mark m${mark}`;
+        m.textContent = mark === 1 ? "◀" : "▶";
+        m.title = (this.model.data.markerLabels || ["only in A", "only in B"])[mark - 1];
+        name.appendChild(m);
+      }
       name.appendChild(label);
       if (role && role !== "node" && role !== "function" && role !== "caller") {
         const tag = document.createElement("span");
@@ -235,10 +266,12 @@
       div.appendChild(name);
       r.cols.forEach((c) => {
         const td = document.createElement("span"), v = c.values[i];
-        td.className = (c.percent ? "td num pct" : "td num") + (v === 0 ? " zero" : "");
+        td.className = (c.percent && !c.signed ? "td num pct" : "td num") + (v === 0 ? " zero" : "");
         td.setAttribute("role", "gridcell");
-        td.textContent = c.percent ? CCT.formatPercent(v / 100) : CCT.formatValue(v, c.unit, c.whole);
-        if (c.percent && Number.isFinite(v)) td.style.setProperty("--w", `${Math.min(100, Math.max(0, v))}%`);
+        const plus = c.change && c.diverge && v > 0 ? "+" : ""; // a change spelled as the text table does
+        td.textContent = c.signed && Number.isNaN(v) ? "—" : plus + (c.percent ? CCT.formatPercent(v / 100) : CCT.formatValue(v, c.unit, c.whole));
+        if (c.percent && !c.signed && Number.isFinite(v)) td.style.setProperty("--w", `${Math.min(100, Math.max(0, v))}%`);
+        if (c.diverge) td.style.background = divergingTint(v, c);
         div.appendChild(td);
       });
       return div;
