@@ -70,6 +70,10 @@ def __getattr__(name: str) -> Any:
         from cctool import api
 
         return getattr(api, name)
+    if name == "api":
+        import importlib
+
+        return importlib.import_module("cctool.api")
     if name == "QueryMatcher":
         from cctool.graphframe import QueryMatcher
 

@@ -114,8 +114,12 @@ def query_report(profile: str, query: str | Query | None = None, *,
     info = first.metric(metric)
     unit = None if info.unit == "unknown" else info.unit
     units = {c: unit for c in table.columns if c not in ("path", "runs")}
+    def no_profile() -> bytes:
+        raise CctoolError("a query over several runs writes one table (tree, json or csv), "
+                          "not a .cct")
+
     return Report(text=lambda _: drawn(table, metric, info, opts.precision),
-                  records=lambda: (table, units))
+                  records=lambda: (table, units), documents={"cct": no_profile})
 
 
 def read_report(profiles: Sequence[Profile], paths: Sequence[str | None] | None = None, *,
