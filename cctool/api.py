@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.ops.source import SourceTable
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree"]
+           "source", "stats", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -393,3 +394,30 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def source(profile: Profile, function: str, *, metric: str | None = None,
+           source_roots: Sequence[str] = (), substitute: Sequence[tuple[str, str]] = (),
+           context: int | None = None, fmt: str | None = None) -> SourceTable:
+    """Where in the code: the cost of each source line of every function whose name the
+    regular expression ``function`` matches (``cctool source``).
+
+    Args:
+        profile: a GraphFrame or a profile's path.
+        function: regular expression searched in function names.
+        metric: exclusive or inclusive metric (default: the profile's default).
+        source_roots: directories where the source files are looked for.
+        substitute: ``(FROM, TO)`` prefixes: a recorded path starting with FROM is looked
+            for with TO instead (gdb's ``set substitute-path``).
+        context: lines shown around costed lines (None: the whole function).
+        fmt: a reader name to skip detection, for a path.
+
+    Returns:
+        a :class:`cctool.ops.source.SourceTable`: per function its file, the lines with
+        exclusive and inclusive cost and their shares, the hottest lines, loops as line
+        ranges and, for callgrind ``--dump-instr=yes``, the cost per instruction.
+    """
+    from cctool.ops.source import source as line_table
+
+    return line_table(_frame(profile, fmt), function, metric=metric, source_roots=source_roots,
+                      substitute=substitute, context=context)
