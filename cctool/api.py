@@ -398,7 +398,8 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
 
 def source(profile: Profile, function: str, *, metric: str | None = None,
            source_roots: Sequence[str] = (), substitute: Sequence[tuple[str, str]] = (),
-           context: int | None = None, fmt: str | None = None) -> SourceTable:
+           context: int | None = None, asm: bool = False,
+           fmt: str | None = None) -> SourceTable:
     """Where in the code: the cost of each source line of every function whose name the
     regular expression ``function`` matches (``cctool source``).
 
@@ -410,6 +411,8 @@ def source(profile: Profile, function: str, *, metric: str | None = None,
         substitute: ``(FROM, TO)`` prefixes: a recorded path starting with FROM is looked
             for with TO instead (gdb's ``set substitute-path``).
         context: lines shown around costed lines (None: the whole function).
+        asm: also each function's instructions with their text from ``objdump -d``
+            (callgrind ``--dump-instr=yes``).
         fmt: a reader name to skip detection, for a path.
 
     Returns:
@@ -420,4 +423,4 @@ def source(profile: Profile, function: str, *, metric: str | None = None,
     from cctool.ops.source import source as line_table
 
     return line_table(_frame(profile, fmt), function, metric=metric, source_roots=source_roots,
-                      substitute=substitute, context=context)
+                      substitute=substitute, context=context, asm=asm)

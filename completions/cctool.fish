@@ -13,6 +13,7 @@ complete -c cctool -n '__fish_use_subcommand' -a query -d 'Keep the call paths t
 complete -c cctool -n '__fish_use_subcommand' -a read -d 'Read profiles and print a summary: format, nodes, rows, ranks, threads'
 complete -c cctool -n '__fish_use_subcommand' -a runs -d 'List the runs of an ensemble: path, format, nodes, ranks, threads and '
 complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a program across process counts: a table of one metric'
+complete -c cctool -n '__fish_use_subcommand' -a source -d 'Show where in the code the cost is: for each function matching...'
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
 complete -c cctool -n '__fish_use_subcommand' -a timeline -d 'Show a trace over time: per rank and thread a strip whose characters a'
 complete -c cctool -n '__fish_use_subcommand' -a tree -d 'Show the calling context tree with metric values, colored by the first'
@@ -269,6 +270,18 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from source; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --source-root --substitute-path --context --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from source' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l metric -s m -x -d 'Metric (exclusive or inclusive; both are shown). Default: the profiles'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l source-root -x -d 'Look for source files (and binaries) under DIR, trying ever shorter ta'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l substitute-path -x -d 'Look for a recorded path starting with FROM under TO instead (as gdbs '
+complete -c cctool -n '__fish_seen_subcommand_from source' -l context -x -d 'Show only N lines around each line with a cost (default: the whole fun'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l asm -d 'Also show each instruction with its cost, disassembled with objdump wh'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from source' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
@@ -352,4 +365,4 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
-# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline tree view
+# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling source stats timeline tree view

@@ -27,7 +27,7 @@ values are parts of a total (:mod:`cctool.model.shares`); otherwise null, with a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +65,7 @@ class FunctionSource:
         inclusive: its inclusive total (None where the profile does not determine it).
         module: the binary or module holding it, where known.
         text: the lines of ``path`` (empty when not found).
+        asm: instruction address -> its text from ``objdump -d`` (asked for and found).
     """
 
     name: str
@@ -78,6 +79,7 @@ class FunctionSource:
     inclusive: float | None
     module: str | None = None
     text: tuple[str, ...] = ()
+    asm: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class SourceTable:
 
 def source(gf: GraphFrame, function: str, *, metric: str | None = None,
            source_roots: Sequence[str] = (), substitute: Sequence[tuple[str, str]] = (),
-           context: int | None = None) -> SourceTable:
+           context: int | None = None, asm: bool = False) -> SourceTable:
     """The line table of each function whose name ``function`` (a regular expression)
     matches anywhere (see the module docstring).
 
@@ -115,6 +117,8 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
         source_roots: directories to look for source files in.
         substitute: ``(FROM, TO)`` path prefix rewrites, tried first.
         context: lines of source shown around costed lines (None: the whole function).
+        asm: also disassemble each function's instructions (callgrind ``--dump-instr=yes``)
+            with ``objdump``; a binary or objdump that is missing is a note, not an error.
     """
     try:
         pattern = re.compile(function)
@@ -135,6 +139,9 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
         found = _from_tree(gf, pattern, exc, inc, notes)
     if not found:
         raise CctoolError(f"no function matches {function!r}")
+    if asm and all(f[5] is None for f in found):
+        raise CctoolError("the profile records no instruction addresses (callgrind "
+                          "--dump-instr=yes does)")
     funcs, missing = [], []
     for name, file, module, lines, loops, instr, fexc, finc in found:
         path, tried = (None, ()) if file is None else source_files.resolve(
@@ -142,9 +149,10 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
         if file is not None and path is None:
             missing.append(f"{file} (tried {', '.join(tried)})")
         text = source_files.read_lines(path) if path is not None else ()
+        code = _disassembly(instr, module, source_roots, substitute, notes) if asm else {}
         funcs.append(FunctionSource(
             name, file, path, tried, _with_shares(lines, fexc, finc, total),
-            _loop_shares(loops, finc), instr, fexc, finc, module, text))
+            _loop_shares(loops, finc), instr, fexc, finc, module, text, code))
     if refusal is not None:
         notes.append(f"no percentages: {refusal}")
     funcs.sort(key=lambda f: -(f.inclusive if f.inclusive is not None else f.exclusive))
@@ -154,6 +162,28 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
 
 Found = tuple[str, str | None, str | None, pl.DataFrame, pl.DataFrame, pl.DataFrame | None,
               float, float | None]
+
+
+def _disassembly(instr: pl.DataFrame | None, module: str | None, roots: Sequence[str],
+                 substitute: Sequence[tuple[str, str]], notes: list[str]) -> dict[int, str]:
+    """The text of the instructions in ``instr`` from ``module``'s binary (found as source
+    files are); why not in ``notes``."""
+    if instr is None or instr.height == 0:
+        return {}
+    if not module:
+        notes.append("the profile names no binary for the instructions")
+        return {}
+    binary, tried = source_files.resolve(module, roots, substitute)
+    if binary is None:
+        notes.append(f"{module}: binary not found (tried {', '.join(tried)}); instructions "
+                     "are shown without their text")
+        return {}
+    lo, hi = int(instr["instr"].min()), int(instr["instr"].max())  # type: ignore[arg-type]
+    try:
+        return source_files.disassemble(binary, lo, hi + 1)
+    except CctoolError as err:
+        notes.append(str(err))
+        return {}
 
 
 def _metric_pair(gf: GraphFrame, metric: str | None) -> tuple[str, str]:

@@ -23,11 +23,9 @@ from cctool.render.values import ValueFormat, format_percent, format_value, unit
 GAP = "..."
 
 
-def source_text(table: SourceTable, asm: Mapping[str, Mapping[int, str]] | None = None) -> str:
-    """The whole answer as text; ``asm`` maps a function name to its instructions' text
-    (address -> text), and asks for the instruction rows."""
-    blocks = [_function_text(table, f, None if asm is None else asm.get(f.name, {}))
-              for f in table.functions]
+def source_text(table: SourceTable, asm: bool = False) -> str:
+    """The whole answer as text; ``asm``: with each function's instruction rows."""
+    blocks = [_function_text(table, f, f.asm if asm else None) for f in table.functions]
     notes = [f"note: {n}" for n in table.notes]
     return "\n".join([*blocks, *notes]) + ("\n" if notes else "")
 
