@@ -142,3 +142,29 @@ def test_bad_requests_are_one_line_errors() -> None:
 def test_candidates_order() -> None:
     assert source_files.candidates("./src/a.c", ["/r"], [("./src", "/s")]) == [
         "/s/a.c", "./src/a.c", "/r/src/a.c", "/r/a.c"]
+
+
+def perf_annotated(path: Path) -> tuple[int, dict[int, int]]:
+    """perf annotate --stdio's samples of the symbol and its samples per instruction
+    address: each instruction's percentage of them, rounded back to samples."""
+    text = path.read_text()
+    samples = int(re.search(r"\((\d+) samples", text).group(1))  # type: ignore[union-attr]
+    return samples, {int(a, 16): round(float(p) * samples / 100) for p, a in
+                     re.findall(r"^\s+([\d.]+) :\s+([0-9a-f]+):", text, re.M)}
+
+
+@pytest.mark.parametrize("function", ["weight", "sweep"])
+def test_perf_script_lines_equal_perf_annotate(function: str) -> None:
+    gf = cctool.read(SRC / "perf.script.gz")
+    f = source(gf, f"^{function}$", metric="samples").functions[0]
+    samples, per_instr = perf_annotated(SRC / f"perf-annotate-{function}.txt")
+    # The line of each address, as valgrind read the same binary's debug information.
+    grind = source(cctool.read(SRC / "callgrind.out.hot"), f"^{function}$").functions[0]
+    assert grind.instructions is not None
+    line_of = dict(grind.instructions.select("instr", "line").iter_rows())
+    want: dict[int, int] = {}
+    for addr, n in per_instr.items():
+        want[line_of[addr]] = want.get(line_of[addr], 0) + n
+    assert f.file == f"{RECORDED}/hot.c"
+    assert f.exclusive == samples == sum(per_instr.values())
+    assert by_line(f.lines, "exclusive") == {k: v for k, v in want.items() if v}

@@ -293,8 +293,13 @@ def _from_tree(gf: GraphFrame, pattern: re.Pattern[str], exc: str, inc: str,
                     for r, o in zip(rows.tolist(), owner_of.tolist(), strict=True)]
         lines = pl.DataFrame({"file": pl.Series(row_file, dtype=pl.String),
                               "line": pl.Series(where, dtype=pl.Int32),
-                              "exclusive": xs, "inclusive": incs}).group_by(
-            "file", "line").agg(pl.col("exclusive", "inclusive").sum()).sort("file", "line")
+                              "exclusive": xs, "inclusive": incs}).filter(
+            (pl.col("exclusive") != 0) | (pl.col("inclusive") != 0))
+        if file is None:  # the function's file is where its statements are (perf srcline)
+            file = _main_file(lines)
+            lines = lines.with_columns(pl.col("file").fill_null(file))
+        lines = lines.group_by("file", "line").agg(
+            pl.col("exclusive", "inclusive").sum()).sort("file", "line")
         at = np.where(body, line, 0)
         at[callee] = callsite[callee]
         loops = _loops(gf, at, body & (typ == "loop"), body | callee, line, file_list, i, cover)
@@ -303,6 +308,16 @@ def _from_tree(gf: GraphFrame, pattern: re.Pattern[str], exc: str, inc: str,
         module = nodes["module"][int(k[0])] if "module" in nodes.columns else None
         out.append((name, _known(file), module, lines, loops, None, fexc, finc))
     return out
+
+
+def _main_file(lines: pl.DataFrame) -> str | None:
+    """The file holding most of ``lines``' exclusive cost (None if none is named)."""
+    named = lines.filter(pl.col("file").is_not_null())
+    if named.height == 0:
+        return None
+    by = named.group_by("file").agg(pl.col("exclusive").sum()).sort(
+        "exclusive", "file", descending=[True, False])
+    return str(by["file"][0])
 
 
 def _loops(gf: GraphFrame, at: np.ndarray, loop: np.ndarray, inside: np.ndarray,
