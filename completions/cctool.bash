@@ -251,6 +251,8 @@ _cctool() {
         view:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         view:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         view:--by) COMPREPLY=(); return;;
+        view:--source-root) COMPREPLY=(); return;;
+        view:--substitute-path) COMPREPLY=(); return;;
         view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
@@ -274,7 +276,7 @@ _cctool() {
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
-        view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;
+        view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi
     if [[ "$cur" == -* || -z "$cmd" || "$cmd" == history ]]; then

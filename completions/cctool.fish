@@ -353,7 +353,7 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive' -F
+complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -363,6 +363,8 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l thread -x -d 'Show o
 complete -c cctool -n '__fish_seen_subcommand_from view' -l agg -x -a 'sum mean max min std cv' -d 'How to combine ranks/threads: sum (cost over all processes), or mean/m'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down bottom-up flat' -d 'The view to open with.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l source-root -x -d 'Look for source files (and binaries) under DIR, trying ever shorter ta'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l substitute-path -x -d 'Look for a recorded path starting with FROM under TO instead (as gdbs '
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
 # commands: completion diff div groupby history hot-path imbalance peek query read runs scaling source stats timeline tree view

@@ -377,6 +377,8 @@ _cctool() {
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--view'[The view to open with.]:value:(top-down bottom-up flat)' \
                     ''--by'[Name functions by this attribute in the bottom-up view.]:value: ' \
+                    ''--source-root'[Look for source files (and binaries) under DIR, trying ever shorter ta]:value: ' \
+                    ''--substitute-path'[Look for a recorded path starting with FROM under TO instead (as gdbs ]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import click
 
-from cctool.cli._options import from_option, output_options, profile_argument, single_metric_option
-
-
-def _pairs(ctx: click.Context, param: click.Parameter,
-           value: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for item in value:
-        old, eq, new = item.partition("=")
-        if not eq or not old or not new:
-            raise click.BadParameter(f"{item!r} is not FROM=TO", ctx=ctx, param=param)
-        out.append((old, new))
-    return tuple(out)
+from cctool.cli._options import (
+    from_option,
+    output_options,
+    profile_argument,
+    single_metric_option,
+    source_path_options,
+)
 
 
 @click.command()
@@ -24,12 +19,7 @@ def _pairs(ctx: click.Context, param: click.Parameter,
 @from_option
 @single_metric_option(help="Metric (exclusive or inclusive; both are shown). Default: the "
                       "profile's default metric.")
-@click.option("--source-root", "source_roots", multiple=True, metavar="DIR",
-              help="Look for source files (and binaries) under DIR, trying ever shorter "
-              "tails of the recorded path. Repeatable.")
-@click.option("--substitute-path", "substitute", multiple=True, metavar="FROM=TO",
-              callback=_pairs, help="Look for a recorded path starting with FROM under TO "
-              "instead (as gdb's set substitute-path). Repeatable; tried first.")
+@source_path_options
 @click.option("--context", type=click.IntRange(min=0), default=None, metavar="N",
               help="Show only N lines around each line with a cost (default: the whole "
               "function).")

@@ -30,9 +30,32 @@ def source_text(table: SourceTable, asm: bool = False) -> str:
     return "\n".join([*blocks, *notes]) + ("\n" if notes else "")
 
 
-def _function_text(table: SourceTable, f: FunctionSource,
-                   asm: Mapping[int, str] | None) -> str:
+def pane_lines(table: SourceTable, height: int) -> tuple[list[str], int]:
+    """The first function of ``table`` for a pane ``height`` lines high: its title, the
+    column heads, then a window of its rows with the hottest line in it (a third of the way
+    down); and the index in that list of the hottest line (-1 if it has none)."""
+    f = table.functions[0]
     fmt = unit_format(table.unit)
+    head = [*_head(table, f, fmt), _row("", "exclusive", "", "inclusive", "", "", "line",
+                                        "source")]
+    own = f.lines.filter(pl.col("file") == f.file) if f.file is not None else f.lines
+    rows = _source_rows(table, f, own, fmt)
+    hot = own.filter(pl.col("hot") == 1)["line"].to_list()
+    at = next((i for i, r in enumerate(rows)
+               if hot and r.startswith(">") and _line_of(r) == hot[0]), -1)
+    room = max(height - len(head), 1)
+    start = max(min(at - room // 3, len(rows) - room), 0) if at >= 0 else 0
+    return head + rows[start:start + room], (len(head) + at - start if at >= 0 else -1)
+
+
+def _line_of(row: str) -> int | None:
+    """The line number a row of :func:`_source_rows` shows (None for a gap or a row of
+    another file)."""
+    cells = row[:_SOURCE_AT].split()
+    return int(cells[-1]) if cells and cells[-1].isdigit() else None
+
+
+def _head(table: SourceTable, f: FunctionSource, fmt: ValueFormat) -> list[str]:
     shown = f.path or f.file or "(no file recorded)"
     inc = "undetermined" if f.inclusive is None else _cost(f.inclusive, table.total, fmt)
     head = [f"ROUTINE {f.name}  {shown}",
@@ -40,6 +63,13 @@ def _function_text(table: SourceTable, f: FunctionSource,
             f"inclusive {inc}"]
     if f.path is None and f.file is not None:
         head.append(f"  source not found (tried {', '.join(f.tried)})")
+    return head
+
+
+def _function_text(table: SourceTable, f: FunctionSource,
+                   asm: Mapping[int, str] | None) -> str:
+    fmt = unit_format(table.unit)
+    head = _head(table, f, fmt)
     rows = [_row("", "exclusive", "", "inclusive", "", "", "line", "source")]
     own = f.lines.filter(pl.col("file") == f.file) if f.file is not None else f.lines
     rows += _source_rows(table, f, own, fmt)
@@ -113,6 +143,9 @@ def _cost_row(r: dict[str, Any], total: float, fmt: ValueFormat, bracket: str, w
     return _row(">" if hot is not None else "", format_value(r["exclusive"], fmt),
                 format_percent(r["exclusive %total"]), format_value(r["inclusive"], fmt),
                 format_percent(r["inclusive %total"]), bracket, where, src)
+
+
+_SOURCE_AT = 1 + 1 + 12 + 1 + 7 + 1 + 12 + 1 + 7 + 1 + 3 + 1 + 6  # where a row's source begins
 
 
 def _row(mark: str, exc: str, exc_pct: str, inc: str, inc_pct: str, bracket: str, where: str,
