@@ -230,7 +230,7 @@ def _no_loops() -> pl.DataFrame:
                                 "end": pl.Int32, "inclusive": pl.Float64})
 
 
-def _owners(gf: GraphFrame, is_fn: np.ndarray) -> np.ndarray:
+def function_owners(gf: GraphFrame, is_fn: np.ndarray) -> np.ndarray:
     """Per node the nearest function node at or above it (itself for a function)."""
     owner = np.arange(gf.num_nodes, dtype=np.int64)
     par = gf.parent_array
@@ -259,7 +259,7 @@ def _from_tree(gf: GraphFrame, pattern: re.Pattern[str], exc: str, inc: str,
                 if "callsite" in nodes.columns else np.zeros(n, dtype=np.int64))
     file_list = files.to_list()
     par = gf.parent_array
-    owner = _owners(gf, is_fn)
+    owner = function_owners(gf, is_fn)
     end = gf.subtree_end
     matched = np.array([bool(f) and pattern.search(s) is not None
                         for f, s in zip(is_fn.tolist(), names, strict=True)], dtype=bool)
@@ -297,7 +297,8 @@ def _from_tree(gf: GraphFrame, pattern: re.Pattern[str], exc: str, inc: str,
             (pl.col("exclusive") != 0) | (pl.col("inclusive") != 0))
         if file is None:  # the function's file is where its statements are (perf srcline)
             file = _main_file(lines)
-            lines = lines.with_columns(pl.col("file").fill_null(file))
+            if file is not None:
+                lines = lines.with_columns(pl.col("file").fill_null(file))
         lines = lines.group_by("file", "line").agg(
             pl.col("exclusive", "inclusive").sum()).sort("file", "line")
         at = np.where(body, line, 0)
