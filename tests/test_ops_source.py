@@ -168,3 +168,13 @@ def test_perf_script_lines_equal_perf_annotate(function: str) -> None:
     assert f.file == f"{RECORDED}/hot.c"
     assert f.exclusive == samples == sum(per_instr.values())
     assert by_line(f.lines, "exclusive") == {k: v for k, v in want.items() if v}
+
+
+def test_pyinstrument_rows_sit_at_function_starts() -> None:
+    """pyinstrument's JSON (tests/data/pyinstrument): its one outermost down frame holds
+    8.641711 s, at deep.py line 7, where down begins."""
+    gf = cctool.read(SRC.parent / "pyinstrument" / "deep.pyinstrument.json.gz")
+    f = source(gf, "^down$", metric="time").functions[0]
+    assert f.file == "deep.py"
+    assert f.lines["line"].to_list() == [7]
+    assert f.inclusive == pytest.approx(8.641711, abs=1e-9)
