@@ -178,3 +178,16 @@ def test_pyinstrument_rows_sit_at_function_starts() -> None:
     assert f.file == "deep.py"
     assert f.lines["line"].to_list() == [7]
     assert f.inclusive == pytest.approx(8.641711, abs=1e-9)
+
+
+def test_perf_frames_indented_by_spaces_are_not_source_lines(tmp_path: Path) -> None:
+    """Source lines sit under frames indented by spaces; frames indented by spaces instead of
+    a tab stay frames."""
+    from cctool.readers import read_declared
+
+    plain = SRC.parent / "perf-script" / "perf-fp.txt"
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text(plain.read_text().replace("\n\t", "\n        "))
+    a, b = read_declared(plain, "perf-script"), read_declared(spaced, "perf-script")
+    assert a.nodes.equals(b.nodes) and a.metrics.equals(b.metrics)
+    assert "line" not in a.nodes.columns

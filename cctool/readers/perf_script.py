@@ -127,7 +127,8 @@ def read(path: Path) -> GraphFrame:
                 continue
             # Call-chain frames start with a tab; headers may be right-aligned with spaces.
             new = None if line.startswith("\t") else _HEADER.match(line.lstrip())
-            if new is None and line[:1] == " " and len(where) == len(chain) - 1:
+            if (new is None and line[:1] == " " and len(where) == len(chain) - 1
+                    and (_SRCLINE.match(line) or not _FRAME.match(line))):
                 if not nodes and tree.columns != _SRC_COLUMNS:  # source lines from the start
                     tree = StackTree(_SRC_COLUMNS)
                 src = _SRCLINE.match(line)
