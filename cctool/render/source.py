@@ -30,22 +30,36 @@ def source_text(table: SourceTable, asm: bool = False) -> str:
     return "\n".join([*blocks, *notes]) + ("\n" if notes else "")
 
 
-def pane_lines(table: SourceTable, height: int) -> tuple[list[str], int]:
+def pane_lines(table: SourceTable, height: int, width: int = 200) -> tuple[list[str], int]:
     """The first function of ``table`` for a pane ``height`` lines high: its title, the
     column heads, then a window of its rows with the hottest line in it (a third of the way
-    down); and the index in that list of the hottest line (-1 if it has none)."""
+    down); and the index in that list of the hottest line (-1 if it has none). Narrower than
+    :data:`COMPACT_BELOW` columns, rows show the shares of the profile's total only (when
+    there are shares), leaving the source more room."""
     f = table.functions[0]
     fmt = unit_format(table.unit)
-    head = [*_head(table, f, fmt), _row("", "exclusive", "", "inclusive", "", "", "line",
-                                        "source")]
+    compact = width < COMPACT_BELOW and table.total == table.total and bool(table.total)
+    columns = (_row("", "", "exc %", "", "inc %", "", "line", "source") if compact
+               else _row("", "exclusive", "", "inclusive", "", "", "line", "source"))
     own = f.lines.filter(pl.col("file") == f.file) if f.file is not None else f.lines
     rows = _source_rows(table, f, own, fmt)
     hot = own.filter(pl.col("hot") == 1)["line"].to_list()
     at = next((i for i, r in enumerate(rows)
                if hot and r.startswith(">") and _line_of(r) == hot[0]), -1)
+    head = [*_head(table, f, fmt), columns]
     room = max(height - len(head), 1)
     start = max(min(at - room // 3, len(rows) - room), 0) if at >= 0 else 0
-    return head + rows[start:start + room], (len(head) + at - start if at >= 0 else -1)
+    shown = [*head[:-1], *(_compact(r) if compact else r
+                           for r in [columns, *rows[start:start + room]])]
+    return shown, (len(head) + at - start if at >= 0 else -1)
+
+
+COMPACT_BELOW = 110  # pane width (columns) under which rows leave out the absolute values
+
+
+def _compact(row: str) -> str:
+    """A row of :func:`_row` without its two absolute value columns."""
+    return row if row == GAP else (row[0:2] + row[15:23] + row[36:]).rstrip()
 
 
 def _line_of(row: str) -> int | None:

@@ -273,7 +273,7 @@ class ViewerApp(App[None]):
         except CctoolError as exc:
             pane.update(f"source of {name}: {exc}")
             return
-        lines, hot = pane_lines(table, 15)
+        lines, hot = pane_lines(table, 15, self.size.width)
         text = Text()
         for i, line in enumerate(lines):
             text.append(line[: max(self.size.width - 1, 20)] + "\n",
