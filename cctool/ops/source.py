@@ -84,8 +84,18 @@ class FunctionSource:
 
 @dataclass(frozen=True)
 class SourceTable:
-    """:func:`source`'s answer: the metric, the profile's total and one
-    :class:`FunctionSource` per matching function, most expensive first."""
+    """:func:`source`'s answer.
+
+    Attributes:
+        metric, inclusive_metric: the exclusive and inclusive metric columns.
+        unit: their unit.
+        total: the profile's total of ``metric`` (nan where shares mean nothing).
+        functions: one :class:`FunctionSource` per matching function, most expensive first.
+        notes: what a reader of the table should know (function-level lines only,
+            recursion, a binary not found for the instructions, no shares).
+        context: lines of source to show around costed lines (None: whole functions).
+        missing: one line per source file found nowhere, with the paths tried.
+    """
 
     metric: str
     inclusive_metric: str
