@@ -54,10 +54,13 @@ def refuse_text_only(ctx: click.Context, by_format: bool = False) -> None:
 
 
 def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
-                    expand_hot: bool, annotations: str | None = None) -> None:
+                    expand_hot: bool, annotations: str | None = None,
+                    sources: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] = ((), ()),
+                    ) -> None:
     """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
     ``expand_hot``, the notes of the ``annotations`` file on the nodes with their call
-    paths; stderr says how many found none)."""
+    paths; stderr says how many found none; the source pane's files looked for under
+    ``sources``: roots and substituted prefixes)."""
     from dataclasses import replace
 
     from cctool.cli._io import write_text
@@ -65,7 +68,7 @@ def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
 
     notes = page_notes(gf, annotations, profile)
     options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot,
-                      annotations=notes)
+                      annotations=notes, source_roots=sources[0], substitute=sources[1])
     write_text(path, to_html(gf, options))
 
 
