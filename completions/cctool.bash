@@ -242,8 +242,6 @@ _cctool() {
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv cct folded speedscope pprof html tree" -- "$cur")); return;;
-        tree:--source-root) COMPREPLY=(); return;;
-        tree:--substitute-path) COMPREPLY=(); return;;
         view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         view:--max-nodes) COMPREPLY=(); return;;
         view:--window) COMPREPLY=(); return;;
@@ -277,7 +275,7 @@ _cctool() {
         source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
-        tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations --source-root --substitute-path -h --help";;
+        tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi

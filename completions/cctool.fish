@@ -317,7 +317,7 @@ complete -c cctool -n '__fish_seen_subcommand_from timeline' -l color -x -a 'aut
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l to -x -a 'text json csv html tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --source-root --substitute-path' -F
+complete -c cctool -n '__fish_seen_subcommand_from tree; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --sort --view --by --derive --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -352,8 +352,6 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l to -x -a 'text json 
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l source-root -x -d 'Look for source files (and binaries) under DIR, trying ever shorter ta'
-complete -c cctool -n '__fish_seen_subcommand_from tree' -l substitute-path -x -d 'Look for a recorded path starting with FROM under TO instead (as gdbs '
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'

@@ -366,8 +366,6 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     ''--html'[Write an interactive, offline page instead.]:value:_files' \
                     ''--annotations'[Notes (JSON by call path) for --html.]:value:_files' \
-                    ''--source-root'[Look for source files (and binaries) under DIR, trying ever shorter ta]:value: ' \
-                    ''--substitute-path'[Look for a recorded path starting with FROM under TO instead (as gdbs ]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
                 view) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \

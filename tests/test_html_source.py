@@ -46,17 +46,3 @@ def test_selecting_a_node_shows_its_source_at_the_hottest_line(browser: Any,  # 
         assert page.js("() => document.getElementById('source-pane').hidden")
     finally:
         page.page.close()
-
-
-def test_cli_tree_html_finds_sources_with_substitute_path(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from cctool.cli import cli
-
-    out = tmp_path / "t.html"
-    res = CliRunner().invoke(cli, ["tree", str(SRC / "callgrind.out.hot"), "--html", str(out),
-                                   "--substitute-path", f"/tmp/cctool-build={SRC}"])
-    assert res.exit_code == 0 and res.stderr == ""
-    assert embedded_data(out.read_text())["sources"]["functions"]["weight"]["hot"] == 8
-    res = CliRunner().invoke(cli, ["tree", str(SRC / "callgrind.out.hot"), "--source-root", "x"])
-    assert res.exit_code == 2 and "add --html FILE" in res.stderr

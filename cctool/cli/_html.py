@@ -54,13 +54,10 @@ def refuse_text_only(ctx: click.Context, by_format: bool = False) -> None:
 
 
 def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
-                    expand_hot: bool, annotations: str | None = None,
-                    sources: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] = ((), ()),
-                    ) -> None:
+                    expand_hot: bool, annotations: str | None = None) -> None:
     """Write the page of ``gf`` as ``cctool tree`` options say (the hot path opened with
     ``expand_hot``, the notes of the ``annotations`` file on the nodes with their call
-    paths; stderr says how many found none; the source pane's files looked for under
-    ``sources``: roots and substituted prefixes)."""
+    paths; stderr says how many found none)."""
     from dataclasses import replace
 
     from cctool.cli._io import write_text
@@ -68,7 +65,7 @@ def write_tree_page(gf: GraphFrame, opts: TreeOptions, profile: str, path: str,
 
     notes = page_notes(gf, annotations, profile)
     options = replace(HtmlOptions.from_tree(opts, title=profile), expand_hot=expand_hot,
-                      annotations=notes, source_roots=sources[0], substitute=sources[1])
+                      annotations=notes)
     write_text(path, to_html(gf, options))
 
 

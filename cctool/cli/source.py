@@ -41,9 +41,9 @@ def source(profile: str, function: str, fmt: str | None, metric: str | None,
 
     \b
     Example:
-      cctool source callgrind.out.1234 '^solve$' --source-root ~/src/app
+      cctool source callgrind.out.hot '^sweep$' --source-root ~/src/app
       cctool source db/ 'main' --substitute-path /build/app=$HOME/app --context 3
-      cctool source callgrind.out.1234 kernel --asm --to json -o lines.json
+      cctool source callgrind.out.hot weight --asm --to json -o lines.json
     """
     from cctool import api
     from cctool.cli._io import emit_table, load, write_text

@@ -19,7 +19,6 @@ from cctool.cli._options import (
     output_options,
     precision_option,
     profile_argument,
-    source_path_options,
     width_option,
 )
 
@@ -72,7 +71,6 @@ if TYPE_CHECKING:
 @click.option("--html", "html", default=None, metavar="FILE",
               help="Write an interactive, offline page instead.")
 @annotations_option
-@source_path_options
 @click.pass_context
 def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, ...],
          depth: int | None, precision: int, rank: int | None, thread: int | None, agg: str,
@@ -80,8 +78,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
          no_legend: bool, expand_hot: bool, view: str | None, flat: bool, bottom_up: bool,
          percent: bool | None, data: bool, by: str | None, stream: bool | None,
          jobs: int | None, scheduler: str | None, width: int | None, to: str, output: str,
-         html: str | None, annotations: str | None, source_roots: tuple[str, ...],
-         substitute: tuple[tuple[str, str], ...]) -> None:
+         html: str | None, annotations: str | None) -> None:
     """Show the calling context tree with metric values, colored by the first metric
     (red = high with the default colormap).
 
@@ -109,9 +106,6 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
         refuse_text_only(ctx, by_format=to == "html")
     elif annotations is not None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
-    elif source_roots or substitute:
-        raise click.UsageError("--source-root and --substitute-path apply to the page's source "
-                               "pane: add --html FILE (cctool source prints sources)")
     named = view  # what --view said, for the messages below
     view = _pick_view(view, flat, bottom_up, expand_hot)
     if html is not None and view != "top-down":
@@ -154,8 +148,7 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, metrics: tuple[str, 
     if html is not None:
         from cctool.cli._html import write_tree_page
 
-        write_tree_page(gf, opts, profile, html, expand_hot, annotations,
-                        (source_roots, substitute))
+        write_tree_page(gf, opts, profile, html, expand_hot, annotations)
         return
     if view == "pprof-top":
         _explain(ctx, gf, opts, by or "name", True, width, to, output)
