@@ -5,7 +5,7 @@ _cctool() {
     local cmd="" w opts
     for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$cmd:$w" in
-            :completion|:diff|:div|:groupby|:history|:hot-path|:imbalance|:peek|:query|:read|:runs|:scaling|:stats|:timeline|:timeseries|:tree|:view) cmd="$w";;
+            :completion|:diff|:div|:groupby|:history|:hot-path|:imbalance|:peek|:query|:read|:runs|:scaling|:source|:stats|:timeline|:timeseries|:tree|:view) cmd="$w";;
             history:add|history:check|history:show) cmd="$cmd/$w"; break;;
         esac
     done
@@ -186,6 +186,14 @@ _cctool() {
         scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
+        source:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        source:--max-nodes) COMPREPLY=(); return;;
+        source:--window) COMPREPLY=(); return;;
+        source:--metric|source:-m) COMPREPLY=(); return;;
+        source:--source-root) COMPREPLY=(); return;;
+        source:--substitute-path) COMPREPLY=(); return;;
+        source:--context) COMPREPLY=(); return;;
+        source:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
         stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
         stats:--window) COMPREPLY=(); return;;
@@ -255,10 +263,12 @@ _cctool() {
         view:--agg) COMPREPLY=($(compgen -W "sum mean max min std cv" -- "$cur")); return;;
         view:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
         view:--by) COMPREPLY=(); return;;
+        view:--source-root) COMPREPLY=(); return;;
+        view:--substitute-path) COMPREPLY=(); return;;
         view:--derive) COMPREPLY=(); return;;
     esac
     case "$cmd" in
-        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline timeseries tree view";;
+        "") opts="--color --max-inflate --derive --version -h --help completion diff div groupby history hot-path imbalance peek query read runs scaling source stats timeline timeseries tree view";;
         completion) opts="-h --help";;
         diff) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --percent --normalize --fail-if --where --min-value --confidence --correction --jobs -j --scheduler --scheduler-timeout --min-workers --to --output -o --junit --markdown --json --html --view --annotations -h --help";;
         div) opts="--from --max-nodes --window --metric -m --agg --missing --reverse --by --top --depth --threshold --precision --full-names --no-legend --width --color --invert-colormap --no-invert-colormap --to --output -o --html --annotations -h --help";;
@@ -274,11 +284,12 @@ _cctool() {
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
+        source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
         timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
-        view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;
+        view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;
     esac
     if [[ "$cmd" == completion && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return; fi
     if [[ "$cur" == -* || -z "$cmd" || "$cmd" == history ]]; then

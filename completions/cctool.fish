@@ -13,6 +13,7 @@ complete -c cctool -n '__fish_use_subcommand' -a query -d 'Keep the call paths t
 complete -c cctool -n '__fish_use_subcommand' -a read -d 'Read profiles and print a summary: format, nodes, rows, ranks, threads'
 complete -c cctool -n '__fish_use_subcommand' -a runs -d 'List the runs of an ensemble: path, format, nodes, ranks, threads and '
 complete -c cctool -n '__fish_use_subcommand' -a scaling -d 'Compare runs of a program across process counts: a table of one metric'
+complete -c cctool -n '__fish_use_subcommand' -a source -d 'Show where in the code the cost is: for each function matching...'
 complete -c cctool -n '__fish_use_subcommand' -a stats -d 'Statistics of one metric per call path across runs: the number of runs'
 complete -c cctool -n '__fish_use_subcommand' -a timeline -d 'Show a trace over time: per rank and thread a strip whose characters a'
 complete -c cctool -n '__fish_use_subcommand' -a timeseries -d 'Show a time-series profile snapshot by snapshot (Calipers timeseries..'
@@ -274,6 +275,18 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
+complete -c cctool -n '__fish_seen_subcommand_from source; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --source-root --substitute-path --context --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from source' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l metric -s m -x -d 'Metric (exclusive or inclusive; both are shown). Default: the profiles'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l source-root -x -d 'Look for source files (and binaries) under DIR, trying ever shorter ta'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l substitute-path -x -d 'Look for a recorded path starting with FROM under TO instead (as gdbs '
+complete -c cctool -n '__fish_seen_subcommand_from source' -l context -x -d 'Show only N lines around each line with a cost (default: the whole fun'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l asm -d 'Also show each instruction with its cost, disassembled with objdump wh'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
+complete -c cctool -n '__fish_seen_subcommand_from source' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
+complete -c cctool -n '__fish_seen_subcommand_from source' -s h -l help -d 'Show help and exit.'
 complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
@@ -357,7 +370,7 @@ complete -c cctool -n '__fish_seen_subcommand_from tree' -l output -s o -r -F -d
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l html -r -F -d 'Write an interactive, offline page instead.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -l annotations -r -F -d 'Notes (JSON by call path) for --html.'
 complete -c cctool -n '__fish_seen_subcommand_from tree' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive' -F
+complete -c cctool -n '__fish_seen_subcommand_from view; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive' -F
 complete -c cctool -n '__fish_seen_subcommand_from view' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -367,6 +380,8 @@ complete -c cctool -n '__fish_seen_subcommand_from view' -l thread -x -d 'Show o
 complete -c cctool -n '__fish_seen_subcommand_from view' -l agg -x -a 'sum mean max min std cv' -d 'How to combine ranks/threads: sum (cost over all processes), or mean/m'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l view -x -a 'top-down bottom-up flat' -d 'The view to open with.'
 complete -c cctool -n '__fish_seen_subcommand_from view' -l by -x -d 'Name functions by this attribute in the bottom-up view.'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l source-root -x -d 'Look for source files (and binaries) under DIR, trying ever shorter ta'
+complete -c cctool -n '__fish_seen_subcommand_from view' -l substitute-path -x -d 'Look for a recorded path starting with FROM under TO instead (as gdbs '
 complete -c cctool -n '__fish_seen_subcommand_from view' -l derive -x -d 'Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT'
 complete -c cctool -n '__fish_seen_subcommand_from view' -s h -l help -d 'Show help and exit.'
-# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling stats timeline timeseries tree view
+# commands: completion diff div groupby history hot-path imbalance peek query read runs scaling source stats timeline timeseries tree view

@@ -16,6 +16,7 @@ _cctool() {
         'read:Read profiles and print a summary: format, nodes, rows, ranks, threads'
         'runs:List the runs of an ensemble: path, format, nodes, ranks, threads and '
         'scaling:Compare runs of a program across process counts: a table of one metric'
+        'source:Show where in the code the cost is: for each function matching...'
         'stats:Statistics of one metric per call path across runs: the number of runs'
         'timeline:Show a trace over time: per rank and thread a strip whose characters a'
         'timeseries:Show a time-series profile snapshot by snapshot (Calipers timeseries..'
@@ -289,6 +290,18 @@ _cctool() {
                     '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;
+                source) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
+                    ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
+                    ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
+                    '(--metric -m)'{--metric,-m}'[Metric (exclusive or inclusive; both are shown). Default: the profiles]:value: ' \
+                    ''--source-root'[Look for source files (and binaries) under DIR, trying ever shorter ta]:value: ' \
+                    ''--substitute-path'[Look for a recorded path starting with FROM under TO instead (as gdbs ]:value: ' \
+                    ''--context'[Show only N lines around each line with a cost (default: the whole fun]:value: ' \
+                    ''--asm'[Also show each instruction with its cost, disassembled with objdump wh]' \
+                    ''--to'[Output format (default: from -os suffix, else text).]:value:(text json csv tree)' \
+                    '(--output -o)'{--output,-o}'[Write here instead of stdout (-); written atomically.]:value:_files' \
+                    '(-h --help)'{-h,--help}'[Show help and exit.]' \
+                    '*:file:_files' ;;
                 stats) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
@@ -381,6 +394,8 @@ _cctool() {
                     ''--agg'[How to combine ranks/threads: sum (cost over all processes), or mean/m]:value:(sum mean max min std cv)' \
                     ''--view'[The view to open with.]:value:(top-down bottom-up flat)' \
                     ''--by'[Name functions by this attribute in the bottom-up view.]:value: ' \
+                    ''--source-root'[Look for source files (and binaries) under DIR, trying ever shorter ta]:value: ' \
+                    ''--substitute-path'[Look for a recorded path starting with FROM under TO instead (as gdbs ]:value: ' \
                     ''--derive'[Add a metric computed on every row, e.g. ipc = PAPI_TOT_INS / PAPI_TOT]:value: ' \
                     '(-h --help)'{-h,--help}'[Show help and exit.]' \
                     '*:file:_files' ;;

@@ -41,6 +41,7 @@ RUNS: dict[str, list[str]] = {
     "imbalance": ["imbalance", "{p}", "-o", "{o}.csv"],
     "groupby": ["groupby", "{p}", "--by", "name", "-o", "{o}.json"],
     "peek": ["peek", "{p}", "main", "-o", "{o}.txt"],
+    "source": ["source", "{p}", "main", "-o", "{o}.json"],
     "stats": ["stats", "{p}", "-o", "{o}.json"],
     "runs": ["runs", "{p}", "-o", "{o}.json"],
     "diff": ["diff", "{p}", "{p}", "--fail-if", "time > 50%", "--junit", "{o}.xml"],

@@ -19,6 +19,7 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
     dhat-run/, np1/ np2/ np4/                 tests/data/dhat/np4, .../np1 ...
     cali/np*/                                 tests/data/caliper-data/np*
     run.pstats                                tests/data/cprofile/imports.pstats
+    callgrind.out.hot                         tests/data/source/callgrind.out.hot
     trace.json                                tests/data/chrome-trace/viztracer-threads.json
     timeseries.cali                           tests/data/caliper-timeseries/timeseries.cali
 
@@ -65,6 +66,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "np2/": ("tests", "dhat/np2"), "np4/": ("tests", "dhat/np4"),
     "cali/np*/": ("tests", "caliper-data/np*"),
     "run.pstats": ("tests", "cprofile/imports.pstats"),
+    "callgrind.out.hot": ("tests", "source/callgrind.out.hot"),
     "trace.json": ("tests", "chrome-trace/viztracer-threads.json"),
     "timeseries.cali": ("tests", "caliper-timeseries/timeseries.cali"),
 }

@@ -36,6 +36,7 @@ from cctool.api.profiles import (
     parse_query,
     peek,
     select,
+    source,
 )
 from cctool.api.profiles import (
     summary as summary,
@@ -85,4 +86,4 @@ from cctool.render.tree_report import TreeView as TreeView
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
            "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
            "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree"]
+           "source", "stats", "timeline", "timeline_html", "tree"]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from cctool.ops.compare import Comparison
     from cctool.ops.groupby import GroupGraph
+    from cctool.ops.source import SourceTable
     from cctool.ops.views import View
     from cctool.options import ReadOptions, Selection
     from cctool.query.ast import Query
@@ -216,3 +217,33 @@ def view_model(profile: Profile, *, view: str = "top-down", metric: str | None =
 
     opts = ViewOptions(metric=metric, agg=agg, rank=rank, thread=thread, by=by)
     return ViewModel(_frame(profile, fmt), opts, view)
+
+
+def source(profile: Profile, function: str, *, metric: str | None = None,
+           source_roots: Sequence[str] = (), substitute: Sequence[tuple[str, str]] = (),
+           context: int | None = None, asm: bool = False,
+           fmt: str | None = None) -> SourceTable:
+    """Where in the code: the cost of each source line of every function whose name the
+    regular expression ``function`` matches (``cctool source``).
+
+    Args:
+        profile: a GraphFrame or a profile's path.
+        function: regular expression searched in function names.
+        metric: exclusive or inclusive metric (default: the profile's default).
+        source_roots: directories where the source files are looked for.
+        substitute: ``(FROM, TO)`` prefixes: a recorded path starting with FROM is looked
+            for with TO instead (gdb's ``set substitute-path``).
+        context: lines shown around costed lines (None: the whole function).
+        asm: also each function's instructions with their text from ``objdump -d``
+            (callgrind ``--dump-instr=yes``).
+        fmt: a reader name to skip detection, for a path.
+
+    Returns:
+        a :class:`cctool.ops.source.SourceTable`: per function its file, the lines with
+        exclusive and inclusive cost and their shares, the hottest lines, loops as line
+        ranges and, for callgrind ``--dump-instr=yes``, the cost per instruction.
+    """
+    from cctool.ops.source import source as line_table
+
+    return line_table(_frame(profile, fmt), function, metric=metric, source_roots=source_roots,
+                      substitute=substitute, context=context, asm=asm)

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "read": "cctool.cli.read:read",
     "runs": "cctool.cli.runs:runs",
     "scaling": "cctool.cli.scaling:scaling",
+    "source": "cctool.cli.source:source",
     "stats": "cctool.cli.stats:stats",
     "timeline": "cctool.cli.timeline:timeline",
     "timeseries": "cctool.cli.timeseries:timeseries",

@@ -296,3 +296,26 @@ def precision_option(f: F) -> F:
         show_default=True,
         help="Significant digits of the values shown.",
     )(f)
+
+
+def _path_pairs(ctx: click.Context, param: click.Parameter,
+                value: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in value:
+        old, eq, new = item.partition("=")
+        if not eq or not old or not new:
+            raise click.BadParameter(f"{item!r} is not FROM=TO", ctx=ctx, param=param)
+        out.append((old, new))
+    return tuple(out)
+
+
+def source_path_options(f: F) -> F:
+    """``--source-root DIR`` and ``--substitute-path FROM=TO`` (repeatable): where the
+    source files (and binaries) a profile names are on this machine."""
+    f = click.option("--substitute-path", "substitute", multiple=True, metavar="FROM=TO",
+                     callback=_path_pairs, help="Look for a recorded path starting with FROM "
+                     "under TO instead (as gdb's set substitute-path). Repeatable; tried "
+                     "first.")(f)
+    return click.option("--source-root", "source_roots", multiple=True, metavar="DIR",
+                        help="Look for source files (and binaries) under DIR, trying ever "
+                        "shorter tails of the recorded path. Repeatable.")(f)

@@ -12,6 +12,7 @@ from cctool.cli._options import (
     location_options,
     profile_argument,
     single_metric_option,
+    source_path_options,
 )
 
 if TYPE_CHECKING:
@@ -28,17 +29,19 @@ if TYPE_CHECKING:
               default="top-down", show_default=True, help="The view to open with.")
 @click.option("--by", default="name", show_default=True, metavar="COLUMN",
               help="Name functions by this attribute in the bottom-up view.")
+@source_path_options
 @derive_option
 def view(profile: str, fmt: str | None, read_options: ReadOptions, metric: str | None,
-         rank: int | None,
-         thread: int | None, agg: str, kind: str, by: str) -> None:
+         rank: int | None, thread: int | None, agg: str, kind: str, by: str,
+         source_roots: tuple[str, ...], substitute: tuple[tuple[str, str], ...]) -> None:
     """Browse a profile in the terminal: a tree-table of inclusive, exclusive and % values.
 
     \b
     Keys: arrows/j/k move, right/enter expand, left collapse, space toggle, h hot path,
     v next view (top-down, bottom-up, flat), s or 1-5 sort by a column, / search (regex),
-    n/N next/previous match, r per-rank distribution, c callers/callees, y copy the
-    selection as a query, q quit (Ctrl-C: exit 130).
+    n/N next/previous match, r per-rank distribution, c callers/callees, o the selected
+    function's source with each line's cost (files found as --source-root and
+    --substitute-path say), y copy the selection as a query, q quit (Ctrl-C: exit 130).
 
     \b
     Example:
@@ -60,7 +63,7 @@ def view(profile: str, fmt: str | None, read_options: ReadOptions, metric: str |
     gf = load(profile, fmt, read_options)
     model = api.view_model(gf, view=kind, metric=metric, agg=agg, rank=rank, thread=thread,
                            by=by)
-    app = ViewerApp(model, profile)
+    app = ViewerApp(model, profile, source_roots, substitute)
     app.run()
     if app.interrupted:  # Ctrl-C, read as a key by the app: exit as after SIGINT (130)
         raise KeyboardInterrupt

@@ -43,6 +43,16 @@ show the whole profile). ``.cct`` files carry them (see :mod:`cctool.saved`).
   time): the callee's self cost along this edge.
 * ``calls`` (Float64): calls along this edge.
 
+``positions`` (callgrind and cachegrind only, else ``None``), one row per function and source
+position with a cost (``.cct`` files do not carry it):
+
+* ``function`` (Int32): the function's id; ``file`` (String): the source file of the position
+  (``fi=``/``fe=``, the function's own ``fl=`` unless inlined code); ``line`` (Int32) and
+  ``instr`` (Int64, the instruction address of ``--dump-instr=yes``), null where the file
+  records no such position.
+* per event ``M``: the self cost at that position (callgrind_annotate's and cg_annotate's
+  per-line figure), and ``M (inc)``: that plus the inclusive cost of the calls made from it.
+
 Units: those of the frame's metric columns of the same names (``gf.metric(col).unit``), also
 in ``units`` here: seconds for cProfile and gprof, the event's unit for callgrind (``Ir``
 instructions; a time event such as pyprof2calltree's ``ns`` converted to seconds like the
@@ -84,12 +94,15 @@ class CallGraphTables:
             ``M`` where recorded) per event, ``calls``.
         events: the exclusive metric names ``M`` (the inclusive ones are ``M (inc)``).
         units: metric column -> unit, as in the frame's ``metric_units``.
+        positions: per function and source position: ``function``, ``file``, ``line``,
+            ``instr``, ``M`` and ``M (inc)`` per event (None where the format has none).
     """
 
     functions: pl.DataFrame
     edges: pl.DataFrame
     events: tuple[str, ...]
     units: Mapping[str, str] = field(default_factory=dict)
+    positions: pl.DataFrame | None = None
 
     def attributes(self) -> tuple[str, ...]:
         """The identifying attribute columns of :attr:`functions`."""
@@ -141,7 +154,8 @@ class CallGraphTables:
 
         return CallGraphTables(scale(self.functions), scale(self.edges), self.events,
                                {**self.units, **{c: u for c, u in units.items()
-                                                 if c in self.units}})
+                                                 if c in self.units}},
+                               None if self.positions is None else scale(self.positions))
 
     def to_json(self) -> dict[str, object]:
         """The small part of the tables that is not a table (for a file header)."""
@@ -161,7 +175,8 @@ class CallGraphTables:
 
 def build(attrs: Mapping[str, Column], self_cost: Mapping[str, Column],
           inclusive: Mapping[str, Column], calls: Column | None,
-          edges: Mapping[str, Column], units: Mapping[str, str]) -> CallGraphTables:
+          edges: Mapping[str, Column], units: Mapping[str, str],
+          positions: pl.DataFrame | None = None) -> CallGraphTables:
     """Tables from per-function and per-edge columns (arrays or lists; None or NaN for a
     number the profile does not record).
 
@@ -172,6 +187,7 @@ def build(attrs: Mapping[str, Column], self_cost: Mapping[str, Column],
         calls: calls per function (or None for all).
         edges: ``caller``, ``callee``, ``calls``, ``M (inc)`` per event and optionally ``M``.
         units: metric column -> unit.
+        positions: per function and source position, where the format records them.
     """
     n = len(attrs["name"])
     cols: dict[str, pl.Series] = {"function": pl.Series("function", range(n), dtype=pl.Int32)}
@@ -193,7 +209,7 @@ def build(attrs: Mapping[str, Column], self_cost: Mapping[str, Column],
     functions = pl.DataFrame(cols).with_columns(pl.col(pl.Float64).fill_nan(None))
     table = pl.DataFrame([ecols[c] for c in order]).with_columns(
         pl.col(pl.Float64).fill_nan(None))  # NaN stands for "not recorded"
-    return CallGraphTables(functions, table, tuple(self_cost), dict(units))
+    return CallGraphTables(functions, table, tuple(self_cost), dict(units), positions)
 
 
 def _nested_groups(group: np.ndarray, caller: np.ndarray, callee: np.ndarray) -> np.ndarray:

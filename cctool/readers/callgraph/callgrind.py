@@ -204,7 +204,31 @@ def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGrap
         {ev: self_cost[:, j] for j, ev in enumerate(events)}, inclusive,
         np.where(np.bincount(callee, minlength=n) > 0, calls, np.nan),
         {"caller": caller, "callee": callee, "calls": edges[:, 2],
-         **{ev + " (inc)": edges[:, 3 + j] for j, ev in enumerate(events)}}, units)
+         **{ev + " (inc)": edges[:, 3 + j] for j, ev in enumerate(events)}}, units,
+        _positions(prof))
+
+
+def _positions(prof: _Parser) -> pl.DataFrame:
+    """The self cost and the calls' inclusive cost per function and source position
+    (:mod:`cctool.model.callgraph`'s ``positions``)."""
+    k = len(prof.events)
+    edge_costs = (np.asarray([r[3:] for r in prof.edge_rows], dtype=np.float64)
+                  if prof.edge_rows else np.zeros((0, k)))
+    self_costs = (np.asarray([c for _, c in prof.self_rows], dtype=np.float64)
+                  if prof.self_rows else np.zeros((0, k)))
+    at = prof.self_at + prof.call_at
+    fid, fil, line, instr = (list(c) for c in zip(*at, strict=True)) if at else ([], [], [], [])
+    cols: dict[str, Any] = {
+        "function": pl.Series(fid, dtype=pl.Int32), "file": pl.Series(fil, dtype=pl.String),
+        "line": pl.Series(line, dtype=pl.Int32), "instr": pl.Series(instr, dtype=pl.Int64)}
+    for j, ev in enumerate(prof.events):
+        cols[ev] = np.concatenate([self_costs[:, j], np.zeros(len(prof.call_at))])
+        cols[ev + " (inc)"] = np.concatenate([self_costs[:, j], edge_costs[:, j]])
+    keys = ["function", "file", "line", "instr"]
+    table = pl.DataFrame(cols).group_by(keys).agg(pl.exclude(keys).sum())
+    return table.with_columns(
+        [pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in ("line", "instr")]
+    ).sort(keys)
 
 
 def _check_totals(path: Path, prof: _Parser, sums: np.ndarray) -> None:
@@ -270,6 +294,10 @@ class _Parser:
         self.self_rows: list[tuple[int, list[float]]] = []
         self.edge_rows: list[tuple[float, ...]] = []
         self.lines: dict[int, int] = {}
+        self.instr_pos = -1  # which subposition is the instruction address, -1 if none
+        # Per cost line: (function, file, line, instr) and its costs; calls' costs apart.
+        self.self_at: list[tuple[int, str, int, int]] = []
+        self.call_at: list[tuple[int, str, int, int]] = []
 
     def error(self, lineno: int, problem: str) -> ReaderError:
         return ReaderError(self.path, f"line {lineno}: {problem}", fmt=NAME)
@@ -292,10 +320,12 @@ class _Parser:
                 if pending_call is not None:
                     target, count = pending_call
                     self.edge_rows.append((fid, target, count, *costs))
+                    self.call_at.append(self._at(fid, cur["fi"], pos))
                     pending_call = None
                     called = {"fn": called["fn"]}  # cob=/cfi= hold for one call only
                 else:
                     self.self_rows.append((fid, costs))
+                    self.self_at.append(self._at(fid, cur["fi"], pos))
                     if self.line_pos >= 0 and cur["fi"] == cur["fl"]:
                         self._first_line(fid, pos[self.line_pos])
                 continue
@@ -356,6 +386,7 @@ class _Parser:
                 raise self.error(lineno, f"unknown positions {value!r}")
             self.npos = len(subs)
             self.line_pos = subs.index("line") if "line" in subs else -1
+            self.instr_pos = subs.index("instr") if "instr" in subs else -1
         elif key == "totals":
             costs = [self._count(lineno, x) for x in value.split()]
             self.totals = (
@@ -378,6 +409,11 @@ class _Parser:
         if ident not in self.names[table]:
             raise self.error(lineno, f"compressed name ({ident}) used before it is defined")
         return self.names[table][ident]
+
+    def _at(self, fid: int, file: str, pos: list[int]) -> tuple[int, str, int, int]:
+        """A cost line's function, file, line and instruction (-1 where not recorded)."""
+        return (fid, file, pos[self.line_pos] if self.line_pos >= 0 else -1,
+                pos[self.instr_pos] if self.instr_pos >= 0 else -1)
 
     def _first_line(self, fid: int, line: int) -> None:
         """The lowest line with self cost in the function's own file (not inlined code)."""

@@ -50,6 +50,11 @@ _HEADER = re.compile(
 # address, then symbol (possibly "+0x1c"), then "(object)"
 _FRAME = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)\s+(?P<sym>.*?)\s*(?:\((?P<dso>[^()]*)\))?$")
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
+# perf script -F +srcline: the frame's source line, indented by spaces under the frame
+# ("  /src/app/hot.c:8"; "??:0" or "[kernel.kallsyms][ffff...]" where unknown)
+_SRCLINE = re.compile(r"^ +(?P<file>\S.*?):(?P<line>\d+)$")
+# With source lines, frames carry the call site and the leaf's line a statement node.
+_SRC_COLUMNS = ("name", "module", "type", "file", "line", "callsite")
 _TIME_EVENTS = {"cpu-clock": "ns", "task-clock": "ns"}
 # event modifiers (perf list: u k h I G H p P S D W e b) after a colon, and a PMU's terms
 _MODIFIERS = re.compile(r"^(?P<base>[^:/]+):[ukhIGHpPSDWeb]+$")
@@ -87,12 +92,17 @@ def read(path: Path) -> GraphFrame:
     has_pid = True
     header: re.Match[str] | None = None
     chain: list[tuple[str, str]] = []
+    where: list[tuple[str, int] | None] = []  # per frame of chain: its srcline, if printed
     lineno = 0
 
     def finish() -> None:
         assert header is not None
         frames = chain or _single(header.group("rest") or "")
-        nodes.append(tree.path(reversed(frames)) if frames else tree.path([("[no stack]", "")]))
+        if tree.columns == _SRC_COLUMNS:
+            nodes.append(tree.path(_with_lines(frames, where)))
+        else:
+            nodes.append(tree.path(reversed(frames)) if frames
+                         else tree.path([("[no stack]", "")]))
         pid = int(header.group("pid")) if header.group("pid") is not None else -1
         tid = int(header.group("tid"))
         pids.append(pid)
@@ -111,12 +121,19 @@ def read(path: Path) -> GraphFrame:
                     break
                 if header is not None:
                     finish()
-                    header, chain = None, []
+                    header, chain, where = None, [], []
                 continue
             if line.startswith("#") and header is None:
                 continue
             # Call-chain frames start with a tab; headers may be right-aligned with spaces.
             new = None if line.startswith("\t") else _HEADER.match(line.lstrip())
+            if (new is None and line[:1] == " " and len(where) == len(chain) - 1
+                    and (_SRCLINE.match(line) or not _FRAME.match(line))):
+                if not nodes and tree.columns != _SRC_COLUMNS:  # source lines from the start
+                    tree = StackTree(_SRC_COLUMNS)
+                src = _SRCLINE.match(line)
+                where.append((src.group("file"), int(src.group("line"))) if src else None)
+                continue
             if new is None and line[:1] in ("\t", " "):
                 if header is None:
                     raise ReaderError(path, f"line {lineno}: a frame outside a sample", NAME)
@@ -124,10 +141,12 @@ def read(path: Path) -> GraphFrame:
                 if m is None:
                     raise ReaderError(path, f"line {lineno}: not a call-chain frame", NAME)
                 chain.append(_frame(m))
+                if len(where) < len(chain) - 1:  # the previous frame had no source line
+                    where.append(None)
                 continue
             if header is not None:  # a sample without a chain, no blank line after it
                 finish()
-                chain = []
+                chain, where = [], []
             header = new
             if header is None:
                 raise ReaderError(path, f"line {lineno}: not a perf script sample header "
@@ -148,6 +167,25 @@ def read(path: Path) -> GraphFrame:
 def _frame(m: re.Match[str]) -> tuple[str, str]:
     sym = _OFFSET.sub("", m.group("sym")) or "[unknown]"
     return sym, m.group("dso") or ""
+
+
+def _with_lines(frames: list[tuple[str, str]],
+                where: list[tuple[str, int] | None]) -> list[tuple[Any, ...]]:
+    """Keys root first for a chain with source lines: each function at the line its caller
+    called it from (the caller's printed line, that of its return address), and under the
+    leaf the statement the sample hit."""
+    if not frames:
+        return [("[no stack]", "", "function", None, None, None)]
+    lines = [*where, *([None] * (len(frames) - len(where)))]
+    keys: list[tuple[Any, ...]] = []
+    for k in range(len(frames) - 1, -1, -1):  # root first
+        caller = lines[k + 1] if k + 1 < len(frames) else None
+        keys.append((*frames[k], "function", None, None, caller[1] if caller else None))
+    leaf = lines[0]
+    if leaf is not None:
+        keys.append((f"{leaf[0].rsplit('/', 1)[-1]}:{leaf[1]}", frames[0][1], "statement",
+                     leaf[0], leaf[1], None))
+    return keys
 
 
 def _single(rest: str) -> list[tuple[str, str]]:

@@ -44,8 +44,8 @@ SCRIPTS = ("model.js", "history.js", "query.js", "tooltip.js", "view.js", "label
            "explore.js", "keys.js")
 _SLOT = re.compile(r"\{\{(TITLE|CSS|JS|DATA|VIEWS)\}\}")
 # The rank panel and the --expand-hot start run after the page's own scripts.
-PANEL_SCRIPTS = ("ranks.js", "hot.js", "annotations.js", "undo.js")
-STYLES = ("tree.css", "ranks.css", "table.css")
+PANEL_SCRIPTS = ("ranks.js", "hot.js", "annotations.js", "undo.js", "source.js")
+STYLES = ("tree.css", "ranks.css", "table.css", "source.css")
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,9 @@ class HtmlOptions:
         expand_hot: open only the hot path at first (as ``cctool tree --expand-hot``).
         annotations: notes on nodes, ``(node id, text)`` pairs (see
             :mod:`cctool.ops.annotations` to apply a file of them to this profile).
+        source_roots, substitute: where the source files of the hottest functions are
+            looked for (as ``cctool source``'s options); the page embeds those found and
+            shows them for the selected node (:mod:`cctool.render.html._source`).
     """
 
     color: str | None = None
@@ -86,6 +89,8 @@ class HtmlOptions:
     rank_values: int = 100_000
     expand_hot: bool = False
     annotations: tuple[tuple[int, str], ...] = ()
+    source_roots: tuple[str, ...] = ()
+    substitute: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_tree(cls, opts: TreeOptions, title: str | None = None) -> HtmlOptions:
@@ -118,7 +123,7 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
     """The data the page of ``gf`` embeds, and its title."""
     from cctool.options import TreeOptions
     from cctool.render import describe_locations
-    from cctool.render.html import _payload, _ranks, _views
+    from cctool.render.html import _payload, _ranks, _source, _views
 
     color = gf.resolve_metric(opts.color)
     size = gf.resolve_metric(opts.size) if opts.size else _partner(gf, color)
@@ -148,6 +153,9 @@ def page_data(gf: GraphFrame, opts: HtmlOptions) -> tuple[dict[str, Any], str]:
         settings["viewKinds"] = list(settings["views"])
         settings["ranks"] = _ranks.rank_data(gf, list(dict.fromkeys([color, size])), weight,
                                              opts.rank_values, opts.rank, opts.thread)
+        sources = _source.source_data(gf, priority, opts.source_roots, opts.substitute)
+        if sources is not None:
+            settings["sources"] = sources
         if opts.expand_hot:
             _expand_hot(gf, settings, weight)
     return _payload.build(gf.nodes, metrics, settings), title

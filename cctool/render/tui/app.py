@@ -5,6 +5,7 @@ call; this module only draws and maps keys."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import numpy as np
@@ -135,6 +136,7 @@ class ViewerApp(App[None]):
     CSS = """
     #head { height: 2; color: $text; background: $boost; }
     #ranks, #peek { height: auto; max-height: 14; border-top: solid $accent; display: none; }
+    #source { height: auto; max-height: 16; border-top: solid $accent; display: none; }
     #search { dock: bottom; display: none; }
     #status { height: 1; color: $text-muted; }
     """
@@ -151,15 +153,18 @@ class ViewerApp(App[None]):
         Binding("N", "match(-1)", "prev"),
         Binding("r", "ranks", "ranks"),
         Binding("c", "peek", "callers/callees"),
+        Binding("o", "source", "source"),
         Binding("y", "copy", "copy query"),
         # The terminal is raw while the app runs, so Ctrl-C is a key, not SIGINT: it ends
         # the app as Ctrl-C ends every command (Textual's own binding only says how to quit).
         Binding("ctrl+c", "interrupt", show=False, priority=True),
     ]
 
-    def __init__(self, model: ViewModel, title: str) -> None:
+    def __init__(self, model: ViewModel, title: str, source_roots: tuple[str, ...] = (),
+                 substitute: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__()
         self.model, self.profile_title = model, title
+        self.source_paths = (source_roots, substitute)  # where the source pane looks
         self.interrupted = False  # left by Ctrl-C: the caller exits as after SIGINT
         gf = model.gf
         self.info = (aggregated(gf.metric(model.view.inclusive), model.opts.agg),
@@ -173,6 +178,7 @@ class ViewerApp(App[None]):
             yield self.table
             yield Static(id="ranks")
             yield Static(id="peek")
+            yield Static(id="source")
         yield Static(id="status")
         yield Input(placeholder="regex (Enter: search, Esc: cancel)", id="search")
         yield Footer()
@@ -208,6 +214,8 @@ class ViewerApp(App[None]):
             self._draw_ranks()
         if self.query_one("#peek", Static).display:
             self._draw_peek()
+        if self.query_one("#source", Static).display:
+            self._draw_source()
 
     def _draw_ranks(self) -> None:
         m = self.model
@@ -248,6 +256,29 @@ class ViewerApp(App[None]):
                         f"{indent}{r['name']}\n",
                         style="bold" if r["role"] in ("callers", "callees") else "")
         self.query_one("#peek", Static).update(text)
+
+    def _draw_source(self) -> None:
+        """The selected row's function: its source with each line's cost, scrolled to its
+        hottest line (highlighted)."""
+        from cctool.ops.source import source
+        from cctool.render.source import pane_lines
+
+        m = self.model
+        name = m.names[m.current]
+        pane = self.query_one("#source", Static)
+        metric = m.view.exclusive if m.view.exclusive in m.gf.metric_columns else None
+        try:
+            table = source(m.gf, f"^{re.escape(name)}$", metric=metric,
+                           source_roots=self.source_paths[0], substitute=self.source_paths[1])
+        except CctoolError as exc:
+            pane.update(f"source of {name}: {exc}")
+            return
+        lines, hot = pane_lines(table, 15, self.size.width)
+        text = Text()
+        for i, line in enumerate(lines):
+            text.append(line[: max(self.size.width - 1, 20)] + "\n",
+                        style="bold reverse" if i == hot else "bold" if i < 2 else "")
+        pane.update(text)
 
     # ------------------------------------------------------------------ actions
     def action_move(self, step: int) -> None:
@@ -333,6 +364,11 @@ class ViewerApp(App[None]):
 
     def action_peek(self) -> None:
         pane = self.query_one("#peek", Static)
+        pane.display = not pane.display
+        self._redraw()
+
+    def action_source(self) -> None:
+        pane = self.query_one("#source", Static)
         pane.display = not pane.display
         self._redraw()
 
