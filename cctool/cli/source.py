@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cctool.cli._options import (
@@ -11,6 +13,9 @@ from cctool.cli._options import (
     single_metric_option,
     source_path_options,
 )
+
+if TYPE_CHECKING:
+    from cctool.options import ReadOptions
 
 
 @click.command()
@@ -27,7 +32,8 @@ from cctool.cli._options import (
               help="Also show each instruction with its cost, disassembled with objdump "
               "when the binary is found (callgrind --dump-instr=yes).")
 @output_options(("text", "json", "csv"))
-def source(profile: str, function: str, fmt: str | None, metric: str | None,
+def source(profile: str, function: str, fmt: str | None, read_options: ReadOptions,
+           metric: str | None,
            source_roots: tuple[str, ...], substitute: tuple[tuple[str, str], ...],
            context: int | None, asm: bool, to: str, output: str) -> None:
     """Show where in the code the cost is: for each function matching FUNCTION_REGEX, its
@@ -49,8 +55,9 @@ def source(profile: str, function: str, fmt: str | None, metric: str | None,
     from cctool.cli._io import emit_table, load, write_text
     from cctool.errors import warn
 
-    table = api.source(load(profile, fmt), function, metric=metric, source_roots=source_roots,
-                       substitute=substitute, context=context, asm=asm)
+    table = api.source(load(profile, fmt, read_options), function, metric=metric,
+                       source_roots=source_roots, substitute=substitute, context=context,
+                       asm=asm)
     for missing in table.missing:
         warn(f"source not found: {missing}")
     if to != "text":
