@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from cctool.ops.groupby import GroupGraph
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
+    from cctool.ops.scaling_model import ScalingModels
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
@@ -228,20 +229,36 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             by: str = "path", key: str | None = None, key_from_name: str | None = None,
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
-            group_by: str | None = None,
-            fmt: str | None = None) -> ScalingResult | ScalingGroups:
+            group_by: str | None = None, model: bool = False, terms: int = 1,
+            param: str | None = None, predict: float | None = None,
+            fmt: str | None = None) -> ScalingResult | ScalingGroups | ScalingModels:
     """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
     ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
     (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
-    (``weak`` scaling, else strong)."""
+    (``weak`` scaling, else strong).
+
+    With ``model``, a performance model per row instead (Extra-P's PMNF with up to
+    ``terms`` terms, :mod:`cctool.ops.scaling_model`): ``.table`` ranks the rows by growth
+    with formula, SMAPE, adjusted R^2 and, at ``predict``, the predicted value and its
+    interval; ``.models`` holds each row's model. ``param`` names the model's parameter:
+    ``ranks`` (the process count), ``threads``, ``size`` or a metadata key."""
     from cctool.cli.scaling import load_runs
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
 
+    found = load_runs(tuple(paths), fmt)
+    if model or param is not None:
+        from cctool.ops.scaling_model import model_key
+
+        key = model_key(found, param, key, key_from_name)
     opts = ScalingOptions(metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
                           where=tuple(where), view=view, weak=weak, percent=percent,
                           threshold=threshold, top=top, group_by=group_by)
-    found = load_runs(tuple(paths), fmt)
+    if model:
+        from cctool.ops.scaling_model import ModelOptions, scaling_models, symbol
+
+        return scaling_models(found, opts, ModelOptions(terms=terms, predict=predict,
+                                                        symbol=symbol(param)))
     if group_by is not None:
         from cctool.ops.scaling_groups import scaling_groups
 

@@ -240,7 +240,7 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -258,6 +258,10 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l strong -l weak -d
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l percent -d 'Table values as % of each runs total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -x -d 'Drop rows whose base-run value is below this fraction of its total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -x -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l model -d 'Fit a performance model per row (Extra-Ps normal form, chosen by leave'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l terms -x -d '--model: the most terms besides the constant.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l param -x -d '--model: the parameter (default ranks, the process count; threads and '
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l predict -x -d '--model: predict each row at this parameter value, with a 95% predicti'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -x -d 'Significant digits of the values shown.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l scheduler -x -d 'Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a '

@@ -56,6 +56,17 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="Drop rows whose base-run value is below this fraction of its total.")
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
+@click.option("--model", is_flag=True,
+              help="Fit a performance model per row (Extra-P's normal form, chosen by "
+              "leave-one-out SMAPE) and rank the rows by growth; needs 5 or more keys.")
+@click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
+              help="--model: the most terms besides the constant.")
+@click.option("--param", default=None, metavar="ranks|threads|size|KEY",
+              help="--model: the parameter (default ranks, the process count; threads and "
+              "size look for the usual metadata keys; else a metadata key).")
+@click.option("--predict", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              metavar="P", help="--model: predict each row at this parameter value, with a "
+              "95% prediction interval.")
 @precision_option
 @executor_options
 @click.option("--plot", default=None, metavar="FILE",
@@ -69,7 +80,8 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             metrics: tuple[str, ...], agg: str, by: str, key: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
-            percent: bool, threshold: float, top: int | None, precision: int,
+            percent: bool, threshold: float, top: int | None, model: bool, terms: int,
+            param: str | None, predict: float | None, precision: int,
             jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
@@ -88,6 +100,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling rajaperf/ --key ProblemSizeRunParam --group-by tuning --speedup
       cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
       cctool scaling runs/ --jobs 8                          # runs read on 8 processes
+      cctool scaling runs/ --model --predict 4096 --plot models.png
     """
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
@@ -102,6 +115,12 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
     runs = load_runs(profiles, fmt, executor(jobs, scheduler))
     _warn_combine(runs, opts.metric, agg)
+    if model or param or predict:
+        from cctool.cli._scaling_model import emit_models
+
+        emit_models(ctx, runs, opts, (model, terms, param, predict), plot, to, output, width,
+                    precision)
+        return
     result: ScalingResult | ScalingGroups
     if group_by is not None:
         from cctool.ops.scaling_groups import scaling_groups

@@ -152,9 +152,27 @@ def parameter_key(runs: Sequence[tuple[str, GraphFrame]], parameter: str | None
                        f"{parameter} ({', '.join(PARAMETERS[parameter])}); name the key")
 
 
+def model_key(runs: Sequence[tuple[str, GraphFrame]], parameter: str | None,
+              key: str | None, key_from_name: str | None) -> str | None:
+    """The table's key for a model of ``parameter`` (:func:`parameter_key`); with no
+    parameter named, the key given. Naming both is refused."""
+    if parameter is None:
+        return key
+    if key or key_from_name:
+        raise ScalingError("name the model's parameter or the key, not both")
+    return parameter_key(runs, parameter)
+
+
+def symbol(parameter: str | None) -> str:
+    """The parameter's letter in formulas: p (ranks), t (threads), n (size), else x."""
+    return SYMBOLS.get(parameter or "ranks", "x")
+
+
 def scaling_models(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions,
                    model: ModelOptions) -> ScalingModels:
     """Tabulate ``runs`` as :func:`~cctool.ops.scaling.scaling` does and model each row."""
+    if opts.group_by is not None or opts.by not in ("path", "name", "file", "module"):
+        raise ScalingError("models fit one study of call paths, names, files or modules")
     if opts.view != "table" or opts.percent:
         raise ScalingError("models fit the measured values: not speedup, efficiency or %")
     return fit_table(scaling(runs, opts), model)

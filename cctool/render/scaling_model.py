@@ -1,0 +1,133 @@
+"""Draw scaling models: a table ranked by growth, records, and a figure of points and curves.
+
+The table has one row per modelled call path, worst growth first: the path, its growth
+class, the formula (coefficients in the metric's unit), the selection SMAPE, the adjusted
+R^2 and, with a prediction point, the predicted value and its interval. The figure draws
+each row's measured values as markers and its model as a line through and past them (to the
+prediction point when there is one), on the log2 axis of the scaling plot.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import polars as pl
+
+from cctool.model.paths import PATH_TEXT
+from cctool.ops.scaling_model import ScalingModels
+from cctool.render import printable
+from cctool.render.layout import Column, FitTable
+from cctool.render.scaling import describe
+from cctool.render.values import format_value
+
+
+def title(models: ScalingModels) -> str:
+    """What the models describe, and how they were chosen."""
+    o = models.options
+    terms = "1 term" if o.terms == 1 else f"up to {o.terms} terms"
+    return (f"Models of {describe(models.scaling)}, {o.symbol} = "
+            f"{models.scaling.key_name} ({terms}; leave-one-out SMAPE, as Extra-P)")
+
+
+def notes(models: ScalingModels) -> list[str]:
+    out = []
+    if models.options.predict is not None:
+        pct = f"{models.options.confidence * 100:g}"
+        out.append(f"predicted at {models.options.symbol} = {models.options.predict:g}, with "
+                   f"a {pct}% prediction interval (an estimate: least squares, normal errors)")
+        below = models.table.filter(pl.col("predicted") < 0).height
+        if below:
+            what = "1 prediction falls" if below == 1 else f"{below} predictions fall"
+            out.append(f"{what} below 0: a falling term extrapolated past the runs")
+    if models.unmodelled:
+        out.append(f"{models.unmodelled} rows measured at fewer than 5 keys are not modelled")
+    return out
+
+
+def model_table(models: ScalingModels, precision: int = 4) -> FitTable:
+    """The ranked models as a Rich renderable."""
+    t = models.table
+    by = models.scaling.options.by
+    info = models.scaling.info
+    columns = [Column(by, [printable(str(v)) for v in t[by]], "path", sep=PATH_TEXT),
+               Column("growth", t["growth"].to_list(), "mark", right=False),
+               Column("formula", t["formula"].to_list(), "mark", right=False),
+               Column("SMAPE %", [_plain(v, 3) for v in t["smape"]]),
+               Column("adj R²", [_plain(v, 3) for v in t["adj_r2"]])]
+    if "predicted" in t.columns:
+        for name, header in (("predicted", "predicted"), ("low", "low"), ("high", "high")):
+            columns.append(Column(header, [format_value(v, info, precision) for v in t[name]]))
+    return FitTable(columns, ["low", "high", "adj R²"], title=title(models),
+                    notes=notes(models))
+
+
+def _plain(value: float | None, digits: int) -> str:
+    if value is None or math.isnan(value):
+        return ""
+    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def records(models: ScalingModels) -> pl.DataFrame:
+    """The table as records: a ``unit`` column (of the values and coefficients) and the
+    parameter's name after the label."""
+    t = models.table
+    info = models.scaling.info
+    unit = info.unit if info is not None else None
+    return t.insert_column(1, pl.Series("parameter", [models.scaling.key_name] * t.height)
+                           ).insert_column(2, pl.Series("unit", [unit] * t.height,
+                                                        dtype=pl.String))
+
+
+def model_plot(models: ScalingModels, path: str, top: int = 8) -> bytes:
+    """Measured values (markers) and model curves (lines) of the first ``top`` rows."""
+    from cctool.errors import CctoolError
+    from cctool.render.plot import _figure_for, _save, _styles
+
+    suffix, Figure = _figure_for(path)
+    rows = models.table.head(top)[models.scaling.options.by].to_list()
+    if not rows:
+        raise CctoolError("nothing to plot: no row has a model")
+    fig = Figure(figsize=(9.0, 4.8), layout="constrained")
+    ax = fig.subplots()
+    xs = [m.points for m in models.models.values()]
+    low = min(float(x.min()) for x in xs)
+    high = max(float(x.max()) for x in xs)
+    if models.options.predict is not None:
+        high = max(high, models.options.predict)
+        low = min(low, models.options.predict)
+    grid = np.geomspace(low, high, 200)
+    info = models.scaling.info
+    unit = f" ({info.unit})" if info is not None and info.unit else ""
+    for row, style in zip(rows, _styles(len(rows)), strict=True):
+        m = models.models[row]
+        label = f"{_short(row)}: {m.formula(models.options.symbol, 3)}"
+        ax.plot(grid, m.evaluate(grid), color=style["color"], linestyle=style["linestyle"],
+                label=label, linewidth=1.4)
+        ax.plot(m.points, m.values, linestyle="none", marker=style["marker"],
+                color=style["color"], markerfacecolor=style["markerfacecolor"])
+        if models.options.predict is not None:
+            value, lo, hi = m.predict(models.options.predict, models.options.confidence)
+            if math.isfinite(lo) and math.isfinite(hi):
+                ax.errorbar([models.options.predict], [value], yerr=[[value - lo], [hi - value]],
+                            color=style["color"], capsize=3, linewidth=1.0)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({*(float(v) for x in xs for v in x), *([models.options.predict]
+                                                          if models.options.predict else [])})
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel(models.scaling.key_name)
+    ax.set_ylabel(f"{models.scaling.metric}{unit}")
+    spans = [v for row in rows for v in models.models[row].values if v > 0]
+    if spans and max(spans) / min(spans) > 20:
+        ax.set_yscale("log")
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.set_title("\n".join(textwrap.wrap(title(models), 90)), fontsize=9, loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    return _save(fig, suffix)
+
+
+def _short(row: str, keep: int = 2) -> str:
+    parts = row.split(PATH_TEXT)
+    return row if len(parts) <= keep else "… / " + PATH_TEXT.join(parts[-keep:])
