@@ -33,12 +33,13 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.scaling_model import ScalingModels
     from cctool.ops.stats import StatsResult
+    from cctool.ops.stats_tests import GroupTest
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "timeline", "timeline_html", "tree"]
+           "stats", "stats_test", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -410,3 +411,20 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def stats_test(paths: Sequence[str], *, group_by: str, test: str = "ttest",
+               metric: str | None = None, agg: str = "mean", confidence: float = 0.95,
+               where: Sequence[str] = (), fmt: str | None = None, jobs: int | None = None,
+               scheduler: str | None = None, executor: Executor | None = None) -> GroupTest:
+    """``cctool stats --test``: per call path, the two groups of runs that ``group_by``
+    splits them into compared by ``test`` (``ttest``: Welch's t-test, ``mannwhitney``,
+    ``ks``), with the change in means and its ``confidence`` interval, a Shapiro-Wilk
+    normality p per group and Bhattacharyya and Hellinger distances
+    (:mod:`cctool.ops.stats_tests`); runs are read as in :func:`runs`."""
+    from cctool.cli._ensemble import summaries
+    from cctool.ops.stats_tests import group_test
+
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
+    return group_test(found, group_by, test, metric, confidence)
