@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         scaling,
         select,
         stats,
+        stats_correlate,
         stats_test,
         timeline,
         timeline_html,
@@ -34,11 +35,13 @@ if TYPE_CHECKING:
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
-        "select", "stats", "stats_test", "timeline", "timeline_html", "tree")
+        "select", "stats", "stats_correlate", "stats_test", "timeline", "timeline_html",
+        "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
-           "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "stats_test",
-           "timeline", "timeline_html", "tree", "show", "widget"]
+           "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats",
+           "stats_correlate", "stats_test", "timeline", "timeline_html", "tree", "show",
+           "widget"]
 __version__ = "0.1.0"
 
 

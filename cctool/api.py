@@ -33,13 +33,13 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.scaling_model import ScalingModels
     from cctool.ops.stats import StatsResult
-    from cctool.ops.stats_tests import GroupTest
+    from cctool.ops.stats_tests import Correlation, GroupTest
     from cctool.ops.timeline import TimelineView
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
            "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling", "select",
-           "stats", "stats_test", "timeline", "timeline_html", "tree"]
+           "stats", "stats_correlate", "stats_test", "timeline", "timeline_html", "tree"]
 
 Profile = model.GraphFrame | str | os.PathLike[str]
 
@@ -413,18 +413,38 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     return check(store, rec, opts)
 
 
-def stats_test(paths: Sequence[str], *, group_by: str, test: str = "ttest",
+def stats_test(paths: Sequence[str], *, group_by: str | None = None, test: str = "ttest",
                metric: str | None = None, agg: str = "mean", confidence: float = 0.95,
                where: Sequence[str] = (), fmt: str | None = None, jobs: int | None = None,
                scheduler: str | None = None, executor: Executor | None = None) -> GroupTest:
     """``cctool stats --test``: per call path, the two groups of runs that ``group_by``
-    splits them into compared by ``test`` (``ttest``: Welch's t-test, ``mannwhitney``,
-    ``ks``), with the change in means and its ``confidence`` interval, a Shapiro-Wilk
-    normality p per group and Bhattacharyya and Hellinger distances
+    splits them into (None: the runs of each of two ``paths``) compared by ``test``
+    (``ttest``: Welch's t-test, ``mannwhitney``, ``ks``), with the change in means and its
+    ``confidence`` interval, a Shapiro-Wilk normality p per group and Bhattacharyya and
+    Hellinger distances
     (:mod:`cctool.ops.stats_tests`); runs are read as in :func:`runs`."""
     from cctool.cli._ensemble import summaries
+    from cctool.errors import CctoolError
     from cctool.ops.stats_tests import group_test
 
     ex = _executor(executor, jobs, scheduler)
     found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
-    return group_test(found, group_by, test, metric, confidence)
+    if group_by is None and len(paths) != 2:
+        raise CctoolError("a test compares two groups: name a metadata key to split the "
+                          "runs by, or give two folders")
+    return group_test(found, group_by or list(paths), test, metric, confidence)
+
+
+def stats_correlate(paths: Sequence[str], first: str, second: str, *, agg: str = "mean",
+                    where: Sequence[str] = (), fmt: str | None = None,
+                    jobs: int | None = None, scheduler: str | None = None,
+                    executor: Executor | None = None) -> Correlation:
+    """``cctool stats --correlate M1,M2``: per call path, Pearson's and Spearman's
+    correlation of the metrics ``first`` and ``second`` across the runs (each run's ranks
+    combined by ``agg``); runs are read as in :func:`runs`."""
+    from cctool.cli._ensemble import summaries
+    from cctool.ops.stats_tests import correlate
+
+    ex = _executor(executor, jobs, scheduler)
+    found = summaries(list(paths), fmt, (first, second), agg, ex, list(where))
+    return correlate(found, first, second)

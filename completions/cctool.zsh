@@ -299,7 +299,8 @@ _cctool() {
                     ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
-                    ''--test'[Compare the two groups of --group-by per path: Welchs t-test, Mann-Whi]:value:(ttest mannwhitney ks)' \
+                    ''--test'[Compare two groups of runs per path (of --group-by KEY, or the runs of]:value:(ttest mannwhitney ks)' \
+                    ''--correlate'[Per path, Pearsons and Spearmans correlation of two metrics across the]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \

@@ -9,6 +9,7 @@ and ``Lcals_K03`` are Caliper's own (tests/data/caliper-ensemble/README.md).
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -88,13 +89,15 @@ def test_mannwhitney_and_ks_equal_scipy(runs) -> None:  # type: ignore[no-untype
 
 
 def test_distances_by_hand(runs) -> None:  # type: ignore[no-untyped-def]
+    """Thicket's formulas (thicket/stats/bhattacharyya_distance.py, hellinger_distance.py)
+    on the sample means and standard deviations of the two groups."""
     r = row(group_test(runs, "set"), "Lcals_K03")
     a, b = np.array(K03["base"]), np.array(K03["slow"])
     ma, mb, va, vb = a.mean(), b.mean(), a.var(ddof=1), b.var(ddof=1)
     db = 0.25 * np.log(0.25 * (va / vb + vb / va + 2)) + 0.25 * (ma - mb) ** 2 / (va + vb)
     bc = np.sqrt(2 * np.sqrt(va * vb) / (va + vb)) * np.exp(-0.25 * (ma - mb) ** 2 / (va + vb))
     assert r["bhattacharyya"] == pytest.approx(db, rel=1e-4)
-    assert r["hellinger"] == pytest.approx(np.sqrt(1 - bc), rel=1e-4)
+    assert r["hellinger"] == pytest.approx(1 - bc, rel=1e-4)  # Thicket's: the square of H
 
 
 def test_two_groups_are_required(runs) -> None:  # type: ignore[no-untyped-def]
@@ -113,4 +116,53 @@ def test_cli_writes_the_table(data) -> None:  # type: ignore[no-untyped-def]
     assert header.startswith("path,name,depth,n_a,n_b,mean_a [s],mean_b [s],change [s]")
     res = CliRunner().invoke(cli, ["stats", str(lulesh), "--test", "ttest"])
     assert res.exit_code == 2
-    assert "--test compares two groups: give --group-by KEY" in res.stderr
+    assert "--test compares two groups: give --group-by KEY, or two folders" in res.stderr
+
+
+def test_cli_two_folders_are_the_groups(runs) -> None:  # type: ignore[no-untyped-def]
+    base, slow = str(ENSEMBLE / "base"), str(ENSEMBLE / "slow")
+    res = CliRunner().invoke(cli, ["stats", base, slow, "--test", "ttest", "--to", "json"])
+    assert res.exit_code == 0, res.stderr
+    got = next(r for r in json.loads(res.stdout)["rows"] if r["name"] == "Lcals_K03")
+    same = row(group_test(runs, "set", "ttest"), "Lcals_K03")
+    assert got["p"] == pytest.approx(same["p"], rel=1e-12)
+    assert got["mean_a [s]"] == pytest.approx(np.mean(K03["base"]), abs=1e-6)
+
+
+def test_correlation_equals_numpy_and_scipy_per_node(data) -> None:  # type: ignore[no-untyped-def]
+    from cctool.cli._ensemble import summaries
+    from cctool.distributed import Executor
+    from cctool.ops.stats import path_values
+    from cctool.ops.stats_tests import correlate
+
+    first, second = "Min time/rank (inc)", "Max time/rank (inc)"
+    found = summaries([str(data("mpi_scaling_cali"))], None, (first, second), "mean",
+                      Executor.from_options(None, None))
+    result = correlate(found, first, second)
+    assert result.metrics == (first, second)
+    xs, ys = path_values(found, first), path_values(found, second)
+    labels = xs.labels.to_list()
+    checked = 0
+    for r in result.table.iter_rows(named=True):
+        pid = labels.index(r["path"])
+        x = xs.values.filter(xs.values["path"] == pid).sort("run")["value"].to_numpy()
+        y = ys.values.filter(ys.values["path"] == pid).sort("run")["value"].to_numpy()
+        assert r["runs"] == len(x) == len(y) == 5
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            assert r["pearson"] is None and r["spearman"] is None
+            continue
+        assert r["pearson"] == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
+        assert r["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+        checked += 1
+    assert checked >= 40
+
+
+def test_cli_correlate(data) -> None:  # type: ignore[no-untyped-def]
+    lulesh = data("mpi_scaling_cali")
+    res = CliRunner().invoke(cli, ["stats", str(lulesh), "--correlate",
+                                   "Min time/rank (inc),Max time/rank (inc)", "--to", "json"])
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)["rows"]
+    assert rows[0]["path"] == "<outside regions>" and rows[0]["runs"] == 5
+    res = CliRunner().invoke(cli, ["stats", str(lulesh), "--correlate", "only-one"])
+    assert res.exit_code == 2 and "--correlate takes two metrics: M1,M2" in res.stderr

@@ -44,8 +44,12 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="Hide paths whose mean is below this fraction of the largest root's.")
 @click.option("--test", type=click.Choice(("ttest", "mannwhitney", "ks")), default=None,
-              help="Compare the two groups of --group-by per path: Welch's t-test, Mann-Whitney "
-              "U or Kolmogorov-Smirnov, with the change's interval, normality and distances.")
+              help="Compare two groups of runs per path (of --group-by KEY, or the runs of two "
+              "folders given): Welch's t-test, Mann-Whitney U or Kolmogorov-Smirnov, with the "
+              "change's interval, normality and distances.")
+@click.option("--correlate", default=None, metavar="M1,M2",
+              help="Per path, Pearson's and Spearman's correlation of two metrics across "
+              "the runs.")
 @executor_options
 @precision_option
 @width_option
@@ -54,8 +58,8 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric: str | None,
           agg: str, across: str, where: tuple[str, ...], group_by: str | None,
           percentiles: tuple[float, ...], depth: int | None, threshold: float,
-          test: str | None, jobs: int | None, scheduler: str | None, precision: int,
-          width: int | None, to: str, output: str) -> None:
+          test: str | None, correlate: str | None, jobs: int | None, scheduler: str | None,
+          precision: int, width: int | None, to: str, output: str) -> None:
     """Statistics of one metric per call path across runs: the number of runs a path appears
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
     per-process value. Paths are matched by their names from the root.
@@ -75,6 +79,8 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
       cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
       cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
       cctool stats nightly/ --group-by compiler --test ttest --to csv
+      cctool stats base/ slow/ --test mannwhitney           # the runs of two folders
+      cctool stats runs/ --correlate "Min time/rank (inc),Max time/rank (inc)"
     """
     from cctool.ops.stats import StatsOptions
 
@@ -93,11 +99,14 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
         raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
     from cctool import api
 
-    if test is not None:
+    if test is not None or correlate is not None:
         from cctool.cli._stats_test import emit_test
 
-        emit_test(ctx, profiles, fmt, metric, agg, test, group_by, where, precision, width,
-                  to, output)
+        if threshold > 0:
+            raise click.UsageError("--threshold prunes the statistics table, not --test or "
+                                   "--correlate")
+        emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth), group_by, where,
+                  precision, width, to, output)
         return
     with window_errors():
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,

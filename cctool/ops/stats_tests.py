@@ -15,8 +15,10 @@ the runs it appears in (a path absent from a run is not a zero there):
 - ``bhattacharyya`` and ``hellinger``: distances between the two groups' values seen as
   normal distributions with their means and sample variances:
   ``DB = 1/4 ln(1/4 (va/vb + vb/va + 2)) + 1/4 (ma - mb)^2 / (va + vb)`` and
-  ``H = sqrt(1 - sqrt(2 sa sb / (va + vb)) exp(-1/4 (ma - mb)^2 / (va + vb)))`` (0 for equal
-  distributions; H at most 1); null where a variance is 0.
+  ``H = 1 - sqrt(2 sa sb / (va + vb)) exp(-1/4 (ma - mb)^2 / (va + vb))``, both as Thicket's
+  ``bhattacharyya_distance`` and ``hellinger_distance`` compute them (Thicket's Hellinger
+  value is the square of the Hellinger distance: 0 for equal distributions, at most 1);
+  null where a variance is 0.
 
 Statistics come from scipy (the ``stats`` extra). Rows are in the union tree's preorder.
 """
@@ -33,7 +35,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.ops.runs import RunSummary, group_runs
-from cctool.ops.stats import check_units, path_values
+from cctool.ops.stats import PathValues, check_units, path_values
 
 TESTS = ("ttest", "mannwhitney", "ks")
 
@@ -65,24 +67,24 @@ def _scipy_stats() -> Any:
     return stats
 
 
-def group_test(runs: Sequence[RunSummary], key: str, test: str = "ttest",
+def group_test(runs: Sequence[RunSummary], key: str | Sequence[str], test: str = "ttest",
                metric: str | None = None, confidence: float = 0.95) -> GroupTest:
-    """Compare the two groups of ``runs`` that ``key`` splits them into, path by path."""
+    """Compare two groups of ``runs`` path by path: the groups a metadata ``key`` splits
+    them into, or, for a pair of paths, the runs found under each (a run given as the path
+    itself or inside that folder)."""
     if test not in TESTS:
         raise CctoolError(f"unknown test {test!r}; use one of {', '.join(TESTS)}")
     if not 0.0 < confidence < 1.0:
         raise CctoolError("the confidence lies strictly between 0 and 1")
-    groups = group_runs(runs, key)
+    groups = group_runs(runs, key) if isinstance(key, str) else _by_input(runs, key)
+    key = key if isinstance(key, str) else "input"
     if len(groups) != 2:
         raise CctoolError(f"a test compares two groups; {key} splits the runs into "
                           f"{len(groups)} ({', '.join(groups)})")
     name = metric or "(default)"
     unit = check_units(runs, name)
-    pv = path_values(runs, name)
+    wide, pv = _wide(runs, name)
     member = {id(r): i for i, r in enumerate(runs)}
-    wide = np.full((pv.labels.len(), len(runs)), np.nan)
-    v = pv.values
-    wide[v["path"].to_numpy(), v["run"].to_numpy()] = v["value"].to_numpy()
     labels = list(groups)
     a = wide[:, [member[id(r)] for r in groups[labels[0]]]]
     b = wide[:, [member[id(r)] for r in groups[labels[1]]]]
@@ -93,6 +95,27 @@ def group_test(runs: Sequence[RunSummary], key: str, test: str = "ttest",
     table = pl.DataFrame({"path": pv.labels, "name": pv.names, "depth": pv.depth, **cols})
     return GroupTest(table[order], (labels[0], labels[1]), key, test,
                      runs[0].columns[name], unit, confidence)
+
+
+def _by_input(runs: Sequence[RunSummary], inputs: Sequence[str]
+              ) -> dict[str, list[RunSummary]]:
+    """The runs under each input path (the first that holds a run claims it)."""
+    import os
+
+    groups: dict[str, list[RunSummary]] = {p: [] for p in inputs}
+    for r in runs:
+        for p in inputs:
+            folder = os.path.join(p, "")
+            if r.path == p or r.path.startswith(folder):
+                groups[p].append(r)
+                break
+    empty = [p for p, members in groups.items() if not members]
+    if empty:
+        raise CctoolError(f"{empty[0]}: no run of the comparison lies there")
+    short = [os.path.basename(os.path.normpath(p)) or p for p in groups]
+    if len(set(short)) == len(short):  # base/ and slow/ rather than their whole paths
+        return dict(zip(short, groups.values(), strict=True))
+    return groups
 
 
 def _compare(a: np.ndarray, b: np.ndarray, test: str, confidence: float
@@ -117,7 +140,7 @@ def _compare(a: np.ndarray, b: np.ndarray, test: str, confidence: float
         vsum = va + vb
         db = 0.25 * np.log(0.25 * (va / vb + vb / va + 2.0)) + 0.25 * (ma - mb) ** 2 / vsum
         h2 = 1.0 - np.sqrt(2.0 * np.sqrt(va * vb) / vsum) * np.exp(-0.25 * (ma - mb) ** 2 / vsum)
-        hellinger = np.sqrt(np.clip(h2, 0.0, 1.0))
+        hellinger = np.clip(h2, 0.0, 1.0)
     degenerate = (va == 0) | (vb == 0)
     db = np.where(degenerate, np.nan, db)
     hellinger = np.where(degenerate | np.isnan(h2), np.nan, hellinger)
@@ -140,3 +163,71 @@ def _shapiro(stats: Any, x: np.ndarray) -> np.ndarray:
         values = np.sort(x[rows], axis=1)[:, :k]  # NaN sorts last
         out[rows] = stats.shapiro(values, axis=1).pvalue
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class Correlation:
+    """Per call path, how two metrics move together across the runs (Thicket's
+    ``correlation_nodewise``).
+
+    Attributes:
+        table: ``path``, ``name``, ``depth``, ``runs`` (runs with both values), ``pearson``
+            (``numpy.corrcoef``'s r) and ``spearman`` (Pearson's r of the ranks, ties
+            sharing their mean rank); null with fewer than 3 runs or a constant metric.
+        metrics: the two metric columns compared.
+    """
+
+    table: pl.DataFrame
+    metrics: tuple[str, str]
+
+
+def correlate(runs: Sequence[RunSummary], first: str, second: str) -> Correlation:
+    """Correlate ``first`` and ``second`` per path over the runs that have both."""
+    if not runs:
+        raise CctoolError("no runs to correlate")
+    x, pv = _wide(runs, first)
+    y, _ = _wide(runs, second)
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y = np.where(both, x, np.nan), np.where(both, y, np.nan)
+    count = both.sum(axis=1)
+    pearson = _pearson(x, y)
+    spearman = _pearson(_ranks(x), _ranks(y))
+    few = count < 3
+    from cctool import kernels
+
+    order = kernels.preorder(pv.parent)
+    table = pl.DataFrame({
+        "path": pv.labels, "name": pv.names, "depth": pv.depth, "runs": count,
+        "pearson": np.where(few, np.nan, pearson), "spearman": np.where(few, np.nan, spearman),
+    }).with_columns(pl.col("pearson", "spearman").fill_nan(None))
+    return Correlation(table[order], (runs[0].columns[first], runs[0].columns[second]))
+
+
+def _wide(runs: Sequence[RunSummary], metric: str) -> tuple[np.ndarray, PathValues]:
+    """Paths x runs values of ``metric`` (NaN where a run lacks the path)."""
+    check_units(runs, metric)
+    pv = path_values(runs, metric)
+    wide = np.full((pv.labels.len(), len(runs)), np.nan)
+    v = pv.values
+    wide[v["path"].to_numpy(), v["run"].to_numpy()] = v["value"].to_numpy()
+    return wide, pv
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson r over the finite pairs (both arrays NaN at the same places)."""
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        dx = x - np.nanmean(x, axis=1, keepdims=True)
+        dy = y - np.nanmean(y, axis=1, keepdims=True)
+        r = np.nansum(dx * dy, axis=1) / np.sqrt(np.nansum(dx * dx, axis=1)
+                                                 * np.nansum(dy * dy, axis=1))
+    clipped: np.ndarray = np.clip(r, -1.0, 1.0)
+    return clipped
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Row-wise ranks (1-based, ties the mean of their ranks), NaN kept."""
+    from scipy.stats import rankdata  # type: ignore[import-untyped]
+
+    ranks: np.ndarray = np.asarray(rankdata(x, axis=1, nan_policy="omit"), dtype=np.float64)
+    return ranks

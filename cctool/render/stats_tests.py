@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from cctool.model.paths import PATH_TEXT
-from cctool.ops.stats_tests import GroupTest
+from cctool.ops.stats_tests import Correlation, GroupTest
 from cctool.render import printable
 from cctool.render.layout import Column, FitTable
 from cctool.render.values import format_value
@@ -48,3 +48,15 @@ def _normal(x: float | None, y: float | None) -> str:
     if x is None or y is None:
         return ""
     return "yes" if min(x, y) >= 0.05 else "no"
+
+
+def correlation_table(result: Correlation) -> FitTable:
+    """Path, the runs with both metrics, Pearson's and Spearman's coefficients."""
+    t = result.table
+    columns = [Column("path", [printable(str(v)) for v in t["path"]], "path", sep=PATH_TEXT),
+               Column("runs", [str(v) for v in t["runs"]]),
+               Column("pearson", [_num(v, 3) for v in t["pearson"]]),
+               Column("spearman", [_num(v, 3) for v in t["spearman"]])]
+    first, second = result.metrics
+    return FitTable(columns, title=f"Correlation of {first} and {second} across runs, per path",
+                    notes=["blank: fewer than 3 runs with both values, or a constant metric"])
