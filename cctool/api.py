@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cctool.ops.scaling import ScalingResult
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.scaling_model import ScalingModels
+    from cctool.ops.scaling_model_multi import MultiModels
     from cctool.ops.stats import StatsResult
     from cctool.ops.stats_tests import Correlation, GroupTest
     from cctool.ops.timeline import TimelineView
@@ -231,8 +232,9 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
             group_by: str | None = None, model: bool = False, terms: int = 1,
-            param: str | None = None, predict: float | None = None,
-            fmt: str | None = None) -> ScalingResult | ScalingGroups | ScalingModels:
+            param: str | Sequence[str] | None = None, predict: float | None = None,
+            fmt: str | None = None
+            ) -> ScalingResult | ScalingGroups | ScalingModels | MultiModels:
     """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
     ``by="variable"`` or ``"function"`` for data objects) across runs ordered by ``key``
     (the process count by default); ``view`` is ``table``, ``speedup`` or ``efficiency``
@@ -242,12 +244,22 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
     ``terms`` terms, :mod:`cctool.ops.scaling_model`): ``.table`` ranks the rows by growth
     with formula, SMAPE, adjusted R^2 and, at ``predict``, the predicted value and its
     interval; ``.models`` holds each row's model. ``param`` names the model's parameter:
-    ``ranks`` (the process count), ``threads``, ``size`` or a metadata key."""
+    ``ranks`` (the process count), ``threads``, ``size`` or a metadata key; two of them
+    give Extra-P's models of two parameters (:mod:`cctool.ops.scaling_model_multi`)."""
     from cctool.cli.scaling import load_runs
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
 
     found = load_runs(tuple(paths), fmt)
+    params = [param] if isinstance(param, str) else list(param or ())
+    if model and len(params) > 1:
+        from cctool.ops.scaling_model_multi import multi_models
+
+        return multi_models(found, ScalingOptions(
+            metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
+            where=tuple(where), view=view, weak=weak, percent=percent, threshold=threshold,
+            top=top, group_by=group_by), params)
+    param = params[0] if params else None
     if model or param is not None:
         from cctool.ops.scaling_model import model_key
 

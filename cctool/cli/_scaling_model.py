@@ -12,29 +12,37 @@ if TYPE_CHECKING:
 
 
 def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: ScalingOptions,
-                how: tuple[bool, int, str | None, float | None], plot: str | None, to: str,
-                output: str, width: int | None, precision: int) -> None:
+                how: tuple[bool, int, tuple[str, ...], float | None], plot: str | None,
+                to: str, output: str, width: int | None, precision: int) -> None:
     """Model every row of the table ``opts`` asks for and write the ranked models."""
     from dataclasses import replace
 
-    from cctool.ops.scaling_model import (
-        ModelOptions,
-        model_key,
-        scaling_models,
-        symbol,
-    )
+    from cctool.cli._io import emit_renderable, emit_table
+    from cctool.ops.scaling_model import ModelOptions, model_key, scaling_models, symbol
+    from cctool.render import scaling_model as render
 
-    model, terms, param, predict = how
+    model, terms, params, predict = how
     if not model:
         raise click.UsageError("--terms, --param and --predict go with --model")
     if to == "markdown":
         raise click.UsageError("--model writes text, json or csv")
+    if len(params) > 2:
+        raise click.UsageError("--param: a model has one or two parameters")
+    if len(params) == 2:
+        if predict is not None or plot or terms != 1:
+            raise click.UsageError("--predict, --plot and --terms go with one parameter")
+        from cctool.ops.scaling_model_multi import multi_models
+
+        multi = multi_models(runs, opts, params)
+        if to == "text":
+            emit_renderable(ctx, render.multi_table(multi, precision), output, width)
+        else:
+            emit_table(render.multi_records(multi), to, output)
+        return
+    param = params[0] if params else None
     key = model_key(runs, param, opts.key, opts.key_from_name)
     models = scaling_models(runs, replace(opts, key=key),
                             ModelOptions(terms=terms, predict=predict, symbol=symbol(param)))
-    from cctool.cli._io import emit_renderable, emit_table
-    from cctool.render import scaling_model as render
-
     if plot:
         from cctool.cli._io import write_bytes
 

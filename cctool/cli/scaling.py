@@ -61,9 +61,10 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               "leave-one-out SMAPE) and rank the rows by growth; needs 5 or more keys.")
 @click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
               help="--model: the most terms besides the constant.")
-@click.option("--param", default=None, metavar="ranks|threads|size|KEY",
+@click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
               help="--model: the parameter (default ranks, the process count; threads and "
-              "size look for the usual metadata keys; else a metadata key).")
+              "size look for the usual metadata keys; else a metadata key); twice for a "
+              "model of two parameters.")
 @click.option("--predict", type=click.FloatRange(min=0.0, min_open=True), default=None,
               metavar="P", help="--model: predict each row at this parameter value, with a "
               "95% prediction interval.")
@@ -81,7 +82,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, model: bool, terms: int,
-            param: str | None, predict: float | None, precision: int,
+            param: tuple[str, ...], predict: float | None, precision: int,
             jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row

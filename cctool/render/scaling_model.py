@@ -17,6 +17,7 @@ import polars as pl
 
 from cctool.model.paths import PATH_TEXT
 from cctool.ops.scaling_model import ScalingModels
+from cctool.ops.scaling_model_multi import MultiModels
 from cctool.render import printable
 from cctool.render.layout import Column, FitTable
 from cctool.render.scaling import describe
@@ -131,3 +132,33 @@ def model_plot(models: ScalingModels, path: str, top: int = 8) -> bytes:
 def _short(row: str, keep: int = 2) -> str:
     parts = row.split(PATH_TEXT)
     return row if len(parts) <= keep else "… / " + PATH_TEXT.join(parts[-keep:])
+
+
+def multi_table(models: MultiModels, precision: int = 4) -> FitTable:
+    """Models of two parameters, largest value at the largest coordinate first."""
+    t = models.table
+    (p, q), (a, b) = models.parameters, models.symbols
+    corner = models.points[int(models.points.prod(axis=1).argmax())]
+    columns = [Column(models.by, [printable(str(v)) for v in t[models.by]], "path",
+                      sep=PATH_TEXT),
+               Column("formula", t["formula"].to_list(), "mark", right=False),
+               Column("SMAPE %", [_plain(v, 3) for v in t["smape"]]),
+               Column("adj R²", [_plain(v, 3) for v in t["adj_r2"]]),
+               Column(f"at {a}={corner[0]:g}, {b}={corner[1]:g}",
+                      [format_value(v, models.info, precision) for v in t["largest"]])]
+    known = models.info is not None and models.info.unit not in (None, "", "unknown")
+    unit = f" [{models.info.unit}]" if known and models.info is not None else ""
+    title = (f"Models of {models.metric}{unit}, {a} = {p}, {b} = {q} (Extra-P's models of "
+             f"two parameters, {models.points.shape[0]} coordinates)")
+    notes = ([f"{models.unmodelled} rows not measured at every coordinate are not modelled"]
+             if models.unmodelled else [])
+    return FitTable(columns, ["adj R²"], title=title, notes=notes)
+
+
+def multi_records(models: MultiModels) -> pl.DataFrame:
+    """The table as records, with both parameters' keys and the unit."""
+    t = models.table
+    unit = models.info.unit if models.info is not None else None
+    return t.insert_column(1, pl.Series("parameters", [" x ".join(models.parameters)]
+                                        * t.height)).insert_column(
+        2, pl.Series("unit", [unit] * t.height, dtype=pl.String))
