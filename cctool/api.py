@@ -213,10 +213,12 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           group_by: str | None = None, percentiles: Sequence[float] = (25.0, 75.0),
           depth: int | None = None, threshold: float = 0.0, where: Sequence[str] = (),
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None, window: str | None = None) -> StatsResult:
+          executor: Executor | None = None, window: str | None = None,
+          ci: float | None = None) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
-    per group of ``group_by``; where runs are read as in :func:`runs`."""
+    per group of ``group_by``; where runs are read as in :func:`runs`. ``ci``: add the
+    Student-t interval of the mean at that confidence (``ci_low``, ``ci_high``)."""
     from cctool.cli._ensemble import summaries
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
@@ -224,7 +226,12 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
                         depth=depth, threshold=threshold)
     ex = _executor(executor, jobs, scheduler)
     found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
-    return ensemble_stats(found, opts)
+    result = ensemble_stats(found, opts)
+    if ci is None:
+        return result
+    from cctool.ops.stats_tests import with_mean_interval
+
+    return with_mean_interval(result, ci)
 
 
 def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",

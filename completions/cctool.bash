@@ -198,6 +198,7 @@ _cctool() {
         stats:--depth) COMPREPLY=(); return;;
         stats:--threshold) COMPREPLY=(); return;;
         stats:--test) COMPREPLY=($(compgen -W "ttest mannwhitney ks" -- "$cur")); return;;
+        stats:--ci) COMPREPLY=(); return;;
         stats:--correlate) COMPREPLY=(); return;;
         stats:--jobs|stats:-j) COMPREPLY=(); return;;
         stats:--scheduler) COMPREPLY=(); return;;
@@ -267,7 +268,7 @@ _cctool() {
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --model --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
-        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --derive -h --help";;

@@ -273,7 +273,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l color -x -a 'auto
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l to -x -a 'text csv json markdown tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace otf2 cpuprofile v8-ticks jfr stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -286,6 +286,7 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l percentile -x -d 'P
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l depth -x -d 'Show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l threshold -x -d 'Hide paths whose mean is below this fraction of the largest roots.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l test -x -a 'ttest mannwhitney ks' -d 'Compare two groups of runs per path (of --group-by KEY, or the runs of'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l ci -x -d 'Add Students t interval of each mean at this confidence (e.g. 0.95) ov'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l correlate -x -d 'Per path, Pearsons and Spearmans correlation of two metrics across the'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l scheduler -x -d 'Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a '

@@ -166,3 +166,29 @@ def test_cli_correlate(data) -> None:  # type: ignore[no-untyped-def]
     assert rows[0]["path"] == "<outside regions>" and rows[0]["runs"] == 5
     res = CliRunner().invoke(cli, ["stats", str(lulesh), "--correlate", "only-one"])
     assert res.exit_code == 2 and "--correlate takes two metrics: M1,M2" in res.stderr
+
+
+def test_mean_interval_by_hand() -> None:
+    import cctool
+
+    result = cctool.stats([str(ENSEMBLE / "base")], ci=0.95)
+    assert result.table.columns[:7] == ["path", "name", "depth", "count", "mean", "ci_low",
+                                        "ci_high"]
+    r = result.table.filter(result.table["name"] == "Lcals_K03").row(0, named=True)
+    a = np.array(K03["base"])
+    half = stats.t.ppf(0.975, 4) * a.std(ddof=1) / np.sqrt(5)
+    assert r["ci_low"] == pytest.approx(a.mean() - half, abs=1e-6)
+    assert r["ci_high"] == pytest.approx(a.mean() + half, abs=1e-6)
+
+
+def test_cli_test_table_golden(update_goldens: bool) -> None:
+    from tests.conftest import check_golden
+
+    res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE / "base"), str(ENSEMBLE / "slow"),
+                                   "--test", "ttest", "--depth", "2", "--width", "120"])
+    assert res.exit_code == 0, res.stderr
+    check_golden("stats.caliper-ensemble.ttest.txt", res.stdout, update_goldens)
+    res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE / "base"), "--ci", "0.9",
+                                   "--to", "csv"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("path,name,depth,count,mean [s],ci_low [s],ci_high [s],")

@@ -12,11 +12,12 @@ if TYPE_CHECKING:
 
 
 def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
-              metric: str | None, agg: str, how: tuple[str | None, str | None, int | None],
+              metric: str | None, agg: str,
+              how: tuple[str | None, str | None, int | None, float | None],
               group_by: str | None, where: tuple[str, ...], precision: int,
               width: int | None, to: str, output: str) -> None:
     """Run the test (or the correlation) and write its table (text, JSON or CSV)."""
-    test, correlate, depth = how
+    test, correlate, depth, ci = how
     if test is not None and correlate is not None:
         raise click.UsageError("--test and --correlate are separate questions: give one")
     if to == "cct":
@@ -31,8 +32,9 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         pair = [m.strip() for m in correlate.split(",")]
         if len(pair) != 2 or not all(pair):
             raise click.UsageError("--correlate takes two metrics: M1,M2")
-        if group_by is not None or metric is not None:
-            raise click.UsageError("--correlate names its metrics and takes no --group-by")
+        if group_by is not None or metric is not None or ci is not None:
+            raise click.UsageError("--correlate names its metrics and takes no --group-by "
+                                   "or --ci")
         corr = api.stats_correlate(profiles, pair[0], pair[1], agg=agg, where=where, fmt=fmt)
         corr = replace(corr, table=_shallow(corr.table, depth))
         if to == "tree":
@@ -44,7 +46,7 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         raise click.UsageError("--test compares two groups: give --group-by KEY, or two "
                                "folders of runs")
     result = api.stats_test(profiles, group_by=group_by, test=str(test), metric=metric,
-                            agg=agg, where=where, fmt=fmt)
+                            agg=agg, where=where, fmt=fmt, confidence=ci or 0.95)
     result = replace(result, table=_shallow(result.table, depth))
     if to == "tree":
         emit_renderable(ctx, render.test_table(result, precision), output, width)

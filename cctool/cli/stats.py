@@ -47,6 +47,10 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               help="Compare two groups of runs per path (of --group-by KEY, or the runs of two "
               "folders given): Welch's t-test, Mann-Whitney U or Kolmogorov-Smirnov, with the "
               "change's interval, normality and distances.")
+@click.option("--ci", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=None, metavar="LEVEL", help="Add Student's t interval of each mean at "
+              "this confidence (e.g. 0.95) over the runs: ci_low, ci_high; with --test, the "
+              "confidence of the change's interval (default 0.95).")
 @click.option("--correlate", default=None, metavar="M1,M2",
               help="Per path, Pearson's and Spearman's correlation of two metrics across "
               "the runs.")
@@ -58,8 +62,9 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric: str | None,
           agg: str, across: str, where: tuple[str, ...], group_by: str | None,
           percentiles: tuple[float, ...], depth: int | None, threshold: float,
-          test: str | None, correlate: str | None, jobs: int | None, scheduler: str | None,
-          precision: int, width: int | None, to: str, output: str) -> None:
+          ci: float | None, test: str | None, correlate: str | None, jobs: int | None,
+          scheduler: str | None, precision: int, width: int | None, to: str,
+          output: str) -> None:
     """Statistics of one metric per call path across runs: the number of runs a path appears
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
     per-process value. Paths are matched by their names from the root.
@@ -91,6 +96,8 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
 
     window = ctx.meta.get(WINDOW_KEY)
     if across == "ranks":
+        if ci is not None:
+            raise click.UsageError("--ci is over runs; --across ranks has no interval")
         if window is not None:
             raise click.UsageError("--across ranks reads a database in parts; drop --window")
         _across_ranks(ctx, profiles, opts, agg, jobs, scheduler, precision, width, to, output)
@@ -105,14 +112,14 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
         if threshold > 0:
             raise click.UsageError("--threshold prunes the statistics table, not --test or "
                                    "--correlate")
-        emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth), group_by, where,
-                  precision, width, to, output)
+        emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
+                  where, precision, width, to, output)
         return
     with window_errors():
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
                            percentiles=percentiles, depth=depth, threshold=threshold,
                            where=where, fmt=fmt, executor=executor(jobs, scheduler),
-                           window=window)
+                           window=window, ci=ci)
     _emit(ctx, result, precision, width, to, output)
 
 
@@ -154,7 +161,8 @@ def _emit(ctx: click.Context, result: object, precision: int, width: int | None,
         table = result.table  # type: ignore[attr-defined]
         unit = result.unit  # type: ignore[attr-defined]
         # The statistics of a value are in its unit; count and cv have none.
-        units = {c: unit for c in table.columns if c in ("mean", "std", "min", "max", "median")
+        units = {c: unit for c in table.columns
+                 if c in ("mean", "ci_low", "ci_high", "std", "min", "max", "median")
                  or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
         emit_table(table, to, output, units if unit and unit != "unknown" else None)
         return

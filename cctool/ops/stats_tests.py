@@ -35,7 +35,7 @@ import polars as pl
 
 from cctool.errors import CctoolError
 from cctool.ops.runs import RunSummary, group_runs
-from cctool.ops.stats import PathValues, check_units, path_values
+from cctool.ops.stats import PathValues, StatsResult, check_units, path_values
 
 TESTS = ("ttest", "mannwhitney", "ks")
 
@@ -231,3 +231,25 @@ def _ranks(x: np.ndarray) -> np.ndarray:
 
     ranks: np.ndarray = np.asarray(rankdata(x, axis=1, nan_policy="omit"), dtype=np.float64)
     return ranks
+
+
+def with_mean_interval(result: StatsResult, confidence: float) -> StatsResult:
+    """``result`` with ``ci_low`` and ``ci_high`` after ``mean``: Student's t interval of
+    the mean over the runs a path appears in, ``mean -+ t(confidence, count - 1) * std /
+    sqrt(count)`` (null for a single run)."""
+    from dataclasses import replace
+
+    from cctool.ops.student import t_quantile
+
+    if not 0.0 < confidence < 1.0:
+        raise CctoolError("the confidence lies strictly between 0 and 1")
+    t = result.table
+    counts = sorted({int(c) for c in t["count"].to_list() if c is not None and c > 1})
+    factor = {c: t_quantile(confidence, c - 1) for c in counts}
+    half = (pl.col("count").replace_strict(factor, default=None, return_dtype=pl.Float64)
+            * pl.col("std") / pl.col("count").cast(pl.Float64).sqrt())
+    at = t.columns.index("mean") + 1
+    extra = t.select((pl.col("mean") - half).alias("ci_low"), (pl.col("mean") + half).alias(
+        "ci_high"))
+    table = t.select(t.columns[:at]).hstack(extra).hstack(t.select(t.columns[at:]))
+    return replace(result, table=table)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from cctool.model.metrics import describe
 from cctool.model.paths import PATH_TEXT
 from cctool.ops.stats_tests import Correlation, GroupTest
 from cctool.render import printable
@@ -15,9 +16,10 @@ def test_table(result: GroupTest, precision: int = 4) -> FitTable:
     """Path, group means, change with its interval, statistic, p, normality, distance."""
     t = result.table
     a, b = result.groups
+    info = describe(result.metric, result.unit)
 
     def fmt(v: float | None) -> str:
-        return "" if v is None else format_value(v, None, precision)
+        return "" if v is None else format_value(v, info, precision)
 
     pct = f"{result.confidence * 100:g}%"
     columns = [Column("path", [printable(str(v)) for v in t["path"]], "path", sep=PATH_TEXT),
