@@ -34,8 +34,8 @@ with m coefficients; Extra-P's own adjusted R^2 uses the cross-validated RSS ins
 what a prediction interval needs.
 
 Everything is batched: a hypothesis is one design matrix shared by every series measured at
-the same points, so each least-squares solve covers all of them at once
-(``numpy.linalg.lstsq`` with one right-hand side per series); the loops are over the
+the same points, so each least-squares solve covers all of them at once (the design's
+pseudo-inverse, then one matrix product with every series); the loops are over the
 hypotheses and the left-out points only.
 """
 
@@ -160,7 +160,7 @@ def fit_batch(points: np.ndarray, values: np.ndarray, terms: int = 1) -> BatchFi
     for h, hyp in enumerate(hyps):
         X = design(x, hyp)
         loo_smape, loo_rss = _cross_validate(X, y)
-        full = np.linalg.lstsq(X, y, rcond=None)[0]  # (1 + k, series)
+        full = _solve(X, y)  # (1 + k, series)
         ok = open_ & np.isfinite(loo_rss) & _contributes(X, full, y) & (loo_smape < best)
         if ok.any():
             best[ok] = loo_smape[ok]
@@ -178,7 +178,7 @@ def _cross_validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarra
     for i in range(n):
         keep = np.arange(n) != i
         train = y[keep]
-        c = np.linalg.lstsq(X[keep], train, rcond=None)[0]
+        c = _solve(X[keep], train)
         low = train.min(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             small = np.where(low == 0, np.abs(c[0]) < CLEAN_CONSTANT,
@@ -188,6 +188,12 @@ def _cross_validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarra
         total_rss += (predicted - y[i]) ** 2
         total_smape += smape(predicted, y[i])
     return total_smape / n * 100.0, total_rss
+
+
+def _solve(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients of every column of ``y`` on the small design ``X``: its
+    pseudo-inverse (SVD, as ``lstsq``) once, then one product for all series."""
+    return np.linalg.pinv(X) @ y
 
 
 def _contributes(X: np.ndarray, coef: np.ndarray, y: np.ndarray) -> np.ndarray:
