@@ -193,7 +193,8 @@ def _cross_validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def _solve(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Least-squares coefficients of every column of ``y`` on the small design ``X``: its
     pseudo-inverse (SVD, as ``lstsq``) once, then one product for all series."""
-    return np.linalg.pinv(X) @ y
+    coef: np.ndarray = np.linalg.pinv(X) @ y
+    return coef
 
 
 def _contributes(X: np.ndarray, coef: np.ndarray, y: np.ndarray) -> np.ndarray:
