@@ -435,19 +435,20 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
 def stats_test(paths: Sequence[str], *, group_by: str | None = None, test: str = "ttest",
                metric: str | None = None, agg: str = "mean", confidence: float = 0.95,
                where: Sequence[str] = (), fmt: str | None = None, jobs: int | None = None,
-               scheduler: str | None = None, executor: Executor | None = None) -> GroupTest:
+               scheduler: str | None = None, executor: Executor | None = None,
+               window: str | None = None) -> GroupTest:
     """``cctool stats --test``: per call path, the two groups of runs that ``group_by``
     splits them into (None: the runs of each of two ``paths``) compared by ``test``
     (``ttest``: Welch's t-test, ``mannwhitney``, ``ks``), with the change in means and its
     ``confidence`` interval, a Shapiro-Wilk normality p per group and Bhattacharyya and
-    Hellinger distances
-    (:mod:`cctool.ops.stats_tests`); runs are read as in :func:`runs`."""
+    Hellinger distances (:mod:`cctool.ops.stats_tests`); runs are read as in :func:`runs`,
+    ``window`` as there."""
     from cctool.cli._ensemble import summaries
     from cctool.errors import CctoolError
     from cctool.ops.stats_tests import group_test
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where))
+    found = summaries(list(paths), fmt, (metric,), agg, ex, list(where), window)
     if group_by is None and len(paths) != 2:
         raise CctoolError("a test compares two groups: name a metadata key to split the "
                           "runs by, or give two folders")
@@ -457,13 +458,14 @@ def stats_test(paths: Sequence[str], *, group_by: str | None = None, test: str =
 def stats_correlate(paths: Sequence[str], first: str, second: str, *, agg: str = "mean",
                     where: Sequence[str] = (), fmt: str | None = None,
                     jobs: int | None = None, scheduler: str | None = None,
-                    executor: Executor | None = None) -> Correlation:
+                    executor: Executor | None = None, window: str | None = None
+                    ) -> Correlation:
     """``cctool stats --correlate M1,M2``: per call path, Pearson's and Spearman's
     correlation of the metrics ``first`` and ``second`` across the runs (each run's ranks
-    combined by ``agg``); runs are read as in :func:`runs`."""
+    combined by ``agg``); runs are read as in :func:`runs`, ``window`` as there."""
     from cctool.cli._ensemble import summaries
     from cctool.ops.stats_tests import correlate
 
     ex = _executor(executor, jobs, scheduler)
-    found = summaries(list(paths), fmt, (first, second), agg, ex, list(where))
+    found = summaries(list(paths), fmt, (first, second), agg, ex, list(where), window)
     return correlate(found, first, second)

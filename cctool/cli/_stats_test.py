@@ -14,10 +14,11 @@ if TYPE_CHECKING:
 def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
               metric: str | None, agg: str,
               how: tuple[str | None, str | None, int | None, float | None],
-              group_by: str | None, where: tuple[str, ...], precision: int,
-              width: int | None, to: str, output: str) -> None:
+              group_by: str | None, where: tuple[str, ...], window: str | None,
+              out: tuple[int, int | None, str, str]) -> None:
     """Run the test (or the correlation) and write its table (text, JSON or CSV)."""
     test, correlate, depth, ci = how
+    precision, width, to, output = out
     if test is not None and correlate is not None:
         raise click.UsageError("--test and --correlate are separate questions: give one")
     if to == "cct":
@@ -35,7 +36,8 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         if group_by is not None or metric is not None or ci is not None:
             raise click.UsageError("--correlate names its metrics and takes no --group-by "
                                    "or --ci")
-        corr = api.stats_correlate(profiles, pair[0], pair[1], agg=agg, where=where, fmt=fmt)
+        corr = api.stats_correlate(profiles, pair[0], pair[1], agg=agg, where=where, fmt=fmt,
+                                   window=window)
         corr = replace(corr, table=_shallow(corr.table, depth))
         if to == "tree":
             emit_renderable(ctx, render.correlation_table(corr), output, width)
@@ -46,7 +48,8 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
         raise click.UsageError("--test compares two groups: give --group-by KEY, or two "
                                "folders of runs")
     result = api.stats_test(profiles, group_by=group_by, test=str(test), metric=metric,
-                            agg=agg, where=where, fmt=fmt, confidence=ci or 0.95)
+                            agg=agg, where=where, fmt=fmt, confidence=ci or 0.95,
+                            window=window)
     result = replace(result, table=_shallow(result.table, depth))
     if to == "tree":
         emit_renderable(ctx, render.test_table(result, precision), output, width)

@@ -116,7 +116,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
     runs = load_runs(profiles, fmt, executor(jobs, scheduler))
     _warn_combine(runs, opts.metric, agg)
-    if model or param or predict:
+    if model or param or predict or terms != 1:
         from cctool.cli._scaling_model import emit_models
 
         emit_models(ctx, runs, opts, (model, terms, param, predict), plot, to, output, width,

@@ -96,8 +96,9 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
 
     window = ctx.meta.get(WINDOW_KEY)
     if across == "ranks":
-        if ci is not None:
-            raise click.UsageError("--ci is over runs; --across ranks has no interval")
+        if ci is not None or test is not None or correlate is not None:
+            raise click.UsageError("--ci, --test and --correlate are over runs, not "
+                                   "--across ranks")
         if window is not None:
             raise click.UsageError("--across ranks reads a database in parts; drop --window")
         _across_ranks(ctx, profiles, opts, agg, jobs, scheduler, precision, width, to, output)
@@ -112,8 +113,9 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
         if threshold > 0:
             raise click.UsageError("--threshold prunes the statistics table, not --test or "
                                    "--correlate")
-        emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
-                  where, precision, width, to, output)
+        with window_errors():
+            emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
+                      where, window, (precision, width, to, output))
         return
     with window_errors():
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
