@@ -192,3 +192,15 @@ def test_cli_test_table_golden(update_goldens: bool) -> None:
                                    "--to", "csv"])
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith("path,name,depth,count,mean [s],ci_low [s],ci_high [s],")
+
+
+# Thicket 2026.1.1 on the same files (Thicket.from_caliperreader of base/ and slow/, its
+# stats.mean and stats.std of "Avg time/rank", then the formulas of thicket/stats/distance.py).
+THICKET = {"main": (0.22652660851144604, 0.20270187288560526),
+           "Lcals_K03": (0.13267449800586045, 0.12424989587447455)}
+
+
+@pytest.mark.parametrize("name", sorted(THICKET))
+def test_distances_equal_thickets(runs, name: str) -> None:  # type: ignore[no-untyped-def]
+    r = row(group_test(runs, "set"), name)
+    assert (r["bhattacharyya"], r["hellinger"]) == pytest.approx(THICKET[name], rel=1e-9)
