@@ -175,6 +175,13 @@ def test_fewer_than_five_points_are_refused() -> None:
         scaling_models(runs, ScalingOptions(), ModelOptions())
 
 
+def test_too_many_terms_for_the_points_are_refused() -> None:
+    runs = [(f"r{p}", _run(p, 1.0 + p)) for p in (2, 4, 8, 16, 32)]
+    with pytest.raises(ScalingError, match="a model of 3 terms needs runs at 6 or more"):
+        scaling_models(runs, ScalingOptions(), ModelOptions(terms=3))
+    assert scaling_models(runs, ScalingOptions(), ModelOptions(terms=2)).table.height == 1
+
+
 def test_rows_ranked_by_growth_then_value() -> None:
     """Rising rows by their leading term, then constant ones, then falling ones."""
     from cctool.graphframe import GraphFrame
@@ -268,3 +275,32 @@ def test_same_models_as_extrap(tmp_path: Path) -> None:
         ours = fit.coefficients[s, : 1 + len(terms)]
         np.testing.assert_allclose(ours, [constant, *terms.values()], rtol=1e-9)
         assert fit.smape[s] == pytest.approx(float(smape), rel=1e-9)
+
+
+@pytest.mark.skipif(shutil.which("extrap") is None, reason="Extra-P (pip install extrap) is "
+                    "not on the PATH")
+def test_lulesh_models_equal_extraps(data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every call path of the LULESH runs: Extra-P's model, coefficients and SMAPE."""
+    from cctool.cli.scaling import load_runs
+
+    models = scaling_models(load_runs((str(data("mpi_scaling_cali")),), None),
+                            ScalingOptions(), ModelOptions())
+    table = models.scaling.table
+    cols = list(models.scaling.run_columns)
+    lines = ["PARAMETER p", "POINTS " + " ".join(cols), "METRIC time"]
+    for i, values in enumerate(table.select(cols).iter_rows()):
+        lines += [f"REGION r{i}"] + [f"DATA {float(v)!r}" for v in values]
+    src = tmp_path / "lulesh.txt"
+    src.write_text("\n".join(lines) + "\n")
+    out = subprocess.run(["extrap", "--text", "--disable-progress", "--print",
+                          "{callpath};{model};{smape}", str(src)],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    rows = [line.split(";") for line in out.splitlines() if line.startswith("r")]
+    assert len(rows) == table.height == 46
+    for name, model, smape in rows:
+        ours = models.models[table["path"][int(name[1:])]]
+        constant, terms = _parse_extrap(model)
+        assert tuple(terms) == ours.terms, (name, model)
+        np.testing.assert_allclose(ours.coefficients, [constant, *terms.values()], rtol=1e-6,
+                                   atol=1e-15)
+        assert ours.smape == pytest.approx(float(smape), rel=1e-6)

@@ -183,6 +183,10 @@ def fit_table(result: ScalingResult, opts: ModelOptions) -> ScalingModels:
     if opts.terms < 1:
         raise ScalingError("a model has at least one term")
     keys = _points(result)
+    if len(keys) < opts.terms + 3:
+        raise ScalingError(f"a model of {opts.terms} terms needs runs at {opts.terms + 3} or "
+                           f"more values of {result.key_name} (each left-out fit must keep "
+                           f"a degree of freedom); these runs have {len(keys)}")
     columns = list(result.run_columns)
     values = result.table.select(pl.col(columns).cast(pl.Float64)).to_numpy()
     labels = result.table[result.options.by].cast(pl.String).to_list()
