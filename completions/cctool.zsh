@@ -272,10 +272,10 @@ _cctool() {
                     ''--percent'[Table values as % of each runs total.]' \
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
-                    ''--model'[Fit a performance model per row (Extra-Ps normal form, chosen by leave]' \
-                    ''--terms'[--model: the most terms besides the constant.]:value: ' \
-                    ''--param'[--model: the parameter (default ranks, the process count; threads and ]:value: ' \
-                    ''--predict'[--model: predict each row at this parameter value, with a 95% predicti]:value: ' \
+                    ''--model'[Fit Extra-Ps model to each row, ranked by growth (5+ keys).]' \
+                    ''--terms'[--model: most terms.]:value: ' \
+                    ''--param'[--model: its parameter (default ranks); twice for two.]:value: ' \
+                    ''--predict'[--model: predict at P (95% interval).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \

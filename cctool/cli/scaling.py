@@ -57,17 +57,13 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
 @click.option("--model", is_flag=True,
-              help="Fit a performance model per row (Extra-P's normal form, chosen by "
-              "leave-one-out SMAPE) and rank the rows by growth; needs 5 or more keys.")
+              help="Fit Extra-P's model to each row, ranked by growth (5+ keys).")
 @click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
-              help="--model: the most terms besides the constant.")
+              help="--model: most terms.")
 @click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
-              help="--model: the parameter (default ranks, the process count; threads and "
-              "size look for the usual metadata keys; else a metadata key); twice for a "
-              "model of two parameters.")
+              help="--model: its parameter (default ranks); twice for two.")
 @click.option("--predict", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              metavar="P", help="--model: predict each row at this parameter value, with a "
-              "95% prediction interval.")
+              metavar="P", help="--model: predict at P (95% interval).")
 @precision_option
 @executor_options
 @click.option("--plot", default=None, metavar="FILE",

@@ -83,8 +83,8 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
       cctool stats nightly/ --group-by variant --to csv -o stats.csv --jobs 2
       cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
       cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
-      cctool stats nightly/ --group-by compiler --test ttest --to csv
-      cctool stats base/ slow/ --test mannwhitney           # the runs of two folders
+      cctool stats nightly/ --group-by ProblemSizeRunParam --test ttest --to csv
+      cctool stats base-runs/ new-runs/ --test mannwhitney  # the runs of two folders
       cctool stats runs/ --correlate "Min time/rank (inc),Max time/rank (inc)"
     """
     from cctool.ops.stats import StatsOptions
