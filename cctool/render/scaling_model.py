@@ -101,7 +101,7 @@ def model_plot(models: ScalingModels, path: str, top: int = 8) -> bytes:
     grid = np.geomspace(low, high, 200)
     info = models.scaling.info
     unit = f" ({info.unit})" if info is not None and info.unit else ""
-    for row, style in zip(rows, _styles(len(rows)), strict=True):
+    for k, (row, style) in enumerate(zip(rows, _styles(len(rows)), strict=True)):
         m = models.models[row]
         label = f"{_short(row)}: {m.formula(models.options.symbol, 3)}"
         ax.plot(grid, m.evaluate(grid), color=style["color"], linestyle=style["linestyle"],
@@ -111,7 +111,9 @@ def model_plot(models: ScalingModels, path: str, top: int = 8) -> bytes:
         if models.options.predict is not None:
             value, lo, hi = m.predict(models.options.predict, models.options.confidence)
             if math.isfinite(lo) and math.isfinite(hi):
-                ax.errorbar([models.options.predict], [value], yerr=[[value - lo], [hi - value]],
+                # side by side around P (a log2 axis: a few % apart), so no bar hides another
+                at = models.options.predict * 2.0 ** (0.04 * (k - (len(rows) - 1) / 2))
+                ax.errorbar([at], [value], yerr=[[value - lo], [hi - value]], fmt="none",
                             color=style["color"], capsize=3, linewidth=1.0)
     ax.set_xscale("log", base=2)
     ticks = sorted({*(float(v) for x in xs for v in x), *([models.options.predict]
@@ -125,7 +127,11 @@ def model_plot(models: ScalingModels, path: str, top: int = 8) -> bytes:
         ax.set_yscale("log")
     ax.grid(True, color="#dddddd", linewidth=0.6)
     ax.set_title("\n".join(textwrap.wrap(title(models), 90)), fontsize=9, loc="left")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    heading = "lines: models, markers: measured" + (
+        f", bars: {models.options.confidence * 100:g}% prediction intervals"
+        if models.options.predict is not None else "")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
+              title=heading, title_fontsize=7)
     return _save(fig, suffix)
 
 
