@@ -10,14 +10,18 @@ import click
 if TYPE_CHECKING:
     import polars as pl
 
+    from cctool.distributed import Executor
+
 
 def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
               metric: str | None, agg: str,
               how: tuple[str | None, str | None, int | None, float | None],
-              group_by: str | None, where: tuple[str, ...], window: str | None,
+              group_by: str | None, runs: tuple[tuple[str, ...], str | None, Executor],
               out: tuple[int, int | None, str, str]) -> None:
-    """Run the test (or the correlation) and write its table (text, JSON or CSV)."""
+    """Run the test (or the correlation) and write its table (text, JSON or CSV); ``runs``
+    is how to read them: metadata filters, the window of each trace and where."""
     test, correlate, depth, ci = how
+    where, window, ex = runs
     precision, width, to, output = out
     if test is not None and correlate is not None:
         raise click.UsageError("--test and --correlate are separate questions: give one")
@@ -37,7 +41,7 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             raise click.UsageError("--correlate names its metrics and takes no --group-by "
                                    "or --ci")
         corr = api.stats_correlate(profiles, pair[0], pair[1], agg=agg, where=where, fmt=fmt,
-                                   window=window)
+                                   window=window, executor=ex)
         corr = replace(corr, table=_shallow(corr.table, depth))
         if to == "tree":
             emit_renderable(ctx, render.correlation_table(corr), output, width)
@@ -49,7 +53,7 @@ def emit_test(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
                                "folders of runs")
     result = api.stats_test(profiles, group_by=group_by, test=str(test), metric=metric,
                             agg=agg, where=where, fmt=fmt, confidence=ci or 0.95,
-                            window=window)
+                            window=window, executor=ex)
     result = replace(result, table=_shallow(result.table, depth))
     if to == "tree":
         emit_renderable(ctx, render.test_table(result, precision), output, width)

@@ -115,7 +115,8 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None, metric
                                    "--correlate")
         with window_errors():
             emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
-                      where, window, (precision, width, to, output))
+                      (where, window, executor(jobs, scheduler)),
+                      (precision, width, to, output))
         return
     with window_errors():
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
