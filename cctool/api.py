@@ -239,7 +239,8 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
             group_by: str | None = None, model: bool = False, terms: int = 1,
-            param: str | Sequence[str] | None = None, predict: float | None = None,
+            param: str | Sequence[str] | None = None,
+            predict: float | Sequence[float] | None = None,
             fmt: str | None = None
             ) -> ScalingResult | ScalingGroups | ScalingModels | MultiModels:
     """``cctool scaling``: a table of ``metric`` per call path (or name, file, module;
@@ -252,21 +253,28 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
     with formula, SMAPE, adjusted R^2 and, at ``predict``, the predicted value and its
     interval; ``.models`` holds each row's model. ``param`` names the model's parameter:
     ``ranks`` (the process count), ``threads``, ``size`` or a metadata key; two of them
-    give Extra-P's models of two parameters (:mod:`cctool.ops.scaling_model_multi`)."""
+    give Extra-P's models of two parameters (:mod:`cctool.ops.scaling_model_multi`), and
+    then ``predict`` is a value per parameter."""
     from cctool.cli.scaling import load_runs
     from cctool.ops.scaling import ScalingOptions
     from cctool.ops.scaling import scaling as tabulate
 
     found = load_runs(tuple(paths), fmt)
     params = [param] if isinstance(param, str) else list(param or ())
+    point = (None if predict is None else [float(predict)]
+             if isinstance(predict, int | float) else [float(v) for v in predict])
     if model and len(params) > 1:
         from cctool.ops.scaling_model_multi import multi_models
 
         return multi_models(found, ScalingOptions(
             metric=metric, agg=agg, by=by, key=key, key_from_name=key_from_name,
             where=tuple(where), view=view, weak=weak, percent=percent, threshold=threshold,
-            top=top, group_by=group_by), params)
+            top=top, group_by=group_by), params, point)
     param = params[0] if params else None
+    if point is not None and len(point) != 1:
+        from cctool.errors import CctoolError
+
+        raise CctoolError("a model of one parameter is predicted at one value")
     if model or param is not None:
         from cctool.ops.scaling_model import model_key
 
@@ -277,7 +285,8 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
     if model:
         from cctool.ops.scaling_model import ModelOptions, scaling_models, symbol
 
-        return scaling_models(found, opts, ModelOptions(terms=terms, predict=predict,
+        at = None if point is None else point[0]
+        return scaling_models(found, opts, ModelOptions(terms=terms, predict=at,
                                                         symbol=symbol(param)))
     if group_by is not None:
         from cctool.ops.scaling_groups import scaling_groups

@@ -8,6 +8,7 @@ modeler must choose the same functions with the same coefficients.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 from cctool.cli import cli
 from cctool.graphframe import GraphFrame
 from cctool.ops.pmnf import Term
-from cctool.ops.pmnf_multi import fit_two, text
+from cctool.ops.pmnf_multi import design, fit_two, text
 from cctool.ops.scaling import ScalingError, ScalingOptions
 from cctool.ops.scaling_model_multi import multi_models
 from tests.test_ops_scaling_model import _parse_extrap
@@ -83,10 +84,44 @@ def test_cli_two_parameters(tmp_path: Path) -> None:
     halo = next(line for line in res.stdout.splitlines() if line.startswith("main / halo"))
     assert "1 + 2 * n + 0.5 * p * n" in halo
     assert "Models of time, p = mpi.world.size, n = problem_size" in res.stdout
-    res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--model", "--param", "ranks",
-                                   "--param", "size", "--predict", "64"])
-    assert res.exit_code == 2
-    assert "--predict, --plot and --terms go with one parameter" in res.stderr
+    res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--metric", "time", "--model",
+                                   "--param", "ranks", "--param", "size", "--predict",
+                                   "64,320", "--to", "json"])
+    assert res.exit_code == 0, res.stderr
+    rows = {r["path"]: r for r in json.loads(res.stdout)["rows"]}
+    assert rows["main / halo"]["predicted"] == pytest.approx(1 + 2 * 320 + 0.5 * 64 * 320)
+    for args, message in ((["--predict", "64"], "one value per model parameter"),
+                          (["--plot", "x.png"], "--plot and --terms go with one parameter")):
+        res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--model", "--param", "ranks",
+                                       "--param", "size", *args])
+        assert res.exit_code == 2
+        assert message in res.stderr
+
+
+def test_prediction_interval_equals_the_textbook_formula() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(5)
+    runs = []
+    for p, n in GRID:
+        gf = run(p, n)
+        noise = 1 + 0.02 * rng.standard_normal(5)
+        noisy = gf.metrics.with_columns(gf.metrics["time"] * noise)
+        runs.append((f"p{p}-n{n}", GraphFrame.from_arrays(
+            [-1, 0, 0, 0, 0], {"name": NAMES, "type": ["function"] * 5},
+            {"node": list(range(5)), "time": noisy["time"].to_list()}, exclusive=["time"],
+            metadata=gf.metadata)))
+    models = multi_models(runs, ScalingOptions(metric="time"), ["ranks", "size"],
+                          predict=[64.0, 320.0])
+    row = models.table.filter(models.table["path"] == "main / halo").row(0, named=True)
+    terms, coef = models.models["main / halo"]
+    X = design(terms, models.points)
+    rss = row["rss"]
+    dof = X.shape[0] - X.shape[1]
+    x0 = design(terms, np.array([[64.0, 320.0]]))[0]
+    half = stats.t.ppf(0.975, dof) * np.sqrt(rss / dof * (1 + x0 @ np.linalg.inv(X.T @ X) @ x0))
+    assert row["predicted"] == pytest.approx(x0 @ np.asarray(coef))
+    assert (row["low"], row["high"]) == pytest.approx((row["predicted"] - half,
+                                                       row["predicted"] + half))
 
 
 @pytest.mark.skipif(shutil.which("extrap") is None, reason="Extra-P (pip install extrap) is "

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: ScalingOptions,
-                how: tuple[bool, int, tuple[str, ...], float | None], plot: str | None,
+                how: tuple[bool, int, tuple[str, ...], tuple[float, ...] | None],
+                plot: str | None,
                 to: str, output: str, width: int | None, precision: int) -> None:
     """Model every row of the table ``opts`` asks for and write the ranked models."""
     from dataclasses import replace
@@ -28,12 +29,14 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
         raise click.UsageError("--model writes text, json or csv")
     if len(params) > 2:
         raise click.UsageError("--param: a model has one or two parameters")
+    if predict is not None and len(predict) != max(len(params), 1):
+        raise click.UsageError("--predict: one value per model parameter (P, or P,N)")
     if len(params) == 2:
-        if predict is not None or plot or terms != 1:
-            raise click.UsageError("--predict, --plot and --terms go with one parameter")
+        if plot or terms != 1:
+            raise click.UsageError("--plot and --terms go with one parameter")
         from cctool.ops.scaling_model_multi import multi_models
 
-        multi = multi_models(runs, opts, params)
+        multi = multi_models(runs, opts, params, predict)
         if to == "text":
             emit_renderable(ctx, render.multi_table(multi, precision), output, width)
         else:
@@ -41,8 +44,9 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
         return
     param = params[0] if params else None
     key = model_key(runs, param, opts.key, opts.key_from_name)
+    at = None if predict is None else predict[0]
     models = scaling_models(runs, replace(opts, key=key),
-                            ModelOptions(terms=terms, predict=predict, symbol=symbol(param)))
+                            ModelOptions(terms=terms, predict=at, symbol=symbol(param)))
     if plot:
         from cctool.cli._io import write_bytes
 

@@ -25,6 +25,20 @@ if TYPE_CHECKING:
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
 
+def _point(_ctx: click.Context, _param: click.Parameter, value: str | None
+           ) -> tuple[float, ...] | None:
+    """``--predict 4096`` or ``4096,1e6``: positive numbers, one per model parameter."""
+    if value is None:
+        return None
+    try:
+        point = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give numbers, P or P,N") from None
+    if not 1 <= len(point) <= 2 or min(point) <= 0:
+        raise click.BadParameter(f"{value!r}: one or two numbers above 0")
+    return point
+
+
 @click.command()
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(allow_dash=True),
                 metavar="PROFILE...")
@@ -62,8 +76,8 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="--model: most terms.")
 @click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
               help="--model: its parameter (default ranks); twice for two.")
-@click.option("--predict", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              metavar="P", help="--model: predict at P (95% interval).")
+@click.option("--predict", default=None, metavar="P[,N]", callback=_point,
+              help="--model: predict at P (95% interval).")
 @precision_option
 @executor_options
 @click.option("--plot", default=None, metavar="FILE",
@@ -78,7 +92,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, model: bool, terms: int,
-            param: tuple[str, ...], predict: float | None, precision: int,
+            param: tuple[str, ...], predict: tuple[float, ...] | None, precision: int,
             jobs: int | None, scheduler: str | None, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row

@@ -249,11 +249,19 @@ def prediction_width(inverse: np.ndarray, terms: Sequence[Term], rss: float, n: 
                      at: float, confidence: float = 0.95) -> float:
     """Half the width of the prediction interval of a new measurement at ``at`` (ordinary
     least squares with Student's t), NaN when the points leave no degree of freedom."""
+    row = design(np.array([at], dtype=np.float64), terms)[0]
+    return interval_half(inverse, row, rss, n, confidence)
+
+
+def interval_half(inverse: np.ndarray, row: np.ndarray, rss: float, n: int,
+                  confidence: float = 0.95) -> float:
+    """Half the width of the OLS prediction interval at the design row ``row`` of a fit to
+    ``n`` points with ``(X^T X)^-1`` = ``inverse``: ``t * sqrt(s^2 (1 + row inverse row))``
+    with ``s^2 = rss / (n - m)``; NaN when ``n <= m``."""
     from cctool.ops.student import t_quantile
 
-    m = 1 + len(terms)
+    m = row.shape[0]
     if n <= m:
         return math.nan
-    row = design(np.array([at], dtype=np.float64), terms)[0]
     s2 = rss / (n - m)
     return float(t_quantile(confidence, n - m) * math.sqrt(s2 * (1.0 + row @ inverse @ row)))

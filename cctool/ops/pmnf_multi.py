@@ -54,6 +54,22 @@ def evaluate(terms: tuple[Product, ...], coefficients: tuple[float, ...] | np.nd
     return out
 
 
+def design(terms: tuple[Product, ...], points: np.ndarray) -> np.ndarray:
+    """The design matrix of a hypothesis: ones, then one column per product term."""
+    return np.column_stack([np.ones(points.shape[0])] + [_column(p, points) for p in terms])
+
+
+def predict(terms: tuple[Product, ...], coefficients: tuple[float, ...], rss: float,
+            points: np.ndarray, at: np.ndarray, confidence: float = 0.95
+            ) -> tuple[float, float, float]:
+    """The value at the coordinate ``at`` and its OLS prediction interval (an estimate)."""
+    X = design(terms, points)
+    row = design(terms, np.asarray(at, dtype=np.float64)[None, :])[0]
+    value = float(row @ np.asarray(coefficients))
+    half = pmnf.interval_half(np.linalg.pinv(X.T @ X), row, rss, points.shape[0], confidence)
+    return value, value - half, value + half
+
+
 def _column(product: Product, points: np.ndarray) -> np.ndarray:
     col = np.ones(points.shape[0])
     for k, term in product:
@@ -156,7 +172,7 @@ def _two_terms(points: np.ndarray, y: np.ndarray, found: list[tuple[int, Term]]
     choice = np.zeros(y.shape[1], dtype=np.int64)
     coefs = np.zeros((y.shape[1], 3))
     for h, hyp in enumerate(hyps):
-        X = np.column_stack([np.ones(points.shape[0])] + [_column(p, points) for p in hyp])
+        X = design(hyp, points)
         c = np.linalg.lstsq(X, y, rcond=None)[0]
         cost = pmnf.smape(X @ c, y).mean(axis=0)
         if best is None:  # a*b: the start, whatever its terms contribute

@@ -10,8 +10,9 @@ coordinate. The model of each row is Extra-P's multi-parameter model
 - Each parameter needs at least 5 distinct values, else the runs are refused.
 - A row is modelled only where it was measured at every coordinate the runs have; the
   others are counted in ``unmodelled``.
-- Rows are ranked by their value at the largest coordinate measured (largest first): two
-  parameters give no single order of growth classes. ``top`` keeps the first rows.
+- Rows are ranked by their value at the largest coordinate measured, or at the prediction
+  point (largest first): two parameters give no single order of growth classes. ``top``
+  keeps the first rows.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class MultiModels:
     Attributes:
         table: one row per modelled row, ranked: the label column (``path``, ...),
             ``formula``, ``smape``, ``adj_r2``, ``rss``, ``points``, ``largest`` (the
-            model's value at the largest coordinate).
+            model's value at the largest coordinate) and, with a prediction point,
+            ``predicted``, ``low``, ``high``.
         models: per row label, (product terms, coefficients).
         parameters: the metadata keys of the two parameters (``ranks in the data`` where
             the process count came from the data); symbols: their letters in formulas.
@@ -61,11 +63,19 @@ class MultiModels:
     by: str
     points: np.ndarray
     unmodelled: int = 0
+    predict: tuple[float, float] | None = None
+    confidence: float = 0.95
 
 
 def multi_models(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions,
-                 parameters: Sequence[str]) -> MultiModels:
-    """Model every row of ``runs`` as a function of the two ``parameters``."""
+                 parameters: Sequence[str], predict: Sequence[float] | None = None,
+                 confidence: float = 0.95) -> MultiModels:
+    """Model every row of ``runs`` as a function of the two ``parameters``; with
+    ``predict`` (one value per parameter), the value there and its prediction interval
+    (ordinary least squares with Student's t: an estimate) in ``predicted``, ``low`` and
+    ``high``, and rows ranked by it."""
+    if predict is not None and (len(predict) != 2 or min(predict) <= 0):
+        raise ScalingError("a prediction of two parameters needs a value > 0 for each")
     if len(parameters) != 2:
         raise ScalingError("a model has one or two parameters")
     if opts.group_by is not None or opts.by not in ("path", "name", "file", "module"):
@@ -93,21 +103,32 @@ def multi_models(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions,
     models = {r: (fit.terms[j], fit.coefficients[j]) for j, r in enumerate(rows)}
     symbols = (symbol(parameters[0]), symbol(parameters[1]))
     top = points[np.argmax(points.prod(axis=1))][None, :]
-    table = pl.DataFrame({
+    cols: dict[str, object] = {
         opts.by: rows,
         "formula": [pmnf_multi.text(t, c, symbols) for t, c in models.values()],
         "smape": fit.smape, "adj_r2": fit.adj_r2, "rss": fit.rss,
         "points": [points.shape[0]] * len(rows),
         "largest": [float(pmnf_multi.evaluate(t, c, top)[0]) for t, c in models.values()],
-    }, schema_overrides={opts.by: pl.String, "formula": pl.String, "points": pl.Int64,
-                         "smape": pl.Float64, "adj_r2": pl.Float64, "rss": pl.Float64,
-                         "largest": pl.Float64})
-    table = table.sort("largest", opts.by, descending=[True, False]).with_columns(
-        pl.col("adj_r2").fill_nan(None))
+    }
+    order = "largest"
+    if predict is not None:
+        at = np.asarray(predict, dtype=np.float64)
+        guess = [pmnf_multi.predict(t, c, float(fit.rss[j]), points, at, confidence)
+                 for j, (t, c) in enumerate(models.values())]
+        cols.update({"predicted": [v for v, _, _ in guess], "low": [lo for _, lo, _ in guess],
+                     "high": [hi for _, _, hi in guess]})
+        order = "predicted"
+    floats = ("smape", "adj_r2", "rss", "largest", "predicted", "low", "high")
+    table = pl.DataFrame(cols, schema_overrides={
+        opts.by: pl.String, "formula": pl.String, "points": pl.Int64,
+        **{c: pl.Float64 for c in floats if c in cols}})
+    table = table.sort(order, opts.by, descending=[True, False]).with_columns(
+        pl.col(c).fill_nan(None) for c in ("adj_r2", "low", "high") if c in cols)
     if opts.top is not None:  # the rows of largest value at the largest coordinate
         table = table.head(opts.top)
+    at_point = None if predict is None else (float(predict[0]), float(predict[1]))
     return MultiModels(table, models, names, symbols, metric, kept[0][1].metric(metric),
-                       opts.by, points, len(labels) - len(rows))
+                       opts.by, points, len(labels) - len(rows), at_point, confidence)
 
 
 def _coordinate(path: str, gf: GraphFrame, key: str | None) -> tuple[float, str]:

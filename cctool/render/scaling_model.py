@@ -152,13 +152,21 @@ def multi_table(models: MultiModels, precision: int = 4) -> FitTable:
                Column("adj R²", [_plain(v, 3) for v in t["adj_r2"]]),
                Column(f"at {a}={corner[0]:g}, {b}={corner[1]:g}",
                       [format_value(v, models.info, precision) for v in t["largest"]])]
+    if models.predict is not None:
+        where = f"{a}={models.predict[0]:g}, {b}={models.predict[1]:g}"
+        for name, header in (("predicted", f"at {where}"), ("low", "low"), ("high", "high")):
+            columns.append(Column(header, [format_value(v, models.info, precision)
+                                           for v in t[name]]))
     known = models.info is not None and models.info.unit not in (None, "", "unknown")
     unit = f" [{models.info.unit}]" if known and models.info is not None else ""
     title = (f"Models of {models.metric}{unit}, {a} = {p}, {b} = {q} (Extra-P's models of "
              f"two parameters, {models.points.shape[0]} coordinates)")
     notes = ([f"{models.unmodelled} rows not measured at every coordinate are not modelled"]
              if models.unmodelled else [])
-    return FitTable(columns, ["adj R²"], title=title, notes=notes)
+    if models.predict is not None:
+        notes.append(f"low, high: a {models.confidence * 100:g}% prediction interval (an "
+                     "estimate: least squares, normal errors)")
+    return FitTable(columns, ["low", "high", "adj R²"], title=title, notes=notes)
 
 
 def multi_records(models: MultiModels) -> pl.DataFrame:
