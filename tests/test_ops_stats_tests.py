@@ -204,3 +204,12 @@ THICKET = {"main": (0.22652660851144604, 0.20270187288560526),
 def test_distances_equal_thickets(runs, name: str) -> None:  # type: ignore[no-untyped-def]
     r = row(group_test(runs, "set"), name)
     assert (r["bhattacharyya"], r["hellinger"]) == pytest.approx(THICKET[name], rel=1e-9)
+
+
+def test_without_scipy_one_line(runs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(CctoolError, match=r"statistical tests need scipy: pip install "
+                                          r"'cctool\[stats\]'"):
+        group_test(runs, "set", "ttest")
