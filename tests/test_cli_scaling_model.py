@@ -76,7 +76,6 @@ def test_fewer_than_five_keys_is_one_line_and_exit_2(data) -> None:  # type: ign
 @pytest.mark.parametrize(("args", "message"), [
     (["--predict", "64"], "--terms, --param and --predict go with --model"),
     (["--model", "--speedup"], "models fit the measured values"),
-    (["--model", "--to", "markdown"], "--model writes text, json or csv"),
     (["--model", "--param", "ranks", "--key", "jobsize"], "name the model's parameter or the key"),
 ])
 def test_refusals(lulesh: Path, args: list[str], message: str) -> None:
@@ -92,3 +91,11 @@ def test_param_names_a_metadata_key(lulesh: Path) -> None:
     doc = json.loads(res.stdout)
     assert {r["parameter"] for r in doc["rows"]} == {"jobsize"}
     assert doc["rows"][0]["formula"].count(" * x") == 1  # a named key's symbol is x
+
+
+def test_markdown(lulesh: Path) -> None:
+    res = invoke(str(lulesh), "--model", "--threshold", "0.05", "--to", "markdown")
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[2] == "| path | growth | formula | SMAPE % | adj R² |"
+    assert lines[4] == "| main | `1` | `50.8` | 9.21 | 0 |"

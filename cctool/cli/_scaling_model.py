@@ -18,15 +18,13 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
     """Model every row of the table ``opts`` asks for and write the ranked models."""
     from dataclasses import replace
 
-    from cctool.cli._io import emit_renderable, emit_table
+    from cctool.cli._io import emit_renderable, emit_table, write_text
     from cctool.ops.scaling_model import ModelOptions, model_key, scaling_models, symbol
     from cctool.render import scaling_model as render
 
     model, terms, params, predict = how
     if not model:
         raise click.UsageError("--terms, --param and --predict go with --model")
-    if to == "markdown":
-        raise click.UsageError("--model writes text, json or csv")
     if len(params) > 2:
         raise click.UsageError("--param: a model has one or two parameters")
     if predict is not None and len(predict) != max(len(params), 1):
@@ -39,6 +37,8 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
         multi = multi_models(runs, opts, params, predict)
         if to == "text":
             emit_renderable(ctx, render.multi_table(multi, precision), output, width)
+        elif to == "markdown":
+            write_text(output, render.to_markdown(multi, precision))
         else:
             emit_table(render.multi_records(multi), to, output)
         return
@@ -53,5 +53,7 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
         write_bytes(plot, render.model_plot(models, plot, opts.top or 8))
     if to == "text":
         emit_renderable(ctx, render.model_table(models, precision), output, width)
+    elif to == "markdown":
+        write_text(output, render.to_markdown(models, precision))
     else:
         emit_table(render.records(models), to, output)

@@ -176,3 +176,23 @@ def multi_records(models: MultiModels) -> pl.DataFrame:
     return t.insert_column(1, pl.Series("parameters", [" x ".join(models.parameters)]
                                         * t.height)).insert_column(
         2, pl.Series("unit", [unit] * t.height, dtype=pl.String))
+
+
+def to_markdown(models: ScalingModels | MultiModels, precision: int = 4) -> str:
+    """The models' table as GitHub-flavoured Markdown, its title and notes as lines around
+    it: the same columns and cells as the text table."""
+    from cctool.render.text import markdown_cell
+
+    table = (model_table(models, precision) if isinstance(models, ScalingModels)
+             else multi_table(models, precision))
+    cols = table.columns
+    lines = [table.title or "", ""]
+    lines.append("| " + " | ".join(markdown_cell(c.header) for c in cols) + " |")
+    lines.append("| " + " | ".join("---" if c.kind in ("path", "mark") else "---:"
+                                   for c in cols) + " |")
+    for i in range(len(cols[0].cells)):  # formulas and growth classes as code spans
+        cells = [f"`{markdown_cell(c.cells[i], code=True)}`" if c.kind == "mark"
+                 else markdown_cell(c.cells[i]) for c in cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.extend(f"\n{n}" for n in table.notes)
+    return "\n".join(lines) + "\n"
