@@ -7,6 +7,7 @@ modeler must choose the same functions with the same coefficients.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import re
@@ -90,8 +91,15 @@ def test_cli_two_parameters(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.stderr
     rows = {r["path"]: r for r in json.loads(res.stdout)["rows"]}
     assert rows["main / halo"]["predicted"] == pytest.approx(1 + 2 * 320 + 0.5 * 64 * 320)
+    if importlib.util.find_spec("matplotlib") is not None:
+        png = tmp_path / "grid.png"
+        res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--metric", "time", "--model",
+                                       "--param", "ranks", "--param", "size", "--plot",
+                                       str(png), "--to", "csv"])
+        assert res.exit_code == 0, res.stderr
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for args, message in ((["--predict", "64"], "one value per model parameter"),
-                          (["--plot", "x.png"], "--plot and --terms go with one parameter")):
+                          (["--terms", "2"], "--terms goes with one parameter")):
         res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--model", "--param", "ranks",
                                        "--param", "size", *args])
         assert res.exit_code == 2

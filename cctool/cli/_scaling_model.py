@@ -30,11 +30,15 @@ def emit_models(ctx: click.Context, runs: list[tuple[str, GraphFrame]], opts: Sc
     if predict is not None and len(predict) != max(len(params), 1):
         raise click.UsageError("--predict: one value per model parameter (P, or P,N)")
     if len(params) == 2:
-        if plot or terms != 1:
-            raise click.UsageError("--plot and --terms go with one parameter")
+        if terms != 1:
+            raise click.UsageError("--terms goes with one parameter")
         from cctool.ops.scaling_model_multi import multi_models
 
         multi = multi_models(runs, opts, params, predict)
+        if plot:
+            from cctool.cli._io import write_bytes
+
+            write_bytes(plot, render.multi_plot(multi, plot, opts.top or 4))
         if to == "text":
             emit_renderable(ctx, render.multi_table(multi, precision), output, width)
         elif to == "markdown":

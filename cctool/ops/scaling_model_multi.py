@@ -18,7 +18,7 @@ coordinate. The model of each row is Extra-P's multi-parameter model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -51,7 +51,7 @@ class MultiModels:
         models: per row label, (product terms, coefficients).
         parameters: the metadata keys of the two parameters (``ranks in the data`` where
             the process count came from the data); symbols: their letters in formulas.
-        points: the coordinates (n, 2) and values: (rows, n) behind the fits.
+        points: the coordinates (n, 2) behind the fits; values: each row's value at them.
     """
 
     table: pl.DataFrame
@@ -65,6 +65,7 @@ class MultiModels:
     unmodelled: int = 0
     predict: tuple[float, float] | None = None
     confidence: float = 0.95
+    values: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def multi_models(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions,
@@ -127,8 +128,10 @@ def multi_models(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions,
     if opts.top is not None:  # the rows of largest value at the largest coordinate
         table = table.head(opts.top)
     at_point = None if predict is None else (float(predict[0]), float(predict[1]))
+    measured = dict(zip(rows, values[complete], strict=True))
     return MultiModels(table, models, names, symbols, metric, kept[0][1].metric(metric),
-                       opts.by, points, len(labels) - len(rows), at_point, confidence)
+                       opts.by, points, len(labels) - len(rows), at_point, confidence,
+                       measured)
 
 
 def _coordinate(path: str, gf: GraphFrame, key: str | None) -> tuple[float, str]:

@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from cctool.model.paths import PATH_TEXT
+from cctool.ops import pmnf_multi
 from cctool.ops.scaling_model import ScalingModels
 from cctool.ops.scaling_model_multi import MultiModels
 from cctool.render import printable
@@ -196,3 +197,47 @@ def to_markdown(models: ScalingModels | MultiModels, precision: int = 4) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.extend(f"\n{n}" for n in table.notes)
     return "\n".join(lines) + "\n"
+
+
+def multi_plot(models: MultiModels, path: str, top: int = 4) -> bytes:
+    """A panel per row (the first ``top``, at most 6): the measured values against the
+    first parameter (log2 axis), one series per value of the second, markers measured and
+    lines the model."""
+    from cctool.errors import CctoolError
+    from cctool.render.plot import _figure_for, _save, _styles
+
+    suffix, Figure = _figure_for(path)
+    rows = models.table.head(min(top, 6))[models.by].to_list()
+    if not rows:
+        raise CctoolError("nothing to plot: no row has a model")
+    pts = models.points
+    firsts, seconds = np.unique(pts[:, 0]), np.unique(pts[:, 1])
+    (p, q), (a, b) = models.parameters, models.symbols
+    fig = Figure(figsize=(9.0, 3.0 * len(rows) + 0.6), layout="constrained")
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    grid = np.geomspace(firsts.min(), firsts.max(), 100)
+    styles = _styles(len(seconds))
+    for ax, row in zip(axes, rows, strict=True):
+        terms, coef = models.models[row]
+        values = models.values[row]
+        for second, style in zip(seconds, styles, strict=True):
+            at = pts[:, 1] == second
+            curve = pmnf_multi.evaluate(terms, coef, np.column_stack(
+                [grid, np.full_like(grid, second)]))
+            ax.plot(grid, curve, color=style["color"], linestyle=style["linestyle"],
+                    linewidth=1.2, label=f"{b} = {second:g}")
+            ax.plot(pts[at, 0], values[at], linestyle="none", marker=style["marker"],
+                    color=style["color"], markerfacecolor=style["markerfacecolor"])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(firsts), [f"{v:g}" for v in firsts])
+        ax.minorticks_off()
+        ax.set_xlabel(f"{a} = {p}")
+        positive = values[values > 0]
+        if positive.size and positive.max() / positive.min() > 20:
+            ax.set_yscale("log")
+        ax.grid(True, color="#dddddd", linewidth=0.6)
+        ax.set_title(f"{_short(row, 3)}: {pmnf_multi.text(terms, coef, (a, b), 3)}",
+                     fontsize=9, loc="left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
+                  title=f"{b} = {q}; lines: model", title_fontsize=7)
+    return _save(fig, suffix)
