@@ -8,8 +8,9 @@ parameter: the process count by default, or the metadata key a parameter name re
 (:func:`parameter_key`).
 
 - The runs must hold at least :data:`~cctool.ops.pmnf.MIN_POINTS` distinct numeric keys,
-  all > 0; fewer is refused, not fitted. A row absent from some runs is fitted on the
-  points it has when they are still 5 or more; otherwise it is left out and counted in
+  all > 0, and a model of N terms N + 3 of them (each left-out fit keeps a degree of
+  freedom); fewer is refused, not fitted. A row absent from some runs is fitted on the
+  points it has when they are still that many; otherwise it is left out and counted in
   ``unmodelled``.
 - Rows are ranked by how they grow: by the highest-order term of the model (exponent of p,
   then of log2 p) when its coefficient is positive; constant models next; models whose
@@ -194,7 +195,7 @@ def fit_table(result: ScalingResult, opts: ModelOptions) -> ScalingModels:
     patterns, which = np.unique(present, axis=0, return_inverse=True)
     models: dict[str, PathModel] = {}
     for k, pattern in enumerate(patterns):
-        if pattern.sum() < pmnf.MIN_POINTS:
+        if pattern.sum() < max(pmnf.MIN_POINTS, opts.terms + 3):
             continue
         rows = np.flatnonzero(which.ravel() == k)
         fit = pmnf.fit_batch(keys[pattern], values[np.ix_(rows, pattern)].T, opts.terms)
