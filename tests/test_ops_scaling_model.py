@@ -304,3 +304,16 @@ def test_lulesh_models_equal_extraps(data, tmp_path: Path) -> None:  # type: ign
         np.testing.assert_allclose(ours.coefficients, [constant, *terms.values()], rtol=1e-6,
                                    atol=1e-15)
         assert ours.smape == pytest.approx(float(smape), rel=1e-6)
+
+
+def test_rows_missing_from_runs_fit_on_the_points_they_have() -> None:
+    ps = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    runs = [(f"r{p}", _run(p, 5.0, 1.0 + 0.5 * p if p > 2 else None)) for p in ps]
+    models = scaling_models(runs, ScalingOptions(metric="time"), ModelOptions())
+    io = models.models["main / io"]
+    np.testing.assert_array_equal(io.points, ps[1:])  # absent at 2: fitted on 5 points
+    assert io.formula() == "1 + 0.5 * p"
+    assert models.unmodelled == 0
+    runs = [(f"r{p}", _run(p, 5.0, 1.0 + 0.5 * p if p > 4 else None)) for p in ps]
+    models = scaling_models(runs, ScalingOptions(metric="time"), ModelOptions())
+    assert "main / io" not in models.models and models.unmodelled == 1  # 4 points
