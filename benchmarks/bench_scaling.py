@@ -79,7 +79,7 @@ def main() -> None:
                        stderr=subprocess.DEVNULL)
         cli_s = time.perf_counter() - t0
 
-    from cctool.cli.scaling import load_runs
+    from cctool.ensemble import load_runs
     from cctool.ops.scaling import ScalingOptions, scaling
 
     t0 = time.perf_counter()

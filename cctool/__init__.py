@@ -28,6 +28,8 @@ if TYPE_CHECKING:
         select,
         source,
         stats,
+        stats_correlate,
+        stats_test,
         timeline,
         timeline_html,
         tree,
@@ -42,12 +44,12 @@ if TYPE_CHECKING:
 _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
         "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-        "source", "stats", "timeline", "timeline_html", "tree")
+        "source", "stats", "stats_test", "stats_correlate", "timeline", "timeline_html", "tree")
 __all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div",
            "groupby", "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "imbalance_report", "parse_query", "peek", "query_table", "read",
            "read_timeline", "read_timeseries", "runs", "scaling", "select", "source", "stats",
-           "timeline", "timeline_html", "tree", "show", "widget"]
+           "stats_test", "stats_correlate", "timeline", "timeline_html", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -178,6 +178,9 @@ _cctool() {
         scaling:--group-by) COMPREPLY=(); return;;
         scaling:--threshold) COMPREPLY=(); return;;
         scaling:--top) COMPREPLY=(); return;;
+        scaling:--terms) COMPREPLY=(); return;;
+        scaling:--param) COMPREPLY=(); return;;
+        scaling:--predict) COMPREPLY=(); return;;
         scaling:--precision) COMPREPLY=(); return;;
         scaling:--jobs|scaling:-j) COMPREPLY=(); return;;
         scaling:--scheduler) COMPREPLY=(); return;;
@@ -205,6 +208,9 @@ _cctool() {
         stats:--percentile) COMPREPLY=(); return;;
         stats:--depth) COMPREPLY=(); return;;
         stats:--threshold) COMPREPLY=(); return;;
+        stats:--test) COMPREPLY=($(compgen -W "ttest mannwhitney ks" -- "$cur")); return;;
+        stats:--ci) COMPREPLY=(); return;;
+        stats:--correlate) COMPREPLY=(); return;;
         stats:--jobs|stats:-j) COMPREPLY=(); return;;
         stats:--scheduler) COMPREPLY=(); return;;
         stats:--scheduler-timeout) COMPREPLY=(); return;;
@@ -283,9 +289,9 @@ _cctool() {
         query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --stats --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
-        scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
+        scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --model --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
-        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
         timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;

@@ -246,7 +246,7 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -264,6 +264,10 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l strong -l weak -d
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l percent -d 'Table values as % of each runs total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -x -d 'Drop rows whose base-run value is below this fraction of its total.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -x -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l model -d 'Fit Extra-Ps model to each row, ranked by growth (5+ keys).'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l terms -x -d '--model: most terms.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l param -x -d '--model: its parameter (default ranks); twice for two.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l predict -x -d '--model: predict at P (95% interval).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -x -d 'Significant digits of the values shown.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l scheduler -x -d 'Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a '
@@ -287,7 +291,7 @@ complete -c cctool -n '__fish_seen_subcommand_from source' -l asm -d 'Also show 
 complete -c cctool -n '__fish_seen_subcommand_from source' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from source' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from source' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from stats; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -299,6 +303,9 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l group-by -x -d 'Spl
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l percentile -x -d 'Percentiles besides the median (repeatable; default 25, 75).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l depth -x -d 'Show this many levels (roots are level 1).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l threshold -x -d 'Hide paths whose mean is below this fraction of the largest roots.'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l test -x -a 'ttest mannwhitney ks' -d 'Compare two groups of runs per path (of --group-by KEY, or the runs of'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l ci -x -d 'Add Students t interval of each mean at this confidence (e.g. 0.95) ov'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l correlate -x -d 'Per path, Pearsons and Spearmans correlation of two metrics across the'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l scheduler -x -d 'Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a '
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l scheduler-timeout -x -d 'Give up when the scheduler or its workers are away this long.'

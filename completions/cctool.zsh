@@ -278,6 +278,10 @@ _cctool() {
                     ''--percent'[Table values as % of each runs total.]' \
                     ''--threshold'[Drop rows whose base-run value is below this fraction of its total.]:value: ' \
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
+                    ''--model'[Fit Extra-Ps model to each row, ranked by growth (5+ keys).]' \
+                    ''--terms'[--model: most terms.]:value: ' \
+                    ''--param'[--model: its parameter (default ranks); twice for two.]:value: ' \
+                    ''--predict'[--model: predict at P (95% interval).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
@@ -313,6 +317,9 @@ _cctool() {
                     ''--percentile'[Percentiles besides the median (repeatable; default 25, 75).]:value: ' \
                     ''--depth'[Show this many levels (roots are level 1).]:value: ' \
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
+                    ''--test'[Compare two groups of runs per path (of --group-by KEY, or the runs of]:value:(ttest mannwhitney ks)' \
+                    ''--ci'[Add Students t interval of each mean at this confidence (e.g. 0.95) ov]:value: ' \
+                    ''--correlate'[Per path, Pearsons and Spearmans correlation of two metrics across the]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
                     ''--scheduler-timeout'[Give up when the scheduler or its workers are away this long.]:value: ' \

@@ -262,6 +262,18 @@ def _path_values(gf: GraphFrame) -> list[pl.DataFrame]:
     return out
 
 
+def _model_values(gf: GraphFrame) -> list[pl.DataFrame]:
+    from cctool.ops.scaling import ScalingOptions
+    from cctool.ops.scaling_model_multi import _values
+
+    col = "Max time/rank (inc)" if "Max time/rank (inc)" in gf.metric_columns else (
+        "max_time (inc)")
+    opts = ScalingOptions(metric=col, agg="sum", by="name")
+    _, _, values = _values([("a", gf), ("b", gf)], np.array([[1.0, 2.0], [1.0, 3.0]]), col,
+                           opts)
+    return [pl.DataFrame({col: values.ravel()})]
+
+
 # Each registered operation and how to run it; a new registration without a runner fails.
 RUNNERS: dict[str, Callable[[GraphFrame], list[pl.DataFrame]]] = {
     "cctool.ops.groupby.groupby": _groupby,
@@ -277,6 +289,7 @@ RUNNERS: dict[str, Callable[[GraphFrame], list[pl.DataFrame]]] = {
     "cctool.ops.scaling.run_values": _scaling,
     "cctool.ops.scaling._long_values": _scaling,
     "cctool.ops.stats.path_values": _path_values,
+    "cctool.ops.scaling_model_multi._values": _model_values,
 }
 
 
@@ -286,6 +299,7 @@ def registered() -> dict[str, Callable[..., Any]]:
     import cctool.ops.flat
     import cctool.ops.groupby
     import cctool.ops.scaling
+    import cctool.ops.scaling_model_multi
     import cctool.ops.stats
     import cctool.query.squash  # noqa: F401
 

@@ -21,6 +21,8 @@ from cctool.api.ensembles import (
     runs,
     scaling,
     stats,
+    stats_correlate,
+    stats_test,
 )
 from cctool.api.history import (
     history_add,
@@ -86,4 +88,4 @@ from cctool.render.tree_report import TreeView as TreeView
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
            "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
            "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-           "source", "stats", "timeline", "timeline_html", "tree"]
+           "source", "stats", "stats_correlate", "stats_test", "timeline", "timeline_html", "tree"]

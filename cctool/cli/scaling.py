@@ -24,6 +24,20 @@ if TYPE_CHECKING:
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
 
 
+def _point(_ctx: click.Context, _param: click.Parameter, value: str | None
+           ) -> tuple[float, ...] | None:
+    """``--predict 4096`` or ``4096,1e6``: positive numbers, one per model parameter."""
+    if value is None:
+        return None
+    try:
+        point = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give numbers, P or P,N") from None
+    if not 1 <= len(point) <= 2 or min(point) <= 0:
+        raise click.BadParameter(f"{value!r}: one or two numbers above 0")
+    return point
+
+
 @click.command()
 @click.argument("profiles", nargs=-1, required=True, type=click.Path(allow_dash=True),
                 metavar="PROFILE...")
@@ -55,6 +69,14 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="Drop rows whose base-run value is below this fraction of its total.")
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N rows with the largest base-run value (plots: 8 by default).")
+@click.option("--model", is_flag=True,
+              help="Fit Extra-P's model to each row, ranked by growth (5+ keys).")
+@click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
+              help="--model: most terms.")
+@click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
+              help="--model: its parameter (default ranks); twice for two.")
+@click.option("--predict", default=None, metavar="P[,N]", callback=_point,
+              help="--model: predict at P (95% interval).")
 @precision_option
 @executor_options
 @click.option("--plot", default=None, metavar="FILE",
@@ -68,7 +90,8 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             read_options: ReadOptions, metrics: tuple[str, ...], agg: str, by: str, key: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
-            percent: bool, threshold: float, top: int | None, precision: int,
+            percent: bool, threshold: float, top: int | None, model: bool, terms: int,
+            param: tuple[str, ...], predict: tuple[float, ...] | None, precision: int,
             workers: ExecutorOptions, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
@@ -87,6 +110,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool scaling rajaperf/ --key ProblemSizeRunParam --group-by tuning --speedup
       cctool scaling np1/ np2/ np4/ --by variable --percent   # % per data object
       cctool scaling runs/ --jobs 8                          # runs read on 8 processes
+      cctool scaling runs/ --model --predict 4096 --plot models.png
     """
     from cctool import api
     from cctool.cli._ensemble import executor
@@ -94,12 +118,19 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
     if len(metrics) > 1:
         raise click.UsageError("scaling tabulates one metric; give --metric once")
+    from cctool.cli._scaling_model import check_model_options, emit_models
+
+    check_model_options(model, terms, param, predict)
     with progress("reading runs") as tick:
         result = api.scaling(profiles, metric=metrics[0] if metrics else None, agg=agg, by=by,
                              key=key, key_from_name=key_from_name, where=where, view=view,
                              weak=not strong, percent=percent, threshold=threshold, top=top,
-                             group_by=group_by, fmt=fmt, executor=executor(workers, tick),
+                             group_by=group_by, model=model, terms=terms, param=param or None,
+                             predict=predict, fmt=fmt, executor=executor(workers, tick),
                              options=read_options)
+    if model:
+        emit_models(ctx, result, plot, to, output, width, precision, top)
+        return
     if plot:
         from cctool.cli._io import write_bytes
         from cctool.render.plot import render_plot

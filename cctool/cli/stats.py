@@ -48,6 +48,17 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               help="Show this many levels (roots are level 1).")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="Hide paths whose mean is below this fraction of the largest root's.")
+@click.option("--test", type=click.Choice(("ttest", "mannwhitney", "ks")), default=None,
+              help="Compare two groups of runs per path (of --group-by KEY, or the runs of two "
+              "folders given): Welch's t-test, Mann-Whitney U or Kolmogorov-Smirnov, with the "
+              "change's interval, normality and distances.")
+@click.option("--ci", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=None, metavar="LEVEL", help="Add Student's t interval of each mean at "
+              "this confidence (e.g. 0.95) over the runs: ci_low, ci_high; with --test, the "
+              "confidence of the change's interval (default 0.95).")
+@click.option("--correlate", default=None, metavar="M1,M2",
+              help="Per path, Pearson's and Spearman's correlation of two metrics across "
+              "the runs.")
 @executor_options
 @precision_option
 @width_option
@@ -56,7 +67,8 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
 def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
           read_options: ReadOptions, metric: str | None, agg: str, across: str,
           where: tuple[str, ...], group_by: str | None, percentiles: tuple[float, ...],
-          depth: int | None, threshold: float, workers: ExecutorOptions, precision: int,
+          depth: int | None, threshold: float, ci: float | None, test: str | None,
+          correlate: str | None, workers: ExecutorOptions, precision: int,
           width: int | None, to: str, output: str) -> None:
     """Statistics of one metric per call path across runs: the number of runs a path appears
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
@@ -76,11 +88,17 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool stats nightly/ --group-by variant --to csv -o stats.csv --jobs 2
       cctool stats huge-v4-db/ --across ranks --jobs 2 --depth 4
       cctool stats huge-v4-db/ --across ranks --agg max --to cct -o max.cct
+      cctool stats nightly/ --group-by ProblemSizeRunParam --test ttest --to csv
+      cctool stats base-runs/ new-runs/ --test mannwhitney  # the runs of two folders
+      cctool stats runs/ --correlate "Min time/rank (inc),Max time/rank (inc)"
     """
     from cctool import api
     from cctool.cli._io import progress
 
     if across == "ranks":
+        if ci is not None or test is not None or correlate is not None:
+            raise click.UsageError("--ci, --test and --correlate are over runs, not "
+                                   "--across ranks")
         if read_options.window is not None:
             raise click.UsageError("--across ranks reads a database in parts; drop --window")
         if len(profiles) != 1:
@@ -89,12 +107,23 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
     elif to == "cct":
         raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
+    if test is not None or correlate is not None:
+        from cctool.cli._stats_test import emit_test
+
+        if threshold > 0:
+            raise click.UsageError("--threshold prunes the statistics table, not --test or "
+                                   "--correlate")
+        with progress("reading runs") as tick:
+            emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
+                      (where, read_options, executor(workers, tick)),
+                      (precision, width, to, output))
+        return
     label = "reading in parts" if across == "ranks" else "reading runs"
     with progress(label) as tick:
         result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
                            percentiles=percentiles, depth=depth, threshold=threshold,
                            where=where, fmt=fmt, executor=executor(workers, tick),
-                           options=read_options, across=across)
+                           options=read_options, across=across, ci=ci)
     if to == "cct":
         from cctool.cli._io import write_bytes
         from cctool.saved import dumps
@@ -113,7 +142,8 @@ def _emit(ctx: click.Context, result: object, precision: int, width: int | None,
         table = result.table  # type: ignore[attr-defined]
         unit = result.unit  # type: ignore[attr-defined]
         # The statistics of a value are in its unit; count and cv have none.
-        units = {c: unit for c in table.columns if c in ("mean", "std", "min", "max", "median")
+        units = {c: unit for c in table.columns
+                 if c in ("mean", "ci_low", "ci_high", "std", "min", "max", "median")
                  or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
         emit_table(table, to, output, units if unit and unit != "unknown" else None)
         return

@@ -151,6 +151,17 @@ def scaling(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions) -> Sca
     return ScalingResult(table, runs_df, metric, key_name, opts, kept[0][1].metric(metric))
 
 
+def kept_runs(runs: Sequence[tuple[str, GraphFrame]], opts: ScalingOptions
+              ) -> tuple[list[tuple[str, GraphFrame]], str]:
+    """The runs ``opts.where`` keeps (refusing none) and the metric column they share."""
+    kept = filter_runs(runs, opts.where)
+    if not kept:
+        raise ScalingError(f"no run matches {' and '.join(opts.where)} (of {len(runs)} runs)")
+    metric = kept[0][1].resolve_metric(opts.metric)
+    check_same_metric(kept, opts.metric, metric)
+    return kept, metric
+
+
 def check_same_metric(runs: Sequence[tuple[str, GraphFrame]], name: str | None,
                        column: str) -> None:
     """Every run must hold the same quantity under the metric: refuse other units."""

@@ -23,8 +23,7 @@ from cctool.ops.scaling import (
     ScalingError,
     ScalingOptions,
     ScalingResult,
-    check_same_metric,
-    filter_runs,
+    kept_runs,
     scaling,
 )
 
@@ -88,11 +87,7 @@ def scaling_groups(runs: Sequence[Run], opts: ScalingOptions) -> ScalingGroups:
     key = opts.group_by
     if not key:
         raise ScalingError("name a metadata key to group runs by")
-    kept = filter_runs(runs, opts.where)
-    if not kept:
-        raise ScalingError(f"no run matches {' and '.join(opts.where)} (of {len(runs)} runs)")
-    first = kept[0][1].resolve_metric(opts.metric)
-    check_same_metric(kept, opts.metric, first)
+    kept, _ = kept_runs(runs, opts)
     split, missing = split_runs(kept, key)
     one = replace(opts, where=(), group_by=None)
     tabulate = scaling
