@@ -59,7 +59,7 @@ def insert_after(path: Path, anchor: str, text: str) -> None:
     path.write_text("".join(lines))
 
 
-TINY_READER = '''"""Reader for the tiny format: a ``#tiny`` line, then ``a;b;c 5`` lines (a test's)."""
+TINY_READER = '''"""Reader for the tiny format: ``#tiny``, then ``a;b;c 5`` lines (a test's)."""
 
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ MAIN = {"base": [3.164930, 2.227690, 1.617860, 1.704910, 2.108660],
 
 @pytest.fixture(scope="module")
 def runs():  # type: ignore[no-untyped-def]
-    from cctool.ensemble import summaries
     from cctool.distributed import Executor
+    from cctool.ensemble import summaries
 
     found = summaries([str(ENSEMBLE)], None, (None,), "mean", Executor.from_options(None, None))
     return [dataclasses.replace(r, metadata={**r.metadata, "set": Path(r.path).parent.name})
@@ -130,8 +130,8 @@ def test_cli_two_folders_are_the_groups(runs) -> None:  # type: ignore[no-untype
 
 
 def test_correlation_equals_numpy_and_scipy_per_node(data) -> None:  # type: ignore[no-untyped-def]
-    from cctool.ensemble import summaries
     from cctool.distributed import Executor
+    from cctool.ensemble import summaries
     from cctool.ops.stats import path_values
     from cctool.ops.stats_tests import correlate
 

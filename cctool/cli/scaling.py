@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -131,12 +131,13 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     if model:
         emit_models(ctx, result, plot, to, output, width, precision, top)
         return
+    table = cast("ScalingResult | ScalingGroups", result)  # no model was asked for
     if plot:
         from cctool.cli._io import write_bytes
         from cctool.render.plot import render_plot
 
-        write_bytes(plot, render_plot(result, plot, top or 8))
-    _emit(ctx, result, to, output, width, precision)
+        write_bytes(plot, render_plot(table, plot, top or 8))
+    _emit(ctx, table, to, output, width, precision)
 
 
 def _emit(ctx: click.Context, result: ScalingResult | ScalingGroups, to: str, output: str,
