@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
+    from cctool.options import Selection
     from cctool.query.ast import Query
 
 __all__ = ["diff", "div", "groupby", "history_add", "history_check", "history_page", "history_show",
@@ -264,7 +265,8 @@ def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timel
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
              window: str | None = None, buckets: int | None = None, width: int = 100,
-             depth: int = 2, top: int = 5,
+             depth: int | str = "auto", top: int = 5, rank: Selection = None,
+             thread: Selection = None,
              progress: Callable[[int, int], None] | None = None) -> TimelineView:
     """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
     at ``depth``) over ``buckets`` spans of the window, and its ``top`` call paths by
@@ -276,24 +278,29 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         window: ``START:END`` from the run's start, units s (default), ms, us, ns; either
             side may be left empty. None is the whole run.
         buckets: spans per strip; None fits the strips to ``width`` characters.
-        depth, top: as the command's options.
+        depth: a depth (roots are 1), or ``"auto"``: the shallowest where the locations
+            differ (:mod:`cctool.ops.timeline_depth`; the trace is read twice).
+        top: as the command's option.
+        rank, thread: the locations shown (a number, a tuple, ``Spans``; None: all).
         progress: called with (locations done, locations) as the trace is read.
     """
     from cctool.model.timeline import parse_window
-    from cctool.ops.timeline import view_of_parts
-    from cctool.readers.timelines import read_timeline_parts, ticking
+    from cctool.ops.timeline import view_of_source
+    from cctool.readers.timelines import ticking, timeline_source
 
     span = parse_window(window) if window else (None, None)
     # Only the window's segments are read where the reader can tell (trace.db, Chrome),
     # and trace.db one line at a time.
-    parts = ticking(lambda: read_timeline_parts(path, fmt, span if window else None),
-                    progress)()
-    return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress, 2 if depth == "auto" else 1)
+    return view_of_source(source, span, rank=rank, thread=thread, depth=depth,
+                          buckets=buckets, width=width, top=top)
 
 
 def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
-                  window: str | None = None, depth: int = 2, title: str | None = None,
-                  budget: int = 3_000_000,
+                  window: str | None = None, depth: int | str = "auto",
+                  title: str | None = None, budget: int = 3_000_000,
+                  rank: Selection = None, thread: Selection = None,
                   progress: Callable[[int, int], None] | None = None) -> str:
     """What ``cctool timeline --to html`` writes: the interactive timeline page (one
     self-contained HTML document) of a trace.
@@ -304,22 +311,27 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
         window: ``START:END`` as for :func:`timeline`: the page holds only that stretch of
             the run (times still count from the run's start), so a window of a trace too
             large for exact intervals in one page has them.
-        depth: the depth call paths are coloured at first.
+        depth: the depth call paths are coloured at first, or ``"auto"`` (as
+            :func:`timeline`).
         title: the page's heading (default: the trace's name).
         budget: intervals and aggregated runs the page embeds (see
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
+        rank, thread: the locations the page holds (None: all).
         progress: called with (locations done, locations) over the two passes.
     """
     from cctool.model.timeline import parse_window
+    from cctool.ops.timeline import select_locations
     from cctool.readers.timelines import ticking, timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
     span = parse_window(window) if window else None
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
+    source = timeline_source(path, fmt, span)
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
-    return timeline_page_of_parts(ticking(timeline_source(path, fmt, span), progress, 2),
-                                  TimelinePageOptions(depth=depth, title=name, budget=budget,
-                                                      offset=(span or (0, None))[0] or 0))
+    return timeline_page_of_parts(
+        ticking(lambda: select_locations(source(), rank, thread), progress, 2),
+        TimelinePageOptions(depth=None if depth == "auto" else int(depth), title=name,
+                            budget=budget, offset=(span or (0, None))[0] or 0))
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

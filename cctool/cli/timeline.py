@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from cctool.cli._options import (
+    SELECTION,
     from_option,
     output_options,
     precision_option,
@@ -12,12 +15,40 @@ from cctool.cli._options import (
     width_option,
 )
 
+if TYPE_CHECKING:
+    from cctool.options import Selection
+
+
+class DepthType(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` or a depth of at least 1."""
+
+    name = "auto|N"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | str:
+        if isinstance(value, int):
+            return value
+        if value == "auto":
+            return "auto"
+        try:
+            depth = int(str(value))
+        except ValueError:
+            depth = 0
+        if depth < 1:
+            self.fail(f"{value!r} is not auto or a depth of at least 1", param, ctx)
+        return depth
+
 
 @click.command()
 @profile_argument()
 @from_option
-@click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Strips show the call path cut at this depth (roots are 1).")
+@click.option("--depth", type=DepthType(), default="auto", show_default=True,
+              help="Strips show the call path cut at this depth (roots are 1); auto: the "
+              "shallowest where the locations differ (the trace is read twice).")
+@click.option("--rank", type=SELECTION, default=None, metavar="N[,M-K...]",
+              help="Show only these ranks (3, 0-3,8).")
+@click.option("--thread", type=SELECTION, default=None, metavar="N[,M-K...]",
+              help="Show only these threads (0, 1-3).")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
               help="Call paths listed per location, most exclusive time in the window first.")
 @click.option("--buckets", type=click.IntRange(min=1), default=None,
@@ -26,13 +57,15 @@ from cctool.cli._options import (
 @width_option
 @output_options(("text", "json", "csv", "html"))
 @click.pass_context
-def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, top: int,
-             buckets: int | None, precision: int, width: int | None, to: str,
-             output: str) -> None:
+def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int | str,
+             rank: Selection, thread: Selection, top: int, buckets: int | None,
+             precision: int, width: int | None, to: str, output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
     path (at --depth) that ran longest in each span of the window, then the top call paths
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread
     spent mostly idle; a dim character one its path held for less than half the span.
+    The first depth is where the locations differ; --rank and --thread keep only some
+    locations (ranges as 0-3,8).
 
     Reads Chrome/Perfetto trace-event JSON (viztracer, py-spy --format chrometrace,
     Chromium, Node, ...), HPCToolkit databases with a trace.db (hpcrun -t; the tree is
@@ -51,6 +84,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
+      cctool timeline db/ --rank 2-5
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
       cctool timeline trace.json -o timeline.html
     """
@@ -61,13 +95,15 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, depth: int, t
 
     window = ctx.meta.get(WINDOW_KEY)
     if to == "html":
-        _write_page(ctx, profile, fmt, window, depth, output)
+        _write_page(ctx, profile, fmt, window, {"depth": depth, "rank": rank,
+                                                 "thread": thread}, output)
         return
     cols = width if width is not None else console(ctx, output, None).width
     try:
         with progress("reading the trace") as tick:
             view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
-                                depth=depth, top=top, progress=tick)
+                                depth=depth, rank=rank, thread=thread, top=top,
+                                progress=tick)
     except CctoolError as exc:
         if window is not None and "window" in str(exc):
             raise CctoolError(f"--window: {exc}") from exc
@@ -91,7 +127,7 @@ _TEXT_ONLY = {
 
 
 def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str | None,
-                depth: int, output: str) -> None:
+                shown: dict[str, Any], output: str) -> None:
     from cctool import api
     from cctool.cli._html import page_file
     from cctool.cli._io import progress, write_text
@@ -103,7 +139,7 @@ def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: str |
     page_file(ctx, to="html", output=output, html=None)  # refuses a terminal
     try:
         with progress("reading the trace (two passes)") as tick:
-            page = api.timeline_html(profile, fmt, window=window, depth=depth, progress=tick)
+            page = api.timeline_html(profile, fmt, window=window, progress=tick, **shown)
     except CctoolError as exc:
         if window is not None and "window" in str(exc):
             raise CctoolError(f"--window: {exc}") from exc

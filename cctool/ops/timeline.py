@@ -18,7 +18,8 @@ Times are seconds; the window is relative to the run's origin and is clipped to 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -34,9 +35,11 @@ from cctool.model.timeline import (
     window_bounds,
     window_profile,
 )
+from cctool.ops.timeline_depth import DepthChoice, auto_depth
+from cctool.options import Selection, selection_mask, selection_text, wanted_text
 
-__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "timeline_view",
-           "view_of_parts"]
+__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "select_locations",
+           "timeline_view", "view_of_parts", "view_of_source"]
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 OTHER_SYMBOL = "+"
@@ -50,6 +53,7 @@ class TimelineView:
     Attributes:
         start, end: the window in seconds from the run's start.
         depth: the depth paths are cut at in the strips (roots are depth 1).
+        depth_reason: why that depth, when it was chosen automatically (else empty).
         strips: one row per (location, bucket) with a dominant path: ``rank``, ``thread``,
             ``bucket``, ``symbol``, ``path``, ``share`` (of the bucket's length).
         locations: ``rank``, ``thread`` and ``label`` of every location, in order.
@@ -68,11 +72,12 @@ class TimelineView:
     legend: pl.DataFrame
     top: pl.DataFrame
     window_profile: GraphFrame
+    depth_reason: str = ""
 
 
 def timeline_view(timeline: Timeline, window: Window = (None, None), *,
-                  buckets: int | None = None, width: int = 100, depth: int = 2,
-                  top: int = 5) -> TimelineView:
+                  buckets: int | None = None, width: int = 100,
+                  depth: int | DepthChoice = 2, top: int = 5) -> TimelineView:
     """The strips, legend and top call paths of ``timeline`` inside ``window`` (ns).
 
     Without ``buckets``, the strips fill ``width`` characters next to the location labels
@@ -84,10 +89,14 @@ def timeline_view(timeline: Timeline, window: Window = (None, None), *,
 
 
 def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
-                  buckets: int | None = None, width: int = 100, depth: int = 2,
-                  top: int = 5) -> TimelineView:
+                  buckets: int | None = None, width: int = 100,
+                  depth: int | DepthChoice = 2, top: int = 5) -> TimelineView:
     """:func:`timeline_view` of a timeline read in parts: strips and window sums are made
-    per part, so only one part's segments are held at a time; the result is the same."""
+    per part, so only one part's segments are held at a time; the result is the same.
+    ``depth`` is a number, or the automatic depth of the same window
+    (:func:`cctool.ops.timeline_depth.auto_depth`), which the view states with its reason."""
+    reason = depth.reason if isinstance(depth, DepthChoice) else ""
+    depth = depth.depth if isinstance(depth, DepthChoice) else depth
     locs = locations(timeline)
     if buckets is None:
         labels = max((len(s) for s in locs["label"].to_list()), default=0)
@@ -117,7 +126,51 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
         locations=locs, strips=strips, legend=legend,
-        top=_top(prof, timeline.tree, top, (hi - lo) / NS_PER_S), window_profile=prof)
+        top=_top(prof, timeline.tree, top, (hi - lo) / NS_PER_S), window_profile=prof,
+        depth_reason=reason)
+
+
+def select_locations(parts: TimelineParts, rank: Selection = None,
+                     thread: Selection = None) -> TimelineParts:
+    """The locations of ``parts`` whose rank and thread the selections pick (None: any),
+    each part's segments filtered as it is read; a selection that picks none of the trace's
+    locations is an error naming what it has."""
+    if rank is None and thread is None:
+        return parts
+
+    def keep(table: pl.DataFrame) -> pl.Series:
+        mask = np.ones(table.height, dtype=bool)
+        for column, sel in (("rank", rank), ("thread", thread)):
+            if sel is not None:
+                mask &= selection_mask(table[column].to_numpy(), sel)
+        return pl.Series(mask)
+
+    locs = parts.locations.filter(keep(parts.locations))
+    if not locs.height:
+        have = parts.locations
+        raise CctoolError(
+            f"the trace has no location with {wanted_text(rank, thread)}: it has "
+            f"{selection_text('rank', tuple(sorted(set(have['rank'].to_list()))))}, "
+            f"{selection_text('thread', tuple(sorted(set(have['thread'].to_list()))))}")
+    kept = (replace(p, segments=p.segments.filter(keep(p.segments))) for p in parts.parts)
+    return replace(parts, locations=locs, parts=kept)
+
+
+def view_of_source(open_parts: Callable[[], TimelineParts], window: Window = (None, None), *,
+                   rank: Selection = None, thread: Selection = None,
+                   depth: int | str = "auto", buckets: int | None = None, width: int = 100,
+                   top: int = 5) -> TimelineView:
+    """:func:`view_of_parts` of the locations ``rank`` and ``thread`` pick; ``depth="auto"``
+    reads the parts twice (each ``open_parts()`` anew), first to choose the depth."""
+    def opened() -> TimelineParts:
+        return select_locations(open_parts(), rank, thread)
+
+    if depth == "auto":
+        chosen: int | DepthChoice = auto_depth(opened(), window)
+    else:
+        chosen = int(depth)
+    return view_of_parts(opened(), window, buckets=buckets, width=width, depth=chosen,
+                         top=top)
 
 
 def call_paths(tree: GraphFrame, nodes: np.ndarray | None = None) -> pl.Series:
@@ -208,6 +261,8 @@ def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:
 def _top(prof: GraphFrame, tree: GraphFrame, n: int, length: float) -> pl.DataFrame:
     m = prof.metrics.select("node", "rank", "thread", "time", "time (inc)")
     m = m.filter(pl.col("time") > 0)
+    if n == 0:  # (a group's head(0) gives a row of nulls per group)
+        m = m.clear()
     ranked = (m.sort(["rank", "thread", "time", "node"],
                      descending=[False, False, True, False])
               .group_by("rank", "thread", maintain_order=True).head(n))

@@ -44,6 +44,7 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops.timeline import locations
+from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
@@ -86,6 +87,7 @@ class TimelineDetail:
         summary: ``bucket``, ``node``, ``ns``: exclusive time over every location.
         budget: the runs and segments the levels and exact segments could use.
         tree: the calling context tree whose node ids ``node`` columns hold.
+        auto_depth: the depth the run is first shown at (:mod:`cctool.ops.timeline_depth`).
     """
 
     span: int
@@ -97,6 +99,7 @@ class TimelineDetail:
     summary: pl.DataFrame
     budget: int
     tree: GraphFrame
+    auto_depth: DepthChoice
 
     @property
     def exact_lanes(self) -> np.ndarray:
@@ -180,7 +183,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             _add_batch(state, batch, parent, depth)
             batch, held = [], 0
     _add_batch(state, batch, parent, depth)
-    return state.detail(census.lanes, nlanes, budget, parts.tree)
+    return state.detail(census.lanes, nlanes, budget, parts.tree, census.depth)
 
 
 def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
@@ -198,18 +201,22 @@ def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
 @dataclass(frozen=True)
 class _Census:
     """The first pass: every location with segments (``rank``, ``thread``, ``label``,
-    ``segments``: the non-empty ones), the run's origin and its span in ns."""
+    ``segments``: the non-empty ones), the run's origin, its span in ns and its automatic
+    depth."""
 
     lanes: pl.DataFrame
     origin: int
     span: int
+    depth: DepthChoice
 
 
 def _census(parts: TimelineParts) -> _Census:
     tables, last, origin = [], 0, parts.span[0]
+    depths = DepthCensus(parts.tree)
     for part in parts.parts:
         seg = part.segments
         origin = part.origin
+        depths.add(seg)
         tables.append(seg.group_by("rank", "thread").agg(
             (pl.col("end") > pl.col("start")).sum().alias("segments")))
         nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
@@ -222,7 +229,7 @@ def _census(parts: TimelineParts) -> _Census:
     per = per.sort("rank", "thread")
     lanes = locations(replace(parts, locations=per.select("rank", "thread")))
     lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
-    return _Census(lanes=lanes, origin=origin, span=max(last, 1))
+    return _Census(lanes=lanes, origin=origin, span=max(last, 1), depth=depths.choose())
 
 
 class _Levels:
@@ -312,7 +319,7 @@ class _Levels:
             self.sums[width] = total
 
     def detail(self, lanes: pl.DataFrame, nlanes: int, budget: int,
-               tree: GraphFrame) -> TimelineDetail:
+               tree: GraphFrame, depth: DepthChoice) -> TimelineDetail:
         kept = range(self.alive)
         levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
                          if self.runs[i] else _empty_runs(),
@@ -341,7 +348,8 @@ class _Levels:
         levels.reverse()  # finest first
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
-                              summary=summary[1], budget=budget, tree=tree)
+                              summary=summary[1], budget=budget, tree=tree,
+                              auto_depth=depth)
 
 
 def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:

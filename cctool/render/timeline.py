@@ -38,7 +38,8 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
 
     length = view.end - view.start
     lines = [Text(f"window {q(view.start)} .. {q(view.end)} ({q(length)}), "
-                  f"{view.buckets} x {q(length / view.buckets)}, paths at depth {view.depth}")]
+                  f"{view.buckets} x {q(length / view.buckets)}, paths at depth {view.depth}"
+                  + (f" (auto: {view.depth_reason})" if view.depth_reason else ""))]
     color = {s: _PALETTE[i % len(_PALETTE)]
              for i, s in enumerate(view.legend["symbol"].to_list())}
     label_w = label_width(view)

@@ -44,7 +44,9 @@ class TimelinePageOptions:
     """How the page starts (everything can be changed in the page).
 
     Attributes:
-        depth: the depth call paths are cut at for colour (roots are 1).
+        depth: the depth call paths are cut at for colour (roots are 1); None: the
+            shallowest where the locations differ (:mod:`cctool.ops.timeline_depth`), which
+            the page states.
         window: the time shown first (ns from the run's start; None sides are the run's).
         title: heading (default: the trace's path).
         budget: runs plus exact segments embedded (about 12 bytes each before gzip): the
@@ -53,7 +55,7 @@ class TimelinePageOptions:
             run): the times people read, and the ``--window`` it offers, count from the run.
     """
 
-    depth: int = 2
+    depth: int | None = None
     window: Window = (None, None)
     title: str | None = None
     budget: int = 3_000_000
@@ -132,7 +134,8 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "levels": [{"width": lv.width, "buckets": lv.buckets} for lv in detail.levels],
         "summaryWidth": detail.summary_width,
         "summaryBuckets": -(-detail.span // detail.summary_width),
-        "depth": max(int(opts.depth), 1),
+        "depth": max(int(opts.depth or detail.auto_depth.depth), 1),
+        "depthReason": "" if opts.depth else detail.auto_depth.reason,
         "window": [start, end],
         "offset": int(opts.offset),
         "budget": detail.budget,

@@ -529,10 +529,12 @@
   // ------------------------------------------------------------------ controls
   const slider = $("depth");
   slider.max = maxDepth; slider.value = curDepth;
-  $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
+  // The first depth, when chosen for this trace, says why (it goes once the slider moves).
+  const depthText = () => `${curDepth} / ${maxDepth}` + (D.depthReason && curDepth === D.depth ? ` (auto: ${D.depthReason})` : "");
+  $("depth-value").textContent = depthText();
   slider.addEventListener("input", () => {
     curDepth = +slider.value;
-    $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
+    $("depth-value").textContent = depthText();
     setColors(); draw(); updateTreeTimes();
   });
   $("reset").onclick = () => setView(0, span, 0, lanes);

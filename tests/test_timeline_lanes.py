@@ -1,0 +1,203 @@
+"""The trace view for many locations: the automatic depth (where the locations' heaviest
+call paths differ, checked against a greedy walk over each location's folded profile), and
+``--rank``/``--thread`` keeping exactly the locations asked for in the text, the records and
+the page; on a 64-rank synthetic trace.db and on Caliper's event traces of a 4-rank MPICH
+run (tests/data/caliper-trace/np4). The page is opened in headless Chromium (skipped
+without playwright or Chromium, as in test_html.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from cctool import api
+from cctool.cli import cli
+from cctool.errors import CctoolError
+from cctool.model.timeline import Timeline, fold
+from cctool.ops.timeline import view_of_source
+from cctool.ops.timeline_depth import auto_depth
+from cctool.readers.timelines import read_timeline, read_timeline_parts, timeline_source
+from cctool.render.timeline_html import unpack
+from tests.test_html import browser
+from tests.test_timeline_html import TimelinePage
+
+__all__ = ["browser"]  # the shared Chromium fixture
+
+NP4 = Path(__file__).parent / "data" / "caliper-trace" / "np4"
+
+
+@pytest.fixture(scope="module")
+def db64(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from cctool.synth import generate
+
+    folder = tmp_path_factory.mktemp("synth64") / "db"
+    generate(folder, nodes=300, ranks=64, threads=1, fmt="v4", trace=True, seed=3)
+    return folder
+
+
+def _greedy(inc: dict[int, float], own: dict[int, float], parent: np.ndarray) -> list[int]:
+    """The heaviest call path over inclusive and exclusive times per node: the root with
+    the most inclusive time, then the child with the most, while that child holds more than
+    the node's own time (ties to the smaller id)."""
+    path: list[int] = []
+    cur, cur_own = -1, 0.0
+    while True:
+        kids = [k for k, v in inc.items() if parent[k] == cur and v > 0]
+        if not kids:
+            return path
+        best = min(kids, key=lambda k: (-inc[k], k))
+        if inc[best] <= cur_own:
+            return path
+        path.append(best)
+        cur, cur_own = best, own.get(best, 0.0)
+
+
+def _heaviest_ends(tl: Timeline) -> dict[tuple[int, int], int]:
+    """Per location, the end of its heaviest call path over the folded profile."""
+    prof = fold(tl)
+    out = {}
+    for (rank, thread), m in prof.metrics.partition_by("rank", "thread", as_dict=True).items():
+        inc = dict(zip(m["node"].to_list(), m["time (inc)"].to_list(), strict=True))
+        own = dict(zip(m["node"].to_list(), m["time"].to_list(), strict=True))
+        out[(int(rank), int(thread))] = _greedy(inc, own, tl.tree.parent_array)[-1]  # type: ignore[call-overload]
+    return out
+
+
+def _split_depth(tl: Timeline) -> int | None:
+    """The shallowest depth where the heaviest path of all locations together gives 10% of
+    a frame's time (or of all the time, at the roots) to something else than its next frame."""
+    m = fold(tl).metrics.group_by("node").agg(pl.col("time").sum(), pl.col("time (inc)").sum())
+    inc = dict(zip(m["node"].to_list(), m["time (inc)"].to_list(), strict=True))
+    own = dict(zip(m["node"].to_list(), m["time"].to_list(), strict=True))
+    parent = tl.tree.parent_array
+    path = _greedy(inc, own, parent)
+    above = [sum(v for k, v in inc.items() if parent[k] < 0)] + [inc[n] for n in path]
+    for d, n in enumerate(path, start=1):
+        if above[d - 1] - inc[n] >= 0.1 * above[d - 1] * (1 - 1e-12):
+            return d
+    return None
+
+
+def _cut(tl: Timeline, node: int, depth: int) -> int:
+    parent, d = tl.tree.parent_array, tl.tree.nodes["depth"].to_numpy() + 1
+    while d[node] > depth:
+        node = int(parent[node])
+    return node
+
+
+@pytest.mark.parametrize("which", ["db64", "np4"])
+def test_auto_depth_is_the_shallowest_where_locations_differ(
+        which: str, request: pytest.FixtureRequest) -> None:
+    """np4: rank 0 and 1 wait in exchange, 2 and 3 compute: they differ at depth 2. The
+    synthetic ranks share their heaviest path: its first split."""
+    path = request.getfixturevalue("db64") if which == "db64" else NP4
+    tl = read_timeline(path)
+    choice = auto_depth(read_timeline_parts(path))
+    ends = list(_heaviest_ends(tl).values())
+    if which == "np4":
+        assert (choice.depth, choice.reason) == (2, "where locations differ")
+        assert len({_cut(tl, e, 2) for e in ends}) == 2
+        assert len({_cut(tl, e, 1) for e in ends}) == 1
+    else:
+        assert len(set(ends)) == 1
+        assert choice.reason == "where the heaviest path splits"
+        assert choice.depth == _split_depth(tl) > 2
+    view = api.timeline(path, width=100)
+    assert view.depth == choice.depth and view.strips["path"].n_unique() >= 2
+    assert view.depth_reason == choice.reason
+
+
+def test_auto_depth_of_identical_locations_is_where_the_path_splits() -> None:
+    """OTF2 ping-pong: both ranks spend 97% in main / MPI_Init, so the heaviest paths are
+    the same and no frame gives 10% elsewhere: the end of that path, depth 2."""
+    otf2 = Path(__file__).parent / "data" / "otf2" / "ping-pong"
+    pytest.importorskip("otf2", reason="OTF2 traces need the otf2 bindings")
+    choice = auto_depth(read_timeline_parts(otf2))
+    assert (choice.depth, choice.reason) == (2, "the end of the one heaviest path")
+
+
+def test_rank_selection_keeps_exactly_those_locations(db64: Path) -> None:
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--rank", "2-5", "--to", "json",
+                                 "--top", "3"])
+    assert r.exit_code == 0, r.stderr
+    assert {rec["rank"] for rec in orjson.loads(r.stdout)["rows"]} == {2, 3, 4, 5}
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--rank", "2-5", "--width", "120"])
+    assert r.exit_code == 0, r.stderr
+    strips = re.findall(r"^(rank \d+ thread \d+) +\|", r.stdout, re.M)
+    assert strips == [f"rank {k} thread 0" for k in (2, 3, 4, 5)]
+    # The strips of the selection are the whole trace's strips of those ranks, at one depth.
+    cols = ["rank", "thread", "bucket", "path", "share"]
+    whole = view_of_source(timeline_source(db64, cut=False), depth=4, buckets=100)
+    some = view_of_source(timeline_source(db64, cut=False), rank=(2, 3, 4, 5), depth=4,
+                          buckets=100)
+    assert some.strips.select(cols).equals(
+        whole.strips.filter(pl.col("rank").is_between(2, 5)).select(cols))
+
+
+def test_rank_selection_on_a_real_mpi_trace() -> None:
+    view = api.timeline(NP4, rank=(1, 2), depth=2)
+    assert view.locations["rank"].to_list() == [1, 2]
+    assert set(view.top["rank"].to_list()) == {1, 2}
+    with pytest.raises(CctoolError, match="no location with rank 7"):
+        api.timeline(NP4, rank=7)
+    r = CliRunner().invoke(cli, ["timeline", str(NP4), "--thread", "3"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "threads 0" in r.stderr
+
+
+def _page_lanes(html: str) -> dict[str, Any]:
+    m = re.search(r'id="cctool-timeline">(.*?)</script>', html, re.S)
+    b = re.search(r'id="cctool-timeline-bin">(.*?)</script>', html, re.S)
+    assert m and b
+    data = orjson.loads(m.group(1))
+    arrays = unpack(data["arrays"], base64.b64decode(b.group(1)))
+    assert arrays["exact.offsets"].size == len(data["lanes"]["rank"]) + 1
+    return dict(data)
+
+
+def test_page_of_a_rank_selection(db64: Path, tmp_path: Path) -> None:
+    out = tmp_path / "p.html"
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--rank", "2-5", "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    data = _page_lanes(out.read_text())
+    assert data["lanes"]["rank"] == [2, 3, 4, 5]
+    assert data["depthReason"]
+
+
+@pytest.fixture(scope="module")
+def first_pages(browser: Any, db64: Path,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, TimelinePage]]:
+    folder = tmp_path_factory.mktemp("first")
+    pages = {name: TimelinePage(browser, api.timeline_html(path), folder / f"{name}.html")
+             for name, path in (("db64", db64), ("np4", NP4))}
+    yield pages
+    for p in pages.values():
+        assert not p.errors
+        p.page.close()
+
+
+@pytest.mark.parametrize("which", ["db64", "np4"])
+def test_first_page_shows_paths_that_differ_across_lanes(
+        which: str, first_pages: dict[str, TimelinePage]) -> None:
+    """As the page opens, at its automatic depth, the lanes show at least two call paths
+    (read back from the pixels: each colour the page gives a path at that depth)."""
+    p = first_pages[which]
+    lanes = p.js("window.cctoolTimeline.data.lanes.label.length")
+    depth = p.js("window.cctoolTimeline.depth")
+    assert depth == p.js("window.cctoolTimeline.data.depth") and depth > 1
+    assert "auto" in p.page.inner_text("#depth-value")
+    colours = set()
+    for lane in range(0, lanes, max(1, lanes // 16)):
+        for f in np.linspace(0.05, 0.95, 12):
+            colours.add(tuple(p.pixel(*p.lane_point(lane, f))))
+    colours -= {(245, 245, 245, 255), (255, 255, 255, 255)}
+    assert len(colours) >= 2
