@@ -22,7 +22,9 @@ if TYPE_CHECKING:
         select,
         stats,
         timeline,
+        timeline_depth,
         timeline_html,
+        timeline_summary,
         tree,
     )
     from cctool.errors import CctoolError
@@ -33,11 +35,12 @@ if TYPE_CHECKING:
 # One Python call per command (cctool.api), the GraphFrame, the notebook views.
 _API = ("diff", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "read", "read_timeline", "runs", "scaling",
-        "select", "stats", "timeline", "timeline_html", "tree")
+        "select", "stats", "timeline", "timeline_depth", "timeline_html", "timeline_summary",
+        "tree")
 __all__ = ["CctoolError", "GraphFrame", "QueryMatcher", "diff", "div", "groupby",
            "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "read", "read_timeline", "runs", "scaling", "select", "stats", "timeline",
-           "timeline_html", "tree", "show", "widget"]
+           "timeline_depth", "timeline_html", "timeline_summary", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

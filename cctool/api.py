@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.ops.stats import StatsResult
     from cctool.ops.timeline import TimelineView
+    from cctool.ops.timeline_views import DepthView, SummaryView
     from cctool.options import Selection
     from cctool.query.ast import Query
 
@@ -332,6 +333,46 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
         ticking(lambda: select_locations(source(), rank, thread), progress, 2),
         TimelinePageOptions(depth=None if depth == "auto" else int(depth), title=name,
                             budget=budget, offset=(span or (0, None))[0] or 0))
+
+
+def timeline_summary(path: str | os.PathLike[str], fmt: str | None = None, *,
+                     window: str | None = None, buckets: int = 100,
+                     depth: int | str = "auto", rank: Selection = None,
+                     thread: Selection = None,
+                     progress: Callable[[int, int], None] | None = None) -> SummaryView:
+    """What ``cctool timeline --view summary`` prints: per span of the window, each call
+    path's (cut at ``depth``) share of the selected locations' time
+    (:func:`cctool.ops.timeline_views.summary_view`); arguments as :func:`timeline`."""
+    from cctool.model.timeline import parse_window
+    from cctool.ops.timeline import select_locations
+    from cctool.ops.timeline_depth import auto_depth
+    from cctool.ops.timeline_views import summary_view
+    from cctool.readers.timelines import ticking, timeline_source
+
+    span = parse_window(window) if window else (None, None)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress, 2 if depth == "auto" else 1)
+    chosen = (auto_depth(select_locations(source(), rank, thread), span) if depth == "auto"
+              else int(depth))
+    return summary_view(select_locations(source(), rank, thread), span, buckets=buckets,
+                        depth=chosen)
+
+
+def timeline_depth(path: str | os.PathLike[str], lane: tuple[int, int],
+                   fmt: str | None = None, *, window: str | None = None,
+                   buckets: int = 100,
+                   progress: Callable[[int, int], None] | None = None) -> DepthView:
+    """What ``cctool timeline --view depth --lane R.T`` prints: the call stack of location
+    ``lane`` (rank, thread) at the middle of each span of the window
+    (:func:`cctool.ops.timeline_views.depth_view`); arguments as :func:`timeline`."""
+    from cctool.model.timeline import parse_window
+    from cctool.ops.timeline_views import depth_view
+    from cctool.readers.timelines import ticking, timeline_source
+
+    span = parse_window(window) if window else (None, None)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress)
+    return depth_view(source(), lane, span, buckets=buckets)
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

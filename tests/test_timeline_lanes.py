@@ -201,3 +201,126 @@ def test_first_page_shows_paths_that_differ_across_lanes(
             colours.add(tuple(p.pixel(*p.lane_point(lane, f))))
     colours -= {(245, 245, 245, 255), (255, 255, 255, 255)}
     assert len(colours) >= 2
+
+
+# ------------------------------------------------------------------ summary and depth views
+def _path_at(tl: Timeline, node: int, depth: int) -> str:
+    names, parent = tl.tree.nodes["name"].to_list(), tl.tree.parent_array
+    chain = []
+    n = _cut(tl, node, depth)
+    while n >= 0:
+        chain.append(names[n])
+        n = int(parent[n])
+    return " / ".join(reversed(chain))
+
+
+@pytest.mark.parametrize(("which", "depth", "buckets", "rank"), [
+    ("db64", 6, 40, None), ("np4", 2, 50, None), ("db64", 3, 17, (2, 3, 4, 5))])
+def test_summary_shares_are_a_brute_force_count_of_the_intervals(
+        which: str, depth: int, buckets: int, rank: tuple[int, ...] | None,
+        request: pytest.FixtureRequest) -> None:
+    path = request.getfixturevalue("db64") if which == "db64" else NP4
+    tl = read_timeline(path)
+    view = api.timeline_summary(path, buckets=buckets, depth=depth, rank=rank)
+    seg = tl.segments if rank is None else tl.segments.filter(pl.col("rank").is_in(rank))
+    lanes = seg.select("rank", "thread").n_unique()
+    assert view.lanes == lanes and view.depth == depth
+    origin, last = tl.span
+    width = (last - origin) / buckets
+    got: dict[tuple[int, str], float] = {}  # (two nodes may spell one path: added up)
+    for b, p, share in view.shares.select("bucket", "path", "share").iter_rows():
+        got[(b, p)] = got.get((b, p), 0.0) + share
+    want: dict[tuple[int, str], float] = {}
+    for start, end, node in seg.select(pl.col("start") - origin, pl.col("end") - origin,
+                                       "node").iter_rows():  # ns from the start: exact floats
+        for b in range(int(start // width), min(int(end // width) + 1, buckets)):
+            a, z = b * width, (b + 1) * width
+            overlap = min(end, z) - max(start, a)
+            if overlap > 0:
+                key = (b, _path_at(tl, node, depth))
+                want[key] = want.get(key, 0.0) + overlap / (lanes * width)
+    assert got.keys() == want.keys()
+    for key, share in want.items():
+        assert got[key] == pytest.approx(share, rel=1e-9, abs=1e-12), key
+    # Shares of a bucket never pass 1; the legend's time adds up to the intervals'.
+    assert view.shares.group_by("bucket").agg(pl.col("share").sum())["share"].max() <= 1 + 1e-9
+    assert view.legend["seconds"].sum() == pytest.approx(
+        (seg["end"] - seg["start"]).sum() / 1e9, rel=1e-9)
+
+
+@pytest.mark.parametrize(("which", "lane", "buckets"), [("db64", (3, 0), 61), ("np4", (2, 0), 45)])
+def test_depth_view_is_the_stack_at_sampled_times(which: str, lane: tuple[int, int],
+                                                  buckets: int,
+                                                  request: pytest.FixtureRequest) -> None:
+    path = request.getfixturevalue("db64") if which == "db64" else NP4
+    tl = read_timeline(path)
+    view = api.timeline_depth(path, lane, buckets=buckets)
+    mine = tl.segments.filter((pl.col("rank") == lane[0]) & (pl.col("thread") == lane[1]))
+    origin, last = tl.span
+    names, parent = tl.tree.nodes["name"].to_list(), tl.tree.parent_array
+    stacks = {b: rows.sort("depth")["name"].to_list()
+              for (b,), rows in view.stack.partition_by("bucket", as_dict=True).items()}
+    rows = mine.select(pl.col("start") - origin, pl.col("end") - origin, "node").rows()
+    for b in range(buckets):
+        t = (b + 0.5) * (last - origin) / buckets  # ns from the start
+        held = [n for s, e, n in rows if s <= t < e]
+        want: list[str] = []
+        if held:
+            n = held[0]
+            while n >= 0:
+                want.insert(0, names[n])
+                n = int(parent[n])
+        assert stacks.get(b, []) == want, b
+    assert view.max_depth == max(len(s) for s in stacks.values())
+
+
+def test_summary_and_depth_views_on_the_command_line(db64: Path) -> None:
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--view", "summary", "--rank", "2-5",
+                                 "--width", "100", "--depth", "5"])
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("summary of 4 locations") and "depth 5" in lines[1]
+    rows = [ln for ln in lines if re.match(r"^\S +\S+% \|", ln)]
+    assert rows and all(len(ln.split("|")[1]) == 88 for ln in rows)  # 100 - 12 columns
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--view", "summary", "--to", "json",
+                                 "--buckets", "10", "--depth", "5"])
+    doc = orjson.loads(r.stdout)["rows"]
+    assert {rec["bucket"] for rec in doc} == set(range(10))
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--view", "depth", "--lane", "7.0",
+                                 "--buckets", "30"])
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("depth view of rank 7 thread 0")
+    for args, words in ((["--view", "depth"], "needs --lane"),
+                        (["--lane", "1.0"], "--view depth"),
+                        (["--view", "depth", "--lane", "1.0", "--rank", "1"], "--rank"),
+                        (["--view", "depth", "--lane", "x"], "RANK.THREAD"),
+                        (["--view", "summary", "-o", "x.html"], "--view")):
+        r = CliRunner().invoke(cli, ["timeline", str(db64), *args])
+        assert r.exit_code == 2 and words in r.stderr, (args, r.stderr)
+
+
+@pytest.mark.parametrize("which", ["db64", "np4"])
+def test_text_and_page_give_a_path_one_colour(
+        which: str, first_pages: dict[str, TimelinePage], request: pytest.FixtureRequest) -> None:
+    """The page ranks the paths at its depth as the text view does, and both take the
+    palette's colours in that order: the same path, the same RGB (the text's xterm entry)."""
+    from cctool.render.palette import PALETTE
+
+    p = first_pages[which]
+    path = request.getfixturevalue("db64") if which == "db64" else NP4
+    view = api.timeline(path, width=100)
+    assert view.depth == p.js("window.cctoolTimeline.depth")
+    page_paths = p.js("""() => {
+        const tl = window.cctoolTimeline, D = tl.data, par = D.tree.parent, nm = D.tree.name;
+        return tl.legend.map(([i]) => {
+            const q = []; for (let j = i; j >= 0; j = par[j]) q.push(nm.values[nm.codes[j]]);
+            return q.reverse().join(' / ');
+        });
+    }""")
+    for path_text, order in view.legend.select("path", "order").iter_rows():
+        assert page_paths[order] == path_text
+    swatches = p.js("""() => [...document.querySelectorAll('#legend tbody tr')].map(
+        (tr) => [tr.title, getComputedStyle(tr.querySelector('.sw')).backgroundColor])""")
+    assert len(swatches) == min(len(page_paths), len(PALETTE))
+    for k, (title, css) in enumerate(swatches):
+        assert title == page_paths[k] and css == "rgb({}, {}, {})".format(*PALETTE[k][1])

@@ -8,7 +8,7 @@ returns a :class:`TimelineView`, the data every renderer draws:
   innermost frame, or the frame itself when it is shallower) that ran longest in it, or
   nothing when the location was idle for most of the bucket. A path's share of its bucket
   is kept, so a renderer can mark buckets where no path held the majority.
-- **legend**: the paths that dominate some bucket, most total bucket time first, each with a
+- **legend**: the paths that dominate some bucket, most time in the window first, each with a
   symbol (``A``..``Z``, ``a``..``z``, ``0``..``9``, then ``+`` for the rest).
 - **top**: per location, the call paths with the most exclusive time inside the window
   (the CCT of the window, :func:`~cctool.model.timeline.fold`), with their inclusive time.
@@ -38,7 +38,8 @@ from cctool.model.timeline import (
 from cctool.ops.timeline_depth import DepthChoice, auto_depth
 from cctool.options import Selection, selection_mask, selection_text, wanted_text
 
-__all__ = ["TimelineView", "ancestors_at", "call_paths", "locations", "select_locations",
+__all__ = ["TimelineView", "ancestors_at", "bucket_pieces", "call_paths", "locations",
+           "path_order", "select_locations",
            "timeline_view", "view_of_parts", "view_of_source"]
 
 SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -57,7 +58,9 @@ class TimelineView:
         strips: one row per (location, bucket) with a dominant path: ``rank``, ``thread``,
             ``bucket``, ``symbol``, ``path``, ``share`` (of the bucket's length).
         locations: ``rank``, ``thread`` and ``label`` of every location, in order.
-        legend: ``symbol``, ``path``, ``seconds`` (bucket time it dominated).
+        legend: ``symbol``, ``path``, ``seconds`` (bucket time it dominated) and ``order``
+            (:func:`path_order`: the path's place by its time in the window, which gives its
+            colour), sorted by ``order``.
         top: ``rank``, ``thread``, ``path``, ``time``, ``time (inc)`` in seconds and
             ``share`` (of the window's length), the ``top`` rows per location.
         buckets: number of buckets per strip.
@@ -114,20 +117,33 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
                     .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
         del seg, part
     strips = pl.concat(pieces)
-    strips = strips.with_columns(call_paths(timeline.tree, strips["anc"].to_numpy())).drop("anc")
-    legend = (strips.group_by("path").agg(pl.col("seconds").sum())
-              .sort(["seconds", "path"], descending=[True, False]))
+    sums_all = pl.concat(sums)
+    order = path_order(sums_all, anc)
+    legend = (strips.group_by("anc").agg(pl.col("seconds").sum())
+              .join(order, on="anc", how="left").sort("order"))
+    legend = legend.with_columns(call_paths(timeline.tree, legend["anc"].to_numpy()))
     symbols = [SYMBOLS[i] if i < len(SYMBOLS) else OTHER_SYMBOL for i in range(legend.height)]
-    legend = legend.with_columns(symbol=pl.Series(symbols, dtype=pl.String)).select(
-        "symbol", "path", "seconds")
-    strips = strips.join(legend.select("path", "symbol"), on="path").select(
+    legend = legend.with_columns(symbol=pl.Series(symbols, dtype=pl.String))
+    strips = strips.join(legend.select("anc", "path", "symbol"), on="anc").select(
         "rank", "thread", "bucket", "symbol", "path", "share").sort("rank", "thread", "bucket")
-    prof = window_profile(timeline.tree, pl.concat(sums), (lo, hi))
+    legend = legend.select("symbol", "path", "seconds", "order")
+    prof = window_profile(timeline.tree, sums_all, (lo, hi))
     return TimelineView(
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
         locations=locs, strips=strips, legend=legend,
         top=_top(prof, timeline.tree, top, (hi - lo) / NS_PER_S), window_profile=prof,
         depth_reason=reason)
+
+
+def path_order(sums: pl.DataFrame, ancestor: np.ndarray) -> pl.DataFrame:
+    """``anc`` and ``order`` of each call path a view shows: ``sums`` (``node``, ``ns``: time
+    as the innermost frame) added up per path (the node's entry in ``ancestor``), heaviest
+    first, ties to the smaller node id; ``order`` counts from 0. The colours of every trace
+    view follow it (:mod:`cctool.render.palette`)."""
+    per = (sums.select(pl.Series("anc", ancestor[sums["node"].to_numpy()]), "ns")
+           .group_by("anc").agg(pl.col("ns").sum()).filter(pl.col("ns") > 0)
+           .sort(["ns", "anc"], descending=[True, False]))
+    return per.select("anc", pl.int_range(pl.len(), dtype=pl.Int64).alias("order"))
 
 
 def select_locations(parts: TimelineParts, rank: Selection = None,
@@ -212,6 +228,29 @@ def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: in
     """(rank, thread, bucket, anc, seconds, share) of each bucket's dominant path (``anc``:
     its node, the ancestor at the strips' depth), from
     segments cut to ``window`` and each node's ancestor at the strips' depth."""
+    width = (window[1] - window[0]) / buckets
+    per = (bucket_pieces(seg, origin, window, buckets, ancestor)
+           .group_by("rank", "thread", "bucket", "anc").agg(pl.col("ns").sum())
+           .sort(["rank", "thread", "bucket", "ns", "anc"],
+                 descending=[False, False, False, True, False]))
+    busy = per.group_by("rank", "thread", "bucket").agg(busy=pl.col("ns").sum())
+    best = per.group_by("rank", "thread", "bucket", maintain_order=True).first().join(
+        busy, on=["rank", "thread", "bucket"])
+    # Idle for most of the bucket: nothing ran longer than the idle time.
+    best = best.filter(pl.col("ns") >= width - pl.col("busy"))
+    return best.select(
+        "rank", "thread", "bucket",
+        "anc",
+        (pl.col("ns") / NS_PER_S).alias("seconds"),
+        (pl.col("ns") / width).alias("share"))
+
+
+def bucket_pieces(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: int,
+                  ancestor: np.ndarray) -> pl.DataFrame:
+    """Segments cut to ``window`` (ns from ``origin``) cut again at the edges of its
+    ``buckets`` equal spans: ``rank``, ``thread``, ``bucket``, ``anc`` (the segment's node's
+    entry in ``ancestor``) and ``ns`` (float: bucket edges fall between nanoseconds) of each
+    piece."""
     lo, hi = window
     width = (hi - lo) / buckets
     start = seg["start"].to_numpy() - origin - lo
@@ -226,22 +265,9 @@ def _strips(seg: pl.DataFrame, origin: int, window: tuple[int, int], buckets: in
     b_lo = np.maximum(bucket * width, start[row])
     b_hi = np.minimum((bucket + 1) * width, end[row])
     anc = ancestor[seg["node"].to_numpy()[row]]
-    pieces = pl.DataFrame({
+    return pl.DataFrame({
         "rank": seg["rank"].to_numpy()[row], "thread": seg["thread"].to_numpy()[row],
         "bucket": bucket, "anc": anc, "ns": np.maximum(b_hi - b_lo, 0.0)})
-    per = (pieces.group_by("rank", "thread", "bucket", "anc").agg(pl.col("ns").sum())
-           .sort(["rank", "thread", "bucket", "ns", "anc"],
-                 descending=[False, False, False, True, False]))
-    busy = per.group_by("rank", "thread", "bucket").agg(busy=pl.col("ns").sum())
-    best = per.group_by("rank", "thread", "bucket", maintain_order=True).first().join(
-        busy, on=["rank", "thread", "bucket"])
-    # Idle for most of the bucket: nothing ran longer than the idle time.
-    best = best.filter(pl.col("ns") >= width - pl.col("busy"))
-    return best.select(
-        "rank", "thread", "bucket",
-        "anc",
-        (pl.col("ns") / NS_PER_S).alias("seconds"),
-        (pl.col("ns") / width).alias("share"))
 
 
 def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:

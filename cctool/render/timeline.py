@@ -3,7 +3,8 @@
 Text: a header naming the window, then per location its strip (one character per bucket:
 the symbol of the call path that ran longest in it, ``·`` where the location
 was mostly idle; a bucket its path held for less than half the time is drawn dim) followed
-by its top call paths; a legend maps symbols to paths at the end. Records: one row per
+by its top call paths; a legend maps symbols to paths at the end. Colours are the trace
+views' palette (:mod:`cctool.render.palette`), the same as the page's. Records: one row per
 (location, top call path), values in seconds.
 """
 
@@ -15,13 +16,13 @@ from rich.text import Text
 
 from cctool.model.metrics import describe
 from cctool.ops.timeline import TimelineView
+from cctool.render.layout import elide_path
+from cctool.render.palette import style_of
 from cctool.render.values import DIGITS, format_percent, format_value
 
-__all__ = ["IDLE", "label_width", "records", "text"]
+__all__ = ["IDLE", "label_width", "path_cell", "records", "text"]
 
 IDLE = "·"
-_PALETTE = ("red", "green", "blue", "magenta", "cyan", "yellow", "bright_red", "bright_green",
-            "bright_blue", "bright_magenta", "bright_cyan", "bright_yellow")
 _SECONDS = describe("time", "s")
 
 
@@ -32,7 +33,7 @@ def label_width(view: TimelineView) -> int:
 
 def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Group:
     """The view as Rich text lines (colours are dropped on a plain console); call paths
-    longer than ``width`` allows lose their outer frames first (``…`` marks the cut)."""
+    longer than ``width`` allows lose frames in their middle (``…`` marks the cut)."""
     def q(seconds: float) -> str:
         return format_value(seconds, _SECONDS, precision)
 
@@ -40,8 +41,8 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
     lines = [Text(f"window {q(view.start)} .. {q(view.end)} ({q(length)}), "
                   f"{view.buckets} x {q(length / view.buckets)}, paths at depth {view.depth}"
                   + (f" (auto: {view.depth_reason})" if view.depth_reason else ""))]
-    color = {s: _PALETTE[i % len(_PALETTE)]
-             for i, s in enumerate(view.legend["symbol"].to_list())}
+    color = dict(zip(view.legend["symbol"].to_list(), map(style_of, view.legend["order"]),
+                     strict=True))
     label_w = label_width(view)
     strips = view.strips.partition_by("rank", "thread", as_dict=True)
     tops = view.top.partition_by("rank", "thread", as_dict=True)
@@ -63,22 +64,22 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
         for path, exc, inc, share in top.select(
                 "path", "time", "time (inc)", "share").iter_rows():
             head = f"    {format_percent(100 * share):>6}  {q(exc):>10}  (inc {q(inc):>10})  "
-            lines.append(Text(head + _elide(path, width - len(head))))
+            lines.append(Text(head + path_cell(path, width - len(head))))
     if view.legend.height:
         lines.append(Text("legend (symbol, time it dominated buckets, call path):"))
-        for symbol, path, seconds in view.legend.iter_rows():
+        for symbol, path, seconds in view.legend.select("symbol", "path", "seconds").iter_rows():
             row = Text("  ")
             row.append(symbol, style=color.get(symbol, ""))
             head = f"  {q(seconds):>10}  "
-            row.append(head + _elide(path, width - len(head) - 3))
+            row.append(head + path_cell(path, width - len(head) - 3))
             lines.append(row)
     return Group(*lines)
 
 
-def _elide(path: str, room: int) -> str:
-    """``path`` cut from the left to ``room`` characters (the innermost frames stay)."""
-    room = max(room, 10)
-    return path if len(path) <= room else "…" + path[len(path) - room + 1:]
+def path_cell(path: str, room: int) -> str:
+    """``path`` in ``room`` characters (at least 10): frames in the middle left out, the
+    first and the innermost kept (``main / … / solve / MPI_Wait``)."""
+    return elide_path(path, max(room, 10), keep_first=True)
 
 
 def records(view: TimelineView) -> pl.DataFrame:

@@ -30,6 +30,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
 from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts
 from cctool.render.html._payload import encode_strings, to_script_json
+from cctool.render.palette import PALETTE
 from cctool.render.values import format_value, rules_script, unit_format
 
 __all__ = ["TimelinePageOptions", "page_data", "timeline_page", "timeline_page_of_parts"]
@@ -134,6 +135,7 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "levels": [{"width": lv.width, "buckets": lv.buckets} for lv in detail.levels],
         "summaryWidth": detail.summary_width,
         "summaryBuckets": -(-detail.span // detail.summary_width),
+        "palette": [list(rgb) for _, rgb in PALETTE],
         "depth": max(int(opts.depth or detail.auto_depth.depth), 1),
         "depthReason": "" if opts.depth else detail.auto_depth.reason,
         "window": [start, end],

@@ -78,10 +78,23 @@
   let curDepth = Math.min(D.depth, maxDepth);
   const anc = new Int32Array(n);
   const color = new Uint32Array(n), dimColor = new Uint32Array(n);
+  let own = null;            // ns per node as the innermost frame, over the page's lanes and span
+  let legend = [];           // the call paths at the depth, heaviest first: [node, ns]
+  // Colours as cctool.render.palette gives them (the text view's too): the paths at the
+  // depth ranked by time, heaviest first (ties: smaller node id), the i-th gets
+  // D.palette[i]; paths past the palette a colour per function name.
   function setColors() {
     for (let i = 0; i < n; i++) anc[i] = depth[i] <= curDepth ? i : anc[parent[i]];
+    const weight = new Float64Array(n);
+    for (let i = 0; i < n; i++) weight[anc[i]] += own[i];
+    legend = [];
+    for (let i = 0; i < n; i++) if (weight[i] > 0) legend.push([i, weight[i]]);
+    legend.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    const rgb = new Array(n).fill(null);
+    legend.slice(0, D.palette.length).forEach(([i], k) => { rgb[i] = D.palette[k]; });
     for (let i = 0; i < n; i++) {
-      const c = nameCode[anc[i]] >= 0 ? nameRGB[nameCode[anc[i]]] : [128, 128, 128];
+      const a = anc[i];
+      const c = rgb[a] || (nameCode[a] >= 0 ? nameRGB[nameCode[a]] : [128, 128, 128]);
       color[i] = packRGB(c);
       dimColor[i] = packRGB(c.map((v) => Math.round(235 + (v - 235) * 0.18)));
     }
@@ -347,6 +360,28 @@
     summaryTimer = setTimeout(computeSummary, 60);
   }
 
+  // The colours of the heaviest call paths at the depth, with their time over the page.
+  function showLegend() {
+    const body = $("legend").tBodies[0];
+    body.textContent = "";
+    let total = 0; for (const [, ns] of legend) total += ns;
+    for (const [i, ns] of legend.slice(0, D.palette.length)) {
+      const tr = document.createElement("tr");
+      tr.dataset.node = i;
+      tr.innerHTML = `<td><span class="sw"></span></td><td class="num"></td><td class="num"></td><td class="path"></td>`;
+      tr.cells[0].firstChild.style.background = cssColor(i);
+      tr.cells[1].textContent = fmt(ns);
+      tr.cells[2].textContent = CCTValues.percent(100 * ns / (total || 1));
+      const path = CCTValues.path(pathOf(i).map(nameOf));
+      tr.cells[3].textContent = ltr(path);
+      tr.title = path;
+      tr.onclick = () => select(i, true);
+      body.appendChild(tr);
+    }
+    $("legend-more").textContent = legend.length > D.palette.length
+      ? `${legend.length - D.palette.length} lighter call paths are coloured by function name.` : "";
+  }
+
   // ------------------------------------------------------------------ tree panel
   const kids = Array.from({ length: n }, () => []);
   const roots = [];
@@ -535,7 +570,7 @@
   slider.addEventListener("input", () => {
     curDepth = +slider.value;
     $("depth-value").textContent = depthText();
-    setColors(); draw(); updateTreeTimes();
+    setColors(); showLegend(); draw(); updateTreeTimes();
   });
   $("reset").onclick = () => setView(0, span, 0, lanes);
   $("help-toggle").onclick = () => { $("help").hidden = !$("help").hidden; };
@@ -547,7 +582,7 @@
   // Hooks for tests and benchmarks: the state, and the summary as numbers.
   window.cctoolTimeline = {
     data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
-    get lastDraw() { return lastDraw; }, get summary() { return summary; },
+    get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
     setView, select, computeSummary, firstDrawMs: null,
   };
 
@@ -561,9 +596,11 @@
     {
       const nd = A["summary.node"], v = A["summary.ns"];
       for (let k = 0; k < nd.length; k++) whole[nd[k]] += v[k];
+      own = Float64Array.from(whole);
       for (let i = n - 1; i >= 0; i--) if (parent[i] >= 0) whole[parent[i]] += whole[i];
     }
     setColors();
+    showLegend();
     resize();
     draw();
     computeSummary();
