@@ -324,3 +324,101 @@ def test_text_and_page_give_a_path_one_colour(
     assert len(swatches) == min(len(page_paths), len(PALETTE))
     for k, (title, css) in enumerate(swatches):
         assert title == page_paths[k] and css == "rgb({}, {}, {})".format(*PALETTE[k][1])
+
+
+@pytest.mark.parametrize("which", ["db64", "np4"])
+def test_page_summary_strip_is_the_summary_view(
+        which: str, first_pages: dict[str, TimelinePage], request: pytest.FixtureRequest) -> None:
+    """A column of the page's summary strip holds, per call path at the page's depth, the
+    share `cctool timeline --view summary` gives for the span the column covers."""
+    from cctool.ops.timeline_views import summary_view
+
+    p = first_pages[which]
+    path = request.getfixturevalue("db64") if which == "db64" else NP4
+    depth = p.js("window.cctoolTimeline.depth")
+    par, codes, values = (p.js(f"window.cctoolTimeline.data.tree.{k}")
+                          for k in ("parent", "name.codes", "name.values"))
+
+    def spelled(i: int) -> str:
+        q = []
+        while i >= 0:
+            q.append(values[codes[i]])
+            i = par[i]
+        return " / ".join(reversed(q))
+
+    checked = 0
+    for x in (3, 150, 400, 777):
+        col = p.js("(x) => window.cctoolTimeline.stripColumn(x)", x)
+        view = summary_view(read_timeline_parts(path), (col["lo"], col["hi"]), buckets=1,
+                            depth=depth)
+        want: dict[str, float] = {}
+        for pth, share in view.shares.select("path", "share").iter_rows():
+            want[pth] = want.get(pth, 0.0) + share
+        got: dict[str, float] = {}
+        for node, share in col["shares"]:
+            got[spelled(node)] = got.get(spelled(node), 0.0) + share
+        assert got.keys() == want.keys(), x
+        for pth, share in want.items():
+            assert got[pth] == pytest.approx(share, rel=1e-9), (x, pth)
+        checked += len(want)
+    assert checked >= 4
+
+
+def test_page_depth_view_is_the_lane_stack(first_pages: dict[str, TimelinePage]) -> None:
+    """Clicking a lane's label opens its depth view; where the lane's intervals are exact
+    each column holds the call stack at the column's middle instant."""
+    p = first_pages["np4"]
+    x, y = p.lane_point(2, 0.0)
+    gutter = p.js("window.cctoolTimeline.gutter")
+    p.page.mouse.click(x - gutter / 2, y)
+    assert p.js("window.cctoolTimeline.depthLane") == 2
+    assert p.page.is_visible("#depth-box") and "rank 2 thread 0" in p.page.inner_text(
+        "#depth-title")
+    span = p.js("window.cctoolTimeline.data.span")
+    p.js("(s) => window.cctoolTimeline.setView(0, s / 3, 0, 4)", span)  # exact intervals
+    cols = p.js("window.cctoolTimeline.depthColumns()")
+    assert not cols["aggregated"]
+    tl = read_timeline(NP4)
+    origin = tl.span[0]
+    rows = tl.segments.filter((pl.col("rank") == 2) & (pl.col("thread") == 0)).select(
+        pl.col("start") - origin, pl.col("end") - origin, "node").rows()
+    t0, t1 = p.js("[window.cctoolTimeline.view.t0, window.cctoolTimeline.view.t1]")
+    ncol = len(cols["columns"])
+    for c in range(0, ncol, 37):
+        t = t0 + (c + 0.5) * (t1 - t0) / ncol
+        held = [n for s, e, n in rows if s <= t < e]
+        want: list[int] = []
+        n = held[0] if held else -1
+        while n >= 0:
+            want.insert(0, n)
+            n = int(tl.tree.parent_array[n])
+        assert cols["columns"][c] == want, c
+    p.page.keyboard.press("Escape")
+    assert p.js("window.cctoolTimeline.depthLane") == -1 and not p.page.is_visible("#depth-box")
+    p.page.keyboard.press("Escape")
+    assert p.js("[window.cctoolTimeline.view.t0, window.cctoolTimeline.view.t1]") == [0, span]
+
+
+def test_page_keyboard(first_pages: dict[str, TimelinePage]) -> None:
+    p = first_pages["db64"]
+    span = p.js("window.cctoolTimeline.data.span")
+    view = "[window.cctoolTimeline.view.t0, window.cctoolTimeline.view.t1]"
+    p.page.keyboard.press("w")  # zoom in around the middle: two thirds of the view
+    t0, t1 = p.js(view)
+    assert t1 - t0 == pytest.approx(span * 2 / 3) and (t0 + t1) / 2 == pytest.approx(span / 2)
+    p.page.keyboard.press("d")  # pan right by a fifth
+    assert p.js(view)[0] == pytest.approx(t0 + (t1 - t0) / 5)
+    p.page.keyboard.press("a")
+    p.page.keyboard.press("s")  # and out again
+    assert p.js(view) == pytest.approx([0, span])
+    p.page.keyboard.press("+")  # fewer lanes, then move them
+    nl = p.js("window.cctoolTimeline.view.nlanes")
+    assert nl < 64
+    p.page.keyboard.press("ArrowDown")
+    assert p.js("window.cctoolTimeline.view.lane0") > 0
+    p.page.keyboard.press("?")
+    assert p.page.is_visible("#help") and "W/S zoom" in p.page.inner_text("#help")
+    p.page.keyboard.press("Escape")  # closes the help
+    assert not p.page.is_visible("#help")
+    p.page.keyboard.press("Escape")  # then shows everything
+    assert p.js("window.cctoolTimeline.view.nlanes") == 64 and p.js(view) == [0, span]

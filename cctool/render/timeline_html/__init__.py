@@ -1,10 +1,13 @@
 """The timeline page (``cctool timeline --to html``): one self-contained HTML file.
 
 One lane per location (rank, thread) drawn on a canvas, each screen column coloured by the
-call path, cut at the depth the slider sets, that the trace shows there; zoom and pan on time
-and lanes; hover for the full call path and times; click to reveal the call path in the tree
-beside; and the time per call path inside the visible window over every location, with the
-window's bounds as ``--window`` takes them.
+call path, cut at the depth the slider sets, that the trace shows there (colours: the
+palette of :mod:`cctool.render.palette` by the paths' time, with a legend); zoom and pan on
+time and lanes, by pointer and keys; hover for the full call path and times; click to reveal
+the call path in the tree beside; the time per call path inside the visible window over
+every location, with the window's bounds as ``--window`` takes them; a summary strip (each
+call path's share of the locations' time per column) and a lane's depth view (its call stack
+over time), as ``--view summary`` and ``--view depth`` print them.
 
 The page never embeds the trace itself: it embeds :class:`~cctool.ops.timeline_detail.
 TimelineDetail` (the levels of detail, the exact segments of the locations that fit, the

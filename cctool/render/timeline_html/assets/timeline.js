@@ -80,6 +80,7 @@
   const color = new Uint32Array(n), dimColor = new Uint32Array(n);
   let own = null;            // ns per node as the innermost frame, over the page's lanes and span
   let legend = [];           // the call paths at the depth, heaviest first: [node, ns]
+  let rankOf = new Map();    // node -> its place in the legend
   // Colours as cctool.render.palette gives them (the text view's too): the paths at the
   // depth ranked by time, heaviest first (ties: smaller node id), the i-th gets
   // D.palette[i]; paths past the palette a colour per function name.
@@ -90,6 +91,7 @@
     legend = [];
     for (let i = 0; i < n; i++) if (weight[i] > 0) legend.push([i, weight[i]]);
     legend.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    rankOf = new Map(legend.map(([i], k) => [i, k]));
     const rgb = new Array(n).fill(null);
     legend.slice(0, D.palette.length).forEach(([i], k) => { rgb[i] = D.palette[k]; });
     for (let i = 0; i < n; i++) {
@@ -110,7 +112,7 @@
   // css px of lane labels: the longest label at about 6.6 px a character, within bounds
   const GUTTER = Math.round(Math.max(120, Math.min(280, 12 + 6.6 * D.lanes.label.reduce((m, s) => Math.max(m, s.length), 0))));
   const MAX_LANE = 40;       // css px: a few lanes stay strips, not blocks
-  const lanesCanvas = $("lanes"), axisCanvas = $("axis");
+  const lanesCanvas = $("lanes"), axisCanvas = $("axis"), stripCanvas = $("strip"), depthCanvas = $("depthview");
   const ctx = lanesCanvas.getContext("2d"), actx = axisCanvas.getContext("2d");
   let img = null, dpr = 1, lastDraw = { aggregated: false, level: -1, perRow: 1, lanesDrawn: 0 };
 
@@ -144,7 +146,7 @@
   // ------------------------------------------------------------------ drawing
   function resize() {
     dpr = window.devicePixelRatio || 1;
-    for (const c of [lanesCanvas, axisCanvas]) {
+    for (const c of [lanesCanvas, axisCanvas, stripCanvas, depthCanvas]) {
       const r = c.getBoundingClientRect();
       c.width = Math.max(1, Math.round(r.width * dpr));
       c.height = Math.max(1, Math.round(r.height * dpr));
@@ -213,6 +215,8 @@
     ctx.putImageData(img, 0, 0);
     drawLabels(rows, per, gut);
     drawAxis(gut, plot, nsPerPx);
+    drawStrip(gut, plot, nsPerPx);
+    drawDepth(gut, plot, nsPerPx);
     lastDraw = { aggregated, level, perRow: per < 1 ? 1 / per : 1, lanesDrawn: drawnLanes, ms: performance.now() - t0ms };
     status();
   }
@@ -290,6 +294,94 @@
     if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
     $("status").innerHTML = `${shown} · ${what}`;
   }
+
+  // ------------------------------------------------------------------ summary strip
+  // Per screen column, each call path's (at the depth) share of every lane's time over the
+  // summary buckets the column covers: ns over lanes x the buckets' length, stacked from
+  // the heaviest path (the legend's order) down; idle time is left blank. This is what
+  // `cctool timeline --view summary` prints for the same span.
+  function stripColumn(x, nsPerPx) {
+    const w = D.summaryWidth, nb = D.summaryBuckets, bk = A["summary.bucket"], nd = A["summary.node"], v = A["summary.ns"];
+    const ta = view.t0 + x * nsPerPx, tb = ta + nsPerPx;
+    const a = Math.max(0, Math.min(nb - 1, Math.floor(ta / w)));
+    const b = Math.max(a + 1, Math.min(nb, Math.ceil(tb / w)));
+    let k = 0;
+    { let l = 0, h = bk.length; while (l < h) { const m = (l + h) >> 1; if (bk[m] >= a) h = m; else l = m + 1; } k = l; }
+    const acc = new Map();
+    for (; k < bk.length && bk[k] < b; k++) { const p = anc[nd[k]]; acc.set(p, (acc.get(p) || 0) + v[k]); }
+    const lo = a * w, hi = Math.min(b * w, span), denom = lanes * (hi - lo);
+    const shares = [...acc].map(([p, ns]) => [p, ns / denom]);
+    shares.sort((u, z) => (rankOf.get(u[0]) ?? 1e9) - (rankOf.get(z[0]) ?? 1e9) || u[0] - z[0]);
+    return { lo, hi, shares };
+  }
+  function drawStrip(gut, plot, nsPerPx) {
+    const W = stripCanvas.width, H = stripCanvas.height, sctx = stripCanvas.getContext("2d");
+    const im = sctx.createImageData(W, H), px = new Uint32Array(im.data.buffer);
+    px.fill(BACK);
+    for (let x = 0; x < plot; x++) {
+      let y = 0;
+      for (const [p, share] of stripColumn(x, nsPerPx).shares) {
+        const y1 = Math.min(H, Math.round((y + share) * H)), c = color[p];
+        for (let r = Math.round(y * H); r < y1; r++) px[r * W + gut + x] = c;
+        y += share;
+      }
+    }
+    sctx.putImageData(im, 0, 0);
+    sctx.fillStyle = "#fafafa"; sctx.fillRect(0, 0, gut, H);
+    sctx.fillStyle = "#333"; sctx.textBaseline = "middle"; sctx.font = `${11 * dpr}px system-ui, sans-serif`;
+    sctx.fillText("summary", 4 * dpr, H / 2 - 7 * dpr);
+    sctx.fillStyle = "#777";
+    sctx.fillText(`${lanes} location${lanes === 1 ? "" : "s"}`, 4 * dpr, H / 2 + 7 * dpr);
+  }
+
+  // ------------------------------------------------------------------ depth view
+  // One lane's call stack per screen column (click a lane's label; Escape closes it): the
+  // node its lane shows at the column's middle, and every ancestor, a row per depth. Where
+  // the lane is drawn from exact intervals this is the stack at that instant; where it is
+  // aggregated, the bucket's heaviest call path. Frames are coloured by name, the names
+  // seen most often taking the palette's colours first.
+  let depthLane = -1;
+  function depthColumns(lane, nsPerPx, plot) {
+    const src = source(lane, nsPerPx), iv = intervals(lane, src), out = new Array(plot);
+    let k = iv.lo;
+    for (let x = 0; x < plot; x++) {
+      const t = view.t0 + (x + 0.5) * nsPerPx;
+      while (k < iv.hi && iv.end(k) <= t) k++;
+      out[x] = k < iv.hi && iv.start(k) <= t && iv.node(k) >= 0 ? pathOf(iv.node(k)) : [];
+    }
+    return { columns: out, aggregated: src.aggregated };
+  }
+  function drawDepth(gut, plot, nsPerPx) {
+    const box = $("depth-box");
+    if (depthLane < 0) { box.hidden = true; return; }
+    box.hidden = false;
+    const W = depthCanvas.width, H = depthCanvas.height, dctx = depthCanvas.getContext("2d");
+    const { columns, aggregated } = depthColumns(depthLane, nsPerPx, plot);
+    const cells = new Map();
+    let deepest = 1;
+    for (const st of columns) { deepest = Math.max(deepest, st.length); for (const i of st) { const m = nameOf(i); cells.set(m, (cells.get(m) || 0) + 1); } }
+    const order = [...cells].sort((u, z) => z[1] - u[1] || (u[0] < z[0] ? -1 : u[0] > z[0] ? 1 : 0));
+    const rgbOf = new Map(order.map(([m], k) => [m, k < D.palette.length ? D.palette[k] : (names.indexOf(m) >= 0 ? nameRGB[names.indexOf(m)] : [128, 128, 128])]));
+    const im = dctx.createImageData(W, H), px = new Uint32Array(im.data.buffer);
+    px.fill(BACK);
+    const rowH = H / deepest;
+    for (let x = 0; x < plot; x++) {
+      const st = columns[x];
+      for (let d = 0; d < st.length; d++) {
+        const c = packRGB(rgbOf.get(nameOf(st[d])));
+        for (let r = Math.round(d * rowH); r < Math.round((d + 1) * rowH) - (rowH >= 6 ? 1 : 0); r++) px[r * W + gut + x] = c;
+      }
+    }
+    dctx.putImageData(im, 0, 0);
+    dctx.fillStyle = "#fafafa"; dctx.fillRect(0, 0, gut, H);
+    dctx.fillStyle = "#333"; dctx.textBaseline = "top"; dctx.font = `${11 * dpr}px system-ui, sans-serif`;
+    dctx.fillText("depth 1", 4 * dpr, 2 * dpr);
+    dctx.textBaseline = "bottom"; dctx.fillText(`depth ${deepest}`, 4 * dpr, H - 2 * dpr);
+    $("depth-title").textContent = `Depth view of ${D.lanes.label[depthLane]}: ` + (aggregated
+      ? "each column shows its bucket's heaviest call path (aggregated; zoom in for exact stacks)"
+      : "each column shows the call stack at its middle instant");
+  }
+  function showDepth(lane) { depthLane = lane; $("depth-box").hidden = lane < 0; resize(); draw(); }
 
   // ------------------------------------------------------------------ window summary
   let summary = null; // {lo, hi, own: Float64Array, inc: Float64Array, exact}
@@ -533,7 +625,8 @@
     lanesCanvas.classList.remove("dragging");
     if (d && !d.moved) {
       const h = hit(ev);
-      if (h && h.node >= 0) select(h.node, true);
+      if (h && h.label) showDepth(h.lane === depthLane ? -1 : h.lane);
+      else if (h && h.node >= 0) select(h.node, true);
     }
   });
   lanesCanvas.addEventListener("pointerleave", () => { tip.hidden = true; });
@@ -573,6 +666,38 @@
     setColors(); showLegend(); draw(); updateTreeTimes();
   });
   $("reset").onclick = () => setView(0, span, 0, lanes);
+  $("depth-close").onclick = () => showDepth(-1);
+  // Keyboard: W/S zoom time in and out around the middle, A/D pan by a fifth of the view,
+  // arrows move the lanes up and down (a page of them with Page Up/Down), + and - show
+  // fewer or more lanes, Escape closes the depth view, then the help, then resets.
+  window.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName)) return;
+    const len = view.t1 - view.t0, mid = (view.t0 + view.t1) / 2, step = Math.max(1, Math.round(view.nlanes / 10));
+    const k = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+    const moves = {
+      w: () => setView(mid - len / 3, mid + len / 3, view.lane0, view.nlanes),
+      s: () => setView(mid - len * 0.75, mid + len * 0.75, view.lane0, view.nlanes),
+      a: () => setView(view.t0 - len / 5, view.t1 - len / 5, view.lane0, view.nlanes),
+      d: () => setView(view.t0 + len / 5, view.t1 + len / 5, view.lane0, view.nlanes),
+      ArrowLeft: () => setView(view.t0 - len / 5, view.t1 - len / 5, view.lane0, view.nlanes),
+      ArrowRight: () => setView(view.t0 + len / 5, view.t1 + len / 5, view.lane0, view.nlanes),
+      ArrowUp: () => setView(view.t0, view.t1, view.lane0 - step, view.nlanes),
+      ArrowDown: () => setView(view.t0, view.t1, view.lane0 + step, view.nlanes),
+      PageUp: () => setView(view.t0, view.t1, view.lane0 - view.nlanes, view.nlanes),
+      PageDown: () => setView(view.t0, view.t1, view.lane0 + view.nlanes, view.nlanes),
+      "+": () => setView(view.t0, view.t1, view.lane0, view.nlanes / 1.5),
+      "-": () => setView(view.t0, view.t1, view.lane0, view.nlanes * 1.5),
+      "?": () => { $("help").hidden = !$("help").hidden; },
+      Escape: () => {
+        if (depthLane >= 0) showDepth(-1);
+        else if (!$("help").hidden) $("help").hidden = true;
+        else setView(0, span, 0, lanes);
+      },
+    };
+    if (!moves[k]) return;
+    ev.preventDefault();
+    moves[k]();
+  });
   $("help-toggle").onclick = () => { $("help").hidden = !$("help").hidden; };
   $("copy-window").onclick = () => navigator.clipboard && navigator.clipboard.writeText($("window-arg").textContent);
   window.addEventListener("resize", () => { resize(); draw(); });
@@ -583,7 +708,11 @@
   window.cctoolTimeline = {
     data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
     get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
-    setView, select, computeSummary, firstDrawMs: null,
+    setView, select, computeSummary, showDepth, firstDrawMs: null,
+    get depthLane() { return depthLane; },
+    // The summary strip's column x, and the depth view's stacks (node ids, root first).
+    stripColumn: (x) => stripColumn(x, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
+    depthColumns: () => depthColumns(depthLane, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr)), Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
   };
 
   (async () => {
