@@ -422,3 +422,39 @@ def test_page_keyboard(first_pages: dict[str, TimelinePage]) -> None:
     assert not p.page.is_visible("#help")
     p.page.keyboard.press("Escape")  # then shows everything
     assert p.js("window.cctoolTimeline.view.nlanes") == 64 and p.js(view) == [0, span]
+
+
+# ------------------------------------------------------------------ location labels
+def test_labels_name_gpu_streams_and_nodes_from_the_identifiers() -> None:
+    """Identifier tuples as the HPCToolkit v4 reader keeps them (``metadata["profiles"]``):
+    a rank's CPU threads, then its GPU streams (threads after the CPU ones), on two nodes."""
+    from cctool.ops.timeline_labels import location_labels
+
+    def ids(**kinds: int) -> list[dict[str, Any]]:
+        return [{"kind": k, "logical": v, "physical": v} for k, v in kinds.items()]
+
+    meta = {"profiles": [
+        {"profile": 1, "rank": 0, "thread": 0, "ids": ids(NODE=0, RANK=0, THREAD=0)},
+        {"profile": 2, "rank": 0, "thread": 1, "ids": ids(NODE=0, RANK=0, THREAD=3)},
+        {"profile": 3, "rank": 0, "thread": 2,
+         "ids": ids(NODE=0, RANK=0, GPUCONTEXT=1, GPUSTREAM=4)},
+        {"profile": 4, "rank": 1, "thread": 0, "ids": ids(NODE=1, RANK=1, THREAD=0)},
+    ]}
+    labels, kinds = location_labels(meta, [(0, 0), (0, 1), (0, 2), (1, 0)])
+    assert labels == ["rank 0 thread 0 (node 0)", "rank 0 thread 1 (thread 3, node 0)",
+                      "rank 0 thread 2 (GPU context 1 stream 4, node 0)",
+                      "rank 1 thread 0 (node 1)"]
+    assert kinds == ["cpu", "cpu", "gpu", "cpu"]
+
+
+def test_labels_of_real_traces() -> None:
+    """OTF2 (Score-P's location names), HPCToolkit's 4-thread trace.db (one node: nothing
+    added), Chrome (thread names)."""
+    pytest.importorskip("otf2", reason="OTF2 traces need the otf2 bindings")
+    data = Path(__file__).parent / "data"
+    view = api.timeline(data / "otf2" / "ping-pong", depth=2)
+    assert view.locations["label"].to_list() == ["rank 0 thread 0 (Master thread)",
+                                                 "rank 1 thread 0 (Master thread)"]
+    assert view.locations["kind"].to_list() == ["cpu", "cpu"]
+    view = api.timeline(data / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d", depth=2)
+    assert view.locations["label"].to_list() == [f"rank 0 thread {t}" for t in range(4)]

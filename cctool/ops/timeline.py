@@ -36,6 +36,7 @@ from cctool.model.timeline import (
     window_profile,
 )
 from cctool.ops.timeline_depth import DepthChoice, auto_depth
+from cctool.ops.timeline_labels import location_labels
 from cctool.options import Selection, selection_mask, selection_text, wanted_text
 
 __all__ = ["TimelineView", "ancestors_at", "bucket_pieces", "call_paths", "locations",
@@ -57,7 +58,8 @@ class TimelineView:
         depth_reason: why that depth, when it was chosen automatically (else empty).
         strips: one row per (location, bucket) with a dominant path: ``rank``, ``thread``,
             ``bucket``, ``symbol``, ``path``, ``share`` (of the bucket's length).
-        locations: ``rank``, ``thread`` and ``label`` of every location, in order.
+        locations: ``rank``, ``thread``, ``label`` and ``kind`` (cpu, gpu) of every
+            location, in order.
         legend: ``symbol``, ``path``, ``seconds`` (bucket time it dominated) and ``order``
             (:func:`path_order`: the path's place by its time in the window, which gives its
             colour), sorted by ``order``.
@@ -271,17 +273,13 @@ def bucket_pieces(seg: pl.DataFrame, origin: int, window: tuple[int, int], bucke
 
 
 def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:
-    """``rank``, ``thread`` and a ``label`` (with the thread's or process's name) of each
-    location with segments, in order."""
+    """``rank``, ``thread``, a ``label`` (:mod:`cctool.ops.timeline_labels`: the profile's
+    own names for it) and the ``kind`` (``cpu`` or ``gpu``) of each location with segments,
+    in order."""
     locs = timeline.locations
-    named = {(d["rank"], d["thread"]): d for d in timeline.tree.metadata.get("locations", ())
-             if isinstance(d, dict) and "rank" in d and "thread" in d}
-    labels = []
-    for r, t in locs.iter_rows():
-        d = named.get((r, t), {})
-        extra = d.get("thread_name") or d.get("process_name")
-        labels.append(f"rank {r} thread {t}" + (f" ({extra})" if extra else ""))
-    return locs.with_columns(label=pl.Series(labels, dtype=pl.String))
+    labels, kinds = location_labels(timeline.tree.metadata, locs.select("rank", "thread").rows())
+    return locs.with_columns(label=pl.Series(labels, dtype=pl.String),
+                             kind=pl.Series(kinds, dtype=pl.String))
 
 
 def _top(prof: GraphFrame, tree: GraphFrame, n: int, length: float) -> pl.DataFrame:

@@ -46,7 +46,7 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
     label_w = label_width(view)
     strips = view.strips.partition_by("rank", "thread", as_dict=True)
     tops = view.top.partition_by("rank", "thread", as_dict=True)
-    for rank, thread, label in view.locations.iter_rows():
+    for rank, thread, label in view.locations.select("rank", "thread", "label").iter_rows():
         line = Text(label.ljust(label_w) + " |")
         cells: list[tuple[str, str]] = [(IDLE, "dim")] * view.buckets
         strip = strips.get((rank, thread))
