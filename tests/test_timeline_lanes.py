@@ -458,3 +458,40 @@ def test_labels_of_real_traces() -> None:
     assert view.locations["kind"].to_list() == ["cpu", "cpu"]
     view = api.timeline(data / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d", depth=2)
     assert view.locations["label"].to_list() == [f"rank 0 thread {t}" for t in range(4)]
+
+
+def test_page_lane_filter(first_pages: dict[str, TimelinePage]) -> None:
+    p = first_pages["db64"]
+    p.page.fill("#rank-filter", "2-5")
+    assert p.js("window.cctoolTimeline.shown") == [2, 3, 4, 5]
+    assert p.js("window.cctoolTimeline.view.nlanes") == 4
+    assert "lanes 1–4 of 4 (filtered from 64)" in p.page.inner_text("#status")
+    r = p.js("""() => { const c = document.getElementById('lanes').getBoundingClientRect();
+                        return [c.left + window.cctoolTimeline.gutter + 200, c.top + 20]; }""")
+    p.page.mouse.move(*r)  # the first row is rank 2's now
+    assert p.page.inner_text("#tooltip .where").startswith("rank 2 thread 0")
+    p.page.fill("#rank-filter", "5-2")  # not a range: marked, the lanes stay
+    assert p.js("document.getElementById('rank-filter').classList.contains('bad')")
+    assert p.js("window.cctoolTimeline.shown") == [2, 3, 4, 5]
+    assert p.js("document.getElementById('kind-filter').disabled")  # no GPU streams here
+    p.page.click("#reset")
+    assert p.js("window.cctoolTimeline.shown") == list(range(64))
+
+
+def test_page_kind_filter_keeps_gpu_streams(browser: Any, tmp_path: Path) -> None:
+    """A trace whose thread names say CUDA streams (as PyTorch's profiler writes them): the
+    kind filter shows those lanes alone."""
+    from cctool.render.timeline_html import TimelinePageOptions, timeline_page
+
+    tl = read_timeline(Path(__file__).parent / "data" / "chrome-trace" / "viztracer-procs.json")
+    locs = tl.tree.metadata["locations"]
+    locs[2] = {**locs[2], "thread_name": "CUDA stream 7"}
+    p = TimelinePage(browser, timeline_page(tl, TimelinePageOptions()), tmp_path / "g.html")
+    kinds = p.js("window.cctoolTimeline.data.lanes.kind")
+    assert kinds.count("gpu") == 1
+    p.page.select_option("#kind-filter", "gpu")
+    assert p.js("window.cctoolTimeline.shown") == [kinds.index("gpu")]
+    p.page.select_option("#kind-filter", "cpu")
+    assert len(p.js("window.cctoolTimeline.shown")) == len(kinds) - 1
+    assert not p.errors
+    p.page.close()

@@ -107,6 +107,8 @@
   let A = null;              // the unpacked arrays
   let exactLane = null;      // per lane: all its intervals embedded
   let allExact = false;
+  // The lanes the filter keeps (all at first), in order: view positions map to lane indices.
+  let shown = Int32Array.from({ length: lanes }, (_, l) => l), nshown = lanes;
   const view = { t0: D.window[0], t1: D.window[1], lane0: 0, nlanes: lanes };
   let selected = -1;
   // css px of lane labels: the longest label at about 6.6 px a character, within bounds
@@ -153,18 +155,19 @@
     }
     img = ctx.createImageData(lanesCanvas.width, lanesCanvas.height);
   }
-  function laneRows() { // device pixel rows: [lane, y0, y1] for the lanes drawn
+  function laneRows() { // device pixel rows: [lane, y0, y1, position among the shown] drawn
     const H = lanesCanvas.height, rows = [];
-    const per = view.nlanes < lanes ? H / view.nlanes : Math.min(H / view.nlanes, MAX_LANE * dpr);
+    if (!nshown) return { rows, per: H };
+    const per = view.nlanes < nshown ? H / view.nlanes : Math.min(H / view.nlanes, MAX_LANE * dpr);
     if (per >= 1) {
-      const first = Math.floor(view.lane0), last = Math.min(lanes, Math.ceil(view.lane0 + view.nlanes));
+      const first = Math.floor(view.lane0), last = Math.min(nshown, Math.ceil(view.lane0 + view.nlanes));
       const gap = per >= 6 ? 1 : 0;
       for (let l = first; l < last; l++) {
         const y0 = Math.max(0, Math.round((l - view.lane0) * per)), y1 = Math.min(H, Math.round((l + 1 - view.lane0) * per) - gap);
-        if (y1 > y0) rows.push([l, y0, y1]);
+        if (y1 > y0) rows.push([shown[l], y0, y1, l]);
       }
     } else { // more lanes than pixel rows: each row shows the first lane it covers
-      for (let y = 0; y < H; y++) rows.push([Math.min(lanes - 1, Math.floor(view.lane0 + y / per)), y, y + 1]);
+      for (let y = 0; y < H; y++) { const l = Math.min(nshown - 1, Math.floor(view.lane0 + y / per)); rows.push([shown[l], y, y + 1, l]); }
     }
     return { rows, per };
   }
@@ -233,13 +236,13 @@
       const foot = lanesCanvas.height - 16 * dpr; // the "rank.thread" caption's room
       let last = -Infinity;
       for (let r = 0; r < rows.length; r++) {
-        const [lane, y0] = rows[r];
-        const next = r + 1 < rows.length ? Math.max(rows[r + 1][0], lane + 1) : lane + 1;
-        const m = Math.ceil(lane / step) * step;
-        if (m >= next || m === last || m >= lanes || y0 + 12 * dpr > foot) continue;
+        const [, y0, , pos] = rows[r];
+        const next = r + 1 < rows.length ? Math.max(rows[r + 1][3], pos + 1) : pos + 1;
+        const m = Math.ceil(pos / step) * step;
+        if (m >= next || m === last || m >= nshown || y0 + 12 * dpr > foot) continue;
         last = m;
         ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
-        ctx.fillText(`${D.lanes.rank[m]}.${D.lanes.thread[m]}`, 4 * dpr, y0 + 6 * dpr);
+        ctx.fillText(`${D.lanes.rank[shown[m]]}.${D.lanes.thread[shown[m]]}`, 4 * dpr, y0 + 6 * dpr);
       }
       ctx.fillStyle = "#777";
       ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
@@ -284,7 +287,7 @@
   }
   function status() {
     const d = lastDraw, nsPerPx = (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr));
-    const shown = `${fmt(view.t0 + OFF)} – ${fmt(view.t1 + OFF)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(lanes, Math.ceil(view.lane0 + view.nlanes))} of ${lanes}`;
+    const where = `${fmt(view.t0 + OFF)} – ${fmt(view.t1 + OFF)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(nshown, Math.ceil(view.lane0 + view.nlanes))} of ${nshown}` + (nshown < lanes ? ` (filtered from ${lanes})` : "");
     let what;
     if (d.aggregated) {
       const w = D.levels[Math.max(d.level, 0)].width;
@@ -292,7 +295,7 @@
         (w > nsPerPx * 1.001 ? " (zoomed in past the finest level embedded)" : "");
     } else what = "exact intervals";
     if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
-    $("status").innerHTML = `${shown} · ${what}`;
+    $("status").innerHTML = `${where} · ${what}`;
   }
 
   // ------------------------------------------------------------------ summary strip
@@ -636,7 +639,7 @@
     const f = Math.exp(Math.max(-3, Math.min(3, ev.deltaY * (ev.deltaMode ? 40 : 1) * 0.002)));
     if (ev.shiftKey || ev.clientX - r.left < GUTTER) {
       const at = view.lane0 + (ev.clientY - r.top) / r.height * view.nlanes; // lanes fill the height when zoomable
-      const nl = Math.max(1, Math.min(lanes, view.nlanes * f));
+      const nl = Math.max(1, Math.min(nshown, view.nlanes * f));
       setView(view.t0, view.t1, at - (at - view.lane0) * nl / view.nlanes, nl);
     } else {
       const frac = Math.max(0, (ev.clientX - r.left - GUTTER) / Math.max(1, r.width - GUTTER));
@@ -648,9 +651,9 @@
   function setView(t0, t1, lane0, nl) {
     const len = Math.min(span, Math.max(20, t1 - t0));
     t0 = Math.max(0, Math.min(t0, span - len));
-    nl = Math.max(1, Math.min(lanes, nl));
+    nl = Math.max(1, Math.min(Math.max(nshown, 1), nl));
     view.t0 = t0; view.t1 = t0 + len;
-    view.nlanes = nl; view.lane0 = Math.max(0, Math.min(lane0, lanes - nl));
+    view.nlanes = nl; view.lane0 = Math.max(0, Math.min(lane0, nshown - nl));
     viewChanged();
   }
 
@@ -665,7 +668,40 @@
     $("depth-value").textContent = depthText();
     setColors(); showLegend(); draw(); updateTreeTimes();
   });
-  $("reset").onclick = () => setView(0, span, 0, lanes);
+  $("reset").onclick = () => {
+    $("rank-filter").value = ""; $("kind-filter").value = "all";
+    applyFilter();
+    setView(0, span, 0, nshown);
+  };
+  // The lane filter: ranks as --rank takes them (0-3,8) and the kind of location.
+  function parseRanks(text) {
+    text = text.trim();
+    if (!text) return null;
+    const spans = [];
+    for (const part of text.split(",")) {
+      const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
+      if (!m || (m[2] !== undefined && +m[2] < +m[1])) return undefined;
+      spans.push([+m[1], m[2] === undefined ? +m[1] : +m[2]]);
+    }
+    return spans;
+  }
+  function applyFilter() {
+    const spans = parseRanks($("rank-filter").value), kind = $("kind-filter").value;
+    $("rank-filter").classList.toggle("bad", spans === undefined);
+    if (spans === undefined) return;
+    const keep = [];
+    for (let l = 0; l < lanes; l++) {
+      const r = D.lanes.rank[l];
+      if (spans && !spans.some(([a, b]) => r >= a && r <= b)) continue;
+      if (kind !== "all" && D.lanes.kind[l] !== kind) continue;
+      keep.push(l);
+    }
+    shown = Int32Array.from(keep); nshown = keep.length;
+    setView(view.t0, view.t1, 0, nshown);
+  }
+  $("rank-filter").addEventListener("input", applyFilter);
+  $("kind-filter").addEventListener("change", applyFilter);
+  if (!D.lanes.kind.includes("gpu")) $("kind-filter").disabled = true;
   $("depth-close").onclick = () => showDepth(-1);
   // Keyboard: W/S zoom time in and out around the middle, A/D pan by a fifth of the view,
   // arrows move the lanes up and down (a page of them with Page Up/Down), + and - show
@@ -691,7 +727,7 @@
       Escape: () => {
         if (depthLane >= 0) showDepth(-1);
         else if (!$("help").hidden) $("help").hidden = true;
-        else setView(0, span, 0, lanes);
+        else setView(0, span, 0, nshown);
       },
     };
     if (!moves[k]) return;
@@ -708,7 +744,8 @@
   window.cctoolTimeline = {
     data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
     get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
-    setView, select, computeSummary, showDepth, firstDrawMs: null,
+    setView, select, computeSummary, showDepth, applyFilter, firstDrawMs: null,
+    get shown() { return Array.from(shown); },
     get depthLane() { return depthLane; },
     // The summary strip's column x, and the depth view's stacks (node ids, root first).
     stripColumn: (x) => stripColumn(x, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
