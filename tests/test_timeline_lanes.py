@@ -495,3 +495,33 @@ def test_page_kind_filter_keeps_gpu_streams(browser: Any, tmp_path: Path) -> Non
     assert len(p.js("window.cctoolTimeline.shown")) == len(kinds) - 1
     assert not p.errors
     p.page.close()
+
+
+# ------------------------------------------------------------------ OTF2 messages
+def test_otf2_messages_are_matched_sends_and_receives(browser: Any, tmp_path: Path) -> None:
+    """Score-P's ping-pong: 8 messages each way, 16 KiB doubling to 2 MiB (the program's
+    sizes), each received after it was sent; the page draws each as an arrow and counts
+    them in its window panel."""
+    pytest.importorskip("otf2", reason="OTF2 traces need the otf2 bindings")
+    trace = Path(__file__).parent / "data" / "otf2" / "ping-pong"
+    msgs = read_timeline(trace).metadata["messages"]
+    sizes = [16384 << k for k in range(8)]
+    for src, dst in ((0, 1), (1, 0)):
+        mine = msgs.filter((pl.col("send_rank") == src) & (pl.col("recv_rank") == dst))
+        assert mine["bytes"].to_list() == sizes
+    assert (msgs["recv"] > msgs["send"]).all()
+    assert msgs["send"].is_sorted()
+    p = TimelinePage(browser, api.timeline_html(trace), tmp_path / "pp.html")
+    assert p.js("window.cctoolTimeline.data.messages") == 16
+    assert p.js("window.cctoolTimeline.arrowsDrawn") == 16
+    span = p.js("window.cctoolTimeline.data.span")
+    assert p.js("(s) => window.cctoolTimeline.messagesIn(0, s)", span) == {
+        "count": 16, "bytes": 2 * sum(sizes)}
+    assert p.page.inner_text("#window-messages").startswith("16 messages sent in the window")
+    first = int(msgs["send"][0])  # a window that holds the first send alone
+    p.js("([a, b]) => window.cctoolTimeline.setView(a, b, 0, 2)", [first - 1000, first + 5000])
+    assert p.js("window.cctoolTimeline.arrowsDrawn") == 1
+    p.page.uncheck("#show-messages")
+    assert p.js("window.cctoolTimeline.arrowsDrawn") == 0
+    assert not p.errors
+    p.page.close()

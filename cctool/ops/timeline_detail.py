@@ -88,6 +88,9 @@ class TimelineDetail:
         budget: the runs and segments the levels and exact segments could use.
         tree: the calling context tree whose node ids ``node`` columns hold.
         auto_depth: the depth the run is first shown at (:mod:`cctool.ops.timeline_depth`).
+        messages: ``from``, ``to`` (lanes), ``send``, ``recv`` (ns from the run's start)
+            and ``bytes`` of the point-to-point messages the trace records between the
+            lanes (OTF2's MPI messages: ``metadata["messages"]`` of its timeline), by send.
     """
 
     span: int
@@ -100,6 +103,7 @@ class TimelineDetail:
     budget: int
     tree: GraphFrame
     auto_depth: DepthChoice
+    messages: pl.DataFrame
 
     @property
     def exact_lanes(self) -> np.ndarray:
@@ -183,7 +187,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             _add_batch(state, batch, parent, depth)
             batch, held = [], 0
     _add_batch(state, batch, parent, depth)
-    return state.detail(census.lanes, nlanes, budget, parts.tree, census.depth)
+    return state.detail(census, budget, parts.tree)
 
 
 def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
@@ -208,15 +212,20 @@ class _Census:
     origin: int
     span: int
     depth: DepthChoice
+    messages: pl.DataFrame
 
 
 def _census(parts: TimelineParts) -> _Census:
     tables, last, origin = [], 0, parts.span[0]
     depths = DepthCensus(parts.tree)
+    messages = []
     for part in parts.parts:
         seg = part.segments
         origin = part.origin
         depths.add(seg)
+        sent = part.metadata.get("messages")
+        if isinstance(sent, pl.DataFrame) and sent.height:
+            messages.append(sent.with_columns(pl.col("send", "recv") - part.origin))
         tables.append(seg.group_by("rank", "thread").agg(
             (pl.col("end") > pl.col("start")).sum().alias("segments")))
         nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
@@ -229,7 +238,26 @@ def _census(parts: TimelineParts) -> _Census:
     per = per.sort("rank", "thread")
     lanes = locations(replace(parts, locations=per.select("rank", "thread")))
     lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
-    return _Census(lanes=lanes, origin=origin, span=max(last, 1), depth=depths.choose())
+    span = max(last, 1)
+    return _Census(lanes=lanes, origin=origin, span=span, depth=depths.choose(),
+                   messages=_lane_messages(messages, lanes, span))
+
+
+def _lane_messages(tables: list[pl.DataFrame], lanes: pl.DataFrame, span: int) -> pl.DataFrame:
+    """The messages between two of ``lanes`` that overlap the run's [0, span) ns."""
+    out = pl.DataFrame(schema={"from": pl.Int64, "to": pl.Int64, "send": pl.Int64,
+                               "recv": pl.Int64, "bytes": pl.Int64})
+    if not tables:
+        return out
+    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
+                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
+    msgs = pl.concat(tables).filter((pl.col("recv") >= 0) & (pl.col("send") < span))
+    for side in ("send", "recv"):
+        msgs = msgs.join(key.rename({"rank": f"{side}_rank", "thread": f"{side}_thread",
+                                     "lane": "from" if side == "send" else "to"}),
+                         on=[f"{side}_rank", f"{side}_thread"])
+    return msgs.select("from", "to", "send", "recv", pl.col("bytes").cast(pl.Int64)).sort(
+        "send").cast(out.schema)
 
 
 class _Levels:
@@ -318,8 +346,8 @@ class _Levels:
         else:
             self.sums[width] = total
 
-    def detail(self, lanes: pl.DataFrame, nlanes: int, budget: int,
-               tree: GraphFrame, depth: DepthChoice) -> TimelineDetail:
+    def detail(self, census: _Census, budget: int, tree: GraphFrame) -> TimelineDetail:
+        lanes, nlanes = census.lanes, census.lanes.height
         kept = range(self.alive)
         levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
                          if self.runs[i] else _empty_runs(),
@@ -349,7 +377,7 @@ class _Levels:
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
                               summary=summary[1], budget=budget, tree=tree,
-                              auto_depth=depth)
+                              auto_depth=census.depth, messages=census.messages)
 
 
 def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:

@@ -116,6 +116,10 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
     }
     types = {"exact.offsets": "i4", "exact.gap": "f8", "exact.dur": "f8", "exact.node": "i4",
              "summary.bucket": "i4", "summary.node": "i4", "summary.ns": "f8"}
+    msgs = detail.messages
+    for name in ("from", "to", "send", "recv", "bytes"):
+        arrays[f"msg.{name}"] = msgs[name].to_numpy()
+        types[f"msg.{name}"] = "i4" if name in ("from", "to") else "f8"
     for i, lv in enumerate(detail.levels):
         parts = {"offsets": lv.offsets, "gap": _gaps(lv.start, lv.start + lv.length, lv.offsets),
                  "length": lv.length, "node": lv.node}
@@ -126,8 +130,10 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
     data = {
         "format": 1,
         "title": title,
+        "messages": msgs.height,
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
-                     f"{format_value(detail.span / NS_PER_S, _SECONDS)}"
+                     + (f"{msgs.height:,} messages · " if msgs.height else "")
+                     + f"{format_value(detail.span / NS_PER_S, _SECONDS)}"
                      + (f" from {format_value(opts.offset / NS_PER_S, _SECONDS)} into the run"
                         if opts.offset else "")),
         "span": detail.span,

@@ -216,6 +216,7 @@
       for (let y = y0; y < y1; y++) px.set(line, y * W + gut);
     }
     ctx.putImageData(img, 0, 0);
+    drawMessages(rows, per, gut, nsPerPx);
     drawLabels(rows, per, gut);
     drawAxis(gut, plot, nsPerPx);
     drawStrip(gut, plot, nsPerPx);
@@ -296,6 +297,47 @@
     } else what = "exact intervals";
     if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
     $("status").innerHTML = `${where} · ${what}`;
+  }
+
+  // ------------------------------------------------------------------ messages
+  // Point-to-point messages (OTF2's MPI sends matched to their receives) as arrows from the
+  // sender's lane at the send to the receiver's lane at the receive, where both lanes are
+  // shown and the message overlaps the view; at most MAX_ARROWS, the first by send time.
+  const MAX_ARROWS = 3000;
+  let arrowsDrawn = 0;
+  function drawMessages(rows, per, gut, nsPerPx) {
+    arrowsDrawn = 0;
+    if (!D.messages || !$("show-messages").checked) return;
+    const posOf = new Float64Array(lanes).fill(-1);
+    for (let p = 0; p < nshown; p++) posOf[shown[p]] = p;
+    const fr = A["msg.from"], to = A["msg.to"], ts = A["msg.send"], tr = A["msg.recv"];
+    const H = lanesCanvas.height;
+    const yOf = (lane) => { const p = posOf[lane]; return p < 0 ? -1 : (p - view.lane0 + 0.5) * per; };
+    ctx.save();
+    ctx.strokeStyle = "rgba(20,20,20,0.75)"; ctx.fillStyle = "rgba(20,20,20,0.75)";
+    ctx.lineWidth = Math.max(1, dpr);
+    for (let k = 0; k < fr.length && arrowsDrawn < MAX_ARROWS; k++) {
+      if (tr[k] < view.t0 || ts[k] > view.t1) continue;
+      const y0 = yOf(fr[k]), y1 = yOf(to[k]);
+      if (y0 < 0 || y1 < 0 || (y0 > H && y1 > H)) continue;
+      const x0 = gut + (ts[k] - view.t0) / nsPerPx, x1 = gut + (tr[k] - view.t0) / nsPerPx;
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+      const a = Math.atan2(y1 - y0, x1 - x0), h = 6 * dpr;
+      ctx.beginPath(); ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - h * Math.cos(a - 0.4), y1 - h * Math.sin(a - 0.4));
+      ctx.lineTo(x1 - h * Math.cos(a + 0.4), y1 - h * Math.sin(a + 0.4));
+      ctx.fill();
+      arrowsDrawn++;
+    }
+    ctx.restore();
+  }
+  // Messages sent inside [lo, hi) ns: their count and bytes.
+  function messagesIn(lo, hi) {
+    if (!D.messages) return { count: 0, bytes: 0 };
+    const ts = A["msg.send"], by = A["msg.bytes"];
+    let count = 0, bytes = 0;
+    for (let k = 0; k < ts.length; k++) if (ts[k] >= lo && ts[k] < hi) { count++; bytes += by[k]; }
+    return { count, bytes };
   }
 
   // ------------------------------------------------------------------ summary strip
@@ -424,6 +466,11 @@
     $("window-arg").textContent = `--window ${secs(s.lo + OFF)}:${secs(s.hi + OFF)}`;
     $("window-note").textContent = s.exact ? "Exact: every interval of every location is in this page."
       : `The view's bounds rounded to ${fmt(D.summaryWidth)} steps (the page holds the time per call path at that resolution).`;
+    if (D.messages) {
+      const m = messagesIn(s.lo, s.hi);
+      $("window-messages").textContent = `${m.count.toLocaleString()} message${m.count === 1 ? "" : "s"} sent in the window (${CCTValues.format(m.bytes, "B")})` +
+        (arrowsDrawn >= MAX_ARROWS ? `; the first ${MAX_ARROWS.toLocaleString()} drawn` : "");
+    }
     const order = [];
     for (let i = 0; i < n; i++) if (s.own[i] > 0) order.push(i);
     order.sort((a, b) => s.own[b] - s.own[a] || a - b);
@@ -702,6 +749,8 @@
   $("rank-filter").addEventListener("input", applyFilter);
   $("kind-filter").addEventListener("change", applyFilter);
   if (!D.lanes.kind.includes("gpu")) $("kind-filter").disabled = true;
+  if (!D.messages) $("messages-control").hidden = true;
+  $("show-messages").addEventListener("change", () => draw());
   $("depth-close").onclick = () => showDepth(-1);
   // Keyboard: W/S zoom time in and out around the middle, A/D pan by a fifth of the view,
   // arrows move the lanes up and down (a page of them with Page Up/Down), + and - show
@@ -745,7 +794,8 @@
     data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
     get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
     setView, select, computeSummary, showDepth, applyFilter, firstDrawMs: null,
-    get shown() { return Array.from(shown); },
+    get shown() { return Array.from(shown); }, get arrowsDrawn() { return arrowsDrawn; },
+    messagesIn,
     get depthLane() { return depthLane; },
     // The summary strip's column x, and the depth view's stacks (node ids, root first).
     stripColumn: (x) => stripColumn(x, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
