@@ -525,3 +525,59 @@ def test_otf2_messages_are_matched_sends_and_receives(browser: Any, tmp_path: Pa
     assert p.js("window.cctoolTimeline.arrowsDrawn") == 0
     assert not p.errors
     p.page.close()
+
+
+def _papi_records(archive: Path) -> dict[str, list[tuple[int, list[float]]]]:
+    """Per location name and rank (OTF2's own bindings, no cctool code): each Metric
+    record's time in ns from the clock's offset (rounded as the reader rounds) and values."""
+    otf2 = pytest.importorskip("otf2", reason="OTF2 traces need the otf2 bindings")
+    out: dict[str, list[tuple[int, list[float]]]] = {}
+    with otf2.reader.open(str(archive / "traces.otf2")) as trace:
+        clock = trace.definitions.clock_properties
+        res, off = int(clock.timer_resolution), int(clock.global_offset)
+        for loc, ev in trace.events:
+            if isinstance(ev, otf2.events.Metric):
+                whole, part = divmod(int(ev.time) - off, res)
+                ns = whole * 10**9 + (2 * part * 10**9 + res) // (2 * res)
+                out.setdefault(loc.group.name, []).append((ns, [float(v) for v in ev.values]))
+    return out
+
+
+def test_otf2_counters_per_lane_over_a_window(browser: Any, tmp_path: Path) -> None:
+    """PAPI counters (accumulated from the start) of Score-P's ping-pong: over the whole run
+    each lane's increase is its last record's value; over a window, the last record at or
+    before its end minus the last at or before its start; the text and the page's tooltip
+    say the same."""
+    archive = Path(__file__).parent / "data" / "otf2" / "ping-pong-papi"
+    records = _papi_records(archive)
+    names = ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
+    view = api.timeline(archive, depth=2)
+    assert view.lane_metrics is not None
+    got = {(r, m): v for r, m, v in view.lane_metrics.select("rank", "metric", "value").rows()}
+    for rank in (0, 1):
+        last = records[f"MPI Rank {rank}"][-1][1]
+        for k, name in enumerate(names):
+            assert got[(rank, name)] == last[k]
+    # A window from just after rank 0's 10th record to just after its 30th.
+    mine = records["MPI Rank 0"]
+    lo, hi = mine[9][0] + 1, mine[29][0] + 1
+    view = api.timeline(archive, depth=2, window=f"{lo}ns:{hi}ns")
+    assert view.lane_metrics is not None
+    for rank in (0, 1):
+        recs = records[f"MPI Rank {rank}"]
+        before = [v for t, v in recs if t <= lo]
+        upto = [v for t, v in recs if t <= hi]
+        row = view.lane_metrics.filter(pl.col("rank") == rank)
+        for k, name in enumerate(names):
+            want = upto[-1][k] - (before[-1][k] if before else 0.0)
+            assert row.filter(pl.col("metric") == name)["value"].item() == want
+        assert row["samples"].max() == sum(1 for t, _ in recs if lo <= t <= hi)
+    text = CliRunner().invoke(cli, ["timeline", str(archive), "--window", f"{lo}ns:{hi}ns",
+                                    "--width", "200"]).stdout
+    assert "counters (20 samples): PAPI_BR_MSP +" in text
+    p = TimelinePage(browser, api.timeline_html(archive), tmp_path / "papi.html")
+    page = p.js("([l, a, b]) => window.cctoolTimeline.laneCounters(l, a, b)", [0, lo, hi])
+    row = view.lane_metrics.filter(pl.col("rank") == 0)
+    assert {c["name"]: c["value"] for c in page} == dict(row.select("metric", "value").rows())
+    assert not p.errors
+    p.page.close()

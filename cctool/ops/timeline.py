@@ -37,6 +37,7 @@ from cctool.model.timeline import (
 )
 from cctool.ops.timeline_depth import DepthChoice, auto_depth
 from cctool.ops.timeline_labels import location_labels
+from cctool.ops.timeline_metrics import lane_metrics
 from cctool.options import Selection, selection_mask, selection_text, wanted_text
 
 __all__ = ["TimelineView", "ancestors_at", "bucket_pieces", "call_paths", "locations",
@@ -56,6 +57,8 @@ class TimelineView:
         start, end: the window in seconds from the run's start.
         depth: the depth paths are cut at in the strips (roots are depth 1).
         depth_reason: why that depth, when it was chosen automatically (else empty).
+        lane_metrics: the counters the trace sampled per location, over the window
+            (:func:`cctool.ops.timeline_metrics.lane_metrics`), or None without any.
         strips: one row per (location, bucket) with a dominant path: ``rank``, ``thread``,
             ``bucket``, ``symbol``, ``path``, ``share`` (of the bucket's length).
         locations: ``rank``, ``thread``, ``label`` and ``kind`` (cpu, gpu) of every
@@ -78,6 +81,7 @@ class TimelineView:
     top: pl.DataFrame
     window_profile: GraphFrame
     depth_reason: str = ""
+    lane_metrics: pl.DataFrame | None = None
 
 
 def timeline_view(timeline: Timeline, window: Window = (None, None), *,
@@ -111,8 +115,12 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
     origin = timeline.span[0]
     lo, hi = window_bounds(timeline.span, window)
     anc = ancestors_at(timeline.tree, depth)
-    pieces, sums = [], []
+    pieces, sums, samples = [], [], []
+    modes: dict[str, str] = {}
     for part in timeline.parts:
+        if isinstance(part.metadata.get("metric_samples"), pl.DataFrame):
+            samples.append(part.metadata["metric_samples"])
+            modes.update(part.metadata.get("metric_modes", {}))
         seg = part.clip((lo, hi))
         pieces.append(_strips(seg, origin, (lo, hi), buckets, anc))
         sums.append(seg.group_by("node", "rank", "thread")
@@ -134,7 +142,9 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
         start=lo / NS_PER_S, end=hi / NS_PER_S, depth=depth, buckets=buckets,
         locations=locs, strips=strips, legend=legend,
         top=_top(prof, timeline.tree, top, (hi - lo) / NS_PER_S), window_profile=prof,
-        depth_reason=reason)
+        depth_reason=reason,
+        lane_metrics=(lane_metrics(pl.concat(samples), modes, origin + lo, origin + hi)
+                      if samples else None))
 
 
 def path_order(sums: pl.DataFrame, ancestor: np.ndarray) -> pl.DataFrame:

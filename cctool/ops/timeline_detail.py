@@ -91,6 +91,9 @@ class TimelineDetail:
         messages: ``from``, ``to`` (lanes), ``send``, ``recv`` (ns from the run's start)
             and ``bytes`` of the point-to-point messages the trace records between the
             lanes (OTF2's MPI messages: ``metadata["messages"]`` of its timeline), by send.
+        samples: ``lane``, ``time`` (ns from the run's start), ``metric``, ``value``: the
+            counters the trace sampled on the lanes (OTF2's metric records), in time order
+            per lane and metric; ``metric_modes`` maps each metric to its mode.
     """
 
     span: int
@@ -104,6 +107,8 @@ class TimelineDetail:
     tree: GraphFrame
     auto_depth: DepthChoice
     messages: pl.DataFrame
+    samples: pl.DataFrame
+    metric_modes: dict[str, str]
 
     @property
     def exact_lanes(self) -> np.ndarray:
@@ -213,12 +218,15 @@ class _Census:
     span: int
     depth: DepthChoice
     messages: pl.DataFrame
+    samples: pl.DataFrame
+    metric_modes: dict[str, str]
 
 
 def _census(parts: TimelineParts) -> _Census:
     tables, last, origin = [], 0, parts.span[0]
     depths = DepthCensus(parts.tree)
-    messages = []
+    messages, samples = [], []
+    modes: dict[str, str] = {}
     for part in parts.parts:
         seg = part.segments
         origin = part.origin
@@ -226,6 +234,10 @@ def _census(parts: TimelineParts) -> _Census:
         sent = part.metadata.get("messages")
         if isinstance(sent, pl.DataFrame) and sent.height:
             messages.append(sent.with_columns(pl.col("send", "recv") - part.origin))
+        taken = part.metadata.get("metric_samples")
+        if isinstance(taken, pl.DataFrame) and taken.height:
+            samples.append(taken.with_columns(pl.col("time") - part.origin))
+            modes.update(part.metadata.get("metric_modes", {}))
         tables.append(seg.group_by("rank", "thread").agg(
             (pl.col("end") > pl.col("start")).sum().alias("segments")))
         nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
@@ -240,7 +252,21 @@ def _census(parts: TimelineParts) -> _Census:
     lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
     span = max(last, 1)
     return _Census(lanes=lanes, origin=origin, span=span, depth=depths.choose(),
-                   messages=_lane_messages(messages, lanes, span))
+                   messages=_lane_messages(messages, lanes, span),
+                   samples=_lane_samples(samples, lanes), metric_modes=modes)
+
+
+def _lane_samples(tables: list[pl.DataFrame], lanes: pl.DataFrame) -> pl.DataFrame:
+    """The counter samples of ``lanes``: ``lane``, ``time``, ``metric``, ``value``."""
+    out = pl.DataFrame(schema={"lane": pl.Int64, "time": pl.Int64, "metric": pl.String,
+                               "value": pl.Float64})
+    if not tables:
+        return out
+    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
+                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
+    return (pl.concat(tables).join(key, on=["rank", "thread"])
+            .select("lane", "time", "metric", "value").sort("lane", "metric", "time",
+                                                            maintain_order=True))
 
 
 def _lane_messages(tables: list[pl.DataFrame], lanes: pl.DataFrame, span: int) -> pl.DataFrame:
@@ -377,7 +403,8 @@ class _Levels:
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
                               summary=summary[1], budget=budget, tree=tree,
-                              auto_depth=census.depth, messages=census.messages)
+                              auto_depth=census.depth, messages=census.messages,
+                              samples=census.samples, metric_modes=census.metric_modes)
 
 
 def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:

@@ -21,8 +21,10 @@ Locations: each location group of type process is a rank, numbered in the order 
 definitions list them (Score-P's MPI rank order); its CPU threads, then its accelerator
 streams, are threads 0, 1, ... ``metadata["locations"]`` keeps the names. Point-to-point MPI
 messages (``MpiSend``/``MpiIsend`` matched to ``MpiRecv``/``MpiIrecv`` in order per sender,
-receiver, communicator and tag) are the timeline's ``metadata["messages"]``. Metric
-locations and metric records (PAPI counters) are not read. A ``Leave`` that does not match the
+receiver, communicator and tag) are the timeline's ``metadata["messages"]``; the metric
+records of the threads (PAPI counters) its ``metadata["metric_samples"]``, with each
+metric's mode (``accumulated_start``, ``absolute_point``, ...) in ``metric_modes``. Metric
+locations (a node's power, ...) are not read. A ``Leave`` that does not match the
 innermost region closes the regions inside the one it names; one that names no open region
 is skipped; regions still open at a location's last event are closed there; each kind of
 mismatch is counted and warned about.
@@ -92,7 +94,10 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     gf = replace(gf, nodes=gf.nodes.drop("_stack_id"))
     start, end = done.ns(done.seg_start), done.ns(done.seg_end)
     keep = np.ones(start.shape[0], dtype=bool)
-    meta: dict[str, object] = {"format": NAME, "path": str(done.path), "messages": messages}
+    meta: dict[str, object] = {
+        "format": NAME, "path": str(done.path), "messages": messages,
+        "metric_samples": done.samples(),
+        "metric_modes": dict(zip(done.metric_names, done.metric_modes, strict=True))}
     if window is not None:
         if end.shape[0]:  # the segments kept may stop before the run does
             meta["run_end"] = int(end.max())
@@ -203,6 +208,12 @@ class _Pass:
         # other's location, communicator, tag, bytes), sends and receives apart.
         self.sends: list[tuple[int, int, int, int, int, int]] = []
         self.recvs: list[tuple[int, int, int, int, int, int]] = []
+        # Metric records of the timed locations: a sample per member per record.
+        self.metric_names: list[str] = []
+        self.metric_modes: list[str] = []
+        self.metric_of: dict[int, int] = {}  # id() of a metric member -> its index
+        self.sample_where, self.sample_time = array("q"), array("q")
+        self.sample_metric, self.sample_value = array("q"), array("d")
 
     def run(self) -> _Pass:
         try:
@@ -267,6 +278,7 @@ class _Pass:
         enter_t, leave_t = otf2.events.Enter, otf2.events.Leave
         send_t = (otf2.events.MpiSend, otf2.events.MpiIsend)
         recv_t = (otf2.events.MpiRecv, otf2.events.MpiIrecv)
+        metric_t = otf2.events.Metric
         index = self.index
         for location, event in events:
             loc = index.get(id(location))
@@ -283,6 +295,8 @@ class _Pass:
                 self._message(self.sends, loc, t, event, event.receiver)
             elif kind in recv_t:
                 self._message(self.recvs, loc, t, event, event.sender)
+            elif kind is metric_t:
+                self._metric(loc, t, event)
         for loc in index.values():
             if loc.stack:
                 self.problems["regions still open at their location's last event "
@@ -302,6 +316,34 @@ class _Pass:
             return
         into.append((t, loc.index, other.index, id(event.communicator), int(event.msg_tag),
                      int(event.msg_length)))
+
+    def _metric(self, loc: _Location, t: int, event: Any) -> None:
+        members = getattr(event.metric, "members", None)
+        if members is None:  # a metric instance: its class holds the members
+            members = event.metric.metric_class.members
+        for member, value in zip(members, event.values, strict=False):
+            k = self.metric_of.get(id(member))
+            if k is None:
+                k = self.metric_of[id(member)] = len(self.metric_names)
+                self.metric_names.append(str(member.name))
+                self.metric_modes.append(_enum_name(member.metric_mode))
+            self.sample_where.append(loc.index)
+            self.sample_time.append(t)
+            self.sample_metric.append(k)
+            self.sample_value.append(float(value))
+
+    def samples(self) -> pl.DataFrame:
+        """The metric records: ``rank``, ``thread``, ``time`` (ns), ``metric`` (the member's
+        name), ``value``, in the order read (time order per location)."""
+        where = np.frombuffer(self.sample_where, dtype=np.int64)
+        names = pl.Series("metric", self.metric_names, dtype=pl.String)
+        return pl.DataFrame({
+            "rank": self.rank[where], "thread": self.thread[where],
+            "time": self.ns(self.sample_time),
+            "metric": names.gather(np.frombuffer(self.sample_metric, dtype=np.int64)),
+            "value": np.frombuffer(self.sample_value, dtype=np.float64)},
+            schema={"rank": pl.Int64, "thread": pl.Int64, "time": pl.Int64,
+                    "metric": pl.String, "value": pl.Float64})
 
     def messages(self) -> pl.DataFrame:
         """Sends matched to receives: per (sender, receiver, communicator, tag) in order, as

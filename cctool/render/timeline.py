@@ -3,7 +3,9 @@
 Text: a header naming the window, then per location its strip (one character per bucket:
 the symbol of the call path that ran longest in it, ``·`` where the location
 was mostly idle; a bucket its path held for less than half the time is drawn dim) followed
-by its top call paths; a legend maps symbols to paths at the end. Colours are the trace
+by its top call paths (and the counters the trace sampled on the location: their increase
+over the window, counted from sample to sample, so what ran between the last sample and the
+window's end is not in it); a legend maps symbols to paths at the end. Colours are the trace
 views' palette (:mod:`cctool.render.palette`), the same as the page's. Records: one row per
 (location, top call path), values in seconds.
 """
@@ -46,6 +48,8 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
     label_w = label_width(view)
     strips = view.strips.partition_by("rank", "thread", as_dict=True)
     tops = view.top.partition_by("rank", "thread", as_dict=True)
+    counters = (view.lane_metrics.partition_by("rank", "thread", as_dict=True)
+                if view.lane_metrics is not None else {})
     for rank, thread, label in view.locations.select("rank", "thread", "label").iter_rows():
         line = Text(label.ljust(label_w) + " |")
         cells: list[tuple[str, str]] = [(IDLE, "dim")] * view.buckets
@@ -58,6 +62,9 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
             line.append(char, style=style)
         line.append("|")
         lines.append(line)
+        mine = counters.get((rank, thread))
+        if mine is not None:
+            lines.append(Text(_counters(mine, precision), style="dim"))
         top = tops.get((rank, thread))
         if top is None:
             continue
@@ -74,6 +81,18 @@ def text(view: TimelineView, *, precision: int = DIGITS, width: int = 120) -> Gr
             row.append(head + path_cell(path, width - len(head) - 3))
             lines.append(row)
     return Group(*lines)
+
+
+def _counters(rows: pl.DataFrame, precision: int) -> str:
+    """A location's counters over the window, as one line; none without a sample inside
+    it (what ran between two samples is not known)."""
+    seen = int(rows["samples"].max() or 0)  # type: ignore[arg-type]
+    if not seen:
+        return "    counters: no sample inside the window"
+    marks = {"increase": "+", "sum": "", "mean": "mean "}
+    words = [f"{metric} {marks[how]}{format_value(value, describe(metric, 'count'), precision)}"
+             for metric, value, how in rows.select("metric", "value", "how").iter_rows()]
+    return f"    counters ({seen} samples): " + ", ".join(words)
 
 
 def path_cell(path: str, room: int) -> str:

@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
@@ -120,6 +121,15 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
     for name in ("from", "to", "send", "recv", "bytes"):
         arrays[f"msg.{name}"] = msgs[name].to_numpy()
         types[f"msg.{name}"] = "i4" if name in ("from", "to") else "f8"
+    metrics = sorted(detail.metric_modes)
+    # Counter samples, if few enough (else the page says they are left out).
+    samples = detail.samples if detail.samples.height <= opts.budget else detail.samples.clear()
+    code = {m: i for i, m in enumerate(metrics)}
+    arrays |= {"ms.lane": samples["lane"].to_numpy(), "ms.time": samples["time"].to_numpy(),
+               "ms.metric": samples["metric"].replace_strict(code, default=-1,
+                                                             return_dtype=pl.Int32).to_numpy(),
+               "ms.value": samples["value"].to_numpy()}
+    types |= {"ms.lane": "i4", "ms.time": "f8", "ms.metric": "i4", "ms.value": "f8"}
     for i, lv in enumerate(detail.levels):
         parts = {"offsets": lv.offsets, "gap": _gaps(lv.start, lv.start + lv.length, lv.offsets),
                  "length": lv.length, "node": lv.node}
@@ -131,6 +141,8 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
         "format": 1,
         "title": title,
         "messages": msgs.height,
+        "metrics": {"names": metrics, "modes": [detail.metric_modes[m] for m in metrics],
+                    "samples": samples.height, "left_out": detail.samples.height - samples.height},
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
                      + (f"{msgs.height:,} messages · " if msgs.height else "")
                      + f"{format_value(detail.span / NS_PER_S, _SECONDS)}"

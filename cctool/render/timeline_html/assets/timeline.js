@@ -331,6 +331,34 @@
     }
     ctx.restore();
   }
+  // A lane's counters over [lo, hi] ns, by each metric's mode as cctool.ops.timeline_metrics
+  // defines it: accumulated ones their increase from the last sample at or before lo to the
+  // last at or before hi, relative ones the sum of the samples in (lo, hi], others the mean
+  // of those in [lo, hi]; with the number of samples inside. Samples are sorted by lane,
+  // metric and time.
+  function laneCounters(lane, lo, hi) {
+    const M = D.metrics;
+    if (!M || !M.samples) return [];
+    const ln = A["ms.lane"], tm = A["ms.time"], mt = A["ms.metric"], v = A["ms.value"];
+    let k = 0;
+    { let l = 0, h = ln.length; while (l < h) { const m = (l + h) >> 1; if (ln[m] >= lane) h = m; else l = m + 1; } k = l; }
+    const out = [];
+    while (k < ln.length && ln[k] === lane) {
+      const metric = mt[k], mode = M.modes[metric] || "";
+      let before = 0, end = null, sum = 0, n = 0, inside = 0;
+      for (; k < ln.length && ln[k] === lane && mt[k] === metric; k++) {
+        const t = tm[k];
+        if (t <= lo) before = v[k];
+        if (t <= hi) end = v[k];
+        if (t > lo && t <= hi) sum += v[k];
+        if (t >= lo && t <= hi) { inside++; n += v[k]; }
+      }
+      if (mode.startsWith("accumulated")) out.push({ name: M.names[metric], how: "increase", value: end === null ? null : end - before, inside });
+      else if (mode.startsWith("relative")) out.push({ name: M.names[metric], how: "sum", value: sum, inside });
+      else out.push({ name: M.names[metric], how: "mean", value: inside ? n / inside : null, inside });
+    }
+    return out;
+  }
   // Messages sent inside [lo, hi) ns: their count and bytes.
   function messagesIn(lo, hi) {
     if (!D.messages) return { count: 0, bytes: 0 };
@@ -645,6 +673,16 @@
     } else if (h.node === -1) {
       const idle = document.createElement("div"); idle.textContent = "idle (no traced call running)"; tip.appendChild(idle);
     }
+    const counters = laneCounters(h.lane, view.t0, view.t1);
+    if (counters.length) {
+      const c = document.createElement("div");
+      c.className = "counters";
+      const seen = Math.max(...counters.map((x) => x.inside));
+      c.textContent = seen ? `counters in the view (${seen} samples): ` + counters.map((x) =>
+        `${x.name} ${x.how === "increase" ? "+" : x.how === "mean" ? "mean " : ""}${CCTValues.format(x.value, "")}`).join(", ")
+        : "counters: no sample inside the view";
+      tip.appendChild(c);
+    }
     tip.hidden = false;
     const w = tip.offsetWidth, hh = tip.offsetHeight;
     tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - w - 4) + "px";
@@ -795,7 +833,7 @@
     get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
     setView, select, computeSummary, showDepth, applyFilter, firstDrawMs: null,
     get shown() { return Array.from(shown); }, get arrowsDrawn() { return arrowsDrawn; },
-    messagesIn,
+    messagesIn, laneCounters,
     get depthLane() { return depthLane; },
     // The summary strip's column x, and the depth view's stacks (node ids, root first).
     stripColumn: (x) => stripColumn(x, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
