@@ -108,7 +108,10 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, view: str,
     --to html (or -o FILE.html) writes an interactive page instead: one lane per location,
     coloured by the call path at a depth slider's depth, zoom and pan, the call path under
     the pointer, the calling context tree, and the time per call path in the visible window
-    (with its bounds as --window takes them). With --window the page holds only that
+    (with its bounds as --window takes them), a summary strip, a lane's depth view (click
+    its label), a legend of the heaviest paths in the text view's colours, a lane filter by
+    ranks and kind (CPU, GPU), OTF2's MPI messages as arrows; keys W/S zoom, A/D pan,
+    arrows move the lanes, Escape resets. With --window the page holds only that
     stretch of the run (times still from the run's start): a trace too large for every
     interval in one page shows them for a window. --depth sets the first colouring.
 
