@@ -34,6 +34,9 @@ from cctool.model.timeline import TimelineParts, Window, window_bounds
 
 __all__ = ["SPLIT_SHARE", "DepthCensus", "DepthChoice", "auto_depth"]
 
+# (location, node) sums handed to the heaviest-path kernel at once.
+_BATCH_ROWS = 200_000
+
 # The share of a frame's time that must go elsewhere than the heaviest path's next frame
 # for the path to count as split there.
 SPLIT_SHARE = 0.1
@@ -56,14 +59,26 @@ class DepthCensus:
         self.node_depth = tree.nodes["depth"].to_numpy().astype(np.int64) + 1  # roots are 1
         self.own = np.zeros(tree.num_nodes, dtype=np.int64)  # ns over every location
         self.ends: list[np.ndarray] = []  # per location, its heaviest path's last node
+        # Per-location sums waiting for one kernel call (a call per part of a trace read a
+        # line at a time would run the kernel's slow twin once per line).
+        self.pending: list[pl.DataFrame] = []
+        self.held = 0
 
     def add(self, segments: pl.DataFrame) -> None:
         """The segments of whole locations (``rank``, ``thread``, ``start``, ``end``, ``node``,
         already cut to the window)."""
         sums = (segments.filter(pl.col("end") > pl.col("start"))
                 .group_by("rank", "thread", "node")
-                .agg((pl.col("end") - pl.col("start")).sum().alias("ns"))
-                .sort("rank", "thread", "node"))
+                .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
+        self.pending.append(sums)
+        self.held += sums.height
+        if self.held >= _BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        sums = (pl.concat(self.pending).sort("rank", "thread", "node") if self.pending
+                else pl.DataFrame())
+        self.pending, self.held = [], 0
         if not sums.height:
             return
         node, ns = sums["node"].to_numpy().astype(np.int64), sums["ns"].to_numpy()
@@ -76,6 +91,7 @@ class DepthCensus:
 
     def choose(self) -> DepthChoice:
         """The automatic depth (see the module docstring)."""
+        self._flush()
         ends = np.concatenate(self.ends) if self.ends else np.zeros(0, dtype=np.int64)
         if not ends.size:
             return DepthChoice(1, "nothing ran")
