@@ -355,6 +355,7 @@ NOT_MERGING = {
     "cctool/ops/timeline.py:path_order": "adds up trace segment durations per call path (time)",
     "cctool/ops/timeline_depth.py:_split": "adds up trace segment durations up the tree (time)",
     "cctool/ops/timeline_depth.py:add": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_depth.py:_flush": "adds up trace segment durations (time)",
     "cctool/ops/timeline_views.py:summary_view": "adds up trace segment durations per bucket",
     "cctool/ops/timeline_metrics.py:lane_metrics": "adds a relative counter's samples over "
     "time on one location, by the counter's own mode (OTF2), never across call paths",
