@@ -581,3 +581,27 @@ def test_otf2_counters_per_lane_over_a_window(browser: Any, tmp_path: Path) -> N
     assert {c["name"]: c["value"] for c in page} == dict(row.select("metric", "value").rows())
     assert not p.errors
     p.page.close()
+
+
+def test_auto_depth_of_deep_paths_takes_linear_time() -> None:
+    """Two locations whose paths share 99,999 frames of a 100,000-deep chain differ at the
+    last depth; found by climbing each path once (a depth-by-depth scan took minutes)."""
+    import time
+
+    from cctool.model.frame import GraphFrame
+    from cctool.ops.timeline_depth import DepthCensus
+
+    n = 100_000
+    parent = np.arange(-1, n - 1, dtype=np.int64)
+    parent = np.append(parent, n - 2)  # node n: a sibling of the chain's last frame
+    table = pl.DataFrame({"node": [n - 1, n], "rank": [0, 1], "thread": [0, 0],
+                          "time": [1.0, 1.0]})
+    tree = GraphFrame.from_arrays(parent, {"name": [f"f{i}" for i in range(n + 1)],
+                                           "type": ["function"] * (n + 1)}, table,
+                                  exclusive=["time"])
+    census = DepthCensus(tree)
+    census.add(pl.DataFrame({"rank": [0, 1], "thread": [0, 0], "start": [0, 0],
+                             "end": [10, 10], "node": [n - 1, n]}))
+    began = time.perf_counter()
+    assert census.choose().depth == n
+    assert time.perf_counter() - began < 20

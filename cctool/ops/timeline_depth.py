@@ -104,22 +104,23 @@ class DepthCensus:
         return DepthChoice(last, "the end of the one heaviest path")
 
     def _lanes_differ(self, ends: np.ndarray) -> int | None:
-        """The shallowest depth where two of the paths ending at ``ends`` differ."""
+        """The shallowest depth where two of the paths ending at ``ends`` differ: one below
+        their deepest common frame (1 when they start at different roots)."""
         if ends.size < 2:
             return None
-        for d in range(1, int(self.node_depth[ends].max()) + 1):
-            if np.unique(self._at(ends, d)).size > 1:
-                return d
-        return None  # unreachable for distinct ends: they differ at the deeper one's depth
-
-    def _at(self, nodes: np.ndarray, d: int) -> np.ndarray:
-        """Each node's ancestor at depth ``d``, or the node itself when shallower."""
-        out = nodes.copy()
-        while True:
-            deep = self.node_depth[out] > d
-            if not deep.any():
-                return out
-            out[deep] = self.parent[out[deep]]
+        parent, depth = self.parent, self.node_depth
+        common = int(ends[0])
+        for other in ends[1:].tolist():  # the common frame of all so far and the next path
+            a, b = common, int(other)
+            while a != b and a >= 0 and b >= 0:
+                if depth[a] >= depth[b]:
+                    a = int(parent[a])
+                else:
+                    b = int(parent[b])
+            common = a if a == b else -1
+            if common < 0:
+                return 1
+        return int(depth[common]) + 1
 
     def _split(self) -> tuple[int | None, int]:
         """(the shallowest depth where the all-location heaviest path splits, or None; the
