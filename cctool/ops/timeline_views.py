@@ -95,8 +95,9 @@ class DepthView:
         start, end: the window in seconds from the run's start.
         buckets: spans the window is cut into.
         rank, thread, label: the location.
-        stack: ``bucket``, ``depth`` (roots are 1), ``node``, ``name``, ``path``: one row
-            per frame on the stack at the bucket's middle, sorted by bucket and depth.
+        stack: ``bucket``, ``depth`` (roots are 1), ``node``, ``name``: one row per frame
+            on the stack at the bucket's middle, sorted by bucket and depth (a frame's call
+            path is the bucket's rows down to it).
         max_depth: the deepest stack shown (0 when the location was idle throughout).
     """
 
@@ -148,8 +149,7 @@ def depth_view(parts: TimelineParts, lane: tuple[int, int], window: Window = (No
                           "depth": node_depth[nodes], "node": nodes},
                          schema={"bucket": pl.Int64, "depth": pl.Int64, "node": pl.Int64})
     names = parts.tree.nodes["name"].cast(pl.String).fill_null("")
-    stack = stack.with_columns(name=names.gather(stack["node"]),
-                               path=call_paths(parts.tree, stack["node"].to_numpy()))
+    stack = stack.with_columns(name=names.gather(stack["node"]))
     return DepthView(start=lo / NS_PER_S, end=hi / NS_PER_S, buckets=buckets, rank=rank,
                      thread=thread, label=str(locs["label"][0]),
                      stack=stack.sort("bucket", "depth"),

@@ -140,8 +140,8 @@ def depth_text(view: DepthView, *, precision: int = DIGITS, width: int = 120) ->
 
 def depth_records(view: DepthView) -> pl.DataFrame:
     """One row per (bucket, depth): the sampled instant in seconds from the run's start,
-    the depth, the frame's name and its call path."""
+    the depth and the frame's name (the bucket's rows down to a depth are its call path)."""
     width = (view.end - view.start) / view.buckets
     return view.stack.select(
         "bucket", (view.start + (pl.col("bucket") + 0.5) * width).alias("time"),
-        "depth", "name", "path")
+        "depth", "name")
