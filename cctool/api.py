@@ -338,11 +338,12 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
 def timeline_summary(path: str | os.PathLike[str], fmt: str | None = None, *,
                      window: str | None = None, buckets: int = 100,
                      depth: int | str = "auto", rank: Selection = None,
-                     thread: Selection = None,
+                     thread: Selection = None, paths: int | None = 50,
                      progress: Callable[[int, int], None] | None = None) -> SummaryView:
     """What ``cctool timeline --view summary`` prints: per span of the window, each call
-    path's (cut at ``depth``) share of the selected locations' time
-    (:func:`cctool.ops.timeline_views.summary_view`); arguments as :func:`timeline`."""
+    path's (cut at ``depth``) share of the selected locations' time, the ``paths`` heaviest
+    apart and the rest as one (None: all apart)
+    (:func:`cctool.ops.timeline_views.summary_view`); other arguments as :func:`timeline`."""
     from cctool.model.timeline import parse_window
     from cctool.ops.timeline import select_locations
     from cctool.ops.timeline_depth import auto_depth
@@ -355,7 +356,7 @@ def timeline_summary(path: str | os.PathLike[str], fmt: str | None = None, *,
     chosen = (auto_depth(select_locations(source(), rank, thread), span) if depth == "auto"
               else int(depth))
     return summary_view(select_locations(source(), rank, thread), span, buckets=buckets,
-                        depth=chosen)
+                        depth=chosen, paths=paths)
 
 
 def timeline_depth(path: str | os.PathLike[str], lane: tuple[int, int],

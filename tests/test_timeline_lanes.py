@@ -221,7 +221,7 @@ def test_summary_shares_are_a_brute_force_count_of_the_intervals(
         request: pytest.FixtureRequest) -> None:
     path = request.getfixturevalue("db64") if which == "db64" else NP4
     tl = read_timeline(path)
-    view = api.timeline_summary(path, buckets=buckets, depth=depth, rank=rank)
+    view = api.timeline_summary(path, buckets=buckets, depth=depth, rank=rank, paths=None)
     seg = tl.segments if rank is None else tl.segments.filter(pl.col("rank").is_in(rank))
     lanes = seg.select("rank", "thread").n_unique()
     assert view.lanes == lanes and view.depth == depth
@@ -350,7 +350,7 @@ def test_page_summary_strip_is_the_summary_view(
     for x in (3, 150, 400, 777):
         col = p.js("(x) => window.cctoolTimeline.stripColumn(x)", x)
         view = summary_view(read_timeline_parts(path), (col["lo"], col["hi"]), buckets=1,
-                            depth=depth)
+                            depth=depth, paths=None)
         want: dict[str, float] = {}
         for pth, share in view.shares.select("path", "share").iter_rows():
             want[pth] = want.get(pth, 0.0) + share
@@ -605,3 +605,21 @@ def test_auto_depth_of_deep_paths_takes_linear_time() -> None:
     began = time.perf_counter()
     assert census.choose().depth == n
     assert time.perf_counter() - began < 20
+
+
+def test_summary_keeps_the_heaviest_paths_apart_and_adds_up_the_rest(db64: Path) -> None:
+    """At depth 10 the synthetic run has more call paths than the summary keeps apart: the
+    others' shares per bucket are their sum, and every bucket adds up as before."""
+    whole = api.timeline_summary(db64, buckets=20, depth=10, paths=None)
+    some = api.timeline_summary(db64, buckets=20, depth=10, paths=5)
+    kept = whole.legend.head(5)["node"].to_list()
+    assert some.legend["node"].to_list() == [*kept, -1]
+    assert some.others == whole.legend.height - 5
+    total = lambda v: v.shares.group_by("bucket").agg(pl.col("share").sum()).sort("bucket")  # noqa: E731
+    assert np.allclose(total(some)["share"], total(whole)["share"], rtol=1e-12)
+    rest = (whole.shares.filter(~pl.col("node").is_in(kept)).group_by("bucket")
+            .agg(pl.col("share").sum()).sort("bucket"))
+    mine = some.shares.filter(pl.col("node") == -1).sort("bucket")
+    assert mine["bucket"].to_list() == rest["bucket"].to_list()
+    assert np.allclose(mine["share"], rest["share"], rtol=1e-12)
+    assert mine["path"].unique().to_list() == [f"{some.others} other call paths"]

@@ -38,8 +38,9 @@ class SummaryView:
         buckets: spans the window is cut into.
         depth, depth_reason: the depth paths are cut at, and why (automatic) or "".
         lanes: the number of locations the shares are of.
-        shares: ``bucket``, ``node`` (where the path ends), ``path``, ``share``, sorted by
-            bucket then share (descending).
+        shares: ``bucket``, ``node`` (where the path ends; -1 for the other paths taken
+            together), ``path``, ``share``, sorted by bucket then share (descending).
+        others: how many call paths the row of node -1 adds up (0: none left out).
         legend: ``node``, ``path``, ``seconds`` (over the window and the locations), ``order``
             (:func:`cctool.ops.timeline.path_order`, which gives the colours), heaviest first.
     """
@@ -52,14 +53,16 @@ class SummaryView:
     lanes: int
     shares: pl.DataFrame
     legend: pl.DataFrame
+    others: int = 0
 
 
 def summary_view(parts: TimelineParts, window: Window = (None, None), *, buckets: int = 100,
-                 depth: int | DepthChoice = 2) -> SummaryView:
+                 depth: int | DepthChoice = 2, paths: int | None = 50) -> SummaryView:
     """The summary of ``window`` (ns from the run's start) over the locations of ``parts``,
-    made part by part."""
-    if buckets < 1:
-        raise CctoolError("buckets must be at least 1")
+    made part by part: the ``paths`` heaviest call paths each, the others' shares added up
+    as one (node -1, spelled ``N other call paths``); None keeps them all."""
+    if buckets < 1 or (paths is not None and paths < 1):
+        raise CctoolError("buckets and paths must be at least 1")
     reason = depth.reason if isinstance(depth, DepthChoice) else ""
     depth = depth.depth if isinstance(depth, DepthChoice) else depth
     lo, hi = window_bounds(parts.span, window)
@@ -76,7 +79,23 @@ def summary_view(parts: TimelineParts, window: Window = (None, None), *, buckets
     nlanes = parts.locations.height
     # A path's node is its own ancestor at the depth: the order of the strips' colours.
     order = path_order(per.rename({"anc": "node"}), np.arange(parts.tree.num_nodes))
-    per = per.with_columns(call_paths(parts.tree, per["anc"].to_numpy()))
+    rest = 0
+    if paths is not None and order.height > paths:
+        rest = order.height - paths
+        kept = order.head(paths)
+        per = (per.join(kept, on="anc", how="left")
+               .with_columns(anc=pl.when(pl.col("order").is_null()).then(-1)
+                             .otherwise(pl.col("anc")))
+               .group_by("bucket", "anc").agg(pl.col("ns").sum()))
+        order = pl.concat([kept, pl.DataFrame({"anc": [-1], "order": [paths]},
+                                              schema=dict(kept.schema))])
+        named = per.filter(pl.col("anc") >= 0)
+        per = pl.concat([
+            named.with_columns(call_paths(parts.tree, named["anc"].to_numpy())),
+            per.filter(pl.col("anc") < 0).with_columns(
+                path=pl.lit(f"{rest} other call paths"))])
+    else:
+        per = per.with_columns(call_paths(parts.tree, per["anc"].to_numpy()))
     shares = (per.select("bucket", pl.col("anc").alias("node"), "path",
                          (pl.col("ns") / (nlanes * (hi - lo) / buckets)).alias("share"))
               .sort(["bucket", "share", "node"], descending=[False, True, False]))
@@ -84,7 +103,8 @@ def summary_view(parts: TimelineParts, window: Window = (None, None), *, buckets
               .join(order, on="anc").sort("order")
               .select(pl.col("anc").alias("node"), "path", "seconds", "order"))
     return SummaryView(start=lo / NS_PER_S, end=hi / NS_PER_S, buckets=buckets, depth=depth,
-                       depth_reason=reason, lanes=nlanes, shares=shares, legend=legend)
+                       depth_reason=reason, lanes=nlanes, shares=shares, legend=legend,
+                       others=rest)
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,9 @@ def summary_text(view: SummaryView, *, precision: int = DIGITS, width: int = 120
         symbol = SYMBOLS[i] if i < len(SYMBOLS) else OTHER_SYMBOL
         entries.append((symbol, style_of(order), grid[i], float(overall[i]), path))
     if len(paths) > rows:
+        merged = len(paths) - rows + (view.others - 1 if view.others else 0)
         entries.append((OTHER_SYMBOL, "", grid[rows:].sum(axis=0), float(overall[rows:].sum()),
-                        f"{len(paths) - rows} other call paths"))
+                        f"{merged} other call paths"))
     entries.append((IDLE, "dim", np.maximum(1.0 - grid.sum(axis=0), 0.0),
                     max(1.0 - float(overall.sum()), 0.0), "idle"))
     for symbol, style, shares, part, _ in entries:
