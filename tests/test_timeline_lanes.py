@@ -474,6 +474,7 @@ def test_page_lane_filter(first_pages: dict[str, TimelinePage]) -> None:
     assert p.js("document.getElementById('rank-filter').classList.contains('bad')")
     assert p.js("window.cctoolTimeline.shown") == [2, 3, 4, 5]
     assert p.js("document.getElementById('kind-filter').disabled")  # no GPU streams here
+    assert not p.page.is_visible("#messages-control")  # nor messages
     p.page.click("#reset")
     assert p.js("window.cctoolTimeline.shown") == list(range(64))
 
