@@ -173,8 +173,11 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     # NumPy twin), while the memory stays that of a batch.
     batch: list[tuple[np.ndarray, ...]] = []
     held = 0
+    # The automatic depth's sums, on this pass: the levels load the compiled kernel first.
+    depths = DepthCensus(parts.tree)
     for part in parts.parts:
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
+        depths.add(seg)
         if not seg.height:
             continue
         seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
@@ -192,7 +195,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             _add_batch(state, batch, parent, depth)
             batch, held = [], 0
     _add_batch(state, batch, parent, depth)
-    return state.detail(census, budget, parts.tree)
+    return state.detail(census, budget, parts.tree, depths.choose())
 
 
 def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
@@ -210,13 +213,12 @@ def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
 @dataclass(frozen=True)
 class _Census:
     """The first pass: every location with segments (``rank``, ``thread``, ``label``,
-    ``segments``: the non-empty ones), the run's origin, its span in ns and its automatic
-    depth."""
+    ``segments``: the non-empty ones), the run's origin, its span in ns, and the messages
+    and counter samples between its lanes."""
 
     lanes: pl.DataFrame
     origin: int
     span: int
-    depth: DepthChoice
     messages: pl.DataFrame
     samples: pl.DataFrame
     metric_modes: dict[str, str]
@@ -224,13 +226,11 @@ class _Census:
 
 def _census(parts: TimelineParts) -> _Census:
     tables, last, origin = [], 0, parts.span[0]
-    depths = DepthCensus(parts.tree)
     messages, samples = [], []
     modes: dict[str, str] = {}
     for part in parts.parts:
         seg = part.segments
         origin = part.origin
-        depths.add(seg)
         sent = part.metadata.get("messages")
         if isinstance(sent, pl.DataFrame) and sent.height:
             messages.append(sent.with_columns(pl.col("send", "recv") - part.origin))
@@ -251,7 +251,7 @@ def _census(parts: TimelineParts) -> _Census:
     lanes = locations(replace(parts, locations=per.select("rank", "thread")))
     lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
     span = max(last, 1)
-    return _Census(lanes=lanes, origin=origin, span=span, depth=depths.choose(),
+    return _Census(lanes=lanes, origin=origin, span=span,
                    messages=_lane_messages(messages, lanes, span),
                    samples=_lane_samples(samples, lanes), metric_modes=modes)
 
@@ -372,7 +372,8 @@ class _Levels:
         else:
             self.sums[width] = total
 
-    def detail(self, census: _Census, budget: int, tree: GraphFrame) -> TimelineDetail:
+    def detail(self, census: _Census, budget: int, tree: GraphFrame,
+               depth: DepthChoice) -> TimelineDetail:
         lanes, nlanes = census.lanes, census.lanes.height
         kept = range(self.alive)
         levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
@@ -403,7 +404,7 @@ class _Levels:
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
                               summary=summary[1], budget=budget, tree=tree,
-                              auto_depth=census.depth, messages=census.messages,
+                              auto_depth=depth, messages=census.messages,
                               samples=census.samples, metric_modes=census.metric_modes)
 
 
