@@ -31,7 +31,9 @@ if TYPE_CHECKING:
         stats_correlate,
         stats_test,
         timeline,
+        timeline_depth,
         timeline_html,
+        timeline_summary,
         tree,
     )
     from cctool.errors import CctoolError
@@ -44,12 +46,14 @@ if TYPE_CHECKING:
 _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
         "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-        "source", "stats", "stats_test", "stats_correlate", "timeline", "timeline_html", "tree")
+        "source", "stats", "stats_test", "stats_correlate", "timeline", "timeline_html",
+        "timeline_summary", "timeline_depth", "tree")
 __all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div",
            "groupby", "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "imbalance_report", "parse_query", "peek", "query_table", "read",
            "read_timeline", "read_timeseries", "runs", "scaling", "select", "source", "stats",
-           "stats_test", "stats_correlate", "timeline", "timeline_html", "tree", "show", "widget"]
+           "stats_test", "stats_correlate", "timeline", "timeline_html", "timeline_summary",
+           "timeline_depth", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -222,7 +222,11 @@ _cctool() {
         timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
         timeline:--max-nodes) COMPREPLY=(); return;;
         timeline:--window) COMPREPLY=(); return;;
+        timeline:--view) COMPREPLY=($(compgen -W "strips summary depth" -- "$cur")); return;;
+        timeline:--lane) COMPREPLY=(); return;;
         timeline:--depth) COMPREPLY=(); return;;
+        timeline:--rank) COMPREPLY=(); return;;
+        timeline:--thread) COMPREPLY=(); return;;
         timeline:--top) COMPREPLY=(); return;;
         timeline:--buckets) COMPREPLY=(); return;;
         timeline:--precision) COMPREPLY=(); return;;
@@ -292,7 +296,7 @@ _cctool() {
         scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --model --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
-        timeline) opts="--from --max-nodes --window --depth --top --buckets --precision --width --color --to --output -o -h --help";;
+        timeline) opts="--from --max-nodes --window --view --lane --depth --rank --thread --top --buckets --precision --width --color --to --output -o -h --help";;
         timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;

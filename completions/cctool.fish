@@ -316,11 +316,15 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l color -x -a 'auto a
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l to -x -a 'tree json csv cct text' -d 'Output format (default: from -os suffix, else tree).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from timeline; and not __fish_prev_arg_in --from --max-nodes --window --depth --top --buckets --precision --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from timeline; and not __fish_prev_arg_in --from --max-nodes --window --view --lane --depth --rank --thread --top --buckets --precision --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
-complete -c cctool -n '__fish_seen_subcommand_from timeline' -l depth -x -d 'Strips show the call path cut at this depth (roots are 1).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l view -x -a 'strips summary depth' -d 'strips: a strip per location; summary: per span, each call paths share'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l lane -x -d 'The location --view depth shows (3.0, or 3 for thread 0).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l depth -x -d 'Strips show the call path cut at this depth (roots are 1); auto: the s'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l rank -x -d 'Show only these ranks (3, 0-3,8).'
+complete -c cctool -n '__fish_seen_subcommand_from timeline' -l thread -x -d 'Show only these threads (0, 1-3).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l top -x -d 'Call paths listed per location, most exclusive time in the window firs'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l buckets -x -d 'Time spans per strip (default: fill the width).'
 complete -c cctool -n '__fish_seen_subcommand_from timeline' -l precision -x -d 'Significant digits of the values shown.'

@@ -334,7 +334,11 @@ _cctool() {
                 timeline) _arguments ''--from'[Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead]:value:(cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded)' \
                     ''--max-nodes'[Call graphs: expand ~N nodes (1e6).]:value: ' \
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
-                    ''--depth'[Strips show the call path cut at this depth (roots are 1).]:value: ' \
+                    ''--view'[strips: a strip per location; summary: per span, each call paths share]:value:(strips summary depth)' \
+                    ''--lane'[The location --view depth shows (3.0, or 3 for thread 0).]:value: ' \
+                    ''--depth'[Strips show the call path cut at this depth (roots are 1); auto: the s]:value: ' \
+                    ''--rank'[Show only these ranks (3, 0-3,8).]:value: ' \
+                    ''--thread'[Show only these threads (0, 1-3).]:value: ' \
                     ''--top'[Call paths listed per location, most exclusive time in the window firs]:value: ' \
                     ''--buckets'[Time spans per strip (default: fill the width).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \

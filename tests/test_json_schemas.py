@@ -50,11 +50,17 @@ CASES = {
     "hot-path-max": (["hot-path", CPI, "--agg", "max", "--to", "json"], "cctool.records/1"),
     "peek": (["peek", CPI, "^main$", "--to", "json"], "cctool.records/1"),
     "timeline": (["timeline", str(Path(__file__).parent / "data" / "chrome-trace"
-                                  / "viztracer-threads.json"), "--to", "json"],
+                                  / "viztracer-threads.json"), "--view", "strips", "--to", "json"],
                  "cctool.records/1"),
     "timeseries": (["timeseries", str(Path(__file__).parent / "data" / "caliper-timeseries"
                                       / "timeseries.cali"), "--to", "json"],
                    "cctool.records/1"),
+    "timeline-summary": (["timeline", str(Path(__file__).parent / "data" / "caliper-trace"
+                                          / "np4"), "--view", "summary", "--to", "json"],
+                         "cctool.records/1"),
+    "timeline-depth": (["timeline", str(Path(__file__).parent / "data" / "caliper-trace"
+                                        / "np4"), "--view", "depth", "--lane", "2.0",
+                        "--to", "json"], "cctool.records/1"),
     "imbalance": (["imbalance", CPI, "--to", "json"], "cctool.records/1"),
     "imbalance-by-rank": (["imbalance", ALLGATHER, "--by", "rank", "--to", "json"],
                           "cctool.records/1"),

@@ -366,6 +366,13 @@ NOT_MERGING = {
     "cctool/ops/timeline_detail.py:add": "adds up the pieces' durations (time)",
     "cctool/ops/timeline_detail.py:_sum": "adds up the pieces' durations per bucket (time)",
     "cctool/ops/timeline_detail.py:_census": "counts segments per location",
+    "cctool/ops/timeline.py:path_order": "adds up trace segment durations per call path (time)",
+    "cctool/ops/timeline_depth.py:_split": "adds up trace segment durations up the tree (time)",
+    "cctool/ops/timeline_depth.py:add": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_depth.py:_flush": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_views.py:summary_view": "adds up trace segment durations per bucket",
+    "cctool/ops/timeline_metrics.py:lane_metrics": "adds a relative counter's samples over "
+    "time on one location, by the counter's own mode (OTF2), never across call paths",
     "cctool/ops/idle.py:busy_values": "takes a root's idle subtrees off its value to choose "
     "where the hot path starts (a ranking of roots, no value shown as a total)",
 }

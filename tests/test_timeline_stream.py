@@ -211,13 +211,16 @@ def test_the_page_of_a_window_holds_that_stretch_exactly(source: Path | None,
 
 def test_progress_counts_locations_over_the_passes(trace_db: Path) -> None:
     """What the CLI's progress bar shows on a terminal: locations read, over both passes of
-    the page, and once for the text view."""
+    the page, and once for the text view at a given depth (twice at the automatic one)."""
     ticks: list[tuple[int, int]] = []
     api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
     assert [t for _, t in ticks] == [8] * 8 and [d for d, _ in ticks] == list(range(1, 9))
     ticks.clear()
-    api.timeline(trace_db, progress=lambda d, t: ticks.append((d, t)))
+    api.timeline(trace_db, depth=2, progress=lambda d, t: ticks.append((d, t)))
     assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    ticks.clear()  # the automatic depth reads the trace once more first
+    api.timeline(trace_db, progress=lambda d, t: ticks.append((d, t)))
+    assert ticks == [(d, 8) for d in range(1, 9)]
 
 
 @pytest.mark.parametrize("source", [VIZ_PROCS, None], ids=["chrome", "trace.db"])

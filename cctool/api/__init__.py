@@ -76,7 +76,12 @@ from cctool.api.traces import (
     read_timeline,
     read_timeseries,
     timeline,
+    timeline_depth,
     timeline_html,
+    timeline_summary,
+)
+from cctool.api.traces import (
+    timeline_report as timeline_report,
 )
 from cctool.options import TreeOptions as TreeOptions
 from cctool.render.reports import GroupView as GroupView
@@ -88,4 +93,5 @@ from cctool.render.tree_report import TreeView as TreeView
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
            "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
            "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-           "source", "stats", "stats_correlate", "stats_test", "timeline", "timeline_html", "tree"]
+           "source", "stats", "stats_correlate", "stats_test", "timeline", "timeline_depth",
+           "timeline_html", "timeline_summary", "tree"]

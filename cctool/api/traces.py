@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
     from cctool.model.timeline import Timeline
     from cctool.ops.timeline import TimelineView
-    from cctool.options import Window
+    from cctool.ops.timeline_views import DepthView, SummaryView
+    from cctool.options import Selection, Window
+    from cctool.render.emit import Report
 from cctool.api._common import _options
 
 
@@ -48,7 +50,8 @@ def read_timeseries(path: str | os.PathLike[str], fmt: str | None = None, *,
 
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
              window: str | Window | None = None, buckets: int | None = None, width: int = 100,
-             depth: int = 2, top: int = 5,
+             depth: int | str = "auto", top: int = 5, rank: Selection = None,
+             thread: Selection = None,
              progress: Callable[[int, int], None] | None = None) -> TimelineView:
     """What ``cctool timeline`` prints: per location a strip of the dominant call path (cut
     at ``depth``) over ``buckets`` spans of the window, and its ``top`` call paths by
@@ -60,23 +63,28 @@ def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
         window: ``START:END`` from the run's start, units s (default), ms, us, ns; either
             side may be left empty. None is the whole run.
         buckets: spans per strip; None fits the strips to ``width`` characters.
-        depth, top: as the command's options.
+        depth: a depth (roots are 1), or ``"auto"``: the shallowest where the locations
+            differ (:mod:`cctool.ops.timeline_depth`; the trace is read twice).
+        top: as the command's option.
+        rank, thread: the locations shown (a number, a tuple, ``Spans``; None: all).
         progress: called with (locations done, locations) as the trace is read.
     """
-    from cctool.ops.timeline import view_of_parts
-    from cctool.readers.timelines import read_timeline_parts, ticking
+    from cctool.ops.timeline import view_of_source
+    from cctool.readers.timelines import ticking, timeline_source
 
     span = _options(None, window).window or (None, None)
     # Only the window's segments are read where the reader can tell (trace.db, Chrome),
     # and trace.db one line at a time.
-    parts = ticking(lambda: read_timeline_parts(path, fmt, span if window else None),
-                    progress)()
-    return view_of_parts(parts, span, buckets=buckets, width=width, depth=depth, top=top)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress, 2 if depth == "auto" else 1)
+    return view_of_source(source, span, rank=rank, thread=thread, depth=depth,
+                          buckets=buckets, width=width, top=top)
 
 
 def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
-                  window: str | Window | None = None, depth: int = 2, title: str | None = None,
-                  budget: int = 3_000_000,
+                  window: str | Window | None = None, depth: int | str = "auto",
+                  title: str | None = None, budget: int = 3_000_000,
+                  rank: Selection = None, thread: Selection = None,
                   progress: Callable[[int, int], None] | None = None) -> str:
     """What ``cctool timeline --to html`` writes: the interactive timeline page (one
     self-contained HTML document) of a trace.
@@ -87,18 +95,115 @@ def timeline_html(path: str | os.PathLike[str], fmt: str | None = None, *,
         window: ``START:END`` as for :func:`timeline`: the page holds only that stretch of
             the run (times still count from the run's start), so a window of a trace too
             large for exact intervals in one page has them.
-        depth: the depth call paths are coloured at first.
+        depth: the depth call paths are coloured at first, or ``"auto"`` (as
+            :func:`timeline`).
         title: the page's heading (default: the trace's name).
         budget: intervals and aggregated runs the page embeds (see
             :class:`cctool.render.timeline_html.TimelinePageOptions`).
+        rank, thread: the locations the page holds (None: all).
         progress: called with (locations done, locations) over the two passes.
     """
+    from cctool.ops.timeline import select_locations
     from cctool.readers.timelines import ticking, timeline_source
     from cctool.render.timeline_html import TimelinePageOptions, timeline_page_of_parts
 
     span = _options(None, window).window
     name = title or os.path.basename(os.fspath(path).rstrip("/")) or None
+    source = timeline_source(path, fmt, span)
     # A trace.db is read a line at a time, twice (see detail_of_parts): never held whole.
-    return timeline_page_of_parts(ticking(timeline_source(path, fmt, span), progress, 2),
-                                  TimelinePageOptions(depth=depth, title=name, budget=budget,
-                                                      offset=(span or (0, None))[0] or 0))
+    return timeline_page_of_parts(
+        ticking(lambda: select_locations(source(), rank, thread), progress, 2),
+        TimelinePageOptions(depth=None if depth == "auto" else int(depth), title=name,
+                            budget=budget, offset=(span or (0, None))[0] or 0))
+
+
+def timeline_summary(path: str | os.PathLike[str], fmt: str | None = None, *,
+                     window: str | Window | None = None, buckets: int = 100,
+                     depth: int | str = "auto", rank: Selection = None,
+                     thread: Selection = None, paths: int | None = 50,
+                     progress: Callable[[int, int], None] | None = None) -> SummaryView:
+    """What ``cctool timeline --view summary`` prints: per span of the window, each call
+    path's (cut at ``depth``) share of the selected locations' time, the ``paths`` heaviest
+    apart and the rest as one (None: all apart)
+    (:func:`cctool.ops.timeline_views.summary_view`); other arguments as :func:`timeline`."""
+    from cctool.ops.timeline import select_locations
+    from cctool.ops.timeline_depth import auto_depth
+    from cctool.ops.timeline_views import summary_view
+    from cctool.readers.timelines import ticking, timeline_source
+
+    span = _options(None, window).window or (None, None)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress, 2 if depth == "auto" else 1)
+    chosen = (auto_depth(select_locations(source(), rank, thread), span) if depth == "auto"
+              else int(depth))
+    return summary_view(select_locations(source(), rank, thread), span, buckets=buckets,
+                        depth=chosen, paths=paths)
+
+
+def timeline_depth(path: str | os.PathLike[str], lane: tuple[int, int],
+                   fmt: str | None = None, *, window: str | Window | None = None,
+                   buckets: int = 100,
+                   progress: Callable[[int, int], None] | None = None) -> DepthView:
+    """What ``cctool timeline --view depth --lane R.T`` prints: the call stack of location
+    ``lane`` (rank, thread) at the middle of each span of the window
+    (:func:`cctool.ops.timeline_views.depth_view`); arguments as :func:`timeline`."""
+    from cctool.ops.timeline_views import depth_view
+    from cctool.readers.timelines import ticking, timeline_source
+
+    span = _options(None, window).window or (None, None)
+    source = ticking(timeline_source(path, fmt, span if window else None, cut=False),
+                     progress)
+    return depth_view(source(), lane, span, buckets=buckets)
+
+
+def timeline_report(path: str | os.PathLike[str], fmt: str | None = None, *,
+                    view: str = "strips", lane: tuple[int, int] | None = None,
+                    depth: int | str = "auto", rank: Selection = None,
+                    thread: Selection = None, top: int = 5, buckets: int | None = None,
+                    width: int = 100, precision: int = 4,
+                    window: str | Window | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> Report:
+    """What ``cctool timeline`` writes, in every format it writes: the ``view``
+    (``strips``: :func:`timeline`; ``summary``: :func:`timeline_summary`; ``depth``:
+    :func:`timeline_depth` of ``lane``) as text ``width`` wide or as records, or the page
+    (:func:`timeline_html`, as ``html``). The trace is read when a format asks for it."""
+    from functools import cache
+
+    from cctool.render.emit import Report
+
+    def page() -> bytes:
+        return timeline_html(path, fmt, window=window, depth=depth, rank=rank, thread=thread,
+                             progress=progress).encode()
+
+    spans = buckets or max(width - 12, 10)
+    if view == "strips":
+        from cctool.render import timeline as strips
+
+        strip_view = cache(lambda: timeline(path, fmt, window=window, buckets=buckets,
+                                            width=width, depth=depth, top=top, rank=rank,
+                                            thread=thread, progress=progress))
+        units = {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"}
+        return Report(text=lambda _: strips.text(strip_view(), precision=precision,
+                                                 width=width),
+                      records=lambda: (strips.records(strip_view()), units),
+                      documents={"html": page})
+    from cctool.render import timeline_views as views
+
+    if view == "summary":
+        summary = cache(lambda: timeline_summary(path, fmt, window=window, buckets=spans,
+                                                 depth=depth, rank=rank, thread=thread,
+                                                 progress=progress))
+        return Report(text=lambda _: views.summary_text(summary(), precision=precision,
+                                                        width=width),
+                      records=lambda: (views.summary_records(summary()),
+                                       {"start": "s", "end": "s"}))
+    if view != "depth" or lane is None:
+        from cctool.errors import CctoolError
+
+        raise CctoolError(f"unknown timeline view {view!r} (strips, summary, or depth of "
+                          "a lane)")
+    at = lane
+    stacks = cache(lambda: timeline_depth(path, at, fmt, window=window, buckets=spans,
+                                          progress=progress))
+    return Report(text=lambda _: views.depth_text(stacks(), precision=precision, width=width),
+                  records=lambda: (views.depth_records(stacks()), {"time": "s"}))

@@ -7,22 +7,35 @@ from typing import TYPE_CHECKING
 import click
 
 from cctool.cli._options import (
+    SELECTION,
     output_options,
     precision_option,
     profile_argument,
     trace_from_option,
     width_option,
 )
+from cctool.cli._timeline import DepthType, LaneType
 
 if TYPE_CHECKING:
-    from cctool.options import ReadOptions, Window
+    from cctool.options import ReadOptions, Selection
 
 
 @click.command()
 @profile_argument()
 @trace_from_option
-@click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Strips show the call path cut at this depth (roots are 1).")
+@click.option("--view", type=click.Choice(["strips", "summary", "depth"]), default="strips",
+              show_default=True,
+              help="strips: a strip per location; summary: per span, each call path's share "
+              "of the locations' time; depth: the call stack of --lane over time.")
+@click.option("--lane", type=LaneType(), default=None, metavar="RANK.THREAD",
+              help="The location --view depth shows (3.0, or 3 for thread 0).")
+@click.option("--depth", type=DepthType(), default="auto", show_default=True,
+              help="Strips show the call path cut at this depth (roots are 1); auto: the "
+              "shallowest where the locations differ (the trace is read twice).")
+@click.option("--rank", type=SELECTION, default=None, metavar="N[,M-K...]",
+              help="Show only these ranks (3, 0-3,8).")
+@click.option("--thread", type=SELECTION, default=None, metavar="N[,M-K...]",
+              help="Show only these threads (0, 1-3).")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
               help="Call paths listed per location, most exclusive time in the window first.")
 @click.option("--buckets", type=click.IntRange(min=1), default=None,
@@ -32,13 +45,19 @@ if TYPE_CHECKING:
 @output_options(("text", "json", "csv", "html"))
 @click.pass_context
 def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options: ReadOptions,
-             depth: int, top: int,
-             buckets: int | None, precision: int, width: int | None, to: str,
-             output: str) -> None:
+             view: str, lane: tuple[int, int] | None, depth: int | str, rank: Selection,
+             thread: Selection, top: int, buckets: int | None, precision: int,
+             width: int | None, to: str, output: str) -> None:
     """Show a trace over time: per rank and thread a strip whose characters are the call
     path (at --depth) that ran longest in each span of the window, then the top call paths
     by exclusive time in the window; a legend names the paths. A '·' is a span the thread
     spent mostly idle; a dim character one its path held for less than half the span.
+    The first depth is where the locations differ; --rank and --thread keep only some
+    locations (ranges as 0-3,8).
+
+    --view summary shows instead, per span, each call path's share of the locations'
+    time (hpctraceviewer's Summary view) in eighths of a block; --view depth --lane R.T
+    one location's call stack at the middle of each span (its Depth View).
 
     Reads Chrome/Perfetto trace-event JSON (viztracer, py-spy --format chrometrace,
     Chromium, Node, ...), HPCToolkit databases with a trace.db (hpcrun -t; the tree is
@@ -49,7 +68,10 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     --to html (or -o FILE.html) writes an interactive page instead: one lane per location,
     coloured by the call path at a depth slider's depth, zoom and pan, the call path under
     the pointer, the calling context tree, and the time per call path in the visible window
-    (with its bounds as --window takes them). With --window the page holds only that
+    (with its bounds as --window takes them), a summary strip, a lane's depth view (click
+    its label), a legend of the heaviest paths in the text view's colours, a lane filter by
+    ranks and kind (CPU, GPU), OTF2's MPI messages as arrows; keys W/S zoom, A/D pan,
+    arrows move the lanes, Escape resets. With --window the page holds only that
     stretch of the run (times still from the run's start): a trace too large for every
     interval in one page shows them for a window. --depth sets the first colouring.
 
@@ -57,47 +79,23 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
+      cctool timeline db/ --rank 2-5
+      cctool timeline db/ --view summary --rank 0-63
+      cctool timeline db/ --view depth --lane 3.0 --window 2s:4s
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
       cctool timeline trace.json -o timeline.html
     """
     from cctool import api
-    from cctool.cli._io import console, emit_renderable, emit_table, progress
+    from cctool.cli._io import console, progress, sink
+    from cctool.cli._timeline import check_timeline_options
+    from cctool.render.emit import emit
 
-    window = read_options.window
-    if to == "html":
-        _write_page(ctx, profile, fmt, window, depth, output)
-        return
+    check_timeline_options(ctx, view, lane, to, output)
     cols = width if width is not None else console(ctx, output, None).width
-    with progress("reading the trace") as tick:
-        view = api.timeline(profile, fmt, window=window, buckets=buckets, width=cols,
-                            depth=depth, top=top, progress=tick)
-    from cctool.render import timeline as render
-
-    if to == "text":
-        emit_renderable(ctx, render.text(view, precision=precision, width=cols), output, cols)
-    else:
-        emit_table(render.records(view), to, output,
-                   {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"})
-
-
-# Options of the text view the page has no use for, each with why.
-_TEXT_ONLY = {
-    "top": "the page lists the call paths of whatever window it shows",
-    "buckets": "the page draws one span per screen column",
-    "precision": "the page scales times with their units",
-    "width": "the page fits the browser window",
-}
-
-
-def _write_page(ctx: click.Context, profile: str, fmt: str | None, window: Window | None,
-                depth: int, output: str) -> None:
-    from cctool import api
-    from cctool.cli._html import page_file
-    from cctool.cli._io import progress, write_text
-    for name, why in _TEXT_ONLY.items():
-        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
-            raise click.UsageError(f"--to html and --{name} do not go together: {why}")
-    page_file(ctx, to="html", output=output, html=None)  # refuses a terminal
-    with progress("reading the trace (two passes)") as tick:
-        page = api.timeline_html(profile, fmt, window=window, depth=depth, progress=tick)
-    write_text(output, page)
+    passes = " (two passes)" if to == "html" else ""
+    with progress(f"reading the trace{passes}") as tick:
+        report = api.timeline_report(profile, fmt, view=view, lane=lane, depth=depth,
+                                     rank=rank, thread=thread, top=top, buckets=buckets,
+                                     width=cols, precision=precision,
+                                     window=read_options.window, progress=tick)
+        emit(report, to, sink(ctx, output, cols))

@@ -292,10 +292,13 @@ def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group of timed rows, the end of its heaviest call path, its root's time and the
     group's time (see ``_reference.heaviest_paths``). The NumPy twin loops in Python over
-    every row's ancestors, so large inputs, or deep trees (``depth``: the tree's, 0 when
-    unknown), compile the kernel rather than wait for a background compile."""
+    every row's ancestors, and at each step down the path over the group's nodes (about
+    depth squared on a deep chain, whatever the rows), so large inputs, or deep trees
+    (``depth``: the tree's, 0 when unknown), compile the kernel rather than wait for a
+    background compile."""
+    work = HEAVIEST_PATHS_COMPILED_ROWS * HEAVIEST_PATHS_TYPICAL_DEPTH
     large = (len(node) >= HEAVIEST_PATHS_COMPILED_ROWS
-             or len(node) * depth >= HEAVIEST_PATHS_COMPILED_ROWS * HEAVIEST_PATHS_TYPICAL_DEPTH)
+             or (len(node) + depth) * depth >= work)
     impl = _compiled() if large else _pick(0)
     return impl.heaviest_paths(  # type: ignore[no-any-return]
         _as_i64(starts), _as_i64(node), _as_i64(ns), _as_i64(parent))

@@ -44,6 +44,7 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops.timeline import locations
+from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
@@ -86,6 +87,13 @@ class TimelineDetail:
         summary: ``bucket``, ``node``, ``ns``: exclusive time over every location.
         budget: the runs and segments the levels and exact segments could use.
         tree: the calling context tree whose node ids ``node`` columns hold.
+        auto_depth: the depth the run is first shown at (:mod:`cctool.ops.timeline_depth`).
+        messages: ``from``, ``to`` (lanes), ``send``, ``recv`` (ns from the run's start)
+            and ``bytes`` of the point-to-point messages the trace records between the
+            lanes (OTF2's MPI messages: ``metadata["messages"]`` of its timeline), by send.
+        samples: ``lane``, ``time`` (ns from the run's start), ``metric``, ``value``: the
+            counters the trace sampled on the lanes (OTF2's metric records), in time order
+            per lane and metric; ``metric_modes`` maps each metric to its mode.
     """
 
     span: int
@@ -97,6 +105,10 @@ class TimelineDetail:
     summary: pl.DataFrame
     budget: int
     tree: GraphFrame
+    auto_depth: DepthChoice
+    messages: pl.DataFrame
+    samples: pl.DataFrame
+    metric_modes: dict[str, str]
 
     @property
     def exact_lanes(self) -> np.ndarray:
@@ -161,8 +173,11 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     # NumPy twin), while the memory stays that of a batch.
     batch: list[tuple[np.ndarray, ...]] = []
     held = 0
+    # The automatic depth's sums, on this pass: the levels load the compiled kernel first.
+    depths = DepthCensus(parts.tree)
     for part in parts.parts:
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
+        depths.add(seg)
         if not seg.height:
             continue
         seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
@@ -180,7 +195,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             _add_batch(state, batch, parent, depth)
             batch, held = [], 0
     _add_batch(state, batch, parent, depth)
-    return state.detail(census.lanes, nlanes, budget, parts.tree)
+    return state.detail(census, budget, parts.tree, depths.choose())
 
 
 def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
@@ -198,18 +213,31 @@ def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
 @dataclass(frozen=True)
 class _Census:
     """The first pass: every location with segments (``rank``, ``thread``, ``label``,
-    ``segments``: the non-empty ones), the run's origin and its span in ns."""
+    ``segments``: the non-empty ones), the run's origin, its span in ns, and the messages
+    and counter samples between its lanes."""
 
     lanes: pl.DataFrame
     origin: int
     span: int
+    messages: pl.DataFrame
+    samples: pl.DataFrame
+    metric_modes: dict[str, str]
 
 
 def _census(parts: TimelineParts) -> _Census:
     tables, last, origin = [], 0, parts.span[0]
+    messages, samples = [], []
+    modes: dict[str, str] = {}
     for part in parts.parts:
         seg = part.segments
         origin = part.origin
+        sent = part.metadata.get("messages")
+        if isinstance(sent, pl.DataFrame) and sent.height:
+            messages.append(sent.with_columns(pl.col("send", "recv") - part.origin))
+        taken = part.metadata.get("metric_samples")
+        if isinstance(taken, pl.DataFrame) and taken.height:
+            samples.append(taken.with_columns(pl.col("time") - part.origin))
+            modes.update(part.metadata.get("metric_modes", {}))
         tables.append(seg.group_by("rank", "thread").agg(
             (pl.col("end") > pl.col("start")).sum().alias("segments")))
         nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
@@ -222,7 +250,40 @@ def _census(parts: TimelineParts) -> _Census:
     per = per.sort("rank", "thread")
     lanes = locations(replace(parts, locations=per.select("rank", "thread")))
     lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
-    return _Census(lanes=lanes, origin=origin, span=max(last, 1))
+    span = max(last, 1)
+    return _Census(lanes=lanes, origin=origin, span=span,
+                   messages=_lane_messages(messages, lanes, span),
+                   samples=_lane_samples(samples, lanes), metric_modes=modes)
+
+
+def _lane_samples(tables: list[pl.DataFrame], lanes: pl.DataFrame) -> pl.DataFrame:
+    """The counter samples of ``lanes``: ``lane``, ``time``, ``metric``, ``value``."""
+    out = pl.DataFrame(schema={"lane": pl.Int64, "time": pl.Int64, "metric": pl.String,
+                               "value": pl.Float64})
+    if not tables:
+        return out
+    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
+                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
+    return (pl.concat(tables).join(key, on=["rank", "thread"])
+            .select("lane", "time", "metric", "value").sort("lane", "metric", "time",
+                                                            maintain_order=True))
+
+
+def _lane_messages(tables: list[pl.DataFrame], lanes: pl.DataFrame, span: int) -> pl.DataFrame:
+    """The messages between two of ``lanes`` that overlap the run's [0, span) ns."""
+    out = pl.DataFrame(schema={"from": pl.Int64, "to": pl.Int64, "send": pl.Int64,
+                               "recv": pl.Int64, "bytes": pl.Int64})
+    if not tables:
+        return out
+    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
+                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
+    msgs = pl.concat(tables).filter((pl.col("recv") >= 0) & (pl.col("send") < span))
+    for side in ("send", "recv"):
+        msgs = msgs.join(key.rename({"rank": f"{side}_rank", "thread": f"{side}_thread",
+                                     "lane": "from" if side == "send" else "to"}),
+                         on=[f"{side}_rank", f"{side}_thread"])
+    return msgs.select("from", "to", "send", "recv", pl.col("bytes").cast(pl.Int64)).sort(
+        "send").cast(out.schema)
 
 
 class _Levels:
@@ -311,8 +372,9 @@ class _Levels:
         else:
             self.sums[width] = total
 
-    def detail(self, lanes: pl.DataFrame, nlanes: int, budget: int,
-               tree: GraphFrame) -> TimelineDetail:
+    def detail(self, census: _Census, budget: int, tree: GraphFrame,
+               depth: DepthChoice) -> TimelineDetail:
+        lanes, nlanes = census.lanes, census.lanes.height
         kept = range(self.alive)
         levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
                          if self.runs[i] else _empty_runs(),
@@ -341,7 +403,9 @@ class _Levels:
         levels.reverse()  # finest first
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
-                              summary=summary[1], budget=budget, tree=tree)
+                              summary=summary[1], budget=budget, tree=tree,
+                              auto_depth=depth, messages=census.messages,
+                              samples=census.samples, metric_modes=census.metric_modes)
 
 
 def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:

@@ -139,19 +139,25 @@ def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
 
 
 def timeline_source(path: str | os.PathLike[str], fmt: str | None = None,
-                    window: Window | None = None) -> Callable[[], TimelineParts]:
+                    window: Window | None = None, *,
+                    cut: bool = True) -> Callable[[], TimelineParts]:
     """A function giving the trace's :class:`TimelineParts` afresh at each call, for work
     that goes over a trace more than once (the page's level of detail): a reader that reads
     in parts reads them again each time, so only a part is held at once; any other trace is
     read once and its one timeline given each time.
 
     With ``window`` (ns from the run's start), the parts hold only that stretch of the run:
-    segments cut at its bounds, times counted from its start (the parts' origin moves there).
+    segments cut at its bounds, times counted from its start (the parts' origin moves there);
+    with ``cut=False`` the parts hold at least the segments overlapping it, on the run's
+    clock, as :func:`read_timeline_parts` gives them.
     """
+    def moved(parts: TimelineParts) -> TimelineParts:
+        return _cut(parts, window) if cut else parts
+
     if _streams(path, fmt, "read_timeline_parts") is not None:
-        return lambda: _cut(read_timeline_parts(path, fmt, window), window)
+        return lambda: moved(read_timeline_parts(path, fmt, window))
     tl = read_timeline(path, fmt, window)
-    return lambda: _cut(TimelineParts(tl.tree, tl.span, tl.locations, iter([tl])), window)
+    return lambda: moved(TimelineParts(tl.tree, tl.span, tl.locations, iter([tl])))
 
 
 Tick = Callable[[int, int], None]  # progress: (locations done, locations in all)

@@ -19,8 +19,12 @@ events in 7 s).
 
 Locations: each location group of type process is a rank, numbered in the order the
 definitions list them (Score-P's MPI rank order); its CPU threads, then its accelerator
-streams, are threads 0, 1, ... ``metadata["locations"]`` keeps the names. Metric locations
-and metric records (PAPI counters) are not read. A ``Leave`` that does not match the
+streams, are threads 0, 1, ... ``metadata["locations"]`` keeps the names. Point-to-point MPI
+messages (``MpiSend``/``MpiIsend`` matched to ``MpiRecv``/``MpiIrecv`` in order per sender,
+receiver, communicator and tag) are the timeline's ``metadata["messages"]``; the metric
+records of the threads (PAPI counters) its ``metadata["metric_samples"]``, with each
+metric's mode (``accumulated_start``, ``absolute_point``, ...) in ``metric_modes``. Metric
+locations (a node's power, ...) are not read. A ``Leave`` that does not match the
 innermost region closes the regions inside the one it names; one that names no open region
 is skipped; regions still open at a location's last event are closed there; each kind of
 mismatch is counted and warned about.
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
@@ -82,13 +87,17 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     overlap it are kept (every event is still read: the tree is the whole trace's)."""
     done = _Pass(_anchor(path)).run()
     gf = done.frame(keep_ids=True)
+    messages = done.messages()
     stack_id = gf.nodes["_stack_id"].to_numpy()
     canonical = np.empty(stack_id.shape[0], dtype=np.int64)
     canonical[stack_id] = np.arange(stack_id.shape[0])
     gf = replace(gf, nodes=gf.nodes.drop("_stack_id"))
     start, end = done.ns(done.seg_start), done.ns(done.seg_end)
     keep = np.ones(start.shape[0], dtype=bool)
-    meta: dict[str, object] = {"format": NAME, "path": str(done.path)}
+    meta: dict[str, object] = {
+        "format": NAME, "path": str(done.path), "messages": messages,
+        "metric_samples": done.samples(),
+        "metric_modes": dict(zip(done.metric_names, done.metric_modes, strict=True))}
     if window is not None:
         if end.shape[0]:  # the segments kept may stop before the run does
             meta["run_end"] = int(end.max())
@@ -195,6 +204,16 @@ class _Pass:
         self.index: dict[int, _Location] = {}  # id() of the bindings' location objects
         self.rank = np.zeros(0, dtype=np.int64)
         self.thread = np.zeros(0, dtype=np.int64)
+        # Point-to-point messages as each side records them: (ticks, this location, the
+        # other's location, communicator, tag, bytes), sends and receives apart.
+        self.sends: list[tuple[int, int, int, int, int, int]] = []
+        self.recvs: list[tuple[int, int, int, int, int, int]] = []
+        # Metric records of the timed locations: a sample per member per record.
+        self.metric_names: list[str] = []
+        self.metric_modes: list[str] = []
+        self.metric_of: dict[int, int] = {}  # id() of a metric member -> its index
+        self.sample_where, self.sample_time = array("q"), array("q")
+        self.sample_metric, self.sample_value = array("q"), array("d")
 
     def run(self) -> _Pass:
         try:
@@ -257,6 +276,9 @@ class _Pass:
 
     def _events(self, events: Any, otf2: Any) -> None:
         enter_t, leave_t = otf2.events.Enter, otf2.events.Leave
+        send_t = (otf2.events.MpiSend, otf2.events.MpiIsend)
+        recv_t = (otf2.events.MpiRecv, otf2.events.MpiIrecv)
+        metric_t = otf2.events.Metric
         index = self.index
         for location, event in events:
             loc = index.get(id(location))
@@ -269,12 +291,85 @@ class _Pass:
                 self._enter(loc, t, event.region)
             elif kind is leave_t:
                 self._leave(loc, t, event.region)
+            elif kind in send_t:
+                self._message(self.sends, loc, t, event, event.receiver)
+            elif kind in recv_t:
+                self._message(self.recvs, loc, t, event, event.sender)
+            elif kind is metric_t:
+                self._metric(loc, t, event)
         for loc in index.values():
             if loc.stack:
                 self.problems["regions still open at their location's last event "
                               "(closed there)"] += len(loc.stack)
                 while loc.stack:
                     self._pop(loc, loc.last)
+
+    def _message(self, into: list[tuple[int, int, int, int, int, int]], loc: _Location,
+                 t: int, event: Any, peer: int) -> None:
+        """A send or receive; ``peer`` is the other side's rank in the communicator, whose
+        group lists the locations in rank order."""
+        members = event.communicator.group.members
+        other = self.index.get(id(members[peer])) if 0 <= peer < len(members) else None
+        if other is None:
+            self.problems["messages to or from a location that is not a timed thread "
+                          "(left out)"] += 1
+            return
+        into.append((t, loc.index, other.index, id(event.communicator), int(event.msg_tag),
+                     int(event.msg_length)))
+
+    def _metric(self, loc: _Location, t: int, event: Any) -> None:
+        members = getattr(event.metric, "members", None)
+        if members is None:  # a metric instance: its class holds the members
+            members = event.metric.metric_class.members
+        for member, value in zip(members, event.values, strict=False):
+            k = self.metric_of.get(id(member))
+            if k is None:
+                k = self.metric_of[id(member)] = len(self.metric_names)
+                self.metric_names.append(str(member.name))
+                self.metric_modes.append(_enum_name(member.metric_mode))
+            self.sample_where.append(loc.index)
+            self.sample_time.append(t)
+            self.sample_metric.append(k)
+            self.sample_value.append(float(value))
+
+    def samples(self) -> pl.DataFrame:
+        """The metric records: ``rank``, ``thread``, ``time`` (ns), ``metric`` (the member's
+        name), ``value``, in the order read (time order per location)."""
+        where = np.frombuffer(self.sample_where, dtype=np.int64)
+        names = pl.Series("metric", self.metric_names, dtype=pl.String)
+        return pl.DataFrame({
+            "rank": self.rank[where], "thread": self.thread[where],
+            "time": self.ns(self.sample_time),
+            "metric": names.gather(np.frombuffer(self.sample_metric, dtype=np.int64)),
+            "value": np.frombuffer(self.sample_value, dtype=np.float64)},
+            schema={"rank": pl.Int64, "thread": pl.Int64, "time": pl.Int64,
+                    "metric": pl.String, "value": pl.Float64})
+
+    def messages(self) -> pl.DataFrame:
+        """Sends matched to receives: per (sender, receiver, communicator, tag) in order, as
+        MPI delivers them (messages between two processes on one communicator and tag do
+        not overtake each other). Columns ``send_rank``, ``send_thread``, ``send`` (ns),
+        ``recv_rank``, ``recv_thread``, ``recv`` (ns), ``bytes``; unmatched sides are
+        counted and left out."""
+        cols = {c: pl.Int64 for c in ("t", "here", "there", "comm", "tag", "bytes")}
+        sends = pl.DataFrame(self.sends, schema=cols, orient="row").rename(
+            {"here": "src", "there": "dst"})
+        recvs = pl.DataFrame(self.recvs, schema=cols, orient="row").rename(
+            {"here": "dst", "there": "src"})
+        key = ["src", "dst", "comm", "tag"]
+        sends, recvs = (f.sort([*key, "t"]).with_columns(
+            k=pl.int_range(pl.len()).over(key)) for f in (sends, recvs))
+        both = sends.join(recvs.select(*key, "k", pl.col("t").alias("t_recv")), on=[*key, "k"])
+        unmatched = sends.height + recvs.height - 2 * both.height
+        if unmatched:
+            self.problems["sends or receives without their other side (left out)"] += unmatched
+        src, dst = both["src"].to_numpy(), both["dst"].to_numpy()
+        return pl.DataFrame({
+            "send_rank": self.rank[src], "send_thread": self.thread[src],
+            "send": self.ns(both["t"].to_numpy().astype(np.int64)),
+            "recv_rank": self.rank[dst], "recv_thread": self.thread[dst],
+            "recv": self.ns(both["t_recv"].to_numpy().astype(np.int64)),
+            "bytes": both["bytes"].to_numpy()}).sort("send")
 
     def _enter(self, loc: _Location, t: int, region: Any) -> None:
         stack = loc.stack
@@ -314,7 +409,7 @@ class _Pass:
             self.seg_node.append(node)
             self.seg_where.append(loc.index)
 
-    def ns(self, ticks: array[int]) -> np.ndarray:
+    def ns(self, ticks: array[int] | np.ndarray) -> np.ndarray:
         """Ticks of the trace's clock as int64 ns from its global offset, rounded to the
         nearest ns in integers (a float would lose ns past a few months of ticks)."""
         rel = np.frombuffer(ticks, dtype=np.int64) - self.offset

@@ -1,10 +1,13 @@
 """The timeline page (``cctool timeline --to html``): one self-contained HTML file.
 
 One lane per location (rank, thread) drawn on a canvas, each screen column coloured by the
-call path, cut at the depth the slider sets, that the trace shows there; zoom and pan on time
-and lanes; hover for the full call path and times; click to reveal the call path in the tree
-beside; and the time per call path inside the visible window over every location, with the
-window's bounds as ``--window`` takes them.
+call path, cut at the depth the slider sets, that the trace shows there (colours: the
+palette of :mod:`cctool.render.palette` by the paths' time, with a legend); zoom and pan on
+time and lanes, by pointer and keys; hover for the full call path and times; click to reveal
+the call path in the tree beside; the time per call path inside the visible window over
+every location, with the window's bounds as ``--window`` takes them; a summary strip (each
+call path's share of the locations' time per column) and a lane's depth view (its call stack
+over time), as ``--view summary`` and ``--view depth`` print them.
 
 The page never embeds the trace itself: it embeds :class:`~cctool.ops.timeline_detail.
 TimelineDetail` (the levels of detail, the exact segments of the locations that fit, the
@@ -25,11 +28,13 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
 from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts
 from cctool.render.html._payload import encode_strings, to_script_json
+from cctool.render.palette import PALETTE
 from cctool.render.values import format_value, rules_script, unit_format
 
 __all__ = ["TimelinePageOptions", "page_data", "timeline_page", "timeline_page_of_parts"]
@@ -44,7 +49,9 @@ class TimelinePageOptions:
     """How the page starts (everything can be changed in the page).
 
     Attributes:
-        depth: the depth call paths are cut at for colour (roots are 1).
+        depth: the depth call paths are cut at for colour (roots are 1); None: the
+            shallowest where the locations differ (:mod:`cctool.ops.timeline_depth`), which
+            the page states.
         window: the time shown first (ns from the run's start; None sides are the run's).
         title: heading (default: the trace's path).
         budget: runs plus exact segments embedded (about 12 bytes each before gzip): the
@@ -53,7 +60,7 @@ class TimelinePageOptions:
             run): the times people read, and the ``--window`` it offers, count from the run.
     """
 
-    depth: int = 2
+    depth: int | None = None
     window: Window = (None, None)
     title: str | None = None
     budget: int = 3_000_000
@@ -110,6 +117,19 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
     }
     types = {"exact.offsets": "i4", "exact.gap": "f8", "exact.dur": "f8", "exact.node": "i4",
              "summary.bucket": "i4", "summary.node": "i4", "summary.ns": "f8"}
+    msgs = detail.messages
+    for name in ("from", "to", "send", "recv", "bytes"):
+        arrays[f"msg.{name}"] = msgs[name].to_numpy()
+        types[f"msg.{name}"] = "i4" if name in ("from", "to") else "f8"
+    metrics = sorted(detail.metric_modes)
+    # Counter samples, if few enough (else the page says they are left out).
+    samples = detail.samples if detail.samples.height <= opts.budget else detail.samples.clear()
+    code = {m: i for i, m in enumerate(metrics)}
+    arrays |= {"ms.lane": samples["lane"].to_numpy(), "ms.time": samples["time"].to_numpy(),
+               "ms.metric": samples["metric"].replace_strict(code, default=-1,
+                                                             return_dtype=pl.Int32).to_numpy(),
+               "ms.value": samples["value"].to_numpy()}
+    types |= {"ms.lane": "i4", "ms.time": "f8", "ms.metric": "i4", "ms.value": "f8"}
     for i, lv in enumerate(detail.levels):
         parts = {"offsets": lv.offsets, "gap": _gaps(lv.start, lv.start + lv.length, lv.offsets),
                  "length": lv.length, "node": lv.node}
@@ -120,19 +140,26 @@ def page_data(tree: GraphFrame, detail: TimelineDetail,
     data = {
         "format": 1,
         "title": title,
+        "messages": msgs.height,
+        "metrics": {"names": metrics, "modes": [detail.metric_modes[m] for m in metrics],
+                    "samples": samples.height, "left_out": detail.samples.height - samples.height},
         "subtitle": (f"{lanes.height:,} locations · {nseg:,} intervals · "
-                     f"{format_value(detail.span / NS_PER_S, _SECONDS)}"
+                     + (f"{msgs.height:,} messages · " if msgs.height else "")
+                     + f"{format_value(detail.span / NS_PER_S, _SECONDS)}"
                      + (f" from {format_value(opts.offset / NS_PER_S, _SECONDS)} into the run"
                         if opts.offset else "")),
         "span": detail.span,
-        "lanes": {"label": lanes["label"].to_list(), "rank": lanes["rank"].to_list(),
+        "lanes": {"label": lanes["label"].to_list(), "kind": lanes["kind"].to_list(),
+                  "rank": lanes["rank"].to_list(),
                   "thread": lanes["thread"].to_list(), "segments": lanes["segments"].to_list()},
         "tree": {"parent": tree.parent_array.astype(np.int32),
                  "name": encode_strings(tree.nodes["name"])},
         "levels": [{"width": lv.width, "buckets": lv.buckets} for lv in detail.levels],
         "summaryWidth": detail.summary_width,
         "summaryBuckets": -(-detail.span // detail.summary_width),
-        "depth": max(int(opts.depth), 1),
+        "palette": [list(rgb) for _, rgb in PALETTE],
+        "depth": max(int(opts.depth or detail.auto_depth.depth), 1),
+        "depthReason": "" if opts.depth else detail.auto_depth.reason,
         "window": [start, end],
         "offset": int(opts.offset),
         "budget": detail.budget,

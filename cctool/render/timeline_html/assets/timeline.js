@@ -78,10 +78,25 @@
   let curDepth = Math.min(D.depth, maxDepth);
   const anc = new Int32Array(n);
   const color = new Uint32Array(n), dimColor = new Uint32Array(n);
+  let own = null;            // ns per node as the innermost frame, over the page's lanes and span
+  let legend = [];           // the call paths at the depth, heaviest first: [node, ns]
+  let rankOf = new Map();    // node -> its place in the legend
+  // Colours as cctool.render.palette gives them (the text view's too): the paths at the
+  // depth ranked by time, heaviest first (ties: smaller node id), the i-th gets
+  // D.palette[i]; paths past the palette a colour per function name.
   function setColors() {
     for (let i = 0; i < n; i++) anc[i] = depth[i] <= curDepth ? i : anc[parent[i]];
+    const weight = new Float64Array(n);
+    for (let i = 0; i < n; i++) weight[anc[i]] += own[i];
+    legend = [];
+    for (let i = 0; i < n; i++) if (weight[i] > 0) legend.push([i, weight[i]]);
+    legend.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    rankOf = new Map(legend.map(([i], k) => [i, k]));
+    const rgb = new Array(n).fill(null);
+    legend.slice(0, D.palette.length).forEach(([i], k) => { rgb[i] = D.palette[k]; });
     for (let i = 0; i < n; i++) {
-      const c = nameCode[anc[i]] >= 0 ? nameRGB[nameCode[anc[i]]] : [128, 128, 128];
+      const a = anc[i];
+      const c = rgb[a] || (nameCode[a] >= 0 ? nameRGB[nameCode[a]] : [128, 128, 128]);
       color[i] = packRGB(c);
       dimColor[i] = packRGB(c.map((v) => Math.round(235 + (v - 235) * 0.18)));
     }
@@ -92,12 +107,14 @@
   let A = null;              // the unpacked arrays
   let exactLane = null;      // per lane: all its intervals embedded
   let allExact = false;
+  // The lanes the filter keeps (all at first), in order: view positions map to lane indices.
+  let shown = Int32Array.from({ length: lanes }, (_, l) => l), nshown = lanes;
   const view = { t0: D.window[0], t1: D.window[1], lane0: 0, nlanes: lanes };
   let selected = -1;
   // css px of lane labels: the longest label at about 6.6 px a character, within bounds
   const GUTTER = Math.round(Math.max(120, Math.min(280, 12 + 6.6 * D.lanes.label.reduce((m, s) => Math.max(m, s.length), 0))));
   const MAX_LANE = 40;       // css px: a few lanes stay strips, not blocks
-  const lanesCanvas = $("lanes"), axisCanvas = $("axis");
+  const lanesCanvas = $("lanes"), axisCanvas = $("axis"), stripCanvas = $("strip"), depthCanvas = $("depthview");
   const ctx = lanesCanvas.getContext("2d"), actx = axisCanvas.getContext("2d");
   let img = null, dpr = 1, lastDraw = { aggregated: false, level: -1, perRow: 1, lanesDrawn: 0 };
 
@@ -131,25 +148,26 @@
   // ------------------------------------------------------------------ drawing
   function resize() {
     dpr = window.devicePixelRatio || 1;
-    for (const c of [lanesCanvas, axisCanvas]) {
+    for (const c of [lanesCanvas, axisCanvas, stripCanvas, depthCanvas]) {
       const r = c.getBoundingClientRect();
       c.width = Math.max(1, Math.round(r.width * dpr));
       c.height = Math.max(1, Math.round(r.height * dpr));
     }
     img = ctx.createImageData(lanesCanvas.width, lanesCanvas.height);
   }
-  function laneRows() { // device pixel rows: [lane, y0, y1] for the lanes drawn
+  function laneRows() { // device pixel rows: [lane, y0, y1, position among the shown] drawn
     const H = lanesCanvas.height, rows = [];
-    const per = view.nlanes < lanes ? H / view.nlanes : Math.min(H / view.nlanes, MAX_LANE * dpr);
+    if (!nshown) return { rows, per: H };
+    const per = view.nlanes < nshown ? H / view.nlanes : Math.min(H / view.nlanes, MAX_LANE * dpr);
     if (per >= 1) {
-      const first = Math.floor(view.lane0), last = Math.min(lanes, Math.ceil(view.lane0 + view.nlanes));
+      const first = Math.floor(view.lane0), last = Math.min(nshown, Math.ceil(view.lane0 + view.nlanes));
       const gap = per >= 6 ? 1 : 0;
       for (let l = first; l < last; l++) {
         const y0 = Math.max(0, Math.round((l - view.lane0) * per)), y1 = Math.min(H, Math.round((l + 1 - view.lane0) * per) - gap);
-        if (y1 > y0) rows.push([l, y0, y1]);
+        if (y1 > y0) rows.push([shown[l], y0, y1, l]);
       }
     } else { // more lanes than pixel rows: each row shows the first lane it covers
-      for (let y = 0; y < H; y++) rows.push([Math.min(lanes - 1, Math.floor(view.lane0 + y / per)), y, y + 1]);
+      for (let y = 0; y < H; y++) { const l = Math.min(nshown - 1, Math.floor(view.lane0 + y / per)); rows.push([shown[l], y, y + 1, l]); }
     }
     return { rows, per };
   }
@@ -198,8 +216,11 @@
       for (let y = y0; y < y1; y++) px.set(line, y * W + gut);
     }
     ctx.putImageData(img, 0, 0);
+    drawMessages(rows, per, gut, nsPerPx);
     drawLabels(rows, per, gut);
     drawAxis(gut, plot, nsPerPx);
+    drawStrip(gut, plot, nsPerPx);
+    drawDepth(gut, plot, nsPerPx);
     lastDraw = { aggregated, level, perRow: per < 1 ? 1 / per : 1, lanesDrawn: drawnLanes, ms: performance.now() - t0ms };
     status();
   }
@@ -216,13 +237,13 @@
       const foot = lanesCanvas.height - 16 * dpr; // the "rank.thread" caption's room
       let last = -Infinity;
       for (let r = 0; r < rows.length; r++) {
-        const [lane, y0] = rows[r];
-        const next = r + 1 < rows.length ? Math.max(rows[r + 1][0], lane + 1) : lane + 1;
-        const m = Math.ceil(lane / step) * step;
-        if (m >= next || m === last || m >= lanes || y0 + 12 * dpr > foot) continue;
+        const [, y0, , pos] = rows[r];
+        const next = r + 1 < rows.length ? Math.max(rows[r + 1][3], pos + 1) : pos + 1;
+        const m = Math.ceil(pos / step) * step;
+        if (m >= next || m === last || m >= nshown || y0 + 12 * dpr > foot) continue;
         last = m;
         ctx.fillRect(gut - 6 * dpr, y0, 5 * dpr, Math.max(1, dpr));
-        ctx.fillText(`${D.lanes.rank[m]}.${D.lanes.thread[m]}`, 4 * dpr, y0 + 6 * dpr);
+        ctx.fillText(`${D.lanes.rank[shown[m]]}.${D.lanes.thread[shown[m]]}`, 4 * dpr, y0 + 6 * dpr);
       }
       ctx.fillStyle = "#777";
       ctx.fillText("rank.thread", 4 * dpr, lanesCanvas.height - 8 * dpr);
@@ -267,7 +288,7 @@
   }
   function status() {
     const d = lastDraw, nsPerPx = (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr));
-    const shown = `${fmt(view.t0 + OFF)} – ${fmt(view.t1 + OFF)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(lanes, Math.ceil(view.lane0 + view.nlanes))} of ${lanes}`;
+    const where = `${fmt(view.t0 + OFF)} – ${fmt(view.t1 + OFF)} · lanes ${Math.floor(view.lane0) + 1}–${Math.min(nshown, Math.ceil(view.lane0 + view.nlanes))} of ${nshown}` + (nshown < lanes ? ` (filtered from ${lanes})` : "");
     let what;
     if (d.aggregated) {
       const w = D.levels[Math.max(d.level, 0)].width;
@@ -275,8 +296,165 @@
         (w > nsPerPx * 1.001 ? " (zoomed in past the finest level embedded)" : "");
     } else what = "exact intervals";
     if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
-    $("status").innerHTML = `${shown} · ${what}`;
+    $("status").innerHTML = `${where} · ${what}`;
   }
+
+  // ------------------------------------------------------------------ messages
+  // Point-to-point messages (OTF2's MPI sends matched to their receives) as arrows from the
+  // sender's lane at the send to the receiver's lane at the receive, where both lanes are
+  // shown and the message overlaps the view; at most MAX_ARROWS, the first by send time.
+  const MAX_ARROWS = 3000;
+  let arrowsDrawn = 0;
+  function drawMessages(rows, per, gut, nsPerPx) {
+    arrowsDrawn = 0;
+    if (!D.messages || !$("show-messages").checked) return;
+    const posOf = new Float64Array(lanes).fill(-1);
+    for (let p = 0; p < nshown; p++) posOf[shown[p]] = p;
+    const fr = A["msg.from"], to = A["msg.to"], ts = A["msg.send"], tr = A["msg.recv"];
+    const H = lanesCanvas.height;
+    const yOf = (lane) => { const p = posOf[lane]; return p < 0 ? -1 : (p - view.lane0 + 0.5) * per; };
+    ctx.save();
+    ctx.strokeStyle = "rgba(20,20,20,0.75)"; ctx.fillStyle = "rgba(20,20,20,0.75)";
+    ctx.lineWidth = Math.max(1, dpr);
+    for (let k = 0; k < fr.length && arrowsDrawn < MAX_ARROWS; k++) {
+      if (tr[k] < view.t0 || ts[k] > view.t1) continue;
+      const y0 = yOf(fr[k]), y1 = yOf(to[k]);
+      if (y0 < 0 || y1 < 0 || (y0 > H && y1 > H)) continue;
+      const x0 = gut + (ts[k] - view.t0) / nsPerPx, x1 = gut + (tr[k] - view.t0) / nsPerPx;
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+      const a = Math.atan2(y1 - y0, x1 - x0), h = 6 * dpr;
+      ctx.beginPath(); ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - h * Math.cos(a - 0.4), y1 - h * Math.sin(a - 0.4));
+      ctx.lineTo(x1 - h * Math.cos(a + 0.4), y1 - h * Math.sin(a + 0.4));
+      ctx.fill();
+      arrowsDrawn++;
+    }
+    ctx.restore();
+  }
+  // A lane's counters over [lo, hi] ns, by each metric's mode as cctool.ops.timeline_metrics
+  // defines it: accumulated ones their increase from the last sample at or before lo to the
+  // last at or before hi, relative ones the sum of the samples in (lo, hi], others the mean
+  // of those in [lo, hi]; with the number of samples inside. Samples are sorted by lane,
+  // metric and time.
+  function laneCounters(lane, lo, hi) {
+    const M = D.metrics;
+    if (!M || !M.samples) return [];
+    const ln = A["ms.lane"], tm = A["ms.time"], mt = A["ms.metric"], v = A["ms.value"];
+    let k = 0;
+    { let l = 0, h = ln.length; while (l < h) { const m = (l + h) >> 1; if (ln[m] >= lane) h = m; else l = m + 1; } k = l; }
+    const out = [];
+    while (k < ln.length && ln[k] === lane) {
+      const metric = mt[k], mode = M.modes[metric] || "";
+      let before = 0, end = null, sum = 0, n = 0, inside = 0;
+      for (; k < ln.length && ln[k] === lane && mt[k] === metric; k++) {
+        const t = tm[k];
+        if (t <= lo) before = v[k];
+        if (t <= hi) end = v[k];
+        if (t > lo && t <= hi) sum += v[k];
+        if (t >= lo && t <= hi) { inside++; n += v[k]; }
+      }
+      if (mode.startsWith("accumulated")) out.push({ name: M.names[metric], how: "increase", value: end === null ? null : end - before, inside });
+      else if (mode.startsWith("relative")) out.push({ name: M.names[metric], how: "sum", value: sum, inside });
+      else out.push({ name: M.names[metric], how: "mean", value: inside ? n / inside : null, inside });
+    }
+    return out;
+  }
+  // Messages sent inside [lo, hi) ns: their count and bytes.
+  function messagesIn(lo, hi) {
+    if (!D.messages) return { count: 0, bytes: 0 };
+    const ts = A["msg.send"], by = A["msg.bytes"];
+    let count = 0, bytes = 0;
+    for (let k = 0; k < ts.length; k++) if (ts[k] >= lo && ts[k] < hi) { count++; bytes += by[k]; }
+    return { count, bytes };
+  }
+
+  // ------------------------------------------------------------------ summary strip
+  // Per screen column, each call path's (at the depth) share of every lane's time over the
+  // summary buckets the column covers: ns over lanes x the buckets' length, stacked from
+  // the heaviest path (the legend's order) down; idle time is left blank. This is what
+  // `cctool timeline --view summary` prints for the same span.
+  function stripColumn(x, nsPerPx) {
+    const w = D.summaryWidth, nb = D.summaryBuckets, bk = A["summary.bucket"], nd = A["summary.node"], v = A["summary.ns"];
+    const ta = view.t0 + x * nsPerPx, tb = ta + nsPerPx;
+    const a = Math.max(0, Math.min(nb - 1, Math.floor(ta / w)));
+    const b = Math.max(a + 1, Math.min(nb, Math.ceil(tb / w)));
+    let k = 0;
+    { let l = 0, h = bk.length; while (l < h) { const m = (l + h) >> 1; if (bk[m] >= a) h = m; else l = m + 1; } k = l; }
+    const acc = new Map();
+    for (; k < bk.length && bk[k] < b; k++) { const p = anc[nd[k]]; acc.set(p, (acc.get(p) || 0) + v[k]); }
+    const lo = a * w, hi = Math.min(b * w, span), denom = lanes * (hi - lo);
+    const shares = [...acc].map(([p, ns]) => [p, ns / denom]);
+    shares.sort((u, z) => (rankOf.get(u[0]) ?? 1e9) - (rankOf.get(z[0]) ?? 1e9) || u[0] - z[0]);
+    return { lo, hi, shares };
+  }
+  function drawStrip(gut, plot, nsPerPx) {
+    const W = stripCanvas.width, H = stripCanvas.height, sctx = stripCanvas.getContext("2d");
+    const im = sctx.createImageData(W, H), px = new Uint32Array(im.data.buffer);
+    px.fill(BACK);
+    for (let x = 0; x < plot; x++) {
+      let y = 0;
+      for (const [p, share] of stripColumn(x, nsPerPx).shares) {
+        const y1 = Math.min(H, Math.round((y + share) * H)), c = color[p];
+        for (let r = Math.round(y * H); r < y1; r++) px[r * W + gut + x] = c;
+        y += share;
+      }
+    }
+    sctx.putImageData(im, 0, 0);
+    sctx.fillStyle = "#fafafa"; sctx.fillRect(0, 0, gut, H);
+    sctx.fillStyle = "#333"; sctx.textBaseline = "middle"; sctx.font = `${11 * dpr}px system-ui, sans-serif`;
+    sctx.fillText("summary", 4 * dpr, H / 2 - 7 * dpr);
+    sctx.fillStyle = "#777";
+    sctx.fillText(`${lanes} location${lanes === 1 ? "" : "s"}`, 4 * dpr, H / 2 + 7 * dpr);
+  }
+
+  // ------------------------------------------------------------------ depth view
+  // One lane's call stack per screen column (click a lane's label; Escape closes it): the
+  // node its lane shows at the column's middle, and every ancestor, a row per depth. Where
+  // the lane is drawn from exact intervals this is the stack at that instant; where it is
+  // aggregated, the bucket's heaviest call path. Frames are coloured by name, the names
+  // seen most often taking the palette's colours first.
+  let depthLane = -1;
+  function depthColumns(lane, nsPerPx, plot) {
+    const src = source(lane, nsPerPx), iv = intervals(lane, src), out = new Array(plot);
+    let k = iv.lo;
+    for (let x = 0; x < plot; x++) {
+      const t = view.t0 + (x + 0.5) * nsPerPx;
+      while (k < iv.hi && iv.end(k) <= t) k++;
+      out[x] = k < iv.hi && iv.start(k) <= t && iv.node(k) >= 0 ? pathOf(iv.node(k)) : [];
+    }
+    return { columns: out, aggregated: src.aggregated };
+  }
+  function drawDepth(gut, plot, nsPerPx) {
+    const box = $("depth-box");
+    if (depthLane < 0) { box.hidden = true; return; }
+    box.hidden = false;
+    const W = depthCanvas.width, H = depthCanvas.height, dctx = depthCanvas.getContext("2d");
+    const { columns, aggregated } = depthColumns(depthLane, nsPerPx, plot);
+    const cells = new Map();
+    let deepest = 1;
+    for (const st of columns) { deepest = Math.max(deepest, st.length); for (const i of st) { const m = nameOf(i); cells.set(m, (cells.get(m) || 0) + 1); } }
+    const order = [...cells].sort((u, z) => z[1] - u[1] || (u[0] < z[0] ? -1 : u[0] > z[0] ? 1 : 0));
+    const rgbOf = new Map(order.map(([m], k) => [m, k < D.palette.length ? D.palette[k] : (names.indexOf(m) >= 0 ? nameRGB[names.indexOf(m)] : [128, 128, 128])]));
+    const im = dctx.createImageData(W, H), px = new Uint32Array(im.data.buffer);
+    px.fill(BACK);
+    const rowH = H / deepest;
+    for (let x = 0; x < plot; x++) {
+      const st = columns[x];
+      for (let d = 0; d < st.length; d++) {
+        const c = packRGB(rgbOf.get(nameOf(st[d])));
+        for (let r = Math.round(d * rowH); r < Math.round((d + 1) * rowH) - (rowH >= 6 ? 1 : 0); r++) px[r * W + gut + x] = c;
+      }
+    }
+    dctx.putImageData(im, 0, 0);
+    dctx.fillStyle = "#fafafa"; dctx.fillRect(0, 0, gut, H);
+    dctx.fillStyle = "#333"; dctx.textBaseline = "top"; dctx.font = `${11 * dpr}px system-ui, sans-serif`;
+    dctx.fillText("depth 1", 4 * dpr, 2 * dpr);
+    dctx.textBaseline = "bottom"; dctx.fillText(`depth ${deepest}`, 4 * dpr, H - 2 * dpr);
+    $("depth-title").textContent = `Depth view of ${D.lanes.label[depthLane]}: ` + (aggregated
+      ? "each column shows its bucket's heaviest call path (aggregated; zoom in for exact stacks)"
+      : "each column shows the call stack at its middle instant");
+  }
+  function showDepth(lane) { depthLane = lane; $("depth-box").hidden = lane < 0; resize(); draw(); }
 
   // ------------------------------------------------------------------ window summary
   let summary = null; // {lo, hi, own: Float64Array, inc: Float64Array, exact}
@@ -316,6 +494,11 @@
     $("window-arg").textContent = `--window ${secs(s.lo + OFF)}:${secs(s.hi + OFF)}`;
     $("window-note").textContent = s.exact ? "Exact: every interval of every location is in this page."
       : `The view's bounds rounded to ${fmt(D.summaryWidth)} steps (the page holds the time per call path at that resolution).`;
+    if (D.messages) {
+      const m = messagesIn(s.lo, s.hi);
+      $("window-messages").textContent = `${m.count.toLocaleString()} message${m.count === 1 ? "" : "s"} sent in the window (${CCTValues.format(m.bytes, "B")})` +
+        (arrowsDrawn >= MAX_ARROWS ? `; the first ${MAX_ARROWS.toLocaleString()} drawn` : "");
+    }
     const order = [];
     for (let i = 0; i < n; i++) if (s.own[i] > 0) order.push(i);
     order.sort((a, b) => s.own[b] - s.own[a] || a - b);
@@ -345,6 +528,28 @@
     draw();
     clearTimeout(summaryTimer);
     summaryTimer = setTimeout(computeSummary, 60);
+  }
+
+  // The colours of the heaviest call paths at the depth, with their time over the page.
+  function showLegend() {
+    const body = $("legend").tBodies[0];
+    body.textContent = "";
+    let total = 0; for (const [, ns] of legend) total += ns;
+    for (const [i, ns] of legend.slice(0, D.palette.length)) {
+      const tr = document.createElement("tr");
+      tr.dataset.node = i;
+      tr.innerHTML = `<td><span class="sw"></span></td><td class="num"></td><td class="num"></td><td class="path"></td>`;
+      tr.cells[0].firstChild.style.background = cssColor(i);
+      tr.cells[1].textContent = fmt(ns);
+      tr.cells[2].textContent = CCTValues.percent(100 * ns / (total || 1));
+      const path = CCTValues.path(pathOf(i).map(nameOf));
+      tr.cells[3].textContent = ltr(path);
+      tr.title = path;
+      tr.onclick = () => select(i, true);
+      body.appendChild(tr);
+    }
+    $("legend-more").textContent = legend.length > D.palette.length
+      ? `${legend.length - D.palette.length} lighter call paths are coloured by function name.` : "";
   }
 
   // ------------------------------------------------------------------ tree panel
@@ -468,6 +673,16 @@
     } else if (h.node === -1) {
       const idle = document.createElement("div"); idle.textContent = "idle (no traced call running)"; tip.appendChild(idle);
     }
+    const counters = laneCounters(h.lane, view.t0, view.t1);
+    if (counters.length) {
+      const c = document.createElement("div");
+      c.className = "counters";
+      const seen = Math.max(...counters.map((x) => x.inside));
+      c.textContent = seen ? `counters in the view (${seen} samples): ` + counters.map((x) =>
+        `${x.name} ${x.how === "increase" ? "+" : x.how === "mean" ? "mean " : ""}${CCTValues.format(x.value, "")}`).join(", ")
+        : "counters: no sample inside the view";
+      tip.appendChild(c);
+    }
     tip.hidden = false;
     const w = tip.offsetWidth, hh = tip.offsetHeight;
     tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - w - 4) + "px";
@@ -498,7 +713,8 @@
     lanesCanvas.classList.remove("dragging");
     if (d && !d.moved) {
       const h = hit(ev);
-      if (h && h.node >= 0) select(h.node, true);
+      if (h && h.label) showDepth(h.lane === depthLane ? -1 : h.lane);
+      else if (h && h.node >= 0) select(h.node, true);
     }
   });
   lanesCanvas.addEventListener("pointerleave", () => { tip.hidden = true; });
@@ -508,7 +724,7 @@
     const f = Math.exp(Math.max(-3, Math.min(3, ev.deltaY * (ev.deltaMode ? 40 : 1) * 0.002)));
     if (ev.shiftKey || ev.clientX - r.left < GUTTER) {
       const at = view.lane0 + (ev.clientY - r.top) / r.height * view.nlanes; // lanes fill the height when zoomable
-      const nl = Math.max(1, Math.min(lanes, view.nlanes * f));
+      const nl = Math.max(1, Math.min(nshown, view.nlanes * f));
       setView(view.t0, view.t1, at - (at - view.lane0) * nl / view.nlanes, nl);
     } else {
       const frac = Math.max(0, (ev.clientX - r.left - GUTTER) / Math.max(1, r.width - GUTTER));
@@ -520,22 +736,91 @@
   function setView(t0, t1, lane0, nl) {
     const len = Math.min(span, Math.max(20, t1 - t0));
     t0 = Math.max(0, Math.min(t0, span - len));
-    nl = Math.max(1, Math.min(lanes, nl));
+    nl = Math.max(1, Math.min(Math.max(nshown, 1), nl));
     view.t0 = t0; view.t1 = t0 + len;
-    view.nlanes = nl; view.lane0 = Math.max(0, Math.min(lane0, lanes - nl));
+    view.nlanes = nl; view.lane0 = Math.max(0, Math.min(lane0, nshown - nl));
     viewChanged();
   }
 
   // ------------------------------------------------------------------ controls
   const slider = $("depth");
   slider.max = maxDepth; slider.value = curDepth;
-  $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
+  // The first depth, when chosen for this trace, says why (it goes once the slider moves).
+  const depthText = () => `${curDepth} / ${maxDepth}` + (D.depthReason && curDepth === D.depth ? ` (auto: ${D.depthReason})` : "");
+  $("depth-value").textContent = depthText();
   slider.addEventListener("input", () => {
     curDepth = +slider.value;
-    $("depth-value").textContent = `${curDepth} / ${maxDepth}`;
-    setColors(); draw(); updateTreeTimes();
+    $("depth-value").textContent = depthText();
+    setColors(); showLegend(); draw(); updateTreeTimes();
   });
-  $("reset").onclick = () => setView(0, span, 0, lanes);
+  $("reset").onclick = () => {
+    $("rank-filter").value = ""; $("kind-filter").value = "all";
+    applyFilter();
+    setView(0, span, 0, nshown);
+  };
+  // The lane filter: ranks as --rank takes them (0-3,8) and the kind of location.
+  function parseRanks(text) {
+    text = text.trim();
+    if (!text) return null;
+    const spans = [];
+    for (const part of text.split(",")) {
+      const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
+      if (!m || (m[2] !== undefined && +m[2] < +m[1])) return undefined;
+      spans.push([+m[1], m[2] === undefined ? +m[1] : +m[2]]);
+    }
+    return spans;
+  }
+  function applyFilter() {
+    const spans = parseRanks($("rank-filter").value), kind = $("kind-filter").value;
+    $("rank-filter").classList.toggle("bad", spans === undefined);
+    if (spans === undefined) return;
+    const keep = [];
+    for (let l = 0; l < lanes; l++) {
+      const r = D.lanes.rank[l];
+      if (spans && !spans.some(([a, b]) => r >= a && r <= b)) continue;
+      if (kind !== "all" && D.lanes.kind[l] !== kind) continue;
+      keep.push(l);
+    }
+    shown = Int32Array.from(keep); nshown = keep.length;
+    setView(view.t0, view.t1, 0, nshown);
+  }
+  $("rank-filter").addEventListener("input", applyFilter);
+  $("kind-filter").addEventListener("change", applyFilter);
+  if (!D.lanes.kind.includes("gpu")) $("kind-filter").disabled = true;
+  if (!D.messages) $("messages-control").hidden = true;
+  $("show-messages").addEventListener("change", () => draw());
+  $("depth-close").onclick = () => showDepth(-1);
+  // Keyboard: W/S zoom time in and out around the middle, A/D pan by a fifth of the view,
+  // arrows move the lanes up and down (a page of them with Page Up/Down), + and - show
+  // fewer or more lanes, Escape closes the depth view, then the help, then resets.
+  window.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName)) return;
+    const len = view.t1 - view.t0, mid = (view.t0 + view.t1) / 2, step = Math.max(1, Math.round(view.nlanes / 10));
+    const k = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+    const moves = {
+      w: () => setView(mid - len / 3, mid + len / 3, view.lane0, view.nlanes),
+      s: () => setView(mid - len * 0.75, mid + len * 0.75, view.lane0, view.nlanes),
+      a: () => setView(view.t0 - len / 5, view.t1 - len / 5, view.lane0, view.nlanes),
+      d: () => setView(view.t0 + len / 5, view.t1 + len / 5, view.lane0, view.nlanes),
+      ArrowLeft: () => setView(view.t0 - len / 5, view.t1 - len / 5, view.lane0, view.nlanes),
+      ArrowRight: () => setView(view.t0 + len / 5, view.t1 + len / 5, view.lane0, view.nlanes),
+      ArrowUp: () => setView(view.t0, view.t1, view.lane0 - step, view.nlanes),
+      ArrowDown: () => setView(view.t0, view.t1, view.lane0 + step, view.nlanes),
+      PageUp: () => setView(view.t0, view.t1, view.lane0 - view.nlanes, view.nlanes),
+      PageDown: () => setView(view.t0, view.t1, view.lane0 + view.nlanes, view.nlanes),
+      "+": () => setView(view.t0, view.t1, view.lane0, view.nlanes / 1.5),
+      "-": () => setView(view.t0, view.t1, view.lane0, view.nlanes * 1.5),
+      "?": () => { $("help").hidden = !$("help").hidden; },
+      Escape: () => {
+        if (depthLane >= 0) showDepth(-1);
+        else if (!$("help").hidden) $("help").hidden = true;
+        else setView(0, span, 0, nshown);
+      },
+    };
+    if (!moves[k]) return;
+    ev.preventDefault();
+    moves[k]();
+  });
   $("help-toggle").onclick = () => { $("help").hidden = !$("help").hidden; };
   $("copy-window").onclick = () => navigator.clipboard && navigator.clipboard.writeText($("window-arg").textContent);
   window.addEventListener("resize", () => { resize(); draw(); });
@@ -545,8 +830,14 @@
   // Hooks for tests and benchmarks: the state, and the summary as numbers.
   window.cctoolTimeline = {
     data: D, view, gutter: GUTTER, get depth() { return curDepth; }, get selected() { return selected; },
-    get lastDraw() { return lastDraw; }, get summary() { return summary; },
-    setView, select, computeSummary, firstDrawMs: null,
+    get lastDraw() { return lastDraw; }, get summary() { return summary; }, get legend() { return legend; },
+    setView, select, computeSummary, showDepth, applyFilter, firstDrawMs: null,
+    get shown() { return Array.from(shown); }, get arrowsDrawn() { return arrowsDrawn; },
+    messagesIn, laneCounters,
+    get depthLane() { return depthLane; },
+    // The summary strip's column x, and the depth view's stacks (node ids, root first).
+    stripColumn: (x) => stripColumn(x, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
+    depthColumns: () => depthColumns(depthLane, (view.t1 - view.t0) / Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr)), Math.max(1, lanesCanvas.width - Math.round(GUTTER * dpr))),
   };
 
   (async () => {
@@ -559,9 +850,11 @@
     {
       const nd = A["summary.node"], v = A["summary.ns"];
       for (let k = 0; k < nd.length; k++) whole[nd[k]] += v[k];
+      own = Float64Array.from(whole);
       for (let i = n - 1; i >= 0; i--) if (parent[i] >= 0) whole[parent[i]] += whole[i];
     }
     setColors();
+    showLegend();
     resize();
     draw();
     computeSummary();
