@@ -52,6 +52,8 @@ CASES = {
     "timeline": (["timeline", str(Path(__file__).parent / "data" / "chrome-trace"
                                   / "viztracer-threads.json"), "--view", "strips", "--to", "json"],
                  "cctool.records/1"),
+    "source": (["source", str(Path(__file__).parent / "data" / "source" / "callgrind.out.hot"),
+                "^sweep$", "--to", "json"], "cctool.records/1"),
     "timeseries": (["timeseries", str(Path(__file__).parent / "data" / "caliper-timeseries"
                                       / "timeseries.cali"), "--to", "json"],
                    "cctool.records/1"),
