@@ -14,6 +14,12 @@ SORT_KEYS = ("metric", "nid", "name")
 EXPAND_LIMIT = 4096
 
 
+
+# The views of one profile every face offers, by name (``tree --view``, the viewer, the
+# Python calls): the calling context tree, hpcviewer's callers view and its flat view. The
+# functions computing them are in :mod:`cctool.ops.views`.
+VIEWS = ("top-down", "bottom-up", "flat")
+
 @dataclass(frozen=True)
 class Spans:
     """Several locations as inclusive ``(first, last)`` ranges, sorted and disjoint: a

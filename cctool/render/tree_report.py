@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError, note, warn
-from cctool.options import TreeOptions
+from cctool.options import VIEWS, TreeOptions
 from cctool.render.emit import Records, Report
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 # top: pprof's top (the flat profile per function); hot-path: the tree with only its hot
 # path open, marked; bottom-up and flat: the views of cctool.ops.views.
-TREE_VIEWS = ("top-down", "bottom-up", "flat", "top", "hot-path")
+TREE_VIEWS = (*VIEWS, "top", "hot-path")  # and pprof's top, the tree's hot path drawn
+LISTED = VIEWS[1:]  # the views drawn from their rows (top-down is the tree itself)
 PAGE_VIEWS = ("top-down", "hot-path")  # the page draws the tree
 
 
@@ -83,7 +84,7 @@ class _Drawn:
 
     def __init__(self, gf: GraphFrame, request: TreeView) -> None:
         self.gf, self.request = gf, request
-        if request.view in ("bottom-up", "flat") and len(request.tree.metrics) > 1:
+        if request.view in LISTED and len(request.tree.metrics) > 1:
             raise CctoolError(f"the {request.view} view follows one metric pair; give one "
                               "metric")
         self.options = cache(self._options)
@@ -106,7 +107,7 @@ class _Drawn:
         percent = self.request.percent is not False
         opts = replace(self.options(), percent=percent)
         kind = self.request.view
-        if kind in ("bottom-up", "flat"):
+        if kind in LISTED:
             from cctool.render.views import view_renderable
 
             return view_renderable(self.gf, self.view(), opts, percent, opts.depth)
@@ -121,7 +122,7 @@ class _Drawn:
 
         opts = replace(self.options(), percent=bool(self.request.percent))
         kind = self.request.view
-        if kind in ("bottom-up", "flat"):
+        if kind in LISTED:
             return view_rows(self.gf, self.view(), opts, bool(self.request.percent))
         if kind == "top":
             from cctool.ops.flat import metric_pair

@@ -10,9 +10,9 @@ import numpy as np
 import polars as pl
 
 from cctool.model.frame import GraphFrame
+from cctool.options import VIEWS as VIEWS
 from cctool.options import Selection
 
-VIEWS = ("top-down", "bottom-up", "flat")
 ROLES = ("node", "function", "caller", "callee", "module", "file", "loop", "line", "callers",
          "callees")
 

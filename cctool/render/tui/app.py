@@ -24,11 +24,11 @@ from textual.widgets import Footer, Input, Static
 from cctool.errors import CctoolError
 from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View
+from cctool.options import VIEWS
 from cctool.render.text import elide, sparkline
 from cctool.render.tui.model import COLUMNS, ViewModel
 from cctool.render.values import RATIO, format_percent, format_value
 
-VIEWS = ("top-down", "bottom-up", "flat")
 WIDTHS = (11, 7, 11, 7)  # value columns at least (wider when the values are); the name: the rest
 
 
