@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "CONTRIBUTING.md").read_text()
+SAMPLE = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
 
 
 @pytest.fixture()
@@ -129,4 +130,115 @@ def test_add_a_reader(repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "4.5" in done.stdout and "solve" in done.stdout and "io" in done.stdout
     assert run(repo, "-m", "cctool", "tree", "--from", "tiny", str(profile)).returncode == 0
+    architecture_passes(repo)
+
+
+LEAVES_OP = '''"""The leaves of a tree with their exclusive value (a test's)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from cctool.model.frame import GraphFrame
+
+
+def leaves(gf: GraphFrame, metric: str | None = None) -> pl.DataFrame:
+    col = gf.resolve_metric(metric)
+    values = gf.node_values([col])
+    children = set(gf.nodes["parent"].drop_nulls().to_list())
+    keep = [n for n in range(gf.num_nodes) if n not in children]
+    return values.filter(pl.col("node").is_in(keep)).join(
+        gf.nodes.select("node", "name"), on="node").select("node", "name", col)
+'''
+
+LEAVES_API = '''
+
+def leaves_report(profile: Profile, *, metric: str | None = None,
+                  fmt: str | None = None) -> Report:
+    """What ``cctool leaves`` writes: the leaves and their values (a test's)."""
+    from cctool.ops.leaves import leaves
+    from cctool.render.emit import Report
+
+    table = leaves(_frame(profile, fmt), metric)
+    return Report(text=lambda _: "\\n".join(f"{n} {v:g}" for _, n, v in table.iter_rows()),
+                  records=lambda: (table, {}))
+'''
+
+LEAVES_CLI = '''"""``cctool leaves``: the leaves of a tree (a test's)."""
+
+from __future__ import annotations
+
+import click
+
+from cctool.cli._options import output_options, profile_argument
+
+
+@click.command()
+@profile_argument()
+@click.option("--metric", default=None)
+@output_options(("text", "json", "csv"))
+@click.pass_context
+def leaves(ctx: click.Context, profile: str, metric: str | None, to: str, output: str) -> None:
+    """List the leaves of the tree with their value.
+
+    \\b
+    Example:
+      cctool leaves run.cct
+    """
+    from cctool import api
+    from cctool.cli._io import sink
+    from cctool.render.emit import emit
+
+    emit(api.leaves_report(profile, metric=metric), to, sink(ctx, output, None))
+'''
+
+
+def test_add_a_command(repo: Path) -> None:
+    steps = section("Add a command")
+    for path in ("cctool/ops/<name>.py", "cctool/api/", "api/reports.py",
+                 "cctool/api/__init__.py", "cctool/cli/<name>.py", "`COMMANDS`",
+                 "cctool/cli/__init__.py"):
+        assert path in steps, f"the recipe no longer names {path}: update this test"
+    (repo / "cctool/ops/leaves.py").write_text(LEAVES_OP)
+    reports = repo / "cctool/api/reports.py"
+    reports.write_text(reports.read_text() + LEAVES_API)
+    init = repo / "cctool/api/__init__.py"
+    init.write_text(init.read_text() + "from cctool.api.reports import leaves_report as "
+                    "leaves_report  # noqa: E402\n")
+    (repo / "cctool/cli/leaves.py").write_text(LEAVES_CLI)
+    insert_after(repo / "cctool/cli/__init__.py", '"imbalance": ',
+                 '    "leaves": "cctool.cli.leaves:leaves",\n')
+    saved = repo / "run.cct"
+    done = run(repo, "-m", "cctool", "read", str(SAMPLE), "-o", str(saved))
+    assert done.returncode == 0, done.stderr
+    listed = run(repo, "-m", "cctool", "--help")
+    assert "leaves" in listed.stdout
+    out = run(repo, "-m", "cctool", "leaves", str(saved), "--to", "csv")
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()
+    assert rows[0].startswith("node,name,") and len(rows) > 2
+    architecture_passes(repo)
+
+
+def test_add_an_output_format(repo: Path) -> None:
+    steps = section("Add an output format")
+    assert "cctool/formats.py" in steps and "render/exports/" in steps
+    formats = repo / "cctool/formats.py"
+    pprof = 'writer="cctool.render.exports:write_pprof", export=True, kind="profile"),\n'
+    assert pprof in formats.read_text()
+    formats.write_text(formats.read_text().replace(pprof, pprof + (
+        '    OutputFormat("names", (".names",), writer="cctool.render.exports.names:'
+        'write_names",\n                 export=True, kind="profile"),\n')))
+    (repo / "cctool/render/exports/names.py").write_text(
+        '"""Every node\'s name, one per line (a test\'s export)."""\n\nfrom __future__ import '
+        'annotations\n\nfrom typing import Any\n\n\ndef write_names(gf: Any, opts: Any, '
+        'title: str) -> bytes:\n    return "\\n".join(gf.nodes["name"].to_list()).encode() '
+        '+ b"\\n"\n')
+    tree = repo / "cctool/cli/tree.py"
+    tree.write_text(tree.read_text().replace('"speedscope", "pprof", "html"))',
+                                             '"speedscope", "pprof", "names", "html"))'))
+    out = repo / "x.names"
+    done = run(repo, "-m", "cctool", "tree", str(SAMPLE), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "main" in out.read_text().splitlines()
     architecture_passes(repo)
