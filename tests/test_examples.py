@@ -21,6 +21,7 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
     run.pstats                                tests/data/cprofile/imports.pstats
     callgrind.out.hot                         tests/data/source/callgrind.out.hot
     trace.json                                tests/data/chrome-trace/viztracer-threads.json
+    trace-db/                                 tests/data/caliper-trace/np4 (4 ranks' events)
     timeseries.cali                           tests/data/caliper-timeseries/timeseries.cali
 
 Commands of other tools in the same line (``flamegraph.pl``, ``go tool pprof``, ``mpiexec``)
@@ -68,6 +69,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "run.pstats": ("tests", "cprofile/imports.pstats"),
     "callgrind.out.hot": ("tests", "source/callgrind.out.hot"),
     "trace.json": ("tests", "chrome-trace/viztracer-threads.json"),
+    "trace-db/": ("tests", "caliper-trace/np4"),
     "timeseries.cali": ("tests", "caliper-timeseries/timeseries.cali"),
 }
 HELP_LINES = 90  # at Click's default width of 80 columns

@@ -373,6 +373,13 @@ NOT_MERGING = {
     "cctool/ops/timeline_views.py:summary_view": "adds up trace segment durations per bucket",
     "cctool/ops/timeline_metrics.py:lane_metrics": "adds a relative counter's samples over "
     "time on one location, by the counter's own mode (OTF2), never across call paths",
+    "cctool/ops/ensemble_query.py:path_table": "merges the nodes of one call path by the "
+    "metric's rule (merge_agg), refuses a metric without one",
+    "cctool/ops/source.py:_from_tree": "adds a function's contexts up per line, for metrics "
+    "whose rule is sum only (source refuses the others)",
+    "cctool/ops/source.py:_loops": "adds line costs per loop, sum-rule metrics only",
+    "cctool/ops/source.py:_main_file": "adds line costs per file to pick the function's "
+    "file, sum-rule metrics only",
     "cctool/ops/idle.py:busy_values": "takes a root's idle subtrees off its value to choose "
     "where the hot path starts (a ranking of roots, no value shown as a total)",
 }

@@ -14,8 +14,8 @@ import pytest
 
 from cctool.errors import ReaderError
 from cctool.ops.timeline import call_paths
-from cctool.readers import async_profiler_html as reader
 from cctool.readers import detect, read
+from cctool.readers.stacks import async_profiler_html as reader
 from tests.reader_checks import check_damaged, shared_sample_paths
 
 DATA = Path(__file__).parent / "data"

@@ -87,7 +87,7 @@ def emit_view(ctx: click.Context, gf: GraphFrame, kind: str, opts: TreeOptions, 
     vopts = ViewOptions(metric=opts.metrics[0] if opts.metrics else None, agg=opts.agg,
                         rank=opts.rank, thread=opts.thread, by=by)
     view = view or compute(gf, kind, vopts, pattern=pattern)
-    if percent and view.no_share is not None and pattern is not None:  # tree says it itself
+    if percent and view.no_share is not None and kind == "peek":  # tree says it itself
         from cctool.errors import warn
 
         warn(f"--percent: no % of the total: {view.no_share}")

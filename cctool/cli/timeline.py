@@ -79,9 +79,9 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     Example:
       cctool timeline trace.json
       cctool timeline trace.json --window 120ms:180ms --depth 3
-      cctool timeline db/ --rank 2-5
-      cctool timeline db/ --view summary --rank 0-63
-      cctool timeline db/ --view depth --lane 3.0 --window 2s:4s
+      cctool timeline trace-db/ --rank 2-5
+      cctool timeline trace-db/ --view summary --rank 0-63
+      cctool timeline trace-db/ --view depth --lane 3.0
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
       cctool timeline trace.json -o timeline.html
     """

@@ -61,9 +61,23 @@ def path_table(frames: Sequence[GraphFrame], labels: Sequence[str],
         vals = (gf.node_values([col], agg=agg).sort("node")[col].cast(pl.Float64)
                 if gf.num_nodes else pl.Series([], dtype=pl.Float64))
         per_path = (pl.DataFrame({"_id": pid.astype(np.uint32), label: vals})
-                    .group_by("_id").agg(pl.col(label).sum()))
+                    .group_by("_id").agg(_merged(gf, col, agg, label, pid)))
         table = table.join(per_path, on="_id", how="left")
     return table.sort(PATH).drop("_id")
+
+
+def _merged(gf: GraphFrame, col: str, agg: str, label: str, pid: np.ndarray) -> pl.Expr:
+    """How the nodes of one call path in one run (equal siblings: two call sites of one
+    function) become one value: by the metric's rule; refused for a metric without one."""
+    from cctool.model.merge import merge_agg, unmergeable_reason
+
+    how = merge_agg(gf.metric(col), agg) if gf.num_nodes else "sum"
+    if how is None:
+        if np.unique(pid).size == pid.size:  # one node per path: nothing to merge
+            return pl.col(label).first()
+        raise CctoolError(f"{col!r} has no rule to merge the nodes of one call path: "
+                          f"{unmergeable_reason(gf.metric(col))}")
+    return getattr(pl.col(label), how)()
 
 
 STATS = ("runs", "mean", "std", "min", "median", "max")

@@ -137,6 +137,12 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
     if context is not None and context < 0:
         raise CctoolError(f"context must be 0 or more, not {context}")
     exc, inc = _metric_pair(gf, metric)
+    from cctool.model.merge import merge_rule, unmergeable_reason
+    from cctool.model.metrics import Combine
+
+    if merge_rule(gf.metric(exc)) is not Combine.SUM:  # a line's cost adds its contexts up
+        raise CctoolError(f"{exc!r} does not add up over a function's call paths, so it has "
+                          f"no cost per source line: {unmergeable_reason(gf.metric(exc))}")
     refusal = frame_share_refusal(gf, exc)
     total = profile_total(gf, exc) if refusal is None else float("nan")
     positions = gf.callgraph.positions if gf.callgraph is not None else None
