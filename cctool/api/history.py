@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from cctool.history.check import CheckResult
     from cctool.history.series import Series
     from cctool.options import ReadOptions
+    from cctool.render.emit import Report
 from cctool.api._common import _options
 
 
@@ -71,6 +72,34 @@ def history_page(store: str | os.PathLike[str], *, path: str | None = None,
     folder = os.path.basename(os.fspath(store).rstrip("/")) or "history"
     name = title or f"{folder}: {series.metric}"
     return page(series, top, found, name, since, totals)
+
+
+def history_report(store: str | os.PathLike[str], *, path: str | None = None,
+                   metric: str | None = None, last: int | None = None, top: int | None = 50,
+                   precision: int = 4, width: int = 120) -> Report:
+    """What ``cctool history show`` writes: :func:`history_show`'s series as a table for
+    people (the ``top`` paths of largest median, ``width`` wide), a row per call path (CSV;
+    JSON with each path's series), the page of :func:`history_page`, and the trend figure
+    of the heaviest paths."""
+    from cctool.render.emit import Report
+    from cctool.render.history import show_rows, show_table
+    from cctool.render.plot import history_plot
+    from cctool.render.records import to_csv, to_json_records
+
+    series = history_show(store, path=path, metric=metric, last=last)
+
+    def as_json() -> bytes:
+        import polars as pl
+
+        rows = show_rows(series).with_columns(pl.Series("series", series.values.tolist()))
+        return to_json_records(rows, "history show")
+
+    return Report(
+        text=lambda _: show_table(series, precision, width, top),
+        documents={"csv": lambda: to_csv(show_rows(series)).encode(), "json": as_json,
+                   "html": lambda: history_page(store, path=path, metric=metric, last=last,
+                                                top=top).encode()},
+        figure=lambda file: history_plot(series, file))
 
 
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,

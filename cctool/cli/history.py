@@ -91,45 +91,21 @@ def show(ctx: click.Context, store: str, query: str | None, metric: str | None,
     the median, and a sparkline of the runs (oldest left). --html FILE (or --to html, or
     -o FILE.html) writes the interactive page of the same call paths instead."""
     from cctool import api
-    from cctool.cli._html import page_file
+    from cctool.cli._html import page_file, refuse_text_only
+    from cctool.cli._io import sink, text_width
+    from cctool.render.emit import emit, write_figure
 
     page = page_file(ctx, to, output, html)
     if page is not None:
-        from cctool.cli._html import refuse_text_only
-        from cctool.cli._io import write_text
-
         refuse_text_only(ctx, by_format=to == "html")
-        write_text(page, api.history_page(store, path=query, metric=metric, last=last,
-                                          top=top))
-        if plot is None:
-            return
-    series = api.history_show(store, path=query, metric=metric, last=last)
+    report = api.history_report(store, path=query, metric=metric, last=last, top=top,
+                                precision=precision, width=text_width(width, output))
+    if page is not None:
+        emit(report, "html", sink(ctx, page, width))
     if plot is not None:
-        from cctool.cli._io import write_bytes
-        from cctool.render.plot import history_plot
-
-        write_bytes(plot, history_plot(series, plot))
-        if page is not None:
-            return
-    if to == "text":
-        from cctool.cli._io import emit_renderable, text_width
-        from cctool.render.history import show_table
-
-        shown = text_width(width, output)
-        emit_renderable(ctx, show_table(series, precision, shown, top), output, width)
-        return
-    from cctool.cli._io import write_bytes
-    from cctool.render.history import show_rows
-    from cctool.render.records import to_csv, to_json_records
-
-    rows = show_rows(series)
-    if to == "csv":
-        write_bytes(output, to_csv(rows).encode())
-        return
-    import polars as pl
-
-    rows = rows.with_columns(pl.Series("series", series.values.tolist()))
-    write_bytes(output, to_json_records(rows, "history show"))
+        write_figure(report, plot)
+    if page is None:
+        emit(report, to, sink(ctx, output, width))
 
 
 @history.command()
