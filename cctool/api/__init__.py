@@ -37,6 +37,9 @@ from cctool.api.history import (
     history_show,
 )
 from cctool.api.history import (
+    history_check_report as history_check_report,
+)
+from cctool.api.history import (
     history_report as history_report,
 )
 from cctool.api.profiles import (

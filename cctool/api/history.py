@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cctool.options import TreeOptions as TreeOptions
@@ -12,11 +12,13 @@ from cctool.render.reports import HotPathView as HotPathView
 from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
+    import polars as pl
 
     from cctool.history.check import CheckResult
     from cctool.history.series import Series
     from cctool.options import ReadOptions
     from cctool.render.emit import Report
+    from cctool.render.reportinfo import ReportInfo
 from cctool.api._common import _options
 
 
@@ -123,3 +125,40 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def history_check_report(store: str | os.PathLike[str], paths: Sequence[str], *,
+                         metric: str | None = None, agg: str = "mean", fmt: str | None = None,
+                         keys: dict[str, str] | None = None, last: int = 256,
+                         alpha: float = 0.05, min_change: float = 0.01,
+                         min_weight: float = 1e-4, recent: int = 20,
+                         options: ReadOptions | None = None, top: int = 20,
+                         precision: int = 4, width: int = 120,
+                         info: Callable[[Sequence[str]], ReportInfo] | None = None
+                         ) -> tuple[Report, CheckResult]:
+    """What ``cctool history check`` writes, and the check itself: :func:`history_check`
+    (same arguments) as a table for people (``top`` call paths
+    besides the confirmed changes, ``width`` wide), Markdown and JUnit reports (``info``
+    gives the run's facts for them from the check's notes), and a row per call path."""
+    from cctool.render import history as render
+    from cctool.render.emit import Report
+    from cctool.render.records import to_csv, to_json_records
+    from cctool.render.reportinfo import ReportInfo
+
+    result = history_check(store, paths, metric=metric, agg=agg, fmt=fmt, keys=keys,
+                           last=last, alpha=alpha, min_change=min_change,
+                           min_weight=min_weight, recent=recent, options=options)
+    facts = info or (lambda notes: ReportInfo(notes=tuple(notes)))
+
+    def rows() -> pl.DataFrame:
+        return render.check_rows(result)
+
+    report = Report(
+        text=lambda _: render.check_table(result, top, precision, width),
+        documents={
+            "markdown": lambda: render.markdown(result, top, precision,
+                                                facts(result.notes)).encode(),
+            "junit": lambda: render.junit(result, precision, facts(result.notes)),
+            "csv": lambda: to_csv(rows()).encode(),
+            "json": lambda: to_json_records(rows(), "history check")})
+    return report, result
