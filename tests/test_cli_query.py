@@ -167,11 +167,11 @@ def test_never_writes_a_cct_to_a_terminal(monkeypatch: pytest.MonkeyPatch) -> No
             return True
 
     monkeypatch.setattr(_formats.sys, "stdout", Tty())
-    assert mod._output_format(None, None) == "tree"
-    assert mod._output_format(None, "x.cct") == "cct"
+    assert _formats.pipeline_format(None, None, mod.FORMATS) == "tree"
+    assert _formats.pipeline_format(None, "x.cct", mod.FORMATS) == "cct"
     for to, output in ((None, "-"), ("cct", None), ("cct", "-")):
         with pytest.raises(click.UsageError, match="terminal"):
-            mod._output_format(to, output)
+            _formats.pipeline_format(to, output, mod.FORMATS)
 
 
 def test_help_states_the_defaults() -> None:

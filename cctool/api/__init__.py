@@ -15,6 +15,12 @@ from __future__ import annotations
 
 from cctool.api._common import Profile as Profile
 from cctool.api._common import read
+from cctool.api.ensemble_reports import (
+    scaling_report as scaling_report,
+)
+from cctool.api.ensemble_reports import (
+    stats_report as stats_report,
+)
 from cctool.api.ensembles import (
     diff_runs,
     query_table,
@@ -29,6 +35,12 @@ from cctool.api.history import (
     history_check,
     history_page,
     history_show,
+)
+from cctool.api.history import (
+    history_check_report as history_check_report,
+)
+from cctool.api.history import (
+    history_report as history_report,
 )
 from cctool.api.profiles import (
     diff,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cctool.options import TreeOptions as TreeOptions
@@ -12,10 +12,13 @@ from cctool.render.reports import HotPathView as HotPathView
 from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
+    import polars as pl
 
     from cctool.history.check import CheckResult
     from cctool.history.series import Series
     from cctool.options import ReadOptions
+    from cctool.render.emit import Report
+    from cctool.render.reportinfo import ReportInfo
 from cctool.api._common import _options
 
 
@@ -73,6 +76,34 @@ def history_page(store: str | os.PathLike[str], *, path: str | None = None,
     return page(series, top, found, name, since, totals)
 
 
+def history_report(store: str | os.PathLike[str], *, path: str | None = None,
+                   metric: str | None = None, last: int | None = None, top: int | None = 50,
+                   precision: int = 4, width: int = 120) -> Report:
+    """What ``cctool history show`` writes: :func:`history_show`'s series as a table for
+    people (the ``top`` paths of largest median, ``width`` wide), a row per call path (CSV;
+    JSON with each path's series), the page of :func:`history_page`, and the trend figure
+    of the heaviest paths."""
+    from cctool.render.emit import Report
+    from cctool.render.history import show_rows, show_table
+    from cctool.render.plot import history_plot
+    from cctool.render.records import to_csv, to_json_records
+
+    series = history_show(store, path=path, metric=metric, last=last)
+
+    def as_json() -> bytes:
+        import polars as pl
+
+        rows = show_rows(series).with_columns(pl.Series("series", series.values.tolist()))
+        return to_json_records(rows, "history show")
+
+    return Report(
+        text=lambda _: show_table(series, precision, width, top),
+        documents={"csv": lambda: to_csv(show_rows(series)).encode(), "json": as_json,
+                   "html": lambda: history_page(store, path=path, metric=metric, last=last,
+                                                top=top).encode()},
+        figure=lambda file: history_plot(series, file))
+
+
 def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
                   metric: str | None = None, agg: str = "mean", fmt: str | None = None,
                   keys: dict[str, str] | None = None, last: int = 256, alpha: float = 0.05,
@@ -94,3 +125,40 @@ def history_check(store: str | os.PathLike[str], paths: Sequence[str], *,
     opts = CheckOptions(metric=name, window=last, alpha=alpha, min_change=min_change,
                         min_weight=min_weight, recent=recent)
     return check(store, rec, opts)
+
+
+def history_check_report(store: str | os.PathLike[str], paths: Sequence[str], *,
+                         metric: str | None = None, agg: str = "mean", fmt: str | None = None,
+                         keys: dict[str, str] | None = None, last: int = 256,
+                         alpha: float = 0.05, min_change: float = 0.01,
+                         min_weight: float = 1e-4, recent: int = 20,
+                         options: ReadOptions | None = None, top: int = 20,
+                         precision: int = 4, width: int = 120,
+                         info: Callable[[Sequence[str]], ReportInfo] | None = None
+                         ) -> tuple[Report, CheckResult]:
+    """What ``cctool history check`` writes, and the check itself: :func:`history_check`
+    (same arguments) as a table for people (``top`` call paths
+    besides the confirmed changes, ``width`` wide), Markdown and JUnit reports (``info``
+    gives the run's facts for them from the check's notes), and a row per call path."""
+    from cctool.render import history as render
+    from cctool.render.emit import Report
+    from cctool.render.records import to_csv, to_json_records
+    from cctool.render.reportinfo import ReportInfo
+
+    result = history_check(store, paths, metric=metric, agg=agg, fmt=fmt, keys=keys,
+                           last=last, alpha=alpha, min_change=min_change,
+                           min_weight=min_weight, recent=recent, options=options)
+    facts = info or (lambda notes: ReportInfo(notes=tuple(notes)))
+
+    def rows() -> pl.DataFrame:
+        return render.check_rows(result)
+
+    report = Report(
+        text=lambda _: render.check_table(result, top, precision, width),
+        documents={
+            "markdown": lambda: render.markdown(result, top, precision,
+                                                facts(result.notes)).encode(),
+            "junit": lambda: render.junit(result, precision, facts(result.notes)),
+            "csv": lambda: to_csv(rows()).encode(),
+            "json": lambda: to_json_records(rows(), "history check")})
+    return report, result

@@ -26,11 +26,30 @@ from cctool.api._common import Profile, _executor, _frame
 from cctool.api.profiles import hot_path, select, summary
 
 
-def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None) -> Report:
+def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None,
+                read: Callable[[str], model.GraphFrame] | None = None,
+                parts: Executor | None = None) -> Report:
     """What ``cctool tree`` writes for ``request``, in every format it writes (see
-    :mod:`cctool.render.emit`): the view's text, records, page and exports."""
+    :mod:`cctool.render.emit`): the view's text, records, page and exports.
+
+    ``read``: how a path is read (default: as :func:`read`). ``parts``: the path is an
+    HPCToolkit database read in parts of whole ranks on this executor and combined over
+    its ranks by ``request.tree.agg`` (its one location then holds those values, shown as
+    they are), so that its long table is never held."""
     from cctool.render.tree_report import tree_report as report
 
+    if parts is not None:
+        from dataclasses import replace
+
+        from cctool.ensemble import roots
+        from cctool.ops.in_parts import tree_frame
+
+        path = os.fspath(profile)  # type: ignore[arg-type]
+        with parts.started((), roots(parts, [path])) as running:
+            gf = tree_frame(path, request.tree.agg, running)
+        return report(_frame(gf), replace(request, tree=replace(request.tree, agg="sum")))
+    if read is not None and isinstance(profile, str | os.PathLike):
+        return report(_frame(read(os.fspath(profile))), request)
     return report(_frame(profile, fmt), request)
 
 

@@ -13,6 +13,7 @@ import click
 from cctool.cli._options import AGG_CHOICES, from_option, metric_option, width_option
 
 if TYPE_CHECKING:
+    from cctool.model.frame import GraphFrame
     from cctool.ops.compare import Comparison
     from cctool.ops.gate import Condition, GateResult
     from cctool.options import CompareOptions, ReadOptions, TreeOptions
@@ -107,14 +108,9 @@ def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: Compar
         conditions: Sequence[Condition] = ()) -> Comparison:
     """Read both profiles and compare them (with the gate's metrics in the table too)."""
     from cctool import api
-    from cctool.cli._io import load
-    from cctool.ensemble import refuse_over_budget
     from cctool.errors import CctoolError
 
-    if a == "-" and b == "-":
-        raise click.UsageError("only one of A and B can be read from stdin")
-    refuse_over_budget((a, b), fmt, "diff" if opts.op == "sub" else "div")
-    gf_a, gf_b = load(a, fmt, read_options), load(b, fmt, read_options)
+    gf_a, gf_b = load_pair(a, b, fmt, read_options, "diff" if opts.op == "sub" else "div")
     for cond in conditions:
         for gf in (gf_a, gf_b):
             try:
@@ -126,6 +122,19 @@ def run(a: str, b: str, fmt: str | None, read_options: ReadOptions, opts: Compar
     return call(gf_a, gf_b, metrics=opts.metrics, agg=opts.agg, missing=opts.missing,
                 reverse=opts.reverse, normalize=opts.normalize, by=opts.by,
                 extra=[c.metric for c in conditions], **args)
+
+
+def load_pair(a: str, b: str, fmt: str | None, read_options: ReadOptions,
+              command: str) -> tuple[GraphFrame, GraphFrame]:
+    """Read A and B for ``command`` (refused when both are stdin, or past the memory
+    budget)."""
+    from cctool.cli._io import load
+    from cctool.ensemble import refuse_over_budget
+
+    if a == "-" and b == "-":
+        raise click.UsageError("only one of A and B can be read from stdin")
+    refuse_over_budget((a, b), fmt, command)
+    return load(a, fmt, read_options), load(b, fmt, read_options)
 
 
 def resolve_to(ctx: click.Context, to: str, top: int | None) -> str:

@@ -4,10 +4,15 @@ Imports only click at the top."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from cctool.distributed import Executor
+    from cctool.options import ExecutorOptions, ReadOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,3 +43,28 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
             raise click.UsageError(f"--stream combines every rank; {why_not} needs the whole "
                                    "database (--no-stream)")
     return read_in_parts(path, fmt, stream, why_not=why_not, workers=workers)
+
+
+@contextmanager
+def tree_parts(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool | None,
+               whole_for: tuple[int | None, int | None, bool, str],
+               where: ExecutorOptions) -> Iterator[Executor | None]:
+    """The executor reading ``profile`` in parts for ``tree`` (on workers when ``where``,
+    --jobs or --scheduler, asks for them; a progress bar hears how far), or None when it is
+    read whole. ``whole_for`` is (--rank, --thread, --data, --to): options that need the
+    whole database; so does --window."""
+    from dataclasses import replace
+
+    from cctool.cli._ensemble import database_executor
+    from cctool.cli._io import progress
+
+    rank, thread, data, to = whole_for
+    ex = database_executor(profile, where)
+    whole = "--rank/--thread" if rank is not None or thread is not None else (
+        "--data" if data else "--to cct" if to == "cct" else None)
+    whole = whole or ("--window" if read_options.window is not None else None)
+    if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
+        yield None
+        return
+    with progress("reading in parts") as tick:
+        yield replace(ex, progress=tick)

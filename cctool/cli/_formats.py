@@ -59,6 +59,14 @@ def resolve_format(to: str | None, output: str | None, formats: Sequence[str],
     return default if default is not None else formats[0]
 
 
+def pipeline_format(to: str | None, output: str | None, formats: Sequence[str]) -> str:
+    """The output format as every command picks it, except that '-o -' means a .cct (the
+    pipeline form) and no -o a tree (``text`` names the tree too, as everywhere)."""
+    fmt = resolve_format(to, output, formats, "cct" if output == "-" else "tree")
+    refuse_binary_terminal(fmt, output)
+    return fmt
+
+
 def refuse_suffix(output: str, fmt: str, formats: Sequence[str]) -> None:
     """The usage error for ``-o output`` whose suffix names ``fmt``, which the command
     (writing ``formats``) does not write."""

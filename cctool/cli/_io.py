@@ -91,9 +91,21 @@ def load_many(paths: Sequence[str], fmt: str | None = None,
 
     With more than one profile and stderr a terminal, a progress bar counts them.
     """
+    return load_named(paths, fmt, options)[1]
+
+
+def load_named(paths: Sequence[str], fmt: str | None = None,
+               options: ReadOptions | None = None) -> tuple[list[str], list[GraphFrame]]:
+    """The paths ``paths`` expand to (globs, folders of runs) and their GraphFrames, read as
+    :func:`load_many` reads them."""
     from cctool.readers import expand_paths
 
     expanded = expand_paths(paths)
+    return expanded, _load_expanded(expanded, fmt, options)
+
+
+def _load_expanded(expanded: Sequence[str], fmt: str | None,
+                   options: ReadOptions | None) -> list[GraphFrame]:
     if len(expanded) < 2 or not live_stderr():
         return [load(p, fmt, options) for p in expanded]
     from rich.console import Console

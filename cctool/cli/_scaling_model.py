@@ -1,17 +1,8 @@
-"""``cctool scaling --model``: the model options' usage errors, and the ranked models written
-(text, Markdown, records, a plot)."""
+"""``cctool scaling --model``: the model options' parsing and usage errors."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
-
-if TYPE_CHECKING:
-    from cctool.ops.scaling import ScalingResult
-    from cctool.ops.scaling_groups import ScalingGroups
-    from cctool.ops.scaling_model import ScalingModels
-    from cctool.ops.scaling_model_multi import MultiModels
 
 
 def check_model_options(model: bool, terms: int, params: tuple[str, ...],
@@ -27,33 +18,15 @@ def check_model_options(model: bool, terms: int, params: tuple[str, ...],
         raise click.UsageError("--terms goes with one parameter")
 
 
-def emit_models(ctx: click.Context,
-                result: ScalingResult | ScalingGroups | ScalingModels | MultiModels,
-                plot: str | None, to: str, output: str, width: int | None, precision: int,
-                top: int | None) -> None:
-    """Write the ranked models of one or two parameters, and their plot."""
-    from cctool.cli._io import emit_renderable, emit_table, write_bytes, write_text
-    from cctool.ops.scaling_model_multi import MultiModels
-    from cctool.render import scaling_model as render
-
-    if isinstance(result, MultiModels):
-        if plot:
-            write_bytes(plot, render.multi_plot(result, plot, top or 4))
-        if to == "text":
-            emit_renderable(ctx, render.multi_table(result, precision), output, width)
-        elif to == "markdown":
-            write_text(output, render.to_markdown(result, precision))
-        else:
-            emit_table(render.multi_records(result), to, output)
-        return
-    from cctool.ops.scaling_model import ScalingModels
-
-    assert isinstance(result, ScalingModels)
-    if plot:
-        write_bytes(plot, render.model_plot(result, plot, top or 8))
-    if to == "text":
-        emit_renderable(ctx, render.model_table(result, precision), output, width)
-    elif to == "markdown":
-        write_text(output, render.to_markdown(result, precision))
-    else:
-        emit_table(render.records(result), to, output)
+def model_point(_ctx: click.Context, _param: click.Parameter, value: str | None
+           ) -> tuple[float, ...] | None:
+    """``--predict 4096`` or ``4096,1e6``: positive numbers, one per model parameter."""
+    if value is None:
+        return None
+    try:
+        point = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give numbers, P or P,N") from None
+    if not 1 <= len(point) <= 2 or min(point) <= 0:
+        raise click.BadParameter(f"{value!r}: one or two numbers above 0")
+    return point

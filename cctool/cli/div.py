@@ -45,6 +45,7 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool div base.cct new.cct --top 15 --to markdown -o speedup.md
       cctool div base.cct new.cct --html speedup.html
     """
+    from cctool import api
     from cctool.cli._html import page_file
     from cctool.options import CompareOptions
 
@@ -54,7 +55,9 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
     opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing,
                           by=by)
     to = _compare.resolve_to(ctx, to, view.top)
-    cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts)
+    gf_a, gf_b = _compare.load_pair(profile_a, profile_b, fmt, read_options, "div")
+    cmp = api.div(gf_a, gf_b, metrics=metrics, agg=agg, missing=missing, reverse=reverse,
+                  by=by)
     tree = view.tree_options(opts, invert_colormap)
     names = _compare.labels(profile_a, profile_b)
     if html is not None:

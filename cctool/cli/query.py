@@ -102,10 +102,11 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
       cctool query runs/ '["*", {"name": "MPI_.*"}]' -m "Total time (inc)" --to csv
     """
     from cctool import api
+    from cctool.cli._formats import pipeline_format
     from cctool.cli._io import load, sink
     from cctool.render.emit import emit
 
-    fmt_out = _output_format(to, output)
+    fmt_out = pipeline_format(to, output, FORMATS)
     if query_text is None and not nots:
         raise click.UsageError("give a QUERY (or --not Q to keep what Q does not match)")
     opts = api.TreeOptions(metrics=metrics, depth=depth, precision=precision, agg=agg)
@@ -115,12 +116,3 @@ def query(ctx: click.Context, profile: str, query_text: str | None, fmt: str | N
                               fmt=fmt, read=lambda path: load(path, fmt, read_options))
     emit(report, fmt_out, sink(ctx, output or "-", width))
 
-
-def _output_format(to: str | None, output: str | None) -> str:
-    """The output format as every command picks it, except that '-o -' means a .cct (the
-    pipeline form) and no -o a tree (``text`` names the tree too, as everywhere)."""
-    from cctool.cli._formats import refuse_binary_terminal, resolve_format
-
-    fmt = resolve_format(to, output, FORMATS, "cct" if output == "-" else "tree")
-    refuse_binary_terminal(fmt, output)
-    return fmt

@@ -33,16 +33,14 @@ def read(profiles: tuple[str, ...], fmt: str | None, read_options: ReadOptions,
       cctool read runs/*.cali --json
     """
     from cctool import api
-    from cctool.cli._io import load_many
-    from cctool.readers import expand_paths
+    from cctool.cli._io import load_named
     from cctool.render.emit import Sink, emit
 
     if output is not None:
         from cctool.cli._formats import resolve_format
 
         resolve_format(None, output, ("cct",))  # -o x.json: read saves a .cct only
-    paths = expand_paths(profiles)
-    gfs = load_many(paths, fmt, read_options)
+    paths, gfs = load_named(profiles, fmt, read_options)
     if output is not None:
         if len(gfs) != 1:
             raise click.UsageError("-o/--output saves one profile; give exactly one PROFILE")

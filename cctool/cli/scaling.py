@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,27 +15,12 @@ from cctool.cli._options import (
     precision_option,
     width_option,
 )
+from cctool.cli._scaling_model import model_point
 
 if TYPE_CHECKING:
-    from cctool.ops.scaling import ScalingResult
-    from cctool.ops.scaling_groups import ScalingGroups
     from cctool.options import ExecutorOptions, ReadOptions
 
 AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is mean
-
-
-def _point(_ctx: click.Context, _param: click.Parameter, value: str | None
-           ) -> tuple[float, ...] | None:
-    """``--predict 4096`` or ``4096,1e6``: positive numbers, one per model parameter."""
-    if value is None:
-        return None
-    try:
-        point = tuple(float(v) for v in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: give numbers, P or P,N") from None
-    if not 1 <= len(point) <= 2 or min(point) <= 0:
-        raise click.BadParameter(f"{value!r}: one or two numbers above 0")
-    return point
 
 
 @click.command()
@@ -75,7 +60,7 @@ def _point(_ctx: click.Context, _param: click.Parameter, value: str | None
               help="--model: most terms.")
 @click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
               help="--model: its parameter (default ranks); twice for two.")
-@click.option("--predict", default=None, metavar="P[,N]", callback=_point,
+@click.option("--predict", default=None, metavar="P[,N]", callback=model_point,
               help="--model: predict at P (95% interval).")
 @precision_option
 @executor_options
@@ -114,43 +99,20 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     """
     from cctool import api
     from cctool.cli._ensemble import executor
-    from cctool.cli._io import progress
+    from cctool.cli._io import progress, sink
+    from cctool.cli._scaling_model import check_model_options
+    from cctool.render.emit import emit, write_figure
 
     if len(metrics) > 1:
         raise click.UsageError("scaling tabulates one metric; give --metric once")
-    from cctool.cli._scaling_model import check_model_options, emit_models
-
     check_model_options(model, terms, param, predict)
     with progress("reading runs") as tick:
-        result = api.scaling(profiles, metric=metrics[0] if metrics else None, agg=agg, by=by,
-                             key=key, key_from_name=key_from_name, where=where, view=view,
-                             weak=not strong, percent=percent, threshold=threshold, top=top,
-                             group_by=group_by, model=model, terms=terms, param=param or None,
-                             predict=predict, fmt=fmt, executor=executor(workers, tick),
-                             options=read_options)
-    if model:
-        emit_models(ctx, result, plot, to, output, width, precision, top)
-        return
-    table = cast("ScalingResult | ScalingGroups", result)  # no model was asked for
+        report = api.scaling_report(
+            profiles, metric=metrics[0] if metrics else None, agg=agg, by=by, key=key,
+            key_from_name=key_from_name, where=where, view=view, weak=not strong,
+            percent=percent, threshold=threshold, top=top, group_by=group_by, model=model,
+            terms=terms, param=param or None, predict=predict, fmt=fmt,
+            executor=executor(workers, tick), options=read_options, precision=precision)
     if plot:
-        from cctool.cli._io import write_bytes
-        from cctool.render.plot import render_plot
-
-        write_bytes(plot, render_plot(table, plot, top or 8))
-    _emit(ctx, table, to, output, width, precision)
-
-
-def _emit(ctx: click.Context, result: ScalingResult | ScalingGroups, to: str, output: str,
-          width: int | None, precision: int) -> None:
-    from cctool.cli._io import emit_renderable, emit_table, write_text
-    from cctool.ops.scaling_groups import ScalingGroups
-    from cctool.render import scaling as render
-
-    if to == "text":
-        table = (render.group_tables(result, precision) if isinstance(result, ScalingGroups)
-                 else render.scaling_table(result, precision))
-        emit_renderable(ctx, table, output, width)
-    elif to == "markdown":
-        write_text(output, render.to_markdown(result, precision))
-    else:
-        emit_table(render.records(result), to, output)
+        write_figure(report, plot)
+    emit(report, to, sink(ctx, output, width))

@@ -93,61 +93,17 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool stats runs/ --correlate "Min time/rank (inc),Max time/rank (inc)"
     """
     from cctool import api
-    from cctool.cli._io import progress
+    from cctool.cli._io import progress, sink
+    from cctool.cli._stats_test import check_flags
+    from cctool.render.emit import emit
 
-    if across == "ranks":
-        if ci is not None or test is not None or correlate is not None:
-            raise click.UsageError("--ci, --test and --correlate are over runs, not "
-                                   "--across ranks")
-        if read_options.window is not None:
-            raise click.UsageError("--across ranks reads a database in parts; drop --window")
-        if len(profiles) != 1:
-            raise click.UsageError("--across ranks takes one database")
-        if group_by is not None:
-            raise click.UsageError("--group-by groups runs; it does not apply to --across ranks")
-    elif to == "cct":
-        raise click.UsageError("--to cct saves the aggregate of one database: use --across ranks")
-    if test is not None or correlate is not None:
-        from cctool.cli._stats_test import emit_test
-
-        if threshold > 0:
-            raise click.UsageError("--threshold prunes the statistics table, not --test or "
-                                   "--correlate")
-        with progress("reading runs") as tick:
-            emit_test(ctx, profiles, fmt, metric, agg, (test, correlate, depth, ci), group_by,
-                      (where, read_options, executor(workers, tick)),
-                      (precision, width, to, output))
-        return
+    pair = check_flags(profiles, metric, across, group_by, (test, correlate, ci, threshold),
+                       read_options.window is not None, to)
     label = "reading in parts" if across == "ranks" else "reading runs"
     with progress(label) as tick:
-        result = api.stats(profiles, metric=metric, agg=agg, group_by=group_by,
-                           percentiles=percentiles, depth=depth, threshold=threshold,
-                           where=where, fmt=fmt, executor=executor(workers, tick),
-                           options=read_options, across=across, ci=ci)
-    if to == "cct":
-        from cctool.cli._io import write_bytes
-        from cctool.saved import dumps
-
-        assert result.frame is not None  # across ranks
-        write_bytes(output, dumps(result.frame, result.frame.metadata["format"]))
-        return
-    _emit(ctx, result, precision, width, to, output)
-
-
-def _emit(ctx: click.Context, result: object, precision: int, width: int | None, to: str,
-          output: str) -> None:
-    if to != "tree":
-        from cctool.cli._io import emit_table
-
-        table = result.table  # type: ignore[attr-defined]
-        unit = result.unit  # type: ignore[attr-defined]
-        # The statistics of a value are in its unit; count and cv have none.
-        units = {c: unit for c in table.columns
-                 if c in ("mean", "ci_low", "ci_high", "std", "min", "max", "median")
-                 or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
-        emit_table(table, to, output, units if unit and unit != "unknown" else None)
-        return
-    from cctool.cli._io import emit_renderable
-    from cctool.render.ensemble import stats_table
-
-    emit_renderable(ctx, stats_table(result, precision), output, width)  # type: ignore[arg-type]
+        report = api.stats_report(profiles, metric=metric, agg=agg, across=across,
+                                  group_by=group_by, percentiles=percentiles, depth=depth,
+                                  threshold=threshold, where=where, fmt=fmt,
+                                  executor=executor(workers, tick), options=read_options,
+                                  ci=ci, test=test, correlate=pair, precision=precision)
+    emit(report, to, sink(ctx, output, width))

@@ -23,7 +23,6 @@ from cctool.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from cctool.model.frame import GraphFrame
     from cctool.options import ExecutorOptions, ReadOptions
 
 
@@ -95,45 +94,23 @@ def tree(ctx: click.Context, profile: str, fmt: str | None, read_options: ReadOp
       cctool tree huge-v4-db/ --agg mean --stream
     """
     from cctool.api import TreeOptions, TreeView, tree_report
+    from cctool.cli._ensemble_stream import tree_parts
     from cctool.cli._html import page_file
-    from cctool.cli._io import sink
+    from cctool.cli._io import load, sink
     from cctool.cli._views import tree_view
     from cctool.render.emit import emit
 
     page = page_file(ctx, to, output, html)
     kind = tree_view(ctx, to, page)
-    gf, agg = _load(profile, fmt, read_options, stream, agg, rank, thread, data, workers, to)
     opts = TreeOptions(metrics=metrics, depth=depth, precision=precision, rank=rank,
                        thread=thread, agg=agg, threshold=threshold, colormap=colormap,
                        invert_colormap=invert_colormap, sort=sort, full_names=full_names,
                        legend=not no_legend)
-    report = tree_report(gf, TreeView(view=kind, tree=opts, by=by or "name", percent=percent,
-                                      data=data, title=profile, annotations=annotations))
+    request = TreeView(view=kind, tree=opts, by=by or "name", percent=percent, data=data,
+                       title=profile, annotations=annotations)
+    with tree_parts(profile, fmt, read_options, stream, (rank, thread, data, to),
+                    workers) as parts:
+        report = tree_report(profile, request, fmt=fmt, parts=parts,
+                             read=lambda path: load(path, fmt, read_options))
     emit(report, "html" if page else to, sink(ctx, page or output, width))
 
-
-def _load(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool | None,
-          agg: str, rank: int | None, thread: int | None, data: bool, where: ExecutorOptions,
-          to: str) -> tuple[GraphFrame, str]:
-    """The profile, or a v4 database combined over its ranks in parts (its one location
-    then holds the --agg values, shown as they are), on workers when ``where`` (--jobs,
-    --scheduler) asks for them; never in parts when saved (``to`` cct)."""
-    from cctool.cli._ensemble import database_executor
-    from cctool.cli._ensemble_stream import decide
-    from cctool.cli._io import load
-    from cctool.ensemble import roots
-
-    ex = database_executor(profile, where)
-    whole = "--rank/--thread" if rank is not None or thread is not None else (
-        "--data" if data else "--to cct" if to == "cct" else None)
-    whole = whole or ("--window" if read_options.window is not None else None)
-    if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
-        return load(profile, fmt, read_options), agg
-    from dataclasses import replace
-
-    from cctool.cli._io import progress
-    from cctool.ops.in_parts import tree_frame
-
-    with ex.started((), roots(ex, [profile])) as running, \
-            progress("reading in parts") as tick:
-        return tree_frame(profile, agg, replace(running, progress=tick)), "sum"

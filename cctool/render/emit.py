@@ -67,12 +67,22 @@ class Report:
         records: the table behind JSON and CSV, with units for the headers.
         profile: the frame, options and title a profile writer takes (``cct``, exports).
         documents: formats the report writes itself, by name (they win over ``kind``).
+        figure: the report's figure as the bytes of a file at the path given (its suffix
+            picks the image format), written besides the output (``--plot``).
     """
 
     text: Callable[[str], RenderableType | None] | None = None
     records: Callable[[], Records] | None = None
     profile: Callable[[], tuple[GraphFrame, TreeOptions, str]] | None = None
     documents: Mapping[str, Callable[[], bytes]] = field(default_factory=dict)
+    figure: Callable[[str], bytes] | None = None
+
+
+def write_figure(report: Report, path: str) -> None:
+    """Write the report's figure to ``path`` (atomically)."""
+    if report.figure is None:
+        raise CctoolError("this result has no figure")
+    _write(path, report.figure(path))
 
 
 def render(report: Report, fmt: str, width: int = 120, command: str | None = None) -> bytes:

@@ -248,3 +248,21 @@ def check_rows(r: CheckResult) -> pl.DataFrame:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "'")
+
+
+def gate_lines(r: CheckResult) -> list[str]:
+    """What a check says on stderr: a line per confirmed regression, then whether the gate
+    failed (how many new regressions) or passed (how many call paths were tested)."""
+    from cctool.render.text import percent
+
+    found = r.table.filter(r.table["verdict"] == "regression")
+    lines = []
+    for row in found.iter_rows(named=True):
+        what = {"run": "new run against its history", "step": "step"}.get(row["kind"],
+                                                                         row["kind"])
+        lines.append(f"regression: {row['path']}: {what} "
+                     f"{percent(row['change'] * 100, signed=True)} (p = {row['p']:.1e})")
+    if r.tripped:
+        return [*lines, f"history check: gate failed: {len(found)} new regression"
+                        f"{'s' * (len(found) != 1)}"]
+    return [*lines, f"history check passed: {r.tested:,} call paths tested"]
