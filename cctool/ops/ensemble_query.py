@@ -77,7 +77,8 @@ def _merged(gf: GraphFrame, col: str, agg: str, label: str, pid: np.ndarray) -> 
             return pl.col(label).first()
         raise CctoolError(f"{col!r} has no rule to merge the nodes of one call path: "
                           f"{unmergeable_reason(gf.metric(col))}")
-    return getattr(pl.col(label), how)()
+    merged: pl.Expr = getattr(pl.col(label), how)()
+    return merged
 
 
 STATS = ("runs", "mean", "std", "min", "median", "max")
