@@ -121,9 +121,11 @@ def test_add_a_reader(repo: Path) -> None:
                  '    ("tiny", "cctool.readers.trees.tiny"),\n')
     contract_file = repo / contract.group(1)
     text = contract_file.read_text()
-    text = text.replace("from cctool.readers.trees import hatchet",
-                        "from cctool.readers.trees import hatchet, tiny", 1)
-    contract_file.write_text(re.sub(r"(\bhatchet,)(\s*)", r"\1 tiny,\2", text, count=1))
+    assert "    from cctool.readers.trees import hatchet as hatchet_json\n" in text
+    text = text.replace("    from cctool.readers.trees import hatchet as hatchet_json\n",
+                        "    from cctool.readers.trees import hatchet as hatchet_json\n"
+                        "    from cctool.readers.trees import tiny\n")
+    contract_file.write_text(re.sub(r"\bhatchet_json,", "hatchet_json, tiny,", text))
     profile = repo / "run.prof"
     profile.write_text("#tiny\nmain;solve 3\nmain;io 1\nmain 0.5\n")
     done = run(repo, "-m", "cctool", "tree", str(profile))
