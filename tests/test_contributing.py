@@ -244,3 +244,44 @@ def test_add_an_output_format(repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "main" in out.read_text().splitlines()
     architecture_passes(repo)
+
+
+SELF_VIEW = '''"""The tree again, under another name (a test's view)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cctool.model.frame import GraphFrame
+from cctool.ops.views._view import View, ViewOptions
+from cctool.ops.views.top_down import top_down
+
+
+def self_view(gf: GraphFrame, opts: ViewOptions | None = None) -> View:
+    return replace(top_down(gf, opts), kind="self")
+'''
+
+
+def test_add_a_view(repo: Path) -> None:
+    steps = section("Add a view")
+    assert "cctool/ops/views/<name>.py" in steps and "`compute`" in steps
+    assert "cctool/options.py`: the name in `VIEWS`" in steps
+    (repo / "cctool/ops/views/self_view.py").write_text(SELF_VIEW)
+    views = repo / "cctool/ops/views/__init__.py"
+    text = views.read_text()
+    anchor = '    if kind == "top-down":\n'
+    assert anchor in text
+    views.write_text(text.replace(anchor, '    if kind == "self":\n        from '
+                                  'cctool.ops.views.self_view import self_view\n\n'
+                                  '        return self_view(gf, opts)\n' + anchor, 1))
+    options = repo / "cctool/options.py"
+    text = options.read_text()
+    assert 'VIEWS = ("top-down", "bottom-up", "flat")' in text
+    options.write_text(text.replace('VIEWS = ("top-down", "bottom-up", "flat")',
+                                    'VIEWS = ("top-down", "bottom-up", "flat", "self")'))
+    out = run(repo, "-m", "cctool", "tree", str(SAMPLE), "--view", "self", "--to", "csv")
+    assert out.returncode == 0, out.stderr
+    tree = run(repo, "-m", "cctool", "tree", str(SAMPLE), "--view", "top-down", "--to", "csv")
+    assert out.stdout.splitlines()[1:] and len(out.stdout.splitlines()) > 2
+    assert "main" in out.stdout and tree.returncode == 0
+    architecture_passes(repo)

@@ -21,6 +21,7 @@ from cctool.cli._options import (
     profile_argument,
     width_option,
 )
+from cctool.options import VIEWS
 
 if TYPE_CHECKING:
     from cctool.options import ExecutorOptions, ReadOptions
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 @click.option("--expand-hot", is_flag=True,
               help="Expand only the hot path (heaviest child while ≥ 50% of its parent), "
               "marked ◆.")
-@click.option("--view", "view", type=click.Choice(["top-down", "bottom-up", "flat"]),
+@click.option("--view", "view", type=click.Choice(VIEWS),
               default=None, help="top-down (the tree), bottom-up (callers down to the "
               "roots) or flat (module > file > function > loop > line).")
 @click.option("--flat", is_flag=True,
