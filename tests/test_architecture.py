@@ -212,3 +212,14 @@ def test_the_command_check_catches_a_fat_command(tmp_path: Path) -> None:
                     "    from cctool.render.tables import t\n"
                     "    t(cctool.hot_path('x', cctool.HotPathView(threshold=0.3)))\n")
     assert command_problems(good) == []
+
+
+def test_architecture_names_every_package() -> None:
+    """ARCHITECTURE.md's plan names every package and top-level module of ``cctool`` (as
+    ``name/`` or ``name.py``), so that a new one comes with its place in the layers."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    missing = [p.name for p in sorted((ROOT / "cctool").iterdir())
+               if not p.name.startswith(("__", "."))
+               and (p.is_dir() or p.suffix == ".py")
+               and f"{p.name}/" not in text and f"{p.name}" not in text]
+    assert not missing, f"ARCHITECTURE.md does not name {missing}"
