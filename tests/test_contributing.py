@@ -30,6 +30,7 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / "tests").mkdir()
     for name in ("__init__.py", "import_graph.py", "test_architecture.py"):
         shutil.copy(ROOT / "tests" / name, tmp_path / "tests" / name)
+    shutil.copy(ROOT / "ARCHITECTURE.md", tmp_path / "ARCHITECTURE.md")
     return tmp_path
 
 
