@@ -28,8 +28,8 @@ needs_mkdocs = pytest.mark.skipif(
     reason="mkdocs-material is not installed (pip install -e '.[docs]')")
 
 
-def _gen():  # docs/ is not a package: load the generator from its file
-    spec = importlib.util.spec_from_file_location("gen_commands", DOCS / "gen_commands.py")
+def _gen(name: str = "gen_commands"):  # docs/ is not a package: load a generator's file
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -44,7 +44,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     for page in ("index.html", "getting-started/index.html", "reference/api/index.html",
-                 "reference/commands/tree/index.html"):
+                 "reference/commands/tree/index.html", "tutorials/hatchet-paper/index.html"):
         assert (tmp_path / "site" / page).stat().st_size > 0, page
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     for name in cctool.__all__:  # each entry rendered with its docstring's heading
@@ -79,3 +79,15 @@ def test_every_page_is_in_the_navigation() -> None:
     nav = (ROOT / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
     for page in DOCS.rglob("*.md"):
         assert str(page.relative_to(DOCS)) in nav, page
+
+
+def test_tutorial_outputs_are_what_cctool_prints() -> None:
+    from tests.conftest import SHARED_DATA
+
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real profiles not available: {SHARED_DATA} is absent")
+    gen = _gen("gen_outputs")
+    pairs = [pair for page in sorted(gen.TUTORIALS.glob("*.md")) for pair in gen.shown(page)]
+    assert len(pairs) >= 8
+    for command, output in pairs:
+        assert output == gen.run(command), f"{command}: stale output (python docs/gen_outputs.py)"
