@@ -16,10 +16,15 @@ OUT = Path(__file__).resolve().parent / "reference" / "commands"
 WIDTH = 100
 
 
-def _help(cmd: click.Command, path: list[str], parent: click.Context | None) -> str:
-    ctx = click.Context(cmd, info_name=path[-1], parent=parent, terminal_width=WIDTH,
-                        max_content_width=WIDTH)
-    return cmd.get_help(ctx)
+def _context(cmd: click.Command, name: str, parent: click.Context | None) -> click.Context:
+    """The context the command runs in (its context_settings applied: -h beside --help),
+    laid out at WIDTH columns, its arguments not parsed."""
+    return cmd.make_context(name, [], parent=parent, resilient_parsing=True,
+                            terminal_width=WIDTH, max_content_width=WIDTH)
+
+
+def _help(cmd: click.Command, name: str, parent: click.Context | None) -> str:
+    return cmd.get_help(_context(cmd, name, parent))
 
 
 def _subcommands(group: click.Command, ctx: click.Context) -> list[tuple[str, click.Command]]:
@@ -37,23 +42,22 @@ def pages() -> dict[str, str]:
     """File name -> text of every page (the index included)."""
     from cctool.cli import cli
 
-    root = click.Context(cli, info_name="cctool", terminal_width=WIDTH, max_content_width=WIDTH)
+    root = _context(cli, "cctool", None)
     out: dict[str, str] = {}
     rows = []
     for name, cmd in _subcommands(cli, root):
-        ctx = click.Context(cmd, info_name=name, parent=root, terminal_width=WIDTH,
-                            max_content_width=WIDTH)
-        parts = [f"# cctool {name}\n", f"```text\n{_help(cmd, ['cctool', name], root)}\n```\n"]
+        ctx = _context(cmd, name, root)
+        parts = [f"# cctool {name}\n", f"```text\n{_help(cmd, name, root)}\n```\n"]
         for sub_name, sub in _subcommands(cmd, ctx):
             parts += [f"## cctool {name} {sub_name}\n",
-                      f"```text\n{_help(sub, ['cctool', name, sub_name], ctx)}\n```\n"]
+                      f"```text\n{_help(sub, sub_name, ctx)}\n```\n"]
         out[f"{name}.md"] = "\n".join(parts)
         short = cmd.get_short_help_str(limit=120).replace("|", "\\|")
         rows.append(f"| [`cctool {name}`]({name}.md) | {short} |")
     index = ["# Commands\n",
              "Every command's help, as `cctool COMMAND --help` prints it. Options shared by all "
              "commands come before the command's name:\n",
-             f"```text\n{_help(cli, ['cctool'], None)}\n```\n",
+             f"```text\n{_help(cli, 'cctool', None)}\n```\n",
              "| command | what it does |", "| --- | --- |", *rows, ""]
     out["index.md"] = "\n".join(index)
     return out
