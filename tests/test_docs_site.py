@@ -91,3 +91,14 @@ def test_tutorial_outputs_are_what_cctool_prints() -> None:
     assert len(pairs) >= 8
     for command, output in pairs:
         assert output == gen.run(command), f"{command}: stale output (python docs/gen_outputs.py)"
+
+
+def test_getting_started_takes_the_readme_first_steps() -> None:
+    """What cctool is, install, the first five minutes and the contributors' set-up are
+    written once, in the README; the site's home and Getting started pages include them."""
+    page = (DOCS / "index.md").read_text() + (DOCS / "getting-started.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for name in ("intro", "install", "first", "setup"):
+        assert f'--8<-- "README.md:{name}"' in page, name
+        assert f"<!-- --8<-- [start:{name}] -->" in readme and f"[end:{name}]" in readme, name
+    assert len(readme.splitlines()) < 200
