@@ -160,6 +160,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _place(token: str, made: Path) -> list[str]:
     if token.startswith("../shared/data/"):
         return [str(SHARED_DATA / token.removeprefix("../shared/data/"))]
+    if token.startswith("tests/data/"):  # the site's tutorials name this folder's data
+        return [str(HERE / token.removeprefix("tests/data/"))]
     if token not in PLACES:
         return [token]
     where, name = PLACES[token]
