@@ -102,3 +102,9 @@ def test_getting_started_takes_the_readme_first_steps() -> None:
         assert f'--8<-- "README.md:{name}"' in page, name
         assert f"<!-- --8<-- [start:{name}] -->" in readme and f"[end:{name}]" in readme, name
     assert len(readme.splitlines()) < 200
+
+
+def test_every_json_schema_is_on_the_site() -> None:
+    page = (DOCS / "reference" / "schemas.md").read_text()
+    for schema in sorted((ROOT / "cctool" / "schemas").glob("*.json")):
+        assert f'--8<-- "cctool/schemas/{schema.name}"' in page, schema.name
