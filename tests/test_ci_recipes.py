@@ -1,4 +1,4 @@
-"""The README's GitHub Actions and GitLab CI recipes, run: their cctool shell steps execute in
+"""The site's GitHub Actions and GitLab CI recipes, run: their cctool shell steps execute in
 bash, as the CI runner would, on a base and a pull request of five RAJAPerf trials each
 (../shared/data), once unchanged (the gate passes) and once with a kernel made 30% slower in
 the pull request (the gate fails, and the job summary and reports are still written).
@@ -29,8 +29,8 @@ JUNIT_XSD = Path(__file__).parent / "data" / "junit" / "ant-junit.xsd"
 
 
 def recipes() -> dict[str, dict[str, object]]:
-    """The README's YAML blocks, by the CI system they are for."""
-    text = (ROOT / "README.md").read_text()
+    """The YAML blocks of docs/guide/comparing.md, by the CI system they are for."""
+    text = (ROOT / "docs" / "guide" / "comparing.md").read_text()
     blocks = [yaml.safe_load(b) for b in re.findall(r"^```yaml\n(.*?)^```", text,
                                                     flags=re.S | re.M)]
     github = next(b for b in blocks if "jobs" in b)

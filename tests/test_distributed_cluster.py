@@ -499,10 +499,10 @@ def test_paths_go_absolute() -> None:
     assert remote_path("-") == "-"
 
 
-def test_the_readme_sbatch_recipe_runs_here(here: Path, tmp_path: Path) -> None:
-    """The README's sbatch script, ``srun`` and ``source`` stubbed for one machine, on a
-    copy of a real v4 database: the CSV it writes is the in-process one."""
-    text = (REPO / "README.md").read_text()
+def test_the_docs_sbatch_recipe_runs_here(here: Path, tmp_path: Path) -> None:
+    """The sbatch script of docs/guide/ensembles.md, ``srun`` and ``source`` stubbed for one
+    machine, on a copy of a real v4 database: the CSV it writes is the in-process one."""
+    text = (REPO / "docs" / "guide" / "ensembles.md").read_text()
     block = text.split("<!-- recipe: sbatch -->\n```sh\n", 1)[1].split("```", 1)[0]
     assert "srun --overlap dask worker" in block and "--scheduler \"$SCHED\"" in block
     script = "\n".join([

@@ -1,8 +1,8 @@
 """Every example people copy runs and shows something: each ``cctool`` command in the README's
-```sh blocks and in every command's ``--help`` Example block is executed on real profiles,
-and must exit 0 (1 for a regression gate that trips) and print something non-trivial:
-non-empty output on stdout or in the files it writes, not an all-zero tree, not "no nodes
-matched".
+and the site's (docs/) ```sh blocks and in every command's ``--help`` Example block is
+executed on real profiles, and must exit 0 (1 for a regression gate that trips) and print
+something non-trivial: non-empty output on stdout or in the files it writes, not an
+all-zero tree, not "no nodes matched".
 
 The examples name placeholder inputs; they map to real profiles as follows (@ is
 ../shared/data, which examples may also name as it is; tests/ is this folder's data):
@@ -92,10 +92,26 @@ def _join(lines: list[str]) -> Iterator[str]:
         buf = ""
 
 
-def readme_examples() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+def _sh_examples(text: str) -> list[str]:
     blocks = re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)
     return [c for b in blocks for c in _join(b.splitlines()) if c.startswith("cctool ")]
+
+
+def readme_examples() -> list[str]:
+    return _sh_examples((ROOT / "README.md").read_text())
+
+
+def docs_examples() -> list[tuple[str, str]]:
+    """The site's ```sh examples, each page by its path; one already run from the README is
+    not run twice."""
+    seen = set(readme_examples())
+    out = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for c in _sh_examples(page.read_text()):
+            if c not in seen:
+                seen.add(c)
+                out.append((str(page.relative_to(ROOT)), c))
+    return out
 
 
 def help_examples() -> list[tuple[str, str]]:
@@ -112,7 +128,8 @@ def help_examples() -> list[tuple[str, str]]:
 # Examples that need a running Dask cluster (an address, a scheduler file, a batch job's
 # variables) cannot run here; the distributed tests start a local one instead.
 CLUSTER = ("--scheduler",)
-EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + help_examples()
+EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + docs_examples()
+            + help_examples()
             if not any(k in c for k in CLUSTER) and not c.startswith("cctool view ")]
 # Options that need an optional extra, which `pip install -e '.[test]'` does not bring:
 # their examples skip (with the reason) where it is not installed.
@@ -143,6 +160,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _place(token: str, made: Path) -> list[str]:
     if token.startswith("../shared/data/"):
         return [str(SHARED_DATA / token.removeprefix("../shared/data/"))]
+    if token.startswith("tests/data/"):  # the site's tutorials name this folder's data
+        return [str(HERE / token.removeprefix("tests/data/"))]
     if token not in PLACES:
         return [token]
     where, name = PLACES[token]

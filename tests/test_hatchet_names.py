@@ -1,8 +1,8 @@
-"""Every public name of Hatchet's GraphFrame on ``cctool.GraphFrame``, each documented in
-README's "Coming from Hatchet", and the ones added last checked on real profiles: the Hatchet
-layouts read back (JSON, HDF5), the in-place column methods, unify, the pandas view's writes,
-the HPCToolkit v4, Caliper time-series and PerfFlowAspect reads against the profilers'
-numbers (see each folder's README and totals.json)."""
+"""Every public name of Hatchet's GraphFrame on ``cctool.GraphFrame``, each documented in the
+Hatchet table of docs/coming-from.md, and the ones added last checked on real profiles: the
+Hatchet layouts read back (JSON, HDF5), the in-place column methods, unify, the pandas view's
+writes, the HPCToolkit v4, Caliper time-series and PerfFlowAspect reads against the
+profilers' numbers (see each folder's README and totals.json)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ HATCHET_NAMES = (
 
 
 def _coming_from_hatchet() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Coming from Hatchet")
+    text = (ROOT / "docs" / "coming-from.md").read_text()
+    start = text.index("## Hatchet\n")
     return text[start:text.index("\n## ", start + 1)]
 
 
