@@ -13,7 +13,7 @@ statement and ``gf = gf.drop_index_levels()`` mean the same. Everything else ret
 GraphFrame (or a string, a table) and leaves its input alone. The model frame below stays
 immutable: an in-place method computes a new model frame and this object takes its tables
 (:meth:`GraphFrame._become`). Differences that change numbers are spelled out per method;
-the README's "Coming from Hatchet" section has the whole mapping.
+docs/coming-from.md has the whole mapping.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def stream_option(f: F) -> F:
     return click.option(
         "--stream/--no-stream", "stream", default=None,
         help="HPCToolkit databases: combine the ranks reading the files in parts (default: "
-        f"past the memory budget, see README, or ${BUDGET_ENV} bytes).")(f)
+        f"past the memory budget: half the memory the job may use, or ${BUDGET_ENV} bytes).")(f)
 
 
 def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
