@@ -22,6 +22,7 @@ The examples name placeholder inputs; they map to real profiles as follows (@ is
     callgrind.out.hot                         tests/data/source/callgrind.out.hot
     trace.json                                tests/data/chrome-trace/viztracer-threads.json
     trace-db/                                 tests/data/caliper-trace/np4 (4 ranks' events)
+    run1.cali, run2.cali                      @mpi_scaling_cali/27_cores.cali, 64_cores.cali
     timeseries.cali                           tests/data/caliper-timeseries/timeseries.cali
 
 Commands of other tools in the same line (``flamegraph.pl``, ``go tool pprof``, ``mpiexec``)
@@ -62,7 +63,7 @@ PLACES: dict[str, tuple[str, str]] = {
     "baseline.cct": ("made", "cpi.cct"), "db.cct": ("made", "cpi.cct"),
     "new.cct": ("made", "allgather.cct"),
     "baseline-runs/": ("made", "A"), "base-runs/": ("made", "A"), "new-runs/": ("made", "B"),
-    "trials/*.cali": ("made", "A/*.cali"), "perf-history/": ("made", "H"),
+    "trials/*.cali": ("made", "A/*.cali"), "trials/": ("made", "A"), "perf-history/": ("made", "H"),
     "dhat-run/": ("tests", "dhat/np4"), "np1/": ("tests", "dhat/np1"),
     "np2/": ("tests", "dhat/np2"), "np4/": ("tests", "dhat/np4"),
     "cali/np*/": ("tests", "caliper-data/np*"),
@@ -70,6 +71,8 @@ PLACES: dict[str, tuple[str, str]] = {
     "callgrind.out.hot": ("tests", "source/callgrind.out.hot"),
     "trace.json": ("tests", "chrome-trace/viztracer-threads.json"),
     "trace-db/": ("tests", "caliper-trace/np4"),
+    "run1.cali": ("@", "mpi_scaling_cali/27_cores.cali"),
+    "run2.cali": ("@", "mpi_scaling_cali/64_cores.cali"),
     "timeseries.cali": ("tests", "caliper-timeseries/timeseries.cali"),
 }
 HELP_LINES = 90  # at Click's default width of 80 columns

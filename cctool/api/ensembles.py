@@ -173,16 +173,17 @@ def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | Non
               fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
               executor: Executor | None = None,
               options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
-    """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` as two
-    samples, per call path, for each of ``metrics`` and ``extra`` (None: the runs' default
-    metric), {metric: comparison}; a change is significant at ``confidence``
+    """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` (files,
+    or folders of runs) as two samples, per call path, for each of ``metrics`` and
+    ``extra`` (None: the runs' default metric), {metric: comparison}; a change is significant at ``confidence``
     (Mann-Whitney U). Each run's ranks combine by ``agg``; runs are read as in
     :func:`runs` (``options``: how, as :func:`read` takes them)."""
-    from cctool.ensemble import compare_sides
+    from cctool.ensemble import compare_sides, run_paths
 
     asked = list(dict.fromkeys([*metrics, *extra]))
     ex = _executor(executor, jobs, scheduler)
-    return compare_sides((list(a), list(b)), asked, fmt, agg, confidence, ex, options)
+    sides = (run_paths(list(a), fmt), run_paths(list(b), fmt))  # folders: their runs
+    return compare_sides(sides, asked, fmt, agg, confidence, ex, options)
 
 
 def query_table(runs: Sequence[Profile], query: str | Query, *, metric: str | None = None,
