@@ -175,9 +175,9 @@ def diff_runs(a: Sequence[str], b: Sequence[str], *, metrics: Sequence[str | Non
               options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
     """``cctool diff A/ B/`` of repeated runs: the runs ``a`` against the runs ``b`` (files,
     or folders of runs) as two samples, per call path, for each of ``metrics`` and
-    ``extra`` (None: the runs' default metric), {metric: comparison}; a change is significant at ``confidence``
-    (Mann-Whitney U). Each run's ranks combine by ``agg``; runs are read as in
-    :func:`runs` (``options``: how, as :func:`read` takes them)."""
+    ``extra`` (None: the runs' default metric), {metric: comparison}; a change is
+    significant at ``confidence`` (Mann-Whitney U). Each run's ranks combine by ``agg``;
+    runs are read as in :func:`runs` (``options``: how, as :func:`read` takes them)."""
     from cctool.ensemble import compare_sides, run_paths
 
     asked = list(dict.fromkeys([*metrics, *extra]))
