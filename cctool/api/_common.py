@@ -7,13 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
-
     from cctool.distributed import Executor
     from cctool.options import ReadOptions, Window
 

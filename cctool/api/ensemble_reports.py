@@ -8,6 +8,8 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from cctool.api.ensembles import scaling, stats, stats_correlate, stats_test
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions
     from cctool.render.emit import Report
     from cctool.render.layout import FitTable
-from cctool.api.ensembles import scaling, stats, stats_correlate, stats_test
 
 # The statistics of a value are in its unit; count and cv have none.
 _STATS_IN_UNIT = ("mean", "ci_low", "ci_high", "std", "min", "max", "median")

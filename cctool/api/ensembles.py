@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
+from cctool.api._common import Profile, _executor, _frame, _options
 
 if TYPE_CHECKING:
     import polars as pl
@@ -23,7 +20,6 @@ if TYPE_CHECKING:
     from cctool.ops.stats_tests import Correlation, GroupTest
     from cctool.options import ReadOptions, Window
     from cctool.query.ast import Query
-from cctool.api._common import Profile, _executor, _frame, _options
 
 
 def runs(paths: Sequence[str], *, where: Sequence[str] = (), keys: Sequence[str] = (),

@@ -6,10 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
+from cctool.api._common import _options
 
 if TYPE_CHECKING:
     import polars as pl
@@ -19,7 +16,6 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions
     from cctool.render.emit import Report
     from cctool.render.reportinfo import ReportInfo
-from cctool.api._common import _options
 
 
 def history_add(store: str | os.PathLike[str], paths: Sequence[str], *,

@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from cctool.api._common import Profile, _frame
 from cctool.graphframe import GraphFrame, lift
 from cctool.model import frame as model
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
 
 if TYPE_CHECKING:
     import polars as pl
@@ -22,7 +19,6 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions, Selection
     from cctool.query.ast import Query
     from cctool.render.tui.model import ViewModel
-from cctool.api._common import Profile, _frame
 
 
 def diff(a: Profile, b: Profile, *, metrics: Sequence[str] = (), agg: str = "sum",

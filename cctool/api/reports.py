@@ -7,12 +7,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, overload
 
+from cctool.api._common import Profile, _executor, _frame
+from cctool.api.profiles import hot_path, select, summary
 from cctool.graphframe import lift
 from cctool.model import frame as model
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
+from cctool.options import TreeOptions
+from cctool.render.reports import GroupView, HotPathView
+from cctool.render.tree_report import TreeView
 
 if TYPE_CHECKING:
     import polars as pl
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from cctool.options import ReadOptions
     from cctool.query.ast import Query
     from cctool.render.emit import Report
-from cctool.api._common import Profile, _executor, _frame
-from cctool.api.profiles import hot_path, select, summary
 
 
 def tree_report(profile: Profile, request: TreeView, *, fmt: str | None = None,

@@ -6,10 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from cctool.options import TreeOptions as TreeOptions
-from cctool.render.reports import GroupView as GroupView
-from cctool.render.reports import HotPathView as HotPathView
-from cctool.render.tree_report import TreeView as TreeView
+from cctool.api._common import _options
 
 if TYPE_CHECKING:
     import polars as pl
@@ -19,7 +16,6 @@ if TYPE_CHECKING:
     from cctool.ops.timeline_views import DepthView, SummaryView
     from cctool.options import Selection, Window
     from cctool.render.emit import Report
-from cctool.api._common import _options
 
 
 def read_timeline(path: str | os.PathLike[str], fmt: str | None = None) -> Timeline:
