@@ -133,15 +133,24 @@ def test_damaged_cct_files_exit_2_naming_the_section(cct: Path, tmp_path: Path) 
 # --------------------------------------------------------------------------- a deep trace
 
 
+# Runs a command and prints, last on stderr, the peak resident kB of that one child: a
+# process's RUSAGE_CHILDREN is the largest of every child it has waited for, so the test's own
+# would count whatever ran before in the same worker.
+_PEAK_OF_ONE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+                "sys.exit(r.returncode)")
+
+
 def measured(*args: str, timeout: float = 120) -> tuple[int, str, str, float, int]:
-    """(exit code, stdout, stderr, seconds, peak resident kB) of ``cctool args``. The peak
-    is the largest of every child this test process has waited for: an upper bound."""
+    """(exit code, stdout, stderr, seconds, peak resident kB) of ``cctool args``, the peak
+    that of this command alone."""
     t = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "cctool", *args], capture_output=True,
-                         text=True, env=ENV, timeout=timeout, check=False)
+    res = subprocess.run([sys.executable, "-c", _PEAK_OF_ONE, sys.executable, "-m", "cctool",
+                          *args], capture_output=True, text=True, env=ENV, timeout=timeout,
+                         check=False)
     seconds = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return res.returncode, res.stdout, res.stderr, seconds, peak
+    err, _, peak = res.stderr.rstrip("\n").rpartition("\n")
+    return res.returncode, res.stdout, err, seconds, int(peak)
 
 
 def _chain_trace(path: Path, n: int) -> Path:
