@@ -191,3 +191,21 @@ def test_perf_frames_indented_by_spaces_are_not_source_lines(tmp_path: Path) -> 
     a, b = read_declared(plain, "perf-script"), read_declared(spaced, "perf-script")
     assert a.nodes.equals(b.nodes) and a.metrics.equals(b.metrics)
     assert "line" not in a.nodes.columns
+
+
+def test_gprof_line_by_line_profile() -> None:
+    """gprof -l: a line's cost is its entries' self seconds (one entry per address), as the
+    flat profile prints them (to 0.01 s); no line has an inclusive cost there."""
+    path = Path(__file__).parent / "data" / "source" / "hot.gprof-l.txt"
+    expected: dict[int, float] = {}
+    entry = r"^\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+weight \(hot\.c:(\d+) @ [0-9a-f]+\)$"
+    for m in re.finditer(entry, path.read_text(), re.M):
+        expected[int(m.group(2))] = expected.get(int(m.group(2)), 0.0) + float(m.group(1))
+    table = cctool.source(str(path), "^weight$")
+    (fn,) = table.functions
+    assert fn.name == "weight" and fn.file == "hot.c" and fn.inclusive is None
+    got = dict(zip(fn.lines["line"].to_list(), fn.lines["exclusive"].to_list(), strict=True))
+    assert set(got) == set(expected) == {7, 8, 9, 10}
+    for line, seconds in expected.items():
+        assert abs(got[line] - seconds) <= 0.005 * 2, (line, got[line], seconds)
+    assert fn.lines["hot"].to_list()[fn.lines["line"].to_list().index(8)] == 1

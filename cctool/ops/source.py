@@ -151,6 +151,8 @@ def source(gf: GraphFrame, function: str, *, metric: str | None = None,
         found = _from_positions(gf, pattern, exc, inc, notes)
         if refusal is None:  # the file's own cost lines, summed exactly
             total = float(positions[exc].sum())
+    elif "line" not in gf.nodes.columns and _line_entries(gf).height:
+        found = _from_line_entries(gf, pattern, exc, notes)
     else:
         found = _from_tree(gf, pattern, exc, inc, notes)
     if not found:
@@ -324,6 +326,39 @@ def _from_tree(gf: GraphFrame, pattern: re.Pattern[str], exc: str, inc: str,
         finc = float(i[k[cover[k] == 0]].sum())
         module = nodes["module"][int(k[0])] if "module" in nodes.columns else None
         out.append((name, _known(file), module, lines, loops, None, fexc, finc))
+    return out
+
+
+# gprof -l names each line entry ``function (file:line @ address)``: one per address of a
+# line, its self time in the flat profile.
+_LINE_ENTRY = r"^(?P<function>.+) \((?P<file>[^():]+):(?P<line>\d+) @ [0-9a-f]+\)$"
+
+
+def _line_entries(gf: GraphFrame) -> pl.DataFrame:
+    """The nodes that are gprof ``-l`` line entries: ``node``, ``function``, ``file``,
+    ``line``."""
+    parts = gf.nodes.select("node", pl.col("name").str.extract_groups(_LINE_ENTRY)
+                            .alias("entry")).unnest("entry")
+    return parts.filter(pl.col("line").is_not_null()).with_columns(
+        pl.col("line").cast(pl.Int32))
+
+
+def _from_line_entries(gf: GraphFrame, pattern: re.Pattern[str], exc: str,
+                       notes: list[str]) -> list[Found]:
+    """Line tables from gprof ``-l``'s line entries: a line's cost is the self time of its
+    entries (one per address); the flat profile gives no line an inclusive cost."""
+    values = gf.node_values([exc]).select("node", pl.col(exc).alias("exclusive"))
+    entries = _line_entries(gf).join(values, on="node").filter(
+        pl.col("function").map_elements(lambda f: pattern.search(f) is not None,
+                                        return_dtype=pl.Boolean))
+    notes.append("gprof -l gives each line its own time only: no inclusive cost per line")
+    out: list[Found] = []
+    for (name, file), rows in entries.group_by("function", "file", maintain_order=True):
+        lines = rows.group_by("file", "line").agg(pl.col("exclusive").sum()).filter(
+            pl.col("exclusive") != 0).with_columns(
+            pl.lit(None, dtype=pl.Float64).alias("inclusive")).sort("file", "line")
+        out.append((str(name), _known(str(file)), None, lines, _no_loops(), None,
+                    float(lines["exclusive"].sum()), None))
     return out
 
 
