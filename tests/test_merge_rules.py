@@ -377,6 +377,8 @@ NOT_MERGING = {
     "metric's rule (merge_agg), refuses a metric without one",
     "cctool/ops/source.py:_from_tree": "adds a function's contexts up per line, for metrics "
     "whose rule is sum only (source refuses the others)",
+    "cctool/ops/source.py:_from_line_entries": "adds a line's gprof -l entries (one per "
+    "address) up, sum-rule metrics only (source refuses the others)",
     "cctool/ops/source.py:_loops": "adds line costs per loop, sum-rule metrics only",
     "cctool/ops/source.py:_main_file": "adds line costs per file to pick the function's "
     "file, sum-rule metrics only",
