@@ -120,14 +120,16 @@ def query_report(profile: str, query: str | Query | None = None, *,
     from cctool.errors import note
     from cctool.render.emit import Report
     from cctool.render.ensemble import query_table as drawn
+    from cctool.render.values import run_labels
 
-    table = query_table(runs, combined_query(query, all_of, any_of, none_of),
-                        metric=opts.metrics[0] if opts.metrics else None, ranks=ranks,
-                        agg=agg, squash=squash, keep_inclusive=keep_inclusive, stats=stats,
-                        fmt=fmt)
+    frames = [_frame(p, fmt) for p in runs]  # read once: the table and the unit's metric
+    table = query_table(frames, combined_query(query, all_of, any_of, none_of),
+                        metric=opts.metrics[0] if opts.metrics else None,
+                        labels=run_labels(runs), ranks=ranks, agg=agg, squash=squash,
+                        keep_inclusive=keep_inclusive, stats=stats)
     if table.height == 0:
         note("no nodes matched")
-    first = _frame(runs[0], fmt)
+    first = frames[0]
     metric = first.resolve_metric(opts.metrics[0] if opts.metrics else None)
     info = first.metric(metric)
     unit = None if info.unit == "unknown" else info.unit
