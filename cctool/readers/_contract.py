@@ -61,14 +61,47 @@ if TYPE_CHECKING:
     from cctool.readers.stacks import jfr as jfr_json
     from cctool.readers.traces import chrome as chrome_trace
     from cctool.readers.traces import otf2 as otf2_trace
-    from cctool.readers.traces import perfetto
+    from cctool.readers.traces import perfetto, perfetto_samples
     from cctool.readers.trees import cube, ghc_prof, tau, timemory
     from cctool.readers.trees import hatchet as hatchet_json
 
     CHECKED: tuple[Reader, ...] = (
-        cct, hpctoolkit, hpctoolkit_v4, cube, caliper_data, caliper, caliper_json, caliper_report,
-        spotdb, pprof, gperftools, contention, cprofile, gprof2dot, callgrind, perf_script, gprof,
-        ghc_prof, pyinstrument, speedscope, chrome_trace, perfetto, otf2_trace, cpuprofile,
-        v8_ticks, jfr_json, async_profiler_html, stackprof, gecko, heapprofile, tau, timemory,
-        hatchet_json, dhat, memray_stats, massif, folded,
+        cct,
+        hpctoolkit,
+        hpctoolkit_v4,
+        cube,
+        caliper_data,
+        caliper,
+        caliper_json,
+        caliper_report,
+        spotdb,
+        pprof,
+        gperftools,
+        contention,
+        cprofile,
+        gprof2dot,
+        callgrind,
+        perf_script,
+        gprof,
+        ghc_prof,
+        pyinstrument,
+        speedscope,
+        chrome_trace,
+        perfetto,
+        perfetto_samples,
+        otf2_trace,
+        cpuprofile,
+        v8_ticks,
+        jfr_json,
+        async_profiler_html,
+        stackprof,
+        gecko,
+        heapprofile,
+        tau,
+        timemory,
+        hatchet_json,
+        dhat,
+        memray_stats,
+        massif,
+        folded,
     )

@@ -38,6 +38,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("speedscope", "cctool.readers.stacks.speedscope"),
     ("chrome-trace", "cctool.readers.traces.chrome"),
     ("perfetto", "cctool.readers.traces.perfetto"),
+    ("perfetto-samples", "cctool.readers.traces.perfetto_samples"),
     ("otf2", "cctool.readers.traces.otf2"),
     ("cpuprofile", "cctool.readers.stacks.cpuprofile"),
     ("v8-ticks", "cctool.readers.stacks.v8_ticks"),
@@ -74,6 +75,4 @@ def get_reader(name: str) -> ModuleType:
     for known, module in READERS:
         if known == name:
             return importlib.import_module(module)
-    raise UnknownFormatError(
-        f"unknown format {name!r}; known: {', '.join(reader_names())}"
-    )
+    raise UnknownFormatError(f"unknown format {name!r}; known: {', '.join(reader_names())}")

@@ -32,9 +32,10 @@ end with the latest open begin of its track (Chrome writes some timings after th
 a track may be written by several sequences), and slices nest per track as
 :mod:`cctool.readers.traces.chrome` nests trace events (the same code): ``time`` in
 microseconds (exclusive = inclusive - children), ``calls`` counting slices; a timeline for
-``cctool timeline``. Callstack samples (``perf_sample``, ``streaming_profile_packet``) are
-not read, and track events timed relative to a thread descriptor (Chrome before 2020) are
-refused.
+``cctool timeline``. Track events timed relative to a thread descriptor (Chrome before
+2020) are refused. A trace of callstack samples (``linux.perf``'s ``perf_sample``) and no
+slices is read as a profile of its samples (:mod:`._perfetto_samples`); a trace of both is
+read as its slices, and the ``perfetto-samples`` format reads its samples.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, Window
 from cctool.readers import _input
 from cctool.readers.stacks._protobuf import LENGTH, VARINT, DecodeError, fields, packed, varint
+from cctool.readers.traces._perfetto_samples import INTERNED_FIELDS, Samples
 from cctool.readers.traces.chrome import profile_of_events, timeline_of_events
 
 NAME = "perfetto"
@@ -63,9 +65,20 @@ _FLAGS, _CLEARED, _DROPPED, _CLOCK_ID, _DEFAULTS, _TRACK = 13, 41, 42, 58, 59, 6
 _CLEARED_FLAG, _NEEDS_STATE_FLAG = 1, 2
 # A first packet holding one of these (with its wire type) is a TracePacket; pprof's first
 # record, the only other protobuf profile that starts like it, holds fields 1 and 2 only.
-_SIGNATURE = {(3, VARINT), (8, VARINT), (10, VARINT), (58, VARINT), (79, VARINT),
-              (6, LENGTH), (11, LENGTH), (12, LENGTH), (33, LENGTH), (36, LENGTH),
-              (59, LENGTH), (60, LENGTH)}
+_SIGNATURE = {
+    (3, VARINT),
+    (8, VARINT),
+    (10, VARINT),
+    (58, VARINT),
+    (79, VARINT),
+    (6, LENGTH),
+    (11, LENGTH),
+    (12, LENGTH),
+    (33, LENGTH),
+    (36, LENGTH),
+    (59, LENGTH),
+    (60, LENGTH),
+}
 _BOOTTIME = 6
 _BEGIN, _END = 1, 2
 # TrackEvent's timestamp_delta_us, timestamp_absolute_us and their thread-time twins: times
@@ -92,14 +105,24 @@ def sniff(path: Path) -> bool:
 
 
 def read(path: Path) -> GraphFrame:
-    """Read a Perfetto protobuf trace: its slices as a profile of call paths."""
-    return profile_of_events(path, _events(path), NAME)
+    """Read a Perfetto protobuf trace: its slices as a profile of call paths, or its
+    callstack samples when it holds no slices."""
+    decoder = decode(path)
+    samples = len(decoder.samples.node)
+    if samples and not decoder.rows:
+        return decoder.samples.frame(NAME)
+    if samples:
+        warn(
+            f"{path}: the trace also holds {samples} callstack samples, not read with its "
+            "slices (the format perfetto-samples reads them)"
+        )
+    return profile_of_events(path, decoder.events(), NAME)
 
 
 def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     """Read a Perfetto protobuf trace with its timestamps (see
     :func:`cctool.readers.traces.chrome.read_timeline`)."""
-    return timeline_of_events(path, _events(path), NAME, window)
+    return timeline_of_events(path, decode(path).events(), NAME, window)
 
 
 @dataclass
@@ -144,20 +167,24 @@ class _Decoder:
         self.snapshots: list[dict[int, int]] = []
         self.trace_clock = _BOOTTIME
         self.lost = 0
+        self.samples = Samples(path)
 
     def packet(self, data: bytes) -> None:
         f: dict[int, Any] = {number: value for number, _, value in fields(data)}
-        seq = self.sequences[f.get(_SEQUENCE, 0)]
+        seq_id = f.get(_SEQUENCE, 0)
+        seq = self.sequences[seq_id]
         flags = f.get(_FLAGS, 0)
         if f.get(_DROPPED):
             seq.valid = False
         if f.get(_CLEARED) or flags & _CLEARED_FLAG:
             seq.clear()
+            self.samples.clear(seq_id)
         if flags & _NEEDS_STATE_FLAG and not seq.valid:
             self.lost += 1
             return
         if _INTERNED in f:
-            self._interned(seq, f[_INTERNED])
+            self._interned(seq, seq_id, f[_INTERNED])
+        self.samples.packet(seq_id, f)
         if _DEFAULTS in f:
             self._defaults(seq, f[_DEFAULTS])
         if _CLOCK_SNAPSHOT in f:
@@ -168,9 +195,11 @@ class _Decoder:
         if _TRACK_EVENT in f:
             self._event(seq, f[_TRACK_EVENT], clock, ns)
 
-    def _interned(self, seq: _Sequence, data: bytes) -> None:
+    def _interned(self, seq: _Sequence, seq_id: int, data: bytes) -> None:
         for number, wire, value in fields(data):
-            if wire == LENGTH and number in (1, 2):  # event_categories, event_names
+            if wire == LENGTH and number in INTERNED_FIELDS:
+                self.samples.interned(seq_id, number, value)  # type: ignore[arg-type]
+            elif wire == LENGTH and number in (1, 2):  # event_categories, event_names
                 iid, name = 0, ""
                 for n, w, v in fields(value):  # type: ignore[arg-type]
                     if n == 1 and w == VARINT:
@@ -193,8 +222,14 @@ class _Decoder:
         for number, wire, value in fields(data):
             if number == 1 and wire == LENGTH:
                 c = {n: v for n, _, v in fields(value)}  # type: ignore[arg-type]
-                clocks.append((_int(c.get(1, 0)), _int(c.get(2, 0)), bool(c.get(3, 0)),
-                               _int(c.get(4, 1)) or 1))
+                clocks.append(
+                    (
+                        _int(c.get(1, 0)),
+                        _int(c.get(2, 0)),
+                        bool(c.get(3, 0)),
+                        _int(c.get(4, 1)) or 1,
+                    )
+                )
             elif number == 2 and wire == VARINT and not self.snapshots:
                 self.trace_clock = value  # type: ignore[assignment]
         builtin = [(cid, ts) for cid, ts, _, _ in clocks if cid < 64]
@@ -203,8 +238,9 @@ class _Decoder:
             self.snapshots.append(dict(builtin))
             return
         if not builtin:
-            raise ReaderError(self.path, "a sequence's clock snapshot names no builtin clock",
-                              fmt=NAME)
+            raise ReaderError(
+                self.path, "a sequence's clock snapshot names no builtin clock", fmt=NAME
+            )
         ref, ref_ns = builtin[0]
         for cid, value, incremental, unit in scoped:
             seq.clocks[cid] = [unit, ref, ref_ns - value * unit, int(incremental), value]
@@ -216,8 +252,9 @@ class _Decoder:
         scoped = seq.clocks.get(clock)
         if scoped is None:
             if clock >= 64:
-                raise ReaderError(self.path, f"clock {clock} is used before a snapshot "
-                                  "defines it", fmt=NAME)
+                raise ReaderError(
+                    self.path, f"clock {clock} is used before a snapshot defines it", fmt=NAME
+                )
             return clock, ts
         unit, ref, offset, incremental, last = scoped
         if incremental:
@@ -266,9 +303,12 @@ class _Decoder:
             elif number == 6 and wire == LENGTH:
                 legacy = {n: v for n, _, v in fields(value)}  # type: ignore[arg-type]
             elif number in _THREAD_RELATIVE:
-                raise ReaderError(self.path, "track events timed relative to a thread "
-                                  "descriptor (Chrome's format before 2020) are not supported",
-                                  fmt=NAME)
+                raise ReaderError(
+                    self.path,
+                    "track events timed relative to a thread "
+                    "descriptor (Chrome's format before 2020) are not supported",
+                    fmt=NAME,
+                )
         dur = 0
         if kind == 0 and legacy is not None:
             phase = _LEGACY_PHASES.get(_int(legacy.get(2, 0)))
@@ -293,8 +333,12 @@ class _Decoder:
         where = self._wheres(sorted({r[3] for r in self.rows}))
         missing = {r[1] for r in self.rows} - set(offsets)
         if missing:
-            raise ReaderError(self.path, f"no clock snapshot relates clock {min(missing)} to "
-                              f"the trace's clock {self.trace_clock}", fmt=NAME)
+            raise ReaderError(
+                self.path,
+                f"no clock snapshot relates clock {min(missing)} to "
+                f"the trace's clock {self.trace_clock}",
+                fmt=NAME,
+            )
         ts = np.fromiter((r[2] + offsets[r[1]] for r in self.rows), np.int64, len(self.rows))
         for k in np.argsort(ts, kind="stable").tolist():
             phase, _, _, track, name, cat, dur = self.rows[k]
@@ -307,12 +351,21 @@ class _Decoder:
             yield ev
         named = set()
         for pid, tid, thread_name, process_name in where.values():
-            yield {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                   "args": {"name": thread_name}}
+            yield {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": pid,
+                "tid": tid,
+                "args": {"name": thread_name},
+            }
             if pid not in named and process_name:
                 named.add(pid)
-                yield {"ph": "M", "name": "process_name", "pid": pid,
-                       "args": {"name": process_name}}
+                yield {
+                    "ph": "M",
+                    "name": "process_name",
+                    "pid": pid,
+                    "args": {"name": process_name},
+                }
 
     def _offsets(self) -> dict[int, int]:
         """ns to add to a time on each builtin clock to put it on the trace's clock."""
@@ -326,8 +379,7 @@ class _Decoder:
             out.update({clock: 0 for clock in clocks})
         return out
 
-    def _wheres(self, uuids: list[int]) -> dict[int, tuple[int, int | str, str | None,
-                                                         str | None]]:
+    def _wheres(self, uuids: list[int]) -> dict[int, tuple[int, int | str, str | None, str | None]]:
         """:meth:`_where` of each track; tracks that are not threads and share a name in one
         process (Chrome's async tracks: one per navigation, each its own stack of slices)
         are told apart by a number after the name, in the order of their uuids."""
@@ -364,7 +416,8 @@ class _Decoder:
         return None
 
 
-def _events(path: Path) -> Iterator[dict[str, Any]]:
+def decode(path: Path) -> _Decoder:
+    """Every packet of the trace at ``path`` decoded: its slices and its samples."""
     decoder = _Decoder(path)
     data = _input.read_bytes(path)
     try:
@@ -376,9 +429,12 @@ def _events(path: Path) -> Iterator[dict[str, Any]]:
         raise ReaderError(path, f"not a well-formed Perfetto trace ({exc})", fmt=NAME) from exc
     del data
     if decoder.lost:
-        warn(f"{path}: {decoder.lost} packets after a data loss, before their sequence's "
-             "state was sent again (left out, as Perfetto leaves them out)")
-    yield from decoder.events()
+        warn(
+            f"{path}: {decoder.lost} packets after a data loss, before their sequence's "
+            "state was sent again (left out, as Perfetto leaves them out)"
+        )
+    decoder.samples.warn_unread()
+    return decoder
 
 
 def _int(value: Any) -> int:
