@@ -16,6 +16,7 @@ import pytest
 
 from cctool.errors import CctoolWarning, ReaderError
 from cctool.readers import _input, detect, read
+from cctool.readers.timelines import read_timeline
 from cctool.readers.traces import perfetto_samples
 from tests.reader_checks import check_damaged
 from tests.test_readers_perfetto import V8, _field, _packets, _trace, _varint
@@ -135,3 +136,8 @@ def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:
     samples = [k for k, p in enumerate(packets) if _field(p, 66) is not None]
     raw.write_bytes(_trace(packets[: samples[20]]))  # the first 20 samples: a fast check
     assert check_damaged(perfetto_samples, raw, tmp_path / "damaged.pftrace")["read"]
+
+
+def test_a_trace_of_samples_has_no_timeline() -> None:
+    with pytest.raises(ReaderError, match="a trace of callstack samples and no slices"):
+        read_timeline(ANDROID)

@@ -122,7 +122,15 @@ def read(path: Path) -> GraphFrame:
 def read_timeline(path: Path, window: Window | None = None) -> Timeline:
     """Read a Perfetto protobuf trace with its timestamps (see
     :func:`cctool.readers.traces.chrome.read_timeline`)."""
-    return timeline_of_events(path, decode(path).events(), NAME, window)
+    decoder = decode(path)
+    if not decoder.rows and decoder.samples.node:
+        raise ReaderError(
+            path,
+            "a trace of callstack samples and no slices: its samples "
+            "read as a profile, not as a timeline",
+            fmt=NAME,
+        )
+    return timeline_of_events(path, decoder.events(), NAME, window)
 
 
 @dataclass
