@@ -13,7 +13,7 @@ _cctool() {
         :--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         :--max-inflate) COMPREPLY=(); return;;
         :--derive) COMPREPLY=(); return;;
-        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        diff:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         diff:--max-nodes) COMPREPLY=(); return;;
         diff:--window) COMPREPLY=(); return;;
         diff:--metric|diff:-m) COMPREPLY=(); return;;
@@ -37,7 +37,7 @@ _cctool() {
         diff:--min-workers) COMPREPLY=(); return;;
         diff:--to) COMPREPLY=($(compgen -W "tree table json csv markdown junit folded html text" -- "$cur")); return;;
         diff:--view) COMPREPLY=($(compgen -W "top-down bottom-up flat" -- "$cur")); return;;
-        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        div:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         div:--max-nodes) COMPREPLY=(); return;;
         div:--window) COMPREPLY=(); return;;
         div:--metric|div:-m) COMPREPLY=(); return;;
@@ -51,7 +51,7 @@ _cctool() {
         div:--width) COMPREPLY=(); return;;
         div:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         div:--to) COMPREPLY=($(compgen -W "tree table json csv markdown html text" -- "$cur")); return;;
-        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        groupby:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         groupby:--max-nodes) COMPREPLY=(); return;;
         groupby:--window) COMPREPLY=(); return;;
         groupby:--by) COMPREPLY=(); return;;
@@ -63,13 +63,13 @@ _cctool() {
         groupby:--width) COMPREPLY=(); return;;
         groupby:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         groupby:--to) COMPREPLY=($(compgen -W "text table json csv cct tree" -- "$cur")); return;;
-        history/add:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        history/add:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         history/add:--max-nodes) COMPREPLY=(); return;;
         history/add:--window) COMPREPLY=(); return;;
         history/add:--key) COMPREPLY=(); return;;
         history/add:--metric|history/add:-m) COMPREPLY=(); return;;
         history/add:--agg) COMPREPLY=($(compgen -W "mean max min sum" -- "$cur")); return;;
-        history/check:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        history/check:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         history/check:--max-nodes) COMPREPLY=(); return;;
         history/check:--window) COMPREPLY=(); return;;
         history/check:--key) COMPREPLY=(); return;;
@@ -93,7 +93,7 @@ _cctool() {
         history/show:--width) COMPREPLY=(); return;;
         history/show:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         history/show:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
-        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        hot-path:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         hot-path:--max-nodes) COMPREPLY=(); return;;
         hot-path:--window) COMPREPLY=(); return;;
         hot-path:--metric|hot-path:-m) COMPREPLY=(); return;;
@@ -107,7 +107,7 @@ _cctool() {
         hot-path:--width) COMPREPLY=(); return;;
         hot-path:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         hot-path:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        imbalance:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         imbalance:--max-nodes) COMPREPLY=(); return;;
         imbalance:--window) COMPREPLY=(); return;;
         imbalance:--metric|imbalance:-m) COMPREPLY=(); return;;
@@ -123,7 +123,7 @@ _cctool() {
         imbalance:--width) COMPREPLY=(); return;;
         imbalance:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         imbalance:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        peek:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        peek:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         peek:--max-nodes) COMPREPLY=(); return;;
         peek:--window) COMPREPLY=(); return;;
         peek:--metric|peek:-m) COMPREPLY=(); return;;
@@ -136,7 +136,7 @@ _cctool() {
         peek:--width) COMPREPLY=(); return;;
         peek:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         peek:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        query:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         query:--max-nodes) COMPREPLY=(); return;;
         query:--window) COMPREPLY=(); return;;
         query:--and) COMPREPLY=(); return;;
@@ -150,10 +150,10 @@ _cctool() {
         query:--width) COMPREPLY=(); return;;
         query:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         query:--to) COMPREPLY=($(compgen -W "tree cct json csv text" -- "$cur")); return;;
-        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        read:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         read:--max-nodes) COMPREPLY=(); return;;
         read:--window) COMPREPLY=(); return;;
-        runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        runs:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         runs:--max-nodes) COMPREPLY=(); return;;
         runs:--window) COMPREPLY=(); return;;
         runs:--where) COMPREPLY=(); return;;
@@ -166,7 +166,7 @@ _cctool() {
         runs:--width) COMPREPLY=(); return;;
         runs:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         runs:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        scaling:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         scaling:--max-nodes) COMPREPLY=(); return;;
         scaling:--window) COMPREPLY=(); return;;
         scaling:--metric|scaling:-m) COMPREPLY=(); return;;
@@ -189,7 +189,7 @@ _cctool() {
         scaling:--width) COMPREPLY=(); return;;
         scaling:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         scaling:--to) COMPREPLY=($(compgen -W "text csv json markdown tree" -- "$cur")); return;;
-        source:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        source:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         source:--max-nodes) COMPREPLY=(); return;;
         source:--window) COMPREPLY=(); return;;
         source:--metric|source:-m) COMPREPLY=(); return;;
@@ -197,7 +197,7 @@ _cctool() {
         source:--substitute-path) COMPREPLY=(); return;;
         source:--context) COMPREPLY=(); return;;
         source:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        stats:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         stats:--max-nodes) COMPREPLY=(); return;;
         stats:--window) COMPREPLY=(); return;;
         stats:--metric|stats:-m) COMPREPLY=(); return;;
@@ -219,7 +219,7 @@ _cctool() {
         stats:--width) COMPREPLY=(); return;;
         stats:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         stats:--to) COMPREPLY=($(compgen -W "tree json csv cct text" -- "$cur")); return;;
-        timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        timeline:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         timeline:--max-nodes) COMPREPLY=(); return;;
         timeline:--window) COMPREPLY=(); return;;
         timeline:--view) COMPREPLY=($(compgen -W "strips summary depth" -- "$cur")); return;;
@@ -233,7 +233,7 @@ _cctool() {
         timeline:--width) COMPREPLY=(); return;;
         timeline:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         timeline:--to) COMPREPLY=($(compgen -W "text json csv html tree" -- "$cur")); return;;
-        timeseries:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        timeseries:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         timeseries:--max-nodes) COMPREPLY=(); return;;
         timeseries:--window) COMPREPLY=(); return;;
         timeseries:--metric|timeseries:-m) COMPREPLY=(); return;;
@@ -242,7 +242,7 @@ _cctool() {
         timeseries:--width) COMPREPLY=(); return;;
         timeseries:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         timeseries:--to) COMPREPLY=($(compgen -W "text json csv tree" -- "$cur")); return;;
-        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        tree:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         tree:--max-nodes) COMPREPLY=(); return;;
         tree:--window) COMPREPLY=(); return;;
         tree:--metric|tree:-m) COMPREPLY=(); return;;
@@ -264,7 +264,7 @@ _cctool() {
         tree:--width) COMPREPLY=(); return;;
         tree:--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
         tree:--to) COMPREPLY=($(compgen -W "text json csv cct folded speedscope pprof html tree" -- "$cur")); return;;
-        view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded" -- "$cur")); return;;
+        view:--from) COMPREPLY=($(compgen -W "cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto perfetto-samples otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif ascent folded" -- "$cur")); return;;
         view:--max-nodes) COMPREPLY=(); return;;
         view:--window) COMPREPLY=(); return;;
         view:--metric|view:-m) COMPREPLY=(); return;;

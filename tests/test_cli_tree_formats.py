@@ -67,6 +67,7 @@ CASES: dict[str, Case] = {
     "chrome-trace": Case("repo:chrome-trace/viztracer.json", ("time (inc)", "time", "calls"),
                          ("--depth", "7")),
     "perfetto": Case("repo:perfetto/v8-execute.pftrace", ("time (inc)", "time", "calls")),
+    "ascent": Case("repo:ascent/np2", ("time (inc)", "time", "calls")),
     "perfetto-samples": Case("repo:perfetto/android-perf.pftrace.gz",
                              ("samples (inc)", "samples", "sampled time (inc)"),
                              ("--depth", "4", "--threshold", "0.05")),
@@ -240,6 +241,8 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "perfetto": [("RunMicrotasks", 4754e-6), ("V8.BytecodeBudgetInterrupt", 1719e-6),
                  ("V8.BytecodeBudgetInterruptWithStackCheck", 431e-6),
                  ("V8.StackGuard", 90e-6)],
+    # awk: the [total] lines of both ranks' files, 0.199805 + 0.411959 s.
+    "ascent": [("[total]", 0.199805 + 0.411959)],
     # expected_samples.py (Perfetto's protobuf classes): the samples per outermost frame of
     # their callstack, in the order of their counts (ties in the file's order).
     "perfetto-samples": [

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from cctool.readers.traces import chrome as chrome_trace
     from cctool.readers.traces import otf2 as otf2_trace
     from cctool.readers.traces import perfetto, perfetto_samples
-    from cctool.readers.trees import cube, ghc_prof, tau, timemory
+    from cctool.readers.trees import ascent, cube, ghc_prof, tau, timemory
     from cctool.readers.trees import hatchet as hatchet_json
 
     CHECKED: tuple[Reader, ...] = (
@@ -103,5 +103,6 @@ if TYPE_CHECKING:
         dhat,
         memray_stats,
         massif,
+        ascent,
         folded,
     )

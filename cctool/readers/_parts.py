@@ -15,8 +15,10 @@ own process, or rank 0 of each):
   state the same ``mpi.world.size`` of at least that many ranks.
 
 Only the headers are scanned to decide (callgrind's first lines; a ``.cali`` file's rank
-values). Reading the parts unifies their trees by call path (:func:`cctool.model.unify.unify`);
-a callgrind part's ``thread:`` becomes its thread; dumps of one thread add up.
+values); Ascent one ``ascent_filter_times_<rank>.csv`` per MPI rank, told by their names
+alone (no two the same rank). Reading the parts unifies their trees by call path
+(:func:`cctool.model.unify.unify`); a callgrind part's ``thread:`` becomes its thread; dumps
+of one thread add up.
 """
 
 from __future__ import annotations
@@ -109,9 +111,17 @@ def _cali_rank_values(path: Path) -> tuple[set[str], str | None]:
     return values["mpi.rank"], (next(iter(sizes)) if len(sizes) == 1 else None)
 
 
+def _ascent_ranks(files: Sequence[Path]) -> bool:
+    from cctool.readers.trees.ascent import RANK_FILE
+
+    ranks = [m.group(1) for f in files if (m := RANK_FILE.match(f.name))]
+    return len(ranks) == len(files) and len(set(ranks)) == len(ranks)
+
+
 _CHECKS: dict[str, Callable[[Sequence[Path]], bool]] = {
     "callgrind": _callgrind_parts,
     "caliper": _caliper_ranks,
+    "ascent": _ascent_ranks,
 }
 
 
@@ -134,9 +144,7 @@ def read_parts(folder: Path, files: Sequence[Path], mod: ModuleType, **options: 
     metrics = pl.concat(tables, how="diagonal_relaxed")
     cols = [c for c in metrics.columns if c not in keys]
     metrics = (
-        metrics.group_by(keys, maintain_order=True)
-        .agg(pl.col(cols).fill_null(0).sum())
-        .sort(keys)
+        metrics.group_by(keys, maintain_order=True).agg(pl.col(cols).fill_null(0).sum()).sort(keys)
     )
     first = parts[0]
     meta = _metadata(folder, files, parts)
@@ -151,8 +159,9 @@ def read_parts(folder: Path, files: Sequence[Path], mod: ModuleType, **options: 
     )
 
 
-def _gaps(folder: Path, files: Sequence[Path], parts: Sequence[GraphFrame], metrics: Any,
-          fmt: str) -> dict[str, Any]:
+def _gaps(
+    folder: Path, files: Sequence[Path], parts: Sequence[GraphFrame], metrics: Any, fmt: str
+) -> dict[str, Any]:
     """Warn about parts that are missing (see :mod:`cctool.readers._rank_gaps`); metadata.
 
     Caliper: ranks short of ``mpi.world.size`` or with gaps. callgrind: gaps in the
@@ -165,19 +174,30 @@ def _gaps(folder: Path, files: Sequence[Path], parts: Sequence[GraphFrame], metr
     out: dict[str, Any] = {}
     if fmt == "caliper":
         world = str(parts[0].metadata.get("mpi.world.size"))
-        rec = _rank_gaps.check(folder, metrics["rank"].unique().to_list(), empty=empty,
-                               world=int(world) if world.isdigit() else None)
+        rec = _rank_gaps.check(
+            folder,
+            metrics["rank"].unique().to_list(),
+            empty=empty,
+            world=int(world) if world.isdigit() else None,
+        )
+    elif fmt == "ascent":
+        rec = _rank_gaps.check(folder, metrics["rank"].unique().to_list(), empty=empty)
     else:
         if any(p.metadata.get("thread") for p in parts):
             # --separate-threads=yes leaves callgrind.out.<pid> empty, by design.
             empty = [e for e in empty if not all(f.name.startswith(e.name) for f in files)]
-        heads = [(int(str(p.metadata.get("thread") or 1)), int(str(p.metadata.get("part") or 1)))
-                 for p in parts]
-        rec = _rank_gaps.check(folder, {t for t, _ in heads}, empty=empty, unit="thread",
-                               first=1)
+        heads = [
+            (int(str(p.metadata.get("thread") or 1)), int(str(p.metadata.get("part") or 1)))
+            for p in parts
+        ]
+        rec = _rank_gaps.check(folder, {t for t, _ in heads}, empty=empty, unit="thread", first=1)
         for thread in sorted({t for t, _ in heads}):
-            dumps = _rank_gaps.check(f"{folder} (thread {thread})",
-                                     {d for t, d in heads if t == thread}, unit="part", first=1)
+            dumps = _rank_gaps.check(
+                f"{folder} (thread {thread})",
+                {d for t, d in heads if t == thread},
+                unit="part",
+                first=1,
+            )
             if dumps:
                 out.setdefault("missing_parts", {})[str(thread)] = dumps
     if rec:

@@ -53,6 +53,7 @@ READERS: tuple[tuple[str, str], ...] = (
     ("dhat", "cctool.readers.memory.dhat"),
     ("memray-stats", "cctool.readers.memory.memray_stats"),
     ("massif", "cctool.readers.memory.massif"),
+    ("ascent", "cctool.readers.trees.ascent"),
     ("folded", "cctool.readers.stacks.folded"),
 )
 
