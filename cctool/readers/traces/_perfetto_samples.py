@@ -147,7 +147,7 @@ class Samples:
         module = state.modules.get(mapping_id)
         if module is None:
             ids = state.mappings.get(mapping_id)
-            module = "" if ids is None else "/" + "/".join(state.paths.get(i, "?") for i in ids)
+            module = "/" + "/".join(state.paths.get(i, "?") for i in ids) if ids else ""
             state.modules[mapping_id] = module
         return (state.names.get(name_id) or f"0x{pc:x}", module)
 
