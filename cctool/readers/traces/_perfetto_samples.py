@@ -21,7 +21,7 @@ in sorted order; ``metadata["locations"]`` maps them back, with the process's co
 and the thread's name from ``process_tree`` packets).
 
 Metrics: ``samples`` (count) and, when the trace's one ``linux.perf`` config samples the
-CPU clock (its timebase's default counter) at a stated frequency or period,
+CPU or task clock (the CPU clock is its timebase's default) at a stated frequency or period,
 ``sampled time``: each sample taken as one sampling interval of CPU time, an estimate (said
 in ``metadata["estimate"]``). Chrome's ``streaming_profile_packet`` and heapprofd's
 ``profile_packet`` are not read; a trace holding them says so on stderr.
@@ -47,6 +47,7 @@ STREAMING_PROFILE, HEAP_PROFILE = 54, 37
 _FUNCTION_NAMES, _FRAMES, _CALLSTACKS, _MAPPING_PATHS, _MAPPINGS = 5, 6, 7, 17, 19
 INTERNED_FIELDS = frozenset({_FUNCTION_NAMES, _FRAMES, _CALLSTACKS, _MAPPING_PATHS, _MAPPINGS})
 _CPU_CLOCK = 1  # PerfEvents.Counter.SW_CPU_CLOCK, the timebase's default
+_CLOCKS = {_CPU_CLOCK, 3}  # and SW_TASK_CLOCK: counters of nanoseconds
 _NO_STACK = ("[callstack not in the trace]", "")
 
 
@@ -228,11 +229,12 @@ class Samples:
 
     def _interval_ns(self) -> float | None:
         """The CPU time one sample stands for: the one linux.perf config's interval, when
-        it samples the CPU clock."""
+        it samples a clock (the CPU clock unless it names another event,
+        ``perf_events.proto``)."""
         if len(self.timebases) != 1:
             return None
         counter, frequency, period = self.timebases[0]
-        if counter != _CPU_CLOCK:
+        if counter not in _CLOCKS:
             return None
         if frequency:
             return 1e9 / frequency
