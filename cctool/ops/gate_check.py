@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError
-from cctool.ops.gate import Condition, parse_condition
 
 if TYPE_CHECKING:
     from cctool.ops.compare import Comparison
     from cctool.ops.ensemble_compare import EnsembleComparison, EnsembleGateResult
-    from cctool.ops.gate import GateResult
+    from cctool.ops.gate import Condition, GateResult
 
 
 @dataclass(frozen=True)
@@ -42,6 +41,10 @@ class GateOptions:
     correction: str = "holm"
 
     def parsed(self) -> tuple[Condition, ...]:
+        """The conditions parsed (text raises :class:`cctool.ops.gate.GateExpressionError`
+        when malformed)."""
+        from cctool.ops.gate import Condition, parse_condition
+
         return tuple(c if isinstance(c, Condition) else parse_condition(c) for c in self.conditions)
 
 
