@@ -54,6 +54,11 @@ class QueryError(CctoolError):
     """A malformed call-path query."""
 
 
+class OptionsError(CctoolError):
+    """Arguments of a call that do not go together; the message names the command's options,
+    and the command line shows it as a usage error."""
+
+
 class IncompatibleProfilesError(CctoolError):
     """Two profiles cannot be combined as asked."""
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from cctool.api._common import Profile as Profile
 from cctool.api._common import read
+from cctool.api.diffs import (
+    diff_report as diff_report,
+)
 from cctool.api.ensemble_reports import (
     scaling_report as scaling_report,
 )
@@ -95,7 +98,10 @@ from cctool.api.traces import (
 from cctool.api.traces import (
     timeline_report as timeline_report,
 )
+from cctool.ops.gate_check import GateOptions as GateOptions
+from cctool.options import CompareOptions as CompareOptions
 from cctool.options import TreeOptions as TreeOptions
+from cctool.render.diff_report import CompareView as CompareView
 from cctool.render.reports import GroupView as GroupView
 from cctool.render.reports import HotPathView as HotPathView
 from cctool.render.tree_report import TreeView as TreeView

@@ -6,7 +6,8 @@ by :mod:`cctool.ensemble`."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -104,3 +105,21 @@ def database_executor(path: str, workers: ExecutorOptions) -> Executor:
     ex = executor(workers)
     check_paths(ex, [path])
     return ex
+
+
+@contextmanager
+def executor_on_demand(workers: ExecutorOptions,
+                       label: str = "reading runs") -> Iterator[Callable[[], Executor]]:
+    """What makes :func:`executor` when first asked (a command that reads runs only for
+    some inputs), its progress bar shown from then until the block ends."""
+    from cctool.cli._io import progress
+
+    with ExitStack() as stack:
+        made: list[Executor] = []
+
+        def make() -> Executor:
+            if not made:
+                made.append(executor(workers, stack.enter_context(progress(label))))
+            return made[0]
+
+        yield make

@@ -15,6 +15,7 @@ from cctool.cli._options import output_options
 
 if TYPE_CHECKING:
     from cctool.options import ExecutorOptions, ReadOptions
+    from cctool.render.diff_report import CompareView
 
 
 @click.command()
@@ -40,7 +41,7 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
          workers: ExecutorOptions, to: str, output: str, junit_file: str | None,
          markdown_file: str | None, json_file: str | None, html: str | None,
          annotations: str | None, view_kind: str,
-         view: _compare.CompareView) -> None:
+         view: CompareView) -> None:
     """Compare two profiles: B − A for every call path (positive: B spends more).
 
     A is the baseline, B the new run; a path in one only is marked ◀ or ▶ and counts as 0
@@ -67,68 +68,29 @@ def diff(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool diff base-runs/ new-runs/ --fail-if 'time (inc) > 5%' --confidence 0.99
       cctool diff base.cct new.cct --to folded -o diff.folded   # flamegraph.pl diff.folded
     """
-    from dataclasses import asdict, replace
-
-    from cctool.cli import _ensemble_diff
+    from cctool import api
+    from cctool.cli._ensemble import executor_on_demand
     from cctool.cli._html import page_file
-    from cctool.ensemble import ensemble_sides
+    from cctool.cli._io import gate_output, load, sink
+    from cctool.options import CompareOptions
+    from cctool.render.emit import emit
 
     started = _compare.start_clock()
-    html = page_file(ctx, to, output, html)
-    if annotations is not None and html is None:
-        raise click.UsageError("--annotations applies to the page: add --html FILE")
-    side = _compare.side_targets(junit_file, markdown_file, json_file, fail_if)
-    if to == "junit" and not fail_if:  # two profiles or repeated runs alike
-        raise click.UsageError("--to junit reports the gate; give at least one --fail-if")
-    sides = ensemble_sides(profile_a, profile_b, fmt)
-    if to == "folded" and (sides is not None or percent or html is not None or by != "path"):
-        raise click.UsageError("--to folded writes two profiles' values side by side; it takes "
-                               "two profiles, without --percent, --html or --by")
-    if view_kind != "top-down" and (html is not None or to not in ("tree", "json", "csv")):
-        raise click.UsageError(f"--view {view_kind} writes text, json or csv (the page has "
-                               "every view)")
-    if sides is not None:
-        if annotations is not None or normalize or percent or by != "path" or \
-                view_kind != "top-down":
-            raise click.UsageError("--annotations, --normalize, --percent, --by and --view "
-                                   "apply to two profiles, not to folders of runs")
-        _ensemble_diff.run(ctx, sides, _compare.labels(profile_a, profile_b), fmt,
-                           read_options, metrics, agg, fail_if, (confidence, correction),
-                           where, min_value, to, output,
-                           {**asdict(view), "reverse": reverse, "workers": workers,
-                            "side": side, "started": started, "html": html})
-        return
-    from cctool.cli._io import write_bytes
-    from cctool.options import CompareOptions
-
-    opts = CompareOptions(op="sub", metrics=metrics, agg=agg, percent=percent,
-                          normalize=normalize, reverse=reverse, missing=missing, by=by)
-    to = _compare.resolve_to(ctx, to, view.top)
-    if to == "folded":
-        from cctool.cli._exports import write_diff_folded
-
-        write_diff_folded(profile_a, profile_b, fmt, read_options, opts, output)
-        if not fail_if:
-            return
-    cmp = _compare.run(profile_a, profile_b, fmt, read_options, opts, fail_if)
-    results = _compare.check_gate(cmp, fail_if, where, min_value)
-    tree = view.tree_options(opts)
-    names = _compare.labels(profile_a, profile_b)
-    info = _compare.report_info(started=started)
+    page = page_file(ctx, to, output, html)
+    side = _compare.checked_outputs(to, page, annotations, fail_if, (percent, by, view_kind),
+                                    (junit_file, markdown_file, json_file))
+    opts = CompareOptions(metrics=metrics, agg=agg, percent=percent, normalize=normalize,
+                          reverse=reverse, missing=missing, by=by)
+    gate = api.GateOptions(fail_if, where, min_value, confidence, correction)
+    with _compare.flag_errors(), executor_on_demand(workers) as runs_on:
+        report = api.diff_report(
+            profile_a, profile_b, compare=opts, show=view, gate=gate, view=view_kind,
+            annotations=annotations, to=to, fmt=fmt, options=read_options,
+            read=lambda path: load(path, fmt, read_options), executor=runs_on,
+            info=lambda notes: _compare.report_info(notes, started))
     for kind, path in side.items():
-        write_bytes(path, _compare.report_bytes(cmp, kind, names, results, view.top,
-                                                view.precision, info))
-    if html is not None:
-        _compare.write_html(html, cmp, view, names, annotations=annotations)
-    elif view_kind != "top-down":
-        from cctool.cli._views import emit_view
-
-        emit_view(ctx, cmp.result, view_kind, replace(tree, metrics=cmp.shown[:1]), "name",
-                  False, view.width, "text" if to == "tree" else to, output)  # no % of a change
-    elif to != "folded":
-        from cctool.cli._io import gate_output
-
-        with gate_output(any(not r.passed for r in results)):
-            _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names, results,
-                          info)
-    _compare.finish_gate(ctx, results, view.precision)
+        emit(report, kind, sink(ctx, path, view.width))
+    with gate_output(report.gate.failed):
+        emit(report, "html" if page else _compare.resolve_to(ctx, to, view.top),
+             sink(ctx, page or output, view.width))
+    _compare.finish_gate(ctx, report.gate)

@@ -13,6 +13,7 @@ from cctool.cli._options import output_options
 
 if TYPE_CHECKING:
     from cctool.options import ReadOptions
+    from cctool.render.diff_report import CompareView
 
 
 @click.command()
@@ -29,7 +30,7 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
         read_options: ReadOptions, metrics: tuple[str, ...], agg: str, missing: str,
         reverse: bool, by: str, invert_colormap: bool,
         to: str, output: str, html: str | None, annotations: str | None,
-        view: _compare.CompareView) -> None:
+        view: CompareView) -> None:
     """Divide two profiles: A / B for every call path (for times, B's speedup over A).
 
     Each profile is first combined over its ranks and threads with --agg, so a node's value
@@ -46,21 +47,21 @@ def div(ctx: click.Context, /, profile_a: str, profile_b: str, fmt: str | None,
       cctool div base.cct new.cct --html speedup.html
     """
     from cctool import api
-    from cctool.cli._html import page_file
-    from cctool.options import CompareOptions
+    from cctool.cli._html import page_file, page_notes
+    from cctool.cli._io import sink
+    from cctool.render.diff_report import pair_report
+    from cctool.render.emit import emit
+    from cctool.render.values import compared_names
 
     html = page_file(ctx, to, output, html)
     if annotations is not None and html is None:
         raise click.UsageError("--annotations applies to the page: add --html FILE")
-    opts = CompareOptions(op="div", metrics=metrics, agg=agg, reverse=reverse, missing=missing,
-                          by=by)
-    to = _compare.resolve_to(ctx, to, view.top)
-    gf_a, gf_b = _compare.load_pair(profile_a, profile_b, fmt, read_options, "div")
+    gf_a, gf_b = _compare.load_pair(profile_a, profile_b, fmt, read_options)
     cmp = api.div(gf_a, gf_b, metrics=metrics, agg=agg, missing=missing, reverse=reverse,
                   by=by)
-    tree = view.tree_options(opts, invert_colormap)
-    names = _compare.labels(profile_a, profile_b)
-    if html is not None:
-        _compare.write_html(html, cmp, view, names, invert_colormap, annotations=annotations)
-    else:
-        _compare.emit(ctx, cmp, tree, to, output, view.width, view.top, names)
+    names = compared_names(profile_a, profile_b)
+    report = pair_report(lambda: cmp, view, names, info=_compare.report_info,
+                         invert=invert_colormap,
+                         notes=lambda gf: page_notes(gf, annotations, " → ".join(names)))
+    emit(report, "html" if html else _compare.resolve_to(ctx, to, view.top),
+         sink(ctx, html or output, view.width))

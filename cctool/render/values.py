@@ -191,6 +191,12 @@ def input_names(a: str, b: str) -> tuple[str, str]:
     return name(pa), name(pb)
 
 
+def compared_names(a: str, b: str) -> tuple[str, str]:
+    """:func:`input_names` of two paths as a command line gives them (a folder's trailing
+    ``/`` dropped)."""
+    return input_names(a.rstrip("/") or a, b.rstrip("/") or b)
+
+
 def run_labels(paths: list[str]) -> list[str]:
     """Short distinct names of runs: their file names, or as many trailing path parts as
     tell them all apart (``a/x.cali``, ``b/x.cali``); the paths themselves otherwise."""
