@@ -3,6 +3,13 @@
 const CCT = {};
 window.cctool = CCT;
 
+// A JSON list of numbers (null for a missing value) as a Float64Array (NaN for null).
+CCT.floats = function (list) {
+  const n = list.length, out = new Float64Array(n);
+  for (let i = 0; i < n; i++) { const v = list[i]; out[i] = v === null ? NaN : v; }
+  return out;
+};
+
 CCT.Model = class Model {
   constructor(data) {
     const n = data.n;
@@ -15,9 +22,13 @@ CCT.Model = class Model {
     this.marker = data.marker ? Int8Array.from(data.marker) : null;
     this.metrics = data.metrics.map((m) => ({
       name: m.name, summable: m.summable, group: m.group || "", unit: m.unit || "", whole: !!m.whole,
-      values: Float64Array.from(m.values, (v) => (v === null ? NaN : v)),
+      values: CCT.floats(m.values),
       sums: null,
     }));
+    // The typed arrays are the model's copy: the parsed lists are let go (a list of 200,000
+    // numbers costs several times its typed array on the script heap).
+    data.parent = data.name.codes = data.marker = null;
+    data.metrics.forEach((m) => { m.values = null; });
     // "% of total" of each metric with a whole-profile total, as metrics of their own (for
     // color and size); `percentOf` names the metric they scale.
     const totals = data.totals || {};
