@@ -17,14 +17,18 @@ from cctool.ops.views._view import View, ViewOptions
 
 def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
     """Row ids in preorder, siblings by ``key`` descending (ties: id order)."""
+    if parent.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = sorted_preorder(parent, key)
+    return order if order is not None else kernel_order(parent, key)
+
+
+def kernel_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """:func:`tree_order` by the preorder kernel (any depth; nodes on a parent cycle left
+    out): siblings relabelled in ``key`` order, then walked."""
     from cctool import kernels
 
     n = parent.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = sorted_preorder(parent, key)
-    if order is not None:
-        return order
     sib = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), parent))
     label = np.empty(n, dtype=np.int64)
     label[sib] = np.arange(n)

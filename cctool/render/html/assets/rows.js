@@ -6,7 +6,8 @@
 // page holds. bottom-up and flat rows come computed from cctool.ops.views (data.views);
 // their row ids are the rows of `cctool tree --view KIND --to json`. With the default sort
 // (inclusive, heaviest first, ties by row id) every view lists its rows in the order of that
-// command.
+// command. Past the page's budget per view, the lightest rows come merged into
+// "[N smaller nodes]" rows (role "merged"), which the view's note says.
 (() => {
   const KINDS = ["top-down", "bottom-up", "flat"];
 
