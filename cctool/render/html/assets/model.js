@@ -10,6 +10,16 @@ CCT.floats = function (list) {
   return out;
 };
 
+// Values as a new Float64Array with 0 for NaN and infinities (`abs`: magnitudes).
+CCT.finite = function (values, abs) {
+  const n = values.length, out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    out[i] = Number.isFinite(v) ? (abs ? Math.abs(v) : v) : 0;
+  }
+  return out;
+};
+
 CCT.Model = class Model {
   constructor(data) {
     const n = data.n;
@@ -52,8 +62,7 @@ CCT.Model = class Model {
     }
     for (let i = n - 1; i >= 0; i--) if (this.parent[i] >= 0) this.size[this.parent[i]] += this.size[i];
     const prio = this.metricIndex.has(data.priority) ? this.metricIndex.get(data.priority) : 0;
-    this.weight = Float64Array.from(this.metrics.length ? this.shownValues(prio, true) : this.size,
-      (v) => (Number.isFinite(v) ? Math.abs(v) : 0));
+    this.weight = CCT.finite(this.metrics.length ? this.shownValues(prio, true) : this.size, true);
     this.buildChildren();
     this.hotPath = Int32Array.from(data.hotPath || []);
     this.hot = new Uint8Array(n);
@@ -123,7 +132,7 @@ CCT.Model = class Model {
   subtreeSums(m) {
     const metric = this.metrics[m];
     if (!metric.sums) {
-      const s = Float64Array.from(metric.values, (v) => (Number.isFinite(v) ? v : 0));
+      const s = CCT.finite(metric.values, false);
       for (let i = this.n - 1; i >= 0; i--) if (this.parent[i] >= 0) s[this.parent[i]] += s[i];
       metric.sums = s;
     }

@@ -210,7 +210,7 @@
     if (!v) return null;
     if (v.error) return { error: v.error, kind };
     const name = (col) => (i) => { const c = col.codes[i]; return c < 0 ? "" : col.values[c]; };
-    const num = (a) => Float64Array.from(a, (x) => (x === null ? NaN : x));
+    const num = CCT.floats;
     const cols = columns(model, num(v.exc), num(v.inc), v.exclusive, v.inclusive, v.total);
     const diff = data.comparison && data.comparison.op === "sub"; // rows of the change
     if (diff) cols.forEach((c) => { c.diverge = true; c.change = true; });
