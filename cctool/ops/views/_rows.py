@@ -17,9 +17,12 @@ from cctool.ops.views._view import View, ViewOptions
 
 def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
     """Row ids in preorder, siblings by ``key`` descending (ties: id order)."""
+    from cctool import kernels
+
     if parent.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    order = sorted_preorder(parent, key)
+    # The level passes spare a fresh process the kernels' load; once loaded, they are faster.
+    order = None if kernels.loaded() else sorted_preorder(parent, key)
     return order if order is not None else kernel_order(parent, key)
 
 

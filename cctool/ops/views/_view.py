@@ -110,9 +110,9 @@ class View:
 
         par = self.rows["parent"].fill_null(-1).to_numpy().astype(np.int64)
         depth = self.rows["depth"].to_numpy()
-        if not par.size or int(depth.max()) <= MAX_LEVELS:
+        if not par.size or (not kernels.loaded() and int(depth.max()) <= MAX_LEVELS):
             size = subtree_sizes(par, depth)
-        else:  # one NumPy call per level would cost more than the kernel's loop
+        else:  # the kernel is loaded already, or one NumPy call per level costs more
             size = kernels.subtree_sums(np.ones(par.shape[0], dtype=np.float64), par)
         return np.arange(par.shape[0], dtype=np.int64) + size.astype(np.int64)
 
