@@ -97,6 +97,12 @@ def on_threads(work: Callable[[Any], None], items: Sequence[Any], workers: int,
             raise
 
 
+def loaded() -> bool:
+    """Whether the compiled kernels are loaded in this process already (their calls cost no
+    load then: a caller with a NumPy way of its own may prefer them)."""
+    return _impl is not None
+
+
 def _pick(work: int) -> ModuleType:
     return _fast(work >= SMALL_WORK)
 

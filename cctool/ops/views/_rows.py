@@ -10,6 +10,7 @@ import polars as pl
 
 from cctool.model.frame import GraphFrame
 from cctool.model.shares import frame_share_refusal
+from cctool.ops.views._order import sorted_preorder
 from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 
@@ -18,9 +19,19 @@ def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
     """Row ids in preorder, siblings by ``key`` descending (ties: id order)."""
     from cctool import kernels
 
-    n = parent.shape[0]
-    if n == 0:
+    if parent.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
+    # The level passes spare a fresh process the kernels' load; once loaded, they are faster.
+    order = None if kernels.loaded() else sorted_preorder(parent, key)
+    return order if order is not None else kernel_order(parent, key)
+
+
+def kernel_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """:func:`tree_order` by the preorder kernel (any depth; nodes on a parent cycle left
+    out): siblings relabelled in ``key`` order, then walked."""
+    from cctool import kernels
+
+    n = parent.shape[0]
     sib = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), parent))
     label = np.empty(n, dtype=np.int64)
     label[sib] = np.arange(n)
@@ -43,10 +54,18 @@ def total(gf: GraphFrame, inc: str, opts: ViewOptions) -> float:
     return profile_total(gf, inc, opts.agg, opts.rank, opts.thread)
 
 
-def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
-          columns: Mapping[str, Any],
-          exc_members: Members, inc_members: Members, exact: bool = True,
-          key: np.ndarray | None = None, keyed: np.ndarray | None = None) -> View:
+def build(
+    kind: str,
+    gf: GraphFrame,
+    opts: ViewOptions,
+    parent: np.ndarray,
+    columns: Mapping[str, Any],
+    exc_members: Members,
+    inc_members: Members,
+    exact: bool = True,
+    key: np.ndarray | None = None,
+    keyed: np.ndarray | None = None,
+) -> View:
     """The view of rows with ``parent`` links (parent id < row id) and ``columns`` (name,
     role, node, contexts), valued over their members and put in display order: siblings
     by inclusive value, except rows ``keyed``, which sort by ``key`` instead."""
@@ -54,15 +73,26 @@ def build(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
     check_additive(gf, [exc, inc])
     ev = row_values(gf, exc, exc_members, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, inc_members, opts.agg, opts.rank, opts.thread)
-    return assemble(kind, gf, opts, parent, columns, ev, iv, exc_members, inc_members, exact,
-                    key, keyed)
+    return assemble(
+        kind, gf, opts, parent, columns, ev, iv, exc_members, inc_members, exact, key, keyed
+    )
 
 
-def assemble(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
-             columns: Mapping[str, Any], ev: np.ndarray, iv: np.ndarray,
-             exc_members: Members, inc_members: Members, exact: bool = True,
-             key: np.ndarray | None = None, keyed: np.ndarray | None = None,
-             note: str = "") -> View:
+def assemble(
+    kind: str,
+    gf: GraphFrame,
+    opts: ViewOptions,
+    parent: np.ndarray,
+    columns: Mapping[str, Any],
+    ev: np.ndarray,
+    iv: np.ndarray,
+    exc_members: Members,
+    inc_members: Members,
+    exact: bool = True,
+    key: np.ndarray | None = None,
+    keyed: np.ndarray | None = None,
+    note: str = "",
+) -> View:
     """:func:`build` with the values given: put rows in display order, make the View."""
     exc, inc = metric_pair(gf, opts.metric)
     sort_key = np.nan_to_num(iv, nan=-np.inf).copy()
@@ -78,17 +108,27 @@ def assemble(kind: str, gf: GraphFrame, opts: ViewOptions, parent: np.ndarray,
     depth = kernels.depths(new_par) if order.size else np.zeros(0, dtype=np.int64)
     data: dict[str, object] = {
         "row": pl.Series("row", np.arange(order.size, dtype=np.int32)),
-        "parent": pl.Series("parent", new_par.astype(np.int32)).set(
-            pl.Series(new_par < 0), None) if order.size else pl.Series("parent", [],
-                                                                     dtype=pl.Int32),
+        "parent": pl.Series("parent", new_par.astype(np.int32)).set(pl.Series(new_par < 0), None)
+        if order.size
+        else pl.Series("parent", [], dtype=pl.Int32),
         "depth": pl.Series("depth", np.asarray(depth, dtype=np.int32)),
     }
     for name, col in columns.items():
         s = col if isinstance(col, pl.Series) else pl.Series(name, col, strict=False)
         data[name] = s.alias(name).gather(order)
     data[exc], data[inc] = ev[order], iv[order]
-    members = ((new[exc_members.rows], exc_members.nodes),
-               (new[inc_members.rows], inc_members.nodes))
-    return View(kind=kind, rows=pl.DataFrame(data), exclusive=exc, inclusive=inc,
-                total=total(gf, inc, opts), exact=exact, members=members, note=note,
-                no_share=frame_share_refusal(gf, inc, opts.agg, opts.rank, opts.thread))
+    members = (
+        (new[exc_members.rows], exc_members.nodes),
+        (new[inc_members.rows], inc_members.nodes),
+    )
+    return View(
+        kind=kind,
+        rows=pl.DataFrame(data),
+        exclusive=exc,
+        inclusive=inc,
+        total=total(gf, inc, opts),
+        exact=exact,
+        members=members,
+        note=note,
+        no_share=frame_share_refusal(gf, inc, opts.agg, opts.rank, opts.thread),
+    )

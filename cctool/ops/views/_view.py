@@ -1,7 +1,6 @@
 """The data of a view: its rows (:class:`View`), what every view takes (:class:`ViewOptions`)
 and the total its percentages are of."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +12,18 @@ from cctool.model.frame import GraphFrame
 from cctool.options import VIEWS as VIEWS
 from cctool.options import Selection
 
-ROLES = ("node", "function", "caller", "callee", "module", "file", "loop", "line", "callers",
-         "callees")
+ROLES = (
+    "node",
+    "function",
+    "caller",
+    "callee",
+    "module",
+    "file",
+    "loop",
+    "line",
+    "callers",
+    "callees",
+)
 
 
 @dataclass(frozen=True)
@@ -75,10 +84,15 @@ class View:
         cols = [c for c in self.rows.columns]
         out = self.rows.with_columns(
             (pl.col(self.exclusive) * scale).alias(percent_name(self.exclusive)),
-            (pl.col(self.inclusive) * scale).alias(percent_name(self.inclusive)))
-        order = [*cols[: cols.index(self.exclusive) + 1], percent_name(self.exclusive),
-                 *[c for c in cols[cols.index(self.exclusive) + 1:] if c != self.inclusive],
-                 self.inclusive, percent_name(self.inclusive)]
+            (pl.col(self.inclusive) * scale).alias(percent_name(self.inclusive)),
+        )
+        order = [
+            *cols[: cols.index(self.exclusive) + 1],
+            percent_name(self.exclusive),
+            *[c for c in cols[cols.index(self.exclusive) + 1 :] if c != self.inclusive],
+            self.inclusive,
+            percent_name(self.inclusive),
+        ]
         return out.select(list(dict.fromkeys(order)))
 
     def member_nodes(self, row: int, inclusive: bool = True) -> np.ndarray:
@@ -92,9 +106,14 @@ class View:
     def subtree_end(self) -> np.ndarray:
         """End (exclusive) of each row's preorder block of descendants."""
         from cctool import kernels
+        from cctool.ops.views._order import MAX_LEVELS, subtree_sizes
 
         par = self.rows["parent"].fill_null(-1).to_numpy().astype(np.int64)
-        size = kernels.subtree_sums(np.ones(par.shape[0], dtype=np.float64), par)
+        depth = self.rows["depth"].to_numpy()
+        if not par.size or (not kernels.loaded() and int(depth.max()) <= MAX_LEVELS):
+            size = subtree_sizes(par, depth)
+        else:  # the kernel is loaded already, or one NumPy call per level costs more
+            size = kernels.subtree_sums(np.ones(par.shape[0], dtype=np.float64), par)
         return np.arange(par.shape[0], dtype=np.int64) + size.astype(np.int64)
 
 
@@ -102,9 +121,9 @@ def percent_name(column: str) -> str:
     return f"{column} %"
 
 
-def profile_total(gf: GraphFrame, column: str, agg: str = "sum",
-                  rank: Selection = None,
-                  thread: Selection = None) -> float:
+def profile_total(
+    gf: GraphFrame, column: str, agg: str = "sum", rank: Selection = None, thread: Selection = None
+) -> float:
     """The whole profile's value of metric ``column``, the base of a percentage: the roots'
     sum for an inclusive metric, every node's for an exclusive one; locations combined as
     ``agg`` says (for max/min/std/cv: per rank first, then across ranks)."""
@@ -113,4 +132,3 @@ def profile_total(gf: GraphFrame, column: str, agg: str = "sum",
     ids = gf.roots if gf.is_inclusive(column) else np.arange(gf.num_nodes)
     members = Members(np.zeros(ids.size, dtype=np.int64), ids, 1)
     return float(row_values(gf, column, members, agg, rank, thread)[0])
-

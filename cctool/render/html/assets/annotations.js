@@ -8,8 +8,10 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   // The page as it was served, before any script changed the document (this runs while the
-  // page is still being parsed): what Save starts from.
-  const PRISTINE = `<!DOCTYPE html>\n${document.documentElement.outerHTML}`;
+  // page is still being parsed): what Save starts from. A clone of the nodes, not the page as
+  // a string: the clone's text shares the browser's own copy of the embedded data, where a
+  // string would hold the page's megabytes on the script heap for as long as it is open.
+  const PRISTINE = document.documentElement.cloneNode(true);
   const notes = new Map(); // node id -> text
   const listeners = [];
   CCT.notes = notes;
@@ -70,8 +72,7 @@
 
   // This page with the current notes and view settings in its data.
   CCT.savedPage = function () {
-    const open = '<script type="application/json" id="cctool-data">', a = PRISTINE.indexOf(open) + open.length;
-    const b = PRISTINE.indexOf("<\/script>", a), data = JSON.parse($("cctool-data").textContent);
+    const data = JSON.parse($("cctool-data").textContent);
     const enc = CCT.view.enc, m = CCT.model;
     const ids = (arr) => { const out = []; arr.forEach((x, i) => { if (x) out.push(i); }); return out; };
     Object.assign(data, { annotations: list(), color: m.metrics[enc.color].name,
@@ -81,7 +82,9 @@
         selection: [...CCT.view.selection].sort((x, y) => x - y) } });
     const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g,
       (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-    return PRISTINE.slice(0, a) + json + PRISTINE.slice(b);
+    const page = PRISTINE.cloneNode(true);
+    page.querySelector("#cctool-data").textContent = json; // a script's text is written as is
+    return `<!DOCTYPE html>\n${page.outerHTML}`;
   };
 
   function download(text, name, type) {

@@ -3,6 +3,23 @@
 const CCT = {};
 window.cctool = CCT;
 
+// A JSON list of numbers (null for a missing value) as a Float64Array (NaN for null).
+CCT.floats = function (list) {
+  const n = list.length, out = new Float64Array(n);
+  for (let i = 0; i < n; i++) { const v = list[i]; out[i] = v === null ? NaN : v; }
+  return out;
+};
+
+// Values as a new Float64Array with 0 for NaN and infinities (`abs`: magnitudes).
+CCT.finite = function (values, abs) {
+  const n = values.length, out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    out[i] = Number.isFinite(v) ? (abs ? Math.abs(v) : v) : 0;
+  }
+  return out;
+};
+
 CCT.Model = class Model {
   constructor(data) {
     const n = data.n;
@@ -15,9 +32,13 @@ CCT.Model = class Model {
     this.marker = data.marker ? Int8Array.from(data.marker) : null;
     this.metrics = data.metrics.map((m) => ({
       name: m.name, summable: m.summable, group: m.group || "", unit: m.unit || "", whole: !!m.whole,
-      values: Float64Array.from(m.values, (v) => (v === null ? NaN : v)),
+      values: CCT.floats(m.values),
       sums: null,
     }));
+    // The typed arrays are the model's copy: the parsed lists are let go (a list of 200,000
+    // numbers costs several times its typed array on the script heap).
+    data.parent = data.name.codes = data.marker = null;
+    data.metrics.forEach((m) => { m.values = null; });
     // "% of total" of each metric with a whole-profile total, as metrics of their own (for
     // color and size); `percentOf` names the metric they scale.
     const totals = data.totals || {};
@@ -41,8 +62,7 @@ CCT.Model = class Model {
     }
     for (let i = n - 1; i >= 0; i--) if (this.parent[i] >= 0) this.size[this.parent[i]] += this.size[i];
     const prio = this.metricIndex.has(data.priority) ? this.metricIndex.get(data.priority) : 0;
-    this.weight = Float64Array.from(this.metrics.length ? this.shownValues(prio, true) : this.size,
-      (v) => (Number.isFinite(v) ? Math.abs(v) : 0));
+    this.weight = CCT.finite(this.metrics.length ? this.shownValues(prio, true) : this.size, true);
     this.buildChildren();
     this.hotPath = Int32Array.from(data.hotPath || []);
     this.hot = new Uint8Array(n);
@@ -112,7 +132,7 @@ CCT.Model = class Model {
   subtreeSums(m) {
     const metric = this.metrics[m];
     if (!metric.sums) {
-      const s = Float64Array.from(metric.values, (v) => (Number.isFinite(v) ? v : 0));
+      const s = CCT.finite(metric.values, false);
       for (let i = this.n - 1; i >= 0; i--) if (this.parent[i] >= 0) s[this.parent[i]] += s[i];
       metric.sums = s;
     }

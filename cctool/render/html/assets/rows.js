@@ -6,7 +6,8 @@
 // page holds. bottom-up and flat rows come computed from cctool.ops.views (data.views);
 // their row ids are the rows of `cctool tree --view KIND --to json`. With the default sort
 // (inclusive, heaviest first, ties by row id) every view lists its rows in the order of that
-// command.
+// command. Past the page's budget per view, the lightest rows come merged into
+// "[N smaller nodes]" rows (role "merged"), which the view's note says.
 (() => {
   const KINDS = ["top-down", "bottom-up", "flat"];
 
@@ -209,7 +210,7 @@
     if (!v) return null;
     if (v.error) return { error: v.error, kind };
     const name = (col) => (i) => { const c = col.codes[i]; return c < 0 ? "" : col.values[c]; };
-    const num = (a) => Float64Array.from(a, (x) => (x === null ? NaN : x));
+    const num = CCT.floats;
     const cols = columns(model, num(v.exc), num(v.inc), v.exclusive, v.inclusive, v.total);
     const diff = data.comparison && data.comparison.op === "sub"; // rows of the change
     if (diff) cols.forEach((c) => { c.diverge = true; c.change = true; });
