@@ -246,7 +246,7 @@ complete -c cctool -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto al
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l to -x -a 'text json csv tree' -d 'Output format (default: from -os suffix, else text).'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -l output -s o -r -F -d 'Write here instead of stdout (-); written atomically.'
 complete -c cctool -n '__fish_seen_subcommand_from runs' -s h -l help -d 'Show help and exit.'
-complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
+complete -c cctool -n '__fish_seen_subcommand_from scaling; and not __fish_prev_arg_in --from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --threshold --top --terms --select --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to' -F
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l from -x -a 'cct hpctoolkit hpctoolkit-v4 cube caliper-data caliper caliper-json caliper-report spotdb pprof gperftools contention cprofile gprof2dot callgrind perf-script gprof ghc-prof pyinstrument speedscope chrome-trace perfetto otf2 cpuprofile v8-ticks jfr async-profiler-html stackprof gecko heapprofile tau timemory hatchet dhat memray-stats massif folded' -d 'Input format (hpctoolkit, caliper, cube, ...; Tab lists them), instead'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l max-nodes -x -d 'Call graphs: expand ~N nodes (1e6).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
@@ -266,6 +266,7 @@ complete -c cctool -n '__fish_seen_subcommand_from scaling' -l threshold -x -d '
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l top -x -d 'Keep the N rows with the largest base-run value (plots: 8 by default).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l model -d 'Fit Extra-Ps model to each row, ranked by growth (5+ keys).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l terms -x -d '--model: most terms.'
+complete -c cctool -n '__fish_seen_subcommand_from scaling' -l select -x -a 'significant extrap' -d '--model: keep significant terms only, or Extra-Ps choice.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l param -x -d '--model: its parameter (default ranks); twice for two.'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l predict -x -d '--model: predict at P (95% interval).'
 complete -c cctool -n '__fish_seen_subcommand_from scaling' -l precision -x -d 'Significant digits of the values shown.'

@@ -280,6 +280,7 @@ _cctool() {
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--model'[Fit Extra-Ps model to each row, ranked by growth (5+ keys).]' \
                     ''--terms'[--model: most terms.]:value: ' \
+                    ''--select'[--model: keep significant terms only, or Extra-Ps choice.]:value:(significant extrap)' \
                     ''--param'[--model: its parameter (default ranks); twice for two.]:value: ' \
                     ''--predict'[--model: predict at P (95% interval).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \

@@ -83,7 +83,7 @@ def scaling_report(paths: Sequence[str], *, metric: str | None = None, agg: str 
                    where: Sequence[str] = (), view: str = "table", weak: bool = False,
                    percent: bool = False, threshold: float = 0.0, top: int | None = None,
                    group_by: str | None = None, model: bool = False, terms: int = 1,
-                   param: str | Sequence[str] | None = None,
+                   select: str = "significant", param: str | Sequence[str] | None = None,
                    predict: float | Sequence[float] | None = None, fmt: str | None = None,
                    executor: Executor | None = None, options: ReadOptions | None = None,
                    precision: int = 4) -> Report:
@@ -100,7 +100,7 @@ def scaling_report(paths: Sequence[str], *, metric: str | None = None, agg: str 
     result = scaling(paths, metric=metric, agg=agg, by=by, key=key,
                      key_from_name=key_from_name, where=where, view=view, weak=weak,
                      percent=percent, threshold=threshold, top=top, group_by=group_by,
-                     model=model, terms=terms, param=param, predict=predict, fmt=fmt,
+                     model=model, terms=terms, select=select, param=param, predict=predict, fmt=fmt,
                      executor=executor, options=options)
     if isinstance(result, MultiModels):
         multi = result

@@ -97,7 +97,7 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
             group_by: str | None = None, model: bool = False, terms: int = 1,
-            param: str | Sequence[str] | None = None,
+            select: str = "significant", param: str | Sequence[str] | None = None,
             predict: float | Sequence[float] | None = None, fmt: str | None = None,
             jobs: int | None = None, scheduler: str | None = None,
             executor: Executor | None = None, options: ReadOptions | None = None
@@ -109,7 +109,8 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
     each is read, as :func:`read` takes them).
 
     With ``model``, a performance model per row instead (Extra-P's PMNF with up to
-    ``terms`` terms, :mod:`cctool.ops.scaling_model`): ``.table`` ranks the rows by growth
+    ``terms`` terms, :mod:`cctool.ops.scaling_model`; ``select="extrap"`` keeps Extra-P's
+    choice where the default keeps only significant terms): ``.table`` ranks the rows by growth
     with formula, SMAPE, adjusted R^2 and, at ``predict``, the predicted value and its
     interval; ``.models`` holds each row's model. ``param`` names the model's parameter:
     ``ranks`` (the process count), ``threads``, ``size`` or a metadata key; two of them
@@ -147,7 +148,7 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
 
         at = None if point is None else point[0]
         return scaling_models(found, opts, ModelOptions(terms=terms, predict=at,
-                                                        symbol=symbol(one)))
+                                                        symbol=symbol(one), select=select))
     warn_combine(found, metric, agg)
     result: ScalingResult | ScalingGroups
     if group_by is not None:
