@@ -59,8 +59,7 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
 @click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
               help="--model: most terms.")
 @click.option("--select", type=click.Choice(["significant", "extrap"]), default="significant",
-              show_default=True, help="--model: keep significant terms only, or Extra-P's "
-              "choice.")
+              show_default=True, help="--model: significant terms only, or Extra-P's choice.")
 @click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
               help="--model: its parameter (default ranks); twice for two.")
 @click.option("--predict", default=None, metavar="P[,N]", callback=model_point,
