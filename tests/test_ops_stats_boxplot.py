@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 import cctool
 from cctool.cli import cli
+from cctool.ops.stats_boxplot import BOXPLOT_COLUMNS
 
 ENSEMBLE = Path(__file__).parent / "data" / "caliper-ensemble"
 VALUES = {  # per run, base then slow (Caliper's own values)
@@ -94,17 +95,7 @@ def test_cli_boxplot_csv_and_refusals() -> None:
     res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE), "--boxplot", "--to", "csv"])
     assert res.exit_code == 0, res.stderr
     header = [h.removesuffix(" [s]") for h in res.stdout.splitlines()[0].split(",")]
-    assert header[-9:] == [
-        "q1",
-        "q3",
-        "iqr",
-        "lower_fence",
-        "upper_fence",
-        "lower_whisker",
-        "upper_whisker",
-        "outliers",
-        "outlier_runs",
-    ]
+    assert header[-9:] == list(BOXPLOT_COLUMNS)
     res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE), "--boxplot", "--width", "200"])
     assert res.exit_code == 0, res.stderr
     assert "lower_whisker" in res.stdout and "outlier_runs" not in res.stdout
