@@ -298,7 +298,7 @@ _cctool() {
         source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
         stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --boxplot --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --view --lane --depth --rank --thread --top --buckets --precision --width --color --to --output -o -h --help";;
-        timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
+        timeseries) opts="--from --max-nodes --window --metric -m --top --patterns --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;
     esac

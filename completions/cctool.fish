@@ -341,6 +341,7 @@ complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l max-nodes -x -
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l window -x -d 'Traces: this span of the run only (5ms:2s).'
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l metric -s m -x -d 'Metric shown per call path (default: the profiles default).'
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l top -x -d 'Text: the call paths with the most of the metric over the run.'
+complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l patterns -d 'Per call path, the temporal pattern of the metric over the loops snaps'
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l precision -x -d 'Significant digits of the values shown.'
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l width -x -d 'Text width (default: the terminals, else $COLUMNS, else 120).'
 complete -c cctool -n '__fish_seen_subcommand_from timeseries' -l color -x -a 'auto always never' -d 'Color in text output (default auto: a terminal, unless NO_COLOR is non'

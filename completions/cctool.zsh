@@ -355,6 +355,7 @@ _cctool() {
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric shown per call path (default: the profiles default).]:value: ' \
                     ''--top'[Text: the call paths with the most of the metric over the run.]:value: ' \
+                    ''--patterns'[Per call path, the temporal pattern of the metric over the loops snaps]' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \
