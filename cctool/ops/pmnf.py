@@ -59,6 +59,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -183,7 +184,7 @@ def fit_batch(points: np.ndarray, values: np.ndarray, terms: int = 1,
         full = _solve(X, y)  # (1 + k, series)
         ok = open_ & np.isfinite(loo_rss) & _contributes(X, full, y) & (loo_smape < best)
         if select == "significant":
-            ok &= _significant(X, full, y, SIGNIFICANCE / len(hyps))
+            ok &= _significant(X, full, y, _critical(n - X.shape[1], len(hyps)))
         if ok.any():
             best[ok] = loo_smape[ok]
             choice[ok] = h
@@ -231,18 +232,23 @@ def _contributes(X: np.ndarray, coef: np.ndarray, y: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _significant(X: np.ndarray, coef: np.ndarray, y: np.ndarray, level: float) -> np.ndarray:
-    """Per series: every term's coefficient passes the two-sided t test at ``level`` (its
-    standard error from the residual variance of the fit); all True without a degree of
-    freedom to estimate the noise with."""
+@cache
+def _critical(dof: int, tried: int) -> float:
+    """The two-sided t quantile a term must pass: level :data:`SIGNIFICANCE` / ``tried``
+    with ``dof`` degrees of freedom; 0 (every term passes) without one."""
     from cctool.ops.student import t_quantile
 
+    return t_quantile(1.0 - SIGNIFICANCE / tried, dof) if dof >= 1 else 0.0
+
+
+def _significant(X: np.ndarray, coef: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    """Per series: every term's coefficient exceeds ``t`` standard errors (from the residual
+    variance of the fit); all True without a degree of freedom to estimate the noise with."""
     n, m = X.shape
     if n <= m:
         return np.ones(y.shape[1], dtype=bool)
     s2 = ((y - X @ coef) ** 2).sum(axis=0) / (n - m)
     diag = np.diag(np.linalg.pinv(X.T @ X))
-    t = t_quantile(1.0 - level, n - m)
     se = np.sqrt(np.outer(diag[1:], s2))  # (terms, series)
     significant: np.ndarray = np.all(np.abs(coef[1:]) > t * se, axis=0)
     return significant
