@@ -2,8 +2,10 @@
 
 Series from known functions of p = 2, 4, ..., 1024 (2 + 0.5 p, 1 + 0.01 p log2 p,
 3 + 4 p^(1/2) and the constant 5), each point the mean of ``--repetitions`` measurements
-with 2 % noise. Prints seconds for fitting ``--series`` series with 1 and 2 terms, and the
-share of series whose chosen model has the generating term, over ``--seeds`` seeds.
+with 2 % noise. Prints seconds for fitting ``--series`` series with 1 and 2 terms, and, for
+each model selection (``significant``, the default, and ``extrap``), the share of series
+whose chosen model has the generating term over ``--seeds`` seeds, and among those the
+share whose term coefficient, and whose constant, lie within 5 % of the true ones.
 
     python -m benchmarks.bench_scaling_model [--series 20000] [--seeds 20] [--repetitions 5]
 """
@@ -44,21 +46,36 @@ def main() -> None:
     ap.add_argument("--repetitions", type=int, default=5)
     args = ap.parse_args()
     y = series(np.random.default_rng(0), args.series // 4, args.repetitions)
-    for terms in (1, 2):
-        start = time.perf_counter()
-        fit_batch(P, y, terms)
-        print(f"fit {y.shape[1]} series, {terms} term(s): "
-              f"{time.perf_counter() - start:.2f} s")
-    per = 100
-    hits = np.zeros(4)
-    for seed in range(args.seeds):
-        fit = fit_batch(P, series(np.random.default_rng(seed), per, args.repetitions))
-        for k, (_, _, term) in enumerate(truths()):
+    for select in ("significant", "extrap"):
+        for terms in (1, 2):
+            start = time.perf_counter()
+            fit_batch(P, y, terms, select)
+            print(f"{select}: fit {y.shape[1]} series, {terms} term(s): "
+                  f"{time.perf_counter() - start:.2f} s")
+    for select in ("significant", "extrap"):
+        recovery(select, args.seeds, args.repetitions)
+
+
+def recovery(select: str, seeds: int, repetitions: int, per: int = 100) -> None:
+    """Per generating function: the share of series whose model has its term, and among
+    those the shares with the term's coefficient and the constant within 5 %."""
+    from cctool.ops.pmnf import fit_batch
+
+    hits, lead, const = np.zeros(4), np.zeros(4), np.zeros(4)
+    for seed in range(seeds):
+        fit = fit_batch(P, series(np.random.default_rng(seed), per, repetitions), 1, select)
+        for k, (c0, c1, term) in enumerate(truths()):
             want = (term,) if term else ()
-            hits[k] += sum(fit.terms_of(s) == want for s in range(k * per, (k + 1) * per))
-    for (_, _, term), h in zip(truths(), hits, strict=True):
+            right = [s for s in range(k * per, (k + 1) * per) if fit.terms_of(s) == want]
+            coef = fit.coefficients[right]
+            hits[k] += len(right)
+            lead[k] += (np.abs(coef[:, 1] - c1) <= 0.05 * c1).sum() if term else len(right)
+            const[k] += (np.abs(coef[:, 0] - c0) <= 0.05 * c0).sum()
+    for (_, _, term), h, a, b in zip(truths(), hits, lead, const, strict=True):
         name = term.text() if term else "constant"  # type: ignore[attr-defined]
-        print(f"generating term found, {name}: {h / (per * args.seeds):.1%}")
+        print(f"{select}: generating term found, {name}: {h / (per * seeds):.1%}; of those, "
+              f"term coefficient within 5 %: {a / max(h, 1):.1%}, constant: "
+              f"{b / max(h, 1):.1%}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         stats,
         stats_correlate,
         stats_test,
+        temporal_patterns,
         timeline,
         timeline_depth,
         timeline_html,
@@ -46,14 +47,14 @@ if TYPE_CHECKING:
 _API = ("diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
         "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
         "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-        "source", "stats", "stats_test", "stats_correlate", "timeline", "timeline_html",
-        "timeline_summary", "timeline_depth", "tree")
+        "source", "stats", "stats_test", "stats_correlate", "temporal_patterns", "timeline",
+        "timeline_html", "timeline_summary", "timeline_depth", "tree")
 __all__ = ["CctoolError", "Chopper", "GraphFrame", "QueryMatcher", "diff", "diff_runs", "div",
            "groupby", "history_add", "history_check", "history_page", "history_show", "hot_path",
            "imbalance", "imbalance_report", "parse_query", "peek", "query_table", "read",
            "read_timeline", "read_timeseries", "runs", "scaling", "select", "source", "stats",
-           "stats_test", "stats_correlate", "timeline", "timeline_html", "timeline_summary",
-           "timeline_depth", "tree", "show", "widget"]
+           "stats_test", "stats_correlate", "temporal_patterns", "timeline", "timeline_html",
+           "timeline_summary", "timeline_depth", "tree", "show", "widget"]
 __version__ = "0.1.0"
 
 

@@ -179,6 +179,7 @@ _cctool() {
         scaling:--threshold) COMPREPLY=(); return;;
         scaling:--top) COMPREPLY=(); return;;
         scaling:--terms) COMPREPLY=(); return;;
+        scaling:--select) COMPREPLY=($(compgen -W "significant extrap" -- "$cur")); return;;
         scaling:--param) COMPREPLY=(); return;;
         scaling:--predict) COMPREPLY=(); return;;
         scaling:--precision) COMPREPLY=(); return;;
@@ -293,11 +294,11 @@ _cctool() {
         query) opts="--from --max-nodes --window --and --or --not --ranks --agg --no-squash --keep-inclusive --metric -m --stats --depth --precision --width --color --to --output -o -h --help";;
         read) opts="--from --max-nodes --window --output -o --json -h --help";;
         runs) opts="--from --max-nodes --window --where --group-by --key --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o -h --help";;
-        scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --model --terms --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
+        scaling) opts="--from --max-nodes --window --metric -m --agg --by --key --key-from-name --where --group-by --table --speedup --efficiency --strong --weak --percent --threshold --top --model --terms --select --param --predict --precision --jobs -j --scheduler --scheduler-timeout --min-workers --plot --width --color --to --output -o -h --help";;
         source) opts="--from --max-nodes --window --metric -m --source-root --substitute-path --context --asm --to --output -o -h --help";;
-        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
+        stats) opts="--from --max-nodes --window --metric -m --agg --across --where --group-by --percentile --depth --threshold --test --ci --boxplot --correlate --jobs -j --scheduler --scheduler-timeout --min-workers --precision --width --color --to --output -o -h --help";;
         timeline) opts="--from --max-nodes --window --view --lane --depth --rank --thread --top --buckets --precision --width --color --to --output -o -h --help";;
-        timeseries) opts="--from --max-nodes --window --metric -m --top --precision --width --color --to --output -o -h --help";;
+        timeseries) opts="--from --max-nodes --window --metric -m --top --patterns --precision --width --color --to --output -o -h --help";;
         tree) opts="--from --max-nodes --window --metric -m --depth --precision --rank --thread --agg --threshold --colormap --invert-colormap --sort --full-names --no-legend --expand-hot --view --flat --bottom-up --percent --no-percent --data --by --derive --stream --no-stream --jobs -j --scheduler --scheduler-timeout --min-workers --width --color --to --output -o --html --annotations -h --help";;
         view) opts="--from --max-nodes --window --metric -m --rank --thread --agg --view --by --source-root --substitute-path --derive -h --help";;
     esac

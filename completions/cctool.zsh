@@ -280,6 +280,7 @@ _cctool() {
                     ''--top'[Keep the N rows with the largest base-run value (plots: 8 by default).]:value: ' \
                     ''--model'[Fit Extra-Ps model to each row, ranked by growth (5+ keys).]' \
                     ''--terms'[--model: most terms.]:value: ' \
+                    ''--select'[--model: significant terms only, or Extra-Ps choice.]:value:(significant extrap)' \
                     ''--param'[--model: its parameter (default ranks); twice for two.]:value: ' \
                     ''--predict'[--model: predict at P (95% interval).]:value: ' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
@@ -319,6 +320,7 @@ _cctool() {
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
                     ''--test'[Compare two groups of runs per path (of --group-by KEY, or the runs of]:value:(ttest mannwhitney ks)' \
                     ''--ci'[Add Students t interval of each mean at this confidence (e.g. 0.95) ov]:value: ' \
+                    ''--boxplot'[Add boxplot statistics over the runs, as Thickets: q1, q3, iqr, fences]' \
                     ''--correlate'[Per path, Pearsons and Spearmans correlation of two metrics across the]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \
@@ -353,6 +355,7 @@ _cctool() {
                     ''--window'[Traces: this span of the run only (5ms:2s).]:value: ' \
                     '(--metric -m)'{--metric,-m}'[Metric shown per call path (default: the profiles default).]:value: ' \
                     ''--top'[Text: the call paths with the most of the metric over the run.]:value: ' \
+                    ''--patterns'[Per call path, the temporal pattern of the metric over the loops snaps]' \
                     ''--precision'[Significant digits of the values shown.]:value: ' \
                     ''--width'[Text width (default: the terminals, else $COLUMNS, else 120).]:value: ' \
                     ''--color'[Color in text output (default auto: a terminal, unless NO_COLOR is non]:value:(auto always never)' \

@@ -74,7 +74,8 @@ def test_fewer_than_five_keys_is_one_line_and_exit_2(data) -> None:  # type: ign
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--predict", "64"], "--terms, --param and --predict go with --model"),
+    (["--predict", "64"], "--terms, --select, --param and --predict go with --model"),
+    (["--select", "extrap"], "--terms, --select, --param and --predict go with --model"),
     (["--model", "--speedup"], "models fit the measured values"),
     (["--model", "--param", "ranks", "--key", "jobsize"], "name the model's parameter or the key"),
 ])

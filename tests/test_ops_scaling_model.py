@@ -2,9 +2,11 @@
 
 Synthetic series come from known PMNF functions with 2 % multiplicative noise (seeded); the
 fit must recover the generating term and its coefficients must equal a direct least-squares
-fit of that term. Where Extra-P's own command (``extrap``, from ``pip install extrap``) is
-on the PATH, its basic modeler runs on the same inputs and must choose the same models with
-the same coefficients. The real runs are LULESH under Caliper at 27 to 343 processes, whose
+fit of that term; with Extra-P's selection (``select="extrap"``) a constant often takes a
+term that fits the noise, with the default significance test it keeps none. Where Extra-P's
+own command (``extrap``, from ``pip install extrap``) is on the PATH, its basic modeler runs
+on the same inputs and must choose the same models with the same coefficients as
+``select="extrap"``. The real runs are LULESH under Caliper at 27 to 343 processes, whose
 values were read off the .cali records by hand (see ``tests/test_ops_scaling.py``).
 """
 
@@ -48,18 +50,21 @@ def noisy_series(seed: int = 7, repetitions: int = 1) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def test_noisy_series_recover_their_term_and_coefficients() -> None:
+@pytest.mark.parametrize("select", ["significant", "extrap"])
+def test_noisy_series_recover_their_term_and_coefficients(select: str) -> None:
     """Five measurements per point, as Extra-P's guidelines ask: every growing function's
-    term is found in >= 95 % of series. A constant is found in fewer (about 4 in 5 over
-    many seeds; Extra-P chooses the same models): among 42 hypotheses one often beats the
-    constant's SMAPE by fitting the noise, with a term too small to change the values
-    by more than the noise, which is what the test asserts for those."""
+    term is found in >= 95 % of series, and so is the constant with the significance test.
+    With Extra-P's selection a constant is found in fewer (about 3 in 4 over many seeds;
+    Extra-P chooses the same models): among 42 hypotheses one often beats the constant's
+    SMAPE by fitting the noise, with a term too small to change the values by more than
+    the noise, which is what the test asserts for those."""
     y = noisy_series(repetitions=5)
-    fit = fit_batch(P, y, terms=1)
+    fit = fit_batch(P, y, terms=1, select=select)
+    low = 0.95 if select == "significant" else 0.7
     for k, (c0, c1, term) in enumerate(TRUTHS):
         series = range(k * PER_TRUTH, (k + 1) * PER_TRUTH)
         right = [s for s in series if fit.terms_of(s) == ((term,) if term else ())]
-        assert len(right) >= (0.95 if term else 0.7) * PER_TRUTH, (term, len(right))
+        assert len(right) >= (0.95 if term else low) * PER_TRUTH, (term, len(right))
         for s in series:
             coef = fit.coefficients[s, : 1 + len(fit.terms_of(s))]
             # The coefficients are the least-squares fit of the chosen term to all points.
@@ -72,6 +77,38 @@ def test_noisy_series_recover_their_term_and_coefficients() -> None:
                 assert coef[1] == pytest.approx(c1, rel=0.05)
                 # The constant is small beside the values; it is within 5 % of their mean.
                 assert abs(coef[0] - c0) <= 0.05 * np.mean(c0 + c1 * term.evaluate(P))
+
+
+@pytest.mark.parametrize("repetitions", [5, 1])
+def test_significance_test_finds_constants_and_keeps_every_growing_term(
+        repetitions: int) -> None:
+    """400 series (100 per generating function): the significance test turns the constants
+    that Extra-P's choice gives a term into constants (>= 95 % found, at one measurement a
+    point too) and never drops the term of a growing function; every other choice is the
+    same as Extra-P's."""
+    rng = np.random.default_rng(2026)
+    cols = [(c0 + (c1 * t.evaluate(P) if t else 0.0))
+            * (1.0 + 0.02 * rng.standard_normal((repetitions, P.size))).mean(axis=0)
+            for c0, c1, t in TRUTHS for _ in range(100)]
+    y = np.column_stack(cols)
+    ours = fit_batch(P, y, select="significant")
+    theirs = fit_batch(P, y, select="extrap")
+    constants = range(300, 400)
+    found = sum(ours.terms_of(s) == () for s in constants)
+    assert found >= 95
+    assert sum(theirs.terms_of(s) == () for s in constants) < 85  # Extra-P: about 3 in 4
+    for s in range(400):
+        if ours.terms_of(s) != theirs.terms_of(s):
+            assert s in constants and ours.terms_of(s) == ()
+    # A dropped term fails its t test at 0.05 / 42 (Bonferroni over the hypotheses).
+    dropped = [s for s in constants if ours.terms_of(s) != theirs.terms_of(s)]
+    assert dropped
+    limit = t_quantile(1 - 0.05 / 42, P.size - 2)
+    for s in dropped:
+        X = pmnf.design(P, theirs.terms_of(s))
+        c, rss = np.linalg.lstsq(X, y[:, s], rcond=None)[:2]
+        se = np.sqrt(rss[0] / (P.size - 2) * np.linalg.inv(X.T @ X)[1, 1])
+        assert abs(c[1]) / se <= limit
 
 
 def test_exact_series_give_exact_models_and_perfect_fit() -> None:
@@ -265,7 +302,7 @@ def test_same_models_as_extrap(tmp_path: Path) -> None:
     out = subprocess.run(["extrap", "--text", "--modeler", "basic", "--disable-progress",
                           "--print", "{callpath};{model};{smape}", str(src)],
                          capture_output=True, text=True, check=True, timeout=300).stdout
-    fit = fit_batch(P, y, terms=1)
+    fit = fit_batch(P, y, terms=1, select="extrap")
     rows = [line.split(";") for line in out.splitlines() if line.startswith("r")]
     assert len(rows) == y.shape[1]
     for name, model, smape in rows:
@@ -284,7 +321,7 @@ def test_lulesh_models_equal_extraps(data, tmp_path: Path) -> None:  # type: ign
     from cctool.ensemble import load_runs
 
     models = scaling_models(load_runs((str(data("mpi_scaling_cali")),), None),
-                            ScalingOptions(), ModelOptions())
+                            ScalingOptions(), ModelOptions(select="extrap"))
     table = models.scaling.table
     cols = list(models.scaling.run_columns)
     lines = ["PARAMETER p", "POINTS " + " ".join(cols), "METRIC time"]

@@ -99,7 +99,8 @@ def test_cli_two_parameters(tmp_path: Path) -> None:
         assert res.exit_code == 0, res.stderr
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for args, message in ((["--predict", "64"], "one value per model parameter"),
-                          (["--terms", "2"], "--terms goes with one parameter")):
+                          (["--terms", "2"], "--terms and --select go with one parameter"),
+                          (["--select", "extrap"], "--terms and --select go with one parameter")):
         res = CliRunner().invoke(cli, ["scaling", str(tmp_path), "--model", "--param", "ranks",
                                        "--param", "size", *args])
         assert res.exit_code == 2

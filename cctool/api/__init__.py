@@ -90,6 +90,7 @@ from cctool.api.reports import (
 from cctool.api.traces import (
     read_timeline,
     read_timeseries,
+    temporal_patterns,
     timeline,
     timeline_depth,
     timeline_html,
@@ -111,5 +112,5 @@ from cctool.render.tree_report import TreeView as TreeView
 __all__ = ["diff", "diff_runs", "div", "groupby", "history_add", "history_check", "history_page",
            "history_show", "hot_path", "imbalance", "imbalance_report", "parse_query", "peek",
            "query_table", "read", "read_timeline", "read_timeseries", "runs", "scaling", "select",
-           "source", "stats", "stats_correlate", "stats_test", "timeline", "timeline_depth",
-           "timeline_html", "timeline_summary", "tree"]
+           "source", "stats", "stats_correlate", "stats_test", "temporal_patterns", "timeline",
+           "timeline_depth", "timeline_html", "timeline_summary", "tree"]

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from cctool.render.layout import FitTable
 
 # The statistics of a value are in its unit; count and cv have none.
-_STATS_IN_UNIT = ("mean", "ci_low", "ci_high", "std", "min", "max", "median")
+_STATS_IN_UNIT = ("mean", "ci_low", "ci_high", "std", "min", "max", "median", "q1", "q3", "iqr",
+                  "lower_fence", "upper_fence", "lower_whisker", "upper_whisker")
 
 
 def stats_report(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
@@ -30,8 +31,10 @@ def stats_report(paths: Sequence[str], *, metric: str | None = None, agg: str = 
                  threshold: float = 0.0, where: Sequence[str] = (), fmt: str | None = None,
                  executor: Executor | None = None, options: ReadOptions | None = None,
                  ci: float | None = None, test: str | None = None,
-                 correlate: tuple[str, str] | None = None, precision: int = 4) -> Report:
-    """What ``cctool stats`` writes: the statistics of :func:`stats` (``test``: the test of
+                 correlate: tuple[str, str] | None = None, precision: int = 4,
+                 boxplot: bool = False) -> Report:
+    """What ``cctool stats`` writes: the statistics of :func:`stats` (``boxplot``: with the
+    boxplot statistics; ``test``: the test of
     :func:`stats_test` between two groups; ``correlate``: the correlation of two metrics of
     :func:`stats_correlate`) as a table for people, records, and across ranks the
     database's combined tree as a .cct."""
@@ -59,7 +62,7 @@ def stats_report(paths: Sequence[str], *, metric: str | None = None, agg: str = 
 
     found = stats(paths, metric=metric, agg=agg, group_by=group_by, percentiles=percentiles,
                   depth=depth, threshold=threshold, where=where, fmt=fmt, executor=executor,
-                  options=options, across=across, ci=ci)
+                  options=options, across=across, ci=ci, boxplot=boxplot)
     unit = found.unit
     cols = {c: unit for c in found.table.columns if c in _STATS_IN_UNIT
             or (c.startswith("p") and c[1:].replace(".", "").isdigit())}
@@ -83,7 +86,7 @@ def scaling_report(paths: Sequence[str], *, metric: str | None = None, agg: str 
                    where: Sequence[str] = (), view: str = "table", weak: bool = False,
                    percent: bool = False, threshold: float = 0.0, top: int | None = None,
                    group_by: str | None = None, model: bool = False, terms: int = 1,
-                   param: str | Sequence[str] | None = None,
+                   select: str = "significant", param: str | Sequence[str] | None = None,
                    predict: float | Sequence[float] | None = None, fmt: str | None = None,
                    executor: Executor | None = None, options: ReadOptions | None = None,
                    precision: int = 4) -> Report:
@@ -100,7 +103,7 @@ def scaling_report(paths: Sequence[str], *, metric: str | None = None, agg: str 
     result = scaling(paths, metric=metric, agg=agg, by=by, key=key,
                      key_from_name=key_from_name, where=where, view=view, weak=weak,
                      percent=percent, threshold=threshold, top=top, group_by=group_by,
-                     model=model, terms=terms, param=param, predict=predict, fmt=fmt,
+                     model=model, terms=terms, select=select, param=param, predict=predict, fmt=fmt,
                      executor=executor, options=options)
     if isinstance(result, MultiModels):
         multi = result

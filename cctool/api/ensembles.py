@@ -48,11 +48,12 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
           fmt: str | None = None, jobs: int | None = None, scheduler: str | None = None,
           executor: Executor | None = None, window: str | Window | None = None,
           options: ReadOptions | None = None, across: str = "runs",
-          ci: float | None = None) -> StatsResult:
+          ci: float | None = None, boxplot: bool = False) -> StatsResult:
     """``cctool stats``: per call path, statistics of ``metric`` over the runs (each run's
     ranks combined by ``agg``): count, mean, std, min, median, max and ``percentiles``,
     per group of ``group_by``; where runs are read as in :func:`runs`. ``ci``: add the
-    Student-t interval of the mean at that confidence (``ci_low``, ``ci_high``).
+    Student-t interval of the mean at that confidence (``ci_low``, ``ci_high``);
+    ``boxplot``: add the boxplot statistics, as Thicket's (:mod:`cctool.ops.stats_boxplot`).
 
     ``across="ranks"``: ``paths`` is one HPCToolkit database (v4, or XML with metric-db
     files) and the statistics are over its ranks, read in parts of whole ranks (on the
@@ -61,9 +62,14 @@ def stats(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean",
     from cctool.ops.stats import StatsOptions, ensemble_stats
 
     opts = StatsOptions(metric=metric, group_by=group_by, percentiles=tuple(percentiles),
-                        depth=depth, threshold=threshold)
+                        depth=depth, threshold=threshold, boxplot=boxplot)
     ex = _executor(executor, jobs, scheduler)
     if across == "ranks":
+        if boxplot:
+            from cctool.errors import CctoolError
+
+            raise CctoolError("boxplot statistics are over runs; across ranks, the values "
+                              "are reduced to a sketch")
         return _rank_stats(paths, agg, opts, ex)
     from cctool.ensemble import summaries
 
@@ -97,7 +103,7 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
             where: Sequence[str] = (), view: str = "table", weak: bool = False,
             percent: bool = False, threshold: float = 0.0, top: int | None = None,
             group_by: str | None = None, model: bool = False, terms: int = 1,
-            param: str | Sequence[str] | None = None,
+            select: str = "significant", param: str | Sequence[str] | None = None,
             predict: float | Sequence[float] | None = None, fmt: str | None = None,
             jobs: int | None = None, scheduler: str | None = None,
             executor: Executor | None = None, options: ReadOptions | None = None
@@ -109,7 +115,8 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
     each is read, as :func:`read` takes them).
 
     With ``model``, a performance model per row instead (Extra-P's PMNF with up to
-    ``terms`` terms, :mod:`cctool.ops.scaling_model`): ``.table`` ranks the rows by growth
+    ``terms`` terms, :mod:`cctool.ops.scaling_model`; ``select="extrap"`` keeps Extra-P's
+    choice where the default keeps only significant terms): ``.table`` ranks the rows by growth
     with formula, SMAPE, adjusted R^2 and, at ``predict``, the predicted value and its
     interval; ``.models`` holds each row's model. ``param`` names the model's parameter:
     ``ranks`` (the process count), ``threads``, ``size`` or a metadata key; two of them
@@ -147,7 +154,7 @@ def scaling(paths: Sequence[str], *, metric: str | None = None, agg: str = "mean
 
         at = None if point is None else point[0]
         return scaling_models(found, opts, ModelOptions(terms=terms, predict=at,
-                                                        symbol=symbol(one)))
+                                                        symbol=symbol(one), select=select))
     warn_combine(found, metric, agg)
     result: ScalingResult | ScalingGroups
     if group_by is not None:

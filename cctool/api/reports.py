@@ -256,21 +256,27 @@ def tree(profile: Profile, *, view: str = "top-down", to: str | None = None,
 
 def timeseries_report(path: str | os.PathLike[str], fmt: str | None = None, *,
                       metric: str | None = None, top: int = 5, precision: int = 4,
-                      options: ReadOptions | None = None) -> Report:
+                      options: ReadOptions | None = None, patterns: bool = False) -> Report:
     """What ``cctool timeseries`` writes: a row per snapshot with the ``metric`` of the
     ``top`` call paths across (text), or a record per snapshot and call path (every metric
-    unless ``metric`` names one, values in base units). A time series is read whole: a
-    window in ``options`` is refused."""
+    unless ``metric`` names one, values in base units). With ``patterns``, a row per call
+    path with the temporal pattern of ``metric`` instead (:func:`temporal_patterns`). A
+    time series is read whole: a window in ``options`` is refused."""
     from cctool.errors import CctoolError
     from cctool.ops.timeseries import load
     from cctool.render.emit import Report
-    from cctool.render.timeseries import series_table
+    from cctool.render.timeseries import pattern_table, series_table
 
     if options is not None and options.window is not None:
         raise CctoolError("--window applies to traces; a time series is read whole")
     series = load(path, fmt, [metric] if metric else None)
+    shown = series.shown(metric)
+    if patterns:
+        from cctool.ops.temporal import temporal_patterns
+
+        found = temporal_patterns(series, shown)
+        return Report(text=lambda _: pattern_table(found, shown),
+                      records=lambda: (found, {}))
     units = {c: None if m.unit in ("unknown", "") else m.unit for c, m in series.info.items()}
-    shown = series.table.columns[-1] if metric else series.default_metric or next(
-        iter(series.info))
     return Report(text=lambda _: series_table(series, shown, top, precision),
                   records=lambda: (series.table, {**units, "duration": "s"}))

@@ -44,6 +44,26 @@ def read_timeseries(path: str | os.PathLike[str], fmt: str | None = None, *,
     return load(path, fmt, metrics).table
 
 
+def temporal_patterns(path: str | os.PathLike[str], fmt: str | None = None, *,
+                      metric: str | None = None) -> pl.DataFrame:
+    """The temporal pattern of each call path's time series, as Thicket's
+    ``calc_temporal_pattern`` scores it: one row per node with ``node``, ``path``,
+    ``snapshots``, ``score`` (1 - mean / max over the loop's snapshots) and ``pattern``
+    (``constant``, ``phased``, ``dynamic``, ``sporadic``, or ``none`` for a path missing
+    from some snapshot); see :mod:`cctool.ops.temporal`.
+
+    Args:
+        path: the ``.cali`` file.
+        fmt: a reader name to skip detection.
+        metric: the metric scored (default: the profile's default metric).
+    """
+    from cctool.ops.temporal import temporal_patterns as patterns
+    from cctool.ops.timeseries import load
+
+    series = load(path, fmt, [metric] if metric else None)
+    return patterns(series, series.shown(metric))
+
+
 def timeline(path: str | os.PathLike[str], fmt: str | None = None, *,
              window: str | Window | None = None, buckets: int | None = None, width: int = 100,
              depth: int | str = "auto", top: int = 5, rank: Selection = None,

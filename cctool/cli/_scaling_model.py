@@ -6,16 +6,17 @@ import click
 
 
 def check_model_options(model: bool, terms: int, params: tuple[str, ...],
-                        predict: tuple[float, ...] | None) -> None:
-    """Usage errors of --terms, --param and --predict, before any run is read."""
-    if not model and (params or predict is not None or terms != 1):
-        raise click.UsageError("--terms, --param and --predict go with --model")
+                        predict: tuple[float, ...] | None, select: str = "significant"
+                        ) -> None:
+    """Usage errors of --terms, --select, --param and --predict, before any run is read."""
+    if not model and (params or predict is not None or terms != 1 or select != "significant"):
+        raise click.UsageError("--terms, --select, --param and --predict go with --model")
     if len(params) > 2:
         raise click.UsageError("--param: a model has one or two parameters")
     if predict is not None and len(predict) != max(len(params), 1):
         raise click.UsageError("--predict: one value per model parameter (P, or P,N)")
-    if len(params) == 2 and terms != 1:
-        raise click.UsageError("--terms goes with one parameter")
+    if len(params) == 2 and (terms != 1 or select != "significant"):
+        raise click.UsageError("--terms and --select go with one parameter")
 
 
 def model_point(_ctx: click.Context, _param: click.Parameter, value: str | None

@@ -8,10 +8,13 @@ import click
 
 def check_flags(profiles: tuple[str, ...], metric: str | None, across: str,
                 group_by: str | None, how: tuple[str | None, str | None, float | None, float],
-                windowed: bool, to: str) -> tuple[str, str] | None:
+                windowed: bool, to: str, boxplot: bool = False) -> tuple[str, str] | None:
     """Refuse flags that do not go together; the two metrics of ``--correlate M1,M2``
     (None without it). ``how`` is (--test, --correlate, --ci, --threshold)."""
     test, correlate, ci, threshold = how
+    if boxplot and (across == "ranks" or test is not None or correlate is not None):
+        raise click.UsageError("--boxplot is over runs: not with --across ranks, --test or "
+                               "--correlate")
     if across == "ranks":
         if ci is not None or test is not None or correlate is not None:
             raise click.UsageError("--ci, --test and --correlate are over runs, not "

@@ -58,6 +58,8 @@ AGGS = AGG_CHOICES  # over the ranks of one run, as everywhere; the default is m
               help="Fit Extra-P's model to each row, ranked by growth (5+ keys).")
 @click.option("--terms", type=click.IntRange(1, 3), default=1, show_default=True,
               help="--model: most terms.")
+@click.option("--select", type=click.Choice(["significant", "extrap"]), default="significant",
+              show_default=True, help="--model: significant terms only, or Extra-P's choice.")
 @click.option("--param", multiple=True, metavar="ranks|threads|size|KEY",
               help="--model: its parameter (default ranks); twice for two.")
 @click.option("--predict", default=None, metavar="P[,N]", callback=model_point,
@@ -76,7 +78,7 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
             key_from_name: str | None, where: tuple[str, ...], group_by: str | None,
             view: str, strong: bool,
             percent: bool, threshold: float, top: int | None, model: bool, terms: int,
-            param: tuple[str, ...], predict: tuple[float, ...] | None, precision: int,
+            select: str, param: tuple[str, ...], predict: tuple[float, ...] | None, precision: int,
             workers: ExecutorOptions, plot: str | None, width: int | None,
             to: str, output: str) -> None:
     """Compare runs of a program across process counts: a table of one metric with a row
@@ -105,13 +107,13 @@ def scaling(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
 
     if len(metrics) > 1:
         raise click.UsageError("scaling tabulates one metric; give --metric once")
-    check_model_options(model, terms, param, predict)
+    check_model_options(model, terms, param, predict, select)
     with progress("reading runs") as tick:
         report = api.scaling_report(
             profiles, metric=metrics[0] if metrics else None, agg=agg, by=by, key=key,
             key_from_name=key_from_name, where=where, view=view, weak=not strong,
             percent=percent, threshold=threshold, top=top, group_by=group_by, model=model,
-            terms=terms, param=param or None, predict=predict, fmt=fmt,
+            terms=terms, select=select, param=param or None, predict=predict, fmt=fmt,
             executor=executor(workers, tick), options=read_options, precision=precision)
     if plot:
         write_figure(report, plot)

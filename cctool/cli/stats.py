@@ -56,6 +56,8 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               default=None, metavar="LEVEL", help="Add Student's t interval of each mean at "
               "this confidence (e.g. 0.95) over the runs: ci_low, ci_high; with --test, the "
               "confidence of the change's interval (default 0.95).")
+@click.option("--boxplot", is_flag=True, help="Add boxplot statistics over the runs, as "
+              "Thicket's: q1, q3, iqr, fences at 1.5 iqr, whiskers, outliers and their runs.")
 @click.option("--correlate", default=None, metavar="M1,M2",
               help="Per path, Pearson's and Spearman's correlation of two metrics across "
               "the runs.")
@@ -68,7 +70,7 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
           read_options: ReadOptions, metric: str | None, agg: str, across: str,
           where: tuple[str, ...], group_by: str | None, percentiles: tuple[float, ...],
           depth: int | None, threshold: float, ci: float | None, test: str | None,
-          correlate: str | None, workers: ExecutorOptions, precision: int,
+          boxplot: bool, correlate: str | None, workers: ExecutorOptions, precision: int,
           width: int | None, to: str, output: str) -> None:
     """Statistics of one metric per call path across runs: the number of runs a path appears
     in, then over those runs mean, std (sample), cv, min, percentiles, median and max of its
@@ -91,6 +93,7 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
       cctool stats nightly/ --group-by ProblemSizeRunParam --test ttest --to csv
       cctool stats base-runs/ new-runs/ --test mannwhitney  # the runs of two folders
       cctool stats runs/ --correlate "Min time/rank (inc),Max time/rank (inc)"
+      cctool stats runs/ --boxplot --to csv -o boxplot.csv
     """
     from cctool import api
     from cctool.cli._io import progress, sink
@@ -98,12 +101,13 @@ def stats(ctx: click.Context, profiles: tuple[str, ...], fmt: str | None,
     from cctool.render.emit import emit
 
     pair = check_flags(profiles, metric, across, group_by, (test, correlate, ci, threshold),
-                       read_options.window is not None, to)
+                       read_options.window is not None, to, boxplot)
     label = "reading in parts" if across == "ranks" else "reading runs"
     with progress(label) as tick:
         report = api.stats_report(profiles, metric=metric, agg=agg, across=across,
                                   group_by=group_by, percentiles=percentiles, depth=depth,
                                   threshold=threshold, where=where, fmt=fmt,
                                   executor=executor(workers, tick), options=read_options,
-                                  ci=ci, test=test, correlate=pair, precision=precision)
+                                  ci=ci, test=test, correlate=pair, precision=precision,
+                                  boxplot=boxplot)
     emit(report, to, sink(ctx, output, width))

@@ -6,8 +6,9 @@ combines the single-parameter models:
 1. For each parameter, the measurement points along it: the runs grouped by the other
    parameter's value, the groups with the most points kept, and their values averaged per
    value of this parameter (all points when every line is complete).
-2. A single-parameter model of those points (:func:`cctool.ops.pmnf.fit_batch`, one term);
-   its term, if any, is the parameter's candidate term.
+2. A single-parameter model of those points (:func:`cctool.ops.pmnf.fit_batch`, one term,
+   Extra-P's selection without the significance test); its term, if any, is the
+   parameter's candidate term.
 3. No term: the constant model, the mean of all points. One term: that term alone, with
    the coefficients of the single-parameter fit or refitted to all points, whichever has
    the smaller SMAPE. Two terms ``a`` and ``b``: the hypotheses ``a*b``, ``a+b``,
@@ -127,7 +128,7 @@ def _single(points: np.ndarray, values: np.ndarray, k: int
     """Along parameter ``k``: each series' single-parameter term (None for a constant) and
     its coefficients (constant, term)."""
     xs, ys = _line(points, values, k)
-    fit = pmnf.fit_batch(xs, ys, terms=1)
+    fit = pmnf.fit_batch(xs, ys, terms=1, select="extrap")
     chosen = [fit.terms_of(s)[0] if fit.terms_of(s) else None for s in range(values.shape[1])]
     return chosen, np.nan_to_num(fit.coefficients[:, :2])
 

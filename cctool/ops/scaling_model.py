@@ -3,9 +3,10 @@
 The input is the scaling table (:func:`cctool.ops.scaling.scaling`, the values view): one
 value per call path (or name, file, module) and run key, the ranks of a run combined by the
 table's aggregation and runs sharing a key averaged. Each row becomes a function of the key,
-selected and fitted as Extra-P does (:mod:`cctool.ops.pmnf`). The key is the model's
-parameter: the process count by default, or the metadata key a parameter name resolves to
-(:func:`parameter_key`).
+selected and fitted as Extra-P does, each term kept only when it is statistically
+significant unless Extra-P's own choice is asked for (:mod:`cctool.ops.pmnf`). The key is
+the model's parameter: the process count by default, or the metadata key a parameter name
+resolves to (:func:`parameter_key`).
 
 - The runs must hold at least :data:`~cctool.ops.pmnf.MIN_POINTS` distinct numeric keys,
   all > 0, and a model of N terms N + 3 of them (each left-out fit keeps a degree of
@@ -53,12 +54,15 @@ class ModelOptions:
         predict: a parameter value to predict at, or None.
         confidence: of the prediction interval.
         symbol: the parameter's name in formulas.
+        select: ``significant`` (every term significant, the default) or ``extrap``
+            (Extra-P's basic modeler's choice); see :mod:`cctool.ops.pmnf`.
     """
 
     terms: int = 1
     predict: float | None = None
     confidence: float = 0.95
     symbol: str = "p"
+    select: str = "significant"
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,6 +187,9 @@ def fit_table(result: ScalingResult, opts: ModelOptions) -> ScalingModels:
     """A model per row of ``result`` (see the module docstring)."""
     if opts.terms < 1:
         raise ScalingError("a model has at least one term")
+    if opts.select not in pmnf.SELECTIONS:
+        raise ScalingError(f"a model's selection is {' or '.join(pmnf.SELECTIONS)}, "
+                           f"not {opts.select!r}")
     keys = _points(result)
     if len(keys) < opts.terms + 3:
         raise ScalingError(f"a model of {opts.terms} terms needs runs at {opts.terms + 3} or "
@@ -198,7 +205,8 @@ def fit_table(result: ScalingResult, opts: ModelOptions) -> ScalingModels:
         if pattern.sum() < max(pmnf.MIN_POINTS, opts.terms + 3):
             continue
         rows = np.flatnonzero(which.ravel() == k)
-        fit = pmnf.fit_batch(keys[pattern], values[np.ix_(rows, pattern)].T, opts.terms)
+        fit = pmnf.fit_batch(keys[pattern], values[np.ix_(rows, pattern)].T, opts.terms,
+                             opts.select)
         for s, r in enumerate(rows):
             models[labels[r]] = _model(fit, s, labels[r], values[r, pattern])
     table = _ranked(models, result, opts)

@@ -11,6 +11,7 @@ metadata key groups them, the table gives:
 - ``mean``, ``std`` (sample standard deviation, ddof = 1, as pandas and Thicket compute it;
   null for one run), ``cv`` = std / mean, ``min``, ``max``, ``median`` and percentiles
   (linear interpolation between order statistics, as ``numpy.percentile``'s default).
+- with ``boxplot``, the boxplot statistics (:mod:`cctool.ops.stats_boxplot`).
 
 Runs whose metric has another unit than the first run's are refused, not mixed.
 """
@@ -43,6 +44,7 @@ class StatsOptions:
         percentiles: percentiles to add besides the median, each in (0, 100).
         depth: keep paths at most this many levels deep (roots are level 1).
         threshold: drop paths whose largest mean is below this fraction of the largest root's.
+        boxplot: add the boxplot statistics (quartiles, fences, whiskers, outliers).
     """
 
     metric: str | None = None
@@ -50,6 +52,7 @@ class StatsOptions:
     percentiles: tuple[float, ...] = (25.0, 75.0)
     depth: int | None = None
     threshold: float = 0.0
+    boxplot: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,6 +163,10 @@ def ensemble_stats(runs: Sequence[RunSummary], opts: StatsOptions) -> StatsResul
     group, order = _run_groups(runs, opts.group_by)
     long = pv.values.with_columns(group=pl.Series(group).gather(pv.values["run"]))
     table = _aggregate(long, opts.percentiles)
+    if opts.boxplot:
+        from cctool.ops.stats_boxplot import boxplot
+
+        table = table.join(boxplot(long, [r.path for r in runs]), on=["group", "path"])
     table = _in_tree_order(table, pv, opts)
     # Groups in group_runs' order (numbers by value, "(none)" last), as every command has them.
     table = (table.with_columns(pl.col("group").replace_strict(order, return_dtype=pl.Int64)

@@ -50,6 +50,13 @@ class TimeSeries:
     info: dict[str, Metric]
     default_metric: str | None = None
 
+    def shown(self, metric: str | None) -> str:
+        """The column of ``metric`` as :func:`load` kept it (its last), else the default
+        metric, else the first."""
+        if metric:
+            return self.table.columns[-1]
+        return self.default_metric or next(iter(self.info))
+
 
 def load(path: str | os.PathLike[str], fmt: str | None = None,
          metrics: Sequence[str] | None = None) -> TimeSeries:

@@ -137,7 +137,8 @@ def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     title = f"{result.metric}{unit} across {result.runs} {result.across}" + (
         f", by {result.group_key}" if grouped else "")
     info = describe(result.metric, result.unit)
-    numbers = [c for c in t.columns if c not in ("path", "name", "depth", result.group_key)]
+    numbers = [c for c in t.columns
+               if c not in ("path", "name", "depth", "outlier_runs", result.group_key)]
     columns = []
     if grouped:
         labels = [str(v) for v in t[str(result.group_key)].to_list()]
@@ -149,14 +150,15 @@ def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     for c in numbers:
         columns.append(Column(c, [_number(v, c, precision, info) for v in t[c].to_list()]))
     spread = [c for c in numbers if c.startswith("p") and c[1:].replace(".", "").isdigit()]
-    return FitTable(columns, [*spread, "std", "median", "min", "max"], title=title,
+    box = ["lower_whisker", "upper_whisker", "lower_fence", "upper_fence", "iqr", "q1", "q3"]
+    return FitTable(columns, [*spread, *box, "std", "median", "min", "max"], title=title,
                     hint="see --to csv")
 
 
 def _number(value: Any, column: str, precision: int, info: Metric | None = None) -> str:
     if value is None:
         return ""
-    if column == "count":
+    if column in ("count", "outliers"):
         return str(value)
     if column == "cv":
         return format_value(float(value), None, precision)

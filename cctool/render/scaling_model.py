@@ -30,7 +30,8 @@ def title(models: ScalingModels) -> str:
     o = models.options
     terms = "1 term" if o.terms == 1 else f"up to {o.terms} terms"
     return (f"Models of {describe(models.scaling)}, {o.symbol} = "
-            f"{models.scaling.key_name} ({terms}; leave-one-out SMAPE, as Extra-P)")
+            f"{models.scaling.key_name} ({terms}; leave-one-out SMAPE, as Extra-P"
+            + (")" if o.select == "extrap" else "; significant terms only)"))
 
 
 def notes(models: ScalingModels) -> list[str]:

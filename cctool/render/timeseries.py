@@ -9,6 +9,7 @@ did not run in that snapshot (or a level measured elsewhere).
 
 from __future__ import annotations
 
+import polars as pl
 from rich.console import Group
 
 from cctool.ops.timeseries import TimeSeries, top_paths
@@ -44,6 +45,22 @@ def series_table(series: TimeSeries, metric: str, top: int = 5, precision: int =
         notes.append(f"no call path has a value of {metric}")
     fit = FitTable(columns, optional, notes=notes)
     return Group(Title(title or f"{metric} per snapshot"), fit)
+
+
+def pattern_table(table: pl.DataFrame, metric: str) -> Group:
+    """The temporal pattern per call path (:func:`cctool.ops.temporal.temporal_patterns`),
+    indented by depth."""
+    paths = table["path"].to_list()
+    columns = [
+        Column("call path", ["  " * p.count(" / ") + _leaf(p) for p in paths], "tree"),
+        Column("snapshots", [str(n) for n in table["snapshots"]]),
+        Column("score", ["" if s is None else f"{s:.3f}" for s in table["score"]]),
+        Column("pattern", table["pattern"].to_list(), "mark", right=False),
+    ]
+    notes = ["score = 1 - mean / max over the loop's snapshots (Thicket's temporal score): "
+             "constant < 0.2 <= phased < 0.4 <= dynamic < 0.6 <= sporadic; none: the path "
+             "is missing from some snapshot"]
+    return Group(Title(f"temporal pattern of {metric}"), FitTable(columns, [], notes=notes))
 
 
 def _leaf(path: str) -> str:
