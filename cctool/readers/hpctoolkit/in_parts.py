@@ -102,7 +102,7 @@ def open_v4(path: str | Path) -> Database:
         raise CctoolError(f"{path}: not an HPCToolkit v4 database (meta.db + profile.db)")
     meta = v4.meta_of(folder)
     tree = v4.tree_of(meta)
-    prof = Db(folder / "profile.db", b"prof", v4.NAME)
+    prof = Db(folder / "profile.db", b"prof", v4.NAME, mapped=False)  # maybe past the limit
     infos, tuples = v4.profile_infos(prof)
     rank, thread, _ = v4.locations(tuples, meta["kinds"], infos["flags"])
     order = np.lexsort((thread, rank))
