@@ -15,6 +15,7 @@ metric), so memory stays bounded whatever the database's size.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,7 +221,7 @@ def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
         per_entry.append(count)
         metric_ids.append(vals["metric"])
         value.append(vals["value"])
-    out = np.empty((2 * scan_.ncols, profiles.size, scan_.parent.size))
+    out = scratch("block", (2 * scan_.ncols, profiles.size, scan_.parent.size), np.float64)
     if not ids:
         out.fill(0.0)
         return out
@@ -251,7 +252,27 @@ def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
     lo, hi = int(starts.min()), int((starts + sizes).max())
     if hi - lo > 2 * int(sizes.sum()) + SLAB_GAP or hi > prof.size:
         return prof
-    return prof.slab(lo, hi - lo)
+    return prof.slab(lo, hi - lo, scratch("slab", (hi - lo,), np.uint8))
+
+
+_SCRATCH = threading.local()
+
+
+def scratch(name: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """A buffer of this thread, reused from chunk to chunk: fresh pages for every chunk cost
+    as much system time as the chunk's whole computation. Held until :func:`drop_scratch`
+    or the thread's end (the scanning threads end with the scan)."""
+    size = int(np.prod(shape))
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.size < size or buf.dtype != dtype:
+        buf = np.empty(size, dtype=dtype)
+        setattr(_SCRATCH, name, buf)
+    return buf[:size].reshape(shape)
+
+
+def drop_scratch() -> None:
+    """Free this thread's buffers (the calling thread may scan a range itself)."""
+    _SCRATCH.__dict__.clear()
 
 
 def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
