@@ -88,11 +88,13 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     folder = folder_of(path)
     try:
         prof = Db(folder / "profile.db", b"prof", NAME)
-        # Numba's load (when the compiled kernel pays) overlaps the read of meta.db; a value
-        # takes 10 bytes of the file.
-        warm = threading.Thread(target=_warm_kernel, args=(prof.size // 10,), daemon=True)
-        warm.start()
         infos, tuples = profile_infos(prof)
+        # Numba's load, when the compiled kernel pays for the values scatter() will read (the
+        # file's size overstates them: below the threshold the NumPy twin is the faster),
+        # overlaps the read of meta.db.
+        work = int(infos["nvalues"][(infos["flags"] & 1) == 0].sum())
+        warm = threading.Thread(target=_warm_kernel, args=(work,), daemon=True)
+        warm.start()
         meta = meta_of(folder)
         return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
