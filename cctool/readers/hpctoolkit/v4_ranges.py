@@ -3,11 +3,13 @@
 A :class:`Scan` holds what every range needs: how context ids map to contexts, each
 context's owner (the node its cost goes to, as the ``hpctoolkit-v4`` reader folds contexts)
 and the reader's tree of kept contexts in preorder. :func:`scan` reads the profiles of one
-range straight from the memory-mapped file (``np.ndarray`` views, no copy of the file),
-derives each profile's own costs exactly as the reader does (one ``bincount`` over the range:
-inclusive values less the children's, rounding noise cleared), adds subtree sums per profile,
-sums the threads of each rank, and reduces the range to :class:`Sums`: arrays that merge
-exactly (sums add, extremes combine), so ranges may run on threads or Dask workers.
+range from the file, not a mapping of it (a ``profile.db`` may be larger than the address
+space a limit leaves): each chunk's sections in one read where they lie together, into a
+buffer the thread reuses. One kernel call per chunk (``kernels.profile_block``) derives each
+profile's own costs exactly as the reader does (the same terms in the same order: inclusive
+values less the children's, rounding noise cleared) and their subtree sums; the threads of
+each rank are then summed and the range reduced to :class:`Sums`: arrays that merge exactly
+(sums add, extremes combine), so ranges may run on threads or Dask workers.
 
 Only one chunk of a few dozen profiles is dense at a time (``profiles × nodes`` values per
 metric), so memory stays bounded whatever the database's size.
