@@ -47,23 +47,31 @@ def _cctool(*args: str) -> list[str]:
 def _timed(cmd: list[str], limit: int | None = None) -> tuple[float, float]:
     """(wall, CPU) seconds of ``cmd`` in a fresh process (from the repository root, so it
     runs this checkout), under an address-space limit when given; fails on an error."""
+
     def cap() -> None:
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, preexec_fn=cap,
-                   env={**os.environ, "PYTHONPATH": str(REPO)})
+    subprocess.run(
+        cmd,
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=cap,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
 
-def _interleaved(sides: dict[str, Callable[[], tuple[float, float]]],
-                 runs: int) -> dict[str, tuple[float, float]]:
+def _interleaved(
+    sides: dict[str, Callable[[], tuple[float, float]]], runs: int
+) -> dict[str, tuple[float, float]]:
     """Each side once per round, ``runs`` rounds (after one untimed round: page cache and
     kernel cache warm); per side the best wall and the best CPU."""
     for run in sides.values():
@@ -79,8 +87,12 @@ def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
-def _report(title: str, best: dict[str, tuple[float, float]], ratios: dict[str, tuple[str, str]],
-            load: tuple[float, float]) -> dict[str, object]:
+def _report(
+    title: str,
+    best: dict[str, tuple[float, float]],
+    ratios: dict[str, tuple[str, str]],
+    load: tuple[float, float],
+) -> dict[str, object]:
     """The notes of the measurement: both sides, the ratios, and those as lines to print."""
     notes: dict[str, object] = {"load_1min": list(load)}
     lines = [f"{title} (load {load[0]:.1f} -> {load[1]:.1f})"]
@@ -131,16 +143,29 @@ def _stream_row(nodes: int, ranks: int, runs: int) -> Measurement:
     db = _db("v4", nodes, ranks)
     tree = ("tree", str(db), "--agg", "mean", "--depth", "3")
     load0 = _load()
-    best = _interleaved({
-        "stream-2GiB": lambda: _timed(_cctool(*tree, "--stream"), LIMIT),
-        "numpy-floor": lambda: _timed([sys.executable, "-c", _FLOOR, str(db / "profile.db")]),
-        "whole-read": lambda: _timed(_cctool(*tree, "--no-stream")),
-    }, runs)
-    notes = _report(f"tree --agg mean of {nodes} x {ranks} under ulimit -v 2 GiB", best,
-                    {"stream/floor": ("stream-2GiB", "numpy-floor"),
-                     "stream/whole": ("stream-2GiB", "whole-read")}, (load0, _load()))
-    return Measurement(wall_s=best["stream-2GiB"][0], rows=nodes * ranks,
-                       peak_rss_mb=children_peak_rss_mb(), notes=notes)
+    best = _interleaved(
+        {
+            "stream-2GiB": lambda: _timed(_cctool(*tree, "--stream"), LIMIT),
+            "numpy-floor": lambda: _timed([sys.executable, "-c", _FLOOR, str(db / "profile.db")]),
+            "whole-read": lambda: _timed(_cctool(*tree, "--no-stream")),
+        },
+        runs,
+    )
+    notes = _report(
+        f"tree --agg mean of {nodes} x {ranks} under ulimit -v 2 GiB",
+        best,
+        {
+            "stream/floor": ("stream-2GiB", "numpy-floor"),
+            "stream/whole": ("stream-2GiB", "whole-read"),
+        },
+        (load0, _load()),
+    )
+    return Measurement(
+        wall_s=best["stream-2GiB"][0],
+        rows=nodes * ranks,
+        peak_rss_mb=children_peak_rss_mb(),
+        notes=notes,
+    )
 
 
 @case("fast-v4-stream-2gib-35k-2048", prepare=lambda: _db("v4", 35_000, 2048))
@@ -161,20 +186,42 @@ def stream_10k_448() -> Measurement:
 def _read_row(nodes: int, ranks: int, runs: int) -> Measurement:
     v4, xml = _db("v4", nodes, ranks), _db("xml", nodes, ranks)
     load0 = _load()
-    best = _interleaved({"v4-read": lambda: _timed(_cctool("read", str(v4))),
-                         "xml-read": lambda: _timed(_cctool("read", str(xml)))}, runs)
-    notes = _report(f"cctool read, {nodes} x {ranks} x 2 metrics, v4 against XML", best,
-                    {"v4/xml": ("v4-read", "xml-read")}, (load0, _load()))
-    return Measurement(wall_s=best["v4-read"][0], rows=nodes * ranks,
-                       peak_rss_mb=children_peak_rss_mb(), notes=notes)
+    best = _interleaved(
+        {
+            "v4-read": lambda: _timed(_cctool("read", str(v4))),
+            "xml-read": lambda: _timed(_cctool("read", str(xml))),
+        },
+        runs,
+    )
+    notes = _report(
+        f"cctool read, {nodes} x {ranks} x 2 metrics, v4 against XML",
+        best,
+        {"v4/xml": ("v4-read", "xml-read")},
+        (load0, _load()),
+    )
+    return Measurement(
+        wall_s=best["v4-read"][0],
+        rows=nodes * ranks,
+        peak_rss_mb=children_peak_rss_mb(),
+        notes=notes,
+    )
 
 
-for _nodes, _ranks, _label, _quick in ((1_000, 64, "1k-64", True), (10_000, 448, "10k-448", True),
-                                       (35_000, 512, "35k-512", False)):
+for _nodes, _ranks, _label, _quick in (
+    (1_000, 64, "1k-64", True),
+    (10_000, 448, "10k-448", True),
+    (35_000, 512, "35k-512", False),
+):
+
     def _row(nodes: int = _nodes, ranks: int = _ranks) -> Measurement:
         return _read_row(nodes, ranks, 5)
 
-    _row.__doc__ = (f"cctool read of a v4 database against the XML database of the same tree "
-                    f"({_label}, 2 metrics): whole processes, interleaved, best of 5")
-    case(f"fast-v4-read-vs-xml-{_label}", quick=_quick,
-         prepare=lambda n=_nodes, r=_ranks: [_db("v4", n, r), _db("xml", n, r)])(_row)
+    _row.__doc__ = (
+        f"cctool read of a v4 database against the XML database of the same tree "
+        f"({_label}, 2 metrics): whole processes, interleaved, best of 5"
+    )
+    case(
+        f"fast-v4-read-vs-xml-{_label}",
+        quick=_quick,
+        prepare=lambda n=_nodes, r=_ranks: [_db("v4", n, r), _db("xml", n, r)],
+    )(_row)
