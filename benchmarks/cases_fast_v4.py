@@ -107,6 +107,10 @@ def _report(
     return notes
 
 
+def _measured(wall: float, cells: int, notes: dict[str, object]) -> Measurement:
+    return Measurement(wall_s=wall, rows=cells, peak_rss_mb=children_peak_rss_mb(), notes=notes)
+
+
 # The floor of the streamed read: profile.db read in blocks of 64 profiles, each block's
 # bytes at once, every value of every profile added up with NumPy.
 _FLOOR = """
@@ -160,12 +164,7 @@ def _stream_row(nodes: int, ranks: int, runs: int) -> Measurement:
         },
         (load0, _load()),
     )
-    return Measurement(
-        wall_s=best["stream-2GiB"][0],
-        rows=nodes * ranks,
-        peak_rss_mb=children_peak_rss_mb(),
-        notes=notes,
-    )
+    return _measured(best["stream-2GiB"][0], nodes * ranks, notes)
 
 
 @case("fast-v4-stream-2gib-35k-2048", prepare=lambda: _db("v4", 35_000, 2048))
@@ -199,12 +198,7 @@ def _read_row(nodes: int, ranks: int, runs: int) -> Measurement:
         {"v4/xml": ("v4-read", "xml-read")},
         (load0, _load()),
     )
-    return Measurement(
-        wall_s=best["v4-read"][0],
-        rows=nodes * ranks,
-        peak_rss_mb=children_peak_rss_mb(),
-        notes=notes,
-    )
+    return _measured(best["v4-read"][0], nodes * ranks, notes)
 
 
 for _nodes, _ranks, _label, _quick in (
