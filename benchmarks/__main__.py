@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     import benchmarks.cases  # noqa: F401  (registers the cases)
     import benchmarks.cases_ensembles  # noqa: F401
     import benchmarks.cases_fast_faces  # noqa: F401
+    import benchmarks.cases_fast_v4  # noqa: F401
     import benchmarks.cases_speed  # noqa: F401
     import benchmarks.cases_views  # noqa: F401
 
@@ -120,6 +121,8 @@ def _run(c: Case, hatchet: dict[str, Any] | None = None) -> dict[str, Any]:
             row.update(got)
             return row
         row.update(got)
+    for line in row.get("notes", {}).get("printed", []):  # a case's own lines: both sides
+        print(f"  {line}", file=sys.stderr)
     if row.get("rows") and row.get("wall_s"):
         row["rows_per_s"] = row["rows"] / row["wall_s"]
     peer = (row.get("notes") or {}).get("peer_s")

@@ -357,8 +357,8 @@ def estimate(folder: Path) -> int:
     from cctool.readers.hpctoolkit import v4
     from cctool.readers.hpctoolkit._v4_db import Db
 
-    prof = Db(folder / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4.profile_infos(prof)
+    # Read, not mapped: the file may be larger than the address space a limit leaves.
+    infos = v4.profile_table(Db(folder / "profile.db", b"prof", v4.NAME, mapped=False))
     real = (infos["flags"] & 1) == 0
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())

@@ -77,6 +77,34 @@ def test_ranges_split_anywhere_give_the_same_statistics(v4db: Path) -> None:
             frame.validate()
 
 
+def test_the_scan_reads_profile_db_without_mapping_it(v4db: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile.db larger than the address space a limit leaves cannot be mapped: the scan
+    reads it in pieces, the values bit for bit those of one range read whole."""
+    from cctool.readers.hpctoolkit._v4_db import Db
+
+    whole = reduce_db(open_v4(v4db), tasks=1)
+    mapped, unmapped = Db(v4db / "profile.db", b"prof", "t"), \
+        Db(v4db / "profile.db", b"prof", "t", mapped=False)
+    dt = np.dtype("<u8")
+    for off, count in ((16, 4), (100, 7), (mapped.size - 16, 2)):
+        assert unmapped.array(dt, off, count, 8).tolist() == mapped.array(dt, off, count).tolist()
+        slab = unmapped.slab(off - 8, 8 * count + 8)
+        assert slab.array(dt, off, count).tolist() == mapped.array(dt, off, count).tolist()
+    with pytest.raises(cctool.CctoolError, match="past the end"):
+        unmapped.array(dt, unmapped.size - 4, 1)
+    real = np.memmap
+
+    def refuse(path: object, *args: object, **kwargs: object) -> np.memmap:
+        assert Path(str(path)).name != "profile.db", "profile.db mapped"
+        return real(path, *args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(np, "memmap", refuse)
+    sums = reduce_db(open_v4(v4db), tasks=1)
+    assert sums.total.tobytes() == whole.total.tobytes()
+    assert sums.m2.tobytes() == whole.m2.tobytes()
+
+
 @pytest.mark.parametrize("name", ["loops-perf.nostruct.d", "small.nostruct.d"])
 def test_tree_in_parts_of_hpctoolkits_own_databases(name: str) -> None:
     """Databases hpcprof wrote (no structure information: names from code offsets)."""

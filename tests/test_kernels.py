@@ -212,6 +212,35 @@ def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     assert np.array_equal(want[:, 2].ravel(), own)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
+    """Several profiles at once: each one's own costs as ``profile_own_costs`` gives them,
+    and their subtree sums as ``subtree_sums`` adds them, in both twins."""
+    rng = np.random.default_rng(seed)
+    rows, ncols, k = 50, 2, 3
+    parent = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, rows)], dtype=np.int64)
+    parts = []
+    for _ in range(k):
+        entries = int(rng.integers(0, 80))
+        count = rng.integers(0, 3, entries).astype(np.int64)
+        parts.append((rng.integers(-1, rows + 1, entries).astype(np.int64),
+                      rng.integers(-1, rows + 1, entries).astype(np.int64), count,
+                      rng.integers(-1, ncols, int(count.sum())).astype(np.int64),
+                      rng.lognormal(size=int(count.sum()))))
+    first, second, count, col, val = (np.concatenate([p[j] for p in parts]) for j in range(5))
+    bounds = [np.concatenate([[0], np.cumsum([p[j].size for p in parts])]).astype(np.int64)
+              for j in (0, 3)]
+    got, want = np.full((2 * ncols, k, rows), 9.0), np.full((2 * ncols, k, rows), 9.0)
+    _jit.profile_block(first, second, count, col, val, *bounds, parent, got)
+    _reference.profile_block(first, second, count, col, val, *bounds, parent, want)
+    assert np.array_equal(got, want)
+    for p, (f, s, c, m, v) in enumerate(parts):
+        own = np.zeros((ncols, rows))
+        _reference.profile_own_costs(f, s, c, m, v, own)
+        assert np.array_equal(want[0::2, p], own)
+        assert np.array_equal(want[1::2, p], _reference.subtree_sums(own, parent))
+
+
 def test_heaviest_paths_of_a_deep_chain() -> None:
     """Frames nested 200 deep (one child each, then a fork at the bottom): groups of
     neighbouring frames give the same paths in both twins; the compiled one starts each group

@@ -16,6 +16,8 @@ Kernels:
     subtract_strided(values, child, parent, stride, blocks) -> in place, per sub-block
     metric_db_rows(raw, keep, child, parent, exclusive, out, first) -> decode metric-db files
     profile_own_costs(first, second, count, col, val, out) -> one v4 profile's own costs
+    profile_block(first, second, count, col, val, entries, values, parent, out) -> several
+        profiles' own costs and their subtree sums
     sorted_membership(needles, sorted_haystack) -> bool per needle
     group_block_sums(block[l, n], group, keep, ngroups) -> per location, sums per node group
     graph_dfs(offsets, targets, roots) -> depth-first display rows of a directed graph
@@ -239,6 +241,13 @@ def warm_profile_own_costs(work: int) -> None:
         # slots) block, strided (several metrics) or contiguous (one)
         for plane in (np.zeros((2, 2, 2))[:, 0], np.zeros((1, 1))):
             kernel(i64, i64, i64, i64, np.zeros(1), plane)
+
+
+def profile_block_impl(work: int) -> tuple[Callable[..., None], bool]:
+    """The kernel of several v4 profiles at once (see ``_reference.profile_block``) for
+    ``work`` values in all, and whether it is the compiled one (which releases the GIL)."""
+    impl = _fast(work >= PROFILE_COSTS_COMPILED_WORK)
+    return impl.profile_block, impl is not _reference
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -93,6 +93,10 @@ def compile_all() -> Path:
     # strided view, or (many metrics) a contiguous array.
     for out in (np.zeros((4, 2, 4))[:, 0], np.zeros((4, 4))):
         _jit.profile_own_costs(w, w, np.ones(4, dtype=np.int64), w, np.ones(4), out)
+    # The streamed v4 scan: a (2 x metrics, profiles, slots) block of several profiles.
+    bounds = np.array([0, 2, 4], dtype=np.int64)
+    _jit.profile_block(w, w, np.ones(4, dtype=np.int64), w * 0, np.ones(4), bounds, bounds,
+                       np.array([-1, 0, 1, 1], dtype=np.int64), np.zeros((2, 2, 4)))
     _jit.sorted_membership(idx, idx)
     _jit.group_block_sums(r(f64), idx, r(np.ones(4, dtype=np.bool_)), 4)
     _jit.path_hashes(i64, idx, 0)

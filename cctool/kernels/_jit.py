@@ -301,6 +301,26 @@ def profile_own_costs(first, second, count, col, val, out):  # pragma: no cover 
                 out[c, r] = 0.0
 
 
+@njit(cache=True, nogil=True)
+def profile_block(first, second, count, col, val, entries, values, parent,
+                  out):  # pragma: no cover - compiled
+    ncols = out.shape[0] // 2
+    nrows = out.shape[2]
+    for p in range(out.shape[1]):
+        e0, e1, v0, v1 = entries[p], entries[p + 1], values[p], values[p + 1]
+        profile_own_costs(first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1],
+                          out[0::2, p])
+        for c in range(ncols):
+            own = out[2 * c, p]
+            inc = out[2 * c + 1, p]
+            for r in range(nrows):
+                inc[r] = own[r]
+            for i in range(nrows - 1, -1, -1):  # as subtree_sums: children by falling id
+                q = parent[i]
+                if q >= 0:
+                    inc[q] += inc[i]
+
+
 @njit(cache=True)
 def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
     # Same results as the reference. Where parents come before children (parent[i] < i)

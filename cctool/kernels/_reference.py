@@ -355,6 +355,28 @@ def profile_own_costs(
     out[...] = own.reshape(ncols, nrows)
 
 
+def profile_block(
+    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
+    val: np.ndarray, entries: np.ndarray, values: np.ndarray, parent: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """The own costs and their subtree sums of several v4 profiles, into ``out`` (metric
+    column ``c``'s own costs at ``2c``, their subtree sums at ``2c + 1``; profiles; rows of a
+    preorder-numbered tree ``parent``).
+
+    Profile ``p``'s context index entries are ``entries[p]:entries[p + 1]`` of ``first``,
+    ``second`` and ``count``, its values ``values[p]:values[p + 1]`` of ``col`` and ``val``:
+    each profile exactly as :func:`profile_own_costs`, then :func:`subtree_sums` per row.
+    """
+    ncols = out.shape[0] // 2
+    for p in range(out.shape[1]):
+        e0, e1, v0, v1 = entries[p], entries[p + 1], values[p], values[p + 1]
+        profile_own_costs(first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1],
+                          out[0::2, p])
+    for c in range(ncols):
+        out[2 * c + 1] = subtree_sums(out[2 * c], parent)
+
+
 def heaviest_paths(
     starts: np.ndarray, node: np.ndarray, ns: np.ndarray, parent: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

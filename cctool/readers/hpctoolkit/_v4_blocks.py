@@ -75,8 +75,12 @@ def _rows_of(tree: TreePlan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def plan(meta: dict[str, Any], tree: dict[str, np.ndarray],
          error: Callable[[str], Exception]) -> Plan:
     """The :class:`Plan` of a database (``error(msg)`` makes the reader's exception)."""
-    tree_ = tree_plan(meta, tree, error)
-    return Plan(tree_, None if tree_.table is None else _rows_of(tree_, tree_.table))
+    return rows_plan(tree_plan(meta, tree, error))
+
+
+def rows_plan(tree: TreePlan) -> Plan:
+    """The :class:`Plan` over a :class:`~.tree_plan.TreePlan` (its lookup tables made)."""
+    return Plan(tree, None if tree.table is None else _rows_of(tree, tree.table))
 
 
 @dataclass

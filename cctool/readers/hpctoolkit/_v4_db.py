@@ -8,6 +8,7 @@ must use them, so later minor versions can grow the structures).
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,10 @@ ENTRY = dtype({"size": ("<u8", 0), "children": ("<u8", 8), "id": ("<u4", 16),
 
 
 class Db:
-    """One memory-mapped ``*.db`` file whose reads all check their bounds."""
+    """One ``*.db`` file whose reads all check their bounds: memory-mapped, or (``mapped=False``)
+    read piece by piece, so a file larger than the address space left can still be scanned."""
 
-    def __init__(self, path: Path, fmt: bytes, reader: str) -> None:
+    def __init__(self, path: Path, fmt: bytes, reader: str, mapped: bool = True) -> None:
         self.path, self.reader = path, reader
         if not path.is_file():
             raise ReaderError(path, "missing from the database", fmt=reader)
@@ -49,12 +51,18 @@ class Db:
         self.size = path.stat().st_size
         if self.size < 16 + 16 * nsections + 8:
             raise self.error("truncated header")
-        self.buf = np.memmap(path, dtype=np.uint8, mode="r")
-        if bytes(self.buf[:10]) != b"HPCTOOLKIT" or bytes(self.buf[10:14]) != fmt:
+        self._map: np.ndarray | None = None
+        self._fd: int | None = None
+        if mapped:
+            self._map = np.memmap(path, dtype=np.uint8, mode="r")
+        else:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        head, tail = self.read(0, 16), self.read(self.size - 8, 8)
+        if bytes(head[:10]) != b"HPCTOOLKIT" or bytes(head[10:14]) != fmt:
             raise self.error(f"not an HPCToolkit '{fmt.decode()}' file")
-        if self.buf[14] != 4:
-            raise self.error(f"format version {self.buf[14]}.{self.buf[15]} is not supported (4.x)")
-        if bytes(self.buf[-8:]) != footer:
+        if head[14] != 4:
+            raise self.error(f"format version {head[14]}.{head[15]} is not supported (4.x)")
+        if bytes(tail) != footer:
             raise self.error("end-of-file marker missing (truncated file?)")
         table = self.array(np.dtype("<u8"), 16, 2 * nsections).tolist()
         self.sections = [(table[2 * i + 1], table[2 * i]) for i in range(nsections)]
@@ -62,24 +70,59 @@ class Db:
             raise self.error("a section extends past the end of the file")
         self._nuls: np.ndarray | None = None
 
+    @property
+    def buf(self) -> np.ndarray:
+        """The whole file, memory-mapped (a Db opened with ``mapped=True``)."""
+        if self._map is None:
+            raise ValueError(f"{self.path} is not memory-mapped")
+        return self._map
+
+    def read(self, off: int, nbytes: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Bytes ``off .. off + nbytes`` (within the file) as a uint8 array: a view of the
+        mapping, or read into ``out`` (at least ``nbytes`` long) or a new array."""
+        if self._map is not None:
+            return self._map[off:off + nbytes]
+        got = np.empty(nbytes, dtype=np.uint8) if out is None else out[:nbytes]
+        view, done = got.data.cast("B"), 0
+        while done < nbytes:  # a read may return less than asked (2 GiB at most on Linux)
+            n = _pread_into(self._fd, view[done:], off + done)
+            if n <= 0:
+                raise self.error(f"{nbytes} bytes at offset {off} could not be read")
+            done += n
+        return got
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)  # type: ignore[arg-type]
+            self._fd = None
+
+    def slab(self, off: int, nbytes: int, out: np.ndarray | None = None) -> Slab:
+        """Bytes ``off .. off + nbytes`` read at once, read through :meth:`Slab.array`."""
+        if off < 0 or off + nbytes > self.size:
+            raise self.error(f"{nbytes} bytes at offset {off} run past the end of the file")
+        return Slab(self, off, self.read(off, nbytes, out))
+
     def error(self, problem: str) -> ReaderError:
         return ReaderError(self.path, problem, fmt=self.reader)
 
     def array(self, dt: np.dtype, off: Any, count: Any, stride: Any = None) -> np.ndarray:
-        """``count`` structures at ``off``, ``stride`` bytes apart, as a read-only view."""
+        """``count`` structures at ``off``, ``stride`` bytes apart, as a read-only view (of the
+        mapping, or of the bytes read for them)."""
         off, count = int(off), int(count)
         stride = dt.itemsize if stride is None else int(stride)
         if count == 0:
             return np.zeros(0, dtype=dt)
-        if off < 0 or stride < dt.itemsize or off + (count - 1) * stride + dt.itemsize > self.size:
+        end = off + (count - 1) * stride + dt.itemsize
+        if off < 0 or stride < dt.itemsize or end > self.size:
             raise self.error(f"{count} records at offset {off} run past the end of the file")
-        return np.ndarray((count,), dtype=dt, buffer=self.buf, offset=off, strides=(stride,))
+        buf, base = (self._map, 0) if self._map is not None else (self.read(off, end - off), off)
+        return np.ndarray((count,), dtype=dt, buffer=buf, offset=off - base, strides=(stride,))
 
     def release(self, off: Any, nbytes: Any) -> None:
         """Take the whole pages of bytes ``off .. off + nbytes`` out of this process's resident
         set (the page cache keeps them; a later read maps them again): a pass that reads the
         file once then holds only the part it is reading."""
-        mm = getattr(self.buf, "_mmap", None)
+        mm = None if self._map is None else getattr(self._map, "_mmap", None)
         page = mmap.PAGESIZE
         lo, hi = -(-int(off) // page) * page, min(int(off) + int(nbytes), self.size) // page * page
         if mm is not None and hi > lo and hasattr(mmap, "MADV_DONTNEED"):
@@ -103,6 +146,43 @@ class Db:
             for p, e in zip(uniq.tolist(), self._nuls[ends].tolist(), strict=True)
         ]
         return [text[i] for i in inverse.ravel().tolist()]
+
+
+
+def _pread_into(fd: int | None, view: memoryview, off: int) -> int:
+    if fd is None:
+        raise ValueError("a memory-mapped Db reads through its mapping")
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], off)
+    os.lseek(fd, off, os.SEEK_SET)  # Windows: each scan opens its own Db, used by one thread
+    return os.readv(fd, [view]) if hasattr(os, "readv") else _read_copy(fd, view)
+
+
+def _read_copy(fd: int, view: memoryview) -> int:
+    data = os.read(fd, len(view))
+    view[:len(data)] = data
+    return len(data)
+
+
+class Slab:
+    """Bytes ``base .. base + data.size`` of a :class:`Db` read at once; :meth:`array` as the
+    file's (records outside the slab are read from the file)."""
+
+    def __init__(self, db: Db, base: int, data: np.ndarray) -> None:
+        self.db, self.base, self.data = db, base, data
+
+    def error(self, problem: str) -> ReaderError:
+        return self.db.error(problem)
+
+    def array(self, dt: np.dtype, off: Any, count: Any, stride: Any = None) -> np.ndarray:
+        off, count = int(off), int(count)
+        stride = dt.itemsize if stride is None else int(stride)
+        end = off + max(count - 1, 0) * stride + dt.itemsize
+        if count == 0 or off < self.base or end > self.base + self.data.size \
+                or stride < dt.itemsize:
+            return self.db.array(dt, off, count, stride)
+        return np.ndarray((count,), dtype=dt, buffer=self.data, offset=off - self.base,
+                          strides=(stride,))
 
 
 def read_meta(db: Db) -> dict[str, Any]:

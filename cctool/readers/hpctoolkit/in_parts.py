@@ -34,7 +34,7 @@ from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
 from cctool.readers.hpctoolkit.tree_plan import tree_plan
-from cctool.readers.hpctoolkit.v4_ranges import Scan, Sums, ranges, scan
+from cctool.readers.hpctoolkit.v4_ranges import Scan, Sums, drop_scratch, ranges, scan
 from cctool.readers.hpctoolkit.xml_ranges import (
     XmlDatabase,
     XmlScan,
@@ -102,7 +102,7 @@ def open_v4(path: str | Path) -> Database:
         raise CctoolError(f"{path}: not an HPCToolkit v4 database (meta.db + profile.db)")
     meta = v4.meta_of(folder)
     tree = v4.tree_of(meta)
-    prof = Db(folder / "profile.db", b"prof", v4.NAME)
+    prof = Db(folder / "profile.db", b"prof", v4.NAME, mapped=False)  # maybe past the limit
     infos, tuples = v4.profile_infos(prof)
     rank, thread, _ = v4.locations(tuples, meta["kinds"], infos["flags"])
     order = np.lexsort((thread, rank))
@@ -133,6 +133,7 @@ def reduce_db(db: Database | XmlDatabase, executor: Executor | None = None,
     scan_ = db.scan if ex.in_process else _absolute(db.scan)
     merged = ex.map_reduce(_Task(scan_, pick, sketch), spans, Sums.merge,
                            threads=os.cpu_count() or 1)
+    drop_scratch()
     if merged is None:
         raise CctoolError(f"{db.scan.folder}: the database holds no profile")
     return merged

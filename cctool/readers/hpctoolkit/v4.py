@@ -48,7 +48,7 @@ from cctool.readers.hpctoolkit import _v4_blocks as blocks
 from cctool.readers.hpctoolkit import _v4_checks as checks
 from cctool.readers.hpctoolkit import _v4_nostruct as nostruct
 from cctool.readers.hpctoolkit import _v4_trace as trace
-from cctool.readers.hpctoolkit._v4_db import Db, dtype, read_meta
+from cctool.readers.hpctoolkit._v4_db import Db, Slab, dtype, read_meta
 from cctool.readers.hpctoolkit.xml import repeat_rows
 
 NAME = "hpctoolkit-v4"
@@ -62,6 +62,7 @@ _PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
 _ID = dtype({"kind": ("u1", 0), "logical": ("<u4", 4), "physical": ("<u8", 8)})
 _VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # packed, 10 bytes
 _IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # packed, 12 bytes
+VAL_BYTES, IDX_BYTES = _VAL.itemsize, _IDX.itemsize
 
 
 def folder_of(path: Path) -> Path:
@@ -87,11 +88,13 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
     folder = folder_of(path)
     try:
         prof = Db(folder / "profile.db", b"prof", NAME)
-        # Numba's load (when the compiled kernel pays) overlaps the read of meta.db; a value
-        # takes 10 bytes of the file.
-        warm = threading.Thread(target=_warm_kernel, args=(prof.buf.size // 10,), daemon=True)
-        warm.start()
         infos, tuples = profile_infos(prof)
+        # Numba's load, when the compiled kernel pays for the values scatter() will read (the
+        # file's size overstates them: below the threshold the NumPy twin is the faster),
+        # overlaps the read of meta.db.
+        work = int(infos["nvalues"][(infos["flags"] & 1) == 0].sum())
+        warm = threading.Thread(target=_warm_kernel, args=(work,), daemon=True)
+        warm.start()
         meta = meta_of(folder)
         return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
@@ -294,9 +297,14 @@ def prune(
 
 
 # ---------------------------------------------------------------------------- profile.db
-def profile_infos(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+def profile_table(prof: Db) -> np.ndarray:
+    """profile.db's profile info records (values, context index, identifier tuple, flags)."""
     ptr, _ = prof.sections[0]
-    infos = prof.array(_PI, prof.u(ptr, 8), prof.u(ptr + 8, 4), prof.u(ptr + 12, 1))
+    return prof.array(_PI, prof.u(ptr, 8), prof.u(ptr + 8, 4), prof.u(ptr + 12, 1))
+
+
+def profile_infos(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]]]:
+    infos = profile_table(prof)
     tuples = []
     for t in infos["tuple"].tolist():
         ids = prof.array(_ID, t + 8, prof.u(t, 2), 16) if t else prof.array(_ID, 0, 0)
@@ -305,7 +313,7 @@ def profile_infos(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]
     return infos, tuples
 
 
-def profile_section(prof: Db, infos: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
+def profile_section(prof: Db | Slab, infos: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
     """Profile ``i``'s values (metric, value), its context index (ctx, start) and the number
     of values of each index entry, the index checked against the values."""
     nval = int(infos["nvalues"][i])

@@ -3,11 +3,13 @@
 A :class:`Scan` holds what every range needs: how context ids map to contexts, each
 context's owner (the node its cost goes to, as the ``hpctoolkit-v4`` reader folds contexts)
 and the reader's tree of kept contexts in preorder. :func:`scan` reads the profiles of one
-range straight from the memory-mapped file (``np.ndarray`` views, no copy of the file),
-derives each profile's own costs exactly as the reader does (one ``bincount`` over the range:
-inclusive values less the children's, rounding noise cleared), adds subtree sums per profile,
-sums the threads of each rank, and reduces the range to :class:`Sums`: arrays that merge
-exactly (sums add, extremes combine), so ranges may run on threads or Dask workers.
+range from the file, not a mapping of it (a ``profile.db`` may be larger than the address
+space a limit leaves): each chunk's sections in one read where they lie together, into a
+buffer the thread reuses. One kernel call per chunk (``kernels.profile_block``) derives each
+profile's own costs exactly as the reader does (the same terms in the same order: inclusive
+values less the children's, rounding noise cleared) and their subtree sums; the threads of
+each rank are then summed and the range reduced to :class:`Sums`: arrays that merge exactly
+(sums add, extremes combine), so ranges may run on threads or Dask workers.
 
 Only one chunk of a few dozen profiles is dense at a time (``profiles × nodes`` values per
 metric), so memory stays bounded whatever the database's size.
@@ -15,7 +17,8 @@ metric), so memory stays bounded whatever the database's size.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,9 +26,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.model.partials import Partials, merge_m2, squared_deviations
+from cctool.readers.hpctoolkit._v4_blocks import Plan, rows_plan
+from cctool.readers.hpctoolkit._v4_db import Db, Slab
 from cctool.readers.hpctoolkit.tree_plan import TreePlan
 
 CHUNK_VALUES = 3_000_000  # dense profile × node cells per metric in one chunk (24 MB)
+SLAB_GAP = 1 << 20  # bytes of other data a chunk's one read of profile.db may take in
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,25 +164,30 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     thing then computed; ``sketch``: a column whose per-rank values go into a quantile
     sketch (``Sums.sketch``).
     """
+    from cctool import kernels
     from cctool.model.partials import merge_all
     from cctool.readers.hpctoolkit import v4
-    from cctool.readers.hpctoolkit._v4_db import Db
 
-    prof = Db(Path(scan_.folder) / "profile.db", b"prof", v4.NAME)
-    infos, _ = v4.profile_infos(prof)
+    # Read piece by piece, not mapped: the file may be larger than the address space left.
+    prof = Db(Path(scan_.folder) / "profile.db", b"prof", v4.NAME, mapped=False)
+    infos = v4.profile_table(prof)
     n, cols = scan_.parent.size, 2 * scan_.ncols
     out = Sums(0, np.zeros((cols, n)), np.zeros((cols, n)), np.full((cols, n), -np.inf),
                np.full((cols, n), np.inf), np.zeros((scan_.ncols, n), dtype=bool),
                np.zeros((0, 0 if pick is None else len(pick[1]))))
     sketches: list[Partials] = []
     keep = None if pick is None else needed_contexts(scan_, *pick)
+    rows = rows_plan(scan_.tree)
+    # The kernel the whole database's values call for (a range alone may look small).
+    kernel, _ = kernels.profile_block_impl(int(infos["nvalues"][scan_.profiles].sum()))
     for lo, end in rank_chunks(scan_.rank, span, max(1, CHUNK_VALUES // max(n, 1))):
         profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
         if pick is not None and keep is not None:
             own = own_of(scan_, prof, infos, profiles, pick[0] // 2, keep)
             _pick_chunk(scan_, out, own, rank, pick)
             continue
-        blocks = _reduce_chunk(scan_, out, _own(scan_, prof, infos, profiles), rank)
+        own = costs_block(scan_, rows, kernel, prof, infos, profiles)
+        blocks = _reduce_chunk(scan_, out, own, rank)
         if sketch is not None:
             sketches.append(Partials.of(blocks[sketch]))
     out.sketch = merge_all(sketches) if sketches else None
@@ -195,45 +206,75 @@ def rank_chunks(rank: np.ndarray, span: tuple[int, int], size: int) -> Iterator[
         lo = end
 
 
-def _own(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
-    """(profiles, contexts, metrics) own costs, as the reader derives
-    them (:func:`._v4_blocks.scatter`)."""
+def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
+                infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
+    """(2 x metrics, profiles, nodes): each profile's own costs of metric ``c`` (at ``2c``),
+    as the reader derives them (:func:`._v4_blocks.scatter`, the same kernel terms in the
+    same order), and their subtree sums (at ``2c + 1``); one kernel call for all, on the
+    profiles' sections read in one piece where they lie close together in the file
+    (``kernel``: ``kernels.profile_block_impl``'s)."""
     from cctool.readers.hpctoolkit.v4 import profile_section
 
-    ids, per_entry, entries, metric_ids, value = [], [], [], [], []
+    src = _sections(prof, infos, profiles)
+    ids, per_entry, metric_ids, value = [], [], [], []
     for i in profiles.tolist():
-        vals, idx, count = profile_section(prof, infos, i)
+        vals, idx, count = profile_section(src, infos, i)
         ids.append(idx["ctx"])
         per_entry.append(count)
-        entries.append(count.size)
         metric_ids.append(vals["metric"])
         value.append(vals["value"])
-    nctx, ncols, k = scan_.tree.owner.size, scan_.ncols, profiles.size
+    out = scratch("block", (2 * scan_.ncols, profiles.size, scan_.parent.size), np.float64)
     if not ids:
-        return np.zeros((k, nctx, ncols))
-    # Where each context index entry's terms go (cell of its owner, of its parent's owner),
-    # worked out per entry, then spread over the entry's values.
-    raw = scan_.contexts(np.concatenate(ids).astype(np.int64))
-    safe = np.maximum(raw, 0)
-    offset = np.repeat(np.arange(k, dtype=np.int64) * nctx * ncols, entries)
-    first = np.where(raw >= 0, offset + scan_.tree.owner[safe] * ncols, -1)
-    up = np.where(raw >= 0, scan_.tree.ctx_parent[safe], -1)
-    second = np.where(up >= 0, offset + scan_.tree.owner[np.maximum(up, 0)] * ncols, -1)
-    count = np.concatenate(per_entry)
-    col = scan_.tree.column[np.concatenate(metric_ids)]
-    a = np.repeat(first, count)
-    sel = (col >= 0) & (a >= 0)
-    a, b, col = a[sel], np.repeat(second, count)[sel], col[sel]
-    val = np.concatenate(value)[sel]
-    has = b >= 0
-    # A profile's terms in the reader's order: its values, then its parents' subtractions.
-    cell = np.concatenate([a + col, b[has] + col[has]])
-    terms = np.concatenate([val, -val[has]])
-    size = k * nctx * ncols
-    own = np.bincount(cell, weights=terms, minlength=size)
-    scale = np.bincount(cell, weights=np.abs(terms), minlength=size)
-    own[np.abs(own) <= 1e-9 * scale] = 0.0
-    return own.reshape(k, nctx, ncols)
+        out.fill(0.0)
+        return out
+    first, second = rows.rows(np.concatenate(ids).astype(np.int64))
+    count = np.concatenate(per_entry).astype(np.int64)
+    val = np.ascontiguousarray(np.concatenate(value), dtype=np.float64)
+    entries = np.concatenate([[0], np.cumsum([c.size for c in per_entry])]).astype(np.int64)
+    values = np.concatenate([[0], np.cumsum([v.size for v in value])]).astype(np.int64)
+    kernel(np.ascontiguousarray(first, dtype=np.int64),
+           np.ascontiguousarray(second, dtype=np.int64), count,
+           scan_.tree.column[np.concatenate(metric_ids)], val, entries, values,
+           np.ascontiguousarray(scan_.parent, dtype=np.int64), out)
+    return out
+
+
+def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
+    """Where to read the sections of ``profiles`` from: one read of the file range they lie
+    in, when that range is at most twice their bytes (plus :data:`SLAB_GAP`), else the file
+    (one read per section)."""
+    from cctool.readers.hpctoolkit.v4 import IDX_BYTES, VAL_BYTES
+
+    info = infos[profiles]
+    starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
+    sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,
+                            info["nctxs"].astype(np.int64) * IDX_BYTES])
+    if not starts.size:
+        return prof
+    lo, hi = int(starts.min()), int((starts + sizes).max())
+    if hi - lo > 2 * int(sizes.sum()) + SLAB_GAP or hi > prof.size:
+        return prof
+    return prof.slab(lo, hi - lo, scratch("slab", (hi - lo,), np.uint8))
+
+
+_SCRATCH = threading.local()
+
+
+def scratch(name: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """A buffer of this thread, reused from chunk to chunk: fresh pages for every chunk cost
+    as much system time as the chunk's whole computation. Held until :func:`drop_scratch`
+    or the thread's end (the scanning threads end with the scan)."""
+    size = int(np.prod(shape))
+    buf = getattr(_SCRATCH, name, None)
+    if buf is None or buf.size < size or buf.dtype != dtype:
+        buf = np.empty(size, dtype=dtype)
+        setattr(_SCRATCH, name, buf)
+    return buf[:size].reshape(shape)
+
+
+def drop_scratch() -> None:
+    """Free this thread's buffers (the calling thread may scan a range itself)."""
+    _SCRATCH.__dict__.clear()
 
 
 def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
@@ -248,14 +289,14 @@ def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
 
 def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
                   rank: np.ndarray) -> dict[int, np.ndarray]:
-    """Add one chunk of whole ranks to ``out``; returns the per-rank values per column."""
+    """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out``; returns
+    the per-rank values per column."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
     per_col: dict[int, np.ndarray] = {}
     for c in range(scan_.ncols):
-        exc = own[:, scan_.ctx_of_node, c]
-        out.nonzero[c] |= (exc != 0).any(axis=0)
-        for j, block in ((2 * c, exc), (2 * c + 1, scan_.subtree_sums(exc))):
-            per_col[j] = add_block(out, j, block, starts, out.ranks)
+        out.nonzero[c] |= (own[2 * c] != 0).any(axis=0)
+        for j in (2 * c, 2 * c + 1):
+            per_col[j] = add_block(out, j, own[j], starts, out.ranks)
     out.ranks += starts.size
     return per_col
 
