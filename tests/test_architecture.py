@@ -10,6 +10,7 @@ thing it needs is.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -26,6 +27,12 @@ from tests.import_graph import (
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
+def package_imports() -> dict[tuple[str, str], int]:
+    """The package's import arrows, parsed once for the tests that read them."""
+    return imports(ROOT)
+
+
 def test_every_module_has_a_layer() -> None:
     for mod in modules(ROOT):
         assert 0 <= layer(mod) < len(LAYER_NAMES), mod
@@ -33,12 +40,12 @@ def test_every_module_has_a_layer() -> None:
 
 def test_imports_point_down() -> None:
     ups = [f"{a}:{line} imports {b} ({LAYER_NAMES[layer(a)]} -> {LAYER_NAMES[layer(b)]})"
-           for a, b, line in up_imports(imports(ROOT))]
+           for a, b, line in up_imports(package_imports())]
     assert not ups, "\n".join(ups)
 
 
 def test_no_import_cycles() -> None:
-    found = cycles(imports(ROOT))
+    found = cycles(package_imports())
     assert not found, "\n".join(" <-> ".join(c) for c in found)
 
 
@@ -92,14 +99,14 @@ def test_no_package_cycles() -> None:
     imports still point one way: no two packages import each other, even through modules
     that do not (``cctool.distributed`` and ``cctool.ops`` once did: no module cycle, still
     a tangle)."""
-    found = cycles(package_arrows(imports(ROOT)))
+    found = cycles(package_arrows(package_imports()))
     assert not found, "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_only_the_command_line_imports_it() -> None:
     """The library never reaches into ``cctool.cli``: only the CLI's own modules and the
     ``python -m cctool`` entry import it."""
-    outside = [f"{a}:{line} imports {b}" for (a, b), line in imports(ROOT).items()
+    outside = [f"{a}:{line} imports {b}" for (a, b), line in package_imports().items()
                if b.startswith("cctool.cli") and not a.startswith("cctool.cli")
                and a != "cctool.__main__"]
     assert not outside, "\n".join(outside)
