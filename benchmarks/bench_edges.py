@@ -1,8 +1,8 @@
 """Whole-process figures of the edges: a v4 read against the XML read of the same cells,
-query, tree to a file, runs against stats, a 100,000-frame stack, a tiny profile.
+query, tree to a file, runs against stats, a 100,000-frame stack and trace, a tiny profile.
 
 ``python -m benchmarks.bench_edges [--runs FOLDER]`` generates what it needs under
-``benchmarks/_data`` (the two 35,000 x 512 databases, about 1.2 GB, and the deep stack) and
+``benchmarks/_data`` (the two 35,000 x 512 databases, about 1.2 GB, the deep stack and trace) and
 prints one line per command: the best wall time of three runs, its peak RSS and the 1-minute
 load average. ``--runs`` names a folder of many Caliper profiles for ``runs``/``stats``.
 ``tree --agg mean`` of 35,000 contexts x 8,192 ranks (a 7 GB database, about 5 minutes to
@@ -43,6 +43,21 @@ def _deep() -> Path:
     return path
 
 
+def _deep_trace() -> Path:
+    """A Chrome trace of one chain of 100,000 nested frames (B at ts=i, E at ts=200000-i)."""
+    path = DATA / "deep-100k.trace.json"
+    if not path.exists():
+        import orjson
+
+        DATA.mkdir(parents=True, exist_ok=True)
+        n = 100_000
+        events = [{"name": f"f{i}", "ph": "B", "ts": i, "pid": 1, "tid": 1} for i in range(n)]
+        events += [{"name": f"f{i}", "ph": "E", "ts": 2 * n - i, "pid": 1, "tid": 1}
+                   for i in reversed(range(n))]
+        path.write_bytes(orjson.dumps({"traceEvents": events}))
+    return path
+
+
 def measure(args: list[str], repeat: int = 3) -> tuple[float, float]:
     """(best wall seconds, its peak RSS in MB) of ``args`` as a new process."""
     best = (float("inf"), 0.0)
@@ -76,6 +91,8 @@ def main() -> None:
         ("hot-path deep", [*cct, "hot-path", str(deep), "--from", "folded"]),
         ("diff deep", [*cct, "diff", str(deep), str(deep), "--from", "folded"]),
         ("groupby deep", [*cct, "groupby", str(deep), "--from", "folded", "--by", "name"]),
+        ("tree deep trace", [*cct, "tree", str(_deep_trace())]),
+        ("timeline deep trace", [*cct, "timeline", str(_deep_trace()), "--to", "json"]),
         ("import polars, numpy", [sys.executable, "-c", "import polars, numpy"]),
         ("tree tiny", [*cct, "tree", str(TINY)]),
     ]

@@ -46,9 +46,7 @@ def one_line(res: subprocess.CompletedProcess[str], *words: str) -> None:
 
 
 def test_a_wide_range_is_kept_as_its_bounds() -> None:
-    t = time.perf_counter()
-    sel = parse_selection("0-99999999999,5,100000000000-100000000010")
-    assert time.perf_counter() - t < 0.1  # no expansion, number by number
+    sel = parse_selection("0-99999999999,5,100000000000-100000000010")  # kept, not expanded
     assert sel == Spans(((0, 100000000010),))
     assert parse_selection("0-3,8") == (0, 1, 2, 3, 8)
     assert parse_selection("7") == 7
@@ -175,12 +173,13 @@ def test_timeline_page_of_a_trace_10000_frames_deep(tmp_path: Path) -> None:
 
 def test_timeline_of_a_trace_100000_frames_deep(tmp_path: Path) -> None:
     """B events f0..f99999 at ts=i, E events at ts=200000-i: one chain of 100,000 nested
-    frames. The text timeline takes at most 30 s and 1 GB (the tree of the same file, about
-    10 s and 200 MB, is the floor)."""
+    frames. The text timeline stays under 1 GB (the tree of the same file, about 200 MB, is
+    the floor); its time is a benchmark's (``bench_edges``), the timeout only catches a walk
+    that went quadratic."""
     trace = _chain_trace(tmp_path / "deep.json", 100_000)
-    code, out, err, seconds, peak_kb = measured("timeline", str(trace), "--to", "json")
+    code, out, err, _, peak_kb = measured("timeline", str(trace), "--to", "json", timeout=300)
     assert code == 0, err
-    assert seconds <= 30 and peak_kb <= 1 << 20, (seconds, peak_kb)
+    assert peak_kb <= 1 << 20, peak_kb
     rows = orjson.loads(out)["rows"]
     # The root spans the whole run, 200 ms; each frame owns 1 us before its child starts
     # and 1 us after it ends.

@@ -294,7 +294,9 @@ def test_all_nodes_open_fit_is_not_a_strip_and_zoom_is_fast(big: Page) -> None:
     assert res["k"] * 24 >= 6  # rows at least 6 px apart
     assert res["width"] > 0.5 * res["svgW"]  # levels spread over the window
     assert res["elements"] < 3000  # only what is near the window has elements
-    assert sorted(res["steps"])[2] < 150, res["steps"]  # median step; ~20 ms unloaded
+    # ~20 ms unloaded; the bound only catches a redraw of every node (seconds), whatever the
+    # machine's load (the page's speed is benchmarks/bench_page.py's).
+    assert sorted(res["steps"])[2] < 500, res["steps"]
 
 
 def test_pruning_refits(ag: Page) -> None:

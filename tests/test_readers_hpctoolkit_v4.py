@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import struct
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -216,19 +215,6 @@ def test_gamess_gpu_database(data):
     # Exclusive costs: no negative values, and a function's cost is not repeated on its loops.
     assert min(gf.metrics[c].min() for c in gf.exclusive) >= 0
     gf.validate()
-
-
-def test_gamess_reads_fast(data):
-    path = data(GAMESS)
-    hpctoolkit_v4.read(path)  # warm-up: Numba kernels and the page cache
-    best = min(_timed(lambda: hpctoolkit_v4.read(path)) for _ in range(3))
-    assert best < 1.5, f"reading GAMESS took {best:.2f} s"  # ~0.2 s on an idle machine
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def test_metric_selection(data):
