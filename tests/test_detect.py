@@ -33,10 +33,11 @@ VARIANTS: dict[str, Callable[[bytes], bytes]] = {
     "utf-8": lambda data: data,
     "utf-16-le": _utf16(codecs.BOM_UTF16_LE, "utf-16-le"),
     "utf-16-be": _utf16(codecs.BOM_UTF16_BE, "utf-16-be"),
-    "gzip": lambda data: gzip.compress(data, mtime=0),
-    "xz": lzma.compress,
+    # the fastest levels: detection reads the same stream whatever the level
+    "gzip": lambda data: gzip.compress(data, compresslevel=1, mtime=0),
+    "xz": lambda data: lzma.compress(data, preset=0),
     "zstd": _zstd,
-    "bz2": bz2.compress,
+    "bz2": lambda data: bz2.compress(data, compresslevel=1),
 }
 
 
