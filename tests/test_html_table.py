@@ -96,8 +96,11 @@ def same_rows(page: list[list[Any]], expected: list[list[Any]]) -> None:
         assert got[1:] == pytest.approx(want[1:], rel=1e-12, abs=1e-12, nan_ok=True), got
 
 
-@pytest.mark.parametrize("kind", ["top-down", "bottom-up", "flat"])
-@pytest.mark.parametrize("which", ["ag", "gamess", "big"])
+# The big tree's top-down rows are its node table, as on the two real profiles; its bottom-up
+# and flat rows are where the size budget merges rows.
+@pytest.mark.parametrize(("which", "kind"), [
+    (which, kind) for which in ("ag", "gamess", "big") for kind in ("top-down", "bottom-up", "flat")
+    if (which, kind) != ("big", "top-down")])
 def test_rows_equal_the_cli_view(which: str, kind: str, request: pytest.FixtureRequest) -> None:
     p: Page = request.getfixturevalue(which)
     got = p.js(ALL_ROWS, kind)
