@@ -489,8 +489,9 @@ def _children(parent):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _sort_rows(node, ns, k):  # pragma: no cover - compiled
-    # Rows 0:k by node id, in place (a group's few rows: insertion sort; else argsort).
+def _sort_rows(node, ns, k, tmp_node, tmp_ns):  # pragma: no cover - compiled
+    # Rows 0:k by node id, in place: a group's few rows by insertion; two sorted runs (a
+    # coarser bucket made of two finer ones' rows) merged; else an argsort.
     if k <= 32:
         for i in range(1, k):
             v = node[i]
@@ -503,20 +504,41 @@ def _sort_rows(node, ns, k):  # pragma: no cover - compiled
             node[j + 1] = v
             ns[j + 1] = t
         return
-    order = np.argsort(node[:k], kind="mergesort")
-    sn = node[:k][order]
-    st = ns[:k][order]
-    node[:k] = sn
-    ns[:k] = st
+    cut = -1
+    for i in range(1, k):
+        if node[i] < node[i - 1]:
+            if cut >= 0:
+                order = np.argsort(node[:k], kind="mergesort")
+                sn = node[:k][order]
+                st = ns[:k][order]
+                node[:k] = sn
+                ns[:k] = st
+                return
+            cut = i
+    if cut < 0:
+        return
+    a = 0
+    b = cut
+    for i in range(k):
+        if b >= k or (a < cut and node[a] <= node[b]):
+            tmp_node[i] = node[a]
+            tmp_ns[i] = ns[a]
+            a += 1
+        else:
+            tmp_node[i] = node[b]
+            tmp_ns[i] = ns[b]
+            b += 1
+    node[:k] = tmp_node[:k]
+    ns[:k] = tmp_ns[:k]
 
 
 @njit(cache=True)
-def _ranged_path(node, ns, k, parent, size, first, kids, csum, out_node, out_ns,
-                 at):  # pragma: no cover - compiled
+def _ranged_path(node, ns, k, parent, size, first, kids, csum, tmp_node, tmp_ns,
+                 out_node, out_ns, at):  # pragma: no cover - compiled
     # _group_path of rows 0:k on a depth-first preorder tree, without marking ancestors: the
     # rows sorted by node, a node's inclusive time is the sum over its id range, and the
     # child of a frame that holds a row is found by binary search among its children.
-    _sort_rows(node, ns, k)
+    _sort_rows(node, ns, k, tmp_node, tmp_ns)
     csum[0] = 0
     for i in range(k):
         csum[i + 1] = csum[i] + ns[i]
@@ -620,6 +642,8 @@ def bucket_paths(offsets, start, end, node, width, parent):  # pragma: no cover 
     rows = np.zeros(start.shape[0] + 1, dtype=np.int64)  # a group's pieces: at most a lane's rows
     rns = np.zeros(start.shape[0] + 1, dtype=np.int64)
     csum = np.zeros(start.shape[0] + 2, dtype=np.int64)
+    tmp_node = np.zeros(start.shape[0] + 1, dtype=np.int64)
+    tmp_ns = np.zeros(start.shape[0] + 1, dtype=np.int64)
     g = 0
     at = 0
     for lane in range(offsets.shape[0] - 1):
@@ -638,7 +662,8 @@ def bucket_paths(offsets, start, end, node, width, parent):  # pragma: no cover 
                 gbucket[g] = bucket
                 if ranges:
                     gend[g], groot[g], gtotal[g], at = _ranged_path(
-                        rows, rns, k, parent, size, first, kids, csum, pnode, pns, at)
+                        rows, rns, k, parent, size, first, kids, csum, tmp_node, tmp_ns, pnode,
+                        pns, at)
                 else:
                     gend[g], groot[g], gtotal[g], at = _group_path(
                         rows, rns, 0, k, parent, pre, ranges, size, inc, own, seen, touched,

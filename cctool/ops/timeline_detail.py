@@ -51,6 +51,8 @@ __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 4_000_000
+# (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
+_DENSE_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -329,7 +331,8 @@ class _Levels:
         depth adds up of them (:class:`LanePaths`)."""
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]))
-        derived = [w for w in self.sums if w > self.widths[0]]  # coarser than every level
+        derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
+        coarse: dict[int, list[pl.DataFrame]] = {w: [] for w in derived}
         runs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
         pairs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
         whole: list[tuple[np.ndarray, ...]] = []
@@ -344,9 +347,13 @@ class _Levels:
                 width = self.widths[i]
                 got = kernels.bucket_paths(*rows, width, parent, depth)
                 runs[i].append(_runs(got, lanes_of, width, -(-self.span // width), self.span))
-                if width in self.sums or (i == 0 and derived):
+                if width in self.sums:
                     pairs[i].append(_pairs(got))
                 rows = _as_rows(got, width, lanes_of.size)
+            for w in derived:  # summary widths coarser than every level, the same way
+                got = kernels.bucket_paths(*rows, w, parent, depth)
+                coarse[w].append(_pairs(got))
+                rows = _as_rows(got, w, lanes_of.size)
             got = kernels.bucket_paths(*rows, 1 << 62, parent, depth)  # the whole run
             whole.append((got[2], got[6], got[7]))
         for i in range(self.alive):
@@ -354,16 +361,11 @@ class _Levels:
             level = pl.concat(runs[i]) if runs[i] else _empty_runs()
             self.runs[i].append(level)
             self.nruns[i] += level.height
-            if width in self.sums or (i == 0 and derived):
-                sums = pl.concat(pairs[i]) if pairs[i] else _empty_pairs()
-                sums = sums.group_by("bucket", "node").agg(pl.col("ns").sum())
-                self._sum(width, sums)
-                for w in sorted(derived):  # finest first, each from the one before
-                    sums = (sums.with_columns(pl.col("bucket") // (w // width))
-                            .group_by("bucket", "node").agg(pl.col("ns").sum()))
-                    width = w
-                    self._sum(w, sums)
-                derived = []
+            if width in self.sums:
+                self._sum(width, _grouped(pairs[i]))
+            if i == 0:
+                for w in derived:  # finest first
+                    self._sum(w, _grouped(coarse[w]))
             if i and int(self.nruns[: i + 1].sum()) > self.budget:
                 # With the coarser levels' runs, this level's break the budget, and the
                 # finer ones' would too: none of them is kept, or made for later lanes.
@@ -472,6 +474,24 @@ def _pairs(got: tuple[np.ndarray, ...]) -> pl.DataFrame:
     """``bucket``, ``node``, ``ns``: each bucket's time per node, per lane."""
     bucket, first, node, ns = got[1], got[5], got[6], got[7]
     return pl.DataFrame({"bucket": np.repeat(bucket, np.diff(first)), "node": node, "ns": ns})
+
+
+def _grouped(pairs: list[pl.DataFrame]) -> pl.DataFrame:
+    """The time per (bucket, node) of :func:`_pairs` tables, over their lanes: a dense count
+    where the (bucket, node) cells are few and every sum is exact in a float64, else a
+    group-by."""
+    both = pl.concat(pairs) if pairs else _empty_pairs()
+    if not both.height:
+        return both
+    bucket, node, ns = (both[c].to_numpy() for c in ("bucket", "node", "ns"))
+    nodes = int(node.max()) + 1
+    cells = (int(bucket.max()) + 1) * nodes
+    if cells > _DENSE_CELLS or int(ns.sum()) >= 1 << 53:
+        return both.group_by("bucket", "node").agg(pl.col("ns").sum())
+    total = np.bincount(bucket * nodes + node, weights=ns, minlength=cells)
+    at = np.flatnonzero(total)
+    return pl.DataFrame({"bucket": at // nodes, "node": at % nodes,
+                         "ns": total[at].astype(np.int64)})
 
 
 def _as_rows(got: tuple[np.ndarray, ...], width: int,
