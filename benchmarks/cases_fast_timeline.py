@@ -56,12 +56,27 @@ def trace() -> Path:
     path = DATA / f"trace-{ranks}x{visits}v"
     if not (path / ".complete").exists():
         shutil.rmtree(path, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "cctool.synth", "--format", "v4", "--trace",
-                        "--nodes", "10000", "--ranks", str(ranks), "--visits", str(visits),
-                        str(path)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cctool.synth",
+                "--format",
+                "v4",
+                "--trace",
+                "--nodes",
+                "10000",
+                "--ranks",
+                str(ranks),
+                "--visits",
+                str(visits),
+                str(path),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         (path / ".complete").write_text("done\n")
-    subprocess.run([sys.executable, "-m", "cctool.kernels"], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "cctool.kernels"], check=True, stdout=subprocess.DEVNULL)
     return path
 
 
@@ -85,8 +100,11 @@ def interleaved(commands: dict[str, list[str]], target: str) -> Measurement:
             times[label].append(_timed(args))
     best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in times.items()}
     wall, cpu = best[target]
-    notes: dict[str, object] = {"rounds": ROUNDS, "runs": times,
-                                "commands": {k: " ".join(v) for k, v in commands.items()}}
+    notes: dict[str, object] = {
+        "rounds": ROUNDS,
+        "runs": times,
+        "commands": {k: " ".join(v) for k, v in commands.items()},
+    }
     line = [f"  {target} {wall:.2f} s (CPU {cpu:.2f} s)"]
     for label, (w, c) in best.items():
         if label == target:
@@ -105,11 +123,14 @@ def page_whole_run() -> Measurement:
     3; targets <= 2x the text, <= 5x the NumPy pass)"""
     db = trace()
     with tempfile.TemporaryDirectory() as tmp:
-        return interleaved({
-            "text": [*cctool_command(), "timeline", str(db), "-o", f"{tmp}/t.txt"],
-            "page": [*cctool_command(), "timeline", str(db), "-o", f"{tmp}/p.html"],
-            "numpy_pass": [sys.executable, "-c", NUMPY_PASS, str(db / "trace.db")],
-        }, "page")
+        return interleaved(
+            {
+                "text": [*cctool_command(), "timeline", str(db), "-o", f"{tmp}/t.txt"],
+                "page": [*cctool_command(), "timeline", str(db), "-o", f"{tmp}/p.html"],
+                "numpy_pass": [sys.executable, "-c", NUMPY_PASS, str(db / "trace.db")],
+            },
+            "page",
+        )
 
 
 @case("fast-timeline-window-page-64x240k-vs-tree", prepare=trace)
@@ -119,9 +140,26 @@ def page_of_window() -> Measurement:
     <= 1.5x)"""
     db = trace()
     with tempfile.TemporaryDirectory() as tmp:
-        return interleaved({
-            "tree_window": [*cctool_command(), "tree", str(db), "--window", WINDOW, "-o",
-                            f"{tmp}/t.txt"],
-            "page": [*cctool_command(), "timeline", str(db), "--window", WINDOW, "-o",
-                     f"{tmp}/p.html"],
-        }, "page")
+        return interleaved(
+            {
+                "tree_window": [
+                    *cctool_command(),
+                    "tree",
+                    str(db),
+                    "--window",
+                    WINDOW,
+                    "-o",
+                    f"{tmp}/t.txt",
+                ],
+                "page": [
+                    *cctool_command(),
+                    "timeline",
+                    str(db),
+                    "--window",
+                    WINDOW,
+                    "-o",
+                    f"{tmp}/p.html",
+                ],
+            },
+            "page",
+        )
