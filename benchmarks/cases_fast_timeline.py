@@ -102,6 +102,7 @@ def interleaved(commands: dict[str, list[str]], target: str) -> Measurement:
     wall, cpu = best[target]
     notes: dict[str, object] = {
         "rounds": ROUNDS,
+        "cpu_s": cpu,
         "runs": times,
         "commands": {k: " ".join(v) for k, v in commands.items()},
     }
