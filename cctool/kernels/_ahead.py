@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 _SOURCE = Path(__file__).with_name("_jit.py")
+_SOURCES = (_SOURCE, _SOURCE.with_name("_jit_paths.py"))  # every compiled kernel's source
 _LOCK_STALE_S = 600.0  # a compile that started this long ago has died
 BACKGROUND_ENV = "CCTOOL_NO_BACKGROUND_COMPILE"  # set (to anything) to compile in-line instead
 
@@ -53,7 +54,7 @@ def marker() -> Path:
         numba = metadata.version("numba")
     except metadata.PackageNotFoundError:
         numba = "absent"
-    digest = hashlib.sha256(_SOURCE.read_bytes())
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in _SOURCES))
     digest.update(f"{numba} {sys.version} {sys.platform}".encode())
     return cache_dir() / f"cctool-kernels-{digest.hexdigest()[:16]}.ready"
 
