@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 _SOURCE = Path(__file__).with_name("_jit.py")
+_SOURCES = (_SOURCE, _SOURCE.with_name("_jit_paths.py"))  # every compiled kernel's source
 _LOCK_STALE_S = 600.0  # a compile that started this long ago has died
 BACKGROUND_ENV = "CCTOOL_NO_BACKGROUND_COMPILE"  # set (to anything) to compile in-line instead
 
@@ -53,7 +54,7 @@ def marker() -> Path:
         numba = metadata.version("numba")
     except metadata.PackageNotFoundError:
         numba = "absent"
-    digest = hashlib.sha256(_SOURCE.read_bytes())
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in _SOURCES))
     digest.update(f"{numba} {sys.version} {sys.platform}".encode())
     return cache_dir() / f"cctool-kernels-{digest.hexdigest()[:16]}.ready"
 
@@ -103,6 +104,8 @@ def compile_all() -> Path:
     _jit.graph_dfs(r(np.array([0, 1, 1], dtype=np.int64)), idx[1:2], idx[:1])
     _jit.path_match(i64, r(np.ones((4, 2), dtype=np.bool_)), flags)
     _jit.heaviest_paths(r(np.array([0, 2], dtype=np.int64)), idx[2:], idx[1:3], i64)
+    _jit.bucket_paths(r(np.array([0, 2], dtype=np.int64)), idx[:2], idx[1:3] + 1, idx[2:], 2,
+                      i64)
     done = marker()
     done.parent.mkdir(parents=True, exist_ok=True)
     tmp = done.with_name(f"{done.name}.{os.getpid()}")

@@ -8,6 +8,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+# The kernels of call paths over time live in their own module; they are this one's too.
+from cctool.kernels._jit_paths import _lower as _lower
+from cctool.kernels._jit_paths import bucket_paths as bucket_paths
+from cctool.kernels._jit_paths import heaviest_paths as heaviest_paths
+
 
 @njit(cache=True)
 def preorder(parent):  # pragma: no cover - compiled
@@ -120,14 +125,7 @@ def sorted_membership(needles, haystack):  # pragma: no cover - compiled
             # Long tables repeat each id once per rank: reuse the previous answer.
             out[i] = last_hit
             continue
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if haystack[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _lower(haystack, 0, n, x)
         last_hit = lo < n and haystack[lo] == x
         out[i] = last_hit
         last = x
@@ -320,144 +318,3 @@ def profile_block(first, second, count, col, val, entries, values, parent,
                 if q >= 0:
                     inc[q] += inc[i]
 
-
-@njit(cache=True)
-def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
-    # Same results as the reference. Where parents come before children (parent[i] < i)
-    # each group marks its nodes and their ancestors once and sums them children first
-    # (higher ids first); in depth-first preorder the descent also scans only the current
-    # node's subtree range. Other trees walk every row up to its root.
-    groups = starts.shape[0] - 1
-    n = parent.shape[0]
-    pre = True
-    for i in range(n):
-        if parent[i] >= i:
-            pre = False
-            break
-    size = np.ones(n, dtype=np.int64)
-    if pre:
-        for i in range(n - 1, -1, -1):
-            if parent[i] >= 0:
-                size[parent[i]] += size[i]
-    ranges = pre  # depth-first preorder: every subtree is the id range [i, i + size[i])
-    for i in range(n):
-        if ranges and parent[i] >= 0 and i >= parent[i] + size[parent[i]]:
-            ranges = False
-    end = np.full(groups, -1, dtype=np.int64)
-    root = np.zeros(groups, dtype=np.int64)
-    total = np.zeros(groups, dtype=np.int64)
-    inc = np.zeros(n, dtype=np.int64)
-    own = np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=np.bool_)
-    touched = np.empty(n, dtype=np.int64)
-    for g in range(groups):
-        one = True  # every row at one node: the path ends there (its ancestors own nothing)
-        for r in range(starts[g] + 1, starts[g + 1]):
-            if node[r] != node[starts[g]]:
-                one = False
-                break
-        if one:
-            for r in range(starts[g], starts[g + 1]):
-                total[g] += ns[r]
-            if starts[g + 1] > starts[g] and total[g] > 0:
-                end[g] = node[starts[g]]
-                root[g] = total[g]
-            continue
-        m = 0
-        # In preorder, the rows' lowest common ancestor: the path runs from the root down to
-        # it (no row lies above it, so each step there holds the whole time) and only the
-        # nodes below it are marked; a deep chain then costs the rows' span, not its depth.
-        lca = -1
-        if ranges:
-            first = node[starts[g]]
-            last = first
-            for r in range(starts[g] + 1, starts[g + 1]):
-                first = min(first, node[r])
-                last = max(last, node[r])
-            lca = last
-            while lca >= 0 and not (lca <= first < lca + size[lca]):
-                lca = parent[lca]
-            if lca >= 0:
-                seen[lca] = True
-                touched[m] = lca
-                m += 1
-        for r in range(starts[g], starts[g + 1]):
-            v = node[r]
-            t = ns[r]
-            own[v] += t
-            total[g] += t
-            if pre:
-                while v >= 0 and not seen[v]:
-                    seen[v] = True
-                    touched[m] = v
-                    m += 1
-                    v = parent[v]
-            else:
-                while v >= 0:
-                    if not seen[v]:
-                        seen[v] = True
-                        touched[m] = v
-                        m += 1
-                    inc[v] += t
-                    v = parent[v]
-        ts = touched[:m]
-        ts.sort()  # in place: no allocation per group
-        if pre:
-            for i in range(m - 1, -1, -1):
-                k = ts[i]
-                inc[k] += own[k]
-                if parent[k] >= 0 and k != lca:
-                    inc[parent[k]] += inc[k]
-        cur = -1
-        cur_own = 0
-        lo = 0
-        if lca >= 0:  # ts[0] is the ancestor: every other marked node lies below it
-            root[g] = total[g]
-            cur = lca
-            cur_own = own[lca]
-            lo = 1
-        while True:
-            best = -1
-            best_inc = -1
-            best_at = -1
-            i = lo
-            while i < m:
-                k = ts[i]
-                if ranges:
-                    if cur >= 0 and k >= cur + size[cur]:
-                        break
-                    # The set is closed under ancestors, so k is a child of cur.
-                    if inc[k] > best_inc:
-                        best = k
-                        best_inc = inc[k]
-                        best_at = i
-                    stop = k + size[k]  # skip k's subtree: the next is a sibling
-                    a = i + 1
-                    b = m
-                    while a < b:
-                        mid = (a + b) >> 1
-                        if ts[mid] < stop:
-                            a = mid + 1
-                        else:
-                            b = mid
-                    i = a
-                else:
-                    if parent[k] == cur and inc[k] > best_inc:
-                        best = k
-                        best_inc = inc[k]
-                    i += 1
-            if best < 0 or best_inc <= cur_own:
-                break
-            if cur < 0:
-                root[g] = best_inc
-            cur = best
-            cur_own = own[cur]
-            if ranges:
-                lo = best_at + 1
-        end[g] = cur
-        for i in range(m):
-            k = touched[i]
-            inc[k] = 0
-            own[k] = 0
-            seen[k] = False
-    return end, root, total

@@ -75,6 +75,12 @@ class DepthCensus:
         if self.held >= _BATCH_ROWS:
             self._flush()
 
+    def add_paths(self, ends: np.ndarray, node: np.ndarray, ns: np.ndarray) -> None:
+        """What :meth:`add` gathers, already made per location: the ends of their heaviest
+        paths (:func:`cctool.kernels.heaviest_paths`) and their time per node."""
+        np.add.at(self.own, node, ns)
+        self.ends.append(ends)
+
     def _flush(self) -> None:
         sums = (pl.concat(self.pending).sort("rank", "thread", "node") if self.pending
                 else pl.DataFrame())

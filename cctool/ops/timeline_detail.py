@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -50,6 +51,8 @@ __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 4_000_000
+# (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
+_DENSE_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -173,11 +176,10 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     # NumPy twin), while the memory stays that of a batch.
     batch: list[tuple[np.ndarray, ...]] = []
     held = 0
-    # The automatic depth's sums, on this pass: the levels load the compiled kernel first.
+    # The automatic depth's sums come from the levels' kernel, on this pass.
     depths = DepthCensus(parts.tree)
     for part in parts.parts:
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
-        depths.add(seg)
         if not seg.height:
             continue
         seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
@@ -192,22 +194,32 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         held += seg.height
         del seg, part
         if held >= _CHUNK_PIECES // 2:
-            _add_batch(state, batch, parent, depth)
+            _add_batch(state, depths, batch, parent, depth)
             batch, held = [], 0
-    _add_batch(state, batch, parent, depth)
+    _add_batch(state, depths, batch, parent, depth)
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
-def _add_batch(state: _Levels, batch: list[tuple[np.ndarray, ...]],
+def _add_batch(state: _Levels, depths: DepthCensus, batch: list[tuple[np.ndarray, ...]],
                parent: np.ndarray, depth: int) -> None:
-    """The segments of some parts (whole lanes each) to ``state``, sorted by lane."""
+    """The segments of some parts (whole lanes each) to ``state``, sorted by lane, and
+    their heaviest paths to ``depths``."""
     if not batch:
         return
     lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
     if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
         order = np.argsort(lane, kind="stable")
         lane, start, end, node = lane[order], start[order], end[order], node[order]
-    state.add(lane, start, end, node, parent, depth)
+    depths.add_paths(*state.add(lane, start, end, node, parent, depth))
+
+
+class LanePaths(NamedTuple):
+    """Per lane of a batch, the end of its heaviest call path over the run (lanes where
+    something ran), and the time per node of every lane (rows ``node``, ``ns``)."""
+
+    ends: np.ndarray
+    node: np.ndarray
+    ns: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -314,34 +326,46 @@ class _Levels:
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
 
     def add(self, lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-            parent: np.ndarray, depth: int) -> None:
-        """The segments of whole lanes, sorted by lane and start."""
+            parent: np.ndarray, depth: int) -> LanePaths:
+        """The segments of whole lanes, sorted by lane and start; returns what the automatic
+        depth adds up of them (:class:`LanePaths`)."""
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]))
-        derived = [w for w in self.sums if w > self.widths[0]]  # coarser than every level
+        derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
+        coarse: dict[int, list[pl.DataFrame]] = {w: [] for w in derived}
+        runs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
+        pairs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
+        whole: list[tuple[np.ndarray, ...]] = []
+        for lo, hi in chunks:
+            here = lane[lo:hi]
+            lanes_of = np.unique(here)
+            rows = (np.append(np.searchsorted(here, lanes_of), here.size),
+                    start[lo:hi], end[lo:hi], node[lo:hi])
+            # The finest level still made from the segments, each coarser one from the time
+            # per node of the one finer (the same groups in fewer rows): a kernel call each.
+            for i in reversed(range(self.alive)):
+                width = self.widths[i]
+                got = kernels.bucket_paths(*rows, width, parent, depth)
+                runs[i].append(_runs(got, lanes_of, width, -(-self.span // width), self.span))
+                if width in self.sums:
+                    pairs[i].append(_pairs(got))
+                rows = _as_rows(got, width, lanes_of.size)
+            for w in derived:  # summary widths coarser than every level, the same way
+                got = kernels.bucket_paths(*rows, w, parent, depth)
+                coarse[w].append(_pairs(got))
+                rows = _as_rows(got, w, lanes_of.size)
+            got = kernels.bucket_paths(*rows, 1 << 62, parent, depth)  # the whole run
+            whole.append((got[2], got[6], got[7]))
         for i in range(self.alive):
             width = self.widths[i]
-            nb = -(-self.span // width)
-            runs, sums = [], []
-            summing = width in self.sums or (i == 0 and bool(derived))
-            for lo, hi in chunks:
-                sel = slice(lo, hi)
-                b, n, t, lanes_of = _pieces(lane[sel], start[sel], end[sel], node[sel], width)
-                runs.append(_runs(b, n, t, lanes_of, width, nb, self.span, parent, depth))
-                if summing:
-                    sums.append(_pairs(b, n, t))
-            level = pl.concat(runs) if runs else _empty_runs()
+            level = pl.concat(runs[i]) if runs[i] else _empty_runs()
             self.runs[i].append(level)
             self.nruns[i] += level.height
-            if summing:
-                here = pl.concat(sums) if sums else _empty_pairs()
-                self._sum(width, here)
-                for w in sorted(derived):  # finest first, each from the one before
-                    here = (here.with_columns(pl.col("bucket") // (w // width))
-                            .group_by("bucket", "node").agg(pl.col("ns").sum()))
-                    width = w
-                    self._sum(w, here)
-                derived = []
+            if width in self.sums:
+                self._sum(width, _grouped(pairs[i]))
+            if i == 0:
+                for w in derived:  # finest first
+                    self._sum(w, _grouped(coarse[w]))
             if i and int(self.nruns[: i + 1].sum()) > self.budget:
                 # With the coarser levels' runs, this level's break the budget, and the
                 # finer ones' would too: none of them is kept, or made for later lanes.
@@ -359,6 +383,8 @@ class _Levels:
             if self.exact_cum[self.exact_rank[k]] <= room:
                 sel = lane == k
                 self.exact[k] = (start[sel], end[sel], node[sel])
+        ends, nodes, ns = (np.concatenate(c) for c in zip(*whole, strict=True))
+        return LanePaths(ends[ends >= 0], nodes, ns)
 
     def _sum(self, width: int, pairs: pl.DataFrame) -> None:
         """Add one part's (bucket, node, ns) sums to a summary candidate's, if still kept."""
@@ -423,33 +449,16 @@ def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:
     return [(int(bounds[a]), int(bounds[b])) for a, b in out if bounds[b] > bounds[a]]
 
 
-def _pieces(lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-            width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each segment cut at the bucket edges: (bucket, node, ns, lane) per piece, in order."""
-    first = start // width
-    last = (end - 1) // width
-    count = last - first + 1
-    row = np.repeat(np.arange(start.size), count)
-    offset = np.arange(row.size) - np.repeat(np.cumsum(count) - count, count)
-    bucket = first[row] + offset
-    ns = np.minimum(end[row], (bucket + 1) * width) - np.maximum(start[row], bucket * width)
-    return bucket, node[row], ns, lane[row]
-
-
-def _runs(bucket: np.ndarray, node: np.ndarray, ns: np.ndarray, lane: np.ndarray, width: int,
-          nb: int, span: int, parent: np.ndarray, depth: int) -> pl.DataFrame:
-    """Runs of equal heaviest paths: ``lane``, ``start``, ``length``, ``node``."""
-    if not bucket.size:
+def _runs(got: tuple[np.ndarray, ...], lanes: np.ndarray, width: int, nb: int,
+          span: int) -> pl.DataFrame:
+    """Runs of equal heaviest paths: ``lane``, ``start``, ``length``, ``node``, from
+    :func:`cctool.kernels.bucket_paths` of the segments of ``lanes``."""
+    glane, gb, path, root, total = got[:5]
+    if not gb.size:
         return _empty_runs()
-    key = lane * nb + bucket
-    cut = np.flatnonzero(key[1:] != key[:-1]) + 1
-    starts = np.concatenate([[0], cut, [key.size]])
-    path, root, total = kernels.heaviest_paths(starts, node, ns, parent, depth)
-    gkey = key[starts[:-1]]
-    glane, gb = gkey // nb, gkey % nb
     room = np.minimum(width, span - gb * width)
     drawn = (path >= 0) & (root >= room - total)  # the heaviest root ran longer than idle
-    glane, gb, path = glane[drawn], gb[drawn], path[drawn]
+    glane, gb, path = lanes[glane[drawn]], gb[drawn], path[drawn]
     if not gb.size:
         return _empty_runs()
     new = np.ones(gb.size, dtype=bool)
@@ -461,6 +470,42 @@ def _runs(bucket: np.ndarray, node: np.ndarray, ns: np.ndarray, lane: np.ndarray
                                                   "length": pl.Int64, "node": pl.Int64})
 
 
+def _pairs(got: tuple[np.ndarray, ...]) -> pl.DataFrame:
+    """``bucket``, ``node``, ``ns``: each bucket's time per node, per lane."""
+    bucket, first, node, ns = got[1], got[5], got[6], got[7]
+    return pl.DataFrame({"bucket": np.repeat(bucket, np.diff(first)), "node": node, "ns": ns})
+
+
+def _grouped(pairs: list[pl.DataFrame]) -> pl.DataFrame:
+    """The time per (bucket, node) of :func:`_pairs` tables, over their lanes: a dense count
+    where the (bucket, node) cells are few and every sum is exact in a float64, else a
+    group-by."""
+    both = pl.concat(pairs) if pairs else _empty_pairs()
+    if not both.height:
+        return both
+    bucket, node, ns = (both[c].to_numpy() for c in ("bucket", "node", "ns"))
+    nodes = int(node.max()) + 1
+    cells = (int(bucket.max()) + 1) * nodes
+    if cells > _DENSE_CELLS or int(ns.sum()) >= 1 << 53:
+        return both.group_by("bucket", "node").agg(pl.col("ns").sum())
+    total = np.bincount(bucket * nodes + node, weights=ns, minlength=cells)
+    at = np.flatnonzero(total)
+    return pl.DataFrame({"bucket": at // nodes, "node": at % nodes,
+                         "ns": total[at].astype(np.int64)})
+
+
+def _as_rows(got: tuple[np.ndarray, ...], width: int,
+             lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each bucket's time per node as segments (lane offsets, start, end, node) from the
+    bucket's start: cut at any multiple of ``width``, the same groups and sums."""
+    glane, bucket, first, node, ns = got[0], got[1], got[5], got[6], got[7]
+    count = np.diff(first)
+    start = np.repeat(bucket * width, count)
+    offsets = np.searchsorted(np.repeat(glane, count), np.arange(lanes + 1))
+    end: np.ndarray = start + ns
+    return offsets, start, end, node
+
+
 def _empty_runs() -> pl.DataFrame:
     return pl.DataFrame(schema={"lane": pl.Int64, "start": pl.Int64, "length": pl.Int64,
                                 "node": pl.Int64})
@@ -468,11 +513,6 @@ def _empty_runs() -> pl.DataFrame:
 
 def _empty_pairs() -> pl.DataFrame:
     return pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64, "ns": pl.Int64})
-
-
-def _pairs(bucket: np.ndarray, node: np.ndarray, ns: np.ndarray) -> pl.DataFrame:
-    return (pl.DataFrame({"bucket": bucket, "node": node, "ns": ns})
-            .group_by("bucket", "node").agg(pl.col("ns").sum()))
 
 
 def _level(runs: pl.DataFrame, width: int, nb: int, nlanes: int) -> Level:
