@@ -25,6 +25,7 @@ from cctool import read
 from cctool.cli import cli
 from cctool.graphframe import GraphFrame
 from cctool.render.html import HtmlOptions, HtmlView, comparison_html, to_html
+from cctool.render.text import elide
 
 EVIL = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
         "<!--<script>", '<img src=x onerror="alert(3)">', "{{DATA}}"]
@@ -269,9 +270,13 @@ def test_names_are_elided_sensibly(allgather: Page) -> None:
         ("/usr/lib64/libpsm_infinipath.so.1.16", 20): "libpsm_infin…so.1.16",
         ("<unknown file> [libhpcrun.so]", 40): "<unknown file> [libhpcrun.so]",
         ("MPIR_Allgather_intra_MV2", 12): "MPIR_Al…_MV2",
+        ("art::InvokeWithJValues<art::ArtMethod*>(art::ScopedObjectAccess const&, _jobject*)",
+         40): "art::InvokeWithJValues<…>(…)",
+        ("Matrix::operator[](unsigned long) const", 27): "Matrix::operator[](…) const",
     }
     got = allgather.js("cs => cs.map(([s, n]) => CCT.elide(s, n))", list(cases))
     assert got == list(cases.values())
+    assert [elide(s, n) for s, n in cases] == got  # the text faces spell them the same
 
 
 def test_metric_menu_recolors(allgather: Page) -> None:

@@ -53,14 +53,19 @@ def elide(name: str, width: int, mark: str = "…") -> str:
     return s[:head] + mark + s[len(s) - (width - len(mark) - head):]
 
 
+_NAME_END = re.compile(r"[A-Za-z0-9_:>\]]")
+
+
 def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
     """``s`` with each outermost ``open_ … close`` group that follows a name (``vector<…>``,
-    ``f(…)``, not ``<unknown procedure>``) replaced by ``repl``; unbalanced text is returned
-    as it is."""
+    ``f(…)``, ``f<…>(…)``, not ``<unknown procedure>``) replaced by ``repl``; unbalanced text
+    is returned as it is."""
     out: list[str] = []
     depth = 0
     for ch in s:
-        if ch == open_ and (depth > 0 or (out and (out[-1][-1:].isalnum() or out[-1] == "_"))):
+        # as the page's CCT.stripNested: after a word character, "::", a closing ">" (a
+        # function template's parameters) or "]" (operator[])
+        if ch == open_ and (depth > 0 or bool(out and _NAME_END.match(out[-1][-1:]))):
             if depth == 0:
                 out.append(repl)
             depth += 1

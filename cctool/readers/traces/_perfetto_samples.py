@@ -37,6 +37,7 @@ import numpy as np
 
 from cctool.errors import ReaderError, warn
 from cctool.model.frame import GraphFrame
+from cctool.readers._demangle import demangle
 from cctool.readers._stacks import StackTree, build
 from cctool.readers.stacks._protobuf import LENGTH, VARINT, fields, packed
 
@@ -104,8 +105,10 @@ class Samples:
         state = self.sequences.setdefault(seq, _Interned())
         d = _message(data)
         iid = _int(d.get(1, 0))
-        if number in (_FUNCTION_NAMES, _MAPPING_PATHS):
-            (state.names if number == _FUNCTION_NAMES else state.paths)[iid] = _text(d.get(2))
+        if number == _FUNCTION_NAMES:  # raw symbols, shown as Perfetto's UI shows them
+            state.names[iid] = demangle(_text(d.get(2)))
+        elif number == _MAPPING_PATHS:
+            state.paths[iid] = _text(d.get(2))
         elif number == _MAPPINGS:
             state.mappings[iid] = _repeated(data, 7)
         elif number == _FRAMES:
