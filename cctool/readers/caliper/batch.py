@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,6 @@ from cctool.readers.caliper._tails import TailPlan, plan_tail
 from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
-_VALUES = re.compile(r"[^,=]+")
 _SNAPSHOT = re.compile(r"(\n__rec=ctx,[^\n]*?),data=([^\n]*)")  # a snapshot line, split
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
@@ -99,7 +99,7 @@ class Group:
     numeric: list[int]  # token index of every numeric data field
     fixed: list[int]  # token index of every field that must equal the template's
     fixed_text: list[str]
-    shape: str  # the data fields' separators: '=' within a snapshot, ',' between two
+    counts: list[int]  # data fields per snapshot record, less one
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # col -> (row, field, scale)
     head: _CaliStream  # the parser's state after the structure, before any tail
     plan: TailPlan | None  # the first run's tail, to read later tails against
@@ -217,7 +217,7 @@ def _template(path: Path, datas: list[str], tail: str) -> Group | None:
     by_col = {c: (np.array([r for r, _, _ in v]), np.array([f for _, f, _ in v]),
                   np.array([s for _, _, s in v])) for c, v in cols.items()}
     return Group(template, stream.builder, numeric, fixed, [toks[i] for i in fixed],
-                 ",".join("=" * (len(k) - 1) for k in stream.kinds), by_col, head, plan)
+                 [len(k) - 1 for k in stream.kinds], by_col, head, plan)
 
 
 def _fields(stream: _TemplateStream) -> tuple[list[int], list[int],
@@ -264,10 +264,9 @@ def _head_state(stream: _TemplateStream, path: Path, tail: str) -> _CaliStream:
 
 def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
     """Add one run to ``group``; False when it does not fit (see the module docstring)."""
-    joined = ",".join(datas)
-    if _VALUES.sub("", joined) != group.shape:  # as many fields in each snapshot
+    if list(map(str.count, datas, repeat("="))) != group.counts:
         return False
-    toks = joined.replace(",", "=").split("=")
+    toks = "=".join(datas).split("=")
     if [toks[i] for i in group.fixed] != group.fixed_text:
         return False
     numbers = toks if len(group.numeric) == len(toks) else [toks[i] for i in group.numeric]
