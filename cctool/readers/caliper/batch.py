@@ -40,7 +40,8 @@ from cctool.readers.caliper._tails import TailPlan, plan_tail
 from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
-_SNAPSHOT = re.compile(r"(\n__rec=ctx,[^\n]*?),data=([^\n]*)")  # a snapshot line, split
+# A snapshot line split at its first field but the first that starts with "data="
+_SNAPSHOT = re.compile(r"(\n__rec=ctx,(?:[^,\n]*,)+?)data=([^\n]*)")
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
 
