@@ -109,3 +109,35 @@ def test_a_broken_run_gives_the_readers_error(tmp_path: Path, damage: str) -> No
         one_by_one(paths, (None,), "mean")
     assert str(fast.value) == str(slow.value)
     assert files[4].name in str(fast.value)
+
+
+def test_later_tails_read_against_the_first_equal_their_full_parse() -> None:
+    from cctool.readers.caliper.batch import _split, _tail_metadata
+
+    files = run_paths([str(ENSEMBLE)], None)
+    (group,), _ = read_groups(files)
+    assert group.plan is not None and "opts:output" in group.plan.fed[176]  # differs per run
+    for path, meta in zip(group.paths, group.metadata, strict=True):
+        split = _split(Path(path))
+        assert split is not None
+        full = _tail_metadata(group, Path(path), split[2].split("\n")[:-1])
+        assert full is not None and list(meta.items()) == list(full.items())
+
+
+def test_tails_that_differ_in_values_or_attributes_give_the_readers_metadata(
+        tmp_path: Path) -> None:
+    files = _copy(tmp_path)
+    edits = {3: ("data=Base_Seq,", "data=Other_Seq,"),  # a value: read against the first tail
+             5: (",data=variant,", ",data=flavour,"),  # an attribute's name: parsed in full
+             6: (",data=2.15.0-dev", ",data=2.16")}
+    for i, (old, new) in edits.items():
+        text = files[i].read_text()
+        assert text.count(old) == 1
+        files[i].write_text(text.replace(old, new))
+    paths = [str(f) for f in files]
+    groups, alone = read_groups(paths)
+    assert alone == [] and len(groups) == 1
+    fast = summarize_paths(paths, None, (None,), "mean")
+    assert_same(fast, one_by_one(paths, (None,), "mean"))
+    assert fast[3].metadata["variant"] == "Other_Seq" and "flavour" in fast[5].metadata
+    assert fast[6].metadata["cali.caliper.version"] == "2.16"

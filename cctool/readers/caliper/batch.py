@@ -22,8 +22,10 @@ per run exactly as the reader derives it for one file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +36,12 @@ from cctool.model.columns import exclusive_name, inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.readers import _input
 from cctool.readers.caliper._common import Attr, Metric, ProfileBuilder, Role
+from cctool.readers.caliper._tails import TailPlan, plan_tail
 from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
+# A snapshot line split at its first field but the first that starts with "data="
+_SNAPSHOT = re.compile(r"(\n__rec=ctx,(?:[^,\n]*,)+?)data=([^\n]*)")
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
 
@@ -95,9 +100,10 @@ class Group:
     numeric: list[int]  # token index of every numeric data field
     fixed: list[int]  # token index of every field that must equal the template's
     fixed_text: list[str]
-    counts: list[int]  # data fields per snapshot record
+    counts: list[int]  # data fields per snapshot record, less one
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # col -> (row, field, scale)
     head: _CaliStream  # the parser's state after the structure, before any tail
+    plan: TailPlan | None  # the first run's tail, to read later tails against
     paths: list[str] = field(default_factory=list)
     index: list[int] = field(default_factory=list)  # position of each run in the input
     metadata: list[dict[str, Any]] = field(default_factory=list)
@@ -178,20 +184,15 @@ def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
     if last < 0:
         return None
     end = text.index("\n", last + 1) + 1
-    chunks = ("\n" + text[:end]).split(_CTX)
-    structure = [chunks[0]]
-    datas = []
-    for chunk in chunks[1:]:  # a snapshot line, then the lines up to the next snapshot
-        eol = chunk.find("\n") % (len(chunk) + 1)  # no newline: the next snapshot follows
-        at = chunk.find(",data=", 0, eol)
-        if at < 0 or chunk.find(",", at + 6, eol) >= 0:
-            return None
-        data = chunk[at + 6 : eol]
-        if "\\" in data:  # an escaped separator
-            return None
-        datas.append(data)
-        structure += (chunk[:at], chunk[eol:])
-    return tuple(structure), datas, text[end:]
+    head = "\n" + text[:end]
+    # Pieces: the text before the first snapshot, then per snapshot its line up to
+    # ",data=", its data field, and the lines up to the next snapshot.
+    pieces = _SNAPSHOT.split(head)
+    datas = pieces[2::3]
+    joined = "".join(datas)
+    if len(datas) != head.count(_CTX) or "," in joined or "\\" in joined:
+        return None  # a snapshot without data, data not last, or an escaped separator
+    return (*pieces[0::3], *pieces[1::3]), datas, text[end:]
 
 
 def _template(path: Path, datas: list[str], tail: str) -> Group | None:
@@ -213,10 +214,11 @@ def _template(path: Path, datas: list[str], tail: str) -> Group | None:
     numeric, fixed, cols = _fields(stream)
     toks = "=".join(datas).split("=")
     head = _head_state(stream, path, tail)
+    plan = _plan(head, path, tail)
     by_col = {c: (np.array([r for r, _, _ in v]), np.array([f for _, f, _ in v]),
                   np.array([s for _, _, s in v])) for c, v in cols.items()}
     return Group(template, stream.builder, numeric, fixed, [toks[i] for i in fixed],
-                 [len(k) for k in stream.kinds], by_col, head)
+                 [len(k) - 1 for k in stream.kinds], by_col, head, plan)
 
 
 def _fields(stream: _TemplateStream) -> tuple[list[int], list[int],
@@ -263,7 +265,7 @@ def _head_state(stream: _TemplateStream, path: Path, tail: str) -> _CaliStream:
 
 def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
     """Add one run to ``group``; False when it does not fit (see the module docstring)."""
-    if [d.count("=") + 1 for d in datas] != group.counts:
+    if list(map(str.count, datas, repeat("="))) != group.counts:
         return False
     toks = "=".join(datas).split("=")
     if [toks[i] for i in group.fixed] != group.fixed_text:
@@ -275,7 +277,9 @@ def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
         return False
     if not np.isfinite(values).all():
         return False
-    meta = _tail_metadata(group, Path(path), tail.split("\n")[:-1])
+    meta = group.plan.metadata_of(tail) if group.plan is not None else None
+    if meta is None:
+        meta = _tail_metadata(group, Path(path), tail.split("\n")[:-1])
     if meta is None:
         return False
     group.paths.append(path)
@@ -287,9 +291,32 @@ def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
 def _tail_metadata(group: Group, path: Path, tail: list[str]) -> dict[str, Any] | None:
     """The run metadata of ``tail`` read on a copy of the head's state; None if the tail is
     not node records ending with the globals record, or does not parse."""
+    parsed = _parse_tail(group.head, path, tail, group.records)
+    try:
+        return None if parsed is None else parsed[0].metadata()
+    except Exception:  # read alone, where the reader reports the problem
+        return None
+
+
+def _plan(head: _CaliStream, path: Path, tail: str) -> TailPlan | None:
+    """The plan later tails are read against (:mod:`._tails`), from the first run's."""
+    lines = tail.split("\n")[:-1]
+    parsed = _parse_tail(head, path, lines, {})
+    try:
+        return None if parsed is None else plan_tail(
+            parsed[0], _input.read_text(path, errors="strict"), lines, parsed[1])
+    except Exception:  # no plan: every tail is parsed in full
+        return None
+
+
+def _parse_tail(head: _CaliStream, path: Path, tail: list[str],
+                cache: dict[str, tuple[str, dict[str, list[str]]]]
+                ) -> tuple[_CaliStream, list[int]] | None:
+    """The parser after ``tail`` on a copy of ``head``, and the ``ref`` ids of the globals
+    record; None if the tail is not node records ending with the globals record, or does
+    not parse."""
     if not tail or not tail[-1].startswith("__rec=globals"):
         return None
-    head, cache = group.head, group.records
     s = _CaliStream(path)
     s.attr, s.data, s.parent = dict(head.attr), dict(head.data), dict(head.parent)
     s._attrs, s._chains = dict(head._attrs), dict(head._chains)
@@ -306,8 +333,9 @@ def _tail_metadata(group: Group, path: Path, tail: list[str]) -> dict[str, Any] 
                 s._node(rec)
             elif kind == "globals" and line is tail[-1]:
                 s._globals(rec)
+                refs = s._ids(rec, "ref")
             else:
                 return None
-        return s.metadata()
+        return s, refs
     except Exception:  # read alone, where the reader reports the problem
         return None

@@ -371,10 +371,14 @@ class _CaliStream:
         out: dict[str, Any] = {}
         for aid, text in self.globals:
             attr, _ = self._attribute(aid)
-            value = plain_value(text, attr.type, attr.meta.get("adiak.type"))
-            if attr.name in out:
-                old = out[attr.name]
-                out[attr.name] = [*(old if isinstance(old, list) else [old]), value]
-            else:
-                out[attr.name] = value
+            add_value(out, attr.name, plain_value(text, attr.type, attr.meta.get("adiak.type")))
         return out
+
+
+def add_value(meta: dict[str, Any], name: str, value: Any) -> None:
+    """Add a globals entry to ``meta``: a repeated attribute gives a list."""
+    if name in meta:
+        old = meta[name]
+        meta[name] = [*(old if isinstance(old, list) else [old]), value]
+    else:
+        meta[name] = value

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from cctool.errors import CctoolError, warn
 from cctool.model.frame import GraphFrame
@@ -126,13 +127,17 @@ def frame_names(gf: GraphFrame) -> list[str]:
     """Node names as frames of a folded line: ``;`` becomes ``:`` (as stackcollapse-perf
     does) and line breaks and tabs a space; an empty name is ``[unknown]``. Says on stderr
     how many names it changed."""
-    raw = gf.nodes["name"].fill_null("").cast(str).to_list()
-    changed = 0
-    out = []
-    for name in raw:
-        clean = _BREAKS.sub(" ", _SEPARATOR.sub(":", name)).strip() or UNKNOWN_FRAME
-        changed += clean != name
-        out.append(clean)
+    return frame_name_series(gf).to_list()
+
+
+def frame_name_series(gf: GraphFrame) -> pl.Series:
+    """:func:`frame_names` as a Polars string series (each distinct name cleaned once)."""
+    raw = gf.nodes["name"].fill_null("").cast(pl.String)
+    distinct = raw.unique()
+    clean = [_BREAKS.sub(" ", _SEPARATOR.sub(":", name)).strip() or UNKNOWN_FRAME
+             for name in distinct.to_list()]
+    out = raw.replace_strict(distinct, pl.Series(clean, dtype=pl.String))
+    changed = int((out != raw).sum())
     if changed:
         warn(f"{changed} frame names changed for the stack format (';' -> ':', line breaks "
              "and tabs -> ' ', surrounding blanks dropped, empty -> '[unknown]')")

@@ -27,6 +27,7 @@ from cctool.render.exports._stacks import (
     check_agg,
     checked,
     exclusive_column,
+    frame_name_series,
     frame_names,
     level_paths,
     node_weights,
@@ -48,8 +49,9 @@ def _bounded_lines(gf: GraphFrame, values: np.ndarray, what: str
                    ) -> tuple[np.ndarray, np.ndarray]:
     """The paths and values (one per node, or one row per node) to write within the size
     budget, merged entries last (:mod:`._bound`)."""
-    names = np.asarray(frame_names(gf), dtype=object)
-    lengths = np.fromiter((len(x.encode()) for x in names), dtype=np.int64, count=names.size)
+    series = frame_name_series(gf)
+    names = series.to_numpy().astype(object)
+    lengths = series.str.len_bytes().to_numpy()
     par = gf.parent_array
     cost = np.zeros(gf.num_nodes)
     for level in gf.levels:  # bytes of each node's path, plus ";", values and a newline
