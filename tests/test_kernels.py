@@ -49,6 +49,25 @@ def test_preorder_twins_agree(n: int, roots: int) -> None:
     assert np.all(pos[parent[has]] < pos[np.nonzero(has)[0]])
 
 
+@pytest.mark.parametrize("n", [*SIZES, 5000])
+@pytest.mark.parametrize("roots", [1, 3])
+def test_preorder_by_levels_agrees(n: int, roots: int) -> None:
+    rng = np.random.default_rng(n * 7 + roots)
+    parent = shuffled(random_tree(rng, n, min(roots, n)), rng)
+    got = _reference.preorder_by_levels(parent, n + 1)
+    assert got is not None
+    np.testing.assert_array_equal(got, _reference.preorder(parent))
+
+
+def test_preorder_by_levels_declines_cycles_and_deep_trees() -> None:
+    cycle = np.array([-1, 0, 3, 2], dtype=np.int64)
+    assert _reference.preorder_by_levels(cycle, 10) is None
+    chain = np.arange(-1, 99, dtype=np.int64)  # 100 levels
+    assert _reference.preorder_by_levels(chain, 50) is None
+    np.testing.assert_array_equal(_reference.preorder_by_levels(chain[::-1].copy() * 0 - 1,
+                                                                50), np.arange(100))
+
+
 def test_preorder_drops_cycles() -> None:
     parent = np.array([-1, 0, 3, 2], dtype=np.int64)  # 2 <-> 3 is a cycle
     for impl in (_jit, _reference):
