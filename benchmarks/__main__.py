@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import benchmarks.cases  # noqa: F401  (registers the cases)
     import benchmarks.cases_ensembles  # noqa: F401
+    import benchmarks.cases_fast_views  # noqa: F401
     import benchmarks.cases_speed  # noqa: F401
     import benchmarks.cases_views  # noqa: F401
 
