@@ -83,7 +83,15 @@ def format_column(
 
 def _percent(p: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
     """:func:`format_percent` of ``p`` where ``todo``, into ``out``."""
-    fast = todo & np.isfinite(p) & (np.abs(p) >= PERCENT_FLOOR)
+    small = todo & (np.abs(p) < PERCENT_FLOOR)
+    out[small & (p == 0)] = "0%"
+    out[small & (p > 0)] = f"<{PERCENT_FLOOR}%"
+    out[small & (p < 0)] = f">-{PERCENT_FLOOR}%"
+    out[todo & np.isnan(p)] = "nan"
+    out[todo & (p == np.inf)] = "inf%"
+    out[todo & (p == -np.inf)] = "-inf%"
+    todo = todo & np.isfinite(p) & ~small
+    fast = todo.copy()
     mag = np.where(fast, np.abs(p), 1.0)
     decimals = np.where(mag >= 99.95, 0, np.where(mag >= 9.995, 1, 2))
     fast &= ~_ties(mag, decimals)
