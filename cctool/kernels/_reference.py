@@ -35,49 +35,6 @@ def preorder(parent: np.ndarray) -> np.ndarray:
     return np.asarray(order, dtype=np.int64)
 
 
-def preorder_by_levels(parent: np.ndarray, max_levels: int) -> np.ndarray | None:
-    """``preorder`` in whole-array steps, one round per tree level: None when the forest is
-    more than ``max_levels`` deep or has a parent cycle (``preorder`` decides those).
-
-    Depths come by pointer doubling; subtree sizes are summed up the levels; a node's place
-    is its parent's plus one plus the sizes of its earlier siblings (siblings by id).
-    """
-    n = parent.shape[0]
-    depth = (parent >= 0).astype(np.int64)
-    anc = np.array(parent, dtype=np.int64)
-    live = np.flatnonzero(anc >= 0)
-    for _ in range(int(n).bit_length() + 1):
-        if not live.size:
-            break
-        up = anc[live]
-        depth[live] += depth[up]
-        anc[live] = anc[up]
-        live = live[anc[live] >= 0]
-    if live.size or int(depth.max(initial=0)) >= max_levels:
-        return None
-    by_level = np.lexsort((np.arange(n), parent, depth))  # each level grouped by parent
-    bounds = np.searchsorted(depth[by_level], np.arange(int(depth.max(initial=-1)) + 2))
-    levels = [by_level[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    size = np.ones(n, dtype=np.int64)
-    for level in reversed(levels[1:]):
-        np.add.at(size, parent[level], size[level])
-    pos = np.empty(n, dtype=np.int64)
-    for d, level in enumerate(levels):
-        sizes = size[level]
-        before = np.cumsum(sizes) - sizes  # sizes of the earlier nodes of the level
-        if d == 0:
-            pos[level] = before
-            continue
-        par = parent[level]
-        start = np.ones(level.size, dtype=bool)
-        start[1:] = par[1:] != par[:-1]
-        first = np.maximum.accumulate(np.where(start, np.arange(level.size), 0))
-        pos[level] = pos[par] + 1 + before - before[first]
-    order = np.empty(n, dtype=np.int64)
-    order[pos] = np.arange(n, dtype=np.int64)
-    return order
-
-
 def depths(parent: np.ndarray) -> np.ndarray:
     """Depth of each node of a preorder-numbered tree (parent[i] < i), roots at 0."""
     depth = np.zeros(parent.shape[0], dtype=np.int32)
