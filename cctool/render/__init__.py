@@ -20,7 +20,7 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
-from cctool.render.text import elide, printable
+from cctool.render.text import elide, printable, printable_column
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
 from cctool.render.value_columns import format_column
 from cctool.render.values import format_value, value_format
@@ -60,7 +60,7 @@ def render_rows(
     texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
     first = rows[metrics[0]].to_list() if metrics else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
-    names = [printable(n) for n in rows["name"].fill_null("").to_list()]
+    names = printable_column(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
     cells = value_cells(texts, rows.height)

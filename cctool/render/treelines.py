@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
@@ -36,6 +37,10 @@ class GuideCodes:
     """
 
     def __init__(self, depths: Sequence[int]) -> None:
+        links = _links(np.asarray(depths, dtype=np.int64))
+        if links is not None:
+            self.last, self.up, self.size = links
+            return
         n = len(depths)
         last = [True] * n
         right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
@@ -73,6 +78,30 @@ class GuideCodes:
 
     def __getitem__(self, i: int) -> tuple[int, ...]:
         return self.tail(i, self.size[i])
+
+
+def _links(depths: np.ndarray) -> tuple[list[bool], list[int], list[int]] | None:
+    """:class:`GuideCodes`' (last, up, size) in array steps, for depths that step down at
+    most one level at a time (rows in preorder; None otherwise). A row's shown parent is
+    then the latest earlier row one level up, and it is the last of its siblings unless the
+    next row at its depth has the same shown parent."""
+    from cctool import kernels
+
+    n = depths.shape[0]
+    if n == 0 or (np.diff(depths) > 1).any():
+        return None if n else ([], [], [])
+    idx = np.arange(n, dtype=np.int64)
+    level = depths - depths.min()
+    order = np.lexsort((idx, level))
+    keys = level[order] * n + idx[order]  # rows by (level, row)
+    before = np.searchsorted(keys, (level - 1) * n + idx) - 1  # latest row above, earlier
+    cand = order[np.maximum(before, 0)]
+    up = np.where((before >= 0) & (level > 0) & (level[cand] == level - 1), cand, -1)
+    after = np.searchsorted(keys, level * n + idx, side="right")  # next row at its level
+    nxt = order[np.minimum(after, n - 1)]
+    sibling = (after < n) & (level[nxt] == level) & (up[nxt] == up)
+    size = kernels.depths(up)  # shown ancestors
+    return (~sibling).tolist(), up.tolist(), np.asarray(size).tolist()
 
 
 class TreeLines:

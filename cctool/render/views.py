@@ -14,7 +14,7 @@ from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import colormap, describe_locations, legend, value_cells, value_colors
 from cctool.render.percent import PERCENT, no_share_note
-from cctool.render.text import printable
+from cctool.render.text import printable_column
 from cctool.render.treelines import GuideCodes, ViewLines
 from cctool.render.value_columns import format_column
 from cctool.render.values import format_value
@@ -61,7 +61,7 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
     peak = max((abs(v) for v in first if v is not None), default=0.0)
     lines = ViewLines(cells, value_colors(rows[view.inclusive], peak, colors),
                       GuideCodes(rows["depth"].to_list()),
-                      [printable(n) for n in rows["name"].fill_null("").to_list()],
+                      printable_column(rows["name"]),
                       opts.full_names)
     parts: list[RenderableType] = [Text(TITLES.get(view.kind, view.kind), style="bold"),
                                    header, lines]
