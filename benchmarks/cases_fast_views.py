@@ -75,16 +75,18 @@ def _wide_db() -> Path:
 
 @case("fast-tree-bottom-up-35k-512-vs-read", prepare=_bottom_up_db)
 def tree_bottom_up() -> Measurement:
-    """cctool tree --view bottom-up on 35,000 nodes x 512 ranks, to a pipe, against cctool
-    read of it (fresh processes, interleaved, best of 5; target <= 1.2x)"""
+    """tree --view bottom-up vs read, 35,000 nodes x 512 ranks (target <= 1.2x)
+
+    To a pipe; fresh processes, interleaved, best of 5."""
     db = _bottom_up_db()
     return against_read(db, ["tree", str(db), "--view", "bottom-up"], "tree --view bottom-up")
 
 
 @case("fast-tree-to-file-140k-128-vs-read", prepare=_wide_db)
 def tree_to_file() -> Measurement:
-    """cctool tree -o out.txt on 140,000 nodes x 128 ranks against cctool read of it
-    (fresh processes, interleaved, best of 5; target <= 1.3x)"""
+    """tree -o out.txt vs read, 140,000 nodes x 128 ranks (target <= 1.3x)
+
+    Fresh processes, interleaved, best of 5."""
     db = _wide_db()
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "tree.txt")
@@ -93,8 +95,8 @@ def tree_to_file() -> Measurement:
 
 @case("fast-query-140k-128-vs-read", prepare=_wide_db)
 def query() -> Measurement:
-    """cctool query (main, anything, MPI_*, anything below) on 140,000 nodes x 128 ranks,
-    to a pipe, against cctool read of it (fresh processes, interleaved, best of 5; target
-    <= 1.3x)"""
+    """query (main, *, MPI_.*, *) vs read, 140,000 nodes x 128 ranks (target <= 1.3x)
+
+    To a pipe; fresh processes, interleaved, best of 5."""
     db = _wide_db()
     return against_read(db, ["query", str(db), QUERY], "query")
