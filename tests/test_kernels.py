@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from cctool.kernels import _jit, _reference
+from cctool.kernels import _jit, _levels, _reference
 
 
 def random_tree(rng: np.random.Generator, n: int, roots: int = 1) -> np.ndarray:
@@ -47,6 +47,41 @@ def test_preorder_twins_agree(n: int, roots: int) -> None:
     pos[got] = np.arange(n)
     has = parent >= 0
     assert np.all(pos[parent[has]] < pos[np.nonzero(has)[0]])
+
+
+@pytest.mark.parametrize("n", [*SIZES, 5000])
+@pytest.mark.parametrize("roots", [1, 3])
+def test_preorder_by_levels_agrees(n: int, roots: int) -> None:
+    rng = np.random.default_rng(n * 7 + roots)
+    parent = shuffled(random_tree(rng, n, min(roots, n)), rng)
+    got = _levels.preorder_by_levels(parent, n + 1)
+    assert got is not None
+    np.testing.assert_array_equal(got, _reference.preorder(parent))
+
+
+def test_preorder_by_levels_declines_cycles_and_deep_trees() -> None:
+    cycle = np.array([-1, 0, 3, 2], dtype=np.int64)
+    assert _levels.preorder_by_levels(cycle, 10) is None
+    chain = np.arange(-1, 99, dtype=np.int64)  # 100 levels
+    assert _levels.preorder_by_levels(chain, 50) is None
+    np.testing.assert_array_equal(_levels.preorder_by_levels(chain[::-1].copy() * 0 - 1,
+                                                                50), np.arange(100))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_path_match_by_levels_agrees(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        n, k = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+        parent = random_tree(rng, n, min(int(rng.integers(1, 4)), n))
+        pred = rng.random((n, k)) < rng.random()
+        star = rng.random(k) < 0.5
+        got = _levels.path_match_by_levels(parent, pred, star, n + 1)
+        assert got is not None
+        np.testing.assert_array_equal(got, _reference.path_match(parent, pred, star))
+    chain = np.arange(-1, 99, dtype=np.int64)
+    assert _levels.path_match_by_levels(chain, np.ones((100, 1), bool), np.ones(1, bool),
+                                        50) is None
 
 
 def test_preorder_drops_cycles() -> None:

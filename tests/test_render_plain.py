@@ -43,6 +43,27 @@ def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
             assert render.plain_text(r, width, ascii_only) == rich_text(r, width, ascii_only)
 
 
+@pytest.mark.parametrize("ascii_only", [False, True])
+@pytest.mark.parametrize("width", [30, 80, 200])
+def test_plain_view_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+    from cctool.ops.views import ViewOptions, compute
+    from cctool.render.views import view_renderable
+
+    deep = tmp_path / "deep.folded"  # callers 300 deep; a wide name; a name to elide
+    deep.write_text("main;" + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
+                    + " 5\nmain;g 3\nmain;h;\u5bbd\u540d\u5b57\u5bbd\u540d\u5b57 2\n"
+                    + "main;std::vector<int>::push_back(int const&)_" + "x" * 200 + " 1\n")
+    for path in (HERE / "folded" / "python.folded", deep):
+        gf = cctool.read(path, fmt="folded")
+        for kind in ("bottom-up", "flat"):
+            view = compute(gf, kind, ViewOptions())
+            for opts in (TreeOptions(), TreeOptions(full_names=True)):
+                r = view_renderable(gf, view, opts)
+                got = render.plain_text(r, width, ascii_only)
+                assert got is not None
+                assert got == rich_text(r, width, ascii_only)
+
+
 @pytest.mark.parametrize("args", [["stats", "caliper-ensemble"], ["runs", "caliper-ensemble"],
                                   ["hot-path", "folded/python.folded", "--from", "folded"],
                                   ["groupby", "folded/python.folded", "--from", "folded",

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from cctool.kernels import _reference
+from cctool.kernels import _levels, _reference
 
 _impl: ModuleType | None = None
 SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster end to end
@@ -65,6 +65,12 @@ GROUP_SUMS_COMPILED_WORK = 150_000_000
 # number of steps (0.25-0.29 s for 35,000 nodes), against Numba's 0.45-0.9 s load in a fresh
 # process: the compiled kernel pays off from about this many nodes.
 PATH_MATCH_COMPILED_NODES = 120_000
+# Preorder and path queries: level by level in NumPy (kernels/_levels.py), 140,000 nodes
+# 35 levels deep take about 0.02 s of CPU, against the NumPy twins' loops per node (0.2 s,
+# 1 s) or Numba's ~0.5-1 s load; from this many nodes, and for forests with at least this
+# many nodes per level on average (not a deep chain: that takes the loop or the kernel).
+PREORDER_LEVELS_NODES = 2_000
+PREORDER_LEVEL_WIDTH = 32
 # Heaviest paths: the twin is a Python loop per row (about 1 us per row and ancestor), the
 # compiled kernel about 5 ns: from this many rows the kernel pays even with a ~1 s compile.
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
@@ -178,6 +184,10 @@ def preorder(parent: np.ndarray) -> np.ndarray:
     par = _as_i64(parent)
     if _reference.in_preorder(par):  # readers that walk a tree number it so already
         return np.arange(par.shape[0], dtype=np.int64)
+    if _impl is None and par.shape[0] >= PREORDER_LEVELS_NODES:  # no Numba load for it
+        order = _levels.preorder_by_levels(par, par.shape[0] // PREORDER_LEVEL_WIDTH)
+        if order is not None:
+            return order
     return _pick(len(parent)).preorder(par)
 
 
@@ -301,11 +311,15 @@ def graph_dfs(
 def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.ndarray:
     """Bool per node: on a downward chain matching the steps ``pred[:, j]`` (``star[j]``:
     repeatable); see ``_reference.path_match``."""
+    par = _as_i64(parent)
+    pred = _ro(np.ascontiguousarray(pred, dtype=np.bool_))
+    star = _ro(np.ascontiguousarray(star, dtype=np.bool_))
+    if _impl is None and par.shape[0] >= PREORDER_LEVELS_NODES:  # no Numba load for it
+        hit = _levels.path_match_by_levels(par, pred, star, par.shape[0] // PREORDER_LEVEL_WIDTH)
+        if hit is not None:
+            return hit
     impl = _fast(pred.shape[0] >= PATH_MATCH_COMPILED_NODES)
-    return impl.path_match(
-        _as_i64(parent), _ro(np.ascontiguousarray(pred, dtype=np.bool_)),
-        _ro(np.ascontiguousarray(star, dtype=np.bool_)),
-    )
+    return impl.path_match(par, pred, star)
 
 
 def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,

@@ -45,14 +45,39 @@ def node_values(
     if agg not in AGGREGATIONS:
         raise ValueError(f"unknown aggregation {agg!r}")
     groups = _groups(gf, loc_keep, by_location)
+    memo = _memo(gf)
     out: dict[str, np.ndarray] = {}
     for c in cols:
+        key = (c, agg, by_location, loc_keep.tobytes())
+        if key in memo:
+            out[c] = memo[key].copy()
+            continue
         m = gf.metric(c)
         if m.formula is not None:
             out[c] = _formula_values(gf, m, agg, loc_keep, groups)
         else:
             out[c] = _plain_values(gf, c, m, effective_agg(m, agg), loc_keep, groups)
+        if len(memo) < _MEMO_SIZE:
+            memo[key] = out[c].copy()
     return out
+
+
+_MEMO_SIZE = 8  # columns' values kept per frame
+
+
+def _memo(gf: Locations) -> dict[tuple[str, str, bool, bytes], np.ndarray]:
+    """The values already computed for this frame's metric table: one command asks for the
+    same column several times (the tree's rows, the base of its percentages, its legend),
+    each a pass over every row. Tied to the metric table and descriptors (the objects), so a
+    frame that takes new ones starts afresh; a frame without attributes of its own keeps none."""
+    store = getattr(gf, "__dict__", None)
+    if store is None:
+        return {}
+    held = store.get("_values_memo")
+    if held is None or held[0] is not gf.metrics or held[1] is not gf.metric_info:
+        held = store["_values_memo"] = (gf.metrics, gf.metric_info, {})
+    memo: dict[tuple[str, str, bool, bytes], np.ndarray] = held[2]
+    return memo
 
 
 def _groups(gf: Locations, loc_keep: np.ndarray, by_location: bool) -> np.ndarray:

@@ -20,8 +20,9 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
-from cctool.render.text import elide, printable
+from cctool.render.text import elide, printable, printable_column
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
+from cctool.render.value_columns import format_column
 from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
@@ -55,21 +56,15 @@ def render_rows(
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
     ``info`` (one descriptor per metric) scales values and names their units."""
     colors = colormap(opts.colormap, opts.invert_colormap)
-    columns = [rows[m].to_list() for m in metrics]
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
-    texts = [[format_value(v, kinds[k], opts.precision) for v in col]
-             for k, col in enumerate(columns)]
-    widths = [max((len(t) for t in col), default=0) for col in texts]
-    first = columns[0] if columns else []
+    texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
+    first = rows[metrics[0]].to_list() if metrics else []
     peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
-    names = [printable(n) for n in rows["name"].fill_null("").to_list()]
+    names = printable_column(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
-    cells = [
-        " ".join(col[i].rjust(widths[k]) for k, col in enumerate(texts)) + " " if texts else ""
-        for i in range(rows.height)
-    ]
-    styles = [_color(v, peak, colors, opts.diverging) for v in first] if columns else []
+    cells = value_cells(texts, rows.height)
+    styles = value_colors(rows[metrics[0]], peak, colors, opts.diverging) if metrics else []
     return TreeLines(
         guides=GuideCodes(rows["depth"].to_list()),
         cells=cells,
@@ -221,6 +216,39 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
     return Group(*parts)
+
+
+def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = ()) -> list[str]:
+    """Per row, its value columns right-aligned (to the widest text or ``heads`` entry of
+    each column), joined by a space, with a space after; empty without columns."""
+    if not texts:
+        return [""] * height
+    widths = [max(len(h) if heads else 0, max(map(len, col), default=0))
+              for h, col in zip(heads or [""] * len(texts), texts, strict=True)]
+    padded = [[t.rjust(w) for t in col] for col, w in zip(texts, widths, strict=True)]
+    if len(padded) == 1:
+        return [t + " " for t in padded[0]]
+    return [" ".join(row) + " " for row in zip(*padded, strict=True)]
+
+
+def value_colors(values: pl.Series, peak: float, colors: Sequence[str],
+                 diverging: bool = False) -> list[str]:
+    """``[_color(v, peak, colors, diverging) for v in values]`` in array steps."""
+    v = values.cast(pl.Float64).to_numpy()
+    finite = np.isfinite(v)
+    out = np.full(v.shape[0], "magenta", dtype=object)
+    choice = np.full(v.shape[0], colors[-1], dtype=object)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if diverging:
+            frac = v / peak if peak > 0 else np.zeros_like(v)
+            for edge, idx in reversed(DIVERGING):  # the highest edge reached wins
+                choice[frac >= edge] = colors[idx] if idx is not None else ""
+        elif not peak <= 0:
+            frac = np.abs(v) / peak
+            for edge, color in reversed(list(zip(BIN_EDGES, colors, strict=True))):
+                choice[frac >= edge] = color
+    out[finite] = choice[finite]
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def _color(value: float | None, peak: float, colors: Sequence[str], diverging: bool = False) -> str:

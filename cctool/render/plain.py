@@ -10,7 +10,7 @@ import io
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
 
-from cctool.render.treelines import TreeLines
+from cctool.render.treelines import TreeLines, ViewLines
 
 
 class Trimmed:
@@ -43,7 +43,7 @@ def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str 
     from cctool.render.layout import FitTable
 
     def big(p: object) -> bool:
-        return (isinstance(p, TreeLines) or isinstance(p, FitTable) and not ascii_only
+        return (isinstance(p, TreeLines | ViewLines) or isinstance(p, FitTable) and not ascii_only
                 and len(p.columns) > 0 and len(p.columns[0].cells) >= PLAIN_ROWS)
 
     parts = _flat(renderable)
@@ -51,7 +51,7 @@ def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str 
         return None
     out: list[str] = []
     for part in parts:
-        if isinstance(part, TreeLines):
+        if isinstance(part, TreeLines | ViewLines):
             out.extend(line + "\n" for line in part.plain_lines(width, ascii_only))
             continue
         if big(part):

@@ -9,6 +9,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from cctool.render.values import format_percent
 
@@ -22,6 +26,20 @@ _PATH = re.compile(r"^\S*/\S*$")
 def printable(text: str) -> str:
     """``text`` with control characters spelled as escapes (``\\n``, ``\\x1b``, ``\\u202e``)."""
     return _UNPRINTABLE.sub(_escape, text)
+
+
+# The same class for Polars (Rust's regex syntax): which names need :func:`printable` at all.
+_UNPRINTABLE_RUST = r"[\x00-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]"
+
+
+def printable_column(names: pl.Series) -> list[str]:
+    """``[printable(n) for n in names]`` (null as ""), escaping only the names that hold
+    a control character."""
+    names = names.fill_null("")
+    out: list[str] = names.to_list()
+    for i in names.str.contains(_UNPRINTABLE_RUST).arg_true().to_list():
+        out[i] = printable(out[i])
+    return out
 
 
 def _escape(m: re.Match[str]) -> str:

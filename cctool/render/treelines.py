@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
@@ -36,6 +37,10 @@ class GuideCodes:
     """
 
     def __init__(self, depths: Sequence[int]) -> None:
+        links = _links(np.asarray(depths, dtype=np.int64))
+        if links is not None:
+            self.last, self.up, self.size = links
+            return
         n = len(depths)
         last = [True] * n
         right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
@@ -73,6 +78,30 @@ class GuideCodes:
 
     def __getitem__(self, i: int) -> tuple[int, ...]:
         return self.tail(i, self.size[i])
+
+
+def _links(depths: np.ndarray) -> tuple[list[bool], list[int], list[int]] | None:
+    """:class:`GuideCodes`' (last, up, size) in array steps, for depths that step down at
+    most one level at a time (rows in preorder; None otherwise). A row's shown parent is
+    then the latest earlier row one level up, and it is the last of its siblings unless the
+    next row at its depth has the same shown parent."""
+    from cctool import kernels
+
+    n = depths.shape[0]
+    if n == 0 or (np.diff(depths) > 1).any():
+        return None if n else ([], [], [])
+    idx = np.arange(n, dtype=np.int64)
+    level = depths - depths.min()
+    order = np.lexsort((idx, level))
+    keys = level[order] * n + idx[order]  # rows by (level, row)
+    before = np.searchsorted(keys, (level - 1) * n + idx) - 1  # latest row above, earlier
+    cand = order[np.maximum(before, 0)]
+    up = np.where((before >= 0) & (level > 0) & (level[cand] == level - 1), cand, -1)
+    after = np.searchsorted(keys, level * n + idx, side="right")  # next row at its level
+    nxt = order[np.minimum(after, n - 1)]
+    sibling = (after < n) & (level[nxt] == level) & (up[nxt] == up)
+    size = kernels.depths(up)  # shown ancestors
+    return (~sibling).tolist(), up.tolist(), np.asarray(size).tolist()
 
 
 class TreeLines:
@@ -129,37 +158,10 @@ class TreeLines:
         """The lines ``__rich_console__`` draws, as a console without color prints them
         (cropped to ``width``, trailing spaces trimmed), without Rich's per-segment work:
         for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
-        pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
         mark = "~" if ascii_only else "…"
-        guides = self.guides
         marked = bool(self.hot) or bool(self.markers) or bool(self.hidden)
-        # Guides as each row's shown parent's prefix plus its own branch: one short join
-        # per row instead of a walk up its ancestors (rows that fold still walk, at most
-        # half the width's levels; the prefixes kept are those of rows that do not fold).
-        below: dict[int, str] = {}  # row -> the prefix of its children's guides
-
-        def prefix(a: int) -> str:
-            p = below.get(a)
-            if p is None:
-                if guides.size[a] == 0:
-                    p = ""
-                else:
-                    base = below.get(guides.up[a])
-                    if base is None:
-                        base = "".join(pieces[c] for c in guides.tail(a, guides.size[a])[:-1])
-                    p = base + pieces[1 if guides.last[a] else 0]
-                below[a] = p
-            return p
-
         out: list[str] = []
-        for i in range(len(guides)):
-            levels = guides.size[i]
-            if not levels:
-                guide = ""
-            elif folds(levels, width):
-                guide = _guide_text(guides, i, pieces, width, ascii_only)
-            else:
-                guide = prefix(guides.up[i]) + pieces[3 if guides.last[i] else 2]
+        for i, guide in enumerate(guide_texts(self.guides, width, ascii_only)):
             cell = self.cells[i]
             tail = "".join(seg.text for seg in self._suffix(i, ascii_only)) if marked else ""
             room = width - len(guide) - len(cell) - len(tail)
@@ -168,9 +170,8 @@ class TreeLines:
             line = guide + rest
             if room < 1 and not self.full_names:
                 line = set_cell_size(line, width - 1) + mark
-            elif len(line) > width or not rest.isascii():  # guides: one cell per character
-                if cell_len(line) > width:
-                    line = set_cell_size(line, width)
+            else:
+                line = cropped(line, rest, width)
             out.append(line.rstrip())
         return out
 
@@ -187,9 +188,106 @@ class TreeLines:
         return out
 
 
+class ViewLines:
+    """Rows as lines: the value cells (colored), then the tree guides and the name, elided
+    to the console's width."""
+
+    def __init__(self, cells: list[str], styles: list[str], guides: GuideCodes,
+                 names: list[str], full_names: bool) -> None:
+        self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
+        self.full_names = full_names
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pieces = [g[1 if options.ascii_only else 0] for g in _GUIDES]
+        mark = "~" if options.ascii_only else "…"
+        dim = Style(dim=True)
+        cache: dict[str, Style] = {}
+        for i in range(len(self.guides)):
+            guide = _guide_text(self.guides, i, pieces, options.max_width, options.ascii_only)
+            room = options.max_width - len(self.cells[i]) - len(guide)
+            key = self.styles[i]
+            style = cache.get(key) or cache.setdefault(key, _fresh_style(key))
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
+            yield Segment(self.cells[i], style)
+            yield Segment(guide, dim)
+            yield Segment(name)
+            yield Segment.line()
+
+    def plain_lines(self, width: int, ascii_only: bool) -> list[str]:
+        """The lines ``__rich_console__`` draws as a console without color prints them
+        (as :meth:`TreeLines.plain_lines`)."""
+        mark = "~" if ascii_only else "…"
+        out: list[str] = []
+        for i, guide in enumerate(guide_texts(self.guides, width, ascii_only)):
+            cell = self.cells[i]
+            room = width - len(cell) - len(guide)
+            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
+            out.append(cropped(cell + guide + name, name, width).rstrip())
+        return out
+
+
 def folds(levels: int, width: int) -> bool:
     """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
     return 4 * levels > width // 2
+
+
+def cropped(line: str, rest: str, width: int) -> str:
+    """``line`` cut to ``width`` cells as Rich crops it (``rest``: its part after the
+    guides, which are one cell per character)."""
+    if (len(line) > width or not rest.isascii()) and cell_len(line) > width:
+        return set_cell_size(line, width)
+    return line
+
+
+def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
+    """Every row's guides as :func:`_guide_text` draws them, each made from its shown
+    parent's: one short join per row instead of a walk up its ancestors. A row that folds
+    takes the last levels of its parent's, kept per row at most half the width long."""
+    pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
+    keep = max(1, (width // 2) // 4 - 2)  # as _guide_text keeps when a row folds
+    short = 4 * (keep - 1)  # characters of the parent's levels a folded row keeps
+    below: dict[int, str] = {}  # row -> the prefix of its children's guides
+    below_short: dict[int, str] = {}  # row -> its last ``short`` characters
+    up, last, size = guides.up, guides.last, guides.size
+
+    def prefix(a: int) -> str:
+        p = below.get(a)
+        if p is None:
+            if size[a] == 0:
+                p = ""
+            else:
+                base = below.get(up[a])
+                if base is None:
+                    base = "".join(pieces[c] for c in guides.tail(a, size[a])[:-1])
+                p = base + pieces[1 if last[a] else 0]
+            below[a] = p
+        return p
+
+    def prefix_end(a: int) -> str:
+        p = below_short.get(a)
+        if p is None and size[a] == 0:
+            p = below_short[a] = ""
+        if p is None:
+            base = below_short.get(up[a])
+            if base is None:
+                base = "".join(pieces[c] for c in guides.tail(a, keep - 1)[:-1])
+            p = base + pieces[1 if last[a] else 0]
+            p = p[len(p) - short:] if short else ""
+            below_short[a] = p
+        return p
+
+    fold = FOLD_MARK[ascii_only]
+    out: list[str] = []
+    for i in range(len(guides)):
+        levels = size[i]
+        own = pieces[3 if last[i] else 2]
+        if not levels:
+            out.append("")
+        elif folds(levels, width):
+            out.append(f"{fold}{levels - keep} " + prefix_end(up[i]) + own)
+        else:
+            out.append(prefix(up[i]) + own)
+    return out
 
 
 def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,

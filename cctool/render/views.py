@@ -5,24 +5,18 @@ name), colored by the inclusive value; then a legend."""
 from __future__ import annotations
 
 import polars as pl
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.segment import Segment
-from rich.style import Style
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
-from cctool.render import (
-    _color,
-    colormap,
-    describe_locations,
-    legend,
-)
+from cctool.render import colormap, describe_locations, legend, value_cells, value_colors
 from cctool.render.percent import PERCENT, no_share_note
-from cctool.render.text import elide, printable
-from cctool.render.treelines import _GUIDES, GuideCodes, _fresh_style, _guide_text
+from cctool.render.text import printable_column
+from cctool.render.treelines import GuideCodes, ViewLines
+from cctool.render.value_columns import format_column
 from cctool.render.values import format_value
 
 TITLES = {"top-down": "Top-down view (calling contexts)",
@@ -56,20 +50,18 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
                           aggregated(gf.metric(view.exclusive), opts.agg))
     info: list[Metric | None] = [inc_info, PERCENT, exc_info, PERCENT] if percent else [
         inc_info, exc_info]
-    texts = [[format_value(v, k, opts.precision) for v in rows[c].to_list()]
-             for c, k in zip(cols, info, strict=True)]
+    texts = [format_column(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
     widths = [max([len(h), *(len(t) for t in col)]) for h, col in zip(heads, texts, strict=True)]
-    cells = [" ".join(col[i].rjust(widths[k]) for k, col in enumerate(texts)) + " "
-             for i in range(rows.height)]
+    cells = value_cells(texts, rows.height, heads)
     header = Text(" ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name",
                   style="bold")
     colors = colormap(opts.colormap, opts.invert_colormap)
     first = rows[view.inclusive].to_list()
     peak = max((abs(v) for v in first if v is not None), default=0.0)
-    lines = ViewLines(cells, [_color(v, peak, colors) for v in first],
+    lines = ViewLines(cells, value_colors(rows[view.inclusive], peak, colors),
                       GuideCodes(rows["depth"].to_list()),
-                      [printable(n) for n in rows["name"].fill_null("").to_list()],
+                      printable_column(rows["name"]),
                       opts.full_names)
     parts: list[RenderableType] = [Text(TITLES.get(view.kind, view.kind), style="bold"),
                                    header, lines]
@@ -92,29 +84,3 @@ def _short(col: str, view: View) -> str:
     if col == view.exclusive:
         return "exclusive"
     return "%"
-
-
-class ViewLines:
-    """Rows as lines: the value cells (colored), then the tree guides and the name, elided
-    to the console's width."""
-
-    def __init__(self, cells: list[str], styles: list[str], guides: GuideCodes,
-                 names: list[str], full_names: bool) -> None:
-        self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
-        self.full_names = full_names
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        pieces = [g[1 if options.ascii_only else 0] for g in _GUIDES]
-        mark = "~" if options.ascii_only else "…"
-        dim = Style(dim=True)
-        cache: dict[str, Style] = {}
-        for i in range(len(self.guides)):
-            guide = _guide_text(self.guides, i, pieces, options.max_width, options.ascii_only)
-            room = options.max_width - len(self.cells[i]) - len(guide)
-            key = self.styles[i]
-            style = cache.get(key) or cache.setdefault(key, _fresh_style(key))
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
-            yield Segment(self.cells[i], style)
-            yield Segment(guide, dim)
-            yield Segment(name)
-            yield Segment.line()

@@ -1,0 +1,105 @@
+"""A column spelled in array steps reads exactly as each value spelled alone."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+
+from cctool.render import BIN_EDGES, _color, colormap, value_colors
+from cctool.render.value_columns import format_column
+from cctool.render.values import ValueFormat, format_value, unit_format
+
+
+def _values() -> list[float | None]:
+    rng = np.random.default_rng(7)
+    out: list[float | None] = []
+    for e in range(-12, 20):
+        out += (rng.random(40) * 10.0**e).tolist()
+        # Edges: powers of ten, values that round up into the next exponent or unit.
+        out += [
+            10.0**e,
+            10.0**e * (1 - 1e-12),
+            10.0**e * 0.99995,
+            9.9995 * 10.0**e,
+            999.95 * 10.0**e,
+            999.96 * 10.0**e,
+        ]
+    # Ties (exact binary halves), units' edges, percent edges, extremes.
+    out += [
+        1.0625,
+        0.0625,
+        2.5,
+        0.5,
+        1.5,
+        1023.5,
+        1024.0,
+        1024**2 * 0.99995,
+        999.96e-3,
+        0.0009999,
+        12345.5,
+        99.95,
+        9.995,
+        99.949999,
+        0.005,
+        0.015,
+        1e300,
+        1.7e308,
+        5e-324,
+        1.2345678901234568e17,
+        0.125,
+        0.375,
+        1e15,
+        999999999999999.9,
+        0.00099995,
+    ]
+    out += rng.integers(0, 10**7, 300).astype(float).tolist()
+    out += (rng.integers(0, 2**20, 300) / 2.0 ** rng.integers(0, 12, 300)).tolist()
+    return [*out, *(-v for v in out), 0.0, float("nan"), float("inf"), float("-inf"), None]
+
+
+VALUES = _values()
+UNITS = ["s", "B", "%", "ratio", "", "Ir", "unknown"]
+
+
+@pytest.mark.parametrize(("unit", "whole"), list(itertools.product(UNITS, [False, True])))
+def test_column_reads_as_each_value(unit: str, whole: bool) -> None:
+    fmt = unit_format(unit, whole)
+    series = pl.Series(VALUES, dtype=pl.Float64)
+    for digits in (1, 3, 4, 6, 13):
+        assert format_column(series, fmt, digits) == [format_value(v, fmt, digits) for v in VALUES]
+
+
+def test_integer_and_empty_columns() -> None:
+    ints = pl.Series([0, 7, -12, 10**12, 2**60, None], dtype=pl.Int64)
+    fmt = ValueFormat("Ir", "count", True)
+    assert format_column(ints, fmt) == [format_value(v, fmt) for v in ints.to_list()]
+    assert format_column(ints, fmt)[:4] == ["0", "7", "-12", "1,000,000,000,000"]
+    assert format_column(pl.Series([], dtype=pl.Float64), fmt) == []
+    assert format_column(pl.Series([1.0625, 2400.0]), ValueFormat("s", "time")) == [
+        "1.063 s",
+        "2,400 s",
+    ]  # a tie rounds half away from zero, as the pages do
+
+
+@pytest.mark.parametrize("diverging", [False, True])
+@pytest.mark.parametrize("peak", [0.0, 1.0, 3e6, float("nan")])
+def test_colors_are_each_values(diverging: bool, peak: float) -> None:
+    colors = colormap("RdYlGn")
+    values = [
+        *(e * peak if peak == peak else e for e in BIN_EDGES),
+        1.0,
+        -2.0,
+        0.0,
+        5e6,
+        -5e6,
+        float("nan"),
+        float("inf"),
+        None,
+        0.35,
+        -0.35,
+    ]
+    got = value_colors(pl.Series(values, dtype=pl.Float64), peak, colors, diverging)
+    assert got == [_color(v, peak, colors, diverging) for v in values]
