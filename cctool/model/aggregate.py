@@ -68,15 +68,18 @@ _MEMO_SIZE = 8  # columns' values kept per frame
 def _memo(gf: Locations) -> dict[tuple[str, str, bool, bytes], np.ndarray]:
     """The values already computed for this frame's metric table: one command asks for the
     same column several times (the tree's rows, the base of its percentages, its legend),
-    each a pass over every row. Tied to the metric table and descriptors (the objects), so a
-    frame that takes new ones starts afresh; a frame without attributes of its own keeps none."""
+    each a pass over every row. Tied to the metric table, descriptors and node table (the
+    objects), so a frame that takes new ones starts afresh; a frame without attributes of
+    its own keeps none."""
     store = getattr(gf, "__dict__", None)
     if store is None:
         return {}
     held = store.get("_values_memo")
-    if held is None or held[0] is not gf.metrics or held[1] is not gf.metric_info:
-        held = store["_values_memo"] = (gf.metrics, gf.metric_info, {})
-    memo: dict[tuple[str, str, bool, bytes], np.ndarray] = held[2]
+    tables = (gf.metrics, gf.metric_info, store.get("nodes"))  # a copied __dict__ or an
+    # in-place change that swaps any one of them (the node table too) starts afresh
+    if held is None or any(a is not b for a, b in zip(held[0], tables, strict=True)):
+        held = store["_values_memo"] = (tables, {})
+    memo: dict[tuple[str, str, bool, bytes], np.ndarray] = held[1]
     return memo
 
 
