@@ -370,6 +370,12 @@ NOT_MERGING = {
     "cctool/ops/timeline_depth.py:_split": "adds up trace segment durations up the tree (time)",
     "cctool/ops/timeline_depth.py:add": "adds up trace segment durations (time)",
     "cctool/ops/timeline_depth.py:_flush": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_depth.py:add_paths": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_detail.py:_grouped": "adds up the pieces' durations per bucket over "
+    "lanes (time)",
+    "cctool/ops/stats_boxplot.py:boxplot": "counts a call path's outlying runs",
+    "cctool/ops/temporal.py:temporal_patterns": "Thicket's score of one node's series: its "
+    "mean over its largest snapshot (no call paths combined)",
     "cctool/ops/timeline_views.py:summary_view": "adds up trace segment durations per bucket",
     "cctool/ops/timeline_metrics.py:lane_metrics": "adds a relative counter's samples over "
     "time on one location, by the counter's own mode (OTF2), never across call paths",
