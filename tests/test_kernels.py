@@ -241,6 +241,49 @@ def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
         assert np.array_equal(want[1::2, p], _reference.subtree_sums(own, parent))
 
 
+@pytest.mark.parametrize(("seed", "nodes"), [(0, 1), (1, 2), (2, 37), (3, 300)])
+def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int) -> None:
+    """Folding chunks of ranks: the compiled kernel (behind its dispatcher, which sends one
+    node to the twin: NumPy sums a single column pairwise) gives the twin's bits, signed
+    zeros and NaNs included, and the twin the old per-column NumPy reductions' bits."""
+    from cctool.kernels import _rank_reduce_compiled
+    from cctool.readers.hpctoolkit.v4_ranges import Sums, add_block
+
+    rng = np.random.default_rng(seed)
+    cols, locs = 4, 30
+    rank = np.sort(rng.integers(0, 12, locs))
+    starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
+    chunks = []
+    for _ in range(3):
+        shape = (cols, locs, nodes)
+        block = rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 9, shape)
+        block[rng.random(block.shape) < 0.2] = 0.0
+        block[rng.random(block.shape) < 0.05] = -0.0
+        block[rng.random(block.shape) < 0.01] = np.nan
+        chunks.append(block)
+
+    def fresh() -> Sums:
+        return Sums(0, np.zeros((cols, nodes)), np.zeros((cols, nodes)),
+                    np.full((cols, nodes), -np.inf), np.full((cols, nodes), np.inf),
+                    np.zeros((cols // 2, nodes), dtype=bool))
+
+    old, twin, kernel = fresh(), fresh(), fresh()
+    for block in chunks:
+        for c in range(cols // 2):
+            old.nonzero[c] |= (block[2 * c] != 0).any(axis=0)
+        want = np.stack([add_block(old, j, block[j], starts, old.ranks) for j in range(cols)])
+        old.ranks += starts.size
+        for fold, sums in ((_reference.rank_reduce, twin), (_rank_reduce_compiled, kernel)):
+            got = np.full((cols, starts.size, nodes), 9.0)
+            fold(block, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min,
+                 sums.nonzero, got)
+            sums.ranks += starts.size
+            assert got.tobytes() == want.tobytes()
+    for name in ("total", "m2", "max", "min", "nonzero"):
+        for sums in (twin, kernel):
+            assert getattr(sums, name).tobytes() == getattr(old, name).tobytes(), name
+
+
 def test_heaviest_paths_of_a_deep_chain() -> None:
     """Frames nested 200 deep (one child each, then a fork at the bottom): groups of
     neighbouring frames give the same paths in both twins; the compiled one starts each group

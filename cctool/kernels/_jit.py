@@ -321,6 +321,86 @@ def profile_block(first, second, count, col, val, entries, values, parent,
                     inc[q] += inc[i]
 
 
+@njit(cache=True, inline="always")
+def _max(a, b):  # pragma: no cover - compiled
+    return a if a > b or a != a else b  # as np.maximum: NaN wins; of equals (0.0, -0.0) b
+
+
+@njit(cache=True, inline="always")
+def _min(a, b):  # pragma: no cover - compiled
+    return a if a < b or a != a else b
+
+
+@njit(cache=True, nogil=True)
+def rank_reduce(block, starts, before, total, m2, mx, mn, nonzero,
+                per_rank):  # pragma: no cover - compiled
+    # The twin's NumPy operations in their order, one row of nodes at a time: sums added
+    # row after row (NumPy reduces a leading axis that way), never reassociated.
+    cols, nloc, n = block.shape
+    nr = starts.shape[0]
+    if nr == 0:
+        return
+    na = max(before, 1)
+    k = (before * nr) / max(before + nr, 1)
+    chunk = np.empty(n)
+    prior = np.empty(n)
+    sq = np.empty(n)
+    cmax = np.empty(n)
+    cmin = np.empty(n)
+    for j in range(cols):
+        blk = block[j]
+        tot = total[j]
+        pr = per_rank[j]
+        for i in range(n):
+            prior[i] = tot[i]
+        for loc in range(nloc):
+            row = blk[loc]
+            for i in range(n):
+                tot[i] += row[i]
+        if j % 2 == 0:
+            nz = nonzero[j // 2]
+            for loc in range(nloc):
+                row = blk[loc]
+                for i in range(n):
+                    if row[i] != 0:
+                        nz[i] = True
+        for r in range(nr):
+            end = starts[r + 1] if r + 1 < nr else nloc
+            dst = pr[r]
+            src = blk[starts[r]]
+            for i in range(n):
+                dst[i] = src[i]
+            for loc in range(starts[r] + 1, end):
+                src = blk[loc]
+                for i in range(n):
+                    dst[i] += src[i]
+        first = pr[0]
+        for i in range(n):
+            chunk[i] = first[i]
+            cmax[i] = first[i]
+            cmin[i] = first[i]
+        for r in range(1, nr):
+            row = pr[r]
+            for i in range(n):
+                chunk[i] += row[i]
+                cmax[i] = _max(cmax[i], row[i])
+                cmin[i] = _min(cmin[i], row[i])
+        for i in range(n):
+            d = first[i] - chunk[i] / nr
+            sq[i] = d * d
+        for r in range(1, nr):
+            row = pr[r]
+            for i in range(n):
+                d = row[i] - chunk[i] / nr
+                sq[i] += d * d
+        mj, xj, nj = m2[j], mx[j], mn[j]
+        for i in range(n):
+            delta = chunk[i] / nr - prior[i] / na
+            mj[i] = (mj[i] + sq[i]) + (delta * delta) * k
+            xj[i] = _max(xj[i], cmax[i])
+            nj[i] = _min(nj[i], cmin[i])
+
+
 @njit(cache=True)
 def heaviest_paths(starts, node, ns, parent):  # pragma: no cover - compiled
     # Same results as the reference. Where parents come before children (parent[i] < i)

@@ -377,6 +377,41 @@ def profile_block(
         out[2 * c + 1] = subtree_sums(out[2 * c], parent)
 
 
+def rank_reduce(
+    block: np.ndarray, starts: np.ndarray, before: int, total: np.ndarray, m2: np.ndarray,
+    mx: np.ndarray, mn: np.ndarray, nonzero: np.ndarray, per_rank: np.ndarray,
+) -> None:
+    """Fold a (columns, locations, nodes) ``block`` of whole ranks (rank ``r`` starts at row
+    ``starts[r]``) into running reductions over ``before`` ranks so far, in place: ``total``
+    adds the rows one after the other; ``per_rank`` (columns, ranks, nodes) gets each rank's
+    rows added in order; ``m2`` the squared deviations from the mean over ranks, merged by
+    Chan, Golub and LeVeque's update (as ``cctool.model.partials.merge_m2`` of the prior
+    sums and ``squared_deviations`` of the ranks); ``mx``/``mn`` the extremes over ranks;
+    ``nonzero[c]`` whether column ``2c`` has a non-zero value."""
+    nr = starts.size
+    size = np.diff(np.append(starts, block.shape[1]))
+    k = before * nr / max(before + nr, 1)
+    for j in range(block.shape[0]):
+        rows, total_j = block[j], total[j]
+        prior = total_j.copy()
+        for row in rows:  # location after location, as a sum over the long table adds
+            np.add(total_j, row, out=total_j)
+        if j % 2 == 0:
+            nonzero[j // 2] |= (rows != 0).any(axis=0)
+        ranks = per_rank[j]
+        ranks[...] = rows[starts]
+        for extra in range(1, int(size.max(initial=1))):  # reduceat without its strided loop
+            more = size > extra
+            ranks[more] += rows[starts[more] + extra]
+        chunk = ranks.sum(axis=0)
+        dev = ranks - chunk / nr
+        np.square(dev, out=dev)
+        delta = chunk / nr - prior / max(before, 1)
+        m2[j] = m2[j] + dev.sum(axis=0) + np.square(delta) * k
+        np.maximum(mx[j], ranks.max(axis=0), out=mx[j])
+        np.minimum(mn[j], ranks.min(axis=0), out=mn[j])
+
+
 def heaviest_paths(
     starts: np.ndarray, node: np.ndarray, ns: np.ndarray, parent: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,8 +7,9 @@ range from the file, not a mapping of it (a ``profile.db`` may be larger than th
 space a limit leaves): each chunk's sections in one read where they lie together, into a
 buffer the thread reuses. One kernel call per chunk (``kernels.profile_block``) derives each
 profile's own costs exactly as the reader does (the same terms in the same order: inclusive
-values less the children's, rounding noise cleared) and their subtree sums; the threads of
-each rank are then summed and the range reduced to :class:`Sums`: arrays that merge exactly
+values less the children's, rounding noise cleared) and their subtree sums; one more
+(``kernels.rank_reduce``: the NumPy reductions' operations in their order, in one pass) sums
+the threads of each rank and folds the chunk into :class:`Sums`: arrays that merge exactly
 (sums add, extremes combine), so ranges may run on threads or Dask workers.
 
 Only one chunk of a few dozen profiles is dense at a time (``profiles × nodes`` values per
@@ -179,7 +180,9 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     keep = None if pick is None else needed_contexts(scan_, *pick)
     rows = rows_plan(scan_.tree)
     # The kernel the whole database's values call for (a range alone may look small).
-    kernel, _ = kernels.profile_block_impl(int(infos["nvalues"][scan_.profiles].sum()))
+    work = int(infos["nvalues"][scan_.profiles].sum())
+    kernel, _ = kernels.profile_block_impl(work)
+    reduce, _ = kernels.rank_reduce_impl(work)
     for lo, end in rank_chunks(scan_.rank, span, max(1, CHUNK_VALUES // max(n, 1))):
         profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
         if pick is not None and keep is not None:
@@ -187,7 +190,7 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
             _pick_chunk(scan_, out, own, rank, pick)
             continue
         own = costs_block(scan_, rows, kernel, prof, infos, profiles)
-        blocks = _reduce_chunk(scan_, out, own, rank)
+        blocks = _reduce_chunk(reduce, out, own, rank)
         if sketch is not None:
             sketches.append(Partials.of(blocks[sketch]))
     out.sketch = merge_all(sketches) if sketches else None
@@ -287,18 +290,16 @@ def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
     out.ranks += starts.size
 
 
-def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
-                  rank: np.ndarray) -> dict[int, np.ndarray]:
-    """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out``; returns
-    the per-rank values per column."""
+def _reduce_chunk(reduce: Callable[..., None], out: Sums, own: np.ndarray,
+                  rank: np.ndarray) -> np.ndarray:
+    """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out`` with
+    ``reduce`` (``kernels.rank_reduce_impl``'s); returns the per-rank values (columns,
+    ranks, nodes)."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
-    per_col: dict[int, np.ndarray] = {}
-    for c in range(scan_.ncols):
-        out.nonzero[c] |= (own[2 * c] != 0).any(axis=0)
-        for j in (2 * c, 2 * c + 1):
-            per_col[j] = add_block(out, j, own[j], starts, out.ranks)
+    per_rank = scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
+    reduce(own, starts, out.ranks, out.total, out.m2, out.max, out.min, out.nonzero, per_rank)
     out.ranks += starts.size
-    return per_col
+    return per_rank
 
 
 def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
