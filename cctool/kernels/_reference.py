@@ -341,6 +341,26 @@ def profile_own_costs(
     terms' magnitudes is rounding noise and becomes 0.0.
     """
     ncols, nrows = out.shape
+    if col.min(initial=0) >= 0 and col.max(initial=0) < ncols:
+        # The usual profile: every value has a column and few entries (the root's) are
+        # skipped. Their values go to a spare last cell instead of being selected out (no
+        # copies of the values), so each cell gets the same terms in the same order.
+        spare = ncols * nrows
+        base = col * nrows
+        ends = np.cumsum(count)
+        cell = np.concatenate([base + np.repeat(first, count), base + np.repeat(second, count)])
+        for skip, at in (((first < 0) | (first >= nrows), 0),
+                         ((first < 0) | (second < 0) | (second >= nrows), ends[-1:].sum())):
+            e = np.flatnonzero(skip)
+            if e.size:
+                reps = count[e]
+                cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
+        terms = np.concatenate([val, -val])
+        own = np.bincount(cell, weights=terms, minlength=spare + 1)[:spare]
+        scale = np.bincount(cell, weights=np.abs(terms), minlength=spare + 1)[:spare]
+        own[np.abs(own) <= 1e-9 * scale] = 0.0
+        out[...] = own.reshape(ncols, nrows)
+        return
     a = np.repeat(first, count)
     sel = (col >= 0) & (a >= 0)
     b, c, v = np.repeat(second, count)[sel], col[sel], val[sel]
@@ -353,6 +373,12 @@ def profile_own_costs(
     scale = np.bincount(cell, weights=np.abs(terms), minlength=ncols * nrows)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
     out[...] = own.reshape(ncols, nrows)
+
+
+def _ramps(reps: np.ndarray) -> np.ndarray:
+    """0, 1, .., r - 1 for each r of ``reps``, one run after the other."""
+    out: np.ndarray = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    return out
 
 
 def profile_block(
