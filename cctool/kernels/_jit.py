@@ -351,40 +351,41 @@ def rank_reduce(block, starts, before, total, m2, mx, mn, nonzero,
         blk = block[j]
         tot = total[j]
         pr = per_rank[j]
+        nz = nonzero[j // 2]
+        track = j % 2 == 0
         for i in range(n):
             prior[i] = tot[i]
-        for loc in range(nloc):
-            row = blk[loc]
-            for i in range(n):
-                tot[i] += row[i]
-        if j % 2 == 0:
-            nz = nonzero[j // 2]
-            for loc in range(nloc):
-                row = blk[loc]
-                for i in range(n):
-                    if row[i] != 0:
-                        nz[i] = True
+        # One sweep over the rows: each rank's sum, the running total (rows in order), the
+        # non-zero flags, and the sum and extremes over the ranks as each rank completes.
         for r in range(nr):
             end = starts[r + 1] if r + 1 < nr else nloc
             dst = pr[r]
             src = blk[starts[r]]
             for i in range(n):
-                dst[i] = src[i]
+                v = src[i]
+                dst[i] = v
+                tot[i] += v
+                if track and v != 0:
+                    nz[i] = True
             for loc in range(starts[r] + 1, end):
                 src = blk[loc]
                 for i in range(n):
-                    dst[i] += src[i]
+                    v = src[i]
+                    dst[i] += v
+                    tot[i] += v
+                    if track and v != 0:
+                        nz[i] = True
+            if r == 0:
+                for i in range(n):
+                    chunk[i] = dst[i]
+                    cmax[i] = dst[i]
+                    cmin[i] = dst[i]
+            else:
+                for i in range(n):
+                    chunk[i] += dst[i]
+                    cmax[i] = _max(cmax[i], dst[i])
+                    cmin[i] = _min(cmin[i], dst[i])
         first = pr[0]
-        for i in range(n):
-            chunk[i] = first[i]
-            cmax[i] = first[i]
-            cmin[i] = first[i]
-        for r in range(1, nr):
-            row = pr[r]
-            for i in range(n):
-                chunk[i] += row[i]
-                cmax[i] = _max(cmax[i], row[i])
-                cmin[i] = _min(cmin[i], row[i])
         for i in range(n):
             d = first[i] - chunk[i] / nr
             sq[i] = d * d

@@ -230,16 +230,26 @@ def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
     if not ids:
         out.fill(0.0)
         return out
-    first, second = rows.rows(np.concatenate(ids).astype(np.int64))
-    count = np.concatenate(per_entry).astype(np.int64)
-    val = np.ascontiguousarray(np.concatenate(value), dtype=np.float64)
     entries = np.concatenate([[0], np.cumsum([c.size for c in per_entry])]).astype(np.int64)
     values = np.concatenate([[0], np.cumsum([v.size for v in value])]).astype(np.int64)
+    # The joined arrays go into this thread's buffers too (fresh ones fault in their pages).
+    first, second = rows.rows(_joined("ids", ids, np.int64, int(entries[-1])))
+    count = _joined("count", per_entry, np.int64, int(entries[-1]))
+    val = _joined("val", value, np.float64, int(values[-1]))
+    metric = _joined("metric", metric_ids, np.int64, int(values[-1]))
+    # (a metric id is 16 bits and the table has 2**16 entries: "clip" never clips, and
+    # unlike "raise" writes into ``out`` without a copy)
+    col = np.take(scan_.tree.column, metric, out=scratch("col", metric.shape, np.int64),
+                  mode="clip")
     kernel(np.ascontiguousarray(first, dtype=np.int64),
-           np.ascontiguousarray(second, dtype=np.int64), count,
-           scan_.tree.column[np.concatenate(metric_ids)], val, entries, values,
+           np.ascontiguousarray(second, dtype=np.int64), count, col, val, entries, values,
            np.ascontiguousarray(scan_.parent, dtype=np.int64), out)
     return out
+
+
+def _joined(name: str, parts: list[np.ndarray], dtype: type, size: int) -> np.ndarray:
+    """``np.concatenate(parts)`` as ``dtype``, in this thread's buffer ``name``."""
+    return np.concatenate(parts, out=scratch(name, (size,), dtype), casting="unsafe")
 
 
 def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
