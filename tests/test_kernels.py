@@ -243,17 +243,20 @@ def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
         assert np.array_equal(want[1::2, p], _reference.subtree_sums(own, parent))
 
 
-@pytest.mark.parametrize(("seed", "nodes"), [(0, 1), (1, 2), (2, 37), (3, 300)])
-def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int) -> None:
+@pytest.mark.parametrize(("seed", "nodes", "alone"),
+                         [(0, 1, False), (1, 2, False), (2, 37, False), (3, 300, False),
+                          (4, 300, True)])
+def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int, alone: bool) -> None:
     """Folding chunks of ranks: the compiled kernel (behind its dispatcher, which sends one
     node to the twin: NumPy sums a single column pairwise) gives the twin's bits, signed
-    zeros and NaNs included, and the twin the old per-column NumPy reductions' bits."""
+    zeros and NaNs included, and the twin the old per-column NumPy reductions' bits.
+    ``alone``: one location per rank, the per-rank values written onto the block itself."""
     from cctool.kernels import _rank_reduce_compiled
     from cctool.readers.hpctoolkit.v4_ranges import Sums, add_block
 
     rng = np.random.default_rng(seed)
     cols, locs = 4, 30
-    rank = np.sort(rng.integers(0, 12, locs))
+    rank = np.arange(locs) if alone else np.sort(rng.integers(0, 12, locs))
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
     chunks = []
     for _ in range(3):
@@ -276,8 +279,9 @@ def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int) -> None:
         want = np.stack([add_block(old, j, block[j], starts, old.ranks) for j in range(cols)])
         old.ranks += starts.size
         for fold, sums in ((_reference.rank_reduce, twin), (_rank_reduce_compiled, kernel)):
-            got = np.full((cols, starts.size, nodes), 9.0)
-            fold(block, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min,
+            own = block.copy()
+            got = own if alone else np.full((cols, starts.size, nodes), 9.0)
+            fold(own, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min,
                  sums.nonzero, got)
             sums.ranks += starts.size
             assert got.tobytes() == want.tobytes()

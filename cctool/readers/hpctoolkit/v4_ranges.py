@@ -306,7 +306,10 @@ def _reduce_chunk(reduce: Callable[..., None], out: Sums, own: np.ndarray,
     ``reduce`` (``kernels.rank_reduce_impl``'s); returns the per-rank values (columns,
     ranks, nodes)."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
-    per_rank = scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
+    # One location per rank (the usual MPI run): its rows are the ranks' values already;
+    # the kernel then writes each value back onto itself.
+    per_rank = own if starts.size == own.shape[1] else \
+        scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
     reduce(own, starts, out.ranks, out.total, out.m2, out.max, out.min, out.nonzero, per_rank)
     out.ranks += starts.size
     return per_rank
