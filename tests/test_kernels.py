@@ -213,8 +213,8 @@ def test_group_block_sums_twins_agree_bit_for_bit(seed: int) -> None:
     assert not _reference.group_block_sums(block, group, np.zeros(n, dtype=bool), ng).any()
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "skipped"), [(0, True), (1, True), (2, True), (3, False)])
+def test_profile_own_costs_twins_agree_bit_for_bit(seed: int, skipped: bool) -> None:
     rng = np.random.default_rng(seed)
     entries, rows, ncols = 200, 60, 3
     # -1: a context meta.db lacks; ``rows``: an owner that is not kept (its term is dropped,
@@ -222,7 +222,9 @@ def test_profile_own_costs_twins_agree_bit_for_bit(seed: int) -> None:
     first = rng.integers(-1, rows + 1, entries).astype(np.int64)
     second = np.where(rng.random(entries) < 0.8, rng.integers(0, rows + 1, entries), -1)
     count = rng.integers(0, 4, entries).astype(np.int64)
-    col = rng.integers(-1, ncols, int(count.sum())).astype(np.int64)  # -1: not an exec metric
+    # -1: not an exec metric (``skipped``: some values are; else the twin's usual profile,
+    # every value with a column)
+    col = rng.integers(-1 if skipped else 0, ncols, int(count.sum())).astype(np.int64)
     val = rng.lognormal(size=col.size)
     val[::7] = 0.1  # repeated values: exact cancellations and rounding noise appear
     # the reader's layout: one location's plane of a (metrics, locations, rows) block
@@ -274,6 +276,53 @@ def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
         _reference.profile_own_costs(f, s, c, m, v, own)
         assert np.array_equal(want[0::2, p], own)
         assert np.array_equal(want[1::2, p], _reference.subtree_sums(own, parent))
+
+
+@pytest.mark.parametrize(("seed", "nodes", "alone"),
+                         [(0, 1, False), (1, 2, False), (2, 37, False), (3, 300, False),
+                          (4, 300, True)])
+def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int, alone: bool) -> None:
+    """Folding chunks of ranks: the compiled kernel (behind its dispatcher, which sends one
+    node to the twin: NumPy sums a single column pairwise) gives the twin's bits, signed
+    zeros and NaNs included, and the twin the old per-column NumPy reductions' bits.
+    ``alone``: one location per rank, the per-rank values written onto the block itself."""
+    from cctool.kernels import _rank_reduce_compiled
+    from cctool.readers.hpctoolkit.v4_ranges import Sums, add_block
+
+    rng = np.random.default_rng(seed)
+    cols, locs = 4, 30
+    rank = np.arange(locs) if alone else np.sort(rng.integers(0, 12, locs))
+    starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
+    chunks = []
+    for _ in range(3):
+        shape = (cols, locs, nodes)
+        block = rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 9, shape)
+        block[rng.random(block.shape) < 0.2] = 0.0
+        block[rng.random(block.shape) < 0.05] = -0.0
+        block[rng.random(block.shape) < 0.01] = np.nan
+        chunks.append(block)
+
+    def fresh() -> Sums:
+        return Sums(0, np.zeros((cols, nodes)), np.zeros((cols, nodes)),
+                    np.full((cols, nodes), -np.inf), np.full((cols, nodes), np.inf),
+                    np.zeros((cols // 2, nodes), dtype=bool))
+
+    old, twin, kernel = fresh(), fresh(), fresh()
+    for block in chunks:
+        for c in range(cols // 2):
+            old.nonzero[c] |= (block[2 * c] != 0).any(axis=0)
+        want = np.stack([add_block(old, j, block[j], starts, old.ranks) for j in range(cols)])
+        old.ranks += starts.size
+        for fold, sums in ((_reference.rank_reduce, twin), (_rank_reduce_compiled, kernel)):
+            own = block.copy()
+            got = own if alone else np.full((cols, starts.size, nodes), 9.0)
+            fold(own, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min,
+                 sums.nonzero, got)
+            sums.ranks += starts.size
+            assert got.tobytes() == want.tobytes()
+    for name in ("total", "m2", "max", "min", "nonzero"):
+        for sums in (twin, kernel):
+            assert getattr(sums, name).tobytes() == getattr(old, name).tobytes(), name
 
 
 def test_heaviest_paths_of_a_deep_chain() -> None:

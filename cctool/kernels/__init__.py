@@ -18,6 +18,8 @@ Kernels:
     profile_own_costs(first, second, count, col, val, out) -> one v4 profile's own costs
     profile_block(first, second, count, col, val, entries, values, parent, out) -> several
         profiles' own costs and their subtree sums
+    rank_reduce(block, starts, before, total, m2, max, min, nonzero, per_rank) -> a chunk of
+        whole ranks folded into running sums, squared deviations and extremes
     sorted_membership(needles, sorted_haystack) -> bool per needle
     group_block_sums(block[l, n], group, keep, ngroups) -> per location, sums per node group
     graph_dfs(offsets, targets, roots) -> depth-first display rows of a directed graph
@@ -264,6 +266,22 @@ def profile_block_impl(work: int) -> tuple[Callable[..., None], bool]:
     ``work`` values in all, and whether it is the compiled one (which releases the GIL)."""
     impl = _fast(work >= PROFILE_COSTS_COMPILED_WORK)
     return impl.profile_block, impl is not _reference
+
+
+def rank_reduce_impl(work: int) -> tuple[Callable[..., None], bool]:
+    """The kernel folding a chunk of ranks into the streamed v4 scan's reductions (see
+    ``_reference.rank_reduce``), chosen as :func:`profile_block_impl` chooses for ``work``
+    values, and whether it is the compiled one (which releases the GIL)."""
+    impl = _fast(work >= PROFILE_COSTS_COMPILED_WORK)
+    if impl is _reference:
+        return _reference.rank_reduce, False
+    return _rank_reduce_compiled, True
+
+
+def _rank_reduce_compiled(block: np.ndarray, *rest: Any) -> None:
+    # NumPy sums a (ranks, 1) column pairwise, not row after row: one node goes to the twin.
+    impl = _reference if block.shape[2] < 2 else _compiled()
+    impl.rank_reduce(block, *rest)
 
 
 def sorted_membership(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -98,6 +98,10 @@ def compile_all() -> Path:
     bounds = np.array([0, 2, 4], dtype=np.int64)
     _jit.profile_block(w, w, np.ones(4, dtype=np.int64), w * 0, np.ones(4), bounds, bounds,
                        np.array([-1, 0, 1, 1], dtype=np.int64), np.zeros((2, 2, 4)))
+    planes = np.zeros((4, 2, 4))
+    _jit.rank_reduce(np.ones((2, 2, 4)), w[:2], 0, planes[0, :2], planes[1, :2],
+                     planes[2, :2], planes[3, :2], np.zeros((1, 4), dtype=np.bool_),
+                     np.zeros((2, 2, 4)))
     _jit.sorted_membership(idx, idx)
     _jit.group_block_sums(r(f64), idx, r(np.ones(4, dtype=np.bool_)), 4)
     _jit.path_hashes(i64, idx, 0)

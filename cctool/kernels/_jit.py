@@ -318,3 +318,83 @@ def profile_block(first, second, count, col, val, entries, values, parent,
                 if q >= 0:
                     inc[q] += inc[i]
 
+
+@njit(cache=True, inline="always")
+def _max(a, b):  # pragma: no cover - compiled
+    return a if a > b or a != a else b  # as np.maximum: NaN wins; of equals (0.0, -0.0) b
+
+
+@njit(cache=True, inline="always")
+def _min(a, b):  # pragma: no cover - compiled
+    return a if a < b or a != a else b
+
+
+@njit(cache=True, nogil=True)
+def rank_reduce(block, starts, before, total, m2, mx, mn, nonzero,
+                per_rank):  # pragma: no cover - compiled
+    # The twin's NumPy operations in their order, one row of nodes at a time: sums added
+    # row after row (NumPy reduces a leading axis that way), never reassociated.
+    cols, nloc, n = block.shape
+    nr = starts.shape[0]
+    if nr == 0:
+        return
+    na = max(before, 1)
+    k = (before * nr) / max(before + nr, 1)
+    chunk = np.empty(n)
+    prior = np.empty(n)
+    sq = np.empty(n)
+    cmax = np.empty(n)
+    cmin = np.empty(n)
+    for j in range(cols):
+        blk = block[j]
+        tot = total[j]
+        pr = per_rank[j]
+        nz = nonzero[j // 2]
+        track = j % 2 == 0
+        for i in range(n):
+            prior[i] = tot[i]
+        # One sweep over the rows: each rank's sum, the running total (rows in order), the
+        # non-zero flags, and the sum and extremes over the ranks as each rank completes.
+        for r in range(nr):
+            end = starts[r + 1] if r + 1 < nr else nloc
+            dst = pr[r]
+            src = blk[starts[r]]
+            for i in range(n):
+                v = src[i]
+                dst[i] = v
+                tot[i] += v
+                if track and v != 0:
+                    nz[i] = True
+            for loc in range(starts[r] + 1, end):
+                src = blk[loc]
+                for i in range(n):
+                    v = src[i]
+                    dst[i] += v
+                    tot[i] += v
+                    if track and v != 0:
+                        nz[i] = True
+            if r == 0:
+                for i in range(n):
+                    chunk[i] = dst[i]
+                    cmax[i] = dst[i]
+                    cmin[i] = dst[i]
+            else:
+                for i in range(n):
+                    chunk[i] += dst[i]
+                    cmax[i] = _max(cmax[i], dst[i])
+                    cmin[i] = _min(cmin[i], dst[i])
+        first = pr[0]
+        for i in range(n):
+            d = first[i] - chunk[i] / nr
+            sq[i] = d * d
+        for r in range(1, nr):
+            row = pr[r]
+            for i in range(n):
+                d = row[i] - chunk[i] / nr
+                sq[i] += d * d
+        mj, xj, nj = m2[j], mx[j], mn[j]
+        for i in range(n):
+            delta = chunk[i] / nr - prior[i] / na
+            mj[i] = (mj[i] + sq[i]) + (delta * delta) * k
+            xj[i] = _max(xj[i], cmax[i])
+            nj[i] = _min(nj[i], cmin[i])

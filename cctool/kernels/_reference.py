@@ -341,6 +341,26 @@ def profile_own_costs(
     terms' magnitudes is rounding noise and becomes 0.0.
     """
     ncols, nrows = out.shape
+    if col.min(initial=0) >= 0 and col.max(initial=0) < ncols:
+        # The usual profile: every value has a column and few entries (the root's) are
+        # skipped. Their values go to a spare last cell instead of being selected out (no
+        # copies of the values), so each cell gets the same terms in the same order.
+        spare = ncols * nrows
+        base = col * nrows
+        ends = np.cumsum(count)
+        cell = np.concatenate([base + np.repeat(first, count), base + np.repeat(second, count)])
+        for skip, at in (((first < 0) | (first >= nrows), 0),
+                         ((first < 0) | (second < 0) | (second >= nrows), ends[-1:].sum())):
+            e = np.flatnonzero(skip)
+            if e.size:
+                reps = count[e]
+                cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
+        terms = np.concatenate([val, -val])
+        own = np.bincount(cell, weights=terms, minlength=spare + 1)[:spare]
+        scale = np.bincount(cell, weights=np.abs(terms), minlength=spare + 1)[:spare]
+        own[np.abs(own) <= 1e-9 * scale] = 0.0
+        out[...] = own.reshape(ncols, nrows)
+        return
     a = np.repeat(first, count)
     sel = (col >= 0) & (a >= 0)
     b, c, v = np.repeat(second, count)[sel], col[sel], val[sel]
@@ -353,6 +373,12 @@ def profile_own_costs(
     scale = np.bincount(cell, weights=np.abs(terms), minlength=ncols * nrows)
     own[np.abs(own) <= 1e-9 * scale] = 0.0
     out[...] = own.reshape(ncols, nrows)
+
+
+def _ramps(reps: np.ndarray) -> np.ndarray:
+    """0, 1, .., r - 1 for each r of ``reps``, one run after the other."""
+    out: np.ndarray = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    return out
 
 
 def profile_block(
@@ -375,6 +401,41 @@ def profile_block(
                           out[0::2, p])
     for c in range(ncols):
         out[2 * c + 1] = subtree_sums(out[2 * c], parent)
+
+
+def rank_reduce(
+    block: np.ndarray, starts: np.ndarray, before: int, total: np.ndarray, m2: np.ndarray,
+    mx: np.ndarray, mn: np.ndarray, nonzero: np.ndarray, per_rank: np.ndarray,
+) -> None:
+    """Fold a (columns, locations, nodes) ``block`` of whole ranks (rank ``r`` starts at row
+    ``starts[r]``) into running reductions over ``before`` ranks so far, in place: ``total``
+    adds the rows one after the other; ``per_rank`` (columns, ranks, nodes) gets each rank's
+    rows added in order; ``m2`` the squared deviations from the mean over ranks, merged by
+    Chan, Golub and LeVeque's update (as ``cctool.model.partials.merge_m2`` of the prior
+    sums and ``squared_deviations`` of the ranks); ``mx``/``mn`` the extremes over ranks;
+    ``nonzero[c]`` whether column ``2c`` has a non-zero value."""
+    nr = starts.size
+    size = np.diff(np.append(starts, block.shape[1]))
+    k = before * nr / max(before + nr, 1)
+    for j in range(block.shape[0]):
+        rows, total_j = block[j], total[j]
+        prior = total_j.copy()
+        for row in rows:  # location after location, as a sum over the long table adds
+            np.add(total_j, row, out=total_j)
+        if j % 2 == 0:
+            nonzero[j // 2] |= (rows != 0).any(axis=0)
+        ranks = per_rank[j]
+        ranks[...] = rows[starts]
+        for extra in range(1, int(size.max(initial=1))):  # reduceat without its strided loop
+            more = size > extra
+            ranks[more] += rows[starts[more] + extra]
+        chunk = ranks.sum(axis=0)
+        dev = ranks - chunk / nr
+        np.square(dev, out=dev)
+        delta = chunk / nr - prior / max(before, 1)
+        m2[j] = m2[j] + dev.sum(axis=0) + np.square(delta) * k
+        np.maximum(mx[j], ranks.max(axis=0), out=mx[j])
+        np.minimum(mn[j], ranks.min(axis=0), out=mn[j])
 
 
 def heaviest_paths(

@@ -7,8 +7,9 @@ range from the file, not a mapping of it (a ``profile.db`` may be larger than th
 space a limit leaves): each chunk's sections in one read where they lie together, into a
 buffer the thread reuses. One kernel call per chunk (``kernels.profile_block``) derives each
 profile's own costs exactly as the reader does (the same terms in the same order: inclusive
-values less the children's, rounding noise cleared) and their subtree sums; the threads of
-each rank are then summed and the range reduced to :class:`Sums`: arrays that merge exactly
+values less the children's, rounding noise cleared) and their subtree sums; one more
+(``kernels.rank_reduce``: the NumPy reductions' operations in their order, in one pass) sums
+the threads of each rank and folds the chunk into :class:`Sums`: arrays that merge exactly
 (sums add, extremes combine), so ranges may run on threads or Dask workers.
 
 Only one chunk of a few dozen profiles is dense at a time (``profiles × nodes`` values per
@@ -179,7 +180,9 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     keep = None if pick is None else needed_contexts(scan_, *pick)
     rows = rows_plan(scan_.tree)
     # The kernel the whole database's values call for (a range alone may look small).
-    kernel, _ = kernels.profile_block_impl(int(infos["nvalues"][scan_.profiles].sum()))
+    work = int(infos["nvalues"][scan_.profiles].sum())
+    kernel, _ = kernels.profile_block_impl(work)
+    reduce, _ = kernels.rank_reduce_impl(work)
     for lo, end in rank_chunks(scan_.rank, span, max(1, CHUNK_VALUES // max(n, 1))):
         profiles, rank = scan_.profiles[lo:end], scan_.rank[lo:end]
         if pick is not None and keep is not None:
@@ -187,7 +190,7 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
             _pick_chunk(scan_, out, own, rank, pick)
             continue
         own = costs_block(scan_, rows, kernel, prof, infos, profiles)
-        blocks = _reduce_chunk(scan_, out, own, rank)
+        blocks = _reduce_chunk(reduce, out, own, rank)
         if sketch is not None:
             sketches.append(Partials.of(blocks[sketch]))
     out.sketch = merge_all(sketches) if sketches else None
@@ -227,16 +230,26 @@ def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
     if not ids:
         out.fill(0.0)
         return out
-    first, second = rows.rows(np.concatenate(ids).astype(np.int64))
-    count = np.concatenate(per_entry).astype(np.int64)
-    val = np.ascontiguousarray(np.concatenate(value), dtype=np.float64)
     entries = np.concatenate([[0], np.cumsum([c.size for c in per_entry])]).astype(np.int64)
     values = np.concatenate([[0], np.cumsum([v.size for v in value])]).astype(np.int64)
+    # The joined arrays go into this thread's buffers too (fresh ones fault in their pages).
+    first, second = rows.rows(_joined("ids", ids, np.int64, int(entries[-1])))
+    count = _joined("count", per_entry, np.int64, int(entries[-1]))
+    val = _joined("val", value, np.float64, int(values[-1]))
+    metric = _joined("metric", metric_ids, np.int64, int(values[-1]))
+    # (a metric id is 16 bits and the table has 2**16 entries: "clip" never clips, and
+    # unlike "raise" writes into ``out`` without a copy)
+    col = np.take(scan_.tree.column, metric, out=scratch("col", metric.shape, np.int64),
+                  mode="clip")
     kernel(np.ascontiguousarray(first, dtype=np.int64),
-           np.ascontiguousarray(second, dtype=np.int64), count,
-           scan_.tree.column[np.concatenate(metric_ids)], val, entries, values,
+           np.ascontiguousarray(second, dtype=np.int64), count, col, val, entries, values,
            np.ascontiguousarray(scan_.parent, dtype=np.int64), out)
     return out
+
+
+def _joined(name: str, parts: list[np.ndarray], dtype: type, size: int) -> np.ndarray:
+    """``np.concatenate(parts)`` as ``dtype``, in this thread's buffer ``name``."""
+    return np.concatenate(parts, out=scratch(name, (size,), dtype), casting="unsafe")
 
 
 def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
@@ -287,18 +300,19 @@ def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
     out.ranks += starts.size
 
 
-def _reduce_chunk(scan_: Scan, out: Sums, own: np.ndarray,
-                  rank: np.ndarray) -> dict[int, np.ndarray]:
-    """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out``; returns
-    the per-rank values per column."""
+def _reduce_chunk(reduce: Callable[..., None], out: Sums, own: np.ndarray,
+                  rank: np.ndarray) -> np.ndarray:
+    """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out`` with
+    ``reduce`` (``kernels.rank_reduce_impl``'s); returns the per-rank values (columns,
+    ranks, nodes)."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
-    per_col: dict[int, np.ndarray] = {}
-    for c in range(scan_.ncols):
-        out.nonzero[c] |= (own[2 * c] != 0).any(axis=0)
-        for j in (2 * c, 2 * c + 1):
-            per_col[j] = add_block(out, j, own[j], starts, out.ranks)
+    # One location per rank (the usual MPI run): its rows are the ranks' values already;
+    # the kernel then writes each value back onto itself.
+    per_rank = own if starts.size == own.shape[1] else \
+        scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
+    reduce(own, starts, out.ranks, out.total, out.m2, out.max, out.min, out.nonzero, per_rank)
     out.ranks += starts.size
-    return per_col
+    return per_rank
 
 
 def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
