@@ -332,8 +332,11 @@ def bucket_paths(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: 
     :func:`heaviest_paths`' Python loops over every piece and its ancestors, so beyond a
     small trace on a tree of ``depth`` the compiled kernel (a ~0.4 s load) is the faster."""
     start, end = _as_i64(start), _as_i64(end)
-    pieces = int(((end - 1) // width - start // width).sum()) + len(start)
-    impl = (_compiled() if pieces * (max(depth, 1) + 1) >= BUCKET_PATHS_COMPILED_WORK
-            else _pick(0))
+    if _impl is not None:  # loaded: counting the pieces (two divisions a row) would not pay
+        impl = _impl
+    else:
+        pieces = int(((end - 1) // width - start // width).sum()) + len(start)
+        impl = (_compiled() if pieces * (max(depth, 1) + 1) >= BUCKET_PATHS_COMPILED_WORK
+                else _pick(0))
     return impl.bucket_paths(  # type: ignore[no-any-return]
         _as_i64(offsets), start, end, _as_i64(node), int(width), _as_i64(parent))

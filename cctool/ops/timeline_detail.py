@@ -50,7 +50,7 @@ from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
-_CHUNK_PIECES = 4_000_000
+_CHUNK_PIECES = 1_000_000
 # (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
 _DENSE_CELLS = 4_000_000
 
@@ -390,9 +390,12 @@ class _Levels:
         """Add one part's (bucket, node, ns) sums to a summary candidate's, if still kept."""
         if width not in self.sums:
             return
-        total = (pl.concat([self.sums[width], pairs]).group_by("bucket", "node")
+        keep = width == self.sum_widths[0]
+        # ``pairs`` are distinct: with more than the limit, so is the total (no need to add).
+        total = (pairs if pairs.height > self.summary_pairs and not keep else
+                 pl.concat([self.sums[width], pairs]).group_by("bucket", "node")
                  .agg(pl.col("ns").sum()))
-        if total.height > self.summary_pairs and width != self.sum_widths[0]:
+        if total.height > self.summary_pairs and not keep:
             for w in [w for w in self.sums if w <= width]:  # and the finer ones
                 del self.sums[w]
         else:
