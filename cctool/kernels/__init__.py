@@ -70,9 +70,9 @@ PATH_MATCH_COMPILED_NODES = 120_000
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 HEAVIEST_PATHS_TYPICAL_DEPTH = 32  # rows x depth past both together: compiled too
 # Pieces x tree depth from which bucket_paths loads the compiled kernel: its NumPy twin
-# costs about 1 us per piece and ancestor in Python, and more per step down a path; the
-# load about 0.4 s.
-BUCKET_PATHS_COMPILED_WORK = 100_000
+# (whole-array steps per tree level) costs about 0.1 us per piece and ancestor, the load
+# about 0.4 s (a 0.1 s window of 64 lanes, 72k pieces on a 30-deep tree: 0.17 s).
+BUCKET_PATHS_COMPILED_WORK = 4_000_000
 
 
 def cores() -> int:
