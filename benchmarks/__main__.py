@@ -58,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     import benchmarks.cases  # noqa: F401  (registers the cases)
     import benchmarks.cases_ensembles  # noqa: F401
     import benchmarks.cases_fast_faces  # noqa: F401
-    import benchmarks.cases_fast_v4  # noqa: F401
-    import benchmarks.cases_fast_timeline  # noqa: F401
     import benchmarks.cases_fast_runs  # noqa: F401
+    import benchmarks.cases_fast_timeline  # noqa: F401
+    import benchmarks.cases_fast_v4  # noqa: F401
     import benchmarks.cases_fast_views  # noqa: F401
     import benchmarks.cases_speed  # noqa: F401
     import benchmarks.cases_views  # noqa: F401

@@ -460,3 +460,24 @@ def test_bucket_paths_twins_agree_and_coarser_buckets_follow_from_finer(seed: in
         direct = _jit.bucket_paths(offs, start, end, node, 2 * width, parent)
         for a, b in zip(coarser, direct, strict=True):
             assert np.array_equal(a, b)
+
+
+def test_vectorised_heaviest_paths_equal_the_loop_on_random_trees() -> None:
+    # Small times make ties common: the smaller node id and the node's own time must win
+    # as in the loop.
+    from cctool.kernels import _vector_paths
+
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        n = int(rng.integers(1, 40))
+        parent = np.array([-1] + [int(rng.integers(-1, i)) for i in range(1, n)],
+                          dtype=np.int64)
+        rows = int(rng.integers(0, 60))
+        cuts = np.sort(rng.integers(0, rows + 1, int(rng.integers(0, 6))))
+        starts = np.concatenate([[0], cuts, [rows]]).astype(np.int64)
+        node = rng.integers(0, n, rows).astype(np.int64)
+        ns = rng.integers(1, 4, rows).astype(np.int64)
+        want = _reference.heaviest_paths(starts, node, ns, parent)
+        got = _vector_paths.heaviest_paths(starts, node, ns, parent)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)

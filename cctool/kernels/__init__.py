@@ -78,9 +78,9 @@ PREORDER_LEVEL_WIDTH = 32
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 HEAVIEST_PATHS_TYPICAL_DEPTH = 32  # rows x depth past both together: compiled too
 # Pieces x tree depth from which bucket_paths loads the compiled kernel: its NumPy twin
-# costs about 1 us per piece and ancestor in Python, and more per step down a path; the
-# load about 0.4 s.
-BUCKET_PATHS_COMPILED_WORK = 100_000
+# (whole-array steps per tree level) costs about 0.1 us per piece and ancestor, the load
+# about 0.4 s (a 0.1 s window of 64 lanes, 72k pieces on a 30-deep tree: 0.17 s).
+BUCKET_PATHS_COMPILED_WORK = 4_000_000
 
 
 def cores() -> int:
@@ -364,8 +364,11 @@ def bucket_paths(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: 
     :func:`heaviest_paths`' Python loops over every piece and its ancestors, so beyond a
     small trace on a tree of ``depth`` the compiled kernel (a ~0.4 s load) is the faster."""
     start, end = _as_i64(start), _as_i64(end)
-    pieces = int(((end - 1) // width - start // width).sum()) + len(start)
-    impl = (_compiled() if pieces * (max(depth, 1) + 1) >= BUCKET_PATHS_COMPILED_WORK
-            else _pick(0))
+    if _impl is not None:  # loaded: counting the pieces (two divisions a row) would not pay
+        impl = _impl
+    else:
+        pieces = int(((end - 1) // width - start // width).sum()) + len(start)
+        impl = (_compiled() if pieces * (max(depth, 1) + 1) >= BUCKET_PATHS_COMPILED_WORK
+                else _pick(0))
     return impl.bucket_paths(  # type: ignore[no-any-return]
         _as_i64(offsets), start, end, _as_i64(node), int(width), _as_i64(parent))

@@ -10,6 +10,8 @@ import functools
 
 import numpy as np
 
+from cctool.kernels import _vector_paths as vector_paths
+
 
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Return node ids in depth-first preorder; siblings keep increasing-id order.
@@ -514,7 +516,7 @@ def bucket_paths(
     new[1:] = (plane[1:] != plane[:-1]) | (bucket[1:] != bucket[:-1])
     at = np.flatnonzero(new)
     starts = np.concatenate([at, [row.size]]).astype(np.int64)
-    gend, groot, gtotal = heaviest_paths(starts, pnode, ns, parent)
+    gend, groot, gtotal = vector_paths.heaviest_paths(starts, pnode, ns, parent)
     group = np.repeat(np.arange(at.size, dtype=np.int64), np.diff(starts))
     keys, inverse = np.unique(group * max(parent.size, 1) + pnode, return_inverse=True)
     sums = np.zeros(keys.size, dtype=np.int64)

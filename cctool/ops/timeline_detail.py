@@ -50,7 +50,9 @@ from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
-_CHUNK_PIECES = 4_000_000
+_CHUNK_PIECES = 1_000_000
+# (bucket, node) sums of a summary width held before they are added up (~24 B each).
+_PENDING_PAIRS = 1_000_000
 # (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
 _DENSE_CELLS = 4_000_000
 
@@ -319,6 +321,7 @@ class _Levels:
         self.sum_widths = [w for w in [*reversed(coarser), *widths]
                            if -(-span // w) <= summary_buckets]
         self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}
+        self.pending: dict[int, list[pl.DataFrame]] = {}  # sums not yet added (see _sum)
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
@@ -372,6 +375,7 @@ class _Levels:
                 for j in range(i, len(self.widths)):
                     self.runs[j] = []
                     self.sums.pop(self.widths[j], None)
+                    self.pending.pop(self.widths[j], None)
                 self.alive = i
                 break
         # Exact segments: lanes that would fit in what the coarsest level leaves.
@@ -387,20 +391,42 @@ class _Levels:
         return LanePaths(ends[ends >= 0], nodes, ns)
 
     def _sum(self, width: int, pairs: pl.DataFrame) -> None:
-        """Add one part's (bucket, node, ns) sums to a summary candidate's, if still kept."""
+        """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
+        They wait with others until :data:`_PENDING_PAIRS` rows do (the number of distinct
+        pairs only grows as lanes are added, so adding later drops the same widths)."""
         if width not in self.sums:
             return
-        total = (pl.concat([self.sums[width], pairs]).group_by("bucket", "node")
+        # ``pairs`` are distinct: with more than the limit, so is the total (no need to add).
+        if pairs.height > self.summary_pairs and width != self.sum_widths[0]:
+            self._drop(width)
+            return
+        self.pending.setdefault(width, []).append(pairs)
+        if sum(p.height for p in self.pending[width]) > _PENDING_PAIRS:
+            self._add_pending(width)
+
+    def _add_pending(self, width: int) -> None:
+        """The waiting sums of a summary candidate added to its total."""
+        waiting = self.pending.pop(width, [])
+        if width not in self.sums or not waiting:
+            return
+        total = (pl.concat([self.sums[width], *waiting]).group_by("bucket", "node")
                  .agg(pl.col("ns").sum()))
         if total.height > self.summary_pairs and width != self.sum_widths[0]:
-            for w in [w for w in self.sums if w <= width]:  # and the finer ones
-                del self.sums[w]
+            self._drop(width)
         else:
             self.sums[width] = total
+
+    def _drop(self, width: int) -> None:
+        """A summary candidate with too many pairs, and the finer ones (they have more)."""
+        for w in [w for w in self.sums if w <= width]:
+            del self.sums[w]
+            self.pending.pop(w, None)
 
     def detail(self, census: _Census, budget: int, tree: GraphFrame,
                depth: DepthChoice) -> TimelineDetail:
         lanes, nlanes = census.lanes, census.lanes.height
+        for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
+            self._add_pending(w)
         kept = range(self.alive)
         levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
                          if self.runs[i] else _empty_runs(),

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -124,18 +124,53 @@ def read_timeline_parts(path: str | os.PathLike[str], fmt: str | None = None,
     """:func:`read_timeline` in parts, one read after another, for the readers that can
     (HPCToolkit's trace.db: a line at a time); others give their whole timeline as its one
     part. See :func:`cctool.ops.timeline.view_of_parts`."""
+    opened = _parts_opener(path, fmt, window)
+    if opened is None:
+        tl = read_timeline(path, fmt, window)
+        return TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
+    return opened()
+
+
+_T = TypeVar("_T")
+
+
+def _parts_opener(path: str | os.PathLike[str], fmt: str | None,
+                  window: Window | None) -> Callable[[], TimelineParts] | None:
+    """For a reader that reads in parts, a function giving them afresh at each call: what
+    every pass shares (the tree, the contexts) is read and normalised at the first call
+    only; None for the other readers."""
     p = Path(path)
     mod = _streams(path, fmt, "read_timeline_parts")
     if mod is None:
-        tl = read_timeline(path, fmt, window)
-        return TimelineParts(tl.tree, tl.span, tl.locations, iter([tl]))
-    try:
-        parts: TimelineParts = mod.read_timeline_parts(p if fmt else resolve(p), window)
-    except CctoolError:
-        raise
-    except Exception as exc:
-        raise ReaderError(p, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
-    return replace(parts, tree=normalise(parts.tree, in_place=True))
+        return None
+    where = p if fmt else resolve(p)
+
+    def guarded(call: Callable[[], _T]) -> _T:
+        try:
+            return call()
+        except CctoolError:
+            raise
+        except Exception as exc:
+            raise ReaderError(p, f"{type(exc).__name__}: {exc}", fmt=mod.NAME) from exc
+
+    if not hasattr(mod, "timeline_opener"):
+        def each() -> TimelineParts:
+            parts: TimelineParts = guarded(lambda: mod.read_timeline_parts(where, window))
+            return replace(parts, tree=normalise(parts.tree, in_place=True))
+
+        return each
+    opener: list[Callable[[], TimelineParts]] = []
+    tree: list[GraphFrame] = []
+
+    def again() -> TimelineParts:
+        if not opener:
+            opener.append(guarded(lambda: mod.timeline_opener(where, window)))
+        parts = guarded(opener[0])
+        if not tree:
+            tree.append(normalise(parts.tree, in_place=True))
+        return replace(parts, tree=tree[0])
+
+    return again
 
 
 def timeline_source(path: str | os.PathLike[str], fmt: str | None = None,
@@ -154,8 +189,9 @@ def timeline_source(path: str | os.PathLike[str], fmt: str | None = None,
     def moved(parts: TimelineParts) -> TimelineParts:
         return _cut(parts, window) if cut else parts
 
-    if _streams(path, fmt, "read_timeline_parts") is not None:
-        return lambda: moved(read_timeline_parts(path, fmt, window))
+    opened = _parts_opener(path, fmt, window)
+    if opened is not None:
+        return lambda: moved(opened())
     tl = read_timeline(path, fmt, window)
     return lambda: moved(TimelineParts(tl.tree, tl.span, tl.locations, iter([tl])))
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,12 @@ def read_timeline(path: Path, window: Window | None = None) -> Timeline:
 def read_timeline_parts(path: Path, window: Window | None = None) -> TimelineParts:
     """``trace.db`` as one timeline per line, read one after another."""
     return trace.timeline_parts(*_trace_inputs(path), window)
+
+
+def timeline_opener(path: Path, window: Window | None = None) -> Callable[[], TimelineParts]:
+    """:func:`read_timeline_parts` afresh at each call, meta.db and profile.db read once."""
+    inputs = _trace_inputs(path)
+    return lambda: trace.timeline_parts(*inputs, window)
 
 
 def read_window(path: Path, window: Window) -> GraphFrame:
