@@ -371,6 +371,8 @@ NOT_MERGING = {
     "cctool/ops/timeline_depth.py:add": "adds up trace segment durations (time)",
     "cctool/ops/timeline_depth.py:_flush": "adds up trace segment durations (time)",
     "cctool/ops/timeline_depth.py:add_paths": "adds up trace segment durations (time)",
+    "cctool/ops/timeline_detail.py:_add_pending": "adds up the pieces' durations per bucket "
+    "(time)",
     "cctool/ops/timeline_detail.py:_grouped": "adds up the pieces' durations per bucket over "
     "lanes (time)",
     "cctool/ops/stats_boxplot.py:boxplot": "counts a call path's outlying runs",
