@@ -35,10 +35,13 @@ def rich_text(renderable: object, width: int, ascii_only: bool) -> str:
 def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
     deep = tmp_path / "deep.folded"  # 300 frames: guides fold at every width here
     deep.write_text("main;" + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
-                    + " 5\nmain;g 3\nmain;h;i 2\n")
+                    + " 5\nmain;g 3\nmain;h;i 2\nmain;h;\u5bbd\u540d\u5b57\u5bbd\u540d 1\n"
+                    + "main;std::vector<int>::push_back(int const&)_" + "x" * 90 + " 1\n")
     for path in (HERE / "folded" / "python.folded", deep):
         gf = cctool.read(path, fmt="folded")
-        for opts in (TreeOptions(), TreeOptions(full_names=True)):
+        # marks after names: hidden children (depth), the hot path (highlight)
+        marked = TreeOptions(depth=4, highlight=(0, 1, 2))
+        for opts in (TreeOptions(), TreeOptions(full_names=True), marked):
             r = render.tree_renderable(gf, opts)
             assert render.plain_text(r, width, ascii_only) == rich_text(r, width, ascii_only)
 
@@ -77,3 +80,11 @@ def test_plain_tables_are_richs(args: list[str], monkeypatch: pytest.MonkeyPatch
         got = CliRunner().invoke(cli, [*cmd, "--width", width])
         assert want.exit_code == got.exit_code == 0, want.output
         assert got.stdout == want.stdout
+
+
+def test_narrow_characters_are_one_cell_in_rich() -> None:
+    from rich.cells import cell_len
+
+    from cctool.render.treelines import _NARROW
+
+    assert all(cell_len(ch) == 1 for ch in _NARROW)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.render import printable
+from cctool.render.text import strip_nested
 
 EVIL = ["main", "\x1b[31mred\x1b[0m", "evil\n└── forged 99 s", "tab\there", "rtl\u202eevil"]
 
@@ -165,3 +168,30 @@ def test_imbalance_fits_80_columns(data) -> None:
     wide = CliRunner().invoke(cli, ["imbalance", str(db), "--width", "200"]).stdout
     assert "<unknown procedure> 0x33e96 [libpsm_infinipath.so.1.16]" in wide
     assert "left out" not in wide
+
+
+def _strip_nested_per_character(s: str, open_: str, close: str, repl: str) -> str:
+    """strip_nested's definition, one character at a time."""
+    name_end = re.compile(r"[A-Za-z0-9_:>\]]")
+    out: list[str] = []
+    depth = 0
+    for ch in s:
+        if ch == open_ and (depth > 0 or bool(out and name_end.match(out[-1][-1:]))):
+            if depth == 0:
+                out.append(repl)
+            depth += 1
+        elif ch == close and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out) if depth == 0 else s
+
+
+def test_strip_nested_is_its_per_character_definition() -> None:
+    rng = random.Random(7)
+    for _ in range(5000):
+        s = "".join(rng.choice("ab:_<>()] x1.-\u2026") for _ in range(rng.randint(0, 14)))
+        pairs = (("<", ">", "<\u2026>"), ("(", ")", "(\u2026)"), ("(", ")", "()"))
+        for open_, close, repl in pairs:
+            assert strip_nested(s, open_, close, repl) == _strip_nested_per_character(
+                s, open_, close, repl), s

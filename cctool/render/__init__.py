@@ -58,8 +58,13 @@ def render_rows(
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
     texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
-    first = rows[metrics[0]].to_list() if metrics else []
-    peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
+    if metrics and rows[metrics[0]].dtype.is_float():
+        v = np.abs(rows[metrics[0]].to_numpy())
+        v = v[np.isfinite(v)]
+        peak = float(v.max()) if v.size else 0.0
+    else:
+        first = rows[metrics[0]].to_list() if metrics else []
+        peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
     names = printable_column(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
@@ -223,12 +228,13 @@ def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = 
     each column), joined by a space, with a space after; empty without columns."""
     if not texts:
         return [""] * height
-    widths = [max(len(h) if heads else 0, max(map(len, col), default=0))
-              for h, col in zip(heads or [""] * len(texts), texts, strict=True)]
-    padded = [[t.rjust(w) for t in col] for col, w in zip(texts, widths, strict=True)]
-    if len(padded) == 1:
-        return [t + " " for t in padded[0]]
-    return [" ".join(row) + " " for row in zip(*padded, strict=True)]
+    cols = [pl.Series(col, dtype=pl.String) for col in texts]
+    widths = [max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
+              for h, col in zip(heads or [""] * len(texts), cols, strict=True)]
+    padded = [col.str.pad_start(w) for col, w in zip(cols, widths, strict=True)]
+    # the columns padded as str.rjust pads (code points), joined by spaces, one after
+    joined = pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
+    return joined.to_list()
 
 
 def value_colors(values: pl.Series, peak: float, colors: Sequence[str],

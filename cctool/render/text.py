@@ -72,26 +72,38 @@ def elide(name: str, width: int, mark: str = "…") -> str:
 
 
 _NAME_END = re.compile(r"[A-Za-z0-9_:>\]]")
+_BRACKETS = {pair: re.compile(f"[{re.escape(pair[0])}{re.escape(pair[1])}]")
+             for pair in (("<", ">"), ("(", ")"))}
 
 
 def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
     """``s`` with each outermost ``open_ … close`` group that follows a name (``vector<…>``,
     ``f(…)``, ``f<…>(…)``, not ``<unknown procedure>``) replaced by ``repl``; unbalanced text
     is returned as it is."""
+    if open_ not in s:
+        return s
+    brackets = _BRACKETS.get((open_, close)) or re.compile(
+        f"[{re.escape(open_)}{re.escape(close)}]")
     out: list[str] = []
     depth = 0
-    for ch in s:
+    start = 0  # where the text kept since the last group starts
+    last = ""  # the last character kept before ``start``
+    for m in brackets.finditer(s):  # steps over the brackets only, not every character
+        i = m.start()
+        if depth:
+            depth += 1 if s[i] == open_ else -1
+            if not depth:
+                start = i + 1
         # as the page's CCT.stripNested: after a word character, "::", a closing ">" (a
         # function template's parameters) or "]" (operator[])
-        if ch == open_ and (depth > 0 or bool(out and _NAME_END.match(out[-1][-1:]))):
-            if depth == 0:
-                out.append(repl)
-            depth += 1
-        elif ch == close and depth > 0:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out) if depth == 0 else s
+        elif s[i] == open_ and _NAME_END.match(s[i - 1] if i > start else last):
+            out += (s[start:i], repl)
+            last = repl[-1:]
+            depth = 1
+    if depth:
+        return s
+    out.append(s[start:])
+    return "".join(out)
 
 
 def elide_head(text: str, width: int, mark: str = "…") -> str:
