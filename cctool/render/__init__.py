@@ -58,13 +58,7 @@ def render_rows(
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
     texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
-    if metrics and rows[metrics[0]].dtype.is_float():
-        v = np.abs(rows[metrics[0]].to_numpy())
-        v = v[np.isfinite(v)]
-        peak = float(v.max()) if v.size else 0.0
-    else:
-        first = rows[metrics[0]].to_list() if metrics else []
-        peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
+    peak = peak_of(rows[metrics[0]], finite=True) if metrics else 0.0
     names = printable_column(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
@@ -235,6 +229,19 @@ def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = 
     # the columns padded as str.rjust pads (code points), joined by spaces, one after
     joined = pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
     return joined.to_list()
+
+
+def peak_of(values: pl.Series, finite: bool) -> float:
+    """The largest magnitude among ``values`` (nulls left out; non-finite ones too when
+    ``finite``), 0.0 when none is left."""
+    if values.dtype.is_float():
+        v = np.abs(values.to_numpy())  # nulls as NaN
+        ok = np.isfinite(v) if finite else ~np.isnan(v)
+        if finite or ok.all():  # NaN only from nulls: none among these
+            v = v[ok]
+            return float(v.max()) if v.size else 0.0
+    return max((abs(v) for v in values.to_list()  # a NaN's place decides max: as Python does
+                if v is not None and (not finite or math.isfinite(v))), default=0.0)
 
 
 def value_colors(values: pl.Series, peak: float, colors: Sequence[str],

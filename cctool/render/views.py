@@ -12,7 +12,14 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
-from cctool.render import colormap, describe_locations, legend, value_cells, value_colors
+from cctool.render import (
+    colormap,
+    describe_locations,
+    legend,
+    peak_of,
+    value_cells,
+    value_colors,
+)
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import printable_column
 from cctool.render.treelines import GuideCodes, ViewLines
@@ -52,13 +59,13 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
         inc_info, exc_info]
     texts = [format_column(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
-    widths = [max([len(h), *(len(t) for t in col)]) for h, col in zip(heads, texts, strict=True)]
+    widths = [max(len(h), max(map(len, col), default=0))
+              for h, col in zip(heads, texts, strict=True)]
     cells = value_cells(texts, rows.height, heads)
     header = Text(" ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name",
                   style="bold")
     colors = colormap(opts.colormap, opts.invert_colormap)
-    first = rows[view.inclusive].to_list()
-    peak = max((abs(v) for v in first if v is not None), default=0.0)
+    peak = peak_of(rows[view.inclusive], finite=False)
     lines = ViewLines(cells, value_colors(rows[view.inclusive], peak, colors),
                       GuideCodes(rows["depth"].to_list()),
                       printable_column(rows["name"]),
