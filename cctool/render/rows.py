@@ -75,22 +75,13 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     n = gf.num_nodes
     if sort == "nid" or n == 0:
         return np.arange(n)
+    from cctool.ops.views import kernel_order, sibling_preorder
+
     par = gf.parent_array
     if sort == "metric" and key is not None:
-        # Descending value; ties keep profile order.
-        sib_rank = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), par))
-    else:
-        names = gf.nodes["name"].fill_null("").to_numpy()
-        sib_rank = np.lexsort((np.arange(n), names, par))
-    # Relabel nodes so that sibling order is id order, take the preorder, map back.
-    label = np.empty(n, dtype=np.int64)
-    label[sib_rank] = np.arange(n)
-    relabelled_parent = np.full(n, -1, dtype=np.int64)
-    has = par >= 0
-    relabelled_parent[label[has]] = label[par[has]]
-    from cctool import kernels
-
-    return np.asarray(sib_rank[kernels.preorder(relabelled_parent)])
+        return kernel_order(par, key)  # descending value; ties keep profile order
+    names = gf.nodes["name"].fill_null("").to_numpy()
+    return sibling_preorder(par, np.lexsort((np.arange(n), names, par)))
 
 
 def _hidden_children(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:
