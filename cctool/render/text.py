@@ -55,7 +55,7 @@ def elide(name: str, width: int, mark: str = "…") -> str:
         return name
     s = name
     if _PATH.match(s):
-        s = s[s.rfind("/") + 1:] or s
+        s = s[s.rfind("/") + 1 :] or s
     if len(s) > width:
         s = strip_nested(strip_nested(s, "<", ">", f"<{mark}>"), "(", ")", f"({mark})")
     if len(s) <= width:
@@ -68,12 +68,14 @@ def elide(name: str, width: int, mark: str = "…") -> str:
     if width <= len(mark):
         return mark[:width]
     head = -(-(width - len(mark)) * 3 // 5)  # ceil(0.6 * room): the head says more
-    return s[:head] + mark + s[len(s) - (width - len(mark) - head):]
+    return s[:head] + mark + s[len(s) - (width - len(mark) - head) :]
 
 
 _NAME_END = re.compile(r"[A-Za-z0-9_:>\]]")
-_BRACKETS = {pair: re.compile(f"[{re.escape(pair[0])}{re.escape(pair[1])}]")
-             for pair in (("<", ">"), ("(", ")"))}
+_BRACKETS = {
+    pair: re.compile(f"[{re.escape(pair[0])}{re.escape(pair[1])}]")
+    for pair in (("<", ">"), ("(", ")"))
+}
 
 
 def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
@@ -83,7 +85,8 @@ def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
     if open_ not in s:
         return s
     brackets = _BRACKETS.get((open_, close)) or re.compile(
-        f"[{re.escape(open_)}{re.escape(close)}]")
+        f"[{re.escape(open_)}{re.escape(close)}]"
+    )
     out: list[str] = []
     depth = 0
     start = 0  # where the text kept since the last group starts
@@ -110,7 +113,7 @@ def elide_head(text: str, width: int, mark: str = "…") -> str:
     """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
     if len(text) <= width or width < 5:
         return text
-    tail = text[-(width - len(mark)):]
+    tail = text[-(width - len(mark)) :]
     cut = tail.find("/")
     # Start the tail at a frame boundary when that keeps most of it.
     if 0 <= cut < len(tail) // 2:
@@ -122,8 +125,9 @@ BLOCKS = "▁▂▃▄▅▆▇█"
 ASCII_LEVELS = "_.-:=+*#"
 
 
-def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
-              ascii_only: bool = False) -> str:
+def sparkline(
+    values: Sequence[float | None], *, from_zero: bool = False, ascii_only: bool = False
+) -> str:
     """One character per value. ``from_zero`` (histogram counts): heights from 0 to the
     largest value, a value ≤ 0 is a blank. Otherwise (a trend): scaled between the smallest
     and largest value, a flat row sits in the middle. Missing (None/NaN) values are blanks."""
@@ -131,8 +135,11 @@ def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
     top = len(levels) - 1
     present = [v if v is not None and math.isfinite(v) else None for v in values]
     finite = [v for v in present if v is not None]
-    lo, hi = (0.0, max(finite, default=0.0)) if from_zero else (
-        min(finite, default=0.0), max(finite, default=0.0))
+    lo, hi = (
+        (0.0, max(finite, default=0.0))
+        if from_zero
+        else (min(finite, default=0.0), max(finite, default=0.0))
+    )
     if not finite or (from_zero and hi <= 0):
         return " " * len(values)
     out = []

@@ -169,8 +169,7 @@ class TreeLines:
         tails = self._tails(len(guides), ascii_only) if marked else None
         used = _lengths(guides) + _lengths(cells) + (_lengths(tails) if tails else 0)
         rooms = width - used
-        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 0),
-                                                           mark)
+        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 0), mark)
         if tails is None:
             rests = [c + n for c, n in zip(cells, names, strict=True)]
         else:
@@ -215,8 +214,14 @@ class ViewLines:
     """Rows as lines: the value cells (colored), then the tree guides and the name, elided
     to the console's width."""
 
-    def __init__(self, cells: list[str], styles: list[str], guides: GuideCodes,
-                 names: list[str], full_names: bool) -> None:
+    def __init__(
+        self,
+        cells: list[str],
+        styles: list[str],
+        guides: GuideCodes,
+        names: list[str],
+        full_names: bool,
+    ) -> None:
         self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
         self.full_names = full_names
 
@@ -242,10 +247,11 @@ class ViewLines:
         mark = "~" if ascii_only else "…"
         guides = guide_texts(self.guides, width, ascii_only)
         rooms = width - _lengths(self.cells) - _lengths(guides)
-        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 1),
-                                                           mark)
-        return [cropped(c + g + n, n, width).rstrip()
-                for c, g, n in zip(self.cells, guides, names, strict=True)]
+        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 1), mark)
+        return [
+            cropped(c + g + n, n, width).rstrip()
+            for c, g, n in zip(self.cells, guides, names, strict=True)
+        ]
 
 
 def _lengths(texts: Sequence[str]) -> np.ndarray:
@@ -314,7 +320,7 @@ def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
             if base is None:
                 base = "".join(pieces[c] for c in guides.tail(a, keep - 1)[:-1])
             p = base + pieces[1 if last[a] else 0]
-            p = p[len(p) - short:] if short else ""
+            p = p[len(p) - short :] if short else ""
             below_short[a] = p
         return p
 
@@ -332,8 +338,9 @@ def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
     return out
 
 
-def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,
-                ascii_only: bool = False) -> str:
+def _guide_text(
+    guides: GuideCodes, i: int, pieces: Sequence[str], width: int, ascii_only: bool = False
+) -> str:
     """The guides of row ``i``; beyond half the width the outer levels fold into a count
     (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
     still shows its name."""
