@@ -24,8 +24,15 @@ class _Ascii(io.StringIO):
 
 def rich_text(renderable: object, width: int, ascii_only: bool) -> str:
     buf = _Ascii() if ascii_only else io.StringIO()
-    con = Console(file=buf, width=width, color_system=None, no_color=True, emoji=False,
-                  highlight=False, legacy_windows=False)
+    con = Console(
+        file=buf,
+        width=width,
+        color_system=None,
+        no_color=True,
+        emoji=False,
+        highlight=False,
+        legacy_windows=False,
+    )
     con.print(render.Trimmed(renderable))
     return buf.getvalue()
 
@@ -34,11 +41,19 @@ def rich_text(renderable: object, width: int, ascii_only: bool) -> str:
 @pytest.mark.parametrize("width", [30, 80, 200])
 def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
     deep = tmp_path / "deep.folded"  # 300 frames: guides fold at every width here
-    deep.write_text("main;" + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
-                    + " 5\nmain;g 3\nmain;h;i 2\n")
+    deep.write_text(
+        "main;"
+        + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
+        + " 5\nmain;g 3\nmain;h;i 2\nmain;h;\u5bbd\u540d\u5b57\u5bbd\u540d 1\n"
+        + "main;std::vector<int>::push_back(int const&)_"
+        + "x" * 90
+        + " 1\n"
+    )
     for path in (HERE / "folded" / "python.folded", deep):
         gf = cctool.read(path, fmt="folded")
-        for opts in (TreeOptions(), TreeOptions(full_names=True)):
+        # marks after names: hidden children (depth), the hot path (highlight)
+        marked = TreeOptions(depth=4, highlight=(0, 1, 2))
+        for opts in (TreeOptions(), TreeOptions(full_names=True), marked):
             r = render.tree_renderable(gf, opts)
             assert render.plain_text(r, width, ascii_only) == rich_text(r, width, ascii_only)
 
@@ -50,9 +65,14 @@ def test_plain_view_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
     from cctool.render.views import view_renderable
 
     deep = tmp_path / "deep.folded"  # callers 300 deep; a wide name; a name to elide
-    deep.write_text("main;" + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
-                    + " 5\nmain;g 3\nmain;h;\u5bbd\u540d\u5b57\u5bbd\u540d\u5b57 2\n"
-                    + "main;std::vector<int>::push_back(int const&)_" + "x" * 200 + " 1\n")
+    deep.write_text(
+        "main;"
+        + ";".join(f"frame_with_a_long_name_{i}" for i in range(300))
+        + " 5\nmain;g 3\nmain;h;\u5bbd\u540d\u5b57\u5bbd\u540d\u5b57 2\n"
+        + "main;std::vector<int>::push_back(int const&)_"
+        + "x" * 200
+        + " 1\n"
+    )
     for path in (HERE / "folded" / "python.folded", deep):
         gf = cctool.read(path, fmt="folded")
         for kind in ("bottom-up", "flat"):
@@ -64,10 +84,15 @@ def test_plain_view_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
                 assert got == rich_text(r, width, ascii_only)
 
 
-@pytest.mark.parametrize("args", [["stats", "caliper-ensemble"], ["runs", "caliper-ensemble"],
-                                  ["hot-path", "folded/python.folded", "--from", "folded"],
-                                  ["groupby", "folded/python.folded", "--from", "folded",
-                                   "--by", "name"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats", "caliper-ensemble"],
+        ["runs", "caliper-ensemble"],
+        ["hot-path", "folded/python.folded", "--from", "folded"],
+        ["groupby", "folded/python.folded", "--from", "folded", "--by", "name"],
+    ],
+)
 def test_plain_tables_are_richs(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     cmd = [args[0], str(HERE / args[1]), *args[2:]]
     for width in ("40", "120"):
@@ -77,3 +102,11 @@ def test_plain_tables_are_richs(args: list[str], monkeypatch: pytest.MonkeyPatch
         got = CliRunner().invoke(cli, [*cmd, "--width", width])
         assert want.exit_code == got.exit_code == 0, want.output
         assert got.stdout == want.stdout
+
+
+def test_narrow_characters_are_one_cell_in_rich() -> None:
+    from rich.cells import cell_len
+
+    from cctool.render.treelines import _NARROW
+
+    assert all(cell_len(ch) == 1 for ch in _NARROW)

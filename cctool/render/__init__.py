@@ -26,8 +26,16 @@ from cctool.render.value_columns import format_column
 from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
-__all__ = ["FOLD_MARK", "MARKERS", "PLAIN_ROWS", "Trimmed", "elide", "plain_text", "printable",
-           "to_text"]
+__all__ = [
+    "FOLD_MARK",
+    "MARKERS",
+    "PLAIN_ROWS",
+    "Trimmed",
+    "elide",
+    "plain_text",
+    "printable",
+    "to_text",
+]
 
 COLORMAPS = TERMINAL  # six colors per map, high to low (see cctool.colormaps)
 BIN_EDGES = (0.9, 0.7, 0.5, 0.3, 0.1, 0.0)  # lower edge of each color bin, high to low
@@ -43,14 +51,15 @@ def colormap(name: str, invert: bool = False) -> tuple[str, ...]:
     try:
         colors = COLORMAPS[name]
     except KeyError:
-        raise CctoolError(
-            f"unknown colormap {name!r}; use one of {', '.join(COLORMAPS)}"
-        ) from None
+        raise CctoolError(f"unknown colormap {name!r}; use one of {', '.join(COLORMAPS)}") from None
     return tuple(reversed(colors)) if invert else colors
 
 
 def render_rows(
-    rows: pl.DataFrame, metrics: Sequence[str], opts: TreeOptions, *,
+    rows: pl.DataFrame,
+    metrics: Sequence[str],
+    opts: TreeOptions,
+    *,
     info: Sequence[Metric | None] | None = None,
 ) -> TreeLines:
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
@@ -58,8 +67,7 @@ def render_rows(
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
     texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
-    first = rows[metrics[0]].to_list() if metrics else []
-    peak = max((abs(v) for v in first if v is not None and math.isfinite(v)), default=0.0)
+    peak = peak_of(rows[metrics[0]], finite=True) if metrics else 0.0
     names = printable_column(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
@@ -78,7 +86,11 @@ def render_rows(
 
 
 def legend(
-    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
+    metrics: Sequence[str],
+    opts: TreeOptions,
+    peak: float,
+    locations: str,
+    markers: bool,
     info: Sequence[Metric | None] | None = None,
 ) -> Legend:
     """Legend lines: what the values are, in which unit, and which color means what."""
@@ -89,8 +101,15 @@ class Legend:
     """The legend, laid out when the console is known: color bins only where there is color
     (without it six identical swatches say nothing), marker glyphs as the console can draw."""
 
-    def __init__(self, metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str,
-                 markers: bool, info: Sequence[Metric | None] | None = None) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[str],
+        opts: TreeOptions,
+        peak: float,
+        locations: str,
+        markers: bool,
+        info: Sequence[Metric | None] | None = None,
+    ) -> None:
         self.args = (metrics, opts, peak, locations, markers, info)
         self.notes: tuple[str, ...] = ()  # further lines, e.g. what a mark on names means
         self.depth = 0  # the deepest guide of the tree drawn above: says whether it folds
@@ -106,31 +125,49 @@ class Legend:
 
 
 def _legend_text(
-    metrics: Sequence[str], opts: TreeOptions, peak: float, locations: str, markers: bool,
-    info: Sequence[Metric | None] | None, *, colored: bool, ascii_only: bool,
+    metrics: Sequence[str],
+    opts: TreeOptions,
+    peak: float,
+    locations: str,
+    markers: bool,
+    info: Sequence[Metric | None] | None,
+    *,
+    colored: bool,
+    ascii_only: bool,
 ) -> Text:
     colors = colormap(opts.colormap, opts.invert_colormap)
     text = Text()
     kinds = list(info) if info is not None else [None] * len(metrics)
-    shown = ", ".join(
-        f"{m} [{k.unit}]" if k is not None and k.unit else m
-        for m, k in zip(metrics, kinds, strict=True)
-    ) if metrics else "(no metric)"
+    shown = (
+        ", ".join(
+            f"{m} [{k.unit}]" if k is not None and k.unit else m
+            for m, k in zip(metrics, kinds, strict=True)
+        )
+        if metrics
+        else "(no metric)"
+    )
     first = kinds[0] if kinds else None
     text.append(f"Legend (values: {shown}; {locations})\n", style="bold")
     if peak == 0:
         text.append("  every value shown is 0\n")
         bins = []
     upper = 1.0
-    bins = [] if peak == 0 or not colored else (
-        [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
-        if opts.diverging else list(zip(BIN_EDGES, colors, strict=True))
+    bins = (
+        []
+        if peak == 0 or not colored
+        else (
+            [(e, colors[i] if i is not None else "") for e, i in DIVERGING]
+            if opts.diverging
+            else list(zip(BIN_EDGES, colors, strict=True))
+        )
     )
     for edge, color in bins:
         lo, hi = edge * peak, upper * peak
         text.append("  # " if ascii_only else "  █ ", style=color)
-        text.append(f"{format_value(lo, first, opts.precision)} to "
-                    f"{format_value(hi, first, opts.precision)}\n")
+        text.append(
+            f"{format_value(lo, first, opts.precision)} to "
+            f"{format_value(hi, first, opts.precision)}\n"
+        )
         upper = edge
     if markers:
         left, right = (MARKERS[k][1 if ascii_only else 0] for k in ("left", "right"))
@@ -160,8 +197,14 @@ def describe_locations(
         return ", ".join(parts)
     n = gf.locations.height
     if n <= 1:
-        size = next((gf.metadata[k] for k in ("mpi.world.size", "jobsize", "num_ranks")
-                     if isinstance(gf.metadata.get(k), int | float)), 1)
+        size = next(
+            (
+                gf.metadata[k]
+                for k in ("mpi.world.size", "jobsize", "num_ranks")
+                if isinstance(gf.metadata.get(k), int | float)
+            ),
+            1,
+        )
         # Spot-style files hold one row per node that the profiler already combined.
         return f"combined by the profiler over {int(size)} ranks" if size > 1 else "single process"
     ranks, threads = gf.num_ranks, gf.num_threads
@@ -170,19 +213,25 @@ def describe_locations(
         where = f"{ranks} rank{'s' * (ranks != 1)} × {threads} thread{'s' * (threads != 1)}"
         if opts.agg in ("sum", "mean"):
             return f"{first.column} = {first.formula} of the values' {opts.agg} over {where}"
-        return (f"{opts.agg} over {ranks} rank{'s' * (ranks != 1)} of {first.column} = "
-                f"{first.formula}, each rank's threads summed first")
+        return (
+            f"{opts.agg} over {ranks} rank{'s' * (ranks != 1)} of {first.column} = "
+            f"{first.formula}, each rank's threads summed first"
+        )
     how = effective_agg(first, opts.agg) if first is not None else opts.agg
     additive = first is None or first.additive
     if how == "sum" and additive:
         return f"sum over {ranks} rank{'s' * (ranks != 1)} × {threads} thread{'s' * (threads != 1)}"
     text = f"{how} over {ranks} rank{'s' * (ranks != 1)}"
     if threads > 1:
-        text += (f" (each rank's {threads} threads summed)" if additive
-                 else f" (each rank's threads: {first.combine if first else 'sum'})")
+        text += (
+            f" (each rank's {threads} threads summed)"
+            if additive
+            else f" (each rank's threads: {first.combine if first else 'sum'})"
+        )
     if first is not None and how != opts.agg:
-        text += f"; {first.column} is a {first.dimension} combining by {first.combine}, " \
-            "never summed"
+        text += (
+            f"; {first.column} is a {first.dimension} combining by {first.combine}, never summed"
+        )
     # Other columns that combine differently say how (min_time beside max_time, say).
     for m in (info or ())[1:]:
         if m is not None and m.formula is None and effective_agg(m, opts.agg) != how:
@@ -190,8 +239,9 @@ def describe_locations(
     return text
 
 
-def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
-                    sort_key: np.ndarray | None = None) -> Group:
+def tree_renderable(
+    gf: GraphFrame, opts: TreeOptions, *, sort_key: np.ndarray | None = None
+) -> Group:
     """The tree view of ``gf`` (with legend) as a Rich renderable; ``sort_key`` as
     :func:`cctool.render.rows.tree_rows` takes it."""
     from cctool.render.percent import legend_notes, shown_columns
@@ -210,8 +260,9 @@ def tree_renderable(gf: GraphFrame, opts: TreeOptions, *,
         has_markers = "marker" in rows.columns and rows["marker"].is_not_null().any()
         parts.append(Text(""))
         key = legend(metrics, opts, peak, describe_locations(gf, opts, info), has_markers, info)
-        key.notes = legend_notes(gf, metrics, info, opts,
-                                 HIDDEN_NOTE if rows["hidden"].sum() else None)
+        key.notes = legend_notes(
+            gf, metrics, info, opts, HIDDEN_NOTE if rows["hidden"].sum() else None
+        )
         depths = rows["depth"].to_numpy()
         key.depth = int(depths.max() - depths.min()) if depths.size else 0
         parts.append(key)
@@ -223,16 +274,39 @@ def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = 
     each column), joined by a space, with a space after; empty without columns."""
     if not texts:
         return [""] * height
-    widths = [max(len(h) if heads else 0, max(map(len, col), default=0))
-              for h, col in zip(heads or [""] * len(texts), texts, strict=True)]
-    padded = [[t.rjust(w) for t in col] for col, w in zip(texts, widths, strict=True)]
-    if len(padded) == 1:
-        return [t + " " for t in padded[0]]
-    return [" ".join(row) + " " for row in zip(*padded, strict=True)]
+    cols = [pl.Series(col, dtype=pl.String) for col in texts]
+    widths = [
+        max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
+        for h, col in zip(heads or [""] * len(texts), cols, strict=True)
+    ]
+    padded = [col.str.pad_start(w) for col, w in zip(cols, widths, strict=True)]
+    # the columns padded as str.rjust pads (code points), joined by spaces, one after
+    joined = pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
+    return joined.to_list()
 
 
-def value_colors(values: pl.Series, peak: float, colors: Sequence[str],
-                 diverging: bool = False) -> list[str]:
+def peak_of(values: pl.Series, finite: bool) -> float:
+    """The largest magnitude among ``values`` (nulls left out; non-finite ones too when
+    ``finite``), 0.0 when none is left."""
+    if values.dtype.is_float():
+        v = np.abs(values.to_numpy())  # nulls as NaN
+        ok = np.isfinite(v) if finite else ~np.isnan(v)
+        if finite or ok.all():  # NaN only from nulls: none among these
+            v = v[ok]
+            return float(v.max()) if v.size else 0.0
+    return max(
+        (
+            abs(v)
+            for v in values.to_list()  # a NaN's place decides max: as Python does
+            if v is not None and (not finite or math.isfinite(v))
+        ),
+        default=0.0,
+    )
+
+
+def value_colors(
+    values: pl.Series, peak: float, colors: Sequence[str], diverging: bool = False
+) -> list[str]:
     """``[_color(v, peak, colors, diverging) for v in values]`` in array steps."""
     v = values.cast(pl.Float64).to_numpy()
     finite = np.isfinite(v)

@@ -17,8 +17,9 @@ def view_metrics(gf: GraphFrame, opts: TreeOptions) -> list[str]:
     return [gf.resolve_metric(m) for m in names]
 
 
-def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = None
-              ) -> pl.DataFrame:
+def tree_rows(
+    gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = None
+) -> pl.DataFrame:
     """Rows of the tree view in display order.
 
     ``sort_key`` (one value per node id) orders siblings instead of the first metric's
@@ -46,12 +47,15 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
     order = order[keep[order]]
 
     extra = [c for c in ("marker", "matched") if c in gf.nodes.columns]
-    table = gf.nodes.select("node", "parent", "name", "depth", *extra).join(
-        values.select("node", *metrics), on="node", how="left"
-    ).with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
+    table = (
+        gf.nodes.select("node", "parent", "name", "depth", *extra)
+        .join(values.select("node", *metrics), on="node", how="left")
+        .with_columns(hidden=pl.Series(_hidden_children(gf, keep), dtype=pl.Int64))
+    )
     if "matched" in extra:  # an unsquashed query's result: unmatched nodes have no value
-        table = table.with_columns([pl.when(pl.col("matched")).then(pl.col(m)).alias(m)
-                                    for m in metrics])
+        table = table.with_columns(
+            [pl.when(pl.col("matched")).then(pl.col(m)).alias(m) for m in metrics]
+        )
     if opts.highlight:
         table = table.with_columns(highlight=pl.col("node").is_in(list(opts.highlight)))
     from cctool.render.percent import shows_percent
@@ -61,7 +65,7 @@ def tree_rows(gf: GraphFrame, opts: TreeOptions, sort_key: np.ndarray | None = N
         from cctool.render.percent import percent_base
 
         base = percent_base(gf, metrics[0], opts)[0]
-        pct = (pl.col(metrics[0]) * (100.0 / base if base else float("nan")))
+        pct = pl.col(metrics[0]) * (100.0 / base if base else float("nan"))
         table = table.with_columns(pct.alias(percent_name(metrics[0])))
         cols = table.columns
         cols.insert(cols.index(metrics[0]) + 1, cols.pop(cols.index(percent_name(metrics[0]))))
@@ -75,22 +79,13 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     n = gf.num_nodes
     if sort == "nid" or n == 0:
         return np.arange(n)
+    from cctool.ops.views import kernel_order, sibling_preorder
+
     par = gf.parent_array
     if sort == "metric" and key is not None:
-        # Descending value; ties keep profile order.
-        sib_rank = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), par))
-    else:
-        names = gf.nodes["name"].fill_null("").to_numpy()
-        sib_rank = np.lexsort((np.arange(n), names, par))
-    # Relabel nodes so that sibling order is id order, take the preorder, map back.
-    label = np.empty(n, dtype=np.int64)
-    label[sib_rank] = np.arange(n)
-    relabelled_parent = np.full(n, -1, dtype=np.int64)
-    has = par >= 0
-    relabelled_parent[label[has]] = label[par[has]]
-    from cctool import kernels
-
-    return np.asarray(sib_rank[kernels.preorder(relabelled_parent)])
+        return kernel_order(par, key)  # descending value; ties keep profile order
+    names = gf.nodes["name"].fill_null("").to_numpy()
+    return sibling_preorder(par, np.lexsort((np.arange(n), names, par)))
 
 
 def _hidden_children(gf: GraphFrame, keep: np.ndarray) -> np.ndarray:

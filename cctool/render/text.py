@@ -55,7 +55,7 @@ def elide(name: str, width: int, mark: str = "…") -> str:
         return name
     s = name
     if _PATH.match(s):
-        s = s[s.rfind("/") + 1:] or s
+        s = s[s.rfind("/") + 1 :] or s
     if len(s) > width:
         s = strip_nested(strip_nested(s, "<", ">", f"<{mark}>"), "(", ")", f"({mark})")
     if len(s) <= width:
@@ -68,37 +68,52 @@ def elide(name: str, width: int, mark: str = "…") -> str:
     if width <= len(mark):
         return mark[:width]
     head = -(-(width - len(mark)) * 3 // 5)  # ceil(0.6 * room): the head says more
-    return s[:head] + mark + s[len(s) - (width - len(mark) - head):]
+    return s[:head] + mark + s[len(s) - (width - len(mark) - head) :]
 
 
 _NAME_END = re.compile(r"[A-Za-z0-9_:>\]]")
+_BRACKETS = {
+    pair: re.compile(f"[{re.escape(pair[0])}{re.escape(pair[1])}]")
+    for pair in (("<", ">"), ("(", ")"))
+}
 
 
 def strip_nested(s: str, open_: str, close: str, repl: str) -> str:
     """``s`` with each outermost ``open_ … close`` group that follows a name (``vector<…>``,
     ``f(…)``, ``f<…>(…)``, not ``<unknown procedure>``) replaced by ``repl``; unbalanced text
     is returned as it is."""
+    if open_ not in s:
+        return s
+    brackets = _BRACKETS.get((open_, close)) or re.compile(
+        f"[{re.escape(open_)}{re.escape(close)}]"
+    )
     out: list[str] = []
     depth = 0
-    for ch in s:
+    start = 0  # where the text kept since the last group starts
+    last = ""  # the last character kept before ``start``
+    for m in brackets.finditer(s):  # steps over the brackets only, not every character
+        i = m.start()
+        if depth:
+            depth += 1 if s[i] == open_ else -1
+            if not depth:
+                start = i + 1
         # as the page's CCT.stripNested: after a word character, "::", a closing ">" (a
         # function template's parameters) or "]" (operator[])
-        if ch == open_ and (depth > 0 or bool(out and _NAME_END.match(out[-1][-1:]))):
-            if depth == 0:
-                out.append(repl)
-            depth += 1
-        elif ch == close and depth > 0:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out) if depth == 0 else s
+        elif s[i] == open_ and _NAME_END.match(s[i - 1] if i > start else last):
+            out += (s[start:i], repl)
+            last = repl[-1:]
+            depth = 1
+    if depth:
+        return s
+    out.append(s[start:])
+    return "".join(out)
 
 
 def elide_head(text: str, width: int, mark: str = "…") -> str:
     """Shorten a path to ``width`` characters by dropping its head, keeping the leaf."""
     if len(text) <= width or width < 5:
         return text
-    tail = text[-(width - len(mark)):]
+    tail = text[-(width - len(mark)) :]
     cut = tail.find("/")
     # Start the tail at a frame boundary when that keeps most of it.
     if 0 <= cut < len(tail) // 2:
@@ -110,8 +125,9 @@ BLOCKS = "▁▂▃▄▅▆▇█"
 ASCII_LEVELS = "_.-:=+*#"
 
 
-def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
-              ascii_only: bool = False) -> str:
+def sparkline(
+    values: Sequence[float | None], *, from_zero: bool = False, ascii_only: bool = False
+) -> str:
     """One character per value. ``from_zero`` (histogram counts): heights from 0 to the
     largest value, a value ≤ 0 is a blank. Otherwise (a trend): scaled between the smallest
     and largest value, a flat row sits in the middle. Missing (None/NaN) values are blanks."""
@@ -119,8 +135,11 @@ def sparkline(values: Sequence[float | None], *, from_zero: bool = False,
     top = len(levels) - 1
     present = [v if v is not None and math.isfinite(v) else None for v in values]
     finite = [v for v in present if v is not None]
-    lo, hi = (0.0, max(finite, default=0.0)) if from_zero else (
-        min(finite, default=0.0), max(finite, default=0.0))
+    lo, hi = (
+        (0.0, max(finite, default=0.0))
+        if from_zero
+        else (min(finite, default=0.0), max(finite, default=0.0))
+    )
     if not finite or (from_zero and hi <= 0):
         return " " * len(values)
     out = []

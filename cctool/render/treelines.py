@@ -21,6 +21,10 @@ from cctool.render.text import elide
 FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
 MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
+# Characters one cell wide in Rich that tree lines hold besides printable ASCII (the guides,
+# the marks): a line of these only is as wide as it is long (a test holds them to Rich's).
+_NARROW = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("│├└─…»◆◀▶µ")
+
 # Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
 _GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
 
@@ -160,20 +164,38 @@ class TreeLines:
         for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
         mark = "~" if ascii_only else "…"
         marked = bool(self.hot) or bool(self.markers) or bool(self.hidden)
-        out: list[str] = []
-        for i, guide in enumerate(guide_texts(self.guides, width, ascii_only)):
-            cell = self.cells[i]
-            tail = "".join(seg.text for seg in self._suffix(i, ascii_only)) if marked else ""
-            room = width - len(guide) - len(cell) - len(tail)
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
-            rest = cell + name + tail
-            line = guide + rest
-            if room < 1 and not self.full_names:
-                line = set_cell_size(line, width - 1) + mark
-            else:
-                line = cropped(line, rest, width)
-            out.append(line.rstrip())
-        return out
+        guides = guide_texts(self.guides, width, ascii_only)
+        cells = self.cells
+        tails = self._tails(len(guides), ascii_only) if marked else None
+        used = _lengths(guides) + _lengths(cells) + (_lengths(tails) if tails else 0)
+        rooms = width - used
+        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 0), mark)
+        if tails is None:
+            rests = [c + n for c, n in zip(cells, names, strict=True)]
+        else:
+            rests = [c + n + t for c, n, t in zip(cells, names, tails, strict=True)]
+        out = [cropped(g + r, r, width) for g, r in zip(guides, rests, strict=True)]
+        if not self.full_names:
+            for i in np.flatnonzero(rooms < 1).tolist():  # not even a name fits beside the values
+                out[i] = set_cell_size(guides[i] + rests[i], width - 1) + mark
+        return [line.rstrip() for line in out]
+
+    def _tails(self, n: int, ascii_only: bool) -> list[str] | None:
+        """The text of every row's :meth:`_suffix` (None when no row has one)."""
+        flagged = np.zeros(n, dtype=bool)
+        if self.hot:
+            flagged |= np.asarray(self.hot, dtype=bool)
+        if self.markers:
+            flagged |= np.fromiter((bool(m) for m in self.markers), dtype=bool, count=n)
+        if self.hidden:
+            flagged |= np.asarray(self.hidden) != 0
+        rows = np.flatnonzero(flagged).tolist()
+        if not rows:
+            return None
+        tails = [""] * n
+        for i in rows:
+            tails[i] = "".join(seg.text for seg in self._suffix(i, ascii_only))
+        return tails
 
     def _suffix(self, i: int, ascii_only: bool) -> list[Segment]:
         """What follows row ``i``'s name: hot-path, only-in-A/B and hidden-children marks."""
@@ -192,8 +214,14 @@ class ViewLines:
     """Rows as lines: the value cells (colored), then the tree guides and the name, elided
     to the console's width."""
 
-    def __init__(self, cells: list[str], styles: list[str], guides: GuideCodes,
-                 names: list[str], full_names: bool) -> None:
+    def __init__(
+        self,
+        cells: list[str],
+        styles: list[str],
+        guides: GuideCodes,
+        names: list[str],
+        full_names: bool,
+    ) -> None:
         self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
         self.full_names = full_names
 
@@ -217,13 +245,31 @@ class ViewLines:
         """The lines ``__rich_console__`` draws as a console without color prints them
         (as :meth:`TreeLines.plain_lines`)."""
         mark = "~" if ascii_only else "…"
-        out: list[str] = []
-        for i, guide in enumerate(guide_texts(self.guides, width, ascii_only)):
-            cell = self.cells[i]
-            room = width - len(cell) - len(guide)
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
-            out.append(cropped(cell + guide + name, name, width).rstrip())
-        return out
+        guides = guide_texts(self.guides, width, ascii_only)
+        rooms = width - _lengths(self.cells) - _lengths(guides)
+        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 1), mark)
+        return [
+            cropped(c + g + n, n, width).rstrip()
+            for c, g, n in zip(self.cells, guides, names, strict=True)
+        ]
+
+
+def _lengths(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+
+
+def _elided(names: Sequence[str], rooms: np.ndarray, mark: str) -> list[str]:
+    """``[elide(n, r, mark) for n, r in zip(names, rooms)]``, calling :func:`elide` only for
+    the names longer than their room, once per (name, room)."""
+    out = list(names)
+    done: dict[tuple[str, int], str] = {}
+    for i in np.flatnonzero(_lengths(names) > rooms).tolist():
+        key = (out[i], int(rooms[i]))
+        got = done.get(key)
+        if got is None:
+            got = done[key] = elide(key[0], key[1], mark)
+        out[i] = got
+    return out
 
 
 def folds(levels: int, width: int) -> bool:
@@ -234,7 +280,9 @@ def folds(levels: int, width: int) -> bool:
 def cropped(line: str, rest: str, width: int) -> str:
     """``line`` cut to ``width`` cells as Rich crops it (``rest``: its part after the
     guides, which are one cell per character)."""
-    if (len(line) > width or not rest.isascii()) and cell_len(line) > width:
+    if len(line) <= width and (rest.isascii() or _NARROW.issuperset(rest)):
+        return line  # one cell per character: Rich would not crop it
+    if cell_len(line) > width:
         return set_cell_size(line, width)
     return line
 
@@ -272,26 +320,27 @@ def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
             if base is None:
                 base = "".join(pieces[c] for c in guides.tail(a, keep - 1)[:-1])
             p = base + pieces[1 if last[a] else 0]
-            p = p[len(p) - short:] if short else ""
+            p = p[len(p) - short :] if short else ""
             below_short[a] = p
         return p
 
     fold = FOLD_MARK[ascii_only]
+    deepest = (width // 2) // 4  # the most levels that do not fold (as folds says)
     out: list[str] = []
-    for i in range(len(guides)):
-        levels = size[i]
-        own = pieces[3 if last[i] else 2]
+    for levels, a, is_last in zip(size, up, last, strict=True):
+        own = pieces[3 if is_last else 2]
         if not levels:
             out.append("")
-        elif folds(levels, width):
-            out.append(f"{fold}{levels - keep} " + prefix_end(up[i]) + own)
+        elif levels > deepest:
+            out.append(f"{fold}{levels - keep} " + prefix_end(a) + own)
         else:
-            out.append(prefix(up[i]) + own)
+            out.append(prefix(a) + own)
     return out
 
 
-def _guide_text(guides: GuideCodes, i: int, pieces: Sequence[str], width: int,
-                ascii_only: bool = False) -> str:
+def _guide_text(
+    guides: GuideCodes, i: int, pieces: Sequence[str], width: int, ascii_only: bool = False
+) -> str:
     """The guides of row ``i``; beyond half the width the outer levels fold into a count
     (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
     still shows its name."""

@@ -12,17 +12,26 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated
 from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
-from cctool.render import colormap, describe_locations, legend, value_cells, value_colors
+from cctool.render import (
+    colormap,
+    describe_locations,
+    legend,
+    peak_of,
+    value_cells,
+    value_colors,
+)
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import printable_column
 from cctool.render.treelines import GuideCodes, ViewLines
 from cctool.render.value_columns import format_column
 from cctool.render.values import format_value
 
-TITLES = {"top-down": "Top-down view (calling contexts)",
-          "bottom-up": "Bottom-up view (functions, then their callers down to the roots)",
-          "flat": "Flat view (load module > file > function > loop > line)",
-          "peek": "Callers and callees, merged over all contexts"}
+TITLES = {
+    "top-down": "Top-down view (calling contexts)",
+    "bottom-up": "Bottom-up view (functions, then their callers down to the roots)",
+    "flat": "Flat view (load module > file > function > loop > line)",
+    "peek": "Callers and callees, merged over all contexts",
+}
 
 
 def view_columns(view: View, percent: bool) -> list[str]:
@@ -37,8 +46,9 @@ def view_records(view: View, percent: bool) -> pl.DataFrame:
     return view.with_percent() if percent else view.rows
 
 
-def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool = True,
-                    depth: int | None = None) -> Group:
+def view_renderable(
+    gf: GraphFrame, view: View, opts: TreeOptions, percent: bool = True, depth: int | None = None
+) -> Group:
     """The view as lines with a column header and a legend; ``depth`` limits the levels.
     Percentages of the total are left out when the values are not parts of it."""
     percent = percent and view.no_share is None
@@ -46,31 +56,46 @@ def view_renderable(gf: GraphFrame, view: View, opts: TreeOptions, percent: bool
     if depth is not None:
         rows = rows.filter(pl.col("depth") < depth)
     cols = view_columns(view, percent)
-    inc_info, exc_info = (aggregated(gf.metric(view.inclusive), opts.agg),
-                          aggregated(gf.metric(view.exclusive), opts.agg))
-    info: list[Metric | None] = [inc_info, PERCENT, exc_info, PERCENT] if percent else [
-        inc_info, exc_info]
+    inc_info, exc_info = (
+        aggregated(gf.metric(view.inclusive), opts.agg),
+        aggregated(gf.metric(view.exclusive), opts.agg),
+    )
+    info: list[Metric | None] = (
+        [inc_info, PERCENT, exc_info, PERCENT] if percent else [inc_info, exc_info]
+    )
     texts = [format_column(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
-    widths = [max([len(h), *(len(t) for t in col)]) for h, col in zip(heads, texts, strict=True)]
+    widths = [
+        max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts, strict=True)
+    ]
     cells = value_cells(texts, rows.height, heads)
-    header = Text(" ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name",
-                  style="bold")
+    header = Text(
+        " ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name", style="bold"
+    )
     colors = colormap(opts.colormap, opts.invert_colormap)
-    first = rows[view.inclusive].to_list()
-    peak = max((abs(v) for v in first if v is not None), default=0.0)
-    lines = ViewLines(cells, value_colors(rows[view.inclusive], peak, colors),
-                      GuideCodes(rows["depth"].to_list()),
-                      printable_column(rows["name"]),
-                      opts.full_names)
-    parts: list[RenderableType] = [Text(TITLES.get(view.kind, view.kind), style="bold"),
-                                   header, lines]
+    peak = peak_of(rows[view.inclusive], finite=False)
+    lines = ViewLines(
+        cells,
+        value_colors(rows[view.inclusive], peak, colors),
+        GuideCodes(rows["depth"].to_list()),
+        printable_column(rows["name"]),
+        opts.full_names,
+    )
+    parts: list[RenderableType] = [
+        Text(TITLES.get(view.kind, view.kind), style="bold"),
+        header,
+        lines,
+    ]
     if opts.legend:
         where = describe_locations(gf, opts, [inc_info])
-        key = legend([view.inclusive, view.exclusive], opts, peak, where, False,
-                     [inc_info, exc_info])
-        notes = [f"%: of the total, {format_value(view.total, inc_info, opts.precision)}"
-                 if percent else no_share_note(view.no_share)]
+        key = legend(
+            [view.inclusive, view.exclusive], opts, peak, where, False, [inc_info, exc_info]
+        )
+        notes = [
+            f"%: of the total, {format_value(view.total, inc_info, opts.precision)}"
+            if percent
+            else no_share_note(view.no_share)
+        ]
         if view.note:
             notes.append(view.note)
         key.notes = tuple(n for n in notes if n)

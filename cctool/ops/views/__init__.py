@@ -43,7 +43,7 @@ from __future__ import annotations
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.ops.views._frames import INNER_TYPES, function_names
-from cctool.ops.views._rows import tree_order
+from cctool.ops.views._rows import kernel_order, sibling_preorder, tree_order
 from cctool.ops.views._values import location_mask
 from cctool.ops.views._view import (
     ROLES,
@@ -58,14 +58,36 @@ from cctool.ops.views.peek import peek
 from cctool.ops.views.static import flat_view
 from cctool.ops.views.top_down import top_down
 
-__all__ = ["INNER_TYPES", "ROLES", "VIEWS", "View", "ViewOptions", "bottom_up", "compute",
-           "flat_view", "function_names", "location_mask", "peek", "percent_name",
-           "profile_total", "top_down", "tree_order"]
+__all__ = [
+    "INNER_TYPES",
+    "ROLES",
+    "VIEWS",
+    "View",
+    "ViewOptions",
+    "bottom_up",
+    "compute",
+    "flat_view",
+    "function_names",
+    "kernel_order",
+    "location_mask",
+    "peek",
+    "percent_name",
+    "profile_total",
+    "sibling_preorder",
+    "top_down",
+    "tree_order",
+]
 
 
-def compute(gf: GraphFrame, kind: str, opts: ViewOptions | None = None, *,
-            pattern: str | None = None, depth: int | None = None,
-            max_rows: int | None = None) -> View:
+def compute(
+    gf: GraphFrame,
+    kind: str,
+    opts: ViewOptions | None = None,
+    *,
+    pattern: str | None = None,
+    depth: int | None = None,
+    max_rows: int | None = None,
+) -> View:
     """The view ``kind`` (``top-down``, ``bottom-up``, ``flat`` or ``peek`` with
     ``pattern``) of profile ``gf``; ``depth`` and ``max_rows`` cap the levels bottom-up
     builds."""

@@ -29,10 +29,18 @@ def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
 def kernel_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
     """:func:`tree_order` by the preorder kernel (any depth; nodes on a parent cycle left
     out): siblings relabelled in ``key`` order, then walked."""
+    n = parent.shape[0]
+    return sibling_preorder(
+        parent, np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), parent))
+    )
+
+
+def sibling_preorder(parent: np.ndarray, sib: np.ndarray) -> np.ndarray:
+    """Row ids in preorder by the preorder kernel, siblings in their order in ``sib`` (all
+    rows, sorted by parent first): siblings relabelled in that order, then walked."""
     from cctool import kernels
 
     n = parent.shape[0]
-    sib = np.lexsort((np.arange(n), -np.nan_to_num(key, nan=-np.inf), parent))
     label = np.empty(n, dtype=np.int64)
     label[sib] = np.arange(n)
     relabelled = np.full(n, -1, dtype=np.int64)
