@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cctool.cli import cli
 from cctool.render import printable
-from cctool.render.text import strip_nested
+from cctool.render.text import encodable, strip_nested
 
 EVIL = ["main", "\x1b[31mred\x1b[0m", "evil\n└── forged 99 s", "tab\there", "rtl\u202eevil"]
 
@@ -234,3 +234,22 @@ def test_strip_nested_is_its_per_character_definition() -> None:
             assert strip_nested(s, open_, close, repl) == _strip_nested_per_character(
                 s, open_, close, repl
             ), s
+
+
+def test_a_stdout_that_cannot_write_the_symbols_gets_them_in_ascii() -> None:
+    """PYTHONIOENCODING=ascii or a C locale: every command's text still prints (it stopped
+    with an encoding error on the first "×" or "µ")."""
+    import os
+    import subprocess
+    import sys
+
+    db = Path(__file__).parent / "data" / "hpctoolkit" / "prof2-profile-db"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "100"}
+    for args in (("tree", "--depth", "2"), ("imbalance",), ("hot-path",)):
+        done = subprocess.run([sys.executable, "-m", "cctool", args[0], str(db), *args[1:]],
+                              capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.isascii() and done.stdout.strip(), done.stdout
+    assert encodable("12.5 µs, 4 × 2 ▁█", "ascii") == "12.5 us, 4 x 2 _#"
+    assert encodable("naïve", "ascii") == "na?ve"  # a name's own character
+    assert encodable("4 × 2", "utf-8") == "4 × 2"

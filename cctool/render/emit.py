@@ -152,17 +152,26 @@ def write_records(df: pl.DataFrame, fmt: str, sink: Sink,
 def write_text_view(view: RenderableType, sink: Sink) -> None:
     """Print ``view`` on the sink's console (stdout), or as plain text into its file."""
     from cctool.render.plain import Trimmed, plain_text
+    from cctool.render.text import encodable
 
     if sink.path == "-" and sink.console is not None:
         con = sink.console()
         if not con.is_terminal and con.no_color:  # a pipe or file: no Rich work per line
             text = plain_text(view, con.width, con.options.ascii_only)
             if text is not None:
-                sys.stdout.write(text)
+                sys.stdout.write(encodable(text, sys.stdout.encoding))
                 return
-        con.print(Trimmed(view))
+        if encodable(_PROBE, sys.stdout.encoding) == _PROBE:
+            con.print(Trimmed(view))
+        else:  # a stdout that cannot write cctool's symbols: drawn, then spelled for it
+            with con.capture() as drawn:
+                con.print(Trimmed(view))
+            sys.stdout.write(encodable(drawn.get(), sys.stdout.encoding))
         return
     _write(sink.path, _plain(view, sink.width).encode())
+
+
+_PROBE = "×µ…≥"  # symbols the text faces print
 
 
 def _plain(view: RenderableType, width: int) -> str:

@@ -47,6 +47,28 @@ def _escape(m: re.Match[str]) -> str:
     return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
 
 
+# What the text faces print beyond ASCII (units, marks, elisions), as ASCII for a stdout that
+# cannot encode them (PYTHONIOENCODING=ascii, a C locale): "12.5 us", "8 x 2", "a...b".
+_TO_ASCII = {
+    "×": "x", "÷": "/", "−": "-", "µ": "u", "…": "...", "–": "-", "—": "-", "·": "-",
+    "≤": "<=", "≥": ">=", "±": "+/-", "²": "^2", "Δ": "d", "→": "->", "←": "<-", "»": ">>",
+    "«": "<<", "◆": "*", "◀": "<", "▶": ">", "▕": "|", "▏": "|",
+}
+
+
+def encodable(text: str, encoding: str | None) -> str:
+    """``text`` as ``encoding`` can write it: unchanged when it can, else with cctool's own
+    symbols spelled in ASCII and any other character (a name's) as ``?``."""
+    try:
+        text.encode(encoding or "utf-8")
+        return text
+    except UnicodeEncodeError:
+        ascii_text = text.translate(_ASCII_TABLE)
+        return ascii_text.encode(encoding or "ascii", "replace").decode(encoding or "ascii")
+    except LookupError:
+        return text
+
+
 def elide(name: str, width: int, mark: str = "…") -> str:
     """Shorten ``name`` to at most ``width`` characters, as the HTML view does: a path loses
     its folders, a C++ name its template and parameter lists and then its outer qualifiers
@@ -123,6 +145,7 @@ def elide_head(text: str, width: int, mark: str = "…") -> str:
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 ASCII_LEVELS = "_.-:=+*#"
+_ASCII_TABLE = str.maketrans({**_TO_ASCII, **dict(zip(BLOCKS, ASCII_LEVELS, strict=True))})
 
 
 def sparkline(
