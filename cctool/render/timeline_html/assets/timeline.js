@@ -293,7 +293,8 @@
     if (d.aggregated) {
       const w = D.levels[Math.max(d.level, 0)].width;
       what = `<span class="agg">aggregated</span>: each column shows the heaviest call path of ${fmt(w)} buckets` +
-        (w > nsPerPx * 1.001 ? " (zoomed in past the finest level embedded)" : "");
+        (w > nsPerPx * 1.001 ? " (zoomed in past the finest level embedded)"
+          : exactLane && exactLane.some((x) => x) ? " (zoom in for the exact intervals)" : "");
     } else what = "exact intervals";
     if (d.perRow > 1) what += ` · <span class="agg">one lane in ${d.perRow.toFixed(1)} drawn per pixel row</span>`;
     $("status").innerHTML = `${where} · ${what}`;
