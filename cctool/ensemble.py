@@ -391,11 +391,30 @@ def budget_and_source() -> tuple[int, str]:
     def size(n: int) -> str:
         return format_value(n, unit_format("B"))
 
+    if lim.source == memlimit.RLIMIT_AS_SOURCE:
+        _start_polars_threads()
     left = memlimit.room(lim)
     if left != lim.bytes:  # the address-space limit, less what is mapped already
         return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
                            f"after the {size(lim.bytes - left)} mapped now")
     return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"
+
+
+def _start_polars_threads() -> None:
+    """Start Polars' thread pool now, from this thread: under an address-space limit its
+    threads' stacks must be mapped before the room left is measured, and a pool started
+    later from a worker thread, once the reading has mapped the rest, aborts the process
+    when its threads cannot be created (a Rust panic is not an exception there)."""
+    import polars as pl
+
+    from cctool import memlimit
+
+    try:
+        pl.thread_pool_size()  # builds the pool
+    except BaseException as exc:  # Polars' PanicException derives from BaseException
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        raise CctoolError(memlimit.exhausted()) from None
 
 
 def several_runs(path: str, fmt: str | None) -> list[str] | None:
