@@ -6,6 +6,7 @@ the cursor or forge lines, so every text renderer passes names through :func:`pr
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from collections.abc import Sequence
@@ -60,6 +61,8 @@ def encodable(text: str, encoding: str | None) -> str:
     """``text`` as ``encoding`` can write it: unchanged when it can, else with cctool's own
     symbols spelled in ASCII and any other character (a name's) as ``?``."""
     try:
+        if codecs.lookup(encoding or "utf-8").name.startswith("utf"):
+            return text  # writes everything: no pass over a large output to find out
         text.encode(encoding or "utf-8")
         return text
     except UnicodeEncodeError:
