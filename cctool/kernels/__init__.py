@@ -181,6 +181,12 @@ def _load_numba_targets() -> None:
             linalg.ensure_blas = probe
 
 
+def depths_by_doubling(parent: np.ndarray, max_depth: int) -> np.ndarray | None:
+    """Each node's depth in any numbering, in whole-array steps (no Numba); None on a parent
+    cycle or deeper than ``max_depth`` (:func:`cctool.kernels._levels.depths_by_doubling`)."""
+    return _levels.depths_by_doubling(parent, max_depth)
+
+
 def preorder(parent: np.ndarray) -> np.ndarray:
     """Node ids in depth-first preorder; nodes on parent cycles are left out."""
     par = _as_i64(parent)

@@ -9,22 +9,31 @@ from __future__ import annotations
 import numpy as np
 
 
-def _levels(parent: np.ndarray, max_levels: int) -> list[np.ndarray] | None:
-    """Node ids per depth, shallowest first, each level grouped by parent (ids increasing
-    within a parent); None past ``max_levels`` levels or on a parent cycle. Depths come by
-    pointer doubling, any numbering."""
+def depths_by_doubling(parent: np.ndarray, max_depth: int) -> np.ndarray | None:
+    """Each node's depth (roots 0) by pointer doubling, any numbering; None on a parent cycle
+    (a row that never reaches a root) or when a node lies deeper than ``max_depth``."""
     n = parent.shape[0]
-    depth = (parent >= 0).astype(np.int64)
+    depth = (parent >= 0).astype(np.int64)  # distance to ``anc`` (to the root once it is -1)
     anc = np.array(parent, dtype=np.int64)
     live = np.flatnonzero(anc >= 0)
-    for _ in range(int(n).bit_length() + 1):
+    for _ in range(max(int(n).bit_length(), 1) + 1):
         if not live.size:
             break
         up = anc[live]
         depth[live] += depth[up]
         anc[live] = anc[up]
         live = live[anc[live] >= 0]
-    if live.size or int(depth.max(initial=0)) >= max_levels:
+    if live.size or int(depth.max(initial=0)) > max_depth:
+        return None
+    return depth
+
+
+def _levels(parent: np.ndarray, max_levels: int) -> list[np.ndarray] | None:
+    """Node ids per depth, shallowest first, each level grouped by parent (ids increasing
+    within a parent); None past ``max_levels`` levels or on a parent cycle."""
+    n = parent.shape[0]
+    depth = depths_by_doubling(parent, max_levels - 1)
+    if depth is None:
         return None
     by_level = np.lexsort((np.arange(n), parent, depth))
     bounds = np.searchsorted(depth[by_level], np.arange(int(depth.max(initial=-1)) + 2))

@@ -12,26 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from cctool import kernels
+
 MAX_LEVELS = 2_000  # past this many levels, one NumPy call per level costs more than the kernel
 
 
 def levels(parent: np.ndarray) -> np.ndarray | None:
     """Depth of each row (roots 0) by pointer doubling, whatever the numbering; None on a
     parent cycle (a row that never reaches a root) or past :data:`MAX_LEVELS`."""
-    n = parent.shape[0]
-    depth = (parent >= 0).astype(np.int64)  # distance to ``anc`` (to the root once it is -1)
-    anc = parent.astype(np.int64, copy=True)
-    live = np.flatnonzero(anc >= 0)
-    for _ in range(max(int(n).bit_length(), 1) + 1):
-        if not live.size:
-            break
-        up = anc[live]
-        depth[live] += depth[up]
-        anc[live] = anc[up]
-        live = live[anc[live] >= 0]
-    if live.size or (n and int(depth.max()) > MAX_LEVELS):
-        return None
-    return depth
+    return kernels.depths_by_doubling(parent, MAX_LEVELS)
 
 
 def _by_level(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
