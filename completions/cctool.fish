@@ -306,7 +306,7 @@ complete -c cctool -n '__fish_seen_subcommand_from stats' -l depth -x -d 'Show t
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l threshold -x -d 'Hide paths whose mean is below this fraction of the largest roots.'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l test -x -a 'ttest mannwhitney ks' -d 'Compare two groups of runs per path (of --group-by KEY, or the runs of'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l ci -x -d 'Add Students t interval of each mean at this confidence (e.g. 0.95) ov'
-complete -c cctool -n '__fish_seen_subcommand_from stats' -l boxplot -d 'Add boxplot statistics over the runs, as Thickets: q1, q3, iqr, fences'
+complete -c cctool -n '__fish_seen_subcommand_from stats' -l boxplot -d 'Add boxplot statistics over the runs, as Thickets: p25 and p75 (its q1'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l correlate -x -d 'Per path, Pearsons and Spearmans correlation of two metrics across the'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l jobs -s j -x -d 'Read on N local worker processes (same results).'
 complete -c cctool -n '__fish_seen_subcommand_from stats' -l scheduler -x -d 'Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a '

@@ -320,7 +320,7 @@ _cctool() {
                     ''--threshold'[Hide paths whose mean is below this fraction of the largest roots.]:value: ' \
                     ''--test'[Compare two groups of runs per path (of --group-by KEY, or the runs of]:value:(ttest mannwhitney ks)' \
                     ''--ci'[Add Students t interval of each mean at this confidence (e.g. 0.95) ov]:value: ' \
-                    ''--boxplot'[Add boxplot statistics over the runs, as Thickets: q1, q3, iqr, fences]' \
+                    ''--boxplot'[Add boxplot statistics over the runs, as Thickets: p25 and p75 (its q1]' \
                     ''--correlate'[Per path, Pearsons and Spearmans correlation of two metrics across the]:value: ' \
                     '(--jobs -j)'{--jobs,-j}'[Read on N local worker processes (same results).]:value: ' \
                     ''--scheduler'[Read on this Dask schedulers workers (tcp://HOST:8786, HOST:PORT or a ]:value: ' \

@@ -57,9 +57,9 @@ def test_boxplot_equals_numpy_percentiles() -> None:
         row, v = rows[name], np.array(values)
         near = {"abs": 5e-6}  # the values above are rounded to 1e-6 s
         q1, median, q3 = np.percentile(v, [25, 50, 75])
-        assert row["q1"] == pytest.approx(q1, **near)
+        assert row["p25"] == pytest.approx(q1, **near)
         assert row["median"] == pytest.approx(median, **near)
-        assert row["q3"] == pytest.approx(q3, **near)
+        assert row["p75"] == pytest.approx(q3, **near)
         iqr = q3 - q1
         assert row["iqr"] == pytest.approx(iqr, **near)
         low, high = q1 - 1.5 * iqr, q3 + 1.5 * iqr
@@ -85,7 +85,7 @@ def test_boxplot_equals_thickets_on_rajaperf(data) -> None:  # type: ignore[no-u
     }
     for name, (q1, q2, q3, low, high, out) in thicket.items():
         row = rows[name]
-        got = (row["q1"], row["median"], row["q3"], row["lower_fence"], row["upper_fence"])
+        got = (row["p25"], row["median"], row["p75"], row["lower_fence"], row["upper_fence"])
         assert got == pytest.approx((q1, q2, q3, low, high), rel=1e-12)
         assert row["outliers"] == out
     assert sum(r["outliers"] for r in rows.values()) == 20  # Thicket: 20 nodes, 1 each
@@ -95,7 +95,14 @@ def test_cli_boxplot_csv_and_refusals() -> None:
     res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE), "--boxplot", "--to", "csv"])
     assert res.exit_code == 0, res.stderr
     header = [h.removesuffix(" [s]") for h in res.stdout.splitlines()[0].split(",")]
-    assert header[-9:] == list(BOXPLOT_COLUMNS)
+    # One column per quantity: the quartiles are the table's p25 and p75, not repeated.
+    assert header[-7:] == list(BOXPLOT_COLUMNS[2:])
+    assert header.count("p25") == header.count("p75") == 1 and "q1" not in header
+    res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE), "--boxplot", "--percentile", "90",
+                                   "--to", "csv"])
+    assert res.exit_code == 0, res.stderr
+    header = [h.removesuffix(" [s]") for h in res.stdout.splitlines()[0].split(",")]
+    assert header[-9:] == ["p25", "p75", *BOXPLOT_COLUMNS[2:]] and "p90" in header
     res = CliRunner().invoke(cli, ["stats", str(ENSEMBLE), "--boxplot", "--width", "200"])
     assert res.exit_code == 0, res.stderr
     assert "lower_whisker" in res.stdout and "outlier_runs" not in res.stdout

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cctool.render.layout import FitTable
 
 # The statistics of a value are in its unit; count and cv have none.
-_STATS_IN_UNIT = ("mean", "ci_low", "ci_high", "std", "min", "max", "median", "q1", "q3", "iqr",
+_STATS_IN_UNIT = ("mean", "ci_low", "ci_high", "std", "min", "max", "median", "iqr",
                   "lower_fence", "upper_fence", "lower_whisker", "upper_whisker")
 
 

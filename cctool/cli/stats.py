@@ -57,7 +57,8 @@ def _percentiles(_ctx: click.Context, _param: click.Parameter,
               "this confidence (e.g. 0.95) over the runs: ci_low, ci_high; with --test, the "
               "confidence of the change's interval (default 0.95).")
 @click.option("--boxplot", is_flag=True, help="Add boxplot statistics over the runs, as "
-              "Thicket's: q1, q3, iqr, fences at 1.5 iqr, whiskers, outliers and their runs.")
+              "Thicket's: p25 and p75 (its q1, q3), iqr, fences at 1.5 iqr, whiskers, "
+              "outliers and their runs.")
 @click.option("--correlate", default=None, metavar="M1,M2",
               help="Per path, Pearson's and Spearman's correlation of two metrics across "
               "the runs.")

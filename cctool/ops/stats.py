@@ -166,7 +166,13 @@ def ensemble_stats(runs: Sequence[RunSummary], opts: StatsOptions) -> StatsResul
     if opts.boxplot:
         from cctool.ops.stats_boxplot import boxplot
 
-        table = table.join(boxplot(long, [r.path for r in runs]), on=["group", "path"])
+        # The quartiles are the table's p25 and p75 (the same linear quantiles): one column
+        # each, added only where the asked percentiles lack them.
+        box = boxplot(long, [r.path for r in runs]).rename(
+            {"q1": percentile_column(25), "q3": percentile_column(75)})
+        table = table.join(box.drop(c for c in box.columns
+                                    if c in table.columns and c not in ("group", "path")),
+                           on=["group", "path"])
     table = _in_tree_order(table, pv, opts)
     # Groups in group_runs' order (numbers by value, "(none)" last), as every command has them.
     table = (table.with_columns(pl.col("group").replace_strict(order, return_dtype=pl.Int64)

@@ -150,7 +150,7 @@ def stats_table(result: StatsResult, precision: int = 4) -> FitTable:
     for c in numbers:
         columns.append(Column(c, [_number(v, c, precision, info) for v in t[c].to_list()]))
     spread = [c for c in numbers if c.startswith("p") and c[1:].replace(".", "").isdigit()]
-    box = ["lower_whisker", "upper_whisker", "lower_fence", "upper_fence", "iqr", "q1", "q3"]
+    box = ["lower_whisker", "upper_whisker", "lower_fence", "upper_fence", "iqr"]
     return FitTable(columns, [*spread, *box, "std", "median", "min", "max"], title=title,
                     hint="see --to csv")
 
