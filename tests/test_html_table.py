@@ -53,14 +53,13 @@ def gamess(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
 
 
 @pytest.fixture(scope="module")
-def big(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+def big(browser: Any, big_db: Path, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[Page]:
     from cctool.readers import read
-    from cctool.synth import generate
 
-    folder = tmp_path_factory.mktemp("big")
-    generate(folder / "db", nodes=30000, ranks=2, metrics=2, seed=3)
-    page = Page(browser, read(folder / "db"), folder / "big.html", pane="table")
-    page.path = folder / "db"  # type: ignore[attr-defined]
+    page = Page(browser, read(big_db), tmp_path_factory.mktemp("big") / "big.html",
+                pane="table")
+    page.path = big_db  # type: ignore[attr-defined]
     yield page
     page.page.close()
 
