@@ -32,9 +32,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _BROWSER_FILES: set[str] = set()
 
 
+# The files that take longest (over 15 s of test time each), run first: pytest-xdist hands
+# out whole files in collection order, and a long file last keeps one core busy while the
+# other idles. Order only; every worker collects the same order.
+_LONG_FILES = ("test_distributed_cluster", "test_history_check", "test_extreme_inputs",
+               "test_cli_faults", "test_render_plain", "test_docs_site", "test_kernels",
+               "test_timeline_lanes", "test_properties_explain", "test_properties_diff",
+               "test_tui", "test_examples", "test_contributing")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     _BROWSER_FILES.update(item.nodeid.split("::")[0] for item in items
                           if "browser" in getattr(item, "fixturenames", ()))
+    rank = {f"tests/{name}.py": i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(scope="module", autouse=True)
