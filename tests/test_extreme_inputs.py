@@ -33,6 +33,17 @@ def run(*args: str, limit_as: int | None = None,
                           text=True, env=ENV, timeout=timeout, check=False, preexec_fn=limit)
 
 
+def invoke(*args: str) -> subprocess.CompletedProcess[str]:
+    """``cctool args`` in this process (Click's runner), as :func:`run` gives it: for runs
+    that need no limit, signal or separate process (each new one imports Polars again)."""
+    from click.testing import CliRunner
+
+    from cctool.cli import cli
+
+    res = CliRunner().invoke(cli, list(args))
+    return subprocess.CompletedProcess(args, res.exit_code, res.stdout, res.stderr)
+
+
 def one_line(res: subprocess.CompletedProcess[str], *words: str) -> None:
     assert res.returncode == 2, (res.returncode, res.stderr)
     assert "Traceback" not in res.stderr, res.stderr
@@ -61,7 +72,7 @@ def test_rank_range_of_a_hundred_billion(data) -> None:
     """``--rank 0-99999999999`` selects every rank of the run (in bounded memory: 2 GB of
     address space), the same numbers as no selection; past the run's ranks is an error."""
     db = str(data("hpctoolkit-allgather-database"))
-    every = run("tree", db, "--to", "json", "--depth", "3")
+    every = invoke("tree", db, "--to", "json", "--depth", "3")
     wide = run("tree", db, "--to", "json", "--depth", "3", "--rank", "0-99999999999",
                limit_as=2 << 30)
     assert wide.returncode == 0, wide.stderr
@@ -120,12 +131,12 @@ def test_damaged_cct_files_exit_2_naming_the_section(cct: Path, tmp_path: Path) 
     bad = bytearray(blob)
     bad[body + time_at + 8] ^= 0x01  # the second value of the REALTIME column
     (tmp_path / "bad.cct").write_bytes(bytes(bad))
-    one_line(run("tree", str(tmp_path / "bad.cct")), "bad.cct",
+    one_line(invoke("tree", str(tmp_path / "bad.cct")), "bad.cct",
              "the 'REALTIME' column fails its checksum")
     head = bytearray(blob)
     head[start + 10] ^= 0x20
     (tmp_path / "head.cct").write_bytes(bytes(head))
-    one_line(run("tree", str(tmp_path / "head.cct")), "the header fails its checksum")
+    one_line(invoke("tree", str(tmp_path / "head.cct")), "the header fails its checksum")
 
 
 # --------------------------------------------------------------------------- a deep trace
@@ -224,10 +235,10 @@ def test_caliper_threads_without_thread_ids_name_the_rank_and_the_service(
     bare = tmp_path / "nothreads.cali"
     bare.write_text(text.replace("data=pthread.id,", "data=x.tid,")
                     .replace("data=event.set#pthread.id,", "data=event.set#x.tid,"))
-    assert run("tree", str(bare)).returncode == 0
-    one_line(run("timeline", str(bare)), str(bare), "rank 0: records overlap",
+    assert invoke("tree", str(bare)).returncode == 0
+    one_line(invoke("timeline", str(bare)), str(bare), "rank 0: records overlap",
              "pthread service", "CALI_SERVICES_ENABLE")
-    assert run("timeline", str(real)).returncode == 0
+    assert invoke("timeline", str(real)).returncode == 0
 
 
 # --------------------------------------------------------------------------- ulimit -v
