@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-goldens", action="store_true", help="rewrite tests/golden/* from current output"
     )
+
+
+# Test files whose tests drive pages in Chromium (the ``browser`` fixture, directly or not).
+_BROWSER_FILES: set[str] = set()
+
+
+# The files that take longest (over 15 s of test time each), run first: pytest-xdist hands
+# out whole files in collection order, and a long file last keeps one core busy while the
+# other idles. Order only; every worker collects the same order.
+_LONG_FILES = ("test_distributed_cluster", "test_history_check", "test_extreme_inputs",
+               "test_cli_faults", "test_render_plain", "test_docs_site", "test_kernels",
+               "test_timeline_lanes", "test_properties_explain", "test_properties_diff",
+               "test_tui", "test_examples", "test_contributing")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _BROWSER_FILES.update(item.nodeid.split("::")[0] for item in items
+                          if "browser" in getattr(item, "fixturenames", ()))
+    rank = {f"tests/{name}.py": i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _chromium_only_where_used(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The shared Chromium runs on from a module that drives pages only into another."""
+    from tests import chromium
+
+    if request.node.nodeid.split("::")[0] not in _BROWSER_FILES:
+        chromium.stop()
+    yield
+    chromium.close_pages()
+
+
+def pytest_sessionfinish() -> None:
+    from tests import chromium
+
+    chromium.stop()
 
 
 @pytest.fixture
@@ -56,6 +93,29 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
         return dst
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def big_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 30,000-node, 2-rank HPCToolkit database from ``cctool.synth`` (seed 3), made once
+    per test process for the page tests of a large tree. Read it; write nothing into it."""
+    from cctool.synth import generate
+
+    return generate(tmp_path_factory.mktemp("big") / "db", nodes=30000, ranks=2, metrics=2,
+                    seed=3).path
+
+
+def shared(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A profile from ../shared/data, copied and read, for a module's fixtures (the ``data``
+    fixture is per test). Skips when ../shared/data is absent."""
+    from cctool.readers import read
+
+    src = SHARED_DATA / name
+    if not src.is_dir():
+        pytest.skip(f"real profiles not available: {src} is absent")
+    dst = tmp_path_factory.mktemp("data") / src.name
+    shutil.copytree(src, dst)
+    return read(dst)
 
 
 def check_golden(name: str, text: str, update: bool) -> None:

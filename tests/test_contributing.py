@@ -1,9 +1,10 @@
 """CONTRIBUTING.md's recipes, followed to the letter on a copy of the package.
 
-Each test adds a throwaway piece (a reader, a command, a view, an output format) by touching
-exactly the files CONTRIBUTING.md names, then checks that cctool picks it up and that the
-architecture tests still pass. When a recipe goes stale (a registry moves, a step is
-missing), this fails before a contributor does.
+Each recipe adds a throwaway piece (a reader, a command, a view, an output format) to one
+copy of the package by touching exactly the files CONTRIBUTING.md names; the copy's
+architecture tests run once over all four pieces, and each test checks that cctool picks its
+piece up. When a recipe goes stale (a registry moves, a step is missing), this fails before a
+contributor does.
 """
 
 from __future__ import annotations
@@ -22,16 +23,27 @@ GUIDE = (ROOT / "CONTRIBUTING.md").read_text()
 SAMPLE = ROOT / "tests" / "data" / "callgrind" / "callgrind.out.sample"
 
 
-@pytest.fixture()
-def repo(tmp_path: Path) -> Path:
-    """A copy of the package and of the architecture tests, to add things to."""
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the package and of the architecture tests with every recipe's piece added
+    (each touches files of its own, or other lines of a shared registry)."""
+    tmp_path = tmp_path_factory.mktemp("repo")
     shutil.copytree(ROOT / "cctool", tmp_path / "cctool",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tests").mkdir()
     for name in ("__init__.py", "import_graph.py", "test_architecture.py"):
         shutil.copy(ROOT / "tests" / name, tmp_path / "tests" / name)
     shutil.copy(ROOT / "ARCHITECTURE.md", tmp_path / "ARCHITECTURE.md")
+    for add in (add_a_reader, add_a_command, add_an_output_format, add_a_view):
+        add(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def architecture(repo: Path) -> subprocess.CompletedProcess[str]:
+    """The copy's architecture tests, run once with every recipe's piece in place."""
+    return run(repo, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n0",
+               "-o", "addopts=", "tests/test_architecture.py")
 
 
 def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -40,9 +52,7 @@ def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
-def architecture_passes(repo: Path) -> None:
-    done = run(repo, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n0",
-               "-o", "addopts=", "tests/test_architecture.py")
+def architecture_passes(done: subprocess.CompletedProcess[str]) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
@@ -110,7 +120,7 @@ def read(path: str | Path, **options: object) -> GraphFrame:
 '''
 
 
-def test_add_a_reader(repo: Path) -> None:
+def add_a_reader(repo: Path) -> None:
     steps = section("Add a reader")
     module_path = re.search(r"`(cctool/readers/<family>/<format>\.py)`", steps)
     registry = re.search(r"`(cctool/readers/[a-z_]+\.py)`: a row in `READERS`", steps)
@@ -127,13 +137,16 @@ def test_add_a_reader(repo: Path) -> None:
                         "    from cctool.readers.trees import hatchet as hatchet_json\n"
                         "    from cctool.readers.trees import tiny\n")
     contract_file.write_text(re.sub(r"\bhatchet_json,", "hatchet_json, tiny,", text))
+
+
+def test_add_a_reader(repo: Path, architecture: subprocess.CompletedProcess[str]) -> None:
     profile = repo / "run.prof"
     profile.write_text("#tiny\nmain;solve 3\nmain;io 1\nmain 0.5\n")
     done = run(repo, "-m", "cctool", "tree", str(profile))
     assert done.returncode == 0, done.stderr
     assert "4.5" in done.stdout and "solve" in done.stdout and "io" in done.stdout
     assert run(repo, "-m", "cctool", "tree", "--from", "tiny", str(profile)).returncode == 0
-    architecture_passes(repo)
+    architecture_passes(architecture)
 
 
 LEAVES_OP = '''"""The leaves of a tree with their exclusive value (a test's)."""
@@ -196,7 +209,7 @@ def leaves(ctx: click.Context, profile: str, metric: str | None, to: str, output
 '''
 
 
-def test_add_a_command(repo: Path) -> None:
+def add_a_command(repo: Path) -> None:
     steps = section("Add a command")
     for path in ("cctool/ops/<name>.py", "cctool/api/", "api/reports.py",
                  "cctool/api/__init__.py", "cctool/cli/<name>.py", "`COMMANDS`",
@@ -211,6 +224,9 @@ def test_add_a_command(repo: Path) -> None:
     (repo / "cctool/cli/leaves.py").write_text(LEAVES_CLI)
     insert_after(repo / "cctool/cli/__init__.py", '"imbalance": ',
                  '    "leaves": "cctool.cli.leaves:leaves",\n')
+
+
+def test_add_a_command(repo: Path, architecture: subprocess.CompletedProcess[str]) -> None:
     saved = repo / "run.cct"
     done = run(repo, "-m", "cctool", "read", str(SAMPLE), "-o", str(saved))
     assert done.returncode == 0, done.stderr
@@ -220,10 +236,10 @@ def test_add_a_command(repo: Path) -> None:
     assert out.returncode == 0, out.stderr
     rows = out.stdout.splitlines()
     assert rows[0].startswith("node,name,") and len(rows) > 2
-    architecture_passes(repo)
+    architecture_passes(architecture)
 
 
-def test_add_an_output_format(repo: Path) -> None:
+def add_an_output_format(repo: Path) -> None:
     steps = section("Add an output format")
     assert "cctool/formats.py" in steps and "render/exports/" in steps
     formats = repo / "cctool/formats.py"
@@ -240,11 +256,15 @@ def test_add_an_output_format(repo: Path) -> None:
     tree = repo / "cctool/cli/tree.py"
     tree.write_text(tree.read_text().replace('"speedscope", "pprof", "html"))',
                                              '"speedscope", "pprof", "names", "html"))'))
+
+
+def test_add_an_output_format(repo: Path,
+                              architecture: subprocess.CompletedProcess[str]) -> None:
     out = repo / "x.names"
     done = run(repo, "-m", "cctool", "tree", str(SAMPLE), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "main" in out.read_text().splitlines()
-    architecture_passes(repo)
+    architecture_passes(architecture)
 
 
 SELF_VIEW = '''"""The tree again, under another name (a test's view)."""
@@ -263,7 +283,7 @@ def self_view(gf: GraphFrame, opts: ViewOptions | None = None) -> View:
 '''
 
 
-def test_add_a_view(repo: Path) -> None:
+def add_a_view(repo: Path) -> None:
     steps = section("Add a view")
     assert "cctool/ops/views/<name>.py" in steps and "`compute`" in steps
     assert "cctool/options.py`: the name in `VIEWS`" in steps
@@ -280,9 +300,12 @@ def test_add_a_view(repo: Path) -> None:
     assert 'VIEWS = ("top-down", "bottom-up", "flat")' in text
     options.write_text(text.replace('VIEWS = ("top-down", "bottom-up", "flat")',
                                     'VIEWS = ("top-down", "bottom-up", "flat", "self")'))
+
+
+def test_add_a_view(repo: Path, architecture: subprocess.CompletedProcess[str]) -> None:
     out = run(repo, "-m", "cctool", "tree", str(SAMPLE), "--view", "self", "--to", "csv")
     assert out.returncode == 0, out.stderr
     tree = run(repo, "-m", "cctool", "tree", str(SAMPLE), "--view", "top-down", "--to", "csv")
     assert out.stdout.splitlines()[1:] and len(out.stdout.splitlines()) > 2
     assert "main" in out.stdout and tree.returncode == 0
-    architecture_passes(repo)
+    architecture_passes(architecture)

@@ -26,6 +26,8 @@ from cctool.cli import cli
 from cctool.graphframe import GraphFrame
 from cctool.render.html import HtmlOptions, HtmlView, comparison_html, to_html
 from cctool.render.text import elide
+from tests import chromium
+from tests.conftest import shared
 
 EVIL = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
         "<!--<script>", '<img src=x onerror="alert(3)">', "{{DATA}}"]
@@ -134,16 +136,15 @@ def test_comparison_page_marks_one_sided_nodes(data) -> None:
 
 # ------------------------------------------------------------------ in the browser
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser() -> Any:
+    """Headless Chromium, shared with the next module that drives pages (tests/chromium.py;
+    conftest.py stops it before a module that does not)."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="browser tests need playwright (pip install '.[browser]')")
     exe = os.environ.get("CCTOOL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(exe).exists():
         pytest.skip("browser tests need Chromium (apt-get install chromium) or CCTOOL_CHROMIUM")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    return chromium.shared(sync_api, exe, CHROMIUM_ARGS)
 
 
 class Page:
@@ -191,9 +192,18 @@ class Page:
         return str(self.page.input_value("#query-text"))
 
 
+@pytest.fixture(scope="module")
+def allgather_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[GraphFrame, str]:
+    """The allgather database read once, and its page (each test opens a fresh copy)."""
+    gf = shared("hpctoolkit-allgather-database", tmp_path_factory)
+    return gf, to_html(gf)
+
+
 @pytest.fixture
-def allgather(browser: Any, data, tmp_path: Path) -> Iterator[Page]:
-    page = Page(browser, read(data("hpctoolkit-allgather-database")), tmp_path / "ag.html")
+def allgather(browser: Any, allgather_page: tuple[GraphFrame, str], tmp_path: Path
+              ) -> Iterator[Page]:
+    gf, html = allgather_page
+    page = Page(browser, gf, tmp_path / "ag.html", html)
     yield page
     page.page.close()
 
@@ -395,11 +405,9 @@ def test_names_render_as_text_not_markup(browser: Any, tmp_path: Path) -> None:
     assert page.dialogs == [] and page.errors == []
 
 
-def test_large_tree_opens_quickly_and_expands_on_demand(browser: Any, tmp_path: Path) -> None:
-    from cctool.synth import generate
-
-    generate(tmp_path / "db", nodes=30000, ranks=2, metrics=2, seed=3)
-    gf = read(tmp_path / "db")
+def test_large_tree_opens_quickly_and_expands_on_demand(browser: Any, big_db: Path,
+                                                       tmp_path: Path) -> None:
+    gf = read(big_db)
     page = Page(browser, gf, tmp_path / "big.html")
     shown = page.shown()
     assert len(shown) <= 400

@@ -9,8 +9,8 @@ page's state put it back (``reset``).
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,20 +19,10 @@ import pytest
 from cctool.ops.hot_path import hot_path
 from cctool.readers import read
 from cctool.render.html import to_html
-from tests.conftest import SHARED_DATA
+from tests.conftest import shared
 from tests.test_html import Page, browser, embedded_data, matched
 
 __all__ = ["browser"]  # the shared Chromium fixture
-
-
-def shared(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A profile from ../shared/data, copied and read (the ``data`` fixture is per test)."""
-    src = SHARED_DATA / name
-    if not src.is_dir():
-        pytest.skip(f"real profiles not available: {src} is absent")
-    dst = tmp_path_factory.mktemp("data") / src.name
-    shutil.copytree(src, dst)
-    return read(dst)
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +38,9 @@ def ag(browser: Any, ag_gf: Any, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 @pytest.fixture(scope="module")
-def big(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    from cctool.synth import generate
-
-    folder = tmp_path_factory.mktemp("big")
-    generate(folder / "db", nodes=30000, ranks=2, metrics=2, seed=3)
-    page = Page(browser, read(folder / "db"), folder / "big.html")
+def big(browser: Any, big_db: Path, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[Page]:
+    page = Page(browser, read(big_db), tmp_path_factory.mktemp("big") / "big.html")
     yield page
     page.page.close()
 

@@ -6,7 +6,6 @@ Pages are opened once per module (allgather, gamess and a 30,000-node synthetic 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from cctool.cli import cli
 from cctool.errors import CctoolError
 from cctool.ops import annotations as notes_file
 from cctool.readers import read
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, shared
 from tests.test_html import Page, browser
 
 __all__ = ["browser"]
@@ -32,15 +31,6 @@ LABELS = """() => { const v = CCT.view, W = v.svg.clientWidth;
             W - x0 - 4, v.measure(v.labelMark(i) + CCT.model.name(i))]; }); }"""
 
 
-def shared(name: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    src = SHARED_DATA / name
-    if not src.is_dir():
-        pytest.skip(f"real profiles not available: {src} is absent")
-    dst = tmp_path_factory.mktemp("data") / src.name
-    shutil.copytree(src, dst)
-    return read(dst)
-
-
 @pytest.fixture(scope="module")
 def ag(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     gf = shared("hpctoolkit-allgather-database", tmp_path_factory)
@@ -50,12 +40,10 @@ def ag(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]
 
 
 @pytest.fixture(scope="module")
-def pages(browser: Any, ag: Page, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
-    from cctool.synth import generate
-
+def pages(browser: Any, ag: Page, big_db: Path, tmp_path_factory: pytest.TempPathFactory
+          ) -> dict[str, Page]:
     folder = tmp_path_factory.mktemp("big")
-    generate(folder / "db", nodes=30000, ranks=2, metrics=2, seed=3)
-    out = {"allgather": ag, "big": Page(browser, read(folder / "db"), folder / "big.html")}
+    out = {"allgather": ag, "big": Page(browser, read(big_db), folder / "big.html")}
     gamess = SHARED_DATA / "hpctoolkit-gamess"
     if gamess.is_dir():
         out["gamess"] = Page(browser, shared("hpctoolkit-gamess", tmp_path_factory),

@@ -14,6 +14,11 @@ from cctool.kernels import _ahead, _reference
 
 @pytest.fixture
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A new folder for the marker. Numba reads its cache folder once, when imported: it is
+    imported first, so its compiled kernels stay in the package's shared cache (a compile of
+    every kernel into an empty folder took 7-58 s of a test by the machine's load)."""
+    import numba  # noqa: F401
+
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(_ahead.BACKGROUND_ENV, raising=False)
     monkeypatch.setattr(kernels, "_impl", None)
