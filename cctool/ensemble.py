@@ -266,6 +266,11 @@ _FIXED = 320 << 20
 # 1.44 GB and 57 s against 12.8 GB and 38 s), and its per-node values differ from the whole
 # read's only in the last bits of sums.
 WHOLE_READ_CAP = 4 << 30
+# Address space a read in parts maps past what is mapped when it starts: its threads' stacks
+# and chunk buffers, Polars' while the tree is built (measured with no limit: 108 to 151 MB on
+# 20k-node x 512-profile databases of 1 to 3 metrics; under ulimit -v, 65 MB left aborted).
+PARTS_ROOM = 112 << 20
+_POLARS_POOL = 24 << 20  # starting Polars' thread pool on 2 cores mapped 18 MB
 # XML: per metric-db row, the reader's long table (node, rank, thread int32 and one float64
 # per metric) about twice over while GraphFrame is built (measured: 525 MB for 280 MB).
 _XML_ROW_COPIES = 2
@@ -291,6 +296,8 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     if stream or workers:
         note(f"reading {path} in parts of whole ranks "
              f"({'--stream' if stream else 'on Dask workers'})")
+        if not workers:
+            _room_for_parts(path)
         return True
     need, (budget, source) = size(folder), budget_and_source()
     if budget > WHOLE_READ_CAP and not os.environ.get(BUDGET_ENV):
@@ -304,7 +311,31 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     note(f"{path}: its long table would take about {format_value(need, size_of)}, more than "
          f"the {format_value(budget, size_of)} budget ({source}); reading it in parts of whole "
          "ranks (--no-stream to read it whole)")
+    _room_for_parts(path)
     return True
+
+
+def _room_for_parts(path: str) -> None:
+    """Exit 2 before a read in parts in this process when the address-space limit leaves it
+    less than :data:`PARTS_ROOM`: past the limit an allocation in Polars aborts the process
+    (exit 134), which no handler turns into a message. Polars' thread pool is started only
+    when there is room for it too (started with none left, Polars aborted at exit)."""
+    from cctool import memlimit
+
+    limit = memlimit.address_limit()
+    if limit is None:
+        return
+    need, mapped = PARTS_ROOM + _POLARS_POOL, memlimit.mapped()
+    if mapped is not None and limit - mapped >= need:
+        _start_polars_threads()  # its threads' stacks count in what is mapped
+        need, mapped = PARTS_ROOM, memlimit.mapped()
+    if mapped is None or limit - mapped >= need:
+        return
+    mb = 1 << 20
+    raise CctoolError(
+        f"out of memory: reading {path} in parts needs at least {-(-(mapped + need) // mb)} MB "
+        f"of address space under ulimit -v ({mapped // mb} MB mapped at start-up and "
+        f"{need // mb} MB for the read), more than the {limit // mb} MB limit: raise it")
 
 
 def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) -> None:

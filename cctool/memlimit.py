@@ -46,13 +46,13 @@ def limits(cgroup_root: Path = Path("/sys/fs/cgroup"),
     if ram:
         out.append(Limit(ram, "the machine's RAM"))
     out += _cgroup_limits(cgroup_root, proc_cgroup)
-    soft = _address_limit()
+    soft = address_limit()
     if soft is not None:
         out.append(Limit(soft, RLIMIT_AS_SOURCE))
     return out
 
 
-def _address_limit() -> int | None:
+def address_limit() -> int | None:
     """The soft ``RLIMIT_AS`` in bytes, or None when there is none."""
     try:
         import resource
@@ -85,7 +85,7 @@ def one_malloc_arena() -> bool:
     database mapped 1081 MB at its peak, 445 MB with one arena, so ``ulimit -v`` ran out
     (and Polars aborted the process) at limits its data fits in many times over. Call it
     before threads start: an arena a thread has already made stays."""
-    if _address_limit() is None:
+    if address_limit() is None:
         return False
     try:
         import ctypes
