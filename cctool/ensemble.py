@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError, UnknownFormatError, note
+from cctool.parts_room import room_for_parts, start_polars_threads
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from cctool.distributed import Executor
     from cctool.model.frame import GraphFrame
     from cctool.ops.ensemble_compare import EnsembleComparison
@@ -266,11 +269,6 @@ _FIXED = 320 << 20
 # 1.44 GB and 57 s against 12.8 GB and 38 s), and its per-node values differ from the whole
 # read's only in the last bits of sums.
 WHOLE_READ_CAP = 4 << 30
-# Address space a read in parts maps past what is mapped when it starts: its threads' stacks
-# and chunk buffers, Polars' while the tree is built (measured with no limit: 108 to 151 MB on
-# 20k-node x 512-profile databases of 1 to 3 metrics; under ulimit -v, 65 MB left aborted).
-PARTS_ROOM = 112 << 20
-_POLARS_POOL = 24 << 20  # starting Polars' thread pool on 2 cores mapped 18 MB
 # XML: per metric-db row, the reader's long table (node, rank, thread int32 and one float64
 # per metric) about twice over while GraphFrame is built (measured: 525 MB for 280 MB).
 _XML_ROW_COPIES = 2
@@ -297,7 +295,7 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
         note(f"reading {path} in parts of whole ranks "
              f"({'--stream' if stream else 'on Dask workers'})")
         if not workers:
-            _room_for_parts(path)
+            room_for_parts(path, _values(folder, size))
         return True
     need, (budget, source) = size(folder), budget_and_source()
     if budget > WHOLE_READ_CAP and not os.environ.get(BUDGET_ENV):
@@ -311,31 +309,8 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     note(f"{path}: its long table would take about {format_value(need, size_of)}, more than "
          f"the {format_value(budget, size_of)} budget ({source}); reading it in parts of whole "
          "ranks (--no-stream to read it whole)")
-    _room_for_parts(path)
+    room_for_parts(path, _values(folder, size))
     return True
-
-
-def _room_for_parts(path: str) -> None:
-    """Exit 2 before a read in parts in this process when the address-space limit leaves it
-    less than :data:`PARTS_ROOM`: past the limit an allocation in Polars aborts the process
-    (exit 134), which no handler turns into a message. Polars' thread pool is started only
-    when there is room for it too (started with none left, Polars aborted at exit)."""
-    from cctool import memlimit
-
-    limit = memlimit.address_limit()
-    if limit is None:
-        return
-    need, mapped = PARTS_ROOM + _POLARS_POOL, memlimit.mapped()
-    if mapped is not None and limit - mapped >= need:
-        _start_polars_threads()  # its threads' stacks count in what is mapped
-        need, mapped = PARTS_ROOM, memlimit.mapped()
-    if mapped is None or limit - mapped >= need:
-        return
-    mb = 1 << 20
-    raise CctoolError(
-        f"out of memory: reading {path} in parts needs at least {-(-(mapped + need) // mb)} MB "
-        f"of address space under ulimit -v ({mapped // mb} MB mapped at start-up and "
-        f"{need // mb} MB for the read), more than the {limit // mb} MB limit: raise it")
 
 
 def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) -> None:
@@ -385,17 +360,32 @@ def estimate(folder: Path) -> int:
     """Bytes the reader would need for the database in ``folder`` (from headers only)."""
     import numpy as np
 
-    from cctool.readers.hpctoolkit import v4
-    from cctool.readers.hpctoolkit._v4_db import Db
-
-    # Read, not mapped: the file may be larger than the address space a limit leaves.
-    infos = v4.profile_table(Db(folder / "profile.db", b"prof", v4.NAME, mapped=False))
-    real = (infos["flags"] & 1) == 0
+    infos, real = profile_table(folder)
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())
     cells = int(real.sum()) * contexts
     metrics = -(-values // max(cells, 1))  # metrics per context, rounded up
     return cells * (_KEY_BYTES + _METRIC_BYTES * metrics) + _FIXED
+
+
+def _values(folder: Path, size: Callable[[Path], int]) -> int | None:
+    """The values of the profiles of a v4 database (None for an XML one)."""
+    import numpy as np
+
+    if size is not estimate:
+        return None
+    infos, real = profile_table(folder)
+    return int(infos["nvalues"][real].astype(np.int64).sum())
+
+
+def profile_table(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The v4 database's profile table and which of its rows are profiles (not summaries)."""
+    from cctool.readers.hpctoolkit import v4
+    from cctool.readers.hpctoolkit._v4_db import Db
+
+    # Read, not mapped: the file may be larger than the address space a limit leaves.
+    infos = v4.profile_table(Db(folder / "profile.db", b"prof", v4.NAME, mapped=False))
+    return infos, (infos["flags"] & 1) == 0
 
 
 def memory_budget() -> int:
@@ -423,29 +413,12 @@ def budget_and_source() -> tuple[int, str]:
         return format_value(n, unit_format("B"))
 
     if lim.source == memlimit.RLIMIT_AS_SOURCE:
-        _start_polars_threads()
+        start_polars_threads()
     left = memlimit.room(lim)
     if left != lim.bytes:  # the address-space limit, less what is mapped already
         return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
                            f"after the {size(lim.bytes - left)} mapped now")
     return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"
-
-
-def _start_polars_threads() -> None:
-    """Start Polars' thread pool now, from this thread: under an address-space limit its
-    threads' stacks must be mapped before the room left is measured, and a pool started
-    later from a worker thread, once the reading has mapped the rest, aborts the process
-    when its threads cannot be created (a Rust panic is not an exception there)."""
-    import polars as pl
-
-    from cctool import memlimit
-
-    try:
-        pl.thread_pool_size()  # builds the pool
-    except BaseException as exc:  # Polars' PanicException derives from BaseException
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
-        raise CctoolError(memlimit.exhausted()) from None
 
 
 def several_runs(path: str, fmt: str | None) -> list[str] | None:
