@@ -16,7 +16,8 @@ The address-space limit counts what a process maps, not what it holds: Python, P
 threads and Numba map several hundred megabytes they never touch, and a memory-mapped file
 takes its whole size. So against that limit the memory left is the limit less what is mapped
 already (:func:`room`). Under that limit glibc's malloc is kept to one arena
-(:func:`one_malloc_arena`): each thread's own arena reserves 64 MB of address space.
+(:func:`fit_allocators`): each thread's own arena reserves 64 MB of address space; and
+Polars' jemalloc runs no background threads.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as 2**63 rounded down to a page
 RLIMIT_AS_SOURCE = "the address-space limit (ulimit -v, RLIMIT_AS)"
 _M_ARENA_MAX = -8  # glibc's mallopt parameter for the most arenas
+_JEMALLOC_CONF = "_RJEM_MALLOC_CONF"  # the options of the jemalloc Polars is built with
 
 
 @dataclass(frozen=True)
@@ -78,15 +80,19 @@ def room(lim: Limit) -> int:
     return max(lim.bytes - (mapped() or 0), 0)
 
 
-def one_malloc_arena() -> bool:
-    """Under an address-space limit, have every thread share glibc malloc's main arena;
-    whether it was set. A thread's own arena reserves 64 MB of address space it barely
-    touches, up to 8 arenas a core: on 2 cores a streamed read of a 20k-node, 512-profile
-    database mapped 1081 MB at its peak, 445 MB with one arena, so ``ulimit -v`` ran out
-    (and Polars aborted the process) at limits its data fits in many times over. Call it
-    before threads start: an arena a thread has already made stays."""
+def fit_allocators() -> bool:
+    """Under an address-space limit, have every thread share glibc malloc's main arena and
+    Polars' jemalloc start no background threads; whether the arena was set. A thread's own
+    arena reserves 64 MB of address space it barely touches, up to 8 arenas a core: on 2
+    cores a streamed read of a 20k-node, 512-profile database mapped 1081 MB at its peak,
+    445 MB with one arena, so ``ulimit -v`` ran out (and Polars aborted the process) at
+    limits its data fits in many times over. Call it before threads start and before
+    Polars loads: an arena a thread has already made stays."""
     if address_limit() is None:
         return False
+    # Polars' jemalloc, read when Polars loads: its background threads' stacks (8 MB each,
+    # 33 MB on 2 cores) count too, and one that cannot start prints a line per attempt.
+    os.environ.setdefault(_JEMALLOC_CONF, "background_thread:false")
     try:
         import ctypes
 

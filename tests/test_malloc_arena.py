@@ -1,4 +1,4 @@
-"""Under ``ulimit -v`` the threads share glibc malloc's main arena (``memlimit.one_malloc_arena``):
+"""Under ``ulimit -v`` threads share glibc malloc's main arena (``memlimit.fit_allocators``):
 each thread's own arena reserves 64 MB of address space, which ran out the limit and made
 Polars abort a streamed read (exit 134)."""
 
@@ -21,7 +21,7 @@ import resource, sys, threading
 resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
 from cctool import memlimit
 if sys.argv[1] == "one":
-    assert memlimit.one_malloc_arena()
+    assert memlimit.fit_allocators()
 before = memlimit.mapped()
 threading.stack_size(1 << 18)  # small stacks: glibc keeps 40 MB of ended threads' mapped
 gate = threading.Barrier(8)

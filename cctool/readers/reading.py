@@ -100,8 +100,10 @@ _SHARED_OPTIONS = frozenset({"max_nodes"})
 
 
 def _no_memory(exc: Exception) -> bool:
-    """Whether ``exc`` is a mapping the address space had no room for (ENOMEM): not a broken
-    file, and the command says which limit ran out."""
+    """Whether ``exc`` is a mapping or a thread's stack the address space had no room for:
+    not a broken file, and the command says which limit ran out."""
+    if isinstance(exc, RuntimeError):
+        return "can't start new thread" in str(exc)
     return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
 
 
