@@ -7,6 +7,12 @@ prints one line per command: the best wall time of three runs, its peak RSS and 
 load average. ``--runs`` names a folder of many Caliper profiles for ``runs``/``stats``.
 ``tree --agg mean`` of 35,000 contexts x 8,192 ranks (a 7 GB database, about 5 minutes to
 generate; run once) is measured too unless ``--no-big``.
+
+``python -m benchmarks.bench_edges --ulimit-sweep [LO:HI:STEP]`` measures nothing: it runs
+``tree --stream``, ``tree --agg mean`` and ``read`` of a 20,000-node x 256-rank x 2-thread v4
+database under ``ulimit -v`` from LO to HI MB (default 400:1000:25), prints each exit code
+and error line, and exits 1 if any run ended otherwise than with 0 or 2 and one error line
+(an abort is 134, a Python traceback is a defect too).
 """
 
 from __future__ import annotations
@@ -58,6 +64,42 @@ def _deep_trace() -> Path:
     return path
 
 
+def _sweep_db() -> Path:
+    path = DATA / "ulimit-v4-n20000-r256-t2"
+    if not (path / ".complete").exists():
+        from cctool.synth import generate
+
+        shutil.rmtree(path, ignore_errors=True)
+        generate(path, nodes=20_000, ranks=256, threads=2, seed=0, fmt="v4")
+        (path / ".complete").write_text("done\n")
+    return path
+
+
+def ulimit_sweep(spec: str) -> int:
+    """Run the sweep ``--ulimit-sweep`` names; 1 if a run aborted or printed a traceback."""
+    import resource
+
+    lo, hi, step = (int(x) for x in spec.split(":"))
+    db = str(_sweep_db())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    bad = 0
+    for name, args in (("tree --stream", ["tree", db, "--stream"]),
+                       ("tree --agg mean", ["tree", db, "--agg", "mean"]), ("read", ["read", db])):
+        for mb in range(lo, hi + 1, step):
+            def limit(mb: int = mb) -> None:
+                resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+
+            res = subprocess.run([sys.executable, "-m", "cctool", *args, "-o", os.devnull],
+                                 env=env, preexec_fn=limit, capture_output=True, text=True,
+                                 check=False)
+            said = [line for line in res.stderr.splitlines() if not line.startswith("note: ")]
+            ok = res.returncode == 0 or (res.returncode == 2 and len(said) == 1)
+            bad += not ok
+            print(f"{name:16s} {mb:5d} MB  exit {res.returncode:4d}  {'' if ok else 'DEFECT '}"
+                  f"{said[-1][:90] if said else ''}", flush=True)
+    return 1 if bad else 0
+
+
 def measure(args: list[str], repeat: int = 3) -> tuple[float, float]:
     """(best wall seconds, its peak RSS in MB) of ``args`` as a new process."""
     best = (float("inf"), 0.0)
@@ -76,7 +118,11 @@ def main() -> None:
     ap.add_argument("--runs", type=Path, help="a folder of many Caliper profiles")
     ap.add_argument("--no-big", action="store_true",
                     help="skip the 35,000 x 8,192 database (7 GB on disk)")
+    ap.add_argument("--ulimit-sweep", nargs="?", const="400:1000:25", metavar="LO:HI:STEP",
+                    help="only check the runs under ulimit -v from LO to HI MB (no timings)")
     opts = ap.parse_args()
+    if opts.ulimit_sweep:
+        sys.exit(ulimit_sweep(opts.ulimit_sweep))
     cct = [sys.executable, "-m", "cctool"]
     v4, xml, deep = _db("v4"), _db("xml"), _deep()
     cases = [

@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cctool.errors import CctoolError, UnknownFormatError, note
+from cctool.parts_room import room_for_parts, start_polars_threads
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from cctool.distributed import Executor
     from cctool.model.frame import GraphFrame
     from cctool.ops.ensemble_compare import EnsembleComparison
@@ -291,6 +294,8 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     if stream or workers:
         note(f"reading {path} in parts of whole ranks "
              f"({'--stream' if stream else 'on Dask workers'})")
+        if not workers:
+            room_for_parts(path, _values(folder, size))
         return True
     need, (budget, source) = size(folder), budget_and_source()
     if budget > WHOLE_READ_CAP and not os.environ.get(BUDGET_ENV):
@@ -304,6 +309,7 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     note(f"{path}: its long table would take about {format_value(need, size_of)}, more than "
          f"the {format_value(budget, size_of)} budget ({source}); reading it in parts of whole "
          "ranks (--no-stream to read it whole)")
+    room_for_parts(path, _values(folder, size))
     return True
 
 
@@ -354,17 +360,32 @@ def estimate(folder: Path) -> int:
     """Bytes the reader would need for the database in ``folder`` (from headers only)."""
     import numpy as np
 
-    from cctool.readers.hpctoolkit import v4
-    from cctool.readers.hpctoolkit._v4_db import Db
-
-    # Read, not mapped: the file may be larger than the address space a limit leaves.
-    infos = v4.profile_table(Db(folder / "profile.db", b"prof", v4.NAME, mapped=False))
-    real = (infos["flags"] & 1) == 0
+    infos, real = profile_table(folder)
     contexts = int(infos["nctxs"][real].max(initial=0))
     values = int(infos["nvalues"][real].astype(np.int64).sum())
     cells = int(real.sum()) * contexts
     metrics = -(-values // max(cells, 1))  # metrics per context, rounded up
     return cells * (_KEY_BYTES + _METRIC_BYTES * metrics) + _FIXED
+
+
+def _values(folder: Path, size: Callable[[Path], int]) -> int | None:
+    """The values of the profiles of a v4 database (None for an XML one)."""
+    import numpy as np
+
+    if size is not estimate:
+        return None
+    infos, real = profile_table(folder)
+    return int(infos["nvalues"][real].astype(np.int64).sum())
+
+
+def profile_table(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The v4 database's profile table and which of its rows are profiles (not summaries)."""
+    from cctool.readers.hpctoolkit import v4
+    from cctool.readers.hpctoolkit._v4_db import Db
+
+    # Read, not mapped: the file may be larger than the address space a limit leaves.
+    infos = v4.profile_table(Db(folder / "profile.db", b"prof", v4.NAME, mapped=False))
+    return infos, (infos["flags"] & 1) == 0
 
 
 def memory_budget() -> int:
@@ -392,29 +413,12 @@ def budget_and_source() -> tuple[int, str]:
         return format_value(n, unit_format("B"))
 
     if lim.source == memlimit.RLIMIT_AS_SOURCE:
-        _start_polars_threads()
+        start_polars_threads()
     left = memlimit.room(lim)
     if left != lim.bytes:  # the address-space limit, less what is mapped already
         return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
                            f"after the {size(lim.bytes - left)} mapped now")
     return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"
-
-
-def _start_polars_threads() -> None:
-    """Start Polars' thread pool now, from this thread: under an address-space limit its
-    threads' stacks must be mapped before the room left is measured, and a pool started
-    later from a worker thread, once the reading has mapped the rest, aborts the process
-    when its threads cannot be created (a Rust panic is not an exception there)."""
-    import polars as pl
-
-    from cctool import memlimit
-
-    try:
-        pl.thread_pool_size()  # builds the pool
-    except BaseException as exc:  # Polars' PanicException derives from BaseException
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
-        raise CctoolError(memlimit.exhausted()) from None
 
 
 def several_runs(path: str, fmt: str | None) -> list[str] | None:

@@ -22,6 +22,7 @@ import warnings
 
 import click
 
+from cctool import memlimit
 from cctool.cli._options import derive_option
 from cctool.errors import CctoolError, CctoolNote, CctoolWarning
 
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     # import (0.05 to 0.15 s): freeze them first and leave their memory to the OS.
     atexit.unregister(gc.freeze)  # once, however often main runs in one process
     atexit.register(gc.freeze)
+    memlimit.fit_allocators()  # before any thread starts
     try:
         signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread (an embedding application): its handlers stay

@@ -121,8 +121,9 @@ def metric_option(f: F) -> F:
 
 
 def memory_bounded(f: F) -> F:
-    """A command whose failed allocation (MemoryError, or mmap's ENOMEM when the address
-    space runs out) is one error line naming the limit, exit 2 (``output_options`` adds it)."""
+    """A command whose failed allocation (MemoryError, mmap's ENOMEM or a thread that cannot
+    start when the address space runs out) is one error line naming the limit, exit 2
+    (``output_options`` adds it)."""
 
     @functools.wraps(f)
     def bounded(*args: Any, **kwargs: Any) -> Any:
@@ -132,6 +133,10 @@ def memory_bounded(f: F) -> F:
             raise CctoolError(memlimit.exhausted()) from None
         except OSError as exc:
             if exc.errno != errno.ENOMEM:
+                raise
+            raise CctoolError(memlimit.exhausted()) from None
+        except RuntimeError as exc:  # a thread's stack did not fit the address space left
+            if "can't start new thread" not in str(exc):
                 raise
             raise CctoolError(memlimit.exhausted()) from None
 

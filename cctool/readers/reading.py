@@ -7,6 +7,7 @@ is chosen, any failure becomes a :class:`ReaderError` naming that format and the
 
 from __future__ import annotations
 
+import errno
 import inspect
 import os
 from pathlib import Path
@@ -67,6 +68,8 @@ def read_declared(
     except MemoryError:
         raise
     except Exception as exc:  # a broken file of a known format: name both, never a traceback
+        if _no_memory(exc):
+            raise
         raise ReaderError(path, _describe(exc), fmt=mod.NAME) from exc
     return gf
 
@@ -81,6 +84,8 @@ def _read_parts(
     except CctoolError:
         raise
     except Exception as exc:
+        if _no_memory(exc):
+            raise
         raise ReaderError(folder, _describe(exc), fmt=mod.NAME) from exc
 
 
@@ -92,6 +97,14 @@ def _accepted(mod: ModuleType, options: dict[str, Any]) -> dict[str, Any]:
 
 
 _SHARED_OPTIONS = frozenset({"max_nodes"})
+
+
+def _no_memory(exc: Exception) -> bool:
+    """Whether ``exc`` is a mapping or a thread's stack the address space had no room for:
+    not a broken file, and the command says which limit ran out."""
+    if isinstance(exc, RuntimeError):
+        return "can't start new thread" in str(exc)
+    return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
 
 
 def _describe(exc: BaseException) -> str:
