@@ -27,6 +27,7 @@ from cctool.model.timeline import Timeline, fold
 from cctool.ops.timeline import view_of_source
 from cctool.ops.timeline_depth import auto_depth
 from cctool.readers.timelines import read_timeline, read_timeline_parts, timeline_source
+from cctool.render.timeline import IDLE
 from cctool.render.timeline_html import unpack
 from tests.test_html import browser
 from tests.test_timeline_html import TimelinePage
@@ -624,3 +625,18 @@ def test_summary_keeps_the_heaviest_paths_apart_and_adds_up_the_rest(db64: Path)
     assert mine["bucket"].to_list() == rest["bucket"].to_list()
     assert np.allclose(mine["share"], rest["share"], rtol=1e-12)
     assert mine["path"].unique().to_list() == [f"{some.others} other call paths"]
+
+
+def test_summary_idle_row_draws_idle_time_not_rounding(db64: Path) -> None:
+    """Where the call paths fill a span their float shares add up to 1 only within rounding
+    (about 1e-16 each): the idle row is blank there, and drawn where the locations idled."""
+    view = api.timeline_summary(db64, buckets=88, depth=5, paths=None)
+    busy = np.bincount(view.shares["bucket"].to_numpy(), weights=view.shares["share"].to_numpy(),
+                       minlength=88)
+    rest = 1 - busy
+    r = CliRunner().invoke(cli, ["timeline", str(db64), "--view", "summary", "--width", "100",
+                                 "--depth", "5"])
+    assert r.exit_code == 0, r.stderr
+    idle = next(ln for ln in r.stdout.splitlines() if ln.startswith(IDLE)).split("|")[1]
+    assert [bar != " " for bar in idle] == (rest > 1e-12).tolist()
+    assert ((rest != 0) & (np.abs(rest) < 1e-12)).sum() > 10 and (rest > 0.01).sum() > 10

@@ -24,6 +24,7 @@ from cctool.errors import CctoolError
 from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts, timeline_detail
 from cctool.readers import timelines
+from cctool.readers.hpctoolkit import _v4_trace
 from cctool.readers.timelines import read_timeline, read_timeline_parts
 from cctool.render.timeline_html import (
     TimelinePageOptions,
@@ -79,7 +80,15 @@ def assert_same(a: TimelineDetail, b: TimelineDetail) -> None:
     assert a.summary.equals(b.summary)
 
 
-def test_line_by_line_detail_equals_the_whole_timeline(trace_db: Path) -> None:
+@pytest.fixture(params=[1, 3000, _v4_trace.PART_SEGMENTS], ids=["lines", "pairs", "one"])
+def part_segments(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The reader's parts: a line each, two lines of about 1,500 intervals, all four."""
+    monkeypatch.setattr(_v4_trace, "PART_SEGMENTS", request.param)
+    return int(request.param)
+
+
+def test_line_by_line_detail_equals_the_whole_timeline(trace_db: Path,
+                                                       part_segments: int) -> None:
     tl = read_timeline(trace_db)
     details = []
     for settings in SETTINGS:
@@ -107,7 +116,7 @@ def test_parts_of_any_order_give_the_same_detail(source: Path,
     assert_same(timeline_detail(tl, **settings), detail_of_parts(by_location(tl), **settings))
 
 
-def test_streamed_page_is_the_whole_page(trace_db: Path) -> None:
+def test_streamed_page_is_the_whole_page(trace_db: Path, part_segments: int) -> None:
     opts = TimelinePageOptions(budget=1500, title="t")
     whole = timeline_page(read_timeline(trace_db), opts)
     assert timeline_page_of_parts(lambda: read_timeline_parts(trace_db), opts) == whole
@@ -209,10 +218,17 @@ def test_the_page_of_a_window_holds_that_stretch_exactly(source: Path | None,
     assert "into the run" in data["subtitle"]
 
 
-def test_progress_counts_locations_over_the_passes(trace_db: Path) -> None:
+def test_progress_counts_locations_over_the_passes(trace_db: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """What the CLI's progress bar shows on a terminal: locations read, over both passes of
-    the page, and once for the text view at a given depth (twice at the automatic one)."""
+    the page, and once for the text view at a given depth (twice at the automatic one). The
+    reader gives lines with few samples together (one part here): one line a part is the
+    finest the bar can move."""
     ticks: list[tuple[int, int]] = []
+    api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
+    assert ticks == [(4, 8), (8, 8)]
+    ticks.clear()
+    monkeypatch.setattr(_v4_trace, "PART_SEGMENTS", 1)
     api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
     assert [t for _, t in ticks] == [8] * 8 and [d for d, _ in ticks] == list(range(1, 9))
     ticks.clear()

@@ -318,6 +318,13 @@ class _Levels:
         # least as many as a coarser), but the coarsest candidate's always.
         coarser = [widths[0] << k for k in range(1, 64)
                    if -(-span // (widths[0] << (k - 1))) > 1]
+        # A lane's pieces at a width are at most its segments plus the width's inner bucket
+        # bounds: when those of the coarsest level are within summary_pairs, its sums are
+        # always kept (it is never over the budget either) and a coarser width never chosen.
+        nb0 = -(-span // widths[0])
+        if (nb0 <= summary_buckets and int(counts.sum()) + int(np.count_nonzero(counts))
+                * (nb0 - 1) <= summary_pairs):
+            coarser = []
         self.sum_widths = [w for w in [*reversed(coarser), *widths]
                            if -(-span // w) <= summary_buckets]
         self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}

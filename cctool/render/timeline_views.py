@@ -27,6 +27,9 @@ from cctool.render.values import DIGITS, format_percent, format_value
 __all__ = ["BARS", "depth_records", "depth_text", "summary_records", "summary_text"]
 
 BARS = " ▁▂▃▄▅▆▇█"  # a share in eighths
+# Idle is one minus the paths' float shares: a bucket they fill leaves a rounding rest of
+# about 1e-16 per share added, which is no idle time to draw.
+_ROUNDING = 1e-12
 _SECONDS = describe("time", "s")
 
 
@@ -73,8 +76,9 @@ def summary_text(view: SummaryView, *, precision: int = DIGITS, width: int = 120
         merged = len(paths) - rows + (view.others - 1 if view.others else 0)
         entries.append((OTHER_SYMBOL, "", grid[rows:].sum(axis=0), float(overall[rows:].sum()),
                         f"{merged} other call paths"))
-    entries.append((IDLE, "dim", np.maximum(1.0 - grid.sum(axis=0), 0.0),
-                    max(1.0 - float(overall.sum()), 0.0), "idle"))
+    idle = 1.0 - grid.sum(axis=0)
+    idle[idle < _ROUNDING] = 0.0
+    entries.append((IDLE, "dim", idle, max(1.0 - float(overall.sum()), 0.0), "idle"))
     for symbol, style, shares, part, _ in entries:
         line = Text()
         line.append(symbol, style=style)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,6 +42,9 @@ from cctool.model.timeline import (
 
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
+# Samples of consecutive lines given as one part (a line with more is a part of its own):
+# each part costs a table and its checks, and a line of a short window holds few samples.
+PART_SEGMENTS = 1 << 16
 
 
 class _Line(NamedTuple):
@@ -62,6 +65,46 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     only the samples that overlap it."""
     origin, top, lines, tails = _lines(folder, tree, contexts, fmt, window)
     ran = {} if window is None else {"run_end": _run_end(origin, tails())}
+    return Timeline.from_arrays(tree, *_columns(lines), origin=origin,
+                                metadata={"format": fmt, "path": str(folder / "trace.db"),
+                                          "max_timestamp": top, **ran})
+
+
+def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
+                   fmt: str, window: Window | None = None) -> TimelineParts:
+    """The timeline of :func:`read_timeline` in parts, each read when the one before it is
+    done with (see :func:`cctool.ops.timeline.view_of_parts`): a line, or consecutive lines
+    with at most :data:`PART_SEGMENTS` samples together (a window's few samples per line
+    are one part, not a table and its checks per line)."""
+    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    ends = tails()
+    locs = {(rank, thread) for rank, thread, end in ends if end is not None}
+    meta = {"format": fmt, "path": str(folder / "trace.db")}
+
+    def part(batch: list[_Line]) -> Timeline:
+        return Timeline.from_arrays(tree, *_columns(batch), origin=origin, metadata=meta)
+
+    def parts() -> Iterator[Timeline]:
+        batch: list[_Line] = []
+        held = 0
+        for line in lines:
+            k = line.node.shape[0]
+            if batch and held + k > PART_SEGMENTS:
+                yield part(batch)
+                batch, held = [], 0
+            batch.append(line)
+            held += k
+        if batch:
+            yield part(batch)
+
+    located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
+                           orient="row")
+    return TimelineParts(tree, (origin, _run_end(origin, ends)), located, parts())
+
+
+def _columns(lines: Iterable[_Line]) -> list[np.ndarray]:
+    """The samples of ``lines`` as the columns of one table (rank, thread, start, end,
+    node)."""
     cols: dict[str, list[np.ndarray]] = {k: [] for k in _Line._fields}
     for line in lines:
         k = line.node.shape[0]
@@ -69,33 +112,7 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
         cols["thread"].append(np.full(k, line.thread))
         for name in ("start", "end", "node"):
             cols[name].append(getattr(line, name))
-    arrays: dict[str, Any] = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))
-                              for k, v in cols.items()}
-    return Timeline.from_arrays(tree, arrays["rank"], arrays["thread"], arrays["start"],
-                                arrays["end"], arrays["node"], origin=origin,
-                                metadata={"format": fmt, "path": str(folder / "trace.db"),
-                                          "max_timestamp": top, **ran})
-
-
-def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
-                   fmt: str, window: Window | None = None) -> TimelineParts:
-    """The timeline of :func:`read_timeline` as one :class:`Timeline` per line, each read
-    when the one before it is done with (see :func:`cctool.ops.timeline.view_of_parts`)."""
-    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
-    ends = tails()
-    locs = {(rank, thread) for rank, thread, end in ends if end is not None}
-    meta = {"format": fmt, "path": str(folder / "trace.db")}
-
-    def parts() -> Iterator[Timeline]:
-        for line in lines:
-            k = line.node.shape[0]
-            yield Timeline.from_arrays(tree, np.full(k, line.rank), np.full(k, line.thread),
-                                       line.start, line.end, line.node, origin=origin,
-                                       metadata=meta)
-
-    located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
-                           orient="row")
-    return TimelineParts(tree, (origin, _run_end(origin, ends)), located, parts())
+    return [np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for v in cols.values()]
 
 
 def _run_end(origin: int, tails: Sequence[Tail]) -> int:
