@@ -333,10 +333,10 @@ def _ranged_path(node, ns, k, parent, size, first, kids, csum, tmp_node, tmp_ns,
     return cur, root, total, at
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bucket_paths(offsets, start, end, node, width, parent):  # pragma: no cover - compiled
     # Same results as the reference: the pieces are made one at a time into a group's
-    # scratch rows, never all at once.
+    # scratch rows, never all at once. nogil: callers run batches of lanes on threads.
     n = parent.shape[0]
     pieces = 0
     for r in range(start.shape[0]):
