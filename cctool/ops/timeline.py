@@ -32,6 +32,7 @@ from cctool.model.timeline import (
     Timeline,
     TimelineParts,
     Window,
+    node_sums,
     window_bounds,
     window_profile,
 )
@@ -123,8 +124,7 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
             modes.update(part.metadata.get("metric_modes", {}))
         seg = part.clip((lo, hi))
         pieces.append(_strips(seg, origin, (lo, hi), buckets, anc))
-        sums.append(seg.group_by("node", "rank", "thread")
-                    .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
+        sums.append(node_sums(seg))
         del seg, part
     strips = pl.concat(pieces)
     sums_all = pl.concat(sums)
