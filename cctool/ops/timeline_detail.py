@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -172,6 +172,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     # The kernels' cost grows with the tree's depth.
     depth = int(parts.tree.nodes["depth"].to_numpy().max(initial=0)) + 1
     key = census.lanes.select("rank", "thread").with_row_index("lane")
+    index = {loc: i for i, loc in enumerate(key.select("rank", "thread").iter_rows())}
     seen = np.zeros(nlanes, dtype=bool)
     # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
     # and chunk, not per line (each call has a fixed cost, and small ones run the kernel's
@@ -185,8 +186,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
         if not seg.height:
             continue
-        seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
-        lane = seg["lane"].to_numpy().astype(np.int64)
+        lane = _lanes(seg, key, index)
         here = np.unique(lane)
         if seen[here].any():
             raise CctoolError("a location's segments are split over two parts of the trace")
@@ -201,6 +201,17 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             batch, held = [], 0
     _add_batch(state, depths, batch, parent, depth)
     return state.detail(census, budget, parts.tree, depths.choose())
+
+
+def _lanes(seg: pl.DataFrame, key: pl.DataFrame,
+           index: dict[tuple[Any, ...], int]) -> np.ndarray:
+    """The lane of each segment (``key``: ``lane``, ``rank``, ``thread``; ``index`` the same
+    as a mapping): a part of one location (a trace.db line) takes it from the mapping."""
+    rank, thread = seg["rank"], seg["thread"]
+    if rank.n_unique() == 1 and thread.n_unique() == 1:
+        return np.full(seg.height, index[(rank[0], thread[0])], dtype=np.int64)
+    joined = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
+    return joined["lane"].to_numpy().astype(np.int64)
 
 
 def _add_batch(state: _Levels, depths: DepthCensus, batch: list[tuple[np.ndarray, ...]],
@@ -263,11 +274,11 @@ def _census(parts: TimelineParts) -> _Census:
         if isinstance(taken, pl.DataFrame) and taken.height:
             samples.append(taken.with_columns(pl.col("time") - part.origin))
             modes.update(part.metadata.get("metric_modes", {}))
-        tables.append(seg.group_by("rank", "thread").agg(
-            (pl.col("end") > pl.col("start")).sum().alias("segments")))
-        nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
-        if nonempty.len():
-            last = max(last, int(nonempty.max()) - part.origin)  # type: ignore[arg-type]
+        tables.append(_counts(seg))
+        end = seg["end"].to_numpy()
+        ran = end > seg["start"].to_numpy()
+        if ran.any():
+            last = max(last, int(end[ran].max()) - part.origin)
         del seg, part
     per = (pl.concat(tables).group_by("rank", "thread").agg(pl.col("segments").sum())
            if tables else pl.DataFrame(schema={"rank": pl.Int32, "thread": pl.Int32,
@@ -279,6 +290,18 @@ def _census(parts: TimelineParts) -> _Census:
     return _Census(lanes=lanes, origin=origin, span=span,
                    messages=_lane_messages(messages, lanes, span),
                    samples=_lane_samples(samples, lanes), metric_modes=modes)
+
+
+def _counts(seg: pl.DataFrame) -> pl.DataFrame:
+    """``rank``, ``thread`` and the number of non-empty ``segments`` of each location of
+    ``seg`` (one location, a trace.db line, counted in NumPy)."""
+    rank, thread = seg["rank"], seg["thread"]
+    if seg.height and rank.n_unique() == 1 and thread.n_unique() == 1:
+        ran = int((seg["end"].to_numpy() > seg["start"].to_numpy()).sum())
+        return pl.DataFrame({"rank": rank[:1], "thread": thread[:1],
+                             "segments": pl.Series([ran], dtype=pl.UInt32)})
+    return seg.group_by("rank", "thread").agg(
+        (pl.col("end") > pl.col("start")).sum().alias("segments"))
 
 
 def _lane_samples(tables: list[pl.DataFrame], lanes: pl.DataFrame) -> pl.DataFrame:
