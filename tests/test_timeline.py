@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from cctool import api
 from cctool.cli import cli
 from cctool.errors import CctoolError, InvalidGraphError
-from cctool.model.timeline import NS_PER_S, Timeline, fold, parse_window
+from cctool.model.timeline import NS_PER_S, Timeline, fold, node_sums, parse_window
 from cctool.ops.timeline import PATH_SEPARATOR, call_paths, timeline_view
 from cctool.readers import read
 from cctool.readers.timelines import read_timeline
@@ -147,6 +147,20 @@ def test_validation_refuses_overlaps_and_unknown_nodes() -> None:
     with pytest.raises(InvalidGraphError, match="ends before"):
         Timeline.from_arrays(tl.tree, [0], [0], [5], [1], [0], origin=0)
     assert seg["start"].dtype == pl.Int64 and bool((seg["end"] >= seg["start"]).all())
+
+
+def test_node_sums_and_order_of_real_segments() -> None:
+    # Per location and node, the same sums whether a location is added up alone (NumPy) or
+    # with others (a group-by); segments given out of order are still sorted.
+    seg = read_timeline(VIZ_PROCS).segments
+    whole = node_sums(seg).sort("node", "rank", "thread")
+    alone = pl.concat([node_sums(part) for _, part in seg.group_by("rank", "thread")])
+    assert whole.height > 20 and whole.equals(alone.sort("node", "rank", "thread"))
+    tl = read_timeline(VIZ_PROCS)
+    back = seg.reverse()
+    again = Timeline.from_arrays(tl.tree, *(back[c].to_numpy() for c in seg.columns),
+                                 origin=tl.origin)
+    assert again.segments.equals(seg)
 
 
 def test_parse_window_units() -> None:

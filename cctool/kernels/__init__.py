@@ -73,10 +73,11 @@ PATH_MATCH_COMPILED_NODES = 120_000
 # many nodes per level on average (not a deep chain: that takes the loop or the kernel).
 PREORDER_LEVELS_NODES = 2_000
 PREORDER_LEVEL_WIDTH = 32
-# Heaviest paths: the twin is a Python loop per row (about 1 us per row and ancestor), the
-# compiled kernel about 5 ns: from this many rows the kernel pays even with a ~1 s compile.
+# Heaviest paths: the twin is a Python loop per row and ancestor (0.35 us each: 169k rows on
+# a 30-deep tree, the whole-run paths of 64 lanes, took 1.8 s), the compiled kernel about
+# 5 ns a row after its 0.4-0.9 s load: from this many rows, or rows x depth, the kernel pays.
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
-HEAVIEST_PATHS_TYPICAL_DEPTH = 32  # rows x depth past both together: compiled too
+HEAVIEST_PATHS_COMPILED_WORK = 2_000_000
 # Pieces x tree depth from which bucket_paths loads the compiled kernel: its NumPy twin
 # (whole-array steps per tree level) costs about 0.1 us per piece and ancestor, the load
 # about 0.4 s (a 0.1 s window of 64 lanes, 72k pieces on a 30-deep tree: 0.17 s).
@@ -355,9 +356,8 @@ def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,
     depth squared on a deep chain, whatever the rows), so large inputs, or deep trees
     (``depth``: the tree's, 0 when unknown), compile the kernel rather than wait for a
     background compile."""
-    work = HEAVIEST_PATHS_COMPILED_ROWS * HEAVIEST_PATHS_TYPICAL_DEPTH
     large = (len(node) >= HEAVIEST_PATHS_COMPILED_ROWS
-             or (len(node) + depth) * depth >= work)
+             or (len(node) + depth) * depth >= HEAVIEST_PATHS_COMPILED_WORK)
     impl = _compiled() if large else _pick(0)
     return impl.heaviest_paths(  # type: ignore[no-any-return]
         _as_i64(starts), _as_i64(node), _as_i64(ns), _as_i64(parent))

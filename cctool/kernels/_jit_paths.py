@@ -333,10 +333,10 @@ def _ranged_path(node, ns, k, parent, size, first, kids, csum, tmp_node, tmp_ns,
     return cur, root, total, at
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bucket_paths(offsets, start, end, node, width, parent):  # pragma: no cover - compiled
     # Same results as the reference: the pieces are made one at a time into a group's
-    # scratch rows, never all at once.
+    # scratch rows, never all at once. nogil: callers run batches of lanes on threads.
     n = parent.shape[0]
     pieces = 0
     for r in range(start.shape[0]):
@@ -376,7 +376,14 @@ def bucket_paths(offsets, start, end, node, width, parent):  # pragma: no cover 
             if k > 0 and (done or b != bucket):  # the group is complete
                 glane[g] = lane
                 gbucket[g] = bucket
-                if ranges:
+                if k == 1 and rns[0] > 0:  # one piece: its path ends at its node
+                    gend[g] = rows[0]
+                    groot[g] = rns[0]
+                    gtotal[g] = rns[0]
+                    pnode[at] = rows[0]
+                    pns[at] = rns[0]
+                    at += 1
+                elif ranges:
                     gend[g], groot[g], gtotal[g], at = _ranged_path(
                         rows, rns, k, parent, size, first, kids, csum, tmp_node, tmp_ns, pnode,
                         pns, at)

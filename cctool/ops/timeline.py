@@ -32,6 +32,7 @@ from cctool.model.timeline import (
     Timeline,
     TimelineParts,
     Window,
+    node_sums,
     window_bounds,
     window_profile,
 )
@@ -123,8 +124,7 @@ def view_of_parts(timeline: TimelineParts, window: Window = (None, None), *,
             modes.update(part.metadata.get("metric_modes", {}))
         seg = part.clip((lo, hi))
         pieces.append(_strips(seg, origin, (lo, hi), buckets, anc))
-        sums.append(seg.group_by("node", "rank", "thread")
-                    .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
+        sums.append(node_sums(seg))
         del seg, part
     strips = pl.concat(pieces)
     sums_all = pl.concat(sums)
@@ -271,15 +271,30 @@ def bucket_pieces(seg: pl.DataFrame, origin: int, window: tuple[int, int], bucke
     last = np.minimum(np.ceil(end / width).astype(np.int64) - 1, buckets - 1)
     last = np.maximum(last, first)
     count = last - first + 1
-    row = np.repeat(np.arange(seg.height), count)
-    offset = np.arange(row.shape[0]) - np.repeat(np.cumsum(count) - count, count)
-    bucket = first[row] + offset
+    if (count == 1).all():  # no segment crosses a bucket's edge: one piece each
+        row: np.ndarray | slice = slice(None)
+        bucket = first
+    else:
+        row = np.repeat(np.arange(seg.height), count)
+        offset = np.arange(row.shape[0]) - np.repeat(np.cumsum(count) - count, count)
+        bucket = first[row] + offset
     b_lo = np.maximum(bucket * width, start[row])
     b_hi = np.minimum((bucket + 1) * width, end[row])
     anc = ancestor[seg["node"].to_numpy()[row]]
     return pl.DataFrame({
-        "rank": seg["rank"].to_numpy()[row], "thread": seg["thread"].to_numpy()[row],
+        "rank": _spread(seg["rank"], row, bucket.size),
+        "thread": _spread(seg["thread"], row, bucket.size),
         "bucket": bucket, "anc": anc, "ns": np.maximum(b_hi - b_lo, 0.0)})
+
+
+def _spread(column: pl.Series, row: np.ndarray | slice, n: int) -> np.ndarray:
+    """``column``'s value for each of ``n`` pieces (``row``: each piece's segment): one fill
+    when the column holds one value (a trace.db line's rank and thread)."""
+    values = column.to_numpy()
+    if values.size and values[0] == values[-1] and column.n_unique() == 1:
+        return np.full(n, values[0], dtype=values.dtype)
+    out: np.ndarray = values[row]
+    return out
 
 
 def locations(timeline: Timeline | TimelineParts) -> pl.DataFrame:

@@ -30,7 +30,7 @@ import polars as pl
 
 from cctool import kernels
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import TimelineParts, Window, window_bounds
+from cctool.model.timeline import TimelineParts, Window, node_sums, window_bounds
 
 __all__ = ["SPLIT_SHARE", "DepthCensus", "DepthChoice", "auto_depth"]
 
@@ -67,9 +67,7 @@ class DepthCensus:
     def add(self, segments: pl.DataFrame) -> None:
         """The segments of whole locations (``rank``, ``thread``, ``start``, ``end``, ``node``,
         already cut to the window)."""
-        sums = (segments.filter(pl.col("end") > pl.col("start"))
-                .group_by("rank", "thread", "node")
-                .agg((pl.col("end") - pl.col("start")).sum().alias("ns")))
+        sums = node_sums(segments)
         self.pending.append(sums)
         self.held += sums.height
         if self.held >= _BATCH_ROWS:

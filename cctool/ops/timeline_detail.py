@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -172,10 +172,12 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     # The kernels' cost grows with the tree's depth.
     depth = int(parts.tree.nodes["depth"].to_numpy().max(initial=0)) + 1
     key = census.lanes.select("rank", "thread").with_row_index("lane")
+    index = {loc: i for i, loc in enumerate(key.select("rank", "thread").iter_rows())}
     seen = np.zeros(nlanes, dtype=bool)
     # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
-    # and batch, not per line (each call has a fixed cost, and small ones run the kernel's
-    # NumPy twin), while the memory stays that of a batch.
+    # and chunk, not per line (each call has a fixed cost, and small ones run the kernel's
+    # NumPy twin), a batch cut into a chunk per core, run on threads, while the memory stays
+    # that of a batch.
     batch: list[tuple[np.ndarray, ...]] = []
     held = 0
     # The automatic depth's sums come from the levels' kernel, on this pass.
@@ -184,8 +186,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         seg = part.segments.filter(pl.col("end") > pl.col("start"))
         if not seg.height:
             continue
-        seg = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
-        lane = seg["lane"].to_numpy().astype(np.int64)
+        lane = _lanes(seg, key, index)
         here = np.unique(lane)
         if seen[here].any():
             raise CctoolError("a location's segments are split over two parts of the trace")
@@ -200,6 +201,17 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
             batch, held = [], 0
     _add_batch(state, depths, batch, parent, depth)
     return state.detail(census, budget, parts.tree, depths.choose())
+
+
+def _lanes(seg: pl.DataFrame, key: pl.DataFrame,
+           index: dict[tuple[Any, ...], int]) -> np.ndarray:
+    """The lane of each segment (``key``: ``lane``, ``rank``, ``thread``; ``index`` the same
+    as a mapping): a part of one location (a trace.db line) takes it from the mapping."""
+    rank, thread = seg["rank"], seg["thread"]
+    if rank.n_unique() == 1 and thread.n_unique() == 1:
+        return np.full(seg.height, index[(rank[0], thread[0])], dtype=np.int64)
+    joined = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
+    return joined["lane"].to_numpy().astype(np.int64)
 
 
 def _add_batch(state: _Levels, depths: DepthCensus, batch: list[tuple[np.ndarray, ...]],
@@ -222,6 +234,16 @@ class LanePaths(NamedTuple):
     ends: np.ndarray
     node: np.ndarray
     ns: np.ndarray
+
+
+class _Chunk(NamedTuple):
+    """What :meth:`_Levels._chunk` makes of one chunk: per level index its runs and its
+    summary sums (if a candidate), and the coarsest level's time per (bucket, node) when
+    coarser summary widths are wanted."""
+
+    runs: dict[int, pl.DataFrame]
+    pairs: dict[int, pl.DataFrame]
+    base: pl.DataFrame | None
 
 
 @dataclass(frozen=True)
@@ -252,11 +274,11 @@ def _census(parts: TimelineParts) -> _Census:
         if isinstance(taken, pl.DataFrame) and taken.height:
             samples.append(taken.with_columns(pl.col("time") - part.origin))
             modes.update(part.metadata.get("metric_modes", {}))
-        tables.append(seg.group_by("rank", "thread").agg(
-            (pl.col("end") > pl.col("start")).sum().alias("segments")))
-        nonempty = seg.filter(pl.col("end") > pl.col("start"))["end"]
-        if nonempty.len():
-            last = max(last, int(nonempty.max()) - part.origin)  # type: ignore[arg-type]
+        tables.append(_counts(seg))
+        end = seg["end"].to_numpy()
+        ran = end > seg["start"].to_numpy()
+        if ran.any():
+            last = max(last, int(end[ran].max()) - part.origin)
         del seg, part
     per = (pl.concat(tables).group_by("rank", "thread").agg(pl.col("segments").sum())
            if tables else pl.DataFrame(schema={"rank": pl.Int32, "thread": pl.Int32,
@@ -268,6 +290,18 @@ def _census(parts: TimelineParts) -> _Census:
     return _Census(lanes=lanes, origin=origin, span=span,
                    messages=_lane_messages(messages, lanes, span),
                    samples=_lane_samples(samples, lanes), metric_modes=modes)
+
+
+def _counts(seg: pl.DataFrame) -> pl.DataFrame:
+    """``rank``, ``thread`` and the number of non-empty ``segments`` of each location of
+    ``seg`` (one location, a trace.db line, counted in NumPy)."""
+    rank, thread = seg["rank"], seg["thread"]
+    if seg.height and rank.n_unique() == 1 and thread.n_unique() == 1:
+        ran = int((seg["end"].to_numpy() > seg["start"].to_numpy()).sum())
+        return pl.DataFrame({"rank": rank[:1], "thread": thread[:1],
+                             "segments": pl.Series([ran], dtype=pl.UInt32)})
+    return seg.group_by("rank", "thread").agg(
+        (pl.col("end") > pl.col("start")).sum().alias("segments"))
 
 
 def _lane_samples(tables: list[pl.DataFrame], lanes: pl.DataFrame) -> pl.DataFrame:
@@ -340,32 +374,22 @@ class _Levels:
         """The segments of whole lanes, sorted by lane and start; returns what the automatic
         depth adds up of them (:class:`LanePaths`)."""
         counts = np.bincount(lane, minlength=self.counts.size)
-        chunks = _chunks(counts, -(-self.span // self.widths[-1]))
+        chunks = _chunks(counts, -(-self.span // self.widths[-1]),
+                         _CHUNK_PIECES // kernels.cores())
         derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
-        coarse: dict[int, list[pl.DataFrame]] = {w: [] for w in derived}
-        runs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
-        pairs: list[list[pl.DataFrame]] = [[] for _ in range(self.alive)]
-        whole: list[tuple[np.ndarray, ...]] = []
-        for lo, hi in chunks:
-            here = lane[lo:hi]
-            lanes_of = np.unique(here)
-            rows = (np.append(np.searchsorted(here, lanes_of), here.size),
-                    start[lo:hi], end[lo:hi], node[lo:hi])
-            # The finest level still made from the segments, each coarser one from the time
-            # per node of the one finer (the same groups in fewer rows): a kernel call each.
-            for i in reversed(range(self.alive)):
-                width = self.widths[i]
-                got = kernels.bucket_paths(*rows, width, parent, depth)
-                runs[i].append(_runs(got, lanes_of, width, -(-self.span // width), self.span))
-                if width in self.sums:
-                    pairs[i].append(_pairs(got))
-                rows = _as_rows(got, width, lanes_of.size)
-            for w in derived:  # summary widths coarser than every level, the same way
-                got = kernels.bucket_paths(*rows, w, parent, depth)
-                coarse[w].append(_pairs(got))
-                rows = _as_rows(got, w, lanes_of.size)
-            got = kernels.bucket_paths(*rows, 1 << 62, parent, depth)  # the whole run
-            whole.append((got[2], got[6], got[7]))
+        done: list[_Chunk | None] = [None] * len(chunks)
+
+        def one(k: int) -> None:
+            lo, hi = chunks[k]
+            done[k] = self._chunk(lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
+                                  derived, parent, depth)
+
+        # Chunks are independent and the kernel releases the GIL: one thread per core.
+        kernels.on_threads(one, range(len(chunks)), kernels.cores(), "levels")
+        got_chunks = [c for c in done if c is not None]
+        runs = [[c.runs[i] for c in got_chunks] for i in range(self.alive)]
+        pairs = [[c.pairs[i] for c in got_chunks if i in c.pairs] for i in range(self.alive)]
+        base = [c.base for c in got_chunks if c.base is not None]
         for i in range(self.alive):
             width = self.widths[i]
             level = pl.concat(runs[i]) if runs[i] else _empty_runs()
@@ -373,9 +397,13 @@ class _Levels:
             self.nruns[i] += level.height
             if width in self.sums:
                 self._sum(width, _grouped(pairs[i]))
-            if i == 0:
-                for w in derived:  # finest first
-                    self._sum(w, _grouped(coarse[w]))
+            if i == 0 and derived:  # finest first, each from the one finer
+                sums, was = base, width
+                for w in derived:
+                    sums = [_grouped([p.with_columns(pl.col("bucket") // (w // was))
+                                      for p in sums])]
+                    self._sum(w, sums[0])
+                    was = w
             if i and int(self.nruns[: i + 1].sum()) > self.budget:
                 # With the coarser levels' runs, this level's break the budget, and the
                 # finer ones' would too: none of them is kept, or made for later lanes.
@@ -394,8 +422,29 @@ class _Levels:
             if self.exact_cum[self.exact_rank[k]] <= room:
                 sel = lane == k
                 self.exact[k] = (start[sel], end[sel], node[sel])
-        ends, nodes, ns = (np.concatenate(c) for c in zip(*whole, strict=True))
-        return LanePaths(ends[ends >= 0], nodes, ns)
+        return _lane_paths(lane, end - start, node, parent, depth)
+
+    def _chunk(self, here: np.ndarray, segs: tuple[np.ndarray, np.ndarray, np.ndarray],
+               derived: list[int],
+               parent: np.ndarray, depth: int) -> _Chunk:
+        """The levels, summary sums and whole-run paths of one chunk of whole lanes (lane
+        of each segment, sorted; its start, end and node)."""
+        lanes_of = np.unique(here)
+        rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
+        out = _Chunk({}, {}, None)
+        # The finest level still made from the segments, each coarser one from the time
+        # per node of the one finer (the same groups in fewer rows): a kernel call each.
+        for i in reversed(range(self.alive)):
+            width = self.widths[i]
+            got = kernels.bucket_paths(*rows, width, parent, depth)
+            out.runs[i] = _runs(got, lanes_of, width, -(-self.span // width), self.span)
+            if width in self.sums:
+                out.pairs[i] = _pairs(got)
+            if i:
+                rows = _as_rows(got, width, lanes_of.size)
+        # Summary widths coarser than every level need sums only: the coarsest level's,
+        # each bucket within one of theirs.
+        return out._replace(base=_pairs(got) if derived else None)
 
     def _sum(self, width: int, pairs: pl.DataFrame) -> None:
         """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
@@ -416,8 +465,7 @@ class _Levels:
         waiting = self.pending.pop(width, [])
         if width not in self.sums or not waiting:
             return
-        total = (pl.concat([self.sums[width], *waiting]).group_by("bucket", "node")
-                 .agg(pl.col("ns").sum()))
+        total = _grouped([self.sums[width], *waiting])
         if total.height > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
         else:
@@ -467,14 +515,35 @@ class _Levels:
                               samples=census.samples, metric_modes=census.metric_modes)
 
 
-def _chunks(counts: np.ndarray, buckets: int) -> list[tuple[int, int]]:
-    """Segment ranges of whole lanes with about ``_CHUNK_PIECES`` pieces each at most (a lane
+def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.ndarray,
+                depth: int) -> LanePaths:
+    """Per lane (``lane`` sorted) its time per node and the end of its heaviest call path over
+    the whole run."""
+    n = max(parent.size, 1)
+    key = lane * n + node
+    if int(lane[-1] + 1) * n <= _DENSE_CELLS and int(ns.sum()) < 1 << 53:
+        total = np.bincount(key, weights=ns)
+        at = np.flatnonzero(total)
+        keys, sums = at, total[at].astype(np.int64)
+    else:
+        keys, back = np.unique(key, return_inverse=True)
+        sums = np.zeros(keys.size, dtype=np.int64)
+        np.add.at(sums, back, ns)
+    nodes = keys % n
+    first = np.flatnonzero(np.diff(keys // n, prepend=-1))
+    ends, _, _ = kernels.heaviest_paths(np.append(first, keys.size), nodes, sums, parent,
+                                        depth)
+    return LanePaths(ends[ends >= 0], nodes, sums)
+
+
+def _chunks(counts: np.ndarray, buckets: int, most: int) -> list[tuple[int, int]]:
+    """Segment ranges of whole lanes with about ``most`` pieces each at most (a lane
     cuts into at most its segments plus the buckets of the finest level)."""
     bounds = np.concatenate([[0], np.cumsum(counts)])
     out, first, acc = [], 0, 0
     for i, c in enumerate(counts.tolist()):  # one step per lane
         pieces = c + min(buckets, 2 * c)
-        if acc and acc + pieces > _CHUNK_PIECES:
+        if acc and acc + pieces > most:
             out.append((first, i))
             first, acc = i, 0
         acc += pieces
