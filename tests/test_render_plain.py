@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
@@ -56,6 +58,22 @@ def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
         for opts in (TreeOptions(), TreeOptions(full_names=True), marked):
             r = render.tree_renderable(gf, opts)
             assert render.plain_text(r, width, ascii_only) == rich_text(r, width, ascii_only)
+
+
+def test_guide_texts_are_each_rows() -> None:
+    """Every row's guides drawn at once read as each row's drawn alone, folded or not."""
+    from cctool.render import treelines
+
+    rng = np.random.default_rng(5)
+    for n, deepest in ((0, 1), (1, 1), (400, 3), (400, 40), (400, 400)):
+        depths = [0]
+        for _ in range(n - 1):
+            depths.append(int(rng.integers(0, min(depths[-1] + 1, deepest) + 1)))
+        guides = treelines.GuideCodes(depths[:n])
+        for width, ascii_only in itertools.product((0, 9, 30, 80, 200, 600), (False, True)):
+            pieces = [g[1 if ascii_only else 0] for g in treelines._GUIDES]
+            each = [treelines._guide_text(guides, i, pieces, width, ascii_only) for i in range(n)]
+            assert treelines.guide_texts(guides, width, ascii_only) == each
 
 
 @pytest.mark.parametrize("ascii_only", [False, True])

@@ -72,6 +72,15 @@ def test_column_reads_as_each_value(unit: str, whole: bool) -> None:
         assert format_column(series, fmt, digits) == [format_value(v, fmt, digits) for v in VALUES]
 
 
+def test_repeated_values_read_as_each_value() -> None:
+    """A column of repeated values (each distinct one spelled once) reads as each value."""
+    values = [*VALUES, *VALUES, *VALUES, -0.0, 0.0, None]
+    series = pl.Series(values, dtype=pl.Float64)
+    for unit in UNITS:
+        fmt = unit_format(unit, False)
+        assert format_column(series, fmt) == [format_value(v, fmt) for v in values]
+
+
 def test_integer_and_empty_columns() -> None:
     ints = pl.Series([0, 7, -12, 10**12, 2**60, None], dtype=pl.Int64)
     fmt = ValueFormat("Ir", "count", True)

@@ -46,10 +46,11 @@ def squash(gf: GraphFrame, keep: np.ndarray, keep_inclusive: bool = False) -> Gr
     reps = kept[np.unique(group, return_index=True)[1]]  # first member (lowest id) per group
     # Every squashed node was kept: an earlier unsquashed result's ``matched`` says nothing.
     attrs = gf.nodes.drop("node", "parent", "depth", MATCHED, strict=False).select(
-        pl.all().gather(reps))
-    recompute = [] if keep_inclusive else [
-        m for m in gf.inclusive if gf.exclusive_of(m) is not None
-    ]
+        pl.all().gather(reps)
+    )
+    recompute = (
+        [] if keep_inclusive else [m for m in gf.inclusive if gf.exclusive_of(m) is not None]
+    )
     lookup = np.full(gf.num_nodes, -1, dtype=np.int64)
     lookup[kept] = group
     metrics = _regroup(gf, lookup, group_parent, recompute)
@@ -79,8 +80,7 @@ def drop_metrics(gf: GraphFrame, keep: np.ndarray) -> GraphFrame:
     mask = keep[gf.metrics["node"].to_numpy()]
     metrics = gf.metrics.filter(pl.Series(mask))
     nodes = gf.nodes.with_columns(pl.Series(MATCHED, keep))
-    return replace(gf, nodes=nodes, metrics=metrics,
-                   derived=gf.derived - _pairs(gf, gf.inclusive))
+    return replace(gf, nodes=nodes, metrics=metrics, derived=gf.derived - _pairs(gf, gf.inclusive))
 
 
 def _pairs(gf: GraphFrame, inclusive: tuple[str, ...]) -> set[str]:
@@ -114,8 +114,9 @@ def _kept_on_path(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     return count
 
 
-def _merge(gf: GraphFrame, kept: np.ndarray, new_parent: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _merge(
+    gf: GraphFrame, kept: np.ndarray, new_parent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Group id per kept node (siblings with equal frames share one) and each group's parent.
 
     Groups are numbered by their lowest member, so sibling order follows the profile.
@@ -141,8 +142,9 @@ def _merge(gf: GraphFrame, kept: np.ndarray, new_parent: np.ndarray
     return _renumber(group, has, pos, new_parent)
 
 
-def _renumber(group: np.ndarray, has: np.ndarray, pos: np.ndarray, new_parent: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _renumber(
+    group: np.ndarray, has: np.ndarray, pos: np.ndarray, new_parent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     ngroups = int(group.max(initial=-1)) + 1
     first = np.full(ngroups, np.iinfo(np.int64).max)
     np.minimum.at(first, group, np.arange(group.size))
@@ -185,8 +187,13 @@ def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     return frames.to_numpy().astype(np.int64) - 1
 
 
-def _kept_blocks(gf: GraphFrame, lookup: np.ndarray, ngroups: int, recompute: list[str],
-                 hows: dict[str, str | None]) -> dict[str, np.ndarray] | None:
+def _kept_blocks(
+    gf: GraphFrame,
+    lookup: np.ndarray,
+    ngroups: int,
+    recompute: list[str],
+    hows: dict[str, str | None],
+) -> dict[str, np.ndarray] | None:
     """The common case without a pass over the long table: nothing merged and the kept nodes
     keep their order (group ``g`` is the ``g``-th kept node), on a table in blocks (one per
     location, every node in order). Each kept column is then a gather of the kept nodes from
@@ -206,13 +213,15 @@ def _kept_blocks(gf: GraphFrame, lookup: np.ndarray, ngroups: int, recompute: li
         block = gf._block_column(c, every)
         if block is None:
             return None
-        taken = block[:, kept] if kept.size < block.shape[1] else np.array(block)
+        # np.take writes C order (block[:, kept] would not: the kernels and the table copy it)
+        taken = np.take(block, kept, axis=1) if kept.size < block.shape[1] else np.array(block)
         out[c] = np.add(taken, 0.0, out=taken) if (hows.get(c) or "sum") == "sum" else taken
     return out
 
 
-def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
-             recompute: list[str]) -> pl.DataFrame:
+def _regroup(
+    gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray, recompute: list[str]
+) -> pl.DataFrame:
     """The squashed metric table, dense over groups × locations, in canonical order.
 
     Summing goes through one ``bincount`` per column on a (group, location) key: a hash
@@ -242,11 +251,11 @@ def _regroup(gf: GraphFrame, lookup: np.ndarray, group_parent: np.ndarray,
                 dense[c] = total.reshape(ngroups, nloc).T
     for c in recompute:
         dense[c] = kernels.subtree_sums(dense[exclusive_name(c)], group_parent)
-    return pl.DataFrame({
-        "node": np.tile(np.arange(ngroups, dtype=np.int32), nloc),
-        "rank": np.repeat(loc_rank, ngroups),
-        "thread": np.repeat(loc_thread, ngroups),
-        **{c: dense[c].reshape(-1) for c in gf.metric_columns},
-    })
-
-
+    return pl.DataFrame(
+        {
+            "node": np.tile(np.arange(ngroups, dtype=np.int32), nloc),
+            "rank": np.repeat(loc_rank, ngroups),
+            "thread": np.repeat(loc_thread, ngroups),
+            **{c: dense[c].reshape(-1) for c in gf.metric_columns},
+        }
+    )

@@ -43,8 +43,13 @@ def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str 
     from cctool.render.layout import FitTable
 
     def big(p: object) -> bool:
-        return (isinstance(p, TreeLines | ViewLines) or isinstance(p, FitTable) and not ascii_only
-                and len(p.columns) > 0 and len(p.columns[0].cells) >= PLAIN_ROWS)
+        return (
+            isinstance(p, TreeLines | ViewLines)
+            or isinstance(p, FitTable)
+            and not ascii_only
+            and len(p.columns) > 0
+            and len(p.columns[0].cells) >= PLAIN_ROWS
+        )
 
     parts = _flat(renderable)
     if not any(big(p) for p in parts):
@@ -52,7 +57,9 @@ def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str 
     out: list[str] = []
     for part in parts:
         if isinstance(part, TreeLines | ViewLines):
-            out.extend(line + "\n" for line in part.plain_lines(width, ascii_only))
+            lines = part.plain_lines(width, ascii_only)
+            if lines:
+                out.append("\n".join(lines) + "\n")
             continue
         if big(part):
             assert isinstance(part, FitTable)
@@ -78,8 +85,9 @@ class _AsciiBuffer(io.StringIO):
     encoding = "ascii"  # Rich draws for what the stream can encode
 
 
-def _rich_text(renderable: RenderableType, width: int, color: bool,
-               ascii_only: bool = False) -> str:
+def _rich_text(
+    renderable: RenderableType, width: int, color: bool, ascii_only: bool = False
+) -> str:
     buf = _AsciiBuffer() if ascii_only else io.StringIO()
     console = Console(
         file=buf,

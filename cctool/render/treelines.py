@@ -40,10 +40,13 @@ class GuideCodes:
     ancestor has none.
     """
 
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (last, up, size)
+
     def __init__(self, depths: Sequence[int]) -> None:
         links = _links(np.asarray(depths, dtype=np.int64))
         if links is not None:
-            self.last, self.up, self.size = links
+            self.arrays = links
+            self.last, self.up, self.size = (a.tolist() for a in links)
             return
         n = len(depths)
         last = [True] * n
@@ -84,7 +87,7 @@ class GuideCodes:
         return self.tail(i, self.size[i])
 
 
-def _links(depths: np.ndarray) -> tuple[list[bool], list[int], list[int]] | None:
+def _links(depths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """:class:`GuideCodes`' (last, up, size) in array steps, for depths that step down at
     most one level at a time (rows in preorder; None otherwise). A row's shown parent is
     then the latest earlier row one level up, and it is the last of its siblings unless the
@@ -92,8 +95,10 @@ def _links(depths: np.ndarray) -> tuple[list[bool], list[int], list[int]] | None
     from cctool import kernels
 
     n = depths.shape[0]
-    if n == 0 or (np.diff(depths) > 1).any():
-        return None if n else ([], [], [])
+    if n == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if (np.diff(depths) > 1).any():
+        return None
     idx = np.arange(n, dtype=np.int64)
     level = depths - depths.min()
     order = np.lexsort((idx, level))
@@ -105,7 +110,7 @@ def _links(depths: np.ndarray) -> tuple[list[bool], list[int], list[int]] | None
     nxt = order[np.minimum(after, n - 1)]
     sibling = (after < n) & (level[nxt] == level) & (up[nxt] == up)
     size = kernels.depths(up)  # shown ancestors
-    return (~sibling).tolist(), up.tolist(), np.asarray(size).tolist()
+    return ~sibling, up, np.asarray(size, dtype=np.int64)
 
 
 class TreeLines:
@@ -174,11 +179,11 @@ class TreeLines:
             rests = [c + n for c, n in zip(cells, names, strict=True)]
         else:
             rests = [c + n + t for c, n, t in zip(cells, names, tails, strict=True)]
-        out = [cropped(g + r, r, width) for g, r in zip(guides, rests, strict=True)]
+        out = _cropped_all([g + r for g, r in zip(guides, rests, strict=True)], rests, width)
         if not self.full_names:
             for i in np.flatnonzero(rooms < 1).tolist():  # not even a name fits beside the values
                 out[i] = set_cell_size(guides[i] + rests[i], width - 1) + mark
-        return [line.rstrip() for line in out]
+        return list(map(str.rstrip, out))
 
     def _tails(self, n: int, ascii_only: bool) -> list[str] | None:
         """The text of every row's :meth:`_suffix` (None when no row has one)."""
@@ -248,10 +253,8 @@ class ViewLines:
         guides = guide_texts(self.guides, width, ascii_only)
         rooms = width - _lengths(self.cells) - _lengths(guides)
         names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 1), mark)
-        return [
-            cropped(c + g + n, n, width).rstrip()
-            for c, g, n in zip(self.cells, guides, names, strict=True)
-        ]
+        lines = [c + g + n for c, g, n in zip(self.cells, guides, names, strict=True)]
+        return list(map(str.rstrip, _cropped_all(lines, names, width)))
 
 
 def _lengths(texts: Sequence[str]) -> np.ndarray:
@@ -287,10 +290,78 @@ def cropped(line: str, rest: str, width: int) -> str:
     return line
 
 
+def _cropped_all(lines: list[str], rests: Sequence[str], width: int) -> list[str]:
+    """``[cropped(line, rest, width) ...]`` in place, calling :func:`cropped` only for lines
+    longer than ``width`` or whose ``rest`` is not ASCII (the others it returns as they are)."""
+    n = len(lines)
+    check = _lengths(lines) > width
+    check |= ~np.fromiter(map(str.isascii, rests), dtype=bool, count=n)
+    for i in np.flatnonzero(check).tolist():
+        lines[i] = cropped(lines[i], rests[i], width)
+    return lines
+
+
 def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
-    """Every row's guides as :func:`_guide_text` draws them, each made from its shown
-    parent's: one short join per row instead of a walk up its ancestors. A row that folds
-    takes the last levels of its parent's, kept per row at most half the width long."""
+    """Every row's guides as :func:`_guide_text` draws them. A row's guides are fixed by its
+    number of levels, whether it is last, and whether each of its shown ancestors (the last
+    few, when it folds) is last: those flags are gathered for every row at once, and each
+    distinct guide is joined once."""
+    deepest = (width // 2) // 4  # the most levels that do not fold (as folds says)
+    keep = max(1, deepest - 2)  # as _guide_text keeps when a row folds
+    if guides.arrays is None or deepest > _FLAG_BITS:
+        return _walked_guide_texts(guides, width, ascii_only)
+    last, up, size = guides.arrays
+    n = size.shape[0]
+    if n == 0:
+        return []
+    # Per row, its shown ancestors' "last" flags, the nearest in the lowest bit (a row with no
+    # shown ancestor has no guides, so the first shown ancestor adds no flag).
+    flags = _ancestor_flags(up, last & (size > 0), max(deepest - 1, 0))
+    above = np.where(up >= 0, flags[np.maximum(up, 0)], 0)
+    folded = size > deepest
+    above = np.where(folded, above & ((1 << (keep - 1)) - 1), above)
+    code = (above << 1) | last
+    order = np.lexsort((code, size))
+    first = np.ones(n, dtype=bool)
+    first[1:] = (np.diff(code[order]) != 0) | (np.diff(size[order]) != 0)
+    which = np.empty(n, dtype=np.int64)
+    which[order] = np.cumsum(first) - 1
+    pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
+    fold = FOLD_MARK[ascii_only]
+    texts = []
+    for levels, c in zip(size[order[first]].tolist(), code[order[first]].tolist(), strict=True):
+        own = pieces[3 if c & 1 else 2]
+        if not levels:
+            texts.append("")
+            continue
+        head, k = (f"{fold}{levels - keep} ", keep - 1) if levels > deepest else ("", levels - 1)
+        texts.append(head + "".join(pieces[(c >> j) & 1] for j in range(k, 0, -1)) + own)
+    return np.array(texts, dtype=object)[which].tolist()  # type: ignore[no-any-return]
+
+
+_FLAG_BITS = 60  # flags gathered per row at most: rows deeper than this fold at any width shown
+
+
+def _ancestor_flags(up: np.ndarray, flag: np.ndarray, bits: int) -> np.ndarray:
+    """Per row, ``flag`` of itself and its nearest ancestors (``up`` links, -1 above a root)
+    as bits, its own the lowest, the nearest ``bits`` kept: by pointer doubling, so in
+    log2(bits) whole-array steps whatever the depth."""
+    n = up.shape[0]
+    anc = np.append(np.where(up >= 0, up, n), n)  # n: a row of no flags above every root
+    out = np.append(flag.astype(np.int64), 0)
+    span = 1
+    while span < bits:
+        out = out | (out[anc] << span)
+        anc = anc[anc]
+        span *= 2
+    return out[:n] & ((1 << bits) - 1)
+
+
+def _walked_guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
+    """:func:`guide_texts` for guides kept as lists or very wide lines: each row's guides
+    made from its shown parent's, one short join per row instead of a walk up its
+    ancestors. A row that folds takes the last levels of its parent's, kept per row at most
+    half the width long."""
     pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
     keep = max(1, (width // 2) // 4 - 2)  # as _guide_text keeps when a row folds
     short = 4 * (keep - 1)  # characters of the parent's levels a folded row keeps

@@ -42,13 +42,25 @@ def format_column(
     if not series.dtype.is_numeric() or digits > _MAX_DIGITS or series.len() == 0:
         return [format_value(v, fmt, digits) for v in series.to_list()]
     missing = series.is_null().to_numpy()
-    x = series.cast(pl.Float64).fill_null(0.0).to_numpy()
-    out = np.empty(x.shape[0], dtype=object)
+    x = np.ascontiguousarray(series.cast(pl.Float64).fill_null(0.0).to_numpy())
+    # Views repeat values (a bottom-up view shows a function's values on each line of its
+    # callers): each distinct value (bit pattern) is spelled once.
+    distinct, again = np.unique(x.view(np.int64), return_inverse=True)
+    if distinct.size <= x.shape[0] * 3 // 4:
+        out = _spelled(distinct.view(np.float64), fmt, digits)[again.reshape(-1)]
+    else:
+        out = _spelled(x, fmt, digits)
     out[missing] = "-"
-    todo = ~missing
+    return out.tolist()  # type: ignore[no-any-return]
+
+
+def _spelled(x: np.ndarray, fmt: ValueFormat, digits: int) -> np.ndarray:
+    """``format_value`` of every value of ``x`` (float64), as an object array."""
+    out = np.empty(x.shape[0], dtype=object)
+    todo = np.ones(x.shape[0], dtype=bool)
     if fmt.family == "percent":
         _percent(x, todo, out)
-        return out.tolist()  # type: ignore[no-any-return]
+        return out
     out[todo & np.isnan(x)] = "nan"
     out[todo & (x == np.inf)] = "inf"
     out[todo & (x == -np.inf)] = "-inf"
@@ -58,27 +70,25 @@ def format_column(
     scales = _SCALES.get(fmt.family)
     slow = np.zeros(x.shape[0], dtype=bool)
     if scales is not None:
-        factor, names, near_edge = _units(mag, scales, digits)
+        factor, unit, suffixes, near_edge = _units(mag, scales, digits)
         slow |= near_edge
         m = mag / factor
         whole = (fmt.family == "bytes") & (factor == 1.0) & (fmt.whole | _integral(mag))
-        suffixes = names
     else:
         m = mag
         integral_plain = fmt.family in ("count", "other")
         whole = np.full(x.shape[0], fmt.whole) | (integral_plain & _integral(mag))
-        suffixes = np.full(x.shape[0], RATIO_SUFFIX if fmt.family == "ratio" else "", dtype=object)
+        unit = np.zeros(x.shape[0], dtype=np.int64)
+        suffixes = [RATIO_SUFFIX if fmt.family == "ratio" else ""]
     decimals, undecided = _decimals(m, whole, digits)
     slow |= undecided
     slow &= todo
     fast = todo & ~slow
     idx = np.flatnonzero(fast)
-    texts = _fixed_texts(m[idx], decimals[idx])
-    signs = np.where(x[idx] < 0, "-", "").tolist()
-    out[idx] = [f"{s}{t}{u}" for s, t, u in zip(signs, texts, suffixes[idx].tolist(), strict=True)]
+    out[idx] = _fixed_texts(np.copysign(m[idx], x[idx]), decimals[idx], unit[idx], suffixes)
     for i in np.flatnonzero(slow).tolist():
         out[i] = format_value(float(x[i]), fmt, digits)
-    return out.tolist()  # type: ignore[no-any-return]
+    return out
 
 
 def _percent(p: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
@@ -96,26 +106,26 @@ def _percent(p: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
     decimals = np.where(mag >= 99.95, 0, np.where(mag >= 9.995, 1, 2))
     fast &= ~_ties(mag, decimals)
     idx = np.flatnonzero(fast)
-    texts = _fixed_texts(mag[idx], decimals[idx])
-    signs = np.where(p[idx] < 0, "-", "").tolist()
-    out[idx] = [f"{s}{t}%" for s, t in zip(signs, texts, strict=True)]
+    out[idx] = _fixed_texts(
+        np.copysign(mag[idx], p[idx]), decimals[idx], np.zeros(idx.size, dtype=np.int64), ["%"]
+    )
     for i in np.flatnonzero(todo & ~fast).tolist():
         out[i] = format_percent(float(p[i]))
 
 
 def _units(
     mag: np.ndarray, scales: tuple[tuple[float, str], ...], digits: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(factor, " unit" suffix, undecided) per value, as ``values._scale`` picks the unit:
-    the largest unit whose factor ``mag`` reaches; undecided where the next larger unit
-    might still round up to 1 (``values._scale`` decides those)."""
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """(factor, unit, the units' " name" suffixes, undecided) per value, as
+    ``values._scale`` picks the unit: the largest unit whose factor ``mag`` reaches;
+    undecided where the next larger unit might still round up to 1 (``values._scale``
+    decides those)."""
     factors = np.array([f for f, _ in scales])
     last = len(scales) - 1
     i = np.minimum((mag[:, None] < factors[None, :]).sum(axis=1), last)
     above = np.where(i > 0, factors[np.maximum(i - 1, 0)], np.inf)
     undecided = (i > 0) & (mag / above >= 1 - 10.0 ** (1 - digits))
-    suffixes = np.array([f" {name}" for _, name in scales], dtype=object)
-    return factors[i], suffixes[i], undecided
+    return factors[i], i, [f" {name}" for _, name in scales], undecided
 
 
 def _integral(v: np.ndarray) -> np.ndarray:
@@ -146,9 +156,21 @@ def _ties(mag: np.ndarray, decimals: np.ndarray) -> np.ndarray:
         return np.asarray((np.floor(t) == t) & (np.fmod(t, 2.0) == 1.0))
 
 
-def _fixed_texts(m: np.ndarray, decimals: np.ndarray) -> list[str]:
-    """``m`` with ``decimals`` decimals and thousands separators (no ties among them)."""
-    texts = [f"{v:,.{d}f}" for v, d in zip(m.tolist(), decimals.tolist(), strict=True)]
-    if SEPARATOR != ",":
-        texts = [t.replace(",", SEPARATOR) for t in texts]
-    return texts
+def _fixed_texts(
+    m: np.ndarray, decimals: np.ndarray, unit: np.ndarray, suffixes: list[str]
+) -> np.ndarray:
+    """``m`` (nonzero: a sign is then spelled as ``-`` before the digits) with ``decimals``
+    decimals and thousands separators, then ``suffixes[unit]`` (no ties among them): one
+    format per (decimals, unit) instead of one per value."""
+    out = np.empty(m.shape[0], dtype=object)
+    key = decimals * len(suffixes) + unit
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for rows in np.split(order, bounds) if order.size else []:
+        d, u = divmod(int(key[rows[0]]), len(suffixes))
+        spec = f"{{:,.{d}f}}" + suffixes[u].replace("{", "{{").replace("}", "}}")
+        texts = list(map(spec.format, m[rows].tolist()))
+        if SEPARATOR != ",":
+            texts = [t.replace(",", SEPARATOR) for t in texts]
+        out[rows] = texts
+    return out
