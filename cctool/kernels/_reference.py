@@ -347,19 +347,25 @@ def profile_own_costs(
         # The usual profile: every value has a column and few entries (the root's) are
         # skipped. Their values go to a spare last cell instead of being selected out (no
         # copies of the values), so each cell gets the same terms in the same order.
-        spare = ncols * nrows
+        spare, n = ncols * nrows, val.shape[0]
         base = col * nrows
-        ends = np.cumsum(count)
-        cell = np.concatenate([base + np.repeat(first, count), base + np.repeat(second, count)])
-        for skip, at in (((first < 0) | (first >= nrows), 0),
-                         ((first < 0) | (second < 0) | (second >= nrows), ends[-1:].sum())):
-            e = np.flatnonzero(skip)
-            if e.size:
-                reps = count[e]
-                cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
-        terms = np.concatenate([val, -val])
+        cell = np.empty(2 * n, dtype=np.int64)  # filled in place: no joined copies
+        np.add(base, np.repeat(first, count), out=cell[:n])
+        np.add(base, np.repeat(second, count), out=cell[n:])
+        no_add = (first < 0) | (first >= nrows)
+        no_sub = (first < 0) | (second < 0) | (second >= nrows)
+        if no_add.any() or no_sub.any():
+            ends = np.cumsum(count)
+            for skip, at in ((no_add, 0), (no_sub, n)):
+                e = np.flatnonzero(skip)
+                if e.size:
+                    reps = count[e]
+                    cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
+        terms = np.empty(2 * n)
+        terms[:n] = val
+        np.negative(val, out=terms[n:])
         own = np.bincount(cell, weights=terms, minlength=spare + 1)[:spare]
-        scale = np.bincount(cell, weights=np.abs(terms), minlength=spare + 1)[:spare]
+        scale = np.bincount(cell, weights=np.abs(terms, out=terms), minlength=spare + 1)[:spare]
         own[np.abs(own) <= 1e-9 * scale] = 0.0
         out[...] = own.reshape(ncols, nrows)
         return

@@ -12,8 +12,10 @@ depth-first preorder: each metric's plane is the block layout the XML reader emi
 global sort, no per-metric dense matrix beside the columns and no key columns to rebuild. With
 many metrics a metric's column is made when its first non-zero cost appears (metrics zero
 everywhere cost nothing). Contexts the tree prunes are dropped inside each plane's own memory
-(:func:`kept_columns`). The compiled kernel releases the GIL: profiles are scattered on as many
-threads as there are CPUs, each profile's row its own.
+(:func:`kept_columns`). Both kernels spend their time without the GIL (the compiled one
+entirely; NumPy's twin in its bincounts, takes and element-wise passes, all but its two
+``np.repeat``): profiles are scattered on as many threads as there are CPUs, each profile's row
+its own.
 """
 
 from __future__ import annotations
@@ -61,8 +63,13 @@ class Plan:
         """Per context id: the slot its value goes to and the slot it is taken off (its
         parent's owner), -1 where none; from tables over the ids when they are small."""
         if self.by_id is not None and ids.size and int(ids.max()) < self.by_id[0].size:
-            return self.by_id[0][ids], self.by_id[1][ids]
+            at = ids.astype(np.intp)  # once (a fancy index converts on every use), then take
+            return np.take(self.by_id[0], at), np.take(self.by_id[1], at)
         return _rows_of(self.tree, self.tree.contexts(ids.astype(np.int64)))
+
+    def columns(self, metric: np.ndarray) -> np.ndarray:
+        """The metric column of each metric id (-1: not an execution-scope metric)."""
+        return np.take(self.column, metric.astype(np.intp))
 
 
 def _rows_of(tree: TreePlan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +177,7 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     """
     from cctool import kernels
 
-    kernel, compiled = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    kernel, _ = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
     if ncols > _COMPACT:
         return _scatter_rows(prof, infos, profiles, plan_, ncols, chosen, section, kernel)
     # Few metrics: the kernel writes each profile's costs of every metric straight into its
@@ -180,19 +187,30 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     out = Blocks({}, np.zeros(slots, dtype=bool), np.zeros(ncols, dtype=bool))
     block = _mapped((ncols, len(profiles), slots), out)
 
-    def fill(locs: range) -> None:
-        for loc in locs:
-            i = profiles[loc]
-            sec = section(prof, infos, i)
-            col = plan_.column[sec[0]["metric"]]
-            _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
-
     # Runs of profiles small enough that an interrupt or an error waits for little work.
     runs = [range(lo, min(lo + _RUN, len(profiles))) for lo in range(0, len(profiles), _RUN)]
-    kernels.on_threads(fill, runs, kernels.cores() if compiled else 1, "cctool-profile-db")
-    out.nonzero = np.asarray(block.any(axis=(1, 2)))
-    for c in np.flatnonzero(out.nonzero).tolist():
-        out.valued |= block[c].any(axis=0)
+    # Each run's (non-zero metrics, valued slots), taken from each profile's rows while they
+    # are in cache rather than in passes over the whole block; one entry per run, so no two
+    # threads write the same flags.
+    flags: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(runs)
+
+    def fill(run: int) -> None:
+        nonzero, valued = np.zeros(ncols, dtype=bool), np.zeros(slots, dtype=bool)
+        for loc in runs[run]:
+            i = profiles[loc]
+            sec = section(prof, infos, i)
+            col = plan_.columns(sec[0]["metric"])
+            _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
+            nz = block[:, loc] != 0
+            nonzero |= nz.any(axis=1)
+            valued |= nz.any(axis=0)
+        flags[run] = nonzero, valued
+
+    kernels.on_threads(fill, range(len(runs)), kernels.cores(), "cctool-profile-db")
+    for got in flags:
+        if got is not None:
+            out.nonzero |= got[0]
+            out.valued |= got[1]
     keep = np.flatnonzero(out.nonzero).tolist() if chosen is None else list(chosen)
     out.columns = {c: block[c] for c in keep}
     for c in set(range(ncols)) - set(keep):  # a plane left out: its pages go now
@@ -217,7 +235,7 @@ def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan
     wanted = np.ones(ncols, dtype=bool) if chosen is None else np.isin(np.arange(ncols), chosen)
     for loc, i in enumerate(profiles):
         sec = section(prof, infos, i)
-        col = plan_.column[sec[0]["metric"]]
+        col = plan_.columns(sec[0]["metric"])
         present = np.flatnonzero(np.bincount(col[col >= 0], minlength=ncols))
         cmap = np.full(ncols + 1, -1, dtype=np.int64)  # cmap[-1]: skipped values stay -1
         cmap[present] = np.arange(present.size)
