@@ -350,8 +350,16 @@ def profile_own_costs(
         spare, n = ncols * nrows, val.shape[0]
         base = col * nrows
         cell = np.empty(2 * n, dtype=np.int64)  # filled in place: no joined copies
-        np.add(base, np.repeat(first, count), out=cell[:n])
-        np.add(base, np.repeat(second, count), out=cell[n:])
+        e = first.shape[0]
+        if e and n == e * int(count[0]) and count.min() == count.max():
+            # as many values in every entry (each metric at each context): a broadcast add,
+            # one pass that runs without the GIL, where np.repeat holds it
+            shape = (e, n // e)
+            np.add(base.reshape(shape), first[:, None], out=cell[:n].reshape(shape))
+            np.add(base.reshape(shape), second[:, None], out=cell[n:].reshape(shape))
+        else:
+            np.add(base, np.repeat(first, count), out=cell[:n])
+            np.add(base, np.repeat(second, count), out=cell[n:])
         no_add = (first < 0) | (first >= nrows)
         no_sub = (first < 0) | (second < 0) | (second >= nrows)
         if no_add.any() or no_sub.any():
