@@ -32,6 +32,7 @@ from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
 _COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
 _GATHER_ROWS = 32  # locations gathered at a time when pruned slots are dropped
 _RUN = 32  # profiles a thread scatters at a time
+_RELEASE_GAP = 1 << 20  # bytes of other data a run's one release of its sections may span
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,7 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
             nz = block[:, loc] != 0
             nonzero |= nz.any(axis=1)
             valued |= nz.any(axis=0)
+        _release(prof, infos, [profiles[loc] for loc in runs[run]])
         flags[run] = nonzero, valued
 
     kernels.on_threads(fill, range(len(runs)), kernels.cores(), "cctool-profile-db")
@@ -241,6 +243,7 @@ def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan
         cmap[present] = np.arange(present.size)
         own = np.empty((present.size, slots))
         _own(prof, infos, i, plan_, kernel, sec, cmap[col], own)
+        _release(prof, infos, [i])
         for j, c in enumerate(present.tolist()):
             row = own[j]
             if not row.any():
@@ -260,7 +263,39 @@ def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, kernel: Any,
     vals, idx, count = sec
     first, second = plan_.rows(idx["ctx"])
     kernel(first, second, count.astype(np.int64), col, np.ascontiguousarray(vals["value"]), out)
+
+
+def _release(prof: Any, infos: np.ndarray, profiles: list[int]) -> None:
+    """Let the mapping of the sections of ``profiles`` (read once) leave memory: the span
+    they lie in with one call where they lie together, as hpcprof writes them."""
     release = getattr(prof, "release", None)
-    if release is not None:  # read once: the mapping need not stay resident
-        release(infos["values"][i], vals.size * vals.dtype.itemsize)
-        release(infos["ctxs"][i], idx.size * idx.dtype.itemsize)
+    if release is None or not profiles:
+        return
+    span = section_span(infos, np.asarray(profiles), _RELEASE_GAP)
+    if span is not None:
+        release(span[0], span[1] - span[0])
+        return
+    for i in profiles:
+        for at, size in section_bytes(infos, np.asarray([i])):
+            release(at, size)
+
+
+def section_bytes(infos: np.ndarray, profiles: np.ndarray) -> list[tuple[int, int]]:
+    """(offset, bytes) of the values and the context index of each of ``profiles``."""
+    from cctool.readers.hpctoolkit.v4 import IDX_BYTES, VAL_BYTES
+
+    info = infos[profiles]
+    starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
+    sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,
+                            info["nctxs"].astype(np.int64) * IDX_BYTES])
+    return list(zip(starts.tolist(), sizes.tolist(), strict=True))
+
+
+def section_span(infos: np.ndarray, profiles: np.ndarray, gap: int) -> tuple[int, int] | None:
+    """The file range (start, end) the sections of ``profiles`` lie in, when it is at most
+    twice their bytes plus ``gap``; else (or for no profiles) None."""
+    parts = np.asarray(section_bytes(infos, profiles), dtype=np.int64).reshape(-1, 2)
+    if not parts.size:
+        return None
+    lo, hi = int(parts[:, 0].min()), int(parts.sum(axis=1).max())
+    return (lo, hi) if hi - lo <= 2 * int(parts[:, 1].sum()) + gap else None

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.model.partials import Partials, merge_m2, squared_deviations
-from cctool.readers.hpctoolkit._v4_blocks import Plan, rows_plan
+from cctool.readers.hpctoolkit._v4_blocks import Plan, rows_plan, section_span
 from cctool.readers.hpctoolkit._v4_db import Db, Slab
 from cctool.readers.hpctoolkit.tree_plan import TreePlan
 
@@ -256,17 +256,10 @@ def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
     """Where to read the sections of ``profiles`` from: one read of the file range they lie
     in, when that range is at most twice their bytes (plus :data:`SLAB_GAP`), else the file
     (one read per section)."""
-    from cctool.readers.hpctoolkit.v4 import IDX_BYTES, VAL_BYTES
-
-    info = infos[profiles]
-    starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
-    sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,
-                            info["nctxs"].astype(np.int64) * IDX_BYTES])
-    if not starts.size:
+    span = section_span(infos, profiles, SLAB_GAP)
+    if span is None or span[1] > prof.size:
         return prof
-    lo, hi = int(starts.min()), int((starts + sizes).max())
-    if hi - lo > 2 * int(sizes.sum()) + SLAB_GAP or hi > prof.size:
-        return prof
+    lo, hi = span
     return prof.slab(lo, hi - lo, scratch("slab", (hi - lo,), np.uint8))
 
 
