@@ -90,8 +90,9 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
     preorder-numbered tree (parent[i] < i). Returns a new array of the same shape.
     """
     out = np.array(values, dtype=np.float64, copy=True)
-    for i in range(parent.shape[0] - 1, -1, -1):
-        p = parent[i]
+    up = parent.tolist()  # Python ints: no NumPy scalar per node
+    for i in range(len(up) - 1, -1, -1):
+        p = up[i]
         if p >= 0:
             out[:, p] += out[:, i]
     return out

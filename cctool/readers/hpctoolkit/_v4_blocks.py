@@ -102,12 +102,17 @@ class Blocks:
             for, or else the ones with a non-zero cost somewhere.
         valued: per slot, whether some location has a non-zero cost there in some metric.
         nonzero: per metric column, whether some cost is non-zero.
+        memory: the anonymous mappings the columns live in.
+        block: the (metrics, locations, slots) block all columns are planes of, if one.
+        stacked: set by :func:`kept_columns`.
     """
 
     columns: dict[int, np.ndarray]
     valued: np.ndarray
     nonzero: np.ndarray
     memory: list[tuple[mmap.mmap, np.ndarray]] = field(default_factory=list)
+    block: np.ndarray | None = None
+    stacked: tuple[list[int], np.ndarray] | None = None
 
 
 def _mapped(shape: tuple[int, ...], blocks: Blocks) -> np.ndarray:
@@ -128,28 +133,58 @@ def _mapped(shape: tuple[int, ...], blocks: Blocks) -> np.ndarray:
 
 def kept_columns(got: Blocks, keep: np.ndarray | None) -> dict[int, np.ndarray]:
     """Each column of ``got`` as one flat (locations x kept slots) column, ``keep`` the kept
-    slots (``None``: all). The columns are taken out of ``got``.
+    slots (``None``: all). The columns are taken out of ``got``; where they end up side by
+    side in one array, in column order, ``got.stacked`` is (columns, that array).
 
     The kept slots are gathered in the plane's own memory, a few locations at a time written
     back over the start of the plane (always at or before where they came from): a new column
     would cost as many fresh pages as the plane, a third of a large read's time. The plane's
-    pages past the column are then handed back to the system."""
+    pages past the column are then handed back to the system. The planes of one block go
+    one after the other from the block's start instead (each still at or before where it
+    came from), so that their subtree sums can be taken in one pass."""
+    order = sorted(got.columns)
+    if got.block is not None and (keep is not None or order == list(range(len(order)))):
+        return _kept_in_block(got, got.block, order, keep)
     out: dict[int, np.ndarray] = {}
-    for c in list(got.columns):
+    for c in order:
         plane = np.ascontiguousarray(got.columns.pop(c))
         if keep is None:
             out[c] = plane.reshape(-1)
             continue
-        nloc, nk = plane.shape[0], keep.size
-        flat = plane.reshape(-1)
-        for r in range(0, nloc, _GATHER_ROWS):
-            end = min(r + _GATHER_ROWS, nloc)
-            # take, not plane[r:end, keep]: fancy indexing on the second axis returns a
-            # transposed layout that reshape would copy once more
-            flat[r * nk:end * nk] = np.take(plane[r:end], keep, axis=1).reshape(-1)
-        _hand_back(got.memory, flat[nloc * nk:])
-        out[c] = flat[:nloc * nk]
+        nk = keep.size
+        _gather(plane, keep, plane.reshape(-1))
+        _hand_back(got.memory, plane.reshape(-1)[plane.shape[0] * nk:])
+        out[c] = plane.reshape(-1)[:plane.shape[0] * nk]
     return out
+
+
+def _kept_in_block(got: Blocks, block: np.ndarray, order: list[int],
+                   keep: np.ndarray | None) -> dict[int, np.ndarray]:
+    """:func:`kept_columns` for the planes of one (metrics, locations, slots) block, which
+    end up side by side from its start, in column order."""
+    nloc, slots = block.shape[1], block.shape[2]
+    nk = slots if keep is None else keep.size
+    flat, size = block.reshape(-1), nloc * nk
+    out: dict[int, np.ndarray] = {}
+    for j, c in enumerate(order):
+        got.columns.pop(c)
+        if keep is not None:  # plane c's kept slots go to place j <= c
+            _gather(block[c], keep, flat[j * size:(j + 1) * size])
+        out[c] = flat[j * size:(j + 1) * size]
+    _hand_back(got.memory, flat[len(order) * size:])
+    got.stacked = order, flat[:len(order) * size]
+    return out
+
+
+def _gather(plane: np.ndarray, keep: np.ndarray, into: np.ndarray) -> None:
+    """The ``keep`` slots of a (locations, slots) plane into the flat ``into``, a few
+    locations at a time: ``into`` may start anywhere at or before the plane."""
+    nloc, nk = plane.shape[0], keep.size
+    for r in range(0, nloc, _GATHER_ROWS):
+        end = min(r + _GATHER_ROWS, nloc)
+        # take, not plane[r:end, keep]: fancy indexing on the second axis returns a
+        # transposed layout that reshape would copy once more
+        into[r * nk:end * nk] = np.take(plane[r:end], keep, axis=1).reshape(-1)
 
 
 def _hand_back(memory: list[tuple[mmap.mmap, np.ndarray]], unused: np.ndarray) -> None:
@@ -186,7 +221,7 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     # as they are (no copy per profile, none per metric).
     slots = plan_.slots
     out = Blocks({}, np.zeros(slots, dtype=bool), np.zeros(ncols, dtype=bool))
-    block = _mapped((ncols, len(profiles), slots), out)
+    block = out.block = _mapped((ncols, len(profiles), slots), out)
 
     # Runs of profiles small enough that an interrupt or an error waits for little work.
     runs = [range(lo, min(lo + _RUN, len(profiles))) for lo in range(0, len(profiles), _RUN)]

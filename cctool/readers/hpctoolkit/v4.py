@@ -176,8 +176,9 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
     parent = np.where(up >= 0, position[np.maximum(up, 0)], -1)
     exclusive = [names[c] for c in chosen]
     own = blocks.kept_columns(got, None if alive.all() else np.flatnonzero(alive))
+    stacked = got.stacked
     del got
-    columns = _long_table(own, chosen, exclusive, parent, rank, thread)
+    columns = _long_table(own, chosen, exclusive, parent, rank, thread, stacked)
     metadata = {
         "format": NAME,
         "path": str(folder),
@@ -335,11 +336,12 @@ _DENSE = 0.5  # block layout kept when at least this share of (location, node) r
 
 
 def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
-                parent: np.ndarray, rank: np.ndarray,
-                thread: np.ndarray) -> dict[str, np.ndarray]:
+                parent: np.ndarray, rank: np.ndarray, thread: np.ndarray,
+                stacked: tuple[list[int], np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Exclusive and inclusive columns from the flat columns of own costs (one block of
-    every kept node per location, in preorder): the blocks as they are, or where most rows
-    would be zero (GPU streams), only the rows with a non-zero value.
+    every kept node per location, in preorder; ``stacked``: those side by side in one array,
+    as :func:`._v4_blocks.kept_columns` leaves them): the blocks as they are, or where most
+    rows would be zero (GPU streams), only the rows with a non-zero value.
 
     Inclusive sums are taken per location over the whole block, as the long table's subtree
     sums would be, without a row for every (node, location) pair when the table is sparse.
@@ -347,12 +349,17 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
-    exclusive = {name: own.pop(c) if c in own else np.zeros(nloc * n)
-                 for c, name in zip(chosen, names, strict=True)}
+    summed: dict[int, np.ndarray] = {}
+    if stacked is not None:  # the columns side by side: one pass over the nodes for all
+        order, flat = stacked
+        sums = kernels.subtree_sums(flat.reshape(len(order) * nloc, n), parent)
+        summed = {c: sums[j * nloc:(j + 1) * nloc].reshape(-1) for j, c in enumerate(order)}
     out: dict[str, np.ndarray] = {}
-    for name, exc in exclusive.items():
-        out[name] = exc
-        out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
+    for c, name in zip(chosen, names, strict=True):
+        exc = out[name] = own.pop(c) if c in own else np.zeros(nloc * n)
+        inc = summed.pop(c, None)
+        out[inclusive_name(name)] = (
+            inc if inc is not None else kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel())
     if not out or _density(list(out.values()), nloc, n) >= _DENSE:
         return {"node": repeat_rows(np.arange(n), nloc), "rank": repeat_rows(rank[:, None], n),
                 "thread": repeat_rows(thread[:, None], n)} | out
