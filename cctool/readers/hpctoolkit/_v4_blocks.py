@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from cctool.readers.hpctoolkit._v4_db import IDX_BYTES, VAL_BYTES
 from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
 
 _COMPACT = 8  # more metric columns than this: a profile's cost array holds only its own
@@ -317,8 +318,6 @@ def _release(prof: Any, infos: np.ndarray, profiles: list[int]) -> None:
 
 def section_bytes(infos: np.ndarray, profiles: np.ndarray) -> list[tuple[int, int]]:
     """(offset, bytes) of the values and the context index of each of ``profiles``."""
-    from cctool.readers.hpctoolkit.v4 import IDX_BYTES, VAL_BYTES
-
     info = infos[profiles]
     starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
     sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,

@@ -30,6 +30,10 @@ def dtype(fields: dict[str, tuple[str, int]]) -> np.dtype:
     return np.dtype({"names": list(fields), "formats": fmts, "offsets": offs, "itemsize": size})
 
 
+# profile.db's packed records: a profile's values and its context index
+VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # 10 bytes
+IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # 12 bytes
+VAL_BYTES, IDX_BYTES = VAL.itemsize, IDX.itemsize
 _MD = dtype({"name": ("<u8", 0), "insts": ("<u8", 8), "ninsts": ("<u2", 24)})
 _PSI = dtype({"scope": ("<u8", 0), "id": ("<u2", 8)})
 _PATH = dtype({"path": ("<u8", 8)})  # load module and source file specifications

@@ -48,7 +48,7 @@ from cctool.readers.hpctoolkit import _v4_blocks as blocks
 from cctool.readers.hpctoolkit import _v4_checks as checks
 from cctool.readers.hpctoolkit import _v4_nostruct as nostruct
 from cctool.readers.hpctoolkit import _v4_trace as trace
-from cctool.readers.hpctoolkit._v4_db import Db, Slab, dtype, read_meta
+from cctool.readers.hpctoolkit._v4_db import IDX, VAL, Db, Slab, dtype, read_meta
 from cctool.readers.hpctoolkit.xml import repeat_rows
 
 NAME = "hpctoolkit-v4"
@@ -60,9 +60,7 @@ _ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
 _PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
              "ctxs": ("<u8", 24), "tuple": ("<u8", 32), "flags": ("<u4", 40)})
 _ID = dtype({"kind": ("u1", 0), "logical": ("<u4", 4), "physical": ("<u8", 8)})
-_VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # packed, 10 bytes
-_IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # packed, 12 bytes
-VAL_BYTES, IDX_BYTES = _VAL.itemsize, _IDX.itemsize
+_VAL, _IDX = VAL, IDX  # packed, 10 and 12 bytes
 
 
 def folder_of(path: Path) -> Path:
