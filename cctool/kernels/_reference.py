@@ -114,8 +114,9 @@ def subtract_strided(
     view = values.reshape(blocks, stride)
     if child.size == 0:
         return
-    plan = _reduce_plan(np.asarray(child, np.int64).tobytes(),
-                        np.asarray(parent, np.int64).tobytes())
+    plan = _reduce_plan(
+        np.asarray(child, np.int64).tobytes(), np.asarray(parent, np.int64).tobytes()
+    )
     if plan is None:
         for c, p in zip(child, parent, strict=True):
             view[:, p] -= view[:, c]
@@ -129,8 +130,9 @@ def subtract_strided(
 
 
 @functools.lru_cache(maxsize=4)  # a reader decodes batch after batch with the same pairs
-def _reduce_plan(child_bytes: bytes, parent_bytes: bytes
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _reduce_plan(
+    child_bytes: bytes, parent_bytes: bytes
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(gather, heads, targets) for ``subtract_strided``'s reduceat, or None when a child is
     also a parent (the pairs must then go one by one)."""
     child = np.frombuffer(child_bytes, dtype=np.int64)
@@ -329,8 +331,12 @@ def group_block_sums(
 
 
 def profile_own_costs(
-    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
-    val: np.ndarray, out: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    count: np.ndarray,
+    col: np.ndarray,
+    val: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     """One HPCToolkit v4 profile's own costs, into ``out`` (metric columns, rows; perhaps a
     strided view), zeroed first.
@@ -399,8 +405,14 @@ def _ramps(reps: np.ndarray) -> np.ndarray:
 
 
 def profile_block(
-    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
-    val: np.ndarray, entries: np.ndarray, values: np.ndarray, parent: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    count: np.ndarray,
+    col: np.ndarray,
+    val: np.ndarray,
+    entries: np.ndarray,
+    values: np.ndarray,
+    parent: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """The own costs and their subtree sums of several v4 profiles, into ``out`` (metric
@@ -414,15 +426,23 @@ def profile_block(
     ncols = out.shape[0] // 2
     for p in range(out.shape[1]):
         e0, e1, v0, v1 = entries[p], entries[p + 1], values[p], values[p + 1]
-        profile_own_costs(first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1],
-                          out[0::2, p])
+        profile_own_costs(
+            first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1], out[0::2, p]
+        )
     for c in range(ncols):
         out[2 * c + 1] = subtree_sums(out[2 * c], parent)
 
 
 def rank_reduce(
-    block: np.ndarray, starts: np.ndarray, before: int, total: np.ndarray, m2: np.ndarray,
-    mx: np.ndarray, mn: np.ndarray, nonzero: np.ndarray, per_rank: np.ndarray,
+    block: np.ndarray,
+    starts: np.ndarray,
+    before: int,
+    total: np.ndarray,
+    m2: np.ndarray,
+    mx: np.ndarray,
+    mn: np.ndarray,
+    nonzero: np.ndarray,
+    per_rank: np.ndarray,
 ) -> None:
     """Fold a (columns, locations, nodes) ``block`` of whole ranks (rank ``r`` starts at row
     ``starts[r]``) into running reductions over ``before`` ranks so far, in place: ``total``
@@ -503,7 +523,11 @@ def heaviest_paths(
 
 
 def bucket_paths(
-    offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray, width: int,
+    offsets: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    node: np.ndarray,
+    width: int,
     parent: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """Per location and bucket of time, the heaviest call path and the time per node.
@@ -537,5 +561,13 @@ def bucket_paths(
     sums = np.zeros(keys.size, dtype=np.int64)
     np.add.at(sums, inverse, ns)
     pfirst = np.searchsorted(keys // max(parent.size, 1), np.arange(at.size + 1))
-    return (plane[at], bucket[at], gend, groot, gtotal, pfirst.astype(np.int64),
-            keys % max(parent.size, 1), sums)
+    return (
+        plane[at],
+        bucket[at],
+        gend,
+        groot,
+        gtotal,
+        pfirst.astype(np.int64),
+        keys % max(parent.size, 1),
+        sums,
+    )

@@ -81,8 +81,9 @@ def _rows_of(tree: TreePlan, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, np.where(up >= 0, tree.slot[np.maximum(up, 0)], -1)
 
 
-def plan(meta: dict[str, Any], tree: dict[str, np.ndarray],
-         error: Callable[[str], Exception]) -> Plan:
+def plan(
+    meta: dict[str, Any], tree: dict[str, np.ndarray], error: Callable[[str], Exception]
+) -> Plan:
     """The :class:`Plan` of a database (``error(msg)`` makes the reader's exception)."""
     return rows_plan(tree_plan(meta, tree, error))
 
@@ -154,13 +155,14 @@ def kept_columns(got: Blocks, keep: np.ndarray | None) -> dict[int, np.ndarray]:
             continue
         nk = keep.size
         _gather(plane, keep, plane.reshape(-1))
-        _hand_back(got.memory, plane.reshape(-1)[plane.shape[0] * nk:])
-        out[c] = plane.reshape(-1)[:plane.shape[0] * nk]
+        _hand_back(got.memory, plane.reshape(-1)[plane.shape[0] * nk :])
+        out[c] = plane.reshape(-1)[: plane.shape[0] * nk]
     return out
 
 
-def _kept_in_block(got: Blocks, block: np.ndarray, order: list[int],
-                   keep: np.ndarray | None) -> dict[int, np.ndarray]:
+def _kept_in_block(
+    got: Blocks, block: np.ndarray, order: list[int], keep: np.ndarray | None
+) -> dict[int, np.ndarray]:
     """:func:`kept_columns` for the planes of one (metrics, locations, slots) block, which
     end up side by side from its start, in column order."""
     nloc, slots = block.shape[1], block.shape[2]
@@ -170,10 +172,10 @@ def _kept_in_block(got: Blocks, block: np.ndarray, order: list[int],
     for j, c in enumerate(order):
         got.columns.pop(c)
         if keep is not None:  # plane c's kept slots go to place j <= c
-            _gather(block[c], keep, flat[j * size:(j + 1) * size])
-        out[c] = flat[j * size:(j + 1) * size]
-    _hand_back(got.memory, flat[len(order) * size:])
-    got.stacked = order, flat[:len(order) * size]
+            _gather(block[c], keep, flat[j * size : (j + 1) * size])
+        out[c] = flat[j * size : (j + 1) * size]
+    _hand_back(got.memory, flat[len(order) * size :])
+    got.stacked = order, flat[: len(order) * size]
     return out
 
 
@@ -185,7 +187,7 @@ def _gather(plane: np.ndarray, keep: np.ndarray, into: np.ndarray) -> None:
         end = min(r + _GATHER_ROWS, nloc)
         # take, not plane[r:end, keep]: fancy indexing on the second axis returns a
         # transposed layout that reshape would copy once more
-        into[r * nk:end * nk] = np.take(plane[r:end], keep, axis=1).reshape(-1)
+        into[r * nk : end * nk] = np.take(plane[r:end], keep, axis=1).reshape(-1)
 
 
 def _hand_back(memory: list[tuple[mmap.mmap, np.ndarray]], unused: np.ndarray) -> None:
@@ -205,8 +207,15 @@ def _hand_back(memory: list[tuple[mmap.mmap, np.ndarray]], unused: np.ndarray) -
             return
 
 
-def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncols: int,
-            chosen: list[int] | None, section: Any) -> Blocks:
+def scatter(
+    prof: Any,
+    infos: np.ndarray,
+    profiles: list[int],
+    plan_: Plan,
+    ncols: int,
+    chosen: list[int] | None,
+    section: Any,
+) -> Blocks:
     """Own costs of ``profiles`` (location ``l`` is ``profiles[l]``) in block columns.
 
     ``chosen``: the metric columns to keep whatever their values (``None``: the non-zero
@@ -256,8 +265,16 @@ def scatter(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncol
     return out
 
 
-def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan, ncols: int,
-                  chosen: list[int] | None, section: Any, kernel: Any) -> Blocks:
+def _scatter_rows(
+    prof: Any,
+    infos: np.ndarray,
+    profiles: list[int],
+    plan_: Plan,
+    ncols: int,
+    chosen: list[int] | None,
+    section: Any,
+    kernel: Any,
+) -> Blocks:
     """:func:`scatter` for many metric columns: a profile's cost array holds only the
     columns it has values in, copied into per-metric columns made when first needed."""
     slots, nloc = plan_.slots, len(profiles)
@@ -291,8 +308,16 @@ def _scatter_rows(prof: Any, infos: np.ndarray, profiles: list[int], plan_: Plan
     return out
 
 
-def _own(prof: Any, infos: np.ndarray, i: int, plan_: Plan, kernel: Any,
-         sec: tuple[np.ndarray, ...], col: np.ndarray, out: np.ndarray) -> None:
+def _own(
+    prof: Any,
+    infos: np.ndarray,
+    i: int,
+    plan_: Plan,
+    kernel: Any,
+    sec: tuple[np.ndarray, ...],
+    col: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """Profile ``i``'s own costs (its section ``sec``: values, index, values per entry; the
     metric column of each value, -1 to skip) into ``out`` (metric columns, slots); a value
     whose owner is not kept (slot ``slots``) only comes off its parent's owner."""
@@ -320,8 +345,9 @@ def section_bytes(infos: np.ndarray, profiles: np.ndarray) -> list[tuple[int, in
     """(offset, bytes) of the values and the context index of each of ``profiles``."""
     info = infos[profiles]
     starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
-    sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,
-                            info["nctxs"].astype(np.int64) * IDX_BYTES])
+    sizes = np.concatenate(
+        [info["nvalues"].astype(np.int64) * VAL_BYTES, info["nctxs"].astype(np.int64) * IDX_BYTES]
+    )
     return list(zip(starts.tolist(), sizes.tolist(), strict=True))
 
 
