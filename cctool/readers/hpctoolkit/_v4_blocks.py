@@ -11,11 +11,12 @@ The costs go straight into one (metrics, locations, contexts) block, the context
 depth-first preorder: each metric's plane is the block layout the XML reader emits, so no
 global sort, no per-metric dense matrix beside the columns and no key columns to rebuild. With
 many metrics a metric's column is made when its first non-zero cost appears (metrics zero
-everywhere cost nothing). Contexts the tree prunes are dropped inside each plane's own memory
-(:func:`kept_columns`). Both kernels spend their time without the GIL (the compiled one
-entirely; NumPy's twin in its bincounts, takes and element-wise passes, all but its two
-``np.repeat``): profiles are scattered on as many threads as there are CPUs, each profile's row
-its own.
+everywhere cost nothing). Contexts the tree prunes are dropped inside the block's own memory,
+its planes left side by side for one pass of subtree sums (:func:`kept_columns`). Both kernels
+spend their time without the GIL (the compiled one entirely; NumPy's twin in its bincounts,
+takes and element-wise passes, and in ``np.repeat`` only where a context's values vary in
+number): profiles are scattered on as many threads as there are CPUs, each profile's row its
+own.
 """
 
 from __future__ import annotations
