@@ -213,15 +213,20 @@ def test_group_block_sums_twins_agree_bit_for_bit(seed: int) -> None:
     assert not _reference.group_block_sums(block, group, np.zeros(n, dtype=bool), ng).any()
 
 
-@pytest.mark.parametrize(("seed", "skipped"), [(0, True), (1, True), (2, True), (3, False)])
-def test_profile_own_costs_twins_agree_bit_for_bit(seed: int, skipped: bool) -> None:
+@pytest.mark.parametrize(
+    ("seed", "skipped", "uniform"),
+    [(0, True, False), (1, True, False), (2, True, False), (3, False, False), (4, False, True),
+     (5, True, True)],
+)
+def test_profile_own_costs_twins_agree_bit_for_bit(seed: int, skipped: bool, uniform: bool) -> None:
     rng = np.random.default_rng(seed)
     entries, rows, ncols = 200, 60, 3
     # -1: a context meta.db lacks; ``rows``: an owner that is not kept (its term is dropped,
     # the value still comes off the parent's row)
     first = rng.integers(-1, rows + 1, entries).astype(np.int64)
     second = np.where(rng.random(entries) < 0.8, rng.integers(0, rows + 1, entries), -1)
-    count = rng.integers(0, 4, entries).astype(np.int64)
+    # ``uniform``: as many values at every context (the twin's broadcast, no np.repeat)
+    count = np.full(entries, 2) if uniform else rng.integers(0, 4, entries).astype(np.int64)
     # -1: not an exec metric (``skipped``: some values are; else the twin's usual profile,
     # every value with a column)
     col = rng.integers(-1 if skipped else 0, ncols, int(count.sum())).astype(np.int64)
