@@ -64,8 +64,9 @@ def test_preorder_by_levels_declines_cycles_and_deep_trees() -> None:
     assert _levels.preorder_by_levels(cycle, 10) is None
     chain = np.arange(-1, 99, dtype=np.int64)  # 100 levels
     assert _levels.preorder_by_levels(chain, 50) is None
-    np.testing.assert_array_equal(_levels.preorder_by_levels(chain[::-1].copy() * 0 - 1,
-                                                                50), np.arange(100))
+    np.testing.assert_array_equal(
+        _levels.preorder_by_levels(chain[::-1].copy() * 0 - 1, 50), np.arange(100)
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -80,8 +81,9 @@ def test_path_match_by_levels_agrees(seed: int) -> None:
         assert got is not None
         np.testing.assert_array_equal(got, _reference.path_match(parent, pred, star))
     chain = np.arange(-1, 99, dtype=np.int64)
-    assert _levels.path_match_by_levels(chain, np.ones((100, 1), bool), np.ones(1, bool),
-                                        50) is None
+    assert (
+        _levels.path_match_by_levels(chain, np.ones((100, 1), bool), np.ones(1, bool), 50) is None
+    )
 
 
 def test_preorder_drops_cycles() -> None:
@@ -213,15 +215,26 @@ def test_group_block_sums_twins_agree_bit_for_bit(seed: int) -> None:
     assert not _reference.group_block_sums(block, group, np.zeros(n, dtype=bool), ng).any()
 
 
-@pytest.mark.parametrize(("seed", "skipped"), [(0, True), (1, True), (2, True), (3, False)])
-def test_profile_own_costs_twins_agree_bit_for_bit(seed: int, skipped: bool) -> None:
+@pytest.mark.parametrize(
+    ("seed", "skipped", "uniform"),
+    [
+        (0, True, False),
+        (1, True, False),
+        (2, True, False),
+        (3, False, False),
+        (4, False, True),
+        (5, True, True),
+    ],
+)
+def test_profile_own_costs_twins_agree_bit_for_bit(seed: int, skipped: bool, uniform: bool) -> None:
     rng = np.random.default_rng(seed)
     entries, rows, ncols = 200, 60, 3
     # -1: a context meta.db lacks; ``rows``: an owner that is not kept (its term is dropped,
     # the value still comes off the parent's row)
     first = rng.integers(-1, rows + 1, entries).astype(np.int64)
     second = np.where(rng.random(entries) < 0.8, rng.integers(0, rows + 1, entries), -1)
-    count = rng.integers(0, 4, entries).astype(np.int64)
+    # ``uniform``: as many values at every context (the twin's broadcast, no np.repeat)
+    count = np.full(entries, 2) if uniform else rng.integers(0, 4, entries).astype(np.int64)
     # -1: not an exec metric (``skipped``: some values are; else the twin's usual profile,
     # every value with a column)
     col = rng.integers(-1 if skipped else 0, ncols, int(count.sum())).astype(np.int64)
@@ -260,13 +273,20 @@ def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
     for _ in range(k):
         entries = int(rng.integers(0, 80))
         count = rng.integers(0, 3, entries).astype(np.int64)
-        parts.append((rng.integers(-1, rows + 1, entries).astype(np.int64),
-                      rng.integers(-1, rows + 1, entries).astype(np.int64), count,
-                      rng.integers(-1, ncols, int(count.sum())).astype(np.int64),
-                      rng.lognormal(size=int(count.sum()))))
+        parts.append(
+            (
+                rng.integers(-1, rows + 1, entries).astype(np.int64),
+                rng.integers(-1, rows + 1, entries).astype(np.int64),
+                count,
+                rng.integers(-1, ncols, int(count.sum())).astype(np.int64),
+                rng.lognormal(size=int(count.sum())),
+            )
+        )
     first, second, count, col, val = (np.concatenate([p[j] for p in parts]) for j in range(5))
-    bounds = [np.concatenate([[0], np.cumsum([p[j].size for p in parts])]).astype(np.int64)
-              for j in (0, 3)]
+    bounds = [
+        np.concatenate([[0], np.cumsum([p[j].size for p in parts])]).astype(np.int64)
+        for j in (0, 3)
+    ]
     got, want = np.full((2 * ncols, k, rows), 9.0), np.full((2 * ncols, k, rows), 9.0)
     _jit.profile_block(first, second, count, col, val, *bounds, parent, got)
     _reference.profile_block(first, second, count, col, val, *bounds, parent, want)
@@ -278,9 +298,10 @@ def test_profile_block_twins_agree_bit_for_bit(seed: int) -> None:
         assert np.array_equal(want[1::2, p], _reference.subtree_sums(own, parent))
 
 
-@pytest.mark.parametrize(("seed", "nodes", "alone"),
-                         [(0, 1, False), (1, 2, False), (2, 37, False), (3, 300, False),
-                          (4, 300, True)])
+@pytest.mark.parametrize(
+    ("seed", "nodes", "alone"),
+    [(0, 1, False), (1, 2, False), (2, 37, False), (3, 300, False), (4, 300, True)],
+)
 def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int, alone: bool) -> None:
     """Folding chunks of ranks: the compiled kernel (behind its dispatcher, which sends one
     node to the twin: NumPy sums a single column pairwise) gives the twin's bits, signed
@@ -303,9 +324,14 @@ def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int, alone: bool)
         chunks.append(block)
 
     def fresh() -> Sums:
-        return Sums(0, np.zeros((cols, nodes)), np.zeros((cols, nodes)),
-                    np.full((cols, nodes), -np.inf), np.full((cols, nodes), np.inf),
-                    np.zeros((cols // 2, nodes), dtype=bool))
+        return Sums(
+            0,
+            np.zeros((cols, nodes)),
+            np.zeros((cols, nodes)),
+            np.full((cols, nodes), -np.inf),
+            np.full((cols, nodes), np.inf),
+            np.zeros((cols // 2, nodes), dtype=bool),
+        )
 
     old, twin, kernel = fresh(), fresh(), fresh()
     for block in chunks:
@@ -316,8 +342,9 @@ def test_rank_reduce_twins_agree_bit_for_bit(seed: int, nodes: int, alone: bool)
         for fold, sums in ((_reference.rank_reduce, twin), (_rank_reduce_compiled, kernel)):
             own = block.copy()
             got = own if alone else np.full((cols, starts.size, nodes), 9.0)
-            fold(own, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min,
-                 sums.nonzero, got)
+            fold(
+                own, starts, sums.ranks, sums.total, sums.m2, sums.max, sums.min, sums.nonzero, got
+            )
             sums.ranks += starts.size
             assert got.tobytes() == want.tobytes()
     for name in ("total", "m2", "max", "min", "nonzero"):
@@ -409,15 +436,17 @@ def dot(a, b):
 print(dot(np.ones((2, 2)), np.ones((2, 2))).sum())
 """
     env = {**os.environ, "CCTOOL_NO_BACKGROUND_COMPILE": "1"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     assert out == ["False", "8.0"]
 
 
 @pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_bucket_paths_twins_agree_and_coarser_buckets_follow_from_finer(seed: int,
-                                                                        shape: str) -> None:
+def test_bucket_paths_twins_agree_and_coarser_buckets_follow_from_finer(
+    seed: int, shape: str
+) -> None:
     """Intervals of 5 locations cut at several widths: both twins give the same groups,
     paths and time per node, equal to heaviest_paths of the cut pieces; and a width's time
     per node, as intervals from each bucket's start, gives twice that width's results."""
@@ -470,8 +499,7 @@ def test_vectorised_heaviest_paths_equal_the_loop_on_random_trees() -> None:
     rng = np.random.default_rng(7)
     for _ in range(400):
         n = int(rng.integers(1, 40))
-        parent = np.array([-1] + [int(rng.integers(-1, i)) for i in range(1, n)],
-                          dtype=np.int64)
+        parent = np.array([-1] + [int(rng.integers(-1, i)) for i in range(1, n)], dtype=np.int64)
         rows = int(rng.integers(0, 60))
         cuts = np.sort(rng.integers(0, rows + 1, int(rng.integers(0, 6))))
         starts = np.concatenate([[0], cuts, [rows]]).astype(np.int64)

@@ -90,8 +90,9 @@ def subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
     preorder-numbered tree (parent[i] < i). Returns a new array of the same shape.
     """
     out = np.array(values, dtype=np.float64, copy=True)
-    for i in range(parent.shape[0] - 1, -1, -1):
-        p = parent[i]
+    up = parent.tolist()  # Python ints: no NumPy scalar per node
+    for i in range(len(up) - 1, -1, -1):
+        p = up[i]
         if p >= 0:
             out[:, p] += out[:, i]
     return out
@@ -113,8 +114,9 @@ def subtract_strided(
     view = values.reshape(blocks, stride)
     if child.size == 0:
         return
-    plan = _reduce_plan(np.asarray(child, np.int64).tobytes(),
-                        np.asarray(parent, np.int64).tobytes())
+    plan = _reduce_plan(
+        np.asarray(child, np.int64).tobytes(), np.asarray(parent, np.int64).tobytes()
+    )
     if plan is None:
         for c, p in zip(child, parent, strict=True):
             view[:, p] -= view[:, c]
@@ -128,8 +130,9 @@ def subtract_strided(
 
 
 @functools.lru_cache(maxsize=4)  # a reader decodes batch after batch with the same pairs
-def _reduce_plan(child_bytes: bytes, parent_bytes: bytes
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _reduce_plan(
+    child_bytes: bytes, parent_bytes: bytes
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(gather, heads, targets) for ``subtract_strided``'s reduceat, or None when a child is
     also a parent (the pairs must then go one by one)."""
     child = np.frombuffer(child_bytes, dtype=np.int64)
@@ -328,8 +331,12 @@ def group_block_sums(
 
 
 def profile_own_costs(
-    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
-    val: np.ndarray, out: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    count: np.ndarray,
+    col: np.ndarray,
+    val: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     """One HPCToolkit v4 profile's own costs, into ``out`` (metric columns, rows; perhaps a
     strided view), zeroed first.
@@ -347,19 +354,33 @@ def profile_own_costs(
         # The usual profile: every value has a column and few entries (the root's) are
         # skipped. Their values go to a spare last cell instead of being selected out (no
         # copies of the values), so each cell gets the same terms in the same order.
-        spare = ncols * nrows
+        spare, n = ncols * nrows, val.shape[0]
         base = col * nrows
-        ends = np.cumsum(count)
-        cell = np.concatenate([base + np.repeat(first, count), base + np.repeat(second, count)])
-        for skip, at in (((first < 0) | (first >= nrows), 0),
-                         ((first < 0) | (second < 0) | (second >= nrows), ends[-1:].sum())):
-            e = np.flatnonzero(skip)
-            if e.size:
-                reps = count[e]
-                cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
-        terms = np.concatenate([val, -val])
+        cell = np.empty(2 * n, dtype=np.int64)  # filled in place: no joined copies
+        e = first.shape[0]
+        if e and n == e * int(count[0]) and count.min() == count.max():
+            # as many values in every entry (each metric at each context): a broadcast add,
+            # one pass that runs without the GIL, where np.repeat holds it
+            shape = (e, n // e)
+            np.add(base.reshape(shape), first[:, None], out=cell[:n].reshape(shape))
+            np.add(base.reshape(shape), second[:, None], out=cell[n:].reshape(shape))
+        else:
+            np.add(base, np.repeat(first, count), out=cell[:n])
+            np.add(base, np.repeat(second, count), out=cell[n:])
+        no_add = (first < 0) | (first >= nrows)
+        no_sub = (first < 0) | (second < 0) | (second >= nrows)
+        if no_add.any() or no_sub.any():
+            ends = np.cumsum(count)
+            for skip, at in ((no_add, 0), (no_sub, n)):
+                e = np.flatnonzero(skip)
+                if e.size:
+                    reps = count[e]
+                    cell[at + np.repeat(ends[e] - reps, reps) + _ramps(reps)] = spare
+        terms = np.empty(2 * n)
+        terms[:n] = val
+        np.negative(val, out=terms[n:])
         own = np.bincount(cell, weights=terms, minlength=spare + 1)[:spare]
-        scale = np.bincount(cell, weights=np.abs(terms), minlength=spare + 1)[:spare]
+        scale = np.bincount(cell, weights=np.abs(terms, out=terms), minlength=spare + 1)[:spare]
         own[np.abs(own) <= 1e-9 * scale] = 0.0
         out[...] = own.reshape(ncols, nrows)
         return
@@ -384,8 +405,14 @@ def _ramps(reps: np.ndarray) -> np.ndarray:
 
 
 def profile_block(
-    first: np.ndarray, second: np.ndarray, count: np.ndarray, col: np.ndarray,
-    val: np.ndarray, entries: np.ndarray, values: np.ndarray, parent: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    count: np.ndarray,
+    col: np.ndarray,
+    val: np.ndarray,
+    entries: np.ndarray,
+    values: np.ndarray,
+    parent: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """The own costs and their subtree sums of several v4 profiles, into ``out`` (metric
@@ -399,15 +426,23 @@ def profile_block(
     ncols = out.shape[0] // 2
     for p in range(out.shape[1]):
         e0, e1, v0, v1 = entries[p], entries[p + 1], values[p], values[p + 1]
-        profile_own_costs(first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1],
-                          out[0::2, p])
+        profile_own_costs(
+            first[e0:e1], second[e0:e1], count[e0:e1], col[v0:v1], val[v0:v1], out[0::2, p]
+        )
     for c in range(ncols):
         out[2 * c + 1] = subtree_sums(out[2 * c], parent)
 
 
 def rank_reduce(
-    block: np.ndarray, starts: np.ndarray, before: int, total: np.ndarray, m2: np.ndarray,
-    mx: np.ndarray, mn: np.ndarray, nonzero: np.ndarray, per_rank: np.ndarray,
+    block: np.ndarray,
+    starts: np.ndarray,
+    before: int,
+    total: np.ndarray,
+    m2: np.ndarray,
+    mx: np.ndarray,
+    mn: np.ndarray,
+    nonzero: np.ndarray,
+    per_rank: np.ndarray,
 ) -> None:
     """Fold a (columns, locations, nodes) ``block`` of whole ranks (rank ``r`` starts at row
     ``starts[r]``) into running reductions over ``before`` ranks so far, in place: ``total``
@@ -488,7 +523,11 @@ def heaviest_paths(
 
 
 def bucket_paths(
-    offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray, width: int,
+    offsets: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    node: np.ndarray,
+    width: int,
     parent: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """Per location and bucket of time, the heaviest call path and the time per node.
@@ -522,5 +561,13 @@ def bucket_paths(
     sums = np.zeros(keys.size, dtype=np.int64)
     np.add.at(sums, inverse, ns)
     pfirst = np.searchsorted(keys // max(parent.size, 1), np.arange(at.size + 1))
-    return (plane[at], bucket[at], gend, groot, gtotal, pfirst.astype(np.int64),
-            keys % max(parent.size, 1), sums)
+    return (
+        plane[at],
+        bucket[at],
+        gend,
+        groot,
+        gtotal,
+        pfirst.astype(np.int64),
+        keys % max(parent.size, 1),
+        sums,
+    )

@@ -30,13 +30,23 @@ def dtype(fields: dict[str, tuple[str, int]]) -> np.dtype:
     return np.dtype({"names": list(fields), "formats": fmts, "offsets": offs, "itemsize": size})
 
 
+# profile.db's packed records: a profile's values and its context index
+VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # 10 bytes
+IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # 12 bytes
+VAL_BYTES, IDX_BYTES = VAL.itemsize, IDX.itemsize
 _MD = dtype({"name": ("<u8", 0), "insts": ("<u8", 8), "ninsts": ("<u2", 24)})
 _PSI = dtype({"scope": ("<u8", 0), "id": ("<u2", 8)})
 _PATH = dtype({"path": ("<u8", 8)})  # load module and source file specifications
-_FS = dtype({"name": ("<u8", 0), "module": ("<u8", 8), "offset": ("<u8", 16),
-             "file": ("<u8", 24), "line": ("<u4", 32)})
-ENTRY = dtype({"size": ("<u8", 0), "children": ("<u8", 8), "id": ("<u4", 16),
-                "name": ("<u8", 24)})
+_FS = dtype(
+    {
+        "name": ("<u8", 0),
+        "module": ("<u8", 8),
+        "offset": ("<u8", 16),
+        "file": ("<u8", 24),
+        "line": ("<u4", 32),
+    }
+)
+ENTRY = dtype({"size": ("<u8", 0), "children": ("<u8", 8), "id": ("<u4", 16), "name": ("<u8", 24)})
 
 
 class Db:
@@ -81,7 +91,7 @@ class Db:
         """Bytes ``off .. off + nbytes`` (within the file) as a uint8 array: a view of the
         mapping, or read into ``out`` (at least ``nbytes`` long) or a new array."""
         if self._map is not None:
-            return self._map[off:off + nbytes]
+            return self._map[off : off + nbytes]
         got = np.empty(nbytes, dtype=np.uint8) if out is None else out[:nbytes]
         view, done = got.data.cast("B"), 0
         while done < nbytes:  # a read may return less than asked (2 GiB at most on Linux)
@@ -148,7 +158,6 @@ class Db:
         return [text[i] for i in inverse.ravel().tolist()]
 
 
-
 def _pread_into(fd: int | None, view: memoryview, off: int) -> int:
     if fd is None:
         raise ValueError("a memory-mapped Db reads through its mapping")
@@ -160,7 +169,7 @@ def _pread_into(fd: int | None, view: memoryview, off: int) -> int:
 
 def _read_copy(fd: int, view: memoryview) -> int:
     data = os.read(fd, len(view))
-    view[:len(data)] = data
+    view[: len(data)] = data
     return len(data)
 
 
@@ -178,11 +187,16 @@ class Slab:
         off, count = int(off), int(count)
         stride = dt.itemsize if stride is None else int(stride)
         end = off + max(count - 1, 0) * stride + dt.itemsize
-        if count == 0 or off < self.base or end > self.base + self.data.size \
-                or stride < dt.itemsize:
+        if (
+            count == 0
+            or off < self.base
+            or end > self.base + self.data.size
+            or stride < dt.itemsize
+        ):
             return self.db.array(dt, off, count, stride)
-        return np.ndarray((count,), dtype=dt, buffer=self.data, offset=off - self.base,
-                          strides=(stride,))
+        return np.ndarray(
+            (count,), dtype=dt, buffer=self.data, offset=off - self.base, strides=(stride,)
+        )
 
 
 def read_meta(db: Db) -> dict[str, Any]:
@@ -216,8 +230,10 @@ def _metrics(db: Db) -> list[tuple[str, int | None]]:
     for name, insts, ninsts in zip(db.strings(md["name"]), md["insts"], md["ninsts"], strict=True):
         psi = db.array(_PSI, insts, ninsts, psi_size)
         # The scope's type byte follows its name pointer; type 2 is "execution".
-        ids = {db.u(s + 8, 1): i for s, i in zip(psi["scope"].tolist(), psi["id"].tolist(),
-                                                   strict=True)}
+        ids = {
+            db.u(s + 8, 1): i
+            for s, i in zip(psi["scope"].tolist(), psi["id"].tolist(), strict=True)
+        }
         out.append((name or "", ids.get(2)))
     return out
 
@@ -269,8 +285,7 @@ def _functions(
     }, tab
 
 
-def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab,
-              mod_tab: _Tab) -> dict[str, np.ndarray]:
+def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab, mod_tab: _Tab) -> dict[str, np.ndarray]:
     """Flat arrays over the entry points (first) and every context, parents before children."""
     lo, size = db.sections[3]
     entries = db.array(ENTRY, db.u(lo, 8), db.u(lo + 8, 2), db.u(lo + 10, 1))
@@ -298,8 +313,9 @@ def _contexts(db: Db, fn_tab: _Tab, file_tab: _Tab,
         return np.concatenate([np.full(ne, head, dtype=np.int64), tail.astype(np.int64)])
 
     return {
-        "id": np.concatenate([entries["id"].astype(np.int64),
-                              field(offs >= 0, offs + 16, "<u4").astype(np.int64)]),
+        "id": np.concatenate(
+            [entries["id"].astype(np.int64), field(offs >= 0, offs + 16, "<u4").astype(np.int64)]
+        ),
         "parent": cat(-1, parent),
         "lex": cat(-1, lex),
         "rel": cat(0, rel),
@@ -322,9 +338,13 @@ def walk(db: Db, sec: bytes, lo: int, entries: np.ndarray) -> tuple[np.ndarray, 
     parents: list[int] = []
     ne, size = entries.shape[0], len(sec)
     limit = size // CTX_HEAD  # more records than fit means a pointer cycle
-    stack = [(p, n, i) for i, (n, p) in enumerate(zip(entries["size"].tolist(),
-                                                      entries["children"].tolist(), strict=True))
-             if n]
+    stack = [
+        (p, n, i)
+        for i, (n, p) in enumerate(
+            zip(entries["size"].tolist(), entries["children"].tolist(), strict=True)
+        )
+        if n
+    ]
     while stack:
         p, n, parent = stack.pop()
         p -= lo

@@ -48,7 +48,7 @@ from cctool.readers.hpctoolkit import _v4_blocks as blocks
 from cctool.readers.hpctoolkit import _v4_checks as checks
 from cctool.readers.hpctoolkit import _v4_nostruct as nostruct
 from cctool.readers.hpctoolkit import _v4_trace as trace
-from cctool.readers.hpctoolkit._v4_db import Db, Slab, dtype, read_meta
+from cctool.readers.hpctoolkit._v4_db import IDX, VAL, Db, Slab, dtype, read_meta
 from cctool.readers.hpctoolkit.xml import repeat_rows
 
 NAME = "hpctoolkit-v4"
@@ -57,12 +57,18 @@ DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
 _FILES = ("meta.db", "profile.db", "cct.db", "trace.db")
 UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms"}  # -> metric_units strings
 _ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
-_PI = dtype({"nvalues": ("<u8", 0), "values": ("<u8", 8), "nctxs": ("<u4", 16),
-             "ctxs": ("<u8", 24), "tuple": ("<u8", 32), "flags": ("<u4", 40)})
+_PI = dtype(
+    {
+        "nvalues": ("<u8", 0),
+        "values": ("<u8", 8),
+        "nctxs": ("<u4", 16),
+        "ctxs": ("<u8", 24),
+        "tuple": ("<u8", 32),
+        "flags": ("<u4", 40),
+    }
+)
 _ID = dtype({"kind": ("u1", 0), "logical": ("<u4", 4), "physical": ("<u8", 8)})
-_VAL = dtype({"metric": ("<u2", 0), "value": ("<f8", 2)})  # packed, 10 bytes
-_IDX = dtype({"ctx": ("<u4", 0), "start": ("<u8", 4)})  # packed, 12 bytes
-VAL_BYTES, IDX_BYTES = _VAL.itemsize, _IDX.itemsize
+_VAL, _IDX = VAL, IDX  # packed, 10 and 12 bytes
 
 
 def folder_of(path: Path) -> Path:
@@ -148,9 +154,15 @@ def _warm_kernel(work: int) -> None:
         pass
 
 
-def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
-           tuples: list[list[tuple[int, int, int]]], folder: Path,
-           wanted: Sequence[str] | None, kernel_ready: Any = None) -> GraphFrame:
+def _build(
+    meta: dict[str, Any],
+    prof: Db,
+    infos: np.ndarray,
+    tuples: list[list[tuple[int, int, int]]],
+    folder: Path,
+    wanted: Sequence[str] | None,
+    kernel_ready: Any = None,
+) -> GraphFrame:
     """The frame of a database; ``kernel_ready()`` waits for the profile kernel's load,
     which overlaps everything before the costs are scattered."""
     tree = tree_of(meta)
@@ -176,28 +188,36 @@ def _build(meta: dict[str, Any], prof: Db, infos: np.ndarray,
     parent = np.where(up >= 0, position[np.maximum(up, 0)], -1)
     exclusive = [names[c] for c in chosen]
     own = blocks.kept_columns(got, None if alive.all() else np.flatnonzero(alive))
+    stacked = got.stacked
     del got
-    columns = _long_table(own, chosen, exclusive, parent, rank, thread)
+    columns = _long_table(own, chosen, exclusive, parent, rank, thread, stacked)
     metadata = {
         "format": NAME,
         "path": str(folder),
         "program": meta["title"],
         "num_ranks": int(np.unique(rank).size),
         "num_threads": int(np.unique(rank, return_counts=True)[1].max(initial=0)),
-        "metric_units": {names[c]: UNITS.get(units[c] or "", units[c] or names[c])
-                         for c in chosen},
+        "metric_units": {names[c]: UNITS.get(units[c] or "", units[c] or names[c]) for c in chosen},
         "empty_metrics": [n for c, n in enumerate(names) if c not in chosen],
         "profiles": profiles,
     }
     prefer: list[str] = [m for m in ("time", "REALTIME") if m in exclusive]
     prefer += [names[c] for c in chosen if units[c] == "sec"] + exclusive
     ctx = plan.ctx_of_node[alive]
-    attrs = {k: attribute_column(k, tree[k][ctx])
-             for k in ("name", "type", "file", "line", "module", "callsite", "hpctoolkit_id")}
+    attrs = {
+        k: attribute_column(k, tree[k][ctx])
+        for k in ("name", "type", "file", "line", "module", "callsite", "hpctoolkit_id")
+    }
     inclusive = [inclusive_name(m) for m in exclusive]
     gf = GraphFrame.from_arrays(
-        parent, attrs, columns, exclusive=exclusive, inclusive=inclusive, metadata=metadata,
-        default_metric=inclusive_name(prefer[0]) if prefer else None, derive_inclusive=False,
+        parent,
+        attrs,
+        columns,
+        exclusive=exclusive,
+        inclusive=inclusive,
+        metadata=metadata,
+        default_metric=inclusive_name(prefer[0]) if prefer else None,
+        derive_inclusive=False,
     )
     # The inclusive columns are subtree sums, as GraphFrame derives them: validate() checks so.
     return replace(gf, derived=frozenset(inclusive))
@@ -240,8 +260,11 @@ def tree_of(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     fn = ctx["function"]
     has_fn = fn >= 0
     fsafe = np.maximum(fn, 0)
-    basenames = np.array([p.rsplit("/", 1)[-1] if p else "<unknown file>"
-                          for p in meta["files"]] + ["<unknown file>"], dtype=object)
+    basenames = np.array(
+        [p.rsplit("/", 1)[-1] if p else "<unknown file>" for p in meta["files"]]
+        + ["<unknown file>"],
+        dtype=object,
+    )
     paths = np.array(list(meta["files"]) + [None], dtype=object)
     modules = np.array(list(meta["modules"]) + [None], dtype=object)
     base = basenames[ctx["file"]]
@@ -255,8 +278,9 @@ def tree_of(meta: dict[str, Any]) -> dict[str, np.ndarray]:
     name[has_fn & (lex == _FUNCTION)] = fns["name"][fn[has_fn & (lex == _FUNCTION)]]
     name[lex == _LOOP] = "Loop@" + src[lex == _LOOP]
     name[lex == _LINE] = src[lex == _LINE]
-    kind = np.select([lex == _ENTRY, frame, lex == _LOOP], ["entry", "function", "loop"],
-                     "statement").astype(object)
+    kind = np.select(
+        [lex == _ENTRY, frame, lex == _LOOP], ["entry", "function", "loop"], "statement"
+    ).astype(object)
     fn_module = np.where(has_fn, nostruct.gather(fns["module"], fsafe, -1), ctx["module"])
     in_frame = _nearest(frame | (lex == _ENTRY), par)
     module = modules[np.where(frame, fn_module, fn_module[in_frame])]
@@ -266,8 +290,9 @@ def tree_of(meta: dict[str, Any]) -> dict[str, np.ndarray]:
         "name": name,
         "type": kind,
         "file": np.where(is_fn, paths[nostruct.gather(fns["file"], fsafe, -1)], paths[ctx["file"]]),
-        "line": np.where(is_fn, nostruct.gather(fns["line"], fsafe, 0),
-                         np.where(frame, 0, ctx["line"])),
+        "line": np.where(
+            is_fn, nostruct.gather(fns["line"], fsafe, 0), np.where(frame, 0, ctx["line"])
+        ),
         "module": module,
         "callsite": line,
         "hpctoolkit_id": ctx["id"],
@@ -314,8 +339,16 @@ def profile_infos(prof: Db) -> tuple[np.ndarray, list[list[tuple[int, int, int]]
     tuples = []
     for t in infos["tuple"].tolist():
         ids = prof.array(_ID, t + 8, prof.u(t, 2), 16) if t else prof.array(_ID, 0, 0)
-        tuples.append(list(zip(ids["kind"].tolist(), ids["logical"].tolist(),
-                               ids["physical"].tolist(), strict=True)))
+        tuples.append(
+            list(
+                zip(
+                    ids["kind"].tolist(),
+                    ids["logical"].tolist(),
+                    ids["physical"].tolist(),
+                    strict=True,
+                )
+            )
+        )
     return infos, tuples
 
 
@@ -334,12 +367,19 @@ def profile_section(prof: Db | Slab, infos: np.ndarray, i: int) -> tuple[np.ndar
 _DENSE = 0.5  # block layout kept when at least this share of (location, node) rows has a value
 
 
-def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
-                parent: np.ndarray, rank: np.ndarray,
-                thread: np.ndarray) -> dict[str, np.ndarray]:
+def _long_table(
+    own: dict[int, np.ndarray],
+    chosen: list[int],
+    names: list[str],
+    parent: np.ndarray,
+    rank: np.ndarray,
+    thread: np.ndarray,
+    stacked: tuple[list[int], np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
     """Exclusive and inclusive columns from the flat columns of own costs (one block of
-    every kept node per location, in preorder): the blocks as they are, or where most rows
-    would be zero (GPU streams), only the rows with a non-zero value.
+    every kept node per location, in preorder; ``stacked``: those side by side in one array,
+    as :func:`._v4_blocks.kept_columns` leaves them): the blocks as they are, or where most
+    rows would be zero (GPU streams), only the rows with a non-zero value.
 
     Inclusive sums are taken per location over the whole block, as the long table's subtree
     sums would be, without a row for every (node, location) pair when the table is sparse.
@@ -347,22 +387,34 @@ def _long_table(own: dict[int, np.ndarray], chosen: list[int], names: list[str],
     from cctool import kernels
 
     nloc, n = rank.size, parent.size
-    exclusive = {name: own.pop(c) if c in own else np.zeros(nloc * n)
-                 for c, name in zip(chosen, names, strict=True)}
+    summed: dict[int, np.ndarray] = {}
+    if stacked is not None:  # the columns side by side: one pass over the nodes for all
+        order, flat = stacked
+        sums = kernels.subtree_sums(flat.reshape(len(order) * nloc, n), parent)
+        summed = {c: sums[j * nloc : (j + 1) * nloc].reshape(-1) for j, c in enumerate(order)}
     out: dict[str, np.ndarray] = {}
-    for name, exc in exclusive.items():
-        out[name] = exc
-        out[inclusive_name(name)] = kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
+    for c, name in zip(chosen, names, strict=True):
+        exc = out[name] = own.pop(c) if c in own else np.zeros(nloc * n)
+        inc = summed.pop(c, None)
+        out[inclusive_name(name)] = (
+            inc if inc is not None else kernels.subtree_sums(exc.reshape(nloc, n), parent).ravel()
+        )
     if not out or _density(list(out.values()), nloc, n) >= _DENSE:
-        return {"node": repeat_rows(np.arange(n), nloc), "rank": repeat_rows(rank[:, None], n),
-                "thread": repeat_rows(thread[:, None], n)} | out
+        return {
+            "node": repeat_rows(np.arange(n), nloc),
+            "rank": repeat_rows(rank[:, None], n),
+            "thread": repeat_rows(thread[:, None], n),
+        } | out
     valued = np.zeros(nloc * n, dtype=bool)
     for col in out.values():
         valued |= col != 0
     rows = np.flatnonzero(valued)
     where = rows // max(n, 1)
-    keys = {"node": (rows - where * n).astype(np.int32), "rank": rank.astype(np.int32)[where],
-            "thread": thread.astype(np.int32)[where]}
+    keys = {
+        "node": (rows - where * n).astype(np.int32),
+        "rank": rank.astype(np.int32)[where],
+        "thread": thread.astype(np.int32)[where],
+    }
     return keys | {k: v[rows] for k, v in out.items()}
 
 
@@ -399,8 +451,12 @@ def locations(
             thread[j] = t
     rank = np.array([r for r, *_ in rows], dtype=np.int64)
     profiles = [
-        {"profile": i, "rank": int(rank[j]), "thread": int(thread[j]),
-         "ids": [{"kind": k, "logical": lo, "physical": ph} for k, lo, ph in ids]}
+        {
+            "profile": i,
+            "rank": int(rank[j]),
+            "thread": int(thread[j]),
+            "ids": [{"kind": k, "logical": lo, "physical": ph} for k, lo, ph in ids],
+        }
         for j, (_, _, i, ids) in enumerate(rows)
     ]
     return rank, thread, profiles
@@ -419,8 +475,9 @@ def metric_names(raw: list[str]) -> tuple[list[str], list[str | None]]:
     return [r if names.count(n) > 1 else n for n, r in zip(names, raw, strict=True)], units
 
 
-def _choose(names: list[str], raw: list[str], nonzero: np.ndarray,
-            wanted: Sequence[str] | None) -> list[int]:
+def _choose(
+    names: list[str], raw: list[str], nonzero: np.ndarray, wanted: Sequence[str] | None
+) -> list[int]:
     if wanted is None:
         return np.flatnonzero(nonzero).tolist()
     chosen: list[int] = []

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cctool.model.partials import Partials, merge_m2, squared_deviations
-from cctool.readers.hpctoolkit._v4_blocks import Plan, rows_plan
+from cctool.readers.hpctoolkit._v4_blocks import Plan, rows_plan, section_span
 from cctool.readers.hpctoolkit._v4_db import Db, Slab
 from cctool.readers.hpctoolkit.tree_plan import TreePlan
 
@@ -107,13 +107,20 @@ class Sums:
 
     def merge(self, other: Sums) -> Sums:
         """The reductions of both ranges (this one's ranks first)."""
-        sketch = None if self.sketch is None or other.sketch is None else \
-            self.sketch.merge(other.sketch)
+        sketch = (
+            None if self.sketch is None or other.sketch is None else self.sketch.merge(other.sketch)
+        )
         m2 = merge_m2((self.ranks, self.total, self.m2), (other.ranks, other.total, other.m2))
-        return Sums(self.ranks + other.ranks, self.total + other.total,
-                    m2, np.maximum(self.max, other.max),
-                    np.minimum(self.min, other.min), self.nonzero | other.nonzero,
-                    np.concatenate([self.picked, other.picked]), sketch)
+        return Sums(
+            self.ranks + other.ranks,
+            self.total + other.total,
+            m2,
+            np.maximum(self.max, other.max),
+            np.minimum(self.min, other.min),
+            self.nonzero | other.nonzero,
+            np.concatenate([self.picked, other.picked]),
+            sketch,
+        )
 
 
 def _rounds(parent: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -151,14 +158,21 @@ def ranges(scan_: Ranked, tasks: int) -> list[tuple[int, int]]:
     n = scan_.profiles.size
     cuts = np.flatnonzero(np.diff(scan_.rank)) + 1  # where a new rank starts
     wanted = np.linspace(0, n, max(1, min(tasks, n)) + 1)[1:-1]
-    at = np.unique(cuts[np.minimum(np.searchsorted(cuts, wanted), cuts.size - 1)]) \
-        if cuts.size else np.zeros(0, dtype=np.int64)
+    at = (
+        np.unique(cuts[np.minimum(np.searchsorted(cuts, wanted), cuts.size - 1)])
+        if cuts.size
+        else np.zeros(0, dtype=np.int64)
+    )
     bounds = [0, *at.tolist(), n]
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
 
-def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None = None,
-         sketch: int | None = None) -> Sums:
+def scan(
+    scan_: Scan,
+    span: tuple[int, int],
+    pick: tuple[int, np.ndarray] | None = None,
+    sketch: int | None = None,
+) -> Sums:
     """The :class:`Sums` of the profiles ``scan_.profiles[span[0]:span[1]]`` (whole ranks).
 
     ``pick``: a column and nodes whose per-rank values to keep (``Sums.picked``), the only
@@ -173,9 +187,15 @@ def scan(scan_: Scan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None
     prof = Db(Path(scan_.folder) / "profile.db", b"prof", v4.NAME, mapped=False)
     infos = v4.profile_table(prof)
     n, cols = scan_.parent.size, 2 * scan_.ncols
-    out = Sums(0, np.zeros((cols, n)), np.zeros((cols, n)), np.full((cols, n), -np.inf),
-               np.full((cols, n), np.inf), np.zeros((scan_.ncols, n), dtype=bool),
-               np.zeros((0, 0 if pick is None else len(pick[1]))))
+    out = Sums(
+        0,
+        np.zeros((cols, n)),
+        np.zeros((cols, n)),
+        np.full((cols, n), -np.inf),
+        np.full((cols, n), np.inf),
+        np.zeros((scan_.ncols, n), dtype=bool),
+        np.zeros((0, 0 if pick is None else len(pick[1]))),
+    )
     sketches: list[Partials] = []
     keep = None if pick is None else needed_contexts(scan_, *pick)
     rows = rows_plan(scan_.tree)
@@ -209,8 +229,14 @@ def rank_chunks(rank: np.ndarray, span: tuple[int, int], size: int) -> Iterator[
         lo = end
 
 
-def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
-                infos: np.ndarray, profiles: np.ndarray) -> np.ndarray:
+def costs_block(
+    scan_: Scan,
+    rows: Plan,
+    kernel: Callable[..., None],
+    prof: Db,
+    infos: np.ndarray,
+    profiles: np.ndarray,
+) -> np.ndarray:
     """(2 x metrics, profiles, nodes): each profile's own costs of metric ``c`` (at ``2c``),
     as the reader derives them (:func:`._v4_blocks.scatter`, the same kernel terms in the
     same order), and their subtree sums (at ``2c + 1``); one kernel call for all, on the
@@ -239,11 +265,20 @@ def costs_block(scan_: Scan, rows: Plan, kernel: Callable[..., None], prof: Db,
     metric = _joined("metric", metric_ids, np.int64, int(values[-1]))
     # (a metric id is 16 bits and the table has 2**16 entries: "clip" never clips, and
     # unlike "raise" writes into ``out`` without a copy)
-    col = np.take(scan_.tree.column, metric, out=scratch("col", metric.shape, np.int64),
-                  mode="clip")
-    kernel(np.ascontiguousarray(first, dtype=np.int64),
-           np.ascontiguousarray(second, dtype=np.int64), count, col, val, entries, values,
-           np.ascontiguousarray(scan_.parent, dtype=np.int64), out)
+    col = np.take(
+        scan_.tree.column, metric, out=scratch("col", metric.shape, np.int64), mode="clip"
+    )
+    kernel(
+        np.ascontiguousarray(first, dtype=np.int64),
+        np.ascontiguousarray(second, dtype=np.int64),
+        count,
+        col,
+        val,
+        entries,
+        values,
+        np.ascontiguousarray(scan_.parent, dtype=np.int64),
+        out,
+    )
     return out
 
 
@@ -256,17 +291,10 @@ def _sections(prof: Db, infos: np.ndarray, profiles: np.ndarray) -> Db | Slab:
     """Where to read the sections of ``profiles`` from: one read of the file range they lie
     in, when that range is at most twice their bytes (plus :data:`SLAB_GAP`), else the file
     (one read per section)."""
-    from cctool.readers.hpctoolkit.v4 import IDX_BYTES, VAL_BYTES
-
-    info = infos[profiles]
-    starts = np.concatenate([info["values"], info["ctxs"]]).astype(np.int64)
-    sizes = np.concatenate([info["nvalues"].astype(np.int64) * VAL_BYTES,
-                            info["nctxs"].astype(np.int64) * IDX_BYTES])
-    if not starts.size:
+    span = section_span(infos, profiles, SLAB_GAP)
+    if span is None or span[1] > prof.size:
         return prof
-    lo, hi = int(starts.min()), int((starts + sizes).max())
-    if hi - lo > 2 * int(sizes.sum()) + SLAB_GAP or hi > prof.size:
-        return prof
+    lo, hi = span
     return prof.slab(lo, hi - lo, scratch("slab", (hi - lo,), np.uint8))
 
 
@@ -290,8 +318,9 @@ def drop_scratch() -> None:
     _SCRATCH.__dict__.clear()
 
 
-def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
-                pick: tuple[int, np.ndarray]) -> None:
+def _pick_chunk(
+    scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray, pick: tuple[int, np.ndarray]
+) -> None:
     """Keep the per-rank values of the picked column and nodes of one chunk."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
     exc = own[:, scan_.ctx_of_node, 0]
@@ -300,23 +329,26 @@ def _pick_chunk(scan_: Scan, out: Sums, own: np.ndarray, rank: np.ndarray,
     out.ranks += starts.size
 
 
-def _reduce_chunk(reduce: Callable[..., None], out: Sums, own: np.ndarray,
-                  rank: np.ndarray) -> np.ndarray:
+def _reduce_chunk(
+    reduce: Callable[..., None], out: Sums, own: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
     """Add one chunk of whole ranks (``own``: its :func:`costs_block`) to ``out`` with
     ``reduce`` (``kernels.rank_reduce_impl``'s); returns the per-rank values (columns,
     ranks, nodes)."""
     starts = np.flatnonzero(np.concatenate([[True], rank[1:] != rank[:-1]]))
     # One location per rank (the usual MPI run): its rows are the ranks' values already;
     # the kernel then writes each value back onto itself.
-    per_rank = own if starts.size == own.shape[1] else \
-        scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
+    per_rank = (
+        own
+        if starts.size == own.shape[1]
+        else scratch("ranks", (own.shape[0], starts.size, own.shape[2]), np.float64)
+    )
     reduce(own, starts, out.ranks, out.total, out.m2, out.max, out.min, out.nonzero, per_rank)
     out.ranks += starts.size
     return per_rank
 
 
-def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
-              before: int) -> np.ndarray:
+def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray, before: int) -> np.ndarray:
     """Add the (locations, nodes) values of column ``j`` of whole ranks (each starting at a
     row of ``starts``) to ``out``'s sums and extremes, which hold ``before`` ranks so far;
     returns the per-rank values."""
@@ -326,8 +358,9 @@ def add_block(out: Sums, j: int, block: np.ndarray, starts: np.ndarray,
         np.add(total, row, out=total)
     per_rank = rank_sums(block, starts)
     chunk = per_rank.sum(axis=0)
-    out.m2[j] = merge_m2((before, prior, out.m2[j]),
-                         (per_rank.shape[0], chunk, squared_deviations(per_rank, chunk)))
+    out.m2[j] = merge_m2(
+        (before, prior, out.m2[j]), (per_rank.shape[0], chunk, squared_deviations(per_rank, chunk))
+    )
     np.maximum(out.max[j], per_rank.max(axis=0), out=out.max[j])
     np.minimum(out.min[j], per_rank.min(axis=0), out=out.min[j])
     return per_rank
@@ -372,8 +405,9 @@ def needed_contexts(scan_: Scan, column: int, nodes: np.ndarray) -> np.ndarray:
     return keep
 
 
-def own_of(scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metric: int,
-           keep: np.ndarray) -> np.ndarray:
+def own_of(
+    scan_: Scan, prof: Any, infos: np.ndarray, profiles: np.ndarray, metric: int, keep: np.ndarray
+) -> np.ndarray:
     """(profiles, contexts, 1) own costs of ``metric`` at the ``keep`` contexts (0
     elsewhere)."""
     from cctool.readers.hpctoolkit.v4 import profile_section
