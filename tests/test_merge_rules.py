@@ -366,6 +366,9 @@ NOT_MERGING = {
     "cctool/ops/timeline_detail.py:add": "adds up the pieces' durations (time)",
     "cctool/ops/timeline_detail.py:_sum": "adds up the pieces' durations per bucket (time)",
     "cctool/ops/timeline_detail.py:_census": "counts segments per location",
+    "cctool/ops/timeline_detail.py:_counts": "counts segments per location",
+    "cctool/ops/timeline_detail.py:_lane_paths": "adds up trace segment durations per lane "
+    "and node (time)",
     "cctool/ops/timeline.py:path_order": "adds up trace segment durations per call path (time)",
     "cctool/ops/timeline_depth.py:_split": "adds up trace segment durations up the tree (time)",
     "cctool/ops/timeline_depth.py:add": "adds up trace segment durations (time)",
