@@ -34,7 +34,7 @@ same on a timeline in memory, given as one part.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,7 +44,7 @@ from cctool import kernels
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
-from cctool.ops.timeline import locations
+from cctool.ops.timeline_census import Census, take_census
 from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
@@ -155,7 +155,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     memory is that of a part plus the budget, whatever the trace's size; the result is the
     same however the trace is cut into parts.
     """
-    census = _census(open_parts())
+    census = take_census(open_parts())
     nlanes = census.lanes.height
     counts = census.lanes["segments"].to_numpy()
     span = census.span
@@ -244,94 +244,6 @@ class _Chunk(NamedTuple):
     runs: dict[int, pl.DataFrame]
     pairs: dict[int, pl.DataFrame]
     base: pl.DataFrame | None
-
-
-@dataclass(frozen=True)
-class _Census:
-    """The first pass: every location with segments (``rank``, ``thread``, ``label``,
-    ``segments``: the non-empty ones), the run's origin, its span in ns, and the messages
-    and counter samples between its lanes."""
-
-    lanes: pl.DataFrame
-    origin: int
-    span: int
-    messages: pl.DataFrame
-    samples: pl.DataFrame
-    metric_modes: dict[str, str]
-
-
-def _census(parts: TimelineParts) -> _Census:
-    tables, last, origin = [], 0, parts.span[0]
-    messages, samples = [], []
-    modes: dict[str, str] = {}
-    for part in parts.parts:
-        seg = part.segments
-        origin = part.origin
-        sent = part.metadata.get("messages")
-        if isinstance(sent, pl.DataFrame) and sent.height:
-            messages.append(sent.with_columns(pl.col("send", "recv") - part.origin))
-        taken = part.metadata.get("metric_samples")
-        if isinstance(taken, pl.DataFrame) and taken.height:
-            samples.append(taken.with_columns(pl.col("time") - part.origin))
-            modes.update(part.metadata.get("metric_modes", {}))
-        tables.append(_counts(seg))
-        end = seg["end"].to_numpy()
-        ran = end > seg["start"].to_numpy()
-        if ran.any():
-            last = max(last, int(end[ran].max()) - part.origin)
-        del seg, part
-    per = (pl.concat(tables).group_by("rank", "thread").agg(pl.col("segments").sum())
-           if tables else pl.DataFrame(schema={"rank": pl.Int32, "thread": pl.Int32,
-                                               "segments": pl.UInt32}))
-    per = per.sort("rank", "thread")
-    lanes = locations(replace(parts, locations=per.select("rank", "thread")))
-    lanes = lanes.with_columns(segments=per["segments"].cast(pl.Int64))
-    span = max(last, 1)
-    return _Census(lanes=lanes, origin=origin, span=span,
-                   messages=_lane_messages(messages, lanes, span),
-                   samples=_lane_samples(samples, lanes), metric_modes=modes)
-
-
-def _counts(seg: pl.DataFrame) -> pl.DataFrame:
-    """``rank``, ``thread`` and the number of non-empty ``segments`` of each location of
-    ``seg`` (one location, a trace.db line, counted in NumPy)."""
-    rank, thread = seg["rank"], seg["thread"]
-    if seg.height and rank.n_unique() == 1 and thread.n_unique() == 1:
-        ran = int((seg["end"].to_numpy() > seg["start"].to_numpy()).sum())
-        return pl.DataFrame({"rank": rank[:1], "thread": thread[:1],
-                             "segments": pl.Series([ran], dtype=pl.UInt32)})
-    return seg.group_by("rank", "thread").agg(
-        (pl.col("end") > pl.col("start")).sum().alias("segments"))
-
-
-def _lane_samples(tables: list[pl.DataFrame], lanes: pl.DataFrame) -> pl.DataFrame:
-    """The counter samples of ``lanes``: ``lane``, ``time``, ``metric``, ``value``."""
-    out = pl.DataFrame(schema={"lane": pl.Int64, "time": pl.Int64, "metric": pl.String,
-                               "value": pl.Float64})
-    if not tables:
-        return out
-    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
-                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
-    return (pl.concat(tables).join(key, on=["rank", "thread"])
-            .select("lane", "time", "metric", "value").sort("lane", "metric", "time",
-                                                            maintain_order=True))
-
-
-def _lane_messages(tables: list[pl.DataFrame], lanes: pl.DataFrame, span: int) -> pl.DataFrame:
-    """The messages between two of ``lanes`` that overlap the run's [0, span) ns."""
-    out = pl.DataFrame(schema={"from": pl.Int64, "to": pl.Int64, "send": pl.Int64,
-                               "recv": pl.Int64, "bytes": pl.Int64})
-    if not tables:
-        return out
-    key = lanes.select(pl.col("rank").cast(pl.Int64), pl.col("thread").cast(pl.Int64),
-                       pl.int_range(pl.len(), dtype=pl.Int64).alias("lane"))
-    msgs = pl.concat(tables).filter((pl.col("recv") >= 0) & (pl.col("send") < span))
-    for side in ("send", "recv"):
-        msgs = msgs.join(key.rename({"rank": f"{side}_rank", "thread": f"{side}_thread",
-                                     "lane": "from" if side == "send" else "to"}),
-                         on=[f"{side}_rank", f"{side}_thread"])
-    return msgs.select("from", "to", "send", "recv", pl.col("bytes").cast(pl.Int64)).sort(
-        "send").cast(out.schema)
 
 
 class _Levels:
@@ -477,7 +389,7 @@ class _Levels:
             del self.sums[w]
             self.pending.pop(w, None)
 
-    def detail(self, census: _Census, budget: int, tree: GraphFrame,
+    def detail(self, census: Census, budget: int, tree: GraphFrame,
                depth: DepthChoice) -> TimelineDetail:
         lanes, nlanes = census.lanes, census.lanes.height
         for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
