@@ -34,6 +34,7 @@ same on a timeline in memory, given as one part.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -182,23 +183,38 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     held = 0
     # The automatic depth's sums come from the levels' kernel, on this pass.
     depths = DepthCensus(parts.tree)
-    for part in parts.parts:
-        seg = part.segments.filter(pl.col("end") > pl.col("start"))
-        if not seg.height:
-            continue
-        lane = _lanes(seg, key, index)
-        here = np.unique(lane)
-        if seen[here].any():
-            raise CctoolError("a location's segments are split over two parts of the trace")
-        seen[here] = True
-        batch.append((lane, seg["start"].to_numpy() - census.origin,
-                      seg["end"].to_numpy() - census.origin,
-                      seg["node"].to_numpy().astype(np.int64)))
-        held += seg.height
-        del seg, part
-        if held >= _CHUNK_PIECES // 2:
-            _add_batch(state, depths, batch, parent, depth)
-            batch, held = [], 0
+    # A batch's levels are made on a thread while the next batch is read (the cores the
+    # levels' chunks leave idle do the reading); batches still go in one at a time, in
+    # order, so the result is the same.
+    with ThreadPoolExecutor(1, thread_name_prefix="batches") as pool:
+        adding: Future[None] | None = None
+        try:
+            for part in parts.parts:
+                seg = part.segments.filter(pl.col("end") > pl.col("start"))
+                if not seg.height:
+                    continue
+                lane = _lanes(seg, key, index)
+                here = np.unique(lane)
+                if seen[here].any():
+                    raise CctoolError(
+                        "a location's segments are split over two parts of the trace")
+                seen[here] = True
+                batch.append((lane, seg["start"].to_numpy() - census.origin,
+                              seg["end"].to_numpy() - census.origin,
+                              seg["node"].to_numpy().astype(np.int64)))
+                held += seg.height
+                del seg, part
+                if held >= _CHUNK_PIECES // 2:
+                    if adding is not None:
+                        adding.result()
+                    adding = pool.submit(_add_batch, state, depths, batch, parent, depth)
+                    batch, held = [], 0
+            if adding is not None:
+                adding.result()
+        except BaseException:
+            if adding is not None:
+                adding.cancel()
+            raise
     _add_batch(state, depths, batch, parent, depth)
     return state.detail(census, budget, parts.tree, depths.choose())
 
