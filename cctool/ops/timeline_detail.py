@@ -34,7 +34,7 @@ same on a timeline in memory, given as one part.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -183,11 +183,12 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     held = 0
     # The automatic depth's sums come from the levels' kernel, on this pass.
     depths = DepthCensus(parts.tree)
-    # A batch's levels are made on a thread while the next batch is read (the cores the
-    # levels' chunks leave idle do the reading); batches still go in one at a time, in
+    # A batch's chunks are made on a thread per core (they are independent, and the kernel
+    # releases the GIL) while the next batch is read and its chunks queued behind them, so
+    # no core waits for a batch's last chunk; batches are still added one at a time, in
     # order, so the result is the same.
-    with ThreadPoolExecutor(1, thread_name_prefix="batches") as pool:
-        adding: Future[None] | None = None
+    with ThreadPoolExecutor(kernels.cores(), thread_name_prefix="levels") as pool:
+        adding: _Batch | None = None
         try:
             for part in parts.parts:
                 seg = part.segments.filter(pl.col("end") > pl.col("start"))
@@ -205,17 +206,22 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
                 held += seg.height
                 del seg, part
                 if held >= _CHUNK_PIECES // 2:
+                    begun = _start_batch(state, pool, batch, parent, depth)
                     if adding is not None:
-                        adding.result()
-                    adding = pool.submit(_add_batch, state, depths, batch, parent, depth)
-                    batch, held = [], 0
+                        depths.add_paths(*state.add(adding, parent, depth))
+                    adding, batch, held = begun, [], 0
+            if batch:
+                begun = _start_batch(state, pool, batch, parent, depth)
+                if adding is not None:
+                    depths.add_paths(*state.add(adding, parent, depth))
+                adding = begun
             if adding is not None:
-                adding.result()
+                depths.add_paths(*state.add(adding, parent, depth))
         except BaseException:
             if adding is not None:
-                adding.cancel()
+                for t in adding.tasks:
+                    t.cancel()
             raise
-    _add_batch(state, depths, batch, parent, depth)
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
@@ -230,17 +236,15 @@ def _lanes(seg: pl.DataFrame, key: pl.DataFrame,
     return joined["lane"].to_numpy().astype(np.int64)
 
 
-def _add_batch(state: _Levels, depths: DepthCensus, batch: list[tuple[np.ndarray, ...]],
-               parent: np.ndarray, depth: int) -> None:
-    """The segments of some parts (whole lanes each) to ``state``, sorted by lane, and
-    their heaviest paths to ``depths``."""
-    if not batch:
-        return
+def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, ...]],
+                 parent: np.ndarray, depth: int) -> _Batch:
+    """The segments of some parts (whole lanes each), sorted by lane, begun on ``state``'s
+    levels (:meth:`_Levels.start`)."""
     lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
     if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
         order = np.argsort(lane, kind="stable")
         lane, start, end, node = lane[order], start[order], end[order], node[order]
-    depths.add_paths(*state.add(lane, start, end, node, parent, depth))
+    return state.start(pool, lane, start, end, node, parent, depth)
 
 
 class LanePaths(NamedTuple):
@@ -250,6 +254,17 @@ class LanePaths(NamedTuple):
     ends: np.ndarray
     node: np.ndarray
     ns: np.ndarray
+
+
+class _Batch(NamedTuple):
+    """A batch's chunks being made (:meth:`_Levels.start`) and its segments."""
+
+    tasks: list[Future[_Chunk]]
+    counts: np.ndarray
+    lane: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
 
 
 class _Chunk(NamedTuple):
@@ -297,24 +312,31 @@ class _Levels:
         self.exact_cum = np.cumsum(counts[order])
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
 
-    def add(self, lane: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-            parent: np.ndarray, depth: int) -> LanePaths:
-        """The segments of whole lanes, sorted by lane and start; returns what the automatic
-        depth adds up of them (:class:`LanePaths`)."""
+    def start(self, pool: Executor, lane: np.ndarray, start: np.ndarray, end: np.ndarray,
+              node: np.ndarray, parent: np.ndarray, depth: int) -> _Batch:
+        """The levels of whole lanes (segments sorted by lane and start) begun on ``pool``,
+        a chunk a task: :meth:`add` takes them in, in the order begun. The levels and sums
+        still kept now are made (a superset of those kept when added: those are taken)."""
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]),
                          _CHUNK_PIECES // kernels.cores())
+        derived = any(w > self.widths[0] for w in self.sums)  # coarser than levels
+        tasks = [pool.submit(self._chunk, lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
+                             self.alive, frozenset(self.sums), derived, parent, depth)
+                 for lo, hi in chunks]
+        return _Batch(tasks, counts, lane, start, end, node)
+
+    def add(self, batch: _Batch, parent: np.ndarray, depth: int) -> LanePaths:
+        """A batch begun by :meth:`start`, once made; returns what the automatic depth adds
+        up of its segments (:class:`LanePaths`)."""
+        try:
+            got_chunks = [t.result() for t in batch.tasks]
+        except BaseException:
+            for t in batch.tasks:
+                t.cancel()
+            raise
+        counts, lane, start, end, node = batch[1:]
         derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
-        done: list[_Chunk | None] = [None] * len(chunks)
-
-        def one(k: int) -> None:
-            lo, hi = chunks[k]
-            done[k] = self._chunk(lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
-                                  derived, parent, depth)
-
-        # Chunks are independent and the kernel releases the GIL: one thread per core.
-        kernels.on_threads(one, range(len(chunks)), kernels.cores(), "levels")
-        got_chunks = [c for c in done if c is not None]
         runs = [[c.runs[i] for c in got_chunks] for i in range(self.alive)]
         pairs = [[c.pairs[i] for c in got_chunks if i in c.pairs] for i in range(self.alive)]
         base = [c.base for c in got_chunks if c.base is not None]
@@ -353,20 +375,20 @@ class _Levels:
         return _lane_paths(lane, end - start, node, parent, depth)
 
     def _chunk(self, here: np.ndarray, segs: tuple[np.ndarray, np.ndarray, np.ndarray],
-               derived: list[int],
+               alive: int, sums: frozenset[int], derived: bool,
                parent: np.ndarray, depth: int) -> _Chunk:
-        """The levels, summary sums and whole-run paths of one chunk of whole lanes (lane
-        of each segment, sorted; its start, end and node)."""
+        """The levels ``[0, alive)``, summary sums (widths ``sums``) and whole-run paths of
+        one chunk of whole lanes (lane of each segment, sorted; its start, end and node)."""
         lanes_of = np.unique(here)
         rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
         out = _Chunk({}, {}, None)
         # The finest level still made from the segments, each coarser one from the time
         # per node of the one finer (the same groups in fewer rows): a kernel call each.
-        for i in reversed(range(self.alive)):
+        for i in reversed(range(alive)):
             width = self.widths[i]
             got = kernels.bucket_paths(*rows, width, parent, depth)
             out.runs[i] = _runs(got, lanes_of, width, -(-self.span // width), self.span)
-            if width in self.sums:
+            if width in sums:
                 out.pairs[i] = _pairs(got)
             if i:
                 rows = _as_rows(got, width, lanes_of.size)
