@@ -217,10 +217,8 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
                 adding = begun
             if adding is not None:
                 depths.add_paths(*state.add(adding, parent, depth))
-        except BaseException:
-            if adding is not None:
-                for t in adding.tasks:
-                    t.cancel()
+        except BaseException:  # the chunks not begun yet are dropped, not made
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
     return state.detail(census, budget, parts.tree, depths.choose())
 
