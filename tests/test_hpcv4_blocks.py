@@ -76,3 +76,90 @@ def test_profiles_on_threads_give_the_same_bits(
     assert one.metrics.columns == three.metrics.columns
     assert one.metrics.equals(three.metrics)
     assert one.metrics.select(pl.col("time").sum()).item() > 0
+
+
+class _Bytes:
+    """A profile.db's bytes read as ``Db.array`` reads them."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = np.frombuffer(data, dtype=np.uint8)
+
+    def array(self, dt: np.dtype, off: int, count: int) -> np.ndarray:
+        return np.ndarray((int(count),), dtype=dt, buffer=self.data, offset=int(off))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_uniform_profiles_give_the_twins_bits(seed: int) -> None:
+    """A profile with each metric at each context: the per-metric bincounts give the bits of
+    ``profile_own_costs`` (the NumPy twin), with unknown contexts, owners that are not kept,
+    roots, a metric id without a column and rounding noise; a profile whose contexts differ
+    in their metrics is left to the twin, its plane untouched."""
+    from cctool.kernels import _reference
+    from cctool.readers.hpctoolkit import _v4_uniform as uniform
+    from cctool.readers.hpctoolkit._v4_db import IDX, VAL
+
+    rng = np.random.default_rng(seed)
+    ids, slots, e, ncols = 90, 40, 60, 3
+    # per context id: its owner's slot (-1 unknown, ``slots`` not kept) and its parent's
+    first = rng.integers(-1, slots + 1, ids)
+    second = np.where(rng.random(ids) < 0.8, rng.integers(0, slots + 1, ids), -1)
+    # slot 0: context 0's value less its children's (contexts 1 and 2) is rounding noise
+    first[first == 0], second[second == 0] = 3, 3
+    first[:3], second[:3] = [0, 1, 2], [-1, 0, 0]
+    column = np.full(1 << 16, -1, dtype=np.int64)
+    column[[4, 7, 9]] = [2, 0, 1]  # metric 5: no column
+    metrics = np.array([7, 4, 9, 5])
+    k = metrics.size
+    val = np.zeros(e * k, dtype=VAL)
+    val["metric"] = np.tile(metrics, e)
+    val["value"] = rng.lognormal(size=e * k)
+    val["value"][::5] = 0.1  # repeated values: exact cancellations and rounding noise
+    idx = np.zeros(e, dtype=IDX)
+    idx["ctx"] = np.append([0, 1, 2], np.sort(rng.choice(np.arange(3, ids), e - 3, False)))
+    val["value"][: 3 * k] = np.repeat([0.3, 0.1, 0.2], k)  # 0.3 - 0.1 - 0.2: -2.8e-17
+    idx["start"] = np.arange(e) * k
+    data = val.tobytes() + idx.tobytes()
+    info = np.zeros(
+        1, dtype=[("nvalues", "<u8"), ("values", "<u8"), ("nctxs", "<u4"), ("ctxs", "<u8")]
+    )[0]
+    info["nvalues"], info["values"], info["nctxs"], info["ctxs"] = e * k, 0, e, val.nbytes
+    tables = uniform.cell_tables(first, second, slots)
+    got = np.zeros((ncols, 2, slots))
+    assert uniform.own_costs(_Bytes(data), info, tables, column, got[:, 1])
+    want = np.zeros((ncols, slots))
+    at = idx["ctx"].astype(np.intp)
+    _reference.profile_own_costs(
+        first[at], second[at], np.full(e, k), column[val["metric"]], val["value"].copy(), want
+    )
+    assert np.array_equal(got[:, 1], want) and not got[:, 0].any()
+    assert (want[:, 0] == 0).all() and (0.3 - 0.1 - 0.2) != 0  # the noise was cleared
+    assert (want == 0).any() and (want != 0).any()
+    val["metric"][5] = 9  # one context with another metric order: the twin's
+    untouched = np.zeros((ncols, slots))
+    assert not uniform.own_costs(
+        _Bytes(val.tobytes() + idx.tobytes()), info, tables, column, untouched
+    )
+    assert not untouched.any()
+
+
+def test_uniform_path_reads_as_the_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generated database (each metric at each context) read through the per-metric
+    bincounts and through the twin alone: the same frame, bit for bit."""
+    from cctool.readers.hpctoolkit import _v4_uniform as uniform
+
+    db = generate(tmp_path / "v4", nodes=300, ranks=8, threads=1, metrics=2, seed=7, fmt="v4")
+    monkeypatch.setattr(kernels, "PROFILE_COSTS_COMPILED_WORK", 1 << 62)
+    monkeypatch.setattr(kernels, "_impl", None)  # the NumPy path even after a compiled test
+    calls: list[bool] = []
+    own_costs = uniform.own_costs
+
+    def counted(*args: object) -> bool:
+        calls.append(own_costs(*args))  # type: ignore[arg-type]
+        return calls[-1]
+
+    monkeypatch.setattr(uniform, "own_costs", counted)
+    fast = cctool.read(db.path)
+    assert calls and all(calls)
+    monkeypatch.setattr(uniform, "own_costs", lambda *args: False)
+    twin = cctool.read(db.path)
+    assert fast.metrics.equals(twin.metrics) and fast.nodes.equals(twin.nodes)

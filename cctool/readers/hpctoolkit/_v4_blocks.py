@@ -16,7 +16,8 @@ its planes left side by side for one pass of subtree sums (:func:`kept_columns`)
 spend their time without the GIL (the compiled one entirely; NumPy's twin in its bincounts,
 takes and element-wise passes, and in ``np.repeat`` only where a context's values vary in
 number): profiles are scattered on as many threads as there are CPUs, each profile's row its
-own.
+own. Without the compiled kernel, a profile with the same metrics at every context goes
+through :mod:`._v4_uniform` (the same sums, one bincount per metric).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from __future__ import annotations
 import mmap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from cctool.readers.hpctoolkit import _v4_uniform as uniform
 from cctool.readers.hpctoolkit._v4_db import IDX_BYTES, VAL_BYTES
 from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
 
@@ -45,6 +48,11 @@ class Plan:
 
     tree: TreePlan
     by_id: tuple[np.ndarray, np.ndarray] | None = None
+
+    @cached_property
+    def cells(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """:func:`._v4_uniform.cell_tables` of :attr:`by_id`, when there is one."""
+        return None if self.by_id is None else uniform.cell_tables(*self.by_id, self.slots)
 
     @property
     def ctx_of_node(self) -> np.ndarray:
@@ -224,7 +232,7 @@ def scatter(
     """
     from cctool import kernels
 
-    kernel, _ = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    kernel, compiled = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
     if ncols > _COMPACT:
         return _scatter_rows(prof, infos, profiles, plan_, ncols, chosen, section, kernel)
     # Few metrics: the kernel writes each profile's costs of every metric straight into its
@@ -240,14 +248,21 @@ def scatter(
     # are in cache rather than in passes over the whole block; one entry per run, so no two
     # threads write the same flags.
     flags: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(runs)
+    cells = None if compiled else plan_.cells
 
     def fill(run: int) -> None:
         nonzero, valued = np.zeros(ncols, dtype=bool), np.zeros(slots, dtype=bool)
         for loc in runs[run]:
             i = profiles[loc]
-            sec = section(prof, infos, i)
-            col = plan_.columns(sec[0]["metric"])
-            _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
+            # NumPy: a profile with each metric at each context takes a third of the passes
+            if (
+                compiled
+                or cells is None
+                or not uniform.own_costs(prof, infos[i], cells, plan_.column, block[:, loc])
+            ):
+                sec = section(prof, infos, i)
+                col = plan_.columns(sec[0]["metric"])
+                _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
             nz = block[:, loc] != 0
             nonzero |= nz.any(axis=1)
             valued |= nz.any(axis=0)
