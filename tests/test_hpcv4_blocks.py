@@ -69,6 +69,7 @@ def test_profiles_on_threads_give_the_same_bits(
     # 0: the compiled kernel; past the database's values: the NumPy twin
     monkeypatch.setattr(kernels, "PROFILE_COSTS_COMPILED_WORK", 0 if compiled else 1 << 62)
     monkeypatch.setenv("CCTOOL_NO_BACKGROUND_COMPILE", "1")
+    monkeypatch.setattr(blocks, "_THREADED_VALUES", 0)  # threads for the twin's small profiles
     monkeypatch.setattr(kernels, "cores", lambda: 1)
     one = cctool.read(db.path)
     monkeypatch.setattr(kernels, "cores", lambda: 3)

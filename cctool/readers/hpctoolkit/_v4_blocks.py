@@ -38,6 +38,10 @@ _COMPACT = 8  # more metric columns than this: a profile's cost array holds only
 _GATHER_ROWS = 32  # locations gathered at a time when pruned slots are dropped
 _RUN = 32  # profiles a thread scatters at a time
 _RELEASE_GAP = 1 << 20  # bytes of other data a run's one release of its sections may span
+# Without the compiled kernel, profiles with fewer values than this on average are scattered
+# on one thread: NumPy's passes over them are too short for threads to overlap, which then
+# spend their time handing the GIL over (10k x 448 profiles: the same wall, more CPU).
+_THREADED_VALUES = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,8 @@ def scatter(
     """
     from cctool import kernels
 
-    kernel, compiled = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    work = int(infos["nvalues"][profiles].sum())
+    kernel, compiled = kernels.profile_own_costs_impl(work)
     if ncols > _COMPACT:
         return _scatter_rows(prof, infos, profiles, plan_, ncols, chosen, section, kernel)
     # Few metrics: the kernel writes each profile's costs of every metric straight into its
@@ -269,7 +274,8 @@ def scatter(
         _release(prof, infos, [profiles[loc] for loc in runs[run]])
         flags[run] = nonzero, valued
 
-    kernels.on_threads(fill, range(len(runs)), kernels.cores(), "cctool-profile-db")
+    big = compiled or work >= _THREADED_VALUES * len(profiles)
+    kernels.on_threads(fill, range(len(runs)), kernels.cores() if big else 1, "cctool-profile-db")
     for got in flags:
         if got is not None:
             out.nonzero |= got[0]
