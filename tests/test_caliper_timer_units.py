@@ -61,3 +61,16 @@ def test_ns_statistics_are_times(data) -> None:
     for col in ("min#time.duration.ns", "max#time.duration.ns", "avg#time.duration.ns"):
         assert gf.metric_info[col].unit == "s", col
         assert gf.metric_info[col].source_unit == "ns", col
+
+
+def test_scaled_ns_durations_are_seconds(data) -> None:
+    """``scale#sum#cupti.host.duration`` is Caliper's ns host time scaled by 1e-9 (its
+    cuda-activity controllers): seconds, as the same run's profile that declares it shows."""
+    summary = read(_only(data("caliper-sw4-cuda-activity-profile-cali")))
+    declared = read(_only(data("caliper-sw4-cuda-activity-cali")))
+    for col in ("time (inc)", "time (gpu) (inc)"):
+        assert summary.metric_info[col].unit == "s", col
+        main = summary.node_values([col])[col][int(summary.roots[0])]
+        assert main == pytest.approx(declared.node_values([col])[col][0], rel=1e-12)
+    # main's inclusive#scale#sum#cupti.host.duration (271.5 s; it printed as "271")
+    assert summary.node_values(["time (inc)"])["time (inc)"][0] == pytest.approx(271.493903)

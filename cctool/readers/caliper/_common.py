@@ -88,6 +88,9 @@ _KNOWN: dict[str, tuple[str, float]] = {
     "sum#count": ("count", 1.0),
 }
 _NS_UNITS = {"time.duration.ns", "sum#time.duration.ns"}
+# Caliper's GPU activity and host API durations, in ns.
+_NS_DURATIONS = frozenset({"cupti.activity.duration", "cupti.host.duration",
+                           "rocm.activity.duration", "rocm.host.duration"})
 # Caliper timers whose unit changed between versions and is not always declared.
 _UNDECLARED_TIMERS = frozenset({"time.duration", "time.inclusive.duration"})
 # Caliper's attribute.unit spellings -> the unit strings of metadata["metric_units"].
@@ -161,7 +164,8 @@ def metric_for(attr: Attr) -> Metric | None:
     else:
         column = exc_form
     timer = tokens[-1] if not unit and tokens[-1] in _UNDECLARED_TIMERS else ""
-    unit = _UNITS.get(unit or "", unit) or _event_unit(tokens[-1])
+    scaled = any(t in ("scale", "scsum") for t in exc_form.split("#"))
+    unit = _UNITS.get(unit or "", unit) or _event_unit(tokens[-1], scaled)
     # An average of per-rank sums is linear in them (Spot's "Avg time/rank"); an average of
     # raw event values (avg#time.duration) is not.
     rest = tokens[1:2]
@@ -198,11 +202,12 @@ def snapshot_metric(attr: Attr) -> Metric | None:
     return Metric(attr.name, False, False, "max", 1.0, unit, of=attr.name)
 
 
-def _event_unit(event: str) -> str:
+def _event_unit(event: str, scaled: bool = False) -> str:
     """The unit of a metric whose attribute declares none: counts, nanoseconds for Caliper's
-    ``.ns`` timers, or the event itself."""
-    if event.endswith(".duration.ns"):
-        return "ns"
+    nanosecond timers (seconds once ``scale#``d: its controllers scale them by 1e-9), or the
+    event itself."""
+    if event.endswith(".duration.ns") or event in _NS_DURATIONS:
+        return "s" if scaled else "ns"
     return "count" if event == "count" or event.endswith((".count", "count")) else event
 
 
