@@ -193,9 +193,10 @@ ROOTS: dict[str, list[tuple[str, float]]] = {
     "caliper": [("main", 0.492491), ("<outside regions>", 0.001297)],
     # json-split rows: sum of sum#time.duration over rows whose callpath node
     # (source.function#callpath.address) descends from node 1 "_start", resp. is one of the
-    # pthread_spin_lock / log2 call paths that lack _start (truncated unwinds).
-    "caliper-json": [("_start", 2174924.0), ("pthread_spin_lock", 119976.0),
-                     ("log2", 5006.0)],
+    # pthread_spin_lock / log2 call paths that lack _start (truncated unwinds). Whole
+    # microseconds (Caliper 1's timer; 435 samples of the sampler's 5 ms), held in seconds.
+    "caliper-json": [("_start", 2174924.0e-6), ("pthread_spin_lock", 119976.0e-6),
+                     ("log2", 5006.0e-6)],
     # 0.cali: the ctx record of main has "avg#inclusive#sum#time.duration" (alias
     # "Avg time/rank") = 235.060251 s; one run, so the tree value is that record's.
     # The record outside every region: avg#inclusive#sum#time.duration=0.009060 (cali-query).

@@ -115,6 +115,26 @@ def test_subtree_sums_twins_agree(n: int, k: int) -> None:
     np.testing.assert_allclose(got[:, 0], values.sum(axis=1))  # root holds everything
 
 
+@pytest.mark.parametrize("n", [300, 5_000, 20_000])
+@pytest.mark.parametrize("roots", [1, 7])
+def test_subtree_sums_by_levels_is_the_loop_bit_for_bit(n: int, roots: int) -> None:
+    """The level steps add the same values in the same order as the node loop."""
+    rng = np.random.default_rng(n * roots)
+    parent = random_tree(rng, n, roots)
+    values = rng.standard_normal((3, n)) * 10.0 ** rng.integers(-9, 9, (3, n))
+    got = _levels.subtree_sums_by_levels(values, parent, n)
+    assert got is not None
+    assert np.array_equal(got, _reference.subtree_sums_loop(values, parent))
+    assert np.array_equal(_reference.subtree_sums(values, parent), got)
+
+
+def test_subtree_sums_by_levels_declines_a_wide_fan_out() -> None:
+    parent = np.array([-1] + [0] * 999, dtype=np.int64)  # one root, 999 children
+    values = np.arange(1000, dtype=np.float64)[None, :]
+    assert _levels.subtree_sums_by_levels(values, parent, 100) is None
+    assert _reference.subtree_sums(values, parent)[0, 0] == values.sum()
+
+
 def test_subtree_sums_leaves_keep_their_value() -> None:
     parent = np.array([-1, 0, 0, -1], dtype=np.int64)  # two leaves, one lone root
     values = np.array([[1.0, 2.0, 3.0, 4.0]])

@@ -45,15 +45,21 @@ def test_cpi_sampling_profile(data) -> None:
     # 85 callpath nodes in "nodes"; 55 distinct (callpath node, known file:line) pairs
     types = dict(gf.nodes["type"].value_counts().iter_rows())
     assert types == {"function": 85, "statement": 55}
-    # per-rank sums of the count and sum#time.duration columns of "data"
+    # per-rank sums of the count and sum#time.duration columns of "data": sum#time.duration
+    # declares no unit and holds whole microseconds (Caliper 1's timer: 115 samples of the
+    # sampler's 5 ms make 0.575 s), held in seconds
+    assert gf.metric_info["time"].unit == "s"
+    assert gf.metric_info["time"].source_unit == "usec"
     per_rank = gf.metrics.group_by("rank").agg(pl.col("count", "time").sum()).sort("rank")
     assert per_rank["count"].to_list() == [115] * 4
-    assert per_rank["time"].to_list() == [574985.0, 574995.0, 574930.0, 574996.0]
+    assert per_rank["time"].to_list() == pytest.approx(
+        [0.574985, 0.574995, 0.574930, 0.574996], rel=1e-12)
     # callpath nodes without a parent, and the samples below each (by following "parent")
     assert gf.nodes["name"].gather(gf.roots).to_list() == ["_start", "pthread_spin_lock", "log2"]
     roots = gf.node_values(["count (inc)", "time (inc)"])[gf.roots]
     assert roots["count (inc)"].to_list() == [435, 24, 1]
-    assert roots["time (inc)"].to_list() == [2174924.0, 119976.0, 5006.0]
+    assert roots["time (inc)"].to_list() == pytest.approx([2.174924, 0.119976, 0.005006],
+                                                          rel=1e-12)
     stmt = gf.nodes.row(by_path(gf, "_start", "__libc_start_main", "main", "MPI_Bcast",
                                 "mv2_increment_shmem_coll_counter", "PMPI_Comm_test_inter",
                                 "comm_test_inter.c:103"), named=True)

@@ -121,3 +121,40 @@ def _closure(states: np.ndarray, star: np.ndarray) -> np.ndarray:
         if star[s]:
             out[:, s + 1] |= out[:, s]
     return out
+
+
+def subtree_sums_by_levels(values: np.ndarray, parent: np.ndarray,
+                           max_steps: int) -> np.ndarray | None:
+    """``_reference.subtree_sums`` bit for bit in whole-array steps; None when that takes
+    more than ``max_steps`` steps (a wide fan-out) or the tree has a parent cycle.
+
+    The loop adds each node, once its subtree is complete, to its parent, children last id
+    first. Deepest level first, a level's nodes are complete (their children are all on the
+    level below); each step adds one child to each of the level's parents, in that order, so
+    every parent receives the same additions in the same order as in the loop.
+    """
+    n = parent.shape[0]
+    levels = _levels(parent, n + 1)
+    if levels is None:
+        return None
+    plan = []
+    steps = 0
+    for level in reversed(levels[1:]):
+        par = parent[level]
+        start = np.ones(level.size, dtype=bool)
+        start[1:] = par[1:] != par[:-1]
+        first = np.flatnonzero(start)
+        size = np.diff(np.append(first, level.size))
+        # Rank of each child among its siblings, last id first (ids increase in a group).
+        last_first = np.repeat(first + size - 1, size) - np.arange(level.size)
+        order = np.argsort(last_first, kind="stable")
+        steps += int(size.max())
+        if steps > max_steps:
+            return None
+        plan.append((level[order], par[order], np.searchsorted(last_first[order],
+                                                               np.arange(size.max() + 1))))
+    out = np.array(values, dtype=np.float64, copy=True)
+    for child, par, bounds in plan:
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            out[:, par[a:b]] += out[:, child[a:b]]
+    return out

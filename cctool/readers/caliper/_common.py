@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cctool.errors import ReaderError
+from cctool.errors import ReaderError, note
 from cctool.model.columns import EXC_SUFFIX, INC_SUFFIX, inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.readers.caliper._values import (
@@ -88,6 +88,11 @@ _KNOWN: dict[str, tuple[str, float]] = {
     "sum#count": ("count", 1.0),
 }
 _NS_UNITS = {"time.duration.ns", "sum#time.duration.ns"}
+# Caliper's GPU activity and host API durations, in ns.
+_NS_DURATIONS = frozenset({"cupti.activity.duration", "cupti.host.duration",
+                           "rocm.activity.duration", "rocm.host.duration"})
+# Caliper timers whose unit changed between versions and is not always declared.
+_UNDECLARED_TIMERS = frozenset({"time.duration", "time.inclusive.duration"})
 # Caliper's attribute.unit spellings -> the unit strings of metadata["metric_units"].
 _UNITS = {"sec": "s", "seconds": "s", "msec": "ms", "usec": "us", "nsec": "ns", "byte": "B",
           "bytes": "B"}
@@ -120,6 +125,9 @@ class Metric:
     scale: float
     unit: str | None
     of: str = ""  # the quantity a statistic over ranks summarises
+    # A Caliper timer attribute that declares no unit: :meth:`ProfileBuilder.build` takes
+    # it from the values (see :func:`_undeclared_time_unit`).
+    timer: str = ""
 
 
 def _of_sums(m: Metric) -> bool:
@@ -155,7 +163,9 @@ def metric_for(attr: Attr) -> Metric | None:
         unit = "s" if exc_form in _NS_UNITS else unit
     else:
         column = exc_form
-    unit = _UNITS.get(unit or "", unit) or _event_unit(tokens[-1])
+    timer = tokens[-1] if not unit and tokens[-1] in _UNDECLARED_TIMERS else ""
+    scaled = any(t in ("scale", "scsum") for t in exc_form.split("#"))
+    unit = _UNITS.get(unit or "", unit) or _event_unit(tokens[-1], scaled)
     # An average of per-rank sums is linear in them (Spot's "Avg time/rank"); an average of
     # raw event values (avg#time.duration) is not.
     rest = tokens[1:2]
@@ -169,6 +179,7 @@ def metric_for(attr: Attr) -> Metric | None:
         scale=scale,
         unit=unit,
         of=exc_form.split("#", 1)[1] if first in _AGG else exc_form,
+        timer=timer,
     )
 
 
@@ -191,9 +202,21 @@ def snapshot_metric(attr: Attr) -> Metric | None:
     return Metric(attr.name, False, False, "max", 1.0, unit, of=attr.name)
 
 
-def _event_unit(event: str) -> str:
-    """The unit of a metric whose attribute declares none: counts, or the event itself."""
+def _event_unit(event: str, scaled: bool = False) -> str:
+    """The unit of a metric whose attribute declares none: counts, nanoseconds for Caliper's
+    nanosecond timers (seconds once ``scale#``d: its controllers scale them by 1e-9), or the
+    event itself."""
+    if event.endswith(".duration.ns") or event in _NS_DURATIONS:
+        return "s" if scaled else "ns"
     return "count" if event == "count" or event.endswith((".count", "count")) else event
+
+
+def _undeclared_time_unit(values: pl.Series) -> str:
+    """The unit of a Caliper timer attribute without a declared one, from its values:
+    Caliper 1's timer wrote whole microseconds (an unsigned integer), Caliper 2's writes
+    seconds as a double unless told otherwise."""
+    kept = values.drop_nulls()
+    return "usec" if kept.len() and bool((kept == kept.round(0)).all()) else "sec"
 
 
 def location_id(value: float, attr: str, path: Path, fmt: str) -> int:
@@ -395,6 +418,7 @@ class ProfileBuilder:
         exc_other = [c for c, m in metrics.items() if not m.inclusive and not m.additive]
         inc_add = [c for c, m in metrics.items() if m.inclusive and m.additive]
         inc_other = [c for c, m in metrics.items() if m.inclusive and not m.additive]
+        metrics.update(self._timer_units(metrics, table))
         units = {c.removesuffix(INC_SUFFIX): m.unit for c, m in metrics.items() if m.unit}
         meta = {**metadata}
         meta.setdefault("format", self.fmt)
@@ -429,6 +453,23 @@ class ProfileBuilder:
         # `time` names the default time column (the metric model's alias rule).
         preferred = ("time (inc)", "Avg time/rank (inc)", "Total time (inc)", *gf.inclusive, *cols)
         return replace(gf, default_metric=next((c for c in preferred if c in cols), None))
+
+    def _timer_units(self, metrics: Mapping[str, Metric],
+                     table: pl.DataFrame) -> dict[str, Metric]:
+        """The metrics of timer attributes without a declared unit, with the unit their
+        sums and extremes show (an average of whole microseconds need not be whole), said
+        on stderr since the file does not state it."""
+        out: dict[str, Metric] = {}
+        for timer in sorted({m.timer for m in metrics.values() if m.timer}):
+            mine = {c: m for c, m in metrics.items() if m.timer == timer}
+            judged = [c for c, m in mine.items() if m.agg != "mean"] or list(mine)
+            unit = _undeclared_time_unit(pl.concat([table[c] for c in judged]))
+            out.update((c, replace(m, unit=unit)) for c, m in mine.items())
+            how = ("microseconds (its values are whole numbers, as Caliper 1's timer wrote "
+                   "them)" if unit == "usec"
+                   else "seconds (Caliper 2's default; its values are not whole numbers)")
+            note(f"{self.path}: {timer} declares no unit: read as {how}")
+        return out
 
     def node_ids(self) -> np.ndarray:
         """The GraphFrame node id :meth:`build` gives each node :meth:`node` returned."""
