@@ -16,8 +16,9 @@ its planes left side by side for one pass of subtree sums (:func:`kept_columns`)
 spend their time without the GIL (the compiled one entirely; NumPy's twin in its bincounts,
 takes and element-wise passes, and in ``np.repeat`` only where a context's values vary in
 number): profiles are scattered on as many threads as there are CPUs, each profile's row its
-own. Without the compiled kernel, a profile with the same metrics at every context goes
-through :mod:`._v4_uniform` (the same sums, one bincount per metric).
+own, unless NumPy's passes over them are too short to overlap (small profiles: one thread).
+Without the compiled kernel, a profile with the same metrics at every context goes through
+:mod:`._v4_uniform` (the same sums, one bincount per metric).
 """
 
 from __future__ import annotations
