@@ -90,13 +90,15 @@ class _Bytes:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_uniform_profiles_give_the_twins_bits(seed: int) -> None:
-    """A profile with each metric at each context: the per-metric bincounts give the bits of
-    ``profile_own_costs`` (the NumPy twin), with unknown contexts, owners that are not kept,
-    roots, a metric id without a column and rounding noise; a profile whose contexts differ
-    in their metrics is left to the twin, its plane untouched."""
+@pytest.mark.parametrize("uniform", [True, False])
+def test_per_metric_costs_give_the_twins_bits(seed: int, uniform: bool) -> None:
+    """One metric at a time, the bits of ``profile_own_costs`` (the NumPy twin), with unknown
+    contexts, owners that are not kept, roots, a metric id without a column and rounding
+    noise; each metric at each context (``uniform``) or contexts holding different numbers
+    of values, in any metric order, a metric twice or none. A context id past the tables or
+    an index that does not match the values is left to the twin, the plane untouched."""
     from cctool.kernels import _reference
-    from cctool.readers.hpctoolkit import _v4_uniform as uniform
+    from cctool.readers.hpctoolkit import _v4_per_metric as per_metric
     from cctool.readers.hpctoolkit._v4_db import IDX, VAL
 
     rng = np.random.default_rng(seed)
@@ -111,58 +113,72 @@ def test_uniform_profiles_give_the_twins_bits(seed: int) -> None:
     column[[4, 7, 9]] = [2, 0, 1]  # metric 5: no column
     metrics = np.array([7, 4, 9, 5])
     k = metrics.size
-    val = np.zeros(e * k, dtype=VAL)
-    val["metric"] = np.tile(metrics, e)
-    val["value"] = rng.lognormal(size=e * k)
+    count = np.full(e, k) if uniform else np.append([k, k, k], rng.integers(0, 6, e - 3))
+    val = np.zeros(int(count.sum()), dtype=VAL)
+    val["metric"] = np.tile(metrics, e) if uniform else rng.choice(metrics, val.size)
+    val["metric"][: 3 * k] = np.tile(metrics, 3)
+    val["value"] = rng.lognormal(size=val.size)
     val["value"][::5] = 0.1  # repeated values: exact cancellations and rounding noise
-    idx = np.zeros(e, dtype=IDX)
-    idx["ctx"] = np.append([0, 1, 2], np.sort(rng.choice(np.arange(3, ids), e - 3, False)))
     # slot 0 in column 0 (metric 7): 0.3 - 0.1 - 0.2 = -2.8e-17, noise; in column 1 (metric
     # 9): 1.5e-9 of terms adding up to 2, cleared; in column 2 (metric 4): 2.5e-9, kept
     val["value"][: 3 * k] = [0.3, 1, 1, 7, 0.1, 0.5, 0.5, 7, 0.2, 0.5 - 2.5e-9, 0.5 - 1.5e-9, 7]
-    idx["start"] = np.arange(e) * k
-    data = val.tobytes() + idx.tobytes()
+    idx = np.zeros(e, dtype=IDX)
+    idx["ctx"] = np.append([0, 1, 2], np.sort(rng.choice(np.arange(3, ids), e - 3, False)))
+    idx["start"] = np.cumsum(count) - count
     info = np.zeros(
         1, dtype=[("nvalues", "<u8"), ("values", "<u8"), ("nctxs", "<u4"), ("ctxs", "<u8")]
     )[0]
-    info["nvalues"], info["values"], info["nctxs"], info["ctxs"] = e * k, 0, e, val.nbytes
-    tables = uniform.cell_tables(first, second, slots)
+    info["nvalues"], info["values"], info["nctxs"], info["ctxs"] = val.size, 0, e, val.nbytes
+    tables = per_metric.cell_tables(first, second, slots)
     got = np.zeros((ncols, 2, slots))
-    assert uniform.own_costs(_Bytes(data), info, tables, column, got[:, 1])
+    assert per_metric.own_costs(
+        _Bytes(val.tobytes() + idx.tobytes()), info, tables, column, got[:, 1]
+    )
     want = np.zeros((ncols, slots))
     at = idx["ctx"].astype(np.intp)
     _reference.profile_own_costs(
-        first[at], second[at], np.full(e, k), column[val["metric"]], val["value"].copy(), want
+        first[at], second[at], count, column[val["metric"]], val["value"].copy(), want
     )
     assert np.array_equal(got[:, 1], want) and not got[:, 0].any()
     assert (want[:2, 0] == 0).all() and want[2, 0] > 2e-9  # cleared, kept
     assert (want == 0).any() and (want != 0).any()
-    val["metric"][5] = 9  # one context with another metric order: the twin's
-    untouched = np.zeros((ncols, slots))
-    assert not uniform.own_costs(
-        _Bytes(val.tobytes() + idx.tobytes()), info, tables, column, untouched
-    )
-    assert not untouched.any()
+    for broken in ("ctx", "start"):
+        bad = idx.copy()
+        bad[broken][-1 if broken == "ctx" else 0] = ids if broken == "ctx" else 1
+        untouched = np.zeros((ncols, slots))
+        data = val.tobytes() + bad.tobytes()
+        assert not per_metric.own_costs(_Bytes(data), info, tables, column, untouched)
+        assert not untouched.any()
 
 
-def test_uniform_path_reads_as_the_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A generated database (each metric at each context) read through the per-metric
-    bincounts and through the twin alone: the same frame, bit for bit."""
-    from cctool.readers.hpctoolkit import _v4_uniform as uniform
+@pytest.mark.parametrize("name", ["generated", "loops-perf.nostruct.d", "small.nostruct.d"])
+def test_per_metric_path_reads_as_the_twin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A database read one metric at a time and through the twin alone: the same frame, bit
+    for bit; generated (each metric at each context) and hpcprof's (contexts holding
+    different metric scopes)."""
+    from cctool.readers.hpctoolkit import _v4_per_metric as per_metric
 
-    db = generate(tmp_path / "v4", nodes=300, ranks=8, threads=1, metrics=2, seed=7, fmt="v4")
+    if name == "generated":
+        path = generate(
+            tmp_path / "v4", nodes=300, ranks=8, threads=1, metrics=2, seed=7, fmt="v4"
+        ).path
+    else:
+        path = Path(__file__).parent / "data" / "hpctoolkit-v4" / name
     monkeypatch.setattr(kernels, "PROFILE_COSTS_COMPILED_WORK", 1 << 62)
     monkeypatch.setattr(kernels, "_impl", None)  # the NumPy path even after a compiled test
     calls: list[bool] = []
-    own_costs = uniform.own_costs
+    own_costs = per_metric.own_costs
 
     def counted(*args: object) -> bool:
         calls.append(own_costs(*args))  # type: ignore[arg-type]
         return calls[-1]
 
-    monkeypatch.setattr(uniform, "own_costs", counted)
-    fast = cctool.read(db.path)
+    monkeypatch.setattr(per_metric, "own_costs", counted)
+    fast = cctool.read(path)
     assert calls and all(calls)
-    monkeypatch.setattr(uniform, "own_costs", lambda *args: False)
-    twin = cctool.read(db.path)
+    monkeypatch.setattr(per_metric, "own_costs", lambda *args: False)
+    twin = cctool.read(path)
     assert fast.metrics.equals(twin.metrics) and fast.nodes.equals(twin.nodes)
+    assert fast.metrics.select(pl.exclude("node", "rank", "thread")).sum().row(0)[0] != 0

@@ -17,8 +17,8 @@ spend their time without the GIL (the compiled one entirely; NumPy's twin in its
 takes and element-wise passes, and in ``np.repeat`` only where a context's values vary in
 number): profiles are scattered on as many threads as there are CPUs, each profile's row its
 own, unless NumPy's passes over them are too short to overlap (small profiles: one thread).
-Without the compiled kernel, a profile with the same metrics at every context goes through
-:mod:`._v4_uniform` (the same sums, one bincount per metric).
+Without the compiled kernel, profiles go through :mod:`._v4_per_metric` (the same sums, a
+bincount per metric).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cctool.readers.hpctoolkit import _v4_uniform as uniform
+from cctool.readers.hpctoolkit import _v4_per_metric as per_metric
 from cctool.readers.hpctoolkit._v4_db import IDX_BYTES, VAL_BYTES
 from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
 
@@ -56,8 +56,8 @@ class Plan:
 
     @cached_property
     def cells(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """:func:`._v4_uniform.cell_tables` of :attr:`by_id`, when there is one."""
-        return None if self.by_id is None else uniform.cell_tables(*self.by_id, self.slots)
+        """:func:`._v4_per_metric.cell_tables` of :attr:`by_id`, when there is one."""
+        return None if self.by_id is None else per_metric.cell_tables(*self.by_id, self.slots)
 
     @property
     def ctx_of_node(self) -> np.ndarray:
@@ -260,11 +260,11 @@ def scatter(
         nonzero, valued = np.zeros(ncols, dtype=bool), np.zeros(slots, dtype=bool)
         for loc in runs[run]:
             i = profiles[loc]
-            # NumPy: a profile with each metric at each context takes a third of the passes
+            # NumPy: one metric at a time, a third of the twin's passes
             if (
                 compiled
                 or cells is None
-                or not uniform.own_costs(prof, infos[i], cells, plan_.column, block[:, loc])
+                or not per_metric.own_costs(prof, infos[i], cells, plan_.column, block[:, loc])
             ):
                 sec = section(prof, infos, i)
                 col = plan_.columns(sec[0]["metric"])
