@@ -16,7 +16,9 @@ its planes left side by side for one pass of subtree sums (:func:`kept_columns`)
 spend their time without the GIL (the compiled one entirely; NumPy's twin in its bincounts,
 takes and element-wise passes, and in ``np.repeat`` only where a context's values vary in
 number): profiles are scattered on as many threads as there are CPUs, each profile's row its
-own.
+own, unless NumPy's passes over them are too short to overlap (small profiles: one thread).
+Without the compiled kernel, profiles go through :mod:`._v4_per_metric` (the same sums, a
+bincount per metric).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from __future__ import annotations
 import mmap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from cctool.readers.hpctoolkit import _v4_per_metric as per_metric
 from cctool.readers.hpctoolkit._v4_db import IDX_BYTES, VAL_BYTES
 from cctool.readers.hpctoolkit.tree_plan import TreePlan, tree_plan
 
@@ -35,6 +39,10 @@ _COMPACT = 8  # more metric columns than this: a profile's cost array holds only
 _GATHER_ROWS = 32  # locations gathered at a time when pruned slots are dropped
 _RUN = 32  # profiles a thread scatters at a time
 _RELEASE_GAP = 1 << 20  # bytes of other data a run's one release of its sections may span
+# Without the compiled kernel, profiles with fewer values than this on average are scattered
+# on one thread: NumPy's passes over them are too short for threads to overlap, which then
+# spend their time handing the GIL over (10k x 448 profiles: the same wall, more CPU).
+_THREADED_VALUES = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,11 @@ class Plan:
 
     tree: TreePlan
     by_id: tuple[np.ndarray, np.ndarray] | None = None
+
+    @cached_property
+    def cells(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """:func:`._v4_per_metric.cell_tables` of :attr:`by_id`, when there is one."""
+        return None if self.by_id is None else per_metric.cell_tables(*self.by_id, self.slots)
 
     @property
     def ctx_of_node(self) -> np.ndarray:
@@ -224,7 +237,8 @@ def scatter(
     """
     from cctool import kernels
 
-    kernel, _ = kernels.profile_own_costs_impl(int(infos["nvalues"][profiles].sum()))
+    work = int(infos["nvalues"][profiles].sum())
+    kernel, compiled = kernels.profile_own_costs_impl(work)
     if ncols > _COMPACT:
         return _scatter_rows(prof, infos, profiles, plan_, ncols, chosen, section, kernel)
     # Few metrics: the kernel writes each profile's costs of every metric straight into its
@@ -240,21 +254,29 @@ def scatter(
     # are in cache rather than in passes over the whole block; one entry per run, so no two
     # threads write the same flags.
     flags: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(runs)
+    cells = None if compiled else plan_.cells
 
     def fill(run: int) -> None:
         nonzero, valued = np.zeros(ncols, dtype=bool), np.zeros(slots, dtype=bool)
         for loc in runs[run]:
             i = profiles[loc]
-            sec = section(prof, infos, i)
-            col = plan_.columns(sec[0]["metric"])
-            _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
+            # NumPy: one metric at a time, a third of the twin's passes
+            if (
+                compiled
+                or cells is None
+                or not per_metric.own_costs(prof, infos[i], cells, plan_.column, block[:, loc])
+            ):
+                sec = section(prof, infos, i)
+                col = plan_.columns(sec[0]["metric"])
+                _own(prof, infos, i, plan_, kernel, sec, col, block[:, loc])
             nz = block[:, loc] != 0
             nonzero |= nz.any(axis=1)
             valued |= nz.any(axis=0)
         _release(prof, infos, [profiles[loc] for loc in runs[run]])
         flags[run] = nonzero, valued
 
-    kernels.on_threads(fill, range(len(runs)), kernels.cores(), "cctool-profile-db")
+    big = compiled or work >= _THREADED_VALUES * len(profiles)
+    kernels.on_threads(fill, range(len(runs)), kernels.cores() if big else 1, "cctool-profile-db")
     for got in flags:
         if got is not None:
             out.nonzero |= got[0]
