@@ -20,9 +20,9 @@ from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
-from cctool.render.text import elide, printable, printable_column
+from cctool.render.text import elide, printable, printable_series
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
-from cctool.render.value_columns import format_column
+from cctool.render.value_columns import format_series
 from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
@@ -66,15 +66,20 @@ def render_rows(
     ``info`` (one descriptor per metric) scales values and names their units."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
-    texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
-    peak = peak_of(rows[metrics[0]], finite=True) if metrics else 0.0
-    names = printable_column(rows["name"])
+    texts = [format_series(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
+    names: pl.Series | list[str] = printable_series(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
     cells = value_cells(texts, rows.height)
-    styles = value_colors(rows[metrics[0]], peak, colors, opts.diverging) if metrics else []
+
+    def styles() -> list[str]:  # only a colored console draws them
+        if not metrics:
+            return []
+        peak = peak_of(rows[metrics[0]], finite=True)
+        return value_colors(rows[metrics[0]], peak, colors, opts.diverging)
+
     return TreeLines(
-        guides=GuideCodes(rows["depth"].to_list()),
+        guides=GuideCodes(rows["depth"].to_numpy()),
         cells=cells,
         styles=styles,
         names=names,
@@ -269,20 +274,24 @@ def tree_renderable(
     return Group(*parts)
 
 
-def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = ()) -> list[str]:
-    """Per row, its value columns right-aligned (to the widest text or ``heads`` entry of
-    each column), joined by a space, with a space after; empty without columns."""
+def value_cells(texts: Sequence[pl.Series], height: int, heads: Sequence[str] = ()) -> pl.Series:
+    """Per row, its value columns (String Series) right-aligned (to the widest text or
+    ``heads`` entry of each column), joined by a space, with a space after; empty without
+    columns."""
     if not texts:
-        return [""] * height
-    cols = [pl.Series(col, dtype=pl.String) for col in texts]
-    widths = [
-        max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
-        for h, col in zip(heads or [""] * len(texts), cols, strict=True)
-    ]
-    padded = [col.str.pad_start(w) for col, w in zip(cols, widths, strict=True)]
+        return pl.Series([""] * height, dtype=pl.String)
+    widths = column_widths(texts, heads)
+    padded = [col.str.pad_start(w) for col, w in zip(texts, widths, strict=True)]
     # the columns padded as str.rjust pads (code points), joined by spaces, one after
-    joined = pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
-    return joined.to_list()
+    return pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
+
+
+def column_widths(texts: Sequence[pl.Series], heads: Sequence[str] = ()) -> list[int]:
+    """The width of each column of texts: its widest text, or ``heads`` entry."""
+    return [
+        max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
+        for h, col in zip(heads or [""] * len(texts), texts, strict=True)
+    ]
 
 
 def peak_of(values: pl.Series, finite: bool) -> float:

@@ -43,6 +43,15 @@ def printable_column(names: pl.Series) -> list[str]:
     return out
 
 
+def printable_series(names: pl.Series) -> pl.Series:
+    """:func:`printable_column` as a String Series (no Python string a name)."""
+    names = names.fill_null("")
+    bad = names.str.contains(_UNPRINTABLE_RUST).arg_true()
+    if bad.len():
+        names = names.scatter(bad, [printable(n) for n in names.gather(bad).to_list()])
+    return names
+
+
 def _escape(m: re.Match[str]) -> str:
     ch = m.group()
     return _ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
@@ -51,9 +60,28 @@ def _escape(m: re.Match[str]) -> str:
 # What the text faces print beyond ASCII (units, marks, elisions), as ASCII for a stdout that
 # cannot encode them (PYTHONIOENCODING=ascii, a C locale): "12.5 us", "8 x 2", "a...b".
 _TO_ASCII = {
-    "×": "x", "÷": "/", "−": "-", "µ": "u", "…": "...", "–": "-", "—": "-", "·": "-",
-    "≤": "<=", "≥": ">=", "±": "+/-", "²": "^2", "Δ": "d", "→": "->", "←": "<-", "»": ">>",
-    "«": "<<", "◆": "*", "◀": "<", "▶": ">", "▕": "|", "▏": "|",
+    "×": "x",
+    "÷": "/",
+    "−": "-",
+    "µ": "u",
+    "…": "...",
+    "–": "-",
+    "—": "-",
+    "·": "-",
+    "≤": "<=",
+    "≥": ">=",
+    "±": "+/-",
+    "²": "^2",
+    "Δ": "d",
+    "→": "->",
+    "←": "<-",
+    "»": ">>",
+    "«": "<<",
+    "◆": "*",
+    "◀": "<",
+    "▶": ">",
+    "▕": "|",
+    "▏": "|",
 }
 
 

@@ -37,21 +37,45 @@ def format_column(
     series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
 ) -> list[str]:
     """``[format_value(v, kind, digits) for v in series]``, the same strings, faster."""
+    spelled, again, missing = _distinct_spelled(series, kind, digits)
+    out = spelled[again] if again is not None else spelled
+    out[missing] = "-"
+    return out.tolist()  # type: ignore[no-any-return]
+
+
+def format_series(
+    series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
+) -> pl.Series:
+    """:func:`format_column` as a String Series: each distinct value's spelling is put on
+    its rows by Polars, with no Python string a row."""
+    spelled, again, missing = _distinct_spelled(series, kind, digits)
+    out = pl.Series(spelled.tolist(), dtype=pl.String)
+    if again is not None:
+        out = out.gather(again)
+    if missing.any():
+        out = out.scatter(np.flatnonzero(missing), "-")
+    return out
+
+
+def _distinct_spelled(
+    series: pl.Series, kind: Metric | ValueFormat | None, digits: int
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """(spellings, each row's index into them or None when there is one a row, the rows
+    spelled ``-`` instead)."""
     fmt = kind if isinstance(kind, ValueFormat) else value_format(kind)
     digits = max(int(digits), 1)
     if not series.dtype.is_numeric() or digits > _MAX_DIGITS or series.len() == 0:
-        return [format_value(v, fmt, digits) for v in series.to_list()]
+        texts = np.empty(series.len(), dtype=object)
+        texts[:] = [format_value(v, fmt, digits) for v in series.to_list()]
+        return texts, None, np.zeros(series.len(), dtype=bool)
     missing = series.is_null().to_numpy()
     x = np.ascontiguousarray(series.cast(pl.Float64).fill_null(0.0).to_numpy())
     # Views repeat values (a bottom-up view shows a function's values on each line of its
     # callers): each distinct value (bit pattern) is spelled once.
     distinct, again = np.unique(x.view(np.int64), return_inverse=True)
     if distinct.size <= x.shape[0] * 3 // 4:
-        out = _spelled(distinct.view(np.float64), fmt, digits)[again.reshape(-1)]
-    else:
-        out = _spelled(x, fmt, digits)
-    out[missing] = "-"
-    return out.tolist()  # type: ignore[no-any-return]
+        return _spelled(distinct.view(np.float64), fmt, digits), again.reshape(-1), missing
+    return _spelled(x, fmt, digits), None, missing
 
 
 def _spelled(x: np.ndarray, fmt: ValueFormat, digits: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import (
     colormap,
+    column_widths,
     describe_locations,
     legend,
     peak_of,
@@ -21,9 +22,9 @@ from cctool.render import (
     value_colors,
 )
 from cctool.render.percent import PERCENT, no_share_note
-from cctool.render.text import printable_column
+from cctool.render.text import printable_series
 from cctool.render.treelines import GuideCodes, ViewLines
-from cctool.render.value_columns import format_column
+from cctool.render.value_columns import format_series
 from cctool.render.values import format_value
 
 TITLES = {
@@ -63,11 +64,9 @@ def view_renderable(
     info: list[Metric | None] = (
         [inc_info, PERCENT, exc_info, PERCENT] if percent else [inc_info, exc_info]
     )
-    texts = [format_column(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
+    texts = [format_series(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
-    widths = [
-        max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts, strict=True)
-    ]
+    widths = column_widths(texts, heads)
     cells = value_cells(texts, rows.height, heads)
     header = Text(
         " ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name", style="bold"
@@ -76,9 +75,9 @@ def view_renderable(
     peak = peak_of(rows[view.inclusive], finite=False)
     lines = ViewLines(
         cells,
-        value_colors(rows[view.inclusive], peak, colors),
-        GuideCodes(rows["depth"].to_list()),
-        printable_column(rows["name"]),
+        lambda: value_colors(rows[view.inclusive], peak, colors),  # for a colored console
+        GuideCodes(rows["depth"].to_numpy()),
+        printable_series(rows["name"]),
         opts.full_names,
     )
     parts: list[RenderableType] = [
