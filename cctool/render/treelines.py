@@ -117,7 +117,7 @@ def _links(depths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
         return None
     idx = np.arange(n, dtype=np.int64)
     level = depths - depths.min()
-    order = np.lexsort((idx, level))
+    order = np.argsort(level, kind="stable")
     keys = level[order] * n + idx[order]  # rows by (level, row)
     before = np.searchsorted(keys, (level - 1) * n + idx) - 1  # latest row above, earlier
     cand = order[np.maximum(before, 0)]
@@ -371,6 +371,8 @@ def _distinct_guides(
     which = np.empty(n, dtype=np.int64)
     which[order] = np.cumsum(first) - 1
     pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
+    # the pieces of four ancestors at once: flags (high bit first) -> their text
+    quads = ["".join(pieces[(v >> b) & 1] for b in (3, 2, 1, 0)) for v in range(16)]
     fold = FOLD_MARK[ascii_only]
     texts = []
     for levels, c in zip(size[order[first]].tolist(), code[order[first]].tolist(), strict=True):
@@ -379,7 +381,13 @@ def _distinct_guides(
             texts.append("")
             continue
         head, k = (f"{fold}{levels - keep} ", keep - 1) if levels > deepest else ("", levels - 1)
-        texts.append(head + "".join(pieces[(c >> j) & 1] for j in range(k, 0, -1)) + own)
+        parts = [head]  # flags k..1, the farthest ancestor's first
+        while k >= 4:
+            parts.append(quads[(c >> (k - 3)) & 15])
+            k -= 4
+        parts += [pieces[(c >> j) & 1] for j in range(k, 0, -1)]
+        parts.append(own)
+        texts.append("".join(parts))
     return texts, which
 
 

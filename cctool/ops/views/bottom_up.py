@@ -32,9 +32,10 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     """
     opts = opts or ViewOptions()
     fr = frames(gf, opts.by)
-    parent, name, contexts, exc_m, inc_m, complete = _levels(fr, depth, max_rows)
+    parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
     nrows = parent.size
-    role = np.where(parent < 0, "function", "caller")
+    role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
+        (parent < 0).astype(np.uint32))  # no Python string a row
     cols = {"name": fr.names.gather(name), "role": role,
             "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
     em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
@@ -56,17 +57,11 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
         if exc not in tables.edges.columns:
             notes.append(ESTIMATED)
     if not complete and depth is None:
-        levels = int(np.max(_depths(parent), initial=-1)) + 1
-        notes.append(f"callers shown {levels - 1} levels deep (more rows than "
+        notes.append(f"callers shown {levels.size - 1} levels deep (more rows than "
                      f"{max_rows:,}); cctool tree --view bottom-up shows them all")
+    row_depth = np.repeat(np.arange(levels.size), levels)  # rows come level after level
     return assemble("bottom-up", gf, opts, parent, cols, ev, iv, em, im,
-                    exact=tables is None, note="; ".join(notes))
-
-
-def _depths(parent: np.ndarray) -> np.ndarray:
-    from cctool import kernels
-
-    return kernels.depths(parent) if parent.size else np.zeros(0, dtype=np.int64)
+                    exact=tables is None, note="; ".join(notes), depth=row_depth)
 
 
 def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: np.ndarray,
@@ -107,9 +102,10 @@ Pairs = tuple[np.ndarray, np.ndarray]
 
 
 def _levels(fr: Frames, depth: int | None, max_rows: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool]:
-    """Rows level by level. An instance is a frame head still walking up its callers: at
-    each level it sits in one row, keyed by (its row one level up, its caller's function)."""
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool, np.ndarray]:
+    """Rows level by level, and the rows of each level. An instance is a frame head still
+    walking up its callers: at each level it sits in one row, keyed by (its row one level
+    up, its caller's function)."""
     heads = fr.heads
     nodes = np.arange(fr.head_of.size)
     # Level 0: one row per function.
@@ -159,4 +155,5 @@ def _levels(fr: Frames, depth: int | None, max_rows: int | None
         cur = fr.caller[cur]
     return (np.concatenate(parent), np.concatenate(name), np.concatenate(contexts),
             (np.concatenate(exc_r), np.concatenate(exc_n)),
-            (np.concatenate(inc_r), np.concatenate(inc_n)), complete)
+            (np.concatenate(inc_r), np.concatenate(inc_n)), complete,
+            np.array([c.size for c in contexts], dtype=np.int64))
