@@ -15,9 +15,7 @@ from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
-def tree_order(
-    parent: np.ndarray, key: np.ndarray, depth: np.ndarray | None = None
-) -> np.ndarray:
+def tree_order(parent: np.ndarray, key: np.ndarray, depth: np.ndarray | None = None) -> np.ndarray:
     """Row ids in preorder, siblings by ``key`` descending (ties: id order); ``depth``: each
     row's depth (roots 0) when known."""
     from cctool import kernels

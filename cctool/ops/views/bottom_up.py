@@ -15,8 +15,12 @@ from cctool.ops.views._values import Members, check_additive, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
-def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
-              depth: int | None = None, max_rows: int | None = None) -> View:
+def bottom_up(
+    gf: GraphFrame,
+    opts: ViewOptions | None = None,
+    depth: int | None = None,
+    max_rows: int | None = None,
+) -> View:
     """The bottom-up view of ``gf``.
 
     Args:
@@ -35,9 +39,14 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
     nrows = parent.size
     role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
-        (parent < 0).astype(np.uint32))  # no Python string a row
-    cols = {"name": fr.names.gather(name), "role": role,
-            "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
+        (parent < 0).astype(np.uint32)
+    )  # no Python string a row
+    cols = {
+        "name": fr.names.gather(name),
+        "role": role,
+        "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True),
+        "contexts": contexts,
+    }
     em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
@@ -47,26 +56,51 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     tables = usable(gf, opts, exc, inc)
     if tables is not None and opts.by in tables.functions.columns:
         ng = fr.names.len()
-        group = function_groups(tables, pl.DataFrame(
-            {"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}), gf)
+        group = function_groups(
+            tables, pl.DataFrame({"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}), gf
+        )
         ev, iv = _exact_levels(tables, group, ng, parent, name, ev, iv, exc, inc)
         if not single(group, ng)[np.unique(group[group >= 0])].all():
             notes.append(SEVERAL)
-        notes.append("functions and their direct callers are the profile's own numbers; "
-                     "callers further down are split by the expanded tree (an estimate)")
+        notes.append(
+            "functions and their direct callers are the profile's own numbers; "
+            "callers further down are split by the expanded tree (an estimate)"
+        )
         if exc not in tables.edges.columns:
             notes.append(ESTIMATED)
     if not complete and depth is None:
-        notes.append(f"callers shown {levels.size - 1} levels deep (more rows than "
-                     f"{max_rows:,}); cctool tree --view bottom-up shows them all")
+        notes.append(
+            f"callers shown {levels.size - 1} levels deep (more rows than "
+            f"{max_rows:,}); cctool tree --view bottom-up shows them all"
+        )
     row_depth = np.repeat(np.arange(levels.size), levels)  # rows come level after level
-    return assemble("bottom-up", gf, opts, parent, cols, ev, iv, em, im,
-                    exact=tables is None, note="; ".join(notes), depth=row_depth)
+    return assemble(
+        "bottom-up",
+        gf,
+        opts,
+        parent,
+        cols,
+        ev,
+        iv,
+        em,
+        im,
+        exact=tables is None,
+        note="; ".join(notes),
+        depth=row_depth,
+    )
 
 
-def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: np.ndarray,
-                  name: np.ndarray, ev: np.ndarray, iv: np.ndarray, exc: str, inc: str
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _exact_levels(
+    tables: CallGraphTables,
+    group: np.ndarray,
+    ng: int,
+    parent: np.ndarray,
+    name: np.ndarray,
+    ev: np.ndarray,
+    iv: np.ndarray,
+    exc: str,
+    inc: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """Function rows and their first caller rows from the call-graph tables."""
     ev, iv = ev.copy(), iv.copy()
     top = np.nonzero(parent < 0)[0]
@@ -101,8 +135,9 @@ def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: n
 Pairs = tuple[np.ndarray, np.ndarray]
 
 
-def _levels(fr: Frames, depth: int | None, max_rows: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool, np.ndarray]:
+def _levels(
+    fr: Frames, depth: int | None, max_rows: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool, np.ndarray]:
     """Rows level by level, and the rows of each level. An instance is a frame head still
     walking up its callers: at each level it sits in one row, keyed by (its row one level
     up, its caller's function)."""
@@ -153,7 +188,12 @@ def _levels(fr: Frames, depth: int | None, max_rows: int | None
         name.append(uniq % (fr.names.len() + 1))
         row_of = ids
         cur = fr.caller[cur]
-    return (np.concatenate(parent), np.concatenate(name), np.concatenate(contexts),
-            (np.concatenate(exc_r), np.concatenate(exc_n)),
-            (np.concatenate(inc_r), np.concatenate(inc_n)), complete,
-            np.array([c.size for c in contexts], dtype=np.int64))
+    return (
+        np.concatenate(parent),
+        np.concatenate(name),
+        np.concatenate(contexts),
+        (np.concatenate(exc_r), np.concatenate(exc_n)),
+        (np.concatenate(inc_r), np.concatenate(inc_n)),
+        complete,
+        np.array([c.size for c in contexts], dtype=np.int64),
+    )
