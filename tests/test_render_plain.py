@@ -128,3 +128,20 @@ def test_narrow_characters_are_one_cell_in_rich() -> None:
     from cctool.render.treelines import _NARROW
 
     assert all(cell_len(ch) == 1 for ch in _NARROW)
+
+
+def test_view_guides_from_parents_are_from_depths() -> None:
+    """A view's guide links read from its parents are those its depths give."""
+    from cctool.ops.views import ViewOptions, compute
+    from cctool.render import treelines
+
+    gf = cctool.read(HERE / "folded" / "python.folded", fmt="folded")
+    for kind in ("bottom-up", "flat", "top-down"):
+        rows = compute(gf, kind, ViewOptions()).rows
+        depths = rows["depth"].to_numpy()
+        parents = rows["parent"].fill_null(-1).to_numpy()
+        got = treelines.GuideCodes(depths, parents).arrays
+        want = treelines.GuideCodes(depths).arrays
+        assert got is not None and want is not None and rows.height > 10
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a, b)

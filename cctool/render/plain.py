@@ -6,11 +6,16 @@ that is not colored: pipes and files). The plain writers print what Rich prints.
 from __future__ import annotations
 
 import io
+import sys
+from typing import TYPE_CHECKING, TypeGuard
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
 
 from cctool.render.treelines import TreeLines, ViewLines
+
+if TYPE_CHECKING:
+    from cctool.render.layout import FitTable
 
 
 class Trimmed:
@@ -47,16 +52,9 @@ def plain_text(renderable: RenderableType, width: int, ascii_only: bool) -> str 
 def plain_chunks(renderable: RenderableType, width: int, ascii_only: bool) -> list[bytes] | None:
     """:func:`plain_text` as pieces of its UTF-8 encoding, to be written one after the other
     (a tree's lines are made as bytes: no Python string of the whole text)."""
-    from cctool.render.layout import FitTable
 
     def big(p: object) -> bool:
-        return (
-            isinstance(p, TreeLines | ViewLines)
-            or isinstance(p, FitTable)
-            and not ascii_only
-            and len(p.columns) > 0
-            and len(p.columns[0].cells) >= PLAIN_ROWS
-        )
+        return isinstance(p, TreeLines | ViewLines) or _big_table(p) and not ascii_only
 
     parts = _flat(renderable)
     if not any(big(p) for p in parts):
@@ -67,7 +65,7 @@ def plain_chunks(renderable: RenderableType, width: int, ascii_only: bool) -> li
             out += part.plain_chunks(width, ascii_only)
             continue
         if big(part):
-            assert isinstance(part, FitTable)
+            assert _big_table(part)
             text = part.plain_text(width, ascii_only, lambda r: _rich_text(r, width, False))
             if text is not None:
                 out.append(text.encode("utf-8"))
@@ -77,6 +75,18 @@ def plain_chunks(renderable: RenderableType, width: int, ascii_only: bool) -> li
 
 
 PLAIN_ROWS = 2000  # tables from this many rows are written as plain text when not colored
+
+
+def _big_table(part: object) -> TypeGuard[FitTable]:
+    """Whether ``part`` is a table of at least :data:`PLAIN_ROWS` rows. Without the tables'
+    module loaded there is none (its import, and Rich's tables, are spared)."""
+    layout = sys.modules.get("cctool.render.layout")
+    return (
+        layout is not None
+        and isinstance(part, layout.FitTable)
+        and len(part.columns) > 0
+        and len(part.columns[0].cells) >= PLAIN_ROWS
+    )
 
 
 def _flat(renderable: RenderableType) -> list[RenderableType]:

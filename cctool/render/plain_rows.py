@@ -58,26 +58,26 @@ def joined_lines(
     names = parts.names
     after = [parts.after] if parts.after is not None else []
     sized = pl.DataFrame({f"p{i}": p for i, p in enumerate([*parts.before, *after])})
-    used = sized.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series()
-    rooms = width - used.to_numpy()
+    used = sized.select(pl.sum_horizontal(pl.all().str.len_chars())).to_series().to_numpy()
+    rooms = width - used
+    name_len = names.str.len_chars().to_numpy()
     if elide_to is not None:
-        names = _elided(names, np.maximum(rooms, elide_to[0]), elide_to[1])
+        long = np.flatnonzero(name_len > np.maximum(rooms, elide_to[0]))
+        if long.size:
+            names = _elided(names, long, rooms[long], elide_to[1])
+            name_len = names.str.len_chars().to_numpy()
     cols = [*parts.before, names, *after]
-    frame = pl.DataFrame({f"p{i}": c for i, c in enumerate(cols)})
-    line = pl.concat_str(pl.all())
     # Rows the per-row rules may draw otherwise: too long, or with a character that may be
     # wide (the columns known to be narrow are not searched).
+    rows = used + name_len > width
     others = "[^" + "".join(map(_in_class, sorted(narrow))) + "]"
     known = [*parts.narrow, *[False] * len(cols)]
-    wide = [pl.col(f"p{i}").str.contains(others) for i in range(len(cols)) if not known[i]]
-    out = frame.select(
-        line.str.strip_chars_end(" ").alias("line"),
-        pl.any_horizontal(line.str.len_chars() > width, *wide).alias("special"),
-    )
-    rows = out["special"].to_numpy()
+    for col in (c for i, c in enumerate(cols) if not known[i]):
+        rows |= _holding(col, others)
     if no_room and elide_to is not None:
-        rows = rows | (rooms < 1)
-    lines = out["line"]
+        rows |= rooms < 1
+    frame = pl.DataFrame({f"p{i}": c for i, c in enumerate(cols)})
+    lines = frame.select(pl.concat_str(pl.all()).str.strip_chars_end(" ")).to_series()
     idx = np.flatnonzero(rows)
     if idx.size:
         lines = lines.scatter(idx, exact(idx, names.gather(idx).to_list()))
@@ -85,14 +85,23 @@ def joined_lines(
     return joined
 
 
-def _elided(names: pl.Series, rooms: np.ndarray, mark: str) -> pl.Series:
-    """Names longer than their room elided (:func:`elide`), once per (name, room)."""
-    long = np.flatnonzero(names.str.len_chars().to_numpy() > rooms)
-    if not long.size:
-        return names
+def _holding(texts: pl.Series, pattern: str) -> np.ndarray:
+    """Per text, whether it holds a match of ``pattern`` (the characters that may be wide),
+    searched for in the texts that are not ASCII only: the per-row rules take an ASCII text
+    as one cell a character."""
+    out = (texts.str.len_bytes() != texts.str.len_chars()).to_numpy()
+    some = np.flatnonzero(out)
+    if some.size:
+        out[some] = texts.gather(some).str.contains(pattern).to_numpy()
+    return out
+
+
+def _elided(names: pl.Series, long: np.ndarray, rooms: np.ndarray, mark: str) -> pl.Series:
+    """The names at rows ``long`` elided (:func:`elide`) to their ``rooms``, once per
+    (name, room)."""
     done: dict[tuple[str, int], str] = {}
     out = []
-    for name, room in zip(names.gather(long).to_list(), rooms[long].tolist(), strict=True):
+    for name, room in zip(names.gather(long).to_list(), rooms.tolist(), strict=True):
         got = done.get((name, room))
         if got is None:
             got = done[(name, room)] = elide(name, room, mark)

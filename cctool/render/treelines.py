@@ -52,7 +52,14 @@ class GuideCodes:
     up: list[int]
     size: list[int]
 
-    def __init__(self, depths: Sequence[int] | np.ndarray) -> None:
+    def __init__(
+        self, depths: Sequence[int] | np.ndarray, parent: np.ndarray | None = None
+    ) -> None:
+        """``parent``: each row's parent row (-1 for a root) when every row's parent is
+        shown and the roots are at depth 0 (a view's rows): the links are read from it."""
+        if parent is not None:
+            self.arrays = _tree_links(parent, np.asarray(depths, dtype=np.int64))
+            return
         links = _links(np.asarray(depths, dtype=np.int64))
         if links is not None:
             self.arrays = links  # the lists, for drawing row by row, made when first asked
@@ -127,6 +134,17 @@ def _links(depths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
     sibling = (after < n) & (level[nxt] == level) & (up[nxt] == up)
     size = kernels.depths(up)  # shown ancestors
     return ~sibling, up, np.asarray(size, dtype=np.int64)
+
+
+def _tree_links(parent: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_links` of rows in preorder whose parents are all shown, roots at depth 0: a
+    row is the last of its siblings (the roots being siblings) when no later row has its
+    parent."""
+    n = parent.shape[0]
+    up = np.asarray(parent, dtype=np.int64)
+    lastkid = np.full(n + 1, -1, dtype=np.int64)  # per row, and for the roots (n): the last
+    np.maximum.at(lastkid, np.where(up >= 0, up, n), np.arange(n, dtype=np.int64))
+    return lastkid[np.where(up >= 0, up, n)] == np.arange(n), up, depth
 
 
 class TreeLines:

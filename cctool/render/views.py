@@ -76,7 +76,7 @@ def view_renderable(
     lines = ViewLines(
         cells,
         lambda: value_colors(rows[view.inclusive], peak, colors),  # for a colored console
-        GuideCodes(rows["depth"].to_numpy()),
+        _guides(rows, whole=depth is None),
         printable_series(rows["name"]),
         opts.full_names,
     )
@@ -108,3 +108,9 @@ def _short(col: str, view: View) -> str:
     if col == view.exclusive:
         return "exclusive"
     return "%"
+
+
+def _guides(rows: pl.DataFrame, whole: bool) -> GuideCodes:
+    """The guides of the rows; of all of a view's rows (``whole``), read from their parents."""
+    depths = rows["depth"].to_numpy()
+    return GuideCodes(depths, rows["parent"].fill_null(-1).to_numpy() if whole else None)
