@@ -22,7 +22,7 @@ from cctool.options import TreeOptions
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable, printable_series
 from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
-from cctool.render.value_columns import format_series
+from cctool.render.value_columns import Spellings, spellings
 from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
@@ -66,7 +66,7 @@ def render_rows(
     ``info`` (one descriptor per metric) scales values and names their units."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
-    texts = [format_series(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
+    texts = [spellings(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
     names: pl.Series | list[str] = printable_series(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
@@ -274,22 +274,21 @@ def tree_renderable(
     return Group(*parts)
 
 
-def value_cells(texts: Sequence[pl.Series], height: int, heads: Sequence[str] = ()) -> pl.Series:
-    """Per row, its value columns (String Series) right-aligned (to the widest text or
-    ``heads`` entry of each column), joined by a space, with a space after; empty without
-    columns."""
+def value_cells(texts: Sequence[Spellings], height: int, heads: Sequence[str] = ()) -> pl.Series:
+    """Per row, its value columns right-aligned (to the widest text or ``heads`` entry of
+    each column), joined by a space, with a space after; empty without columns."""
     if not texts:
         return pl.Series([""] * height, dtype=pl.String)
     widths = column_widths(texts, heads)
-    padded = [col.str.pad_start(w) for col, w in zip(texts, widths, strict=True)]
     # the columns padded as str.rjust pads (code points), joined by spaces, one after
+    padded = [col.column(w) for col, w in zip(texts, widths, strict=True)]
     return pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
 
 
-def column_widths(texts: Sequence[pl.Series], heads: Sequence[str] = ()) -> list[int]:
+def column_widths(texts: Sequence[Spellings], heads: Sequence[str] = ()) -> list[int]:
     """The width of each column of texts: its widest text, or ``heads`` entry."""
     return [
-        max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
+        max(len(h) if heads else 0, col.width())
         for h, col in zip(heads or [""] * len(texts), texts, strict=True)
     ]
 

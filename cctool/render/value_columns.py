@@ -13,6 +13,8 @@ is the one it gives.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -43,18 +45,40 @@ def format_column(
     return out.tolist()  # type: ignore[no-any-return]
 
 
-def format_series(
+@dataclass(frozen=True)
+class Spellings:
+    """A column's values spelled: each distinct spelling once (``texts``, every one on some
+    row) and per row the index of its own (``at``; None: one spelling a row), so that a
+    column is put together by Polars with no Python string a row."""
+
+    texts: pl.Series
+    at: np.ndarray | None
+
+    def column(self, width: int = 0) -> pl.Series:
+        """The spelling of every row, right-aligned to ``width`` characters."""
+        texts = self.texts.str.pad_start(width) if width else self.texts
+        return texts if self.at is None else texts.gather(self.at)
+
+    def width(self) -> int:
+        """The longest spelling (characters)."""
+        return int(self.texts.str.len_chars().max() or 0)  # type: ignore[arg-type]
+
+
+def spellings(
     series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
-) -> pl.Series:
-    """:func:`format_column` as a String Series: each distinct value's spelling is put on
-    its rows by Polars, with no Python string a row."""
+) -> Spellings:
+    """:func:`format_column` as :class:`Spellings`."""
     spelled, again, missing = _distinct_spelled(series, kind, digits)
-    out = pl.Series(spelled.tolist(), dtype=pl.String)
-    if again is not None:
-        out = out.gather(again)
-    if missing.any():
-        out = out.scatter(np.flatnonzero(missing), "-")
-    return out
+    if again is None:
+        spelled[missing] = "-"
+        return Spellings(pl.Series(spelled.tolist(), dtype=pl.String), None)
+    at = np.where(missing, spelled.size, again)  # "-" after the values' spellings
+    used = np.bincount(at, minlength=spelled.size + 1) > 0  # a null's 0.0 may be no row's
+    texts = np.append(spelled, "-")
+    keep = np.flatnonzero(used)
+    if keep.size < used.size:
+        texts, at = texts[keep], np.cumsum(used)[at] - 1
+    return Spellings(pl.Series(texts.tolist(), dtype=pl.String), at)
 
 
 def _distinct_spelled(

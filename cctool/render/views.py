@@ -24,7 +24,7 @@ from cctool.render import (
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import printable_series
 from cctool.render.treelines import GuideCodes, ViewLines
-from cctool.render.value_columns import format_series
+from cctool.render.value_columns import spellings
 from cctool.render.values import format_value
 
 TITLES = {
@@ -64,7 +64,7 @@ def view_renderable(
     info: list[Metric | None] = (
         [inc_info, PERCENT, exc_info, PERCENT] if percent else [inc_info, exc_info]
     )
-    texts = [format_series(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
+    texts = [spellings(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
     widths = column_widths(texts, heads)
     cells = value_cells(texts, rows.height, heads)
