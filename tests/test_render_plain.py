@@ -131,17 +131,27 @@ def test_narrow_characters_are_one_cell_in_rich() -> None:
 
 
 def test_view_guides_from_parents_are_from_depths() -> None:
-    """A view's guide links read from its parents are those its depths give."""
+    """A view's or a tree's guide links read from its parents are those its depths give."""
     from cctool.ops.views import ViewOptions, compute
     from cctool.render import treelines
+    from cctool.render.rows import tree_rows
 
     gf = cctool.read(HERE / "folded" / "python.folded", fmt="folded")
     for kind in ("bottom-up", "flat", "top-down"):
         rows = compute(gf, kind, ViewOptions()).rows
         depths = rows["depth"].to_numpy()
         parents = rows["parent"].fill_null(-1).to_numpy()
-        got = treelines.GuideCodes(depths, parents).arrays
-        want = treelines.GuideCodes(depths).arrays
-        assert got is not None and want is not None and rows.height > 10
-        for a, b in zip(got, want, strict=True):
-            assert np.array_equal(a, b)
+        _same_links(treelines.GuideCodes(depths, parents), treelines.GuideCodes(depths))
+    for opts in (TreeOptions(), TreeOptions(depth=3), TreeOptions(threshold=0.2)):
+        rows = tree_rows(gf, opts)
+        up = render.parent_rows(rows)
+        assert up is not None
+        depths = rows["depth"].to_numpy()
+        _same_links(treelines.GuideCodes(depths, up), treelines.GuideCodes(depths))
+
+
+def _same_links(got: object, want: object) -> None:
+    got_links, want_links = getattr(got, "arrays", None), getattr(want, "arrays", None)
+    assert got_links is not None and want_links is not None and want_links[0].size > 3
+    for a, b in zip(got_links, want_links, strict=True):
+        assert np.array_equal(a, b)

@@ -61,9 +61,11 @@ def render_rows(
     opts: TreeOptions,
     *,
     info: Sequence[Metric | None] | None = None,
+    parents: np.ndarray | None = None,
 ) -> TreeLines:
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
-    ``info`` (one descriptor per metric) scales values and names their units."""
+    ``info`` (one descriptor per metric) scales values and names their units; ``parents``:
+    each row's parent row when every row's parent is shown (:func:`parent_rows`)."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
     texts = [spellings(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
@@ -79,7 +81,7 @@ def render_rows(
         return value_colors(rows[metrics[0]], peak, colors, opts.diverging)
 
     return TreeLines(
-        guides=GuideCodes(rows["depth"].to_numpy()),
+        guides=GuideCodes(rows["depth"].to_numpy(), parents),
         cells=cells,
         styles=styles,
         names=names,
@@ -88,6 +90,23 @@ def render_rows(
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
         full_names=opts.full_names,
     )
+
+
+def parent_rows(rows: pl.DataFrame) -> np.ndarray | None:
+    """Each row's parent row (-1 for a root) among ``rows`` (``node`` and ``parent`` ids in
+    preorder), when every row's parent is among them and the roots are at depth 0 (a tree
+    view shows a node only with its parent); else None."""
+    if not rows.height:
+        return None
+    node = rows["node"].to_numpy()
+    parent = rows["parent"].fill_null(-1).to_numpy()
+    pos = np.full(int(max(node.max(), parent.max())) + 1, -1, dtype=np.int64)
+    pos[node] = np.arange(rows.height)
+    up = np.where(parent >= 0, pos[np.maximum(parent, 0)], -1)
+    roots = up < 0
+    if (parent[roots] >= 0).any() or rows["depth"].to_numpy()[roots].any():
+        return None
+    return up
 
 
 def legend(
@@ -256,7 +275,7 @@ def tree_renderable(
     rows = tree_rows(gf, opts, sort_key)
     info: list[Metric | None] = [aggregated(gf.metric(m), opts.agg) for m in metrics]
     shown, kinds = shown_columns(gf, metrics, info, opts)
-    tree = render_rows(rows, shown, opts, info=kinds)
+    tree = render_rows(rows, shown, opts, info=kinds, parents=parent_rows(rows))
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
