@@ -11,7 +11,7 @@ import polars as pl
 from cctool.model.frame import GraphFrame
 from cctool.model.shares import frame_share_refusal
 from cctool.ops.views._order import sorted_preorder
-from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._values import Members, check_additive, prefetch, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
@@ -80,6 +80,7 @@ def build(
     by inclusive value, except rows ``keyed``, which sort by ``key`` instead."""
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
+    prefetch(gf, [exc, inc], opts.agg, opts.rank, opts.thread)
     ev = row_values(gf, exc, exc_members, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, inc_members, opts.agg, opts.rank, opts.thread)
     return assemble(
