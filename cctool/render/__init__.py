@@ -19,9 +19,10 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
+from cctool.render.guides import FOLD_MARK, GuideCodes, folds
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
 from cctool.render.text import elide, printable, printable_series
-from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
+from cctool.render.treelines import MARKERS, TreeLines
 from cctool.render.value_columns import Spellings, spellings
 from cctool.render.values import format_value, value_format
 

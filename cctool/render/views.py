@@ -21,9 +21,10 @@ from cctool.render import (
     value_cells,
     value_colors,
 )
+from cctool.render.guides import GuideCodes
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import printable_series
-from cctool.render.treelines import GuideCodes, ViewLines
+from cctool.render.treelines import ViewLines
 from cctool.render.value_columns import spellings
 from cctool.render.values import format_value
 
