@@ -33,18 +33,9 @@ def printable(text: str) -> str:
 _UNPRINTABLE_RUST = r"[\x00-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]"
 
 
-def printable_column(names: pl.Series) -> list[str]:
-    """``[printable(n) for n in names]`` (null as ""), escaping only the names that hold
-    a control character."""
-    names = names.fill_null("")
-    out: list[str] = names.to_list()
-    for i in names.str.contains(_UNPRINTABLE_RUST).arg_true().to_list():
-        out[i] = printable(out[i])
-    return out
-
-
 def printable_series(names: pl.Series) -> pl.Series:
-    """:func:`printable_column` as a String Series (no Python string a name)."""
+    """``names`` (a String Series) with control characters spelled as escapes
+    (:func:`printable`; null as ""), escaping only the names that hold one."""
     names = names.fill_null("")
     bad = names.str.contains(_UNPRINTABLE_RUST).arg_true()
     if bad.len():

@@ -39,10 +39,7 @@ def format_column(
     series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
 ) -> list[str]:
     """``[format_value(v, kind, digits) for v in series]``, the same strings, faster."""
-    spelled, again, missing = _distinct_spelled(series, kind, digits)
-    out = spelled[again] if again is not None else spelled
-    out[missing] = "-"
-    return out.tolist()  # type: ignore[no-any-return]
+    return spellings(series, kind, digits).column().to_list()
 
 
 @dataclass(frozen=True)
