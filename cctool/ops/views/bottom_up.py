@@ -143,7 +143,8 @@ def _levels(
     walking up its callers: at each level it sits in one row, keyed by (its row one level
     up, its caller's function)."""
     heads = fr.heads
-    nodes = np.arange(fr.head_of.size)
+    # The nodes of the frames still walking up (all at first), in node order, and their heads.
+    nodes, node_head = np.arange(fr.head_of.size), fr.head_of
     # Level 0: one row per function.
     row = np.unique(fr.group[heads])
     row_of = np.searchsorted(row, fr.group[heads])  # per instance
@@ -158,15 +159,12 @@ def _levels(
     contexts: list[np.ndarray] = []
     level = 0
     complete = True
-    pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)
+    pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)  # the row of an active head
     while inst.size:
         # Members at this level: every node of an active frame, and its outermost heads.
-        pos_of_head[:] = -1
         pos_of_head[inst] = base + row_of
-        node_row = pos_of_head[fr.head_of]
-        take = node_row >= 0
-        exc_r.append(node_row[take])
-        exc_n.append(nodes[take])
+        exc_r.append(pos_of_head[node_head])
+        exc_n.append(nodes)
         outer = fr.outer[inst]
         inc_r.append(base + row_of[outer])
         inc_n.append(inst[outer])
@@ -179,6 +177,11 @@ def _levels(
         inst, cur, prev = inst[go], cur[go], base + row_of[go]
         if not inst.size:
             break
+        if not go.all():  # frames whose callers ended leave with their nodes
+            active = np.zeros(fr.head_of.size, dtype=bool)
+            active[inst] = True
+            still = active[node_head]
+            nodes, node_head = nodes[still], node_head[still]
         key = prev * (fr.names.len() + 1) + fr.group[cur]
         uniq, ids = np.unique(key, return_inverse=True)
         if max_rows is not None and base + nlevel + uniq.size > max_rows:
