@@ -62,18 +62,18 @@ def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path
 
 def test_guide_texts_are_each_rows() -> None:
     """Every row's guides drawn at once read as each row's drawn alone, folded or not."""
-    from cctool.render import treelines
+    from cctool.render import guides
 
     rng = np.random.default_rng(5)
     for n, deepest in ((0, 1), (1, 1), (400, 3), (400, 40), (400, 400)):
         depths = [0]
         for _ in range(n - 1):
             depths.append(int(rng.integers(0, min(depths[-1] + 1, deepest) + 1)))
-        guides = treelines.GuideCodes(depths[:n])
+        codes = guides.GuideCodes(depths[:n])
         for width, ascii_only in itertools.product((0, 9, 30, 80, 200, 600), (False, True)):
-            pieces = [g[1 if ascii_only else 0] for g in treelines._GUIDES]
-            each = [treelines._guide_text(guides, i, pieces, width, ascii_only) for i in range(n)]
-            assert treelines.guide_texts(guides, width, ascii_only) == each
+            pieces = [g[1 if ascii_only else 0] for g in guides._GUIDES]
+            each = [guides._guide_text(codes, i, pieces, width, ascii_only) for i in range(n)]
+            assert guides.guide_texts(codes, width, ascii_only) == each
 
 
 @pytest.mark.parametrize("ascii_only", [False, True])
@@ -128,3 +128,30 @@ def test_narrow_characters_are_one_cell_in_rich() -> None:
     from cctool.render.treelines import _NARROW
 
     assert all(cell_len(ch) == 1 for ch in _NARROW)
+
+
+def test_view_guides_from_parents_are_from_depths() -> None:
+    """A view's or a tree's guide links read from its parents are those its depths give."""
+    from cctool.ops.views import ViewOptions, compute
+    from cctool.render import guides
+    from cctool.render.rows import tree_rows
+
+    gf = cctool.read(HERE / "folded" / "python.folded", fmt="folded")
+    for kind in ("bottom-up", "flat", "top-down"):
+        rows = compute(gf, kind, ViewOptions()).rows
+        depths = rows["depth"].to_numpy()
+        parents = rows["parent"].fill_null(-1).to_numpy()
+        _same_links(guides.GuideCodes(depths, parents), guides.GuideCodes(depths))
+    for opts in (TreeOptions(), TreeOptions(depth=3), TreeOptions(threshold=0.2)):
+        rows = tree_rows(gf, opts)
+        up = render.parent_rows(rows)
+        assert up is not None
+        depths = rows["depth"].to_numpy()
+        _same_links(guides.GuideCodes(depths, up), guides.GuideCodes(depths))
+
+
+def _same_links(got: object, want: object) -> None:
+    got_links, want_links = getattr(got, "arrays", None), getattr(want, "arrays", None)
+    assert got_links is not None and want_links is not None and want_links[0].size > 3
+    for a, b in zip(got_links, want_links, strict=True):
+        assert np.array_equal(a, b)

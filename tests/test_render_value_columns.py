@@ -81,6 +81,21 @@ def test_repeated_values_read_as_each_value() -> None:
         assert format_column(series, fmt) == [format_value(v, fmt) for v in values]
 
 
+def test_spellings_are_the_column() -> None:
+    """Spellings placed on their rows by Polars, padded or not, read as the column does;
+    their width is the widest spelling a row shows (a null shows "-", not a zero)."""
+    from cctool.render.value_columns import spellings
+
+    fmt = unit_format("s", False)
+    for values in ([*VALUES, *VALUES], [1234.5, None, 1234.5, None], [None, None], [2.5]):
+        series = pl.Series(values, dtype=pl.Float64)
+        want = format_column(series, fmt)
+        got = spellings(series, fmt)
+        assert got.column().to_list() == want
+        assert got.width() == max(map(len, want))
+        assert got.column(12).to_list() == [w.rjust(12) for w in want]
+
+
 def test_integer_and_empty_columns() -> None:
     ints = pl.Series([0, 7, -12, 10**12, 2**60, None], dtype=pl.Int64)
     fmt = ValueFormat("Ir", "count", True)

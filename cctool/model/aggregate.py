@@ -47,19 +47,32 @@ def node_values(
     groups = _groups(gf, loc_keep, by_location)
     memo = _memo(gf)
     out: dict[str, np.ndarray] = {}
-    for c in cols:
-        key = (c, agg, by_location, loc_keep.tobytes())
-        if key in memo:
-            out[c] = memo[key].copy()
-            continue
+    todo = [c for c in dict.fromkeys(cols) if (c, agg, by_location, loc_keep.tobytes()) not in memo]
+
+    def compute(c: str) -> None:
         m = gf.metric(c)
         if m.formula is not None:
             out[c] = _formula_values(gf, m, agg, loc_keep, groups)
         else:
             out[c] = _plain_values(gf, c, m, effective_agg(m, agg), loc_keep, groups)
+
+    # Columns of many values at once, one a thread (NumPy's sums let go of the GIL): a view
+    # sums an exclusive and an inclusive column over every location.
+    from cctool import kernels
+
+    big = len(todo) > 1 and gf.metrics.height >= _THREADED_ROWS
+    kernels.on_threads(compute, todo, kernels.cores() if big else 1, "node-values")
+    for c in cols:
+        key = (c, agg, by_location, loc_keep.tobytes())
+        if key in memo:
+            out[c] = memo[key].copy()
+            continue
         if len(memo) < _MEMO_SIZE:
             memo[key] = out[c].copy()
     return out
+
+
+_THREADED_ROWS = 1 << 22  # metric rows from which several columns are summed on threads
 
 
 _MEMO_SIZE = 8  # columns' values kept per frame

@@ -19,10 +19,11 @@ from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.metrics import Metric, aggregated, effective_agg
 from cctool.options import TreeOptions
+from cctool.render.guides import FOLD_MARK, GuideCodes, folds
 from cctool.render.plain import PLAIN_ROWS, Trimmed, plain_text, to_text
-from cctool.render.text import elide, printable, printable_column
-from cctool.render.treelines import FOLD_MARK, MARKERS, GuideCodes, TreeLines, folds
-from cctool.render.value_columns import format_column
+from cctool.render.text import elide, printable, printable_series
+from cctool.render.treelines import MARKERS, TreeLines
+from cctool.render.value_columns import Spellings, spellings
 from cctool.render.values import format_value, value_format
 
 # Re-exported: their old home.
@@ -61,20 +62,27 @@ def render_rows(
     opts: TreeOptions,
     *,
     info: Sequence[Metric | None] | None = None,
+    parents: np.ndarray | None = None,
 ) -> TreeLines:
     """The tree of ``rows`` (display order, with ``depth``) as ``tree_rows`` returns them;
-    ``info`` (one descriptor per metric) scales values and names their units."""
+    ``info`` (one descriptor per metric) scales values and names their units; ``parents``:
+    each row's parent row when every row's parent is shown (:func:`parent_rows`)."""
     colors = colormap(opts.colormap, opts.invert_colormap)
     kinds = [value_format(k) for k in info] if info is not None else [None] * len(metrics)
-    texts = [format_column(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
-    peak = peak_of(rows[metrics[0]], finite=True) if metrics else 0.0
-    names = printable_column(rows["name"])
+    texts = [spellings(rows[m], kinds[k], opts.precision) for k, m in enumerate(metrics)]
+    names: pl.Series | list[str] = printable_series(rows["name"])
     if opts.name_width is not None and not opts.full_names:
         names = [elide(n, opts.name_width) for n in names]
     cells = value_cells(texts, rows.height)
-    styles = value_colors(rows[metrics[0]], peak, colors, opts.diverging) if metrics else []
+
+    def styles() -> list[str]:  # only a colored console draws them
+        if not metrics:
+            return []
+        peak = peak_of(rows[metrics[0]], finite=True)
+        return value_colors(rows[metrics[0]], peak, colors, opts.diverging)
+
     return TreeLines(
-        guides=GuideCodes(rows["depth"].to_list()),
+        guides=GuideCodes(rows["depth"].to_numpy(), parents),
         cells=cells,
         styles=styles,
         names=names,
@@ -83,6 +91,23 @@ def render_rows(
         hot=rows["highlight"].to_list() if "highlight" in rows.columns else None,
         full_names=opts.full_names,
     )
+
+
+def parent_rows(rows: pl.DataFrame) -> np.ndarray | None:
+    """Each row's parent row (-1 for a root) among ``rows`` (``node`` and ``parent`` ids in
+    preorder), when every row's parent is among them and the roots are at depth 0 (a tree
+    view shows a node only with its parent); else None."""
+    if not rows.height:
+        return None
+    node = rows["node"].to_numpy()
+    parent = rows["parent"].fill_null(-1).to_numpy()
+    pos = np.full(int(max(node.max(), parent.max())) + 1, -1, dtype=np.int64)
+    pos[node] = np.arange(rows.height)
+    up = np.where(parent >= 0, pos[np.maximum(parent, 0)], -1)
+    roots = up < 0
+    if (parent[roots] >= 0).any() or rows["depth"].to_numpy()[roots].any():
+        return None
+    return up
 
 
 def legend(
@@ -251,7 +276,7 @@ def tree_renderable(
     rows = tree_rows(gf, opts, sort_key)
     info: list[Metric | None] = [aggregated(gf.metric(m), opts.agg) for m in metrics]
     shown, kinds = shown_columns(gf, metrics, info, opts)
-    tree = render_rows(rows, shown, opts, info=kinds)
+    tree = render_rows(rows, shown, opts, info=kinds, parents=parent_rows(rows))
     parts: list[RenderableType] = [tree]
     if opts.legend:
         first = rows[metrics[0]] if metrics else pl.Series([0.0])
@@ -269,20 +294,23 @@ def tree_renderable(
     return Group(*parts)
 
 
-def value_cells(texts: Sequence[list[str]], height: int, heads: Sequence[str] = ()) -> list[str]:
+def value_cells(texts: Sequence[Spellings], height: int, heads: Sequence[str] = ()) -> pl.Series:
     """Per row, its value columns right-aligned (to the widest text or ``heads`` entry of
     each column), joined by a space, with a space after; empty without columns."""
     if not texts:
-        return [""] * height
-    cols = [pl.Series(col, dtype=pl.String) for col in texts]
-    widths = [
-        max(len(h) if heads else 0, int(col.str.len_chars().max() or 0))  # type: ignore[arg-type]
-        for h, col in zip(heads or [""] * len(texts), cols, strict=True)
-    ]
-    padded = [col.str.pad_start(w) for col, w in zip(cols, widths, strict=True)]
+        return pl.Series([""] * height, dtype=pl.String)
+    widths = column_widths(texts, heads)
     # the columns padded as str.rjust pads (code points), joined by spaces, one after
-    joined = pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
-    return joined.to_list()
+    padded = [col.column(w) for col, w in zip(texts, widths, strict=True)]
+    return pl.select(pl.concat_str([*padded, pl.lit("")], separator=" ")).to_series()
+
+
+def column_widths(texts: Sequence[Spellings], heads: Sequence[str] = ()) -> list[int]:
+    """The width of each column of texts: its widest text, or ``heads`` entry."""
+    return [
+        max(len(h) if heads else 0, col.width())
+        for h, col in zip(heads or [""] * len(texts), texts, strict=True)
+    ]
 
 
 def peak_of(values: pl.Series, finite: bool) -> float:

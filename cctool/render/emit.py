@@ -90,7 +90,11 @@ def render(report: Report, fmt: str, width: int = 120, command: str | None = Non
     ``width``)."""
     if BY_NAME[fmt].kind == "text" and fmt not in report.documents:
         view = _text(report, fmt)
-        return b"" if view is None else _plain(view, width).encode()
+        if view is None:
+            return b""
+        from cctool.render.plain import to_chunks
+
+        return b"".join(to_chunks(view, width))
     return _bytes(report, fmt, command)
 
 
@@ -129,8 +133,12 @@ def _bytes(report: Report, fmt: str, command: str | None) -> bytes:
     raise CctoolError(f"this result cannot be written as {fmt}")
 
 
-def records_bytes(df: pl.DataFrame, fmt: str, units: Mapping[str, str | None] | None = None,
-                  command: str | None = None) -> bytes:
+def records_bytes(
+    df: pl.DataFrame,
+    fmt: str,
+    units: Mapping[str, str | None] | None = None,
+    command: str | None = None,
+) -> bytes:
     """A table as JSON records (in the envelope naming ``command``) or CSV; ``units``
     ({column: unit}) go into the headers."""
     from cctool.render.records import to_csv, to_json_records, with_units
@@ -143,23 +151,24 @@ def records_bytes(df: pl.DataFrame, fmt: str, units: Mapping[str, str | None] | 
     raise CctoolError(f"a table is written as json or csv, not {fmt}")
 
 
-def write_records(df: pl.DataFrame, fmt: str, sink: Sink,
-                  units: Mapping[str, str | None] | None = None) -> None:
+def write_records(
+    df: pl.DataFrame, fmt: str, sink: Sink, units: Mapping[str, str | None] | None = None
+) -> None:
     """Write a table as JSON records or CSV to ``sink``."""
     _write(sink.path, records_bytes(df, fmt, units, sink.command))
 
 
 def write_text_view(view: RenderableType, sink: Sink) -> None:
     """Print ``view`` on the sink's console (stdout), or as plain text into its file."""
-    from cctool.render.plain import Trimmed, plain_text
+    from cctool.render.plain import Trimmed, plain_chunks
     from cctool.render.text import encodable
 
     if sink.path == "-" and sink.console is not None:
         con = sink.console()
         if not con.is_terminal and con.no_color:  # a pipe or file: no Rich work per line
-            text = plain_text(view, con.width, con.options.ascii_only)
-            if text is not None:
-                sys.stdout.write(encodable(text, sys.stdout.encoding))
+            chunks = plain_chunks(view, con.width, con.options.ascii_only)
+            if chunks is not None:
+                _print_chunks(chunks)
                 return
         if encodable(_PROBE, sys.stdout.encoding) == _PROBE:
             con.print(Trimmed(view))
@@ -168,16 +177,31 @@ def write_text_view(view: RenderableType, sink: Sink) -> None:
                 con.print(Trimmed(view))
             sys.stdout.write(encodable(drawn.get(), sys.stdout.encoding))
         return
-    _write(sink.path, _plain(view, sink.width).encode())
+    from cctool.render.files import write_atomic
+    from cctool.render.plain import to_chunks
+
+    write_atomic(sink.path, to_chunks(view, sink.width))
 
 
 _PROBE = "×µ…≥"  # symbols the text faces print
 
 
-def _plain(view: RenderableType, width: int) -> str:
-    from cctool.render.plain import to_text
+def _print_chunks(chunks: list[bytes]) -> None:
+    """Write UTF-8 text to stdout: as it is where stdout writes UTF-8, else decoded and
+    spelled as stdout can write it (:func:`cctool.render.text.encodable`)."""
+    import codecs
 
-    return to_text(view, width=width, color=False)
+    from cctool.render.text import encodable
+
+    encoding = sys.stdout.encoding or "utf-8"
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None or codecs.lookup(encoding).name != "utf-8":
+        sys.stdout.write(encodable(b"".join(chunks).decode("utf-8"), encoding))
+        return
+    sys.stdout.flush()  # what the text layer holds goes first
+    for chunk in chunks:
+        buffer.write(chunk)
+    buffer.flush()
 
 
 def _write(path: str, data: bytes) -> None:

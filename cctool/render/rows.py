@@ -79,11 +79,11 @@ def display_order(gf: GraphFrame, sort: str, key: np.ndarray | None = None) -> n
     n = gf.num_nodes
     if sort == "nid" or n == 0:
         return np.arange(n)
-    from cctool.ops.views import kernel_order, sibling_preorder
+    from cctool.ops.views import sibling_preorder, tree_order
 
     par = gf.parent_array
-    if sort == "metric" and key is not None:
-        return kernel_order(par, key)  # descending value; ties keep profile order
+    if sort == "metric" and key is not None:  # descending value; ties keep profile order
+        return tree_order(par, key, gf.nodes["depth"].to_numpy())
     names = gf.nodes["name"].fill_null("").to_numpy()
     return sibling_preorder(par, np.lexsort((np.arange(n), names, par)))
 

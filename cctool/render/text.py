@@ -33,14 +33,14 @@ def printable(text: str) -> str:
 _UNPRINTABLE_RUST = r"[\x00-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]"
 
 
-def printable_column(names: pl.Series) -> list[str]:
-    """``[printable(n) for n in names]`` (null as ""), escaping only the names that hold
-    a control character."""
+def printable_series(names: pl.Series) -> pl.Series:
+    """``names`` (a String Series) with control characters spelled as escapes
+    (:func:`printable`; null as ""), escaping only the names that hold one."""
     names = names.fill_null("")
-    out: list[str] = names.to_list()
-    for i in names.str.contains(_UNPRINTABLE_RUST).arg_true().to_list():
-        out[i] = printable(out[i])
-    return out
+    bad = names.str.contains(_UNPRINTABLE_RUST).arg_true()
+    if bad.len():
+        names = names.scatter(bad, [printable(n) for n in names.gather(bad).to_list()])
+    return names
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -51,9 +51,28 @@ def _escape(m: re.Match[str]) -> str:
 # What the text faces print beyond ASCII (units, marks, elisions), as ASCII for a stdout that
 # cannot encode them (PYTHONIOENCODING=ascii, a C locale): "12.5 us", "8 x 2", "a...b".
 _TO_ASCII = {
-    "×": "x", "÷": "/", "−": "-", "µ": "u", "…": "...", "–": "-", "—": "-", "·": "-",
-    "≤": "<=", "≥": ">=", "±": "+/-", "²": "^2", "Δ": "d", "→": "->", "←": "<-", "»": ">>",
-    "«": "<<", "◆": "*", "◀": "<", "▶": ">", "▕": "|", "▏": "|",
+    "×": "x",
+    "÷": "/",
+    "−": "-",
+    "µ": "u",
+    "…": "...",
+    "–": "-",
+    "—": "-",
+    "·": "-",
+    "≤": "<=",
+    "≥": ">=",
+    "±": "+/-",
+    "²": "^2",
+    "Δ": "d",
+    "→": "->",
+    "←": "<-",
+    "»": ">>",
+    "«": "<<",
+    "◆": "*",
+    "◀": "<",
+    "▶": ">",
+    "▕": "|",
+    "▏": "|",
 }
 
 

@@ -8,109 +8,29 @@ outer levels into a count.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import polars as pl
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 
+from cctool.render.guides import _GUIDES, GuideCodes, _guide_text, guide_series
+from cctool.render.plain_rows import LineParts, as_series, joined_lines
 from cctool.render.text import elide
 
-FOLD_MARK = ("»", ">>")  # (unicode, ascii): the outer levels of a deep line folded away
 MARKERS = {"left": ("◀", "<", "bold red"), "right": ("▶", ">", "bold green")}
 
 # Characters one cell wide in Rich that tree lines hold besides printable ASCII (the guides,
 # the marks): a line of these only is as wide as it is long (a test holds them to Rich's).
 _NARROW = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("│├└─…»◆◀▶µ")
 
-# Guide pieces: (unicode, ascii) for "continues", "blank", "branch", "last branch".
-_GUIDES = (("│   ", "|   "), ("    ", "    "), ("├── ", "+-- "), ("└── ", "`-- "))
-
-
-class GuideCodes:
-    """Per row, the guide piece codes (indexes into _GUIDES) that draw its place in the tree,
-    kept as links so that a tree of any depth costs time and memory linear in its rows.
-
-    Rows come in preorder with depths; a row is the last of its siblings when the first later
-    row at its depth or shallower is shallower (or there is none). Row ``i``'s codes are, for
-    each shown ancestor below the first, "blank" (1) if that ancestor was last else
-    "continues" (0), then its own "last branch" (3) or "branch" (2); a row without a shown
-    ancestor has none.
-    """
-
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (last, up, size)
-
-    def __init__(self, depths: Sequence[int]) -> None:
-        links = _links(np.asarray(depths, dtype=np.int64))
-        if links is not None:
-            self.arrays = links
-            self.last, self.up, self.size = (a.tolist() for a in links)
-            return
-        n = len(depths)
-        last = [True] * n
-        right: list[int] = []  # depths of later rows, each shallower-or-equal than the last
-        for i in range(n - 1, -1, -1):
-            d = depths[i]
-            while right and right[-1] > d:
-                right.pop()
-            last[i] = not (right and right[-1] == d)
-            right.append(d)
-        up = [-1] * n  # the row of each row's shown parent
-        size = [0] * n  # number of codes
-        stack: list[int] = []  # rows of the ancestors shown
-        for i in range(n):
-            while stack and depths[stack[-1]] >= depths[i]:
-                stack.pop()
-            if stack:
-                up[i] = stack[-1]
-                size[i] = len(stack)
-            stack.append(i)
-        self.last, self.up, self.size = last, up, size
-
-    def __len__(self) -> int:
-        return len(self.size)
-
-    def tail(self, i: int, k: int) -> tuple[int, ...]:
-        """The last ``k`` codes of row ``i`` (all of them when it has fewer)."""
-        if not self.size[i]:
-            return ()
-        out = [3 if self.last[i] else 2]
-        a = self.up[i]
-        for _ in range(min(k, self.size[i]) - 1):  # ancestors below the first shown one
-            out.append(1 if self.last[a] else 0)
-            a = self.up[a]
-        return tuple(reversed(out))
-
-    def __getitem__(self, i: int) -> tuple[int, ...]:
-        return self.tail(i, self.size[i])
-
-
-def _links(depths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """:class:`GuideCodes`' (last, up, size) in array steps, for depths that step down at
-    most one level at a time (rows in preorder; None otherwise). A row's shown parent is
-    then the latest earlier row one level up, and it is the last of its siblings unless the
-    next row at its depth has the same shown parent."""
-    from cctool import kernels
-
-    n = depths.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if (np.diff(depths) > 1).any():
-        return None
-    idx = np.arange(n, dtype=np.int64)
-    level = depths - depths.min()
-    order = np.lexsort((idx, level))
-    keys = level[order] * n + idx[order]  # rows by (level, row)
-    before = np.searchsorted(keys, (level - 1) * n + idx) - 1  # latest row above, earlier
-    cand = order[np.maximum(before, 0)]
-    up = np.where((before >= 0) & (level > 0) & (level[cand] == level - 1), cand, -1)
-    after = np.searchsorted(keys, level * n + idx, side="right")  # next row at its level
-    nxt = order[np.minimum(after, n - 1)]
-    sibling = (after < n) & (level[nxt] == level) & (up[nxt] == up)
-    size = kernels.depths(up)  # shown ancestors
-    return ~sibling, up, np.asarray(size, dtype=np.int64)
+# A column of texts: a list, or a String Series (lines without color are joined by Polars).
+Texts = Sequence[str] | pl.Series
+# The values' colors, or what computes them when a colored line is drawn.
+Styles = Sequence[str] | Callable[[], Sequence[str]]
 
 
 class TreeLines:
@@ -124,9 +44,9 @@ class TreeLines:
     def __init__(
         self,
         guides: GuideCodes,
-        cells: list[str],
-        styles: list[str],
-        names: list[str],
+        cells: Texts,
+        styles: Styles,
+        names: Texts,
         markers: list[str | None] | None,
         hot: list[bool] | None,
         hidden: list[int] | None = None,
@@ -143,18 +63,19 @@ class TreeLines:
         mark = "~" if ascii_only else "…"
         dim, bold = Style(dim=True), Style(bold=True)
         style_cache: dict[str, Style] = {}
+        cells, names, styles = _listed(self.cells), _listed(self.names), _styles(self.styles)
         for i in range(len(self.guides)):
             guide = _guide_text(self.guides, i, pieces, width, ascii_only)
-            cell = self.cells[i]
+            cell = cells[i]
             is_hot = bool(self.hot and self.hot[i])
             tail = self._suffix(i, ascii_only)
             room = width - len(guide) - len(cell) - sum(len(seg.text) for seg in tail)
             line = [Segment(guide, dim)] if guide else []
             if cell:
-                key = self.styles[i] if self.styles else ""
+                key = styles[i] if styles else ""
                 style = style_cache.get(key) or style_cache.setdefault(key, _fresh_style(key))
                 line.append(Segment(cell, style))
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 0), mark)
+            name = names[i] if self.full_names else elide(names[i], max(room, 0), mark)
             line.append(Segment(name, bold if is_hot else None))
             line += tail
             if room < 1 and not self.full_names:  # not even a name fits beside the values
@@ -163,27 +84,46 @@ class TreeLines:
             yield from line
             yield Segment.line()
 
-    def plain_lines(self, width: int, ascii_only: bool) -> list[str]:
+    def plain_chunks(self, width: int, ascii_only: bool) -> list[bytes]:
         """The lines ``__rich_console__`` draws, as a console without color prints them
-        (cropped to ``width``, trailing spaces trimmed), without Rich's per-segment work:
-        for output that is not a terminal, where a 100,000-line tree took seconds in Rich."""
+        (cropped to ``width``, trailing spaces trimmed), each ended by a newline, in UTF-8,
+        without Rich's per-segment work: for output that is not a terminal, where a
+        100,000-line tree took seconds in Rich."""
+        if not len(self.guides):
+            return []
         mark = "~" if ascii_only else "…"
-        marked = bool(self.hot) or bool(self.markers) or bool(self.hidden)
-        guides = guide_texts(self.guides, width, ascii_only)
-        cells = self.cells
-        tails = self._tails(len(guides), ascii_only) if marked else None
-        used = _lengths(guides) + _lengths(cells) + (_lengths(tails) if tails else 0)
-        rooms = width - used
-        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 0), mark)
-        if tails is None:
-            rests = [c + n for c, n in zip(cells, names, strict=True)]
-        else:
-            rests = [c + n + t for c, n, t in zip(cells, names, tails, strict=True)]
-        out = _cropped_all([g + r for g, r in zip(guides, rests, strict=True)], rests, width)
-        if not self.full_names:
-            for i in np.flatnonzero(rooms < 1).tolist():  # not even a name fits beside the values
-                out[i] = set_cell_size(guides[i] + rests[i], width - 1) + mark
-        return list(map(str.rstrip, out))
+        guides = guide_series(self.guides, width, ascii_only)
+        cells = as_series(self.cells)
+        tails = self._tails(len(self.guides), ascii_only) if self._marked() else None
+
+        def exact(rows: np.ndarray, names: list[str]) -> list[str]:
+            out = []
+            ends = [tails[i] for i in rows.tolist()] if tails else [""] * rows.size
+            for guide, cell, name, tail in zip(
+                guides.gather(rows).to_list(),
+                cells.gather(rows).to_list(),
+                names,
+                ends,
+                strict=True,
+            ):
+                rest = cell + name + tail
+                line = cropped(guide + rest, rest, width)
+                if not self.full_names and width - len(guide) - len(cell) - len(tail) < 1:
+                    line = set_cell_size(guide + rest, width - 1) + mark  # no room for a name
+                out.append(line.rstrip())
+            return out
+
+        parts = LineParts(
+            [guides, cells],
+            as_series(self.names),
+            as_series(tails) if tails else None,
+            narrow=[True],
+        )
+        elide_to = None if self.full_names else (0, mark)
+        return [joined_lines(parts, width, _NARROW, elide_to, exact, no_room=True), b"\n"]
+
+    def _marked(self) -> bool:
+        return bool(self.hot) or bool(self.markers) or bool(self.hidden)
 
     def _tails(self, n: int, ascii_only: bool) -> list[str] | None:
         """The text of every row's :meth:`_suffix` (None when no row has one)."""
@@ -221,10 +161,10 @@ class ViewLines:
 
     def __init__(
         self,
-        cells: list[str],
-        styles: list[str],
+        cells: Texts,
+        styles: Styles,
         guides: GuideCodes,
-        names: list[str],
+        names: Texts,
         full_names: bool,
     ) -> None:
         self.cells, self.styles, self.guides, self.names = cells, styles, guides, names
@@ -235,49 +175,41 @@ class ViewLines:
         mark = "~" if options.ascii_only else "…"
         dim = Style(dim=True)
         cache: dict[str, Style] = {}
+        cells, names, styles = _listed(self.cells), _listed(self.names), _styles(self.styles)
         for i in range(len(self.guides)):
             guide = _guide_text(self.guides, i, pieces, options.max_width, options.ascii_only)
-            room = options.max_width - len(self.cells[i]) - len(guide)
-            key = self.styles[i]
+            room = options.max_width - len(cells[i]) - len(guide)
+            key = styles[i]
             style = cache.get(key) or cache.setdefault(key, _fresh_style(key))
-            name = self.names[i] if self.full_names else elide(self.names[i], max(room, 1), mark)
-            yield Segment(self.cells[i], style)
+            name = names[i] if self.full_names else elide(names[i], max(room, 1), mark)
+            yield Segment(cells[i], style)
             yield Segment(guide, dim)
             yield Segment(name)
             yield Segment.line()
 
-    def plain_lines(self, width: int, ascii_only: bool) -> list[str]:
+    def plain_chunks(self, width: int, ascii_only: bool) -> list[bytes]:
         """The lines ``__rich_console__`` draws as a console without color prints them
-        (as :meth:`TreeLines.plain_lines`)."""
+        (as :meth:`TreeLines.plain_chunks`)."""
+        if not len(self.guides):
+            return []
         mark = "~" if ascii_only else "…"
-        guides = guide_texts(self.guides, width, ascii_only)
-        rooms = width - _lengths(self.cells) - _lengths(guides)
-        names = self.names if self.full_names else _elided(self.names, np.maximum(rooms, 1), mark)
-        lines = [c + g + n for c, g, n in zip(self.cells, guides, names, strict=True)]
-        return list(map(str.rstrip, _cropped_all(lines, names, width)))
+        guides = guide_series(self.guides, width, ascii_only)
+        cells = as_series(self.cells)
 
+        def exact(rows: np.ndarray, names: list[str]) -> list[str]:
+            return [
+                cropped(cell + guide + name, name, width).rstrip()
+                for cell, guide, name in zip(
+                    cells.gather(rows).to_list(),
+                    guides.gather(rows).to_list(),
+                    names,
+                    strict=True,
+                )
+            ]
 
-def _lengths(texts: Sequence[str]) -> np.ndarray:
-    return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-
-
-def _elided(names: Sequence[str], rooms: np.ndarray, mark: str) -> list[str]:
-    """``[elide(n, r, mark) for n, r in zip(names, rooms)]``, calling :func:`elide` only for
-    the names longer than their room, once per (name, room)."""
-    out = list(names)
-    done: dict[tuple[str, int], str] = {}
-    for i in np.flatnonzero(_lengths(names) > rooms).tolist():
-        key = (out[i], int(rooms[i]))
-        got = done.get(key)
-        if got is None:
-            got = done[key] = elide(key[0], key[1], mark)
-        out[i] = got
-    return out
-
-
-def folds(levels: int, width: int) -> bool:
-    """Whether guides ``levels`` deep fold at console ``width`` (beyond half of it)."""
-    return 4 * levels > width // 2
+        parts = LineParts([cells, guides], as_series(self.names), narrow=[False, True])
+        elide_to = None if self.full_names else (1, mark)
+        return [joined_lines(parts, width, _NARROW, elide_to, exact), b"\n"]
 
 
 def cropped(line: str, rest: str, width: int) -> str:
@@ -290,141 +222,16 @@ def cropped(line: str, rest: str, width: int) -> str:
     return line
 
 
-def _cropped_all(lines: list[str], rests: Sequence[str], width: int) -> list[str]:
-    """``[cropped(line, rest, width) ...]`` in place, calling :func:`cropped` only for lines
-    longer than ``width`` or whose ``rest`` is not ASCII (the others it returns as they are)."""
-    n = len(lines)
-    check = _lengths(lines) > width
-    check |= ~np.fromiter(map(str.isascii, rests), dtype=bool, count=n)
-    for i in np.flatnonzero(check).tolist():
-        lines[i] = cropped(lines[i], rests[i], width)
-    return lines
-
-
-def guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
-    """Every row's guides as :func:`_guide_text` draws them. A row's guides are fixed by its
-    number of levels, whether it is last, and whether each of its shown ancestors (the last
-    few, when it folds) is last: those flags are gathered for every row at once, and each
-    distinct guide is joined once."""
-    deepest = (width // 2) // 4  # the most levels that do not fold (as folds says)
-    keep = max(1, deepest - 2)  # as _guide_text keeps when a row folds
-    if guides.arrays is None or deepest > _FLAG_BITS:
-        return _walked_guide_texts(guides, width, ascii_only)
-    last, up, size = guides.arrays
-    n = size.shape[0]
-    if n == 0:
-        return []
-    # Per row, its shown ancestors' "last" flags, the nearest in the lowest bit (a row with no
-    # shown ancestor has no guides, so the first shown ancestor adds no flag).
-    flags = _ancestor_flags(up, last & (size > 0), max(deepest - 1, 0))
-    above = np.where(up >= 0, flags[np.maximum(up, 0)], 0)
-    folded = size > deepest
-    above = np.where(folded, above & ((1 << (keep - 1)) - 1), above)
-    code = (above << 1) | last
-    order = np.lexsort((code, size))
-    first = np.ones(n, dtype=bool)
-    first[1:] = (np.diff(code[order]) != 0) | (np.diff(size[order]) != 0)
-    which = np.empty(n, dtype=np.int64)
-    which[order] = np.cumsum(first) - 1
-    pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-    fold = FOLD_MARK[ascii_only]
-    texts = []
-    for levels, c in zip(size[order[first]].tolist(), code[order[first]].tolist(), strict=True):
-        own = pieces[3 if c & 1 else 2]
-        if not levels:
-            texts.append("")
-            continue
-        head, k = (f"{fold}{levels - keep} ", keep - 1) if levels > deepest else ("", levels - 1)
-        texts.append(head + "".join(pieces[(c >> j) & 1] for j in range(k, 0, -1)) + own)
-    return np.array(texts, dtype=object)[which].tolist()  # type: ignore[no-any-return]
-
-
-_FLAG_BITS = 60  # flags gathered per row at most: rows deeper than this fold at any width shown
-
-
-def _ancestor_flags(up: np.ndarray, flag: np.ndarray, bits: int) -> np.ndarray:
-    """Per row, ``flag`` of itself and its nearest ancestors (``up`` links, -1 above a root)
-    as bits, its own the lowest, the nearest ``bits`` kept: by pointer doubling, so in
-    log2(bits) whole-array steps whatever the depth."""
-    n = up.shape[0]
-    anc = np.append(np.where(up >= 0, up, n), n)  # n: a row of no flags above every root
-    out = np.append(flag.astype(np.int64), 0)
-    span = 1
-    while span < bits:
-        out = out | (out[anc] << span)
-        anc = anc[anc]
-        span *= 2
-    return out[:n] & ((1 << bits) - 1)
-
-
-def _walked_guide_texts(guides: GuideCodes, width: int, ascii_only: bool) -> list[str]:
-    """:func:`guide_texts` for guides kept as lists or very wide lines: each row's guides
-    made from its shown parent's, one short join per row instead of a walk up its
-    ancestors. A row that folds takes the last levels of its parent's, kept per row at most
-    half the width long."""
-    pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-    keep = max(1, (width // 2) // 4 - 2)  # as _guide_text keeps when a row folds
-    short = 4 * (keep - 1)  # characters of the parent's levels a folded row keeps
-    below: dict[int, str] = {}  # row -> the prefix of its children's guides
-    below_short: dict[int, str] = {}  # row -> its last ``short`` characters
-    up, last, size = guides.up, guides.last, guides.size
-
-    def prefix(a: int) -> str:
-        p = below.get(a)
-        if p is None:
-            if size[a] == 0:
-                p = ""
-            else:
-                base = below.get(up[a])
-                if base is None:
-                    base = "".join(pieces[c] for c in guides.tail(a, size[a])[:-1])
-                p = base + pieces[1 if last[a] else 0]
-            below[a] = p
-        return p
-
-    def prefix_end(a: int) -> str:
-        p = below_short.get(a)
-        if p is None and size[a] == 0:
-            p = below_short[a] = ""
-        if p is None:
-            base = below_short.get(up[a])
-            if base is None:
-                base = "".join(pieces[c] for c in guides.tail(a, keep - 1)[:-1])
-            p = base + pieces[1 if last[a] else 0]
-            p = p[len(p) - short :] if short else ""
-            below_short[a] = p
-        return p
-
-    fold = FOLD_MARK[ascii_only]
-    deepest = (width // 2) // 4  # the most levels that do not fold (as folds says)
-    out: list[str] = []
-    for levels, a, is_last in zip(size, up, last, strict=True):
-        own = pieces[3 if is_last else 2]
-        if not levels:
-            out.append("")
-        elif levels > deepest:
-            out.append(f"{fold}{levels - keep} " + prefix_end(a) + own)
-        else:
-            out.append(prefix(a) + own)
-    return out
-
-
-def _guide_text(
-    guides: GuideCodes, i: int, pieces: Sequence[str], width: int, ascii_only: bool = False
-) -> str:
-    """The guides of row ``i``; beyond half the width the outer levels fold into a count
-    (``»27 ``, a mark of its own: ``[+N]`` counts hidden children), so that a deep node
-    still shows its name."""
-    levels = guides.size[i]
-    if not folds(levels, width):
-        return "".join(pieces[c] for c in guides.tail(i, levels))
-    keep = max(1, (width // 2) // 4 - 2)
-    folded = levels - keep
-    return f"{FOLD_MARK[ascii_only]}{folded} " + "".join(pieces[c] for c in guides.tail(i, keep))
-
-
 def _fresh_style(definition: str) -> Style:
     """A new Style object: Rich caches a style's escape codes on the (shared, parsed) object
     for the first color system it meets, which would leak across consoles."""
     parsed = Style.parse(definition)
     return Style(color=parsed.color, bgcolor=parsed.bgcolor, bold=parsed.bold, dim=parsed.dim)
+
+
+def _listed(texts: Texts) -> Sequence[str]:
+    return texts.to_list() if isinstance(texts, pl.Series) else texts
+
+
+def _styles(styles: Styles) -> Sequence[str]:
+    return styles() if callable(styles) else styles

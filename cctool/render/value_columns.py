@@ -13,6 +13,8 @@ is the one it gives.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -37,21 +39,64 @@ def format_column(
     series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
 ) -> list[str]:
     """``[format_value(v, kind, digits) for v in series]``, the same strings, faster."""
+    return spellings(series, kind, digits).column().to_list()
+
+
+@dataclass(frozen=True)
+class Spellings:
+    """A column's values spelled: each distinct spelling once (``texts``, every one on some
+    row) and per row the index of its own (``at``; None: one spelling a row), so that a
+    column is put together by Polars with no Python string a row."""
+
+    texts: pl.Series
+    at: np.ndarray | None
+
+    def column(self, width: int = 0) -> pl.Series:
+        """The spelling of every row, right-aligned to ``width`` characters."""
+        texts = self.texts.str.pad_start(width) if width else self.texts
+        return texts if self.at is None else texts.gather(self.at)
+
+    def width(self) -> int:
+        """The longest spelling (characters)."""
+        return int(self.texts.str.len_chars().max() or 0)  # type: ignore[arg-type]
+
+
+def spellings(
+    series: pl.Series, kind: Metric | ValueFormat | None = None, digits: int = DIGITS
+) -> Spellings:
+    """:func:`format_column` as :class:`Spellings`."""
+    spelled, again, missing = _distinct_spelled(series, kind, digits)
+    if again is None:
+        spelled[missing] = "-"
+        return Spellings(pl.Series(spelled.tolist(), dtype=pl.String), None)
+    at = np.where(missing, spelled.size, again)  # "-" after the values' spellings
+    used = np.bincount(at, minlength=spelled.size + 1) > 0  # a null's 0.0 may be no row's
+    texts = np.append(spelled, "-")
+    keep = np.flatnonzero(used)
+    if keep.size < used.size:
+        texts, at = texts[keep], np.cumsum(used)[at] - 1
+    return Spellings(pl.Series(texts.tolist(), dtype=pl.String), at)
+
+
+def _distinct_spelled(
+    series: pl.Series, kind: Metric | ValueFormat | None, digits: int
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """(spellings, each row's index into them or None when there is one a row, the rows
+    spelled ``-`` instead)."""
     fmt = kind if isinstance(kind, ValueFormat) else value_format(kind)
     digits = max(int(digits), 1)
     if not series.dtype.is_numeric() or digits > _MAX_DIGITS or series.len() == 0:
-        return [format_value(v, fmt, digits) for v in series.to_list()]
+        texts = np.empty(series.len(), dtype=object)
+        texts[:] = [format_value(v, fmt, digits) for v in series.to_list()]
+        return texts, None, np.zeros(series.len(), dtype=bool)
     missing = series.is_null().to_numpy()
     x = np.ascontiguousarray(series.cast(pl.Float64).fill_null(0.0).to_numpy())
     # Views repeat values (a bottom-up view shows a function's values on each line of its
     # callers): each distinct value (bit pattern) is spelled once.
     distinct, again = np.unique(x.view(np.int64), return_inverse=True)
     if distinct.size <= x.shape[0] * 3 // 4:
-        out = _spelled(distinct.view(np.float64), fmt, digits)[again.reshape(-1)]
-    else:
-        out = _spelled(x, fmt, digits)
-    out[missing] = "-"
-    return out.tolist()  # type: ignore[no-any-return]
+        return _spelled(distinct.view(np.float64), fmt, digits), again.reshape(-1), missing
+    return _spelled(x, fmt, digits), None, missing
 
 
 def _spelled(x: np.ndarray, fmt: ValueFormat, digits: int) -> np.ndarray:

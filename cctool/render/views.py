@@ -14,16 +14,18 @@ from cctool.ops.views import View, percent_name
 from cctool.options import TreeOptions
 from cctool.render import (
     colormap,
+    column_widths,
     describe_locations,
     legend,
     peak_of,
     value_cells,
     value_colors,
 )
+from cctool.render.guides import GuideCodes
 from cctool.render.percent import PERCENT, no_share_note
-from cctool.render.text import printable_column
-from cctool.render.treelines import GuideCodes, ViewLines
-from cctool.render.value_columns import format_column
+from cctool.render.text import printable_series
+from cctool.render.treelines import ViewLines
+from cctool.render.value_columns import spellings
 from cctool.render.values import format_value
 
 TITLES = {
@@ -63,11 +65,9 @@ def view_renderable(
     info: list[Metric | None] = (
         [inc_info, PERCENT, exc_info, PERCENT] if percent else [inc_info, exc_info]
     )
-    texts = [format_column(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
+    texts = [spellings(rows[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
     heads = [_short(c, view) for c in cols]
-    widths = [
-        max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts, strict=True)
-    ]
+    widths = column_widths(texts, heads)
     cells = value_cells(texts, rows.height, heads)
     header = Text(
         " ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True)) + " name", style="bold"
@@ -76,9 +76,9 @@ def view_renderable(
     peak = peak_of(rows[view.inclusive], finite=False)
     lines = ViewLines(
         cells,
-        value_colors(rows[view.inclusive], peak, colors),
-        GuideCodes(rows["depth"].to_list()),
-        printable_column(rows["name"]),
+        lambda: value_colors(rows[view.inclusive], peak, colors),  # for a colored console
+        _guides(rows, whole=depth is None),
+        printable_series(rows["name"]),
         opts.full_names,
     )
     parts: list[RenderableType] = [
@@ -109,3 +109,9 @@ def _short(col: str, view: View) -> str:
     if col == view.exclusive:
         return "exclusive"
     return "%"
+
+
+def _guides(rows: pl.DataFrame, whole: bool) -> GuideCodes:
+    """The guides of the rows; of all of a view's rows (``whole``), read from their parents."""
+    depths = rows["depth"].to_numpy()
+    return GuideCodes(depths, rows["parent"].fill_null(-1).to_numpy() if whole else None)

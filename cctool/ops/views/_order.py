@@ -32,23 +32,33 @@ def _by_level(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """Rows in each row's subtree (itself included), deepest level first."""
+    return _sizes(parent, *_by_level(depth))
+
+
+def _sizes(parent: np.ndarray, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     size = np.ones(parent.shape[0], dtype=np.int64)
-    rows, starts = _by_level(depth)
     for d in range(starts.size - 2, 0, -1):
         level = rows[starts[d] : starts[d + 1]]
         np.add.at(size, parent[level], size[level])
     return size
 
 
-def sorted_preorder(parent: np.ndarray, key: np.ndarray) -> np.ndarray | None:
+def sorted_preorder(
+    parent: np.ndarray, key: np.ndarray, depth: np.ndarray | None = None
+) -> np.ndarray | None:
     """Row ids in preorder, siblings by ``key`` descending (ties: id order), as
-    :func:`cctool.ops.views.tree_order`; None where :func:`levels` is None."""
+    :func:`cctool.ops.views.tree_order`; None where :func:`levels` is None. ``depth``: each
+    row's depth when known (a profile's node table holds it)."""
     n = parent.shape[0]
-    depth = levels(parent)
+    if depth is None:
+        depth = levels(parent)
+    elif int(depth.max(initial=0)) > MAX_LEVELS:
+        depth = None
     if depth is None:
         return None
     sib = np.lexsort((-np.nan_to_num(key, nan=-np.inf), parent))  # stable: ties by id
-    size = subtree_sizes(parent, depth)
+    rows, starts = _by_level(depth)
+    size = _sizes(parent, rows, starts)
     # Each row's offset within its parent's block: the sizes of the siblings sorted before it.
     sizes = size[sib]
     ends = np.cumsum(sizes)
@@ -58,7 +68,6 @@ def sorted_preorder(parent: np.ndarray, key: np.ndarray) -> np.ndarray | None:
     offset = np.empty(n, dtype=np.int64)
     offset[sib] = ends - sizes - group_start
     pos = offset.copy()  # roots: their offset among the roots; deeper rows below
-    rows, starts = _by_level(depth)
     for d in range(1, starts.size - 1):
         level = rows[starts[d] : starts[d + 1]]
         pos[level] += pos[parent[level]] + 1

@@ -11,18 +11,19 @@ import polars as pl
 from cctool.model.frame import GraphFrame
 from cctool.model.shares import frame_share_refusal
 from cctool.ops.views._order import sorted_preorder
-from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._values import Members, check_additive, prefetch, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
-def tree_order(parent: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """Row ids in preorder, siblings by ``key`` descending (ties: id order)."""
+def tree_order(parent: np.ndarray, key: np.ndarray, depth: np.ndarray | None = None) -> np.ndarray:
+    """Row ids in preorder, siblings by ``key`` descending (ties: id order); ``depth``: each
+    row's depth (roots 0) when known."""
     from cctool import kernels
 
     if parent.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     # The level passes spare a fresh process the kernels' load; once loaded, they are faster.
-    order = None if kernels.loaded() else sorted_preorder(parent, key)
+    order = None if kernels.loaded() else sorted_preorder(parent, key, depth)
     return order if order is not None else kernel_order(parent, key)
 
 
@@ -79,6 +80,7 @@ def build(
     by inclusive value, except rows ``keyed``, which sort by ``key`` instead."""
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
+    prefetch(gf, [exc, inc], opts.agg, opts.rank, opts.thread)
     ev = row_values(gf, exc, exc_members, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, inc_members, opts.agg, opts.rank, opts.thread)
     return assemble(
@@ -100,20 +102,25 @@ def assemble(
     key: np.ndarray | None = None,
     keyed: np.ndarray | None = None,
     note: str = "",
+    depth: np.ndarray | None = None,
 ) -> View:
-    """:func:`build` with the values given: put rows in display order, make the View."""
+    """:func:`build` with the values given: put rows in display order, make the View
+    (``depth``: each row's, roots 0, when the caller knows them)."""
     exc, inc = metric_pair(gf, opts.metric)
     sort_key = np.nan_to_num(iv, nan=-np.inf).copy()
     if key is not None and keyed is not None:
         sort_key[keyed] = key[keyed]
-    order = tree_order(parent, sort_key)
+    order = tree_order(parent, sort_key, depth)
     new = np.empty_like(order)
     new[order] = np.arange(order.size)
     par = parent[order]
     new_par = np.where(par >= 0, new[np.maximum(par, 0)], -1)
     from cctool import kernels
 
-    depth = kernels.depths(new_par) if order.size else np.zeros(0, dtype=np.int64)
+    if depth is not None and order.size == depth.size:
+        depth = depth[order]
+    else:
+        depth = kernels.depths(new_par) if order.size else np.zeros(0, dtype=np.int64)
     data: dict[str, object] = {
         "row": pl.Series("row", np.arange(order.size, dtype=np.int32)),
         "parent": pl.Series("parent", new_par.astype(np.int32)).set(pl.Series(new_par < 0), None)

@@ -38,8 +38,11 @@ class Members:
         self.nrows = nrows
 
 
-def location_mask(gf: GraphFrame, rank: int | Sequence[int] | Spans | None,
-                  thread: int | Sequence[int] | Spans | None) -> np.ndarray:
+def location_mask(
+    gf: GraphFrame,
+    rank: int | Sequence[int] | Spans | None,
+    thread: int | Sequence[int] | Spans | None,
+) -> np.ndarray:
     """A bool mask over ``gf.locations`` for one rank/thread or lists of them."""
     locs = gf.locations
     keep = np.ones(locs.height, dtype=bool)
@@ -58,13 +61,18 @@ def check_additive(gf: GraphFrame, cols: Sequence[str]) -> None:
             why = f"a formula ({m.formula})" if m.formula else f"combined by {m.combine}"
             raise CctoolError(
                 f"metric {c!r} is {why}, not a sum: it cannot be added up over the contexts "
-                "of a function; pick an additive metric for this view")
+                "of a function; pick an additive metric for this view"
+            )
 
 
-def row_values(gf: GraphFrame, col: str, members: Members, agg: str,
-               rank: int | Sequence[int] | Spans | None,
-               thread: int | Sequence[int] | Spans | None
-               ) -> np.ndarray:
+def row_values(
+    gf: GraphFrame,
+    col: str,
+    members: Members,
+    agg: str,
+    rank: int | Sequence[int] | Spans | None,
+    thread: int | Sequence[int] | Spans | None,
+) -> np.ndarray:
     """Per row, the sum of ``col`` over its members, locations combined by ``agg``."""
     if agg not in AGGREGATIONS:
         raise CctoolError(f"unknown aggregation {agg!r}")
@@ -77,8 +85,22 @@ def row_values(gf: GraphFrame, col: str, members: Members, agg: str,
     return _per_rank(gf, col, members, agg, keep)
 
 
-def _per_rank(gf: GraphFrame, col: str, members: Members, agg: str, keep: np.ndarray
-              ) -> np.ndarray:
+def prefetch(
+    gf: GraphFrame,
+    cols: Sequence[str],
+    agg: str,
+    rank: int | Sequence[int] | Spans | None,
+    thread: int | Sequence[int] | Spans | None,
+) -> None:
+    """Combine ``cols`` over locations together (on threads where the table is large), so
+    that the :func:`row_values` calls that follow find them done."""
+    if agg in LINEAR:
+        from cctool.model import aggregate
+
+        aggregate.node_values(gf, cols, agg, location_mask(gf, rank, thread))
+
+
+def _per_rank(gf: GraphFrame, col: str, members: Members, agg: str, keep: np.ndarray) -> np.ndarray:
     """Rows summed on each rank (threads of a rank added), then combined across ranks."""
     block = gf.dense(col)[0][keep]  # (kept locations, nodes)
     ranks = gf.locations["rank"].to_numpy()[keep]
@@ -94,6 +116,7 @@ def _per_rank(gf: GraphFrame, col: str, members: Members, agg: str, keep: np.nda
     step = max(1, _BLOCK_CELLS // max(nodes_sorted.size, 1))
     for lo in range(0, wanted.size, step):  # slices of ranks keep the gather small
         if nodes_sorted.size:
-            out[lo:lo + step, present] = np.add.reduceat(
-                block[lo:lo + step][:, nodes_sorted], starts, axis=1)
+            out[lo : lo + step, present] = np.add.reduceat(
+                block[lo : lo + step][:, nodes_sorted], starts, axis=1
+            )
     return reduce_block(out, agg) if wanted.size else np.zeros(members.nrows)

@@ -11,12 +11,16 @@ from cctool.model.frame import GraphFrame
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair
-from cctool.ops.views._values import Members, check_additive, row_values
+from cctool.ops.views._values import Members, check_additive, prefetch, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
-def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
-              depth: int | None = None, max_rows: int | None = None) -> View:
+def bottom_up(
+    gf: GraphFrame,
+    opts: ViewOptions | None = None,
+    depth: int | None = None,
+    max_rows: int | None = None,
+) -> View:
     """The bottom-up view of ``gf``.
 
     Args:
@@ -32,46 +36,72 @@ def bottom_up(gf: GraphFrame, opts: ViewOptions | None = None,
     """
     opts = opts or ViewOptions()
     fr = frames(gf, opts.by)
-    parent, name, contexts, exc_m, inc_m, complete = _levels(fr, depth, max_rows)
+    parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
     nrows = parent.size
-    role = np.where(parent < 0, "function", "caller")
-    cols = {"name": fr.names.gather(name), "role": role,
-            "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True), "contexts": contexts}
+    role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
+        (parent < 0).astype(np.uint32)
+    )  # no Python string a row
+    cols = {
+        "name": fr.names.gather(name),
+        "role": role,
+        "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True),
+        "contexts": contexts,
+    }
     em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
+    prefetch(gf, [exc, inc], opts.agg, opts.rank, opts.thread)
     ev = row_values(gf, exc, em, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, im, opts.agg, opts.rank, opts.thread)
     notes = []
     tables = usable(gf, opts, exc, inc)
     if tables is not None and opts.by in tables.functions.columns:
         ng = fr.names.len()
-        group = function_groups(tables, pl.DataFrame(
-            {"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}), gf)
+        group = function_groups(
+            tables, pl.DataFrame({"id": np.arange(ng, dtype=np.int64), opts.by: fr.names}), gf
+        )
         ev, iv = _exact_levels(tables, group, ng, parent, name, ev, iv, exc, inc)
         if not single(group, ng)[np.unique(group[group >= 0])].all():
             notes.append(SEVERAL)
-        notes.append("functions and their direct callers are the profile's own numbers; "
-                     "callers further down are split by the expanded tree (an estimate)")
+        notes.append(
+            "functions and their direct callers are the profile's own numbers; "
+            "callers further down are split by the expanded tree (an estimate)"
+        )
         if exc not in tables.edges.columns:
             notes.append(ESTIMATED)
     if not complete and depth is None:
-        levels = int(np.max(_depths(parent), initial=-1)) + 1
-        notes.append(f"callers shown {levels - 1} levels deep (more rows than "
-                     f"{max_rows:,}); cctool tree --view bottom-up shows them all")
-    return assemble("bottom-up", gf, opts, parent, cols, ev, iv, em, im,
-                    exact=tables is None, note="; ".join(notes))
+        notes.append(
+            f"callers shown {levels.size - 1} levels deep (more rows than "
+            f"{max_rows:,}); cctool tree --view bottom-up shows them all"
+        )
+    row_depth = np.repeat(np.arange(levels.size), levels)  # rows come level after level
+    return assemble(
+        "bottom-up",
+        gf,
+        opts,
+        parent,
+        cols,
+        ev,
+        iv,
+        em,
+        im,
+        exact=tables is None,
+        note="; ".join(notes),
+        depth=row_depth,
+    )
 
 
-def _depths(parent: np.ndarray) -> np.ndarray:
-    from cctool import kernels
-
-    return kernels.depths(parent) if parent.size else np.zeros(0, dtype=np.int64)
-
-
-def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: np.ndarray,
-                  name: np.ndarray, ev: np.ndarray, iv: np.ndarray, exc: str, inc: str
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _exact_levels(
+    tables: CallGraphTables,
+    group: np.ndarray,
+    ng: int,
+    parent: np.ndarray,
+    name: np.ndarray,
+    ev: np.ndarray,
+    iv: np.ndarray,
+    exc: str,
+    inc: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """Function rows and their first caller rows from the call-graph tables."""
     ev, iv = ev.copy(), iv.copy()
     top = np.nonzero(parent < 0)[0]
@@ -106,12 +136,15 @@ def _exact_levels(tables: CallGraphTables, group: np.ndarray, ng: int, parent: n
 Pairs = tuple[np.ndarray, np.ndarray]
 
 
-def _levels(fr: Frames, depth: int | None, max_rows: int | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool]:
-    """Rows level by level. An instance is a frame head still walking up its callers: at
-    each level it sits in one row, keyed by (its row one level up, its caller's function)."""
+def _levels(
+    fr: Frames, depth: int | None, max_rows: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Pairs, Pairs, bool, np.ndarray]:
+    """Rows level by level, and the rows of each level. An instance is a frame head still
+    walking up its callers: at each level it sits in one row, keyed by (its row one level
+    up, its caller's function)."""
     heads = fr.heads
-    nodes = np.arange(fr.head_of.size)
+    # The nodes of the frames still walking up (all at first), in node order, and their heads.
+    nodes, node_head = np.arange(fr.head_of.size), fr.head_of
     # Level 0: one row per function.
     row = np.unique(fr.group[heads])
     row_of = np.searchsorted(row, fr.group[heads])  # per instance
@@ -126,15 +159,12 @@ def _levels(fr: Frames, depth: int | None, max_rows: int | None
     contexts: list[np.ndarray] = []
     level = 0
     complete = True
-    pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)
+    pos_of_head = np.full(fr.head_of.size, -1, dtype=np.int64)  # the row of an active head
     while inst.size:
         # Members at this level: every node of an active frame, and its outermost heads.
-        pos_of_head[:] = -1
         pos_of_head[inst] = base + row_of
-        node_row = pos_of_head[fr.head_of]
-        take = node_row >= 0
-        exc_r.append(node_row[take])
-        exc_n.append(nodes[take])
+        exc_r.append(pos_of_head[node_head])
+        exc_n.append(nodes)
         outer = fr.outer[inst]
         inc_r.append(base + row_of[outer])
         inc_n.append(inst[outer])
@@ -147,6 +177,11 @@ def _levels(fr: Frames, depth: int | None, max_rows: int | None
         inst, cur, prev = inst[go], cur[go], base + row_of[go]
         if not inst.size:
             break
+        if not go.all():  # frames whose callers ended leave with their nodes
+            active = np.zeros(fr.head_of.size, dtype=bool)
+            active[inst] = True
+            still = active[node_head]
+            nodes, node_head = nodes[still], node_head[still]
         key = prev * (fr.names.len() + 1) + fr.group[cur]
         uniq, ids = np.unique(key, return_inverse=True)
         if max_rows is not None and base + nlevel + uniq.size > max_rows:
@@ -157,6 +192,12 @@ def _levels(fr: Frames, depth: int | None, max_rows: int | None
         name.append(uniq % (fr.names.len() + 1))
         row_of = ids
         cur = fr.caller[cur]
-    return (np.concatenate(parent), np.concatenate(name), np.concatenate(contexts),
-            (np.concatenate(exc_r), np.concatenate(exc_n)),
-            (np.concatenate(inc_r), np.concatenate(inc_n)), complete)
+    return (
+        np.concatenate(parent),
+        np.concatenate(name),
+        np.concatenate(contexts),
+        (np.concatenate(exc_r), np.concatenate(exc_n)),
+        (np.concatenate(inc_r), np.concatenate(inc_n)),
+        complete,
+        np.array([c.size for c in contexts], dtype=np.int64),
+    )
