@@ -57,6 +57,12 @@ _PENDING_PAIRS = 1_000_000
 # (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
 _DENSE_CELLS = 4_000_000
 
+# Runs of a level (lane, start bucket, length, node) and time per (bucket, node) (bucket,
+# node, ns): int64 arrays, NumPy until the result is made (a table each costs more than
+# the arithmetic on the per-chunk path).
+Runs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 @dataclass(frozen=True)
 class Level:
@@ -191,20 +197,21 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         adding: _Batch | None = None
         try:
             for part in parts.parts:
-                seg = part.segments.filter(pl.col("end") > pl.col("start"))
-                if not seg.height:
+                seg = part.segments
+                start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
+                ran = end > start
+                if not ran.any():
                     continue
-                lane = _lanes(seg, key, index)
+                lane = _lanes(seg, ran, key, index)
                 here = np.unique(lane)
                 if seen[here].any():
                     raise CctoolError(
                         "a location's segments are split over two parts of the trace")
                 seen[here] = True
-                batch.append((lane, seg["start"].to_numpy() - census.origin,
-                              seg["end"].to_numpy() - census.origin,
-                              seg["node"].to_numpy().astype(np.int64)))
-                held += seg.height
-                del seg, part
+                batch.append((lane, start[ran] - census.origin, end[ran] - census.origin,
+                              seg["node"].to_numpy()[ran].astype(np.int64)))
+                held += lane.size
+                del seg, part, start, end, ran
                 if held >= _CHUNK_PIECES // 2:
                     begun = _start_batch(state, pool, batch, parent, depth)
                     if adding is not None:
@@ -223,14 +230,16 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
-def _lanes(seg: pl.DataFrame, key: pl.DataFrame,
+def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
            index: dict[tuple[Any, ...], int]) -> np.ndarray:
-    """The lane of each segment (``key``: ``lane``, ``rank``, ``thread``; ``index`` the same
-    as a mapping): a part of one location (a trace.db line) takes it from the mapping."""
+    """The lane of each segment of ``seg`` where ``ran`` (``key``: ``lane``, ``rank``,
+    ``thread``; ``index`` the same as a mapping): a part of one location (a trace.db line)
+    takes it from the mapping."""
     rank, thread = seg["rank"], seg["thread"]
     if rank.n_unique() == 1 and thread.n_unique() == 1:
-        return np.full(seg.height, index[(rank[0], thread[0])], dtype=np.int64)
-    joined = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
+        return np.full(int(ran.sum()), index[(rank[0], thread[0])], dtype=np.int64)
+    joined = seg.filter(pl.Series(ran)).join(key, on=["rank", "thread"], how="left",
+                                             maintain_order="left")
     return joined["lane"].to_numpy().astype(np.int64)
 
 
@@ -270,9 +279,9 @@ class _Chunk(NamedTuple):
     summary sums (if a candidate), and the coarsest level's time per (bucket, node) when
     coarser summary widths are wanted."""
 
-    runs: dict[int, pl.DataFrame]
-    pairs: dict[int, pl.DataFrame]
-    base: pl.DataFrame | None
+    runs: dict[int, Runs]
+    pairs: dict[int, Pairs]
+    base: Pairs | None
 
 
 class _Levels:
@@ -285,7 +294,7 @@ class _Levels:
         self.widths, self.span, self.counts, self.budget = widths, span, counts, budget
         self.summary_buckets, self.summary_pairs = summary_buckets, summary_pairs
         self.alive = len(widths)  # levels [0, alive) may still be kept
-        self.runs: list[list[pl.DataFrame]] = [[] for _ in widths]
+        self.runs: list[list[Runs]] = [[] for _ in widths]
         self.nruns = np.zeros(len(widths), dtype=np.int64)
         # Summary candidates, coarsest first: widths doubling the coarsest level's down to
         # one bucket, then the levels', within summary_buckets. The sums of each are kept
@@ -302,8 +311,12 @@ class _Levels:
             coarser = []
         self.sum_widths = [w for w in [*reversed(coarser), *widths]
                            if -(-span // w) <= summary_buckets]
-        self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}
-        self.pending: dict[int, list[pl.DataFrame]] = {}  # sums not yet added (see _sum)
+        self.sums: dict[int, Pairs] = {w: _empty_pairs() for w in self.sum_widths}
+        # What a chunk makes when it begins (levels [0, alive), sums of these widths): the
+        # levels and sums only ever shrink, so a chunk of a batch begun before its
+        # predecessor was added skips what that one dropped.
+        self.wanted = frozenset(self.sums)
+        self.pending: dict[int, list[Pairs]] = {}  # sums not yet added (see _sum)
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
@@ -318,9 +331,8 @@ class _Levels:
         counts = np.bincount(lane, minlength=self.counts.size)
         chunks = _chunks(counts, -(-self.span // self.widths[-1]),
                          _CHUNK_PIECES // kernels.cores())
-        derived = any(w > self.widths[0] for w in self.sums)  # coarser than levels
         tasks = [pool.submit(self._chunk, lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
-                             self.alive, frozenset(self.sums), derived, parent, depth)
+                             parent, depth)
                  for lo, hi in chunks]
         return _Batch(tasks, counts, lane, start, end, node)
 
@@ -338,28 +350,30 @@ class _Levels:
         runs = [[c.runs[i] for c in got_chunks] for i in range(self.alive)]
         pairs = [[c.pairs[i] for c in got_chunks if i in c.pairs] for i in range(self.alive)]
         base = [c.base for c in got_chunks if c.base is not None]
+        del got_chunks
         for i in range(self.alive):
             width = self.widths[i]
-            level = pl.concat(runs[i]) if runs[i] else _empty_runs()
+            level = _concat(runs[i], 4)
+            runs[i] = []
             self.runs[i].append(level)
-            self.nruns[i] += level.height
+            self.nruns[i] += level[0].size
             if width in self.sums:
                 self._sum(width, _grouped(pairs[i]))
             if i == 0 and derived:  # finest first, each from the one finer
                 sums, was = base, width
                 for w in derived:
-                    sums = [_grouped([p.with_columns(pl.col("bucket") // (w // was))
-                                      for p in sums])]
+                    sums = [_grouped([(p[0] // (w // was), p[1], p[2]) for p in sums])]
                     self._sum(w, sums[0])
                     was = w
             if i and int(self.nruns[: i + 1].sum()) > self.budget:
                 # With the coarser levels' runs, this level's break the budget, and the
                 # finer ones' would too: none of them is kept, or made for later lanes.
+                self.alive = i
                 for j in range(i, len(self.widths)):
                     self.runs[j] = []
                     self.sums.pop(self.widths[j], None)
                     self.pending.pop(self.widths[j], None)
-                self.alive = i
+                self.wanted = frozenset(self.sums)
                 break
         # Exact segments: lanes that would fit in what the coarsest level leaves.
         room = max(self.budget - int(self.nruns[0]), 0)
@@ -373,10 +387,11 @@ class _Levels:
         return _lane_paths(lane, end - start, node, parent, depth)
 
     def _chunk(self, here: np.ndarray, segs: tuple[np.ndarray, np.ndarray, np.ndarray],
-               alive: int, sums: frozenset[int], derived: bool,
                parent: np.ndarray, depth: int) -> _Chunk:
-        """The levels ``[0, alive)``, summary sums (widths ``sums``) and whole-run paths of
-        one chunk of whole lanes (lane of each segment, sorted; its start, end and node)."""
+        """The levels and summary sums still wanted (:attr:`alive`, :attr:`wanted`) of one
+        chunk of whole lanes (lane of each segment, sorted; its start, end and node)."""
+        alive, sums = self.alive, self.wanted
+        derived = any(w > self.widths[0] for w in sums)  # coarser than levels
         lanes_of = np.unique(here)
         rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
         out = _Chunk({}, {}, None)
@@ -394,18 +409,18 @@ class _Levels:
         # each bucket within one of theirs.
         return out._replace(base=_pairs(got) if derived else None)
 
-    def _sum(self, width: int, pairs: pl.DataFrame) -> None:
+    def _sum(self, width: int, pairs: Pairs) -> None:
         """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
         They wait with others until :data:`_PENDING_PAIRS` rows do (the number of distinct
         pairs only grows as lanes are added, so adding later drops the same widths)."""
         if width not in self.sums:
             return
         # ``pairs`` are distinct: with more than the limit, so is the total (no need to add).
-        if pairs.height > self.summary_pairs and width != self.sum_widths[0]:
+        if pairs[0].size > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
             return
         self.pending.setdefault(width, []).append(pairs)
-        if sum(p.height for p in self.pending[width]) > _PENDING_PAIRS:
+        if sum(p[0].size for p in self.pending[width]) > _PENDING_PAIRS:
             self._add_pending(width)
 
     def _add_pending(self, width: int) -> None:
@@ -414,7 +429,7 @@ class _Levels:
         if width not in self.sums or not waiting:
             return
         total = _grouped([self.sums[width], *waiting])
-        if total.height > self.summary_pairs and width != self.sum_widths[0]:
+        if total[0].size > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
         else:
             self.sums[width] = total
@@ -424,6 +439,7 @@ class _Levels:
         for w in [w for w in self.sums if w <= width]:
             del self.sums[w]
             self.pending.pop(w, None)
+        self.wanted = frozenset(self.sums)
 
     def detail(self, census: Census, budget: int, tree: GraphFrame,
                depth: DepthChoice) -> TimelineDetail:
@@ -431,15 +447,14 @@ class _Levels:
         for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
             self._add_pending(w)
         kept = range(self.alive)
-        levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
-                         if self.runs[i] else _empty_runs(),
-                         self.widths[i], -(-self.span // self.widths[i]), nlanes)
+        levels = [_level(_concat(self.runs[i], 4), self.widths[i],
+                         -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
         used = int(self.nruns[: self.alive].sum())
         # The summary: the finest candidate left (all but the coarsest have few enough
         # pairs; the levels the budget left out are gone).
         width = min(self.sums, default=self.widths[0])
-        summary = (width, self.sums.get(width, _empty_pairs()).sort("bucket", "node"))
+        summary = (width, _summary_table(self.sums.get(width, _empty_pairs())))
         room = max(budget - used, 0)
         keep = np.zeros(nlanes, dtype=bool)
         for k in self.exact:
@@ -500,8 +515,8 @@ def _chunks(counts: np.ndarray, buckets: int, most: int) -> list[tuple[int, int]
 
 
 def _runs(got: tuple[np.ndarray, ...], lanes: np.ndarray, width: int, nb: int,
-          span: int) -> pl.DataFrame:
-    """Runs of equal heaviest paths: ``lane``, ``start``, ``length``, ``node``, from
+          span: int) -> Runs:
+    """Runs of equal heaviest paths (lane, start, length, node) from
     :func:`cctool.kernels.bucket_paths` of the segments of ``lanes``."""
     glane, gb, path, root, total = got[:5]
     if not gb.size:
@@ -514,34 +529,53 @@ def _runs(got: tuple[np.ndarray, ...], lanes: np.ndarray, width: int, nb: int,
     new = np.ones(gb.size, dtype=bool)
     new[1:] = (glane[1:] != glane[:-1]) | (gb[1:] != gb[:-1] + 1) | (path[1:] != path[:-1])
     at = np.flatnonzero(new)
-    length = np.diff(np.concatenate([at, [gb.size]]))
-    return pl.DataFrame({"lane": glane[at], "start": gb[at], "length": length,
-                         "node": path[at]}).cast({"lane": pl.Int64, "start": pl.Int64,
-                                                  "length": pl.Int64, "node": pl.Int64})
+    length = np.diff(np.append(at, gb.size))
+    return glane[at], gb[at], length, path[at]
 
 
-def _pairs(got: tuple[np.ndarray, ...]) -> pl.DataFrame:
-    """``bucket``, ``node``, ``ns``: each bucket's time per node, per lane."""
+def _pairs(got: tuple[np.ndarray, ...]) -> Pairs:
+    """Each bucket's time per node, per lane (bucket, node, ns)."""
     bucket, first, node, ns = got[1], got[5], got[6], got[7]
-    return pl.DataFrame({"bucket": np.repeat(bucket, np.diff(first)), "node": node, "ns": ns})
+    return np.repeat(bucket, np.diff(first)), node, ns
 
 
-def _grouped(pairs: list[pl.DataFrame]) -> pl.DataFrame:
-    """The time per (bucket, node) of :func:`_pairs` tables, over their lanes: a dense count
-    where the (bucket, node) cells are few and every sum is exact in a float64, else a
-    group-by."""
-    both = pl.concat(pairs) if pairs else _empty_pairs()
-    if not both.height:
-        return both
-    bucket, node, ns = (both[c].to_numpy() for c in ("bucket", "node", "ns"))
+def _grouped(pairs: list[Pairs]) -> Pairs:
+    """The time per (bucket, node) of :func:`_pairs` arrays, over their lanes: a dense count
+    where the (bucket, node) cells are few and every sum is exact in a float64, else summed
+    over the sorted (bucket, node) keys."""
+    bucket, node, ns = _concat(pairs, 3)
+    if not bucket.size:
+        return bucket, node, ns
     nodes = int(node.max()) + 1
     cells = (int(bucket.max()) + 1) * nodes
+    key = bucket * nodes + node
     if cells > _DENSE_CELLS or int(ns.sum()) >= 1 << 53:
-        return both.group_by("bucket", "node").agg(pl.col("ns").sum())
-    total = np.bincount(bucket * nodes + node, weights=ns, minlength=cells)
+        order = np.argsort(key)
+        key = key[order]
+        first = np.flatnonzero(np.diff(key, prepend=-1))
+        at = key[first]
+        sums = np.add.reduceat(ns[order], first).astype(np.int64)
+        return at // nodes, at % nodes, sums
+    total = np.bincount(key, weights=ns, minlength=cells)
     at = np.flatnonzero(total)
-    return pl.DataFrame({"bucket": at // nodes, "node": at % nodes,
-                         "ns": total[at].astype(np.int64)})
+    return at // nodes, at % nodes, total[at].astype(np.int64)
+
+
+def _concat(parts: list[Any], columns: int) -> Any:
+    """Arrays of the same columns one after the other (int64; none: empty ones)."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(columns))
+    return tuple(np.concatenate(c) for c in zip(*parts, strict=True))
+
+
+def _summary_table(pairs: Pairs) -> pl.DataFrame:
+    """``bucket``, ``node``, ``ns`` sorted by bucket and node."""
+    bucket, node, ns = pairs
+    order = np.lexsort((node, bucket))
+    return pl.DataFrame({"bucket": bucket[order], "node": node[order], "ns": ns[order]},
+                        schema={"bucket": pl.Int64, "node": pl.Int64, "ns": pl.Int64})
 
 
 def _as_rows(got: tuple[np.ndarray, ...], width: int,
@@ -556,19 +590,22 @@ def _as_rows(got: tuple[np.ndarray, ...], width: int,
     return offsets, start, end, node
 
 
-def _empty_runs() -> pl.DataFrame:
-    return pl.DataFrame(schema={"lane": pl.Int64, "start": pl.Int64, "length": pl.Int64,
-                                "node": pl.Int64})
+def _empty_runs() -> Runs:
+    empty = np.zeros(0, dtype=np.int64)
+    return empty, empty, empty, empty
 
 
-def _empty_pairs() -> pl.DataFrame:
-    return pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64, "ns": pl.Int64})
+def _empty_pairs() -> Pairs:
+    empty = np.zeros(0, dtype=np.int64)
+    return empty, empty, empty
 
 
-def _level(runs: pl.DataFrame, width: int, nb: int, nlanes: int) -> Level:
-    lane = runs["lane"].to_numpy()
+def _level(runs: Runs, width: int, nb: int, nlanes: int) -> Level:
+    """A level of ``runs`` from batches of whole lanes (in any lane order)."""
+    lane, start, length, node = runs
+    if (np.diff(lane) < 0).any():
+        order = np.argsort(lane, kind="stable")
+        lane, start, length, node = lane[order], start[order], length[order], node[order]
     offsets = np.searchsorted(lane, np.arange(nlanes + 1)).astype(np.int64)
-    return Level(width=width, buckets=nb, offsets=offsets,
-                 start=runs["start"].to_numpy().astype(np.int64),
-                 length=runs["length"].to_numpy().astype(np.int64),
-                 node=runs["node"].to_numpy().astype(np.int64))
+    return Level(width=width, buckets=nb, offsets=offsets, start=start, length=length,
+                 node=node)
