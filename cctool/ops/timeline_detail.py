@@ -66,7 +66,7 @@ __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 1_000_000
 # (bucket, node) sums of a summary width held before they are added up (~24 B each).
-_PENDING_PAIRS = 1_000_000
+_PENDING_PAIRS = 250_000
 # A level whose runs so far, scaled to every lane's segments, exceed this share of the
 # budget is no longer made for the next lanes (see _Levels.add): (numerator, denominator).
 _FORESEEN = (5, 4)
@@ -274,6 +274,7 @@ def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, .
     """The segments of some parts (whole lanes each), sorted by lane, begun on ``state``'s
     levels (:meth:`_Levels.start`)."""
     lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
+    batch.clear()  # the parts' arrays: not held while the batch is made
     if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
         order = np.argsort(lane, kind="stable")
         lane, start, end, node = lane[order], start[order], end[order], node[order]
