@@ -45,21 +45,9 @@ from cctool import kernels
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
+from cctool.ops import timeline_pieces as tp
 from cctool.ops.timeline_census import Census, take_census
 from cctool.ops.timeline_depth import DepthCensus, DepthChoice
-from cctool.ops.timeline_pieces import (
-    DENSE_CELLS,
-    Pairs,
-    Runs,
-    as_rows,
-    concat,
-    empty_pairs,
-    grouped,
-    lane_chunks,
-    pairs_of,
-    runs_of,
-    summary_table,
-)
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
@@ -303,12 +291,12 @@ class _Batch(NamedTuple):
 
 class _Chunk(NamedTuple):
     """What :meth:`_Levels._chunk` makes of one chunk: per level index its runs and its
-    summary sums (if a candidate), and the coarsest level's time per (bucket, node) when
-    coarser summary widths are wanted."""
+    summary sums (if a candidate), and when summary widths coarser than the levels are
+    wanted, the finest one's and its time per (bucket, node)."""
 
-    runs: dict[int, Runs]
-    pairs: dict[int, Pairs]
-    base: Pairs | None
+    runs: dict[int, tp.Runs]
+    pairs: dict[int, tp.Pairs]
+    base: tuple[int, tp.Pairs] | None
     lanes: np.ndarray
     made: int  # levels [0, made) are made, or in [.., made) for the lanes to redo
 
@@ -330,7 +318,7 @@ class _Levels:
         self.make = len(widths)
         self.made = np.full(counts.size, len(widths), dtype=np.int64)
         self.added = 0
-        self.runs: list[list[Runs]] = [[] for _ in widths]
+        self.runs: list[list[tp.Runs]] = [[] for _ in widths]
         self.nruns = np.zeros(len(widths), dtype=np.int64)
         # Summary candidates, coarsest first: widths doubling the coarsest level's down to
         # one bucket, then the levels', within summary_buckets. The sums of each are kept
@@ -347,12 +335,12 @@ class _Levels:
             coarser = []
         self.sum_widths = [w for w in [*reversed(coarser), *widths]
                            if -(-span // w) <= summary_buckets]
-        self.sums: dict[int, Pairs] = {w: empty_pairs() for w in self.sum_widths}
+        self.sums: dict[int, tp.Pairs] = {w: tp.empty_pairs() for w in self.sum_widths}
         # What a chunk makes when it begins (levels [0, alive), sums of these widths): the
         # levels and sums only ever shrink, so a chunk of a batch begun before its
         # predecessor was added skips what that one dropped.
         self.wanted = frozenset(self.sums)
-        self.pending: dict[int, list[Pairs]] = {}  # sums not yet added (see _sum)
+        self.pending: dict[int, list[tp.Pairs]] = {}  # sums not yet added (see _sum)
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
@@ -365,7 +353,7 @@ class _Levels:
         a chunk a task: :meth:`add` takes them in, in the order begun. The levels and sums
         still kept now are made (a superset of those kept when added: those are taken)."""
         counts = np.bincount(lane, minlength=self.counts.size)
-        chunks = lane_chunks(counts, -(-self.span // self.widths[-1]),
+        chunks = tp.lane_chunks(counts, -(-self.span // self.widths[-1]),
                          _CHUNK_PIECES // kernels.cores())
         tasks = [pool.submit(self._chunk, lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
                              parent, depth, redo)
@@ -400,16 +388,17 @@ class _Levels:
         del got_chunks
         for i in range(self.alive):
             width = self.widths[i]
-            level = concat(runs[i], 4)
+            level = tp.concat(runs[i], 4)
             runs[i] = []
             self.runs[i].append(level)
             self.nruns[i] += level[0].size
             if width in self.sums:
-                self._sum(width, grouped(pairs[i]))
+                self._sum(width, tp.grouped(pairs[i]))
             if i == 0 and derived:  # finest first, each from the one finer
-                sums, was = base, width
+                was = derived[0]  # a multiple of each chunk's (they only drop widths)
+                sums = [(p[0] // (was // w), p[1], p[2]) for w, p in base]
                 for w in derived:
-                    sums = [grouped([(p[0] // (w // was), p[1], p[2]) for p in sums])]
+                    sums = [tp.grouped([(p[0] // (w // was), p[1], p[2]) for p in sums])]
                     self._sum(w, sums[0])
                     was = w
             if i and self._over(i):
@@ -462,7 +451,7 @@ class _Levels:
                     run = c.runs[i]
                     keep = self.made[run[0]] <= i  # lanes that lack the level
                     got.append(tuple(a[keep] for a in run))
-            level = concat(got, 4)
+            level = tp.concat(got, 4)
             self.runs[i].append(level)
             self.nruns[i] += level[0].size
         for c in chunks:
@@ -480,7 +469,7 @@ class _Levels:
         made = self.alive if redo else min(self.make, self.alive)
         lo = int(self.made[lanes_of].min()) if redo else 0
         sums = frozenset() if redo else self.wanted
-        derived = any(w > self.widths[0] for w in sums)  # coarser than levels
+        derived = min((w for w in sums if w > self.widths[0]), default=0)  # coarser than levels
         rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
         out = _Chunk({}, {}, None, lanes_of, made)
         # The finest level still made from the segments, each coarser one from the time
@@ -488,16 +477,20 @@ class _Levels:
         for i in reversed(range(lo, made)):
             width = self.widths[i]
             got = kernels.bucket_paths(*rows, width, parent, depth)
-            out.runs[i] = runs_of(got, lanes_of, width, -(-self.span // width), self.span)
+            out.runs[i] = tp.runs_of(got, lanes_of, width, -(-self.span // width), self.span)
             if width in sums:
-                out.pairs[i] = pairs_of(got)
+                out.pairs[i] = tp.pairs_of(got)
             if i > lo:
-                rows = as_rows(got, width, lanes_of.size)
+                rows = tp.as_rows(got, width, lanes_of.size)
         # Summary widths coarser than every level need sums only: the coarsest level's,
-        # each bucket within one of theirs.
-        return out._replace(base=pairs_of(got) if derived else None)
+        # each bucket within one of theirs, summed here for the finest of them.
+        if not derived:
+            return out
+        bucket, node, ns = tp.pairs_of(got)
+        return out._replace(base=(derived, tp.grouped([(bucket // (derived // self.widths[0]),
+                                                     node, ns)])))
 
-    def _sum(self, width: int, pairs: Pairs) -> None:
+    def _sum(self, width: int, pairs: tp.Pairs) -> None:
         """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
         They wait with others until :data:`_PENDING_PAIRS` rows do (the number of distinct
         pairs only grows as lanes are added, so adding later drops the same widths)."""
@@ -516,7 +509,7 @@ class _Levels:
         waiting = self.pending.pop(width, [])
         if width not in self.sums or not waiting:
             return
-        total = grouped([self.sums[width], *waiting])
+        total = tp.grouped([self.sums[width], *waiting])
         if total[0].size > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
         else:
@@ -535,14 +528,14 @@ class _Levels:
         for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
             self._add_pending(w)
         kept = range(self.alive)
-        levels = [_level(concat(self.runs[i], 4), self.widths[i],
+        levels = [_level(tp.concat(self.runs[i], 4), self.widths[i],
                          -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
         used = int(self.nruns[: self.alive].sum())
         # The summary: the finest candidate left (all but the coarsest have few enough
         # pairs; the levels the budget left out are gone).
         width = min(self.sums, default=self.widths[0])
-        summary = (width, summary_table(self.sums.get(width, empty_pairs())))
+        summary = (width, tp.summary_table(self.sums.get(width, tp.empty_pairs())))
         room = max(budget - used, 0)
         keep = np.zeros(nlanes, dtype=bool)
         for k in self.exact:
@@ -572,7 +565,7 @@ def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.n
     the whole run."""
     n = max(parent.size, 1)
     key = lane * n + node
-    if int(lane[-1] + 1) * n <= DENSE_CELLS and int(ns.sum()) < 1 << 53:
+    if int(lane[-1] + 1) * n <= tp.DENSE_CELLS and int(ns.sum()) < 1 << 53:
         total = np.bincount(key, weights=ns)
         at = np.flatnonzero(total)
         keys, sums = at, total[at].astype(np.int64)
@@ -587,7 +580,7 @@ def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.n
     return LanePaths(ends[ends >= 0], nodes, sums)
 
 
-def _level(runs: Runs, width: int, nb: int, nlanes: int) -> Level:
+def _level(runs: tp.Runs, width: int, nb: int, nlanes: int) -> Level:
     """A level of ``runs`` from batches of whole lanes (in any lane order)."""
     lane, start, length, node = runs
     if (np.diff(lane) < 0).any():

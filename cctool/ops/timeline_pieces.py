@@ -101,13 +101,13 @@ def summary_table(pairs: Pairs) -> pl.DataFrame:
 
 
 def as_rows(got: tuple[np.ndarray, ...], width: int,
-             lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each bucket's time per node as segments (lane offsets, start, end, node) from the
     bucket's start: cut at any multiple of ``width``, the same groups and sums."""
     glane, bucket, first, node, ns = got[0], got[1], got[5], got[6], got[7]
-    count = np.diff(first)
-    start = np.repeat(bucket * width, count)
-    offsets = np.searchsorted(np.repeat(glane, count), np.arange(lanes + 1))
+    start = np.repeat(bucket * width, np.diff(first))
+    # A lane's rows begin at the first row of its first group (groups are by lane).
+    offsets = first[np.searchsorted(glane, np.arange(lanes + 1))]
     end: np.ndarray = start + ns
     return offsets, start, end, node
 
