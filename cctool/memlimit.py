@@ -93,6 +93,14 @@ def fit_allocators() -> bool:
     # Polars' jemalloc, read when Polars loads: its background threads' stacks (8 MB each,
     # 33 MB on 2 cores) count too, and one that cannot start prints a line per attempt.
     os.environ.setdefault(_JEMALLOC_CONF, "background_thread:false")
+    return one_arena()
+
+
+def one_arena() -> bool:
+    """Have the threads started from now on share glibc malloc's main arena; whether it was
+    set. Arrays a worker thread makes and another frees otherwise stay in that worker's
+    arena, scattered among its free blocks: the timeline page's level threads grew its peak
+    resident size by 100 to 200 MB that way, run to run."""
     try:
         import ctypes
 

@@ -362,7 +362,6 @@ NOT_MERGING = {
     "cctool/ops/summary.py:_summed_rows": "sums the locations of one root, additive columns only",
     "cctool/ops/timeline.py:_strips": "adds up trace segment durations (time), no metric values",
     "cctool/ops/timeline.py:view_of_parts": "adds up bucket and segment durations (time)",
-    "cctool/ops/timeline_detail.py:_pairs": "adds up trace segment durations per bucket (time)",
     "cctool/ops/timeline_detail.py:add": "adds up the pieces' durations (time)",
     "cctool/ops/timeline_detail.py:_sum": "adds up the pieces' durations per bucket (time)",
     "cctool/ops/timeline_census.py:take_census": "counts segments per location",
@@ -376,7 +375,7 @@ NOT_MERGING = {
     "cctool/ops/timeline_depth.py:add_paths": "adds up trace segment durations (time)",
     "cctool/ops/timeline_detail.py:_add_pending": "adds up the pieces' durations per bucket "
     "(time)",
-    "cctool/ops/timeline_detail.py:_grouped": "adds up the pieces' durations per bucket over "
+    "cctool/ops/timeline_pieces.py:grouped": "adds up the pieces' durations per bucket over "
     "lanes (time)",
     "cctool/ops/stats_boxplot.py:boxplot": "counts a call path's outlying runs",
     "cctool/ops/temporal.py:temporal_patterns": "Thicket's score of one node's series: its "

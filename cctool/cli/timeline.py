@@ -85,12 +85,14 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
       cctool timeline trace.json --window 50ms: --to csv -o window.csv
       cctool timeline trace.json -o timeline.html
     """
-    from cctool import api
+    from cctool import api, memlimit
     from cctool.cli._io import console, progress, sink
     from cctool.cli._timeline import check_timeline_options
     from cctool.render.emit import emit
 
     check_timeline_options(ctx, view, lane, to, output)
+    if to == "html":  # before the page's level threads start
+        memlimit.one_arena()
     cols = width if width is not None else console(ctx, output, None).width
     passes = " (two passes)" if to == "html" else ""
     with progress(f"reading the trace{passes}") as tick:

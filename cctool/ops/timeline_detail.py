@@ -45,6 +45,7 @@ from cctool import kernels
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
+from cctool.ops import timeline_pieces as tp
 from cctool.ops.timeline_census import Census, take_census
 from cctool.ops.timeline_depth import DepthCensus, DepthChoice
 
@@ -53,9 +54,11 @@ __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 1_000_000
 # (bucket, node) sums of a summary width held before they are added up (~24 B each).
-_PENDING_PAIRS = 1_000_000
-# (bucket, node) cells summed in a dense array (8 bytes each) rather than grouped.
-_DENSE_CELLS = 4_000_000
+_PENDING_PAIRS = 250_000
+# A level whose runs so far, scaled to every lane's segments, exceed this share of the
+# budget is no longer made for the next lanes (see _Levels.add): (numerator, denominator).
+_FORESEEN = (5, 4)
+
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,6 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     same however the trace is cut into parts.
     """
     census = take_census(open_parts())
-    nlanes = census.lanes.height
     counts = census.lanes["segments"].to_numpy()
     span = census.span
     fine = int(min(max(counts.max(initial=0), coarse), 1 << 20))
@@ -174,15 +176,28 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     depth = int(parts.tree.nodes["depth"].to_numpy().max(initial=0)) + 1
     key = census.lanes.select("rank", "thread").with_row_index("lane")
     index = {loc: i for i, loc in enumerate(key.select("rank", "thread").iter_rows())}
-    seen = np.zeros(nlanes, dtype=bool)
+    # The automatic depth's sums come from the levels' kernel, on this pass.
+    depths = DepthCensus(parts.tree)
+    _make_levels(parts, state, census.origin, key, index, parent, depth, depths.add_paths)
+    if state.unmade().any():  # levels left out on some lanes that the budget still keeps
+        _make_levels(open_parts(), state, census.origin, key, index, parent, depth, None)
+    return state.detail(census, budget, parts.tree, depths.choose())
+
+
+def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.DataFrame,
+                 index: dict[tuple[Any, ...], int], parent: np.ndarray, depth: int,
+                 took: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None) -> None:
+    """One pass over ``parts`` making ``state``'s levels: every lane, ``took`` given what
+    the automatic depth adds up of each batch; or, ``took`` None, only the lanes and levels
+    an earlier pass left out (:meth:`_Levels.unmade`)."""
     # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
     # and chunk, not per line (each call has a fixed cost, and small ones run the kernel's
     # NumPy twin), a batch cut into a chunk per core, run on threads, while the memory stays
     # that of a batch.
+    seen = np.zeros(state.counts.size, dtype=bool)
+    redo = state.unmade() if took is None else None
     batch: list[tuple[np.ndarray, ...]] = []
     held = 0
-    # The automatic depth's sums come from the levels' kernel, on this pass.
-    depths = DepthCensus(parts.tree)
     # A batch's chunks are made on a thread per core (they are independent, and the kernel
     # releases the GIL) while the next batch is read and its chunks queued behind them, so
     # no core waits for a batch's last chunk; batches are still added one at a time, in
@@ -191,58 +206,67 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         adding: _Batch | None = None
         try:
             for part in parts.parts:
-                seg = part.segments.filter(pl.col("end") > pl.col("start"))
-                if not seg.height:
+                seg = part.segments
+                start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
+                ran = end > start
+                if not ran.any():
                     continue
-                lane = _lanes(seg, key, index)
+                lane = _lanes(seg, ran, key, index)
+                if redo is not None:  # only the lanes an earlier pass left levels out of
+                    keep = redo[lane]
+                    if not keep.any():
+                        continue
+                    lane = lane[keep]
+                    ran[np.flatnonzero(ran)[~keep]] = False
                 here = np.unique(lane)
                 if seen[here].any():
                     raise CctoolError(
                         "a location's segments are split over two parts of the trace")
                 seen[here] = True
-                batch.append((lane, seg["start"].to_numpy() - census.origin,
-                              seg["end"].to_numpy() - census.origin,
-                              seg["node"].to_numpy().astype(np.int64)))
-                held += seg.height
-                del seg, part
+                batch.append((lane, start[ran] - origin, end[ran] - origin,
+                              seg["node"].to_numpy()[ran].astype(np.int64)))
+                held += lane.size
+                del seg, part, start, end, ran
                 if held >= _CHUNK_PIECES // 2:
-                    begun = _start_batch(state, pool, batch, parent, depth)
+                    begun = _start_batch(state, pool, batch, parent, depth, took is None)
                     if adding is not None:
-                        depths.add_paths(*state.add(adding, parent, depth))
+                        state.add(adding, parent, depth, took)
                     adding, batch, held = begun, [], 0
             if batch:
-                begun = _start_batch(state, pool, batch, parent, depth)
+                begun = _start_batch(state, pool, batch, parent, depth, took is None)
                 if adding is not None:
-                    depths.add_paths(*state.add(adding, parent, depth))
+                    state.add(adding, parent, depth, took)
                 adding = begun
             if adding is not None:
-                depths.add_paths(*state.add(adding, parent, depth))
+                state.add(adding, parent, depth, took)
         except BaseException:  # the chunks not begun yet are dropped, not made
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-    return state.detail(census, budget, parts.tree, depths.choose())
 
 
-def _lanes(seg: pl.DataFrame, key: pl.DataFrame,
+def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
            index: dict[tuple[Any, ...], int]) -> np.ndarray:
-    """The lane of each segment (``key``: ``lane``, ``rank``, ``thread``; ``index`` the same
-    as a mapping): a part of one location (a trace.db line) takes it from the mapping."""
+    """The lane of each segment of ``seg`` where ``ran`` (``key``: ``lane``, ``rank``,
+    ``thread``; ``index`` the same as a mapping): a part of one location (a trace.db line)
+    takes it from the mapping."""
     rank, thread = seg["rank"], seg["thread"]
     if rank.n_unique() == 1 and thread.n_unique() == 1:
-        return np.full(seg.height, index[(rank[0], thread[0])], dtype=np.int64)
-    joined = seg.join(key, on=["rank", "thread"], how="left", maintain_order="left")
+        return np.full(int(ran.sum()), index[(rank[0], thread[0])], dtype=np.int64)
+    joined = seg.filter(pl.Series(ran)).join(key, on=["rank", "thread"], how="left",
+                                             maintain_order="left")
     return joined["lane"].to_numpy().astype(np.int64)
 
 
 def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, ...]],
-                 parent: np.ndarray, depth: int) -> _Batch:
+                 parent: np.ndarray, depth: int, redo: bool) -> _Batch:
     """The segments of some parts (whole lanes each), sorted by lane, begun on ``state``'s
     levels (:meth:`_Levels.start`)."""
     lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
+    batch.clear()  # the parts' arrays: not held while the batch is made
     if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
         order = np.argsort(lane, kind="stable")
         lane, start, end, node = lane[order], start[order], end[order], node[order]
-    return state.start(pool, lane, start, end, node, parent, depth)
+    return state.start(pool, lane, start, end, node, parent, depth, redo)
 
 
 class LanePaths(NamedTuple):
@@ -267,12 +291,14 @@ class _Batch(NamedTuple):
 
 class _Chunk(NamedTuple):
     """What :meth:`_Levels._chunk` makes of one chunk: per level index its runs and its
-    summary sums (if a candidate), and the coarsest level's time per (bucket, node) when
-    coarser summary widths are wanted."""
+    summary sums (if a candidate), and when summary widths coarser than the levels are
+    wanted, the finest one's and its time per (bucket, node)."""
 
-    runs: dict[int, pl.DataFrame]
-    pairs: dict[int, pl.DataFrame]
-    base: pl.DataFrame | None
+    runs: dict[int, tp.Runs]
+    pairs: dict[int, tp.Pairs]
+    base: tuple[int, tp.Pairs] | None
+    lanes: np.ndarray
+    made: int  # levels [0, made) are made, or in [.., made) for the lanes to redo
 
 
 class _Levels:
@@ -285,7 +311,14 @@ class _Levels:
         self.widths, self.span, self.counts, self.budget = widths, span, counts, budget
         self.summary_buckets, self.summary_pairs = summary_buckets, summary_pairs
         self.alive = len(widths)  # levels [0, alive) may still be kept
-        self.runs: list[list[pl.DataFrame]] = [[] for _ in widths]
+        # Levels [make, alive) are no longer made for new lanes: by the runs of the lanes
+        # so far they will break the budget. Should they not, a pass over the trace makes
+        # them for the lanes left out (made: per lane, the levels made), so the result is
+        # the same; added: the segments of the lanes added.
+        self.make = len(widths)
+        self.made = np.full(counts.size, len(widths), dtype=np.int64)
+        self.added = 0
+        self.runs: list[list[tp.Runs]] = [[] for _ in widths]
         self.nruns = np.zeros(len(widths), dtype=np.int64)
         # Summary candidates, coarsest first: widths doubling the coarsest level's down to
         # one bucket, then the levels', within summary_buckets. The sums of each are kept
@@ -302,8 +335,12 @@ class _Levels:
             coarser = []
         self.sum_widths = [w for w in [*reversed(coarser), *widths]
                            if -(-span // w) <= summary_buckets]
-        self.sums: dict[int, pl.DataFrame] = {w: _empty_pairs() for w in self.sum_widths}
-        self.pending: dict[int, list[pl.DataFrame]] = {}  # sums not yet added (see _sum)
+        self.sums: dict[int, tp.Pairs] = {w: tp.empty_pairs() for w in self.sum_widths}
+        # What a chunk makes when it begins (levels [0, alive), sums of these widths): the
+        # levels and sums only ever shrink, so a chunk of a batch begun before its
+        # predecessor was added skips what that one dropped.
+        self.wanted = frozenset(self.sums)
+        self.pending: dict[int, list[tp.Pairs]] = {}  # sums not yet added (see _sum)
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
@@ -311,22 +348,27 @@ class _Levels:
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
 
     def start(self, pool: Executor, lane: np.ndarray, start: np.ndarray, end: np.ndarray,
-              node: np.ndarray, parent: np.ndarray, depth: int) -> _Batch:
+              node: np.ndarray, parent: np.ndarray, depth: int, redo: bool) -> _Batch:
         """The levels of whole lanes (segments sorted by lane and start) begun on ``pool``,
         a chunk a task: :meth:`add` takes them in, in the order begun. The levels and sums
         still kept now are made (a superset of those kept when added: those are taken)."""
         counts = np.bincount(lane, minlength=self.counts.size)
-        chunks = _chunks(counts, -(-self.span // self.widths[-1]),
+        chunks = tp.lane_chunks(counts, -(-self.span // self.widths[-1]),
                          _CHUNK_PIECES // kernels.cores())
-        derived = any(w > self.widths[0] for w in self.sums)  # coarser than levels
         tasks = [pool.submit(self._chunk, lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
-                             self.alive, frozenset(self.sums), derived, parent, depth)
+                             parent, depth, redo)
                  for lo, hi in chunks]
         return _Batch(tasks, counts, lane, start, end, node)
 
-    def add(self, batch: _Batch, parent: np.ndarray, depth: int) -> LanePaths:
-        """A batch begun by :meth:`start`, once made; returns what the automatic depth adds
-        up of its segments (:class:`LanePaths`)."""
+    def unmade(self) -> np.ndarray:
+        """Per lane, whether levels the budget still keeps were left out of it."""
+        out: np.ndarray = (self.made < self.alive) & (self.counts > 0)
+        return out
+
+    def add(self, batch: _Batch, parent: np.ndarray, depth: int,
+            took: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None) -> None:
+        """A batch begun by :meth:`start`, once made; ``took`` is given what the automatic
+        depth adds up of its segments (:class:`LanePaths`); None: a batch to redo."""
         try:
             got_chunks = [t.result() for t in batch.tasks]
         except BaseException:
@@ -334,33 +376,34 @@ class _Levels:
                 t.cancel()
             raise
         counts, lane, start, end, node = batch[1:]
+        if took is None:
+            self._redone(got_chunks)
+            return
         derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
-        runs = [[c.runs[i] for c in got_chunks] for i in range(self.alive)]
+        runs = [[c.runs[i] for c in got_chunks if i in c.runs] for i in range(self.alive)]
+        for c in got_chunks:
+            self.made[c.lanes] = c.made
         pairs = [[c.pairs[i] for c in got_chunks if i in c.pairs] for i in range(self.alive)]
         base = [c.base for c in got_chunks if c.base is not None]
+        del got_chunks
         for i in range(self.alive):
             width = self.widths[i]
-            level = pl.concat(runs[i]) if runs[i] else _empty_runs()
+            level = tp.concat(runs[i], 4)
+            runs[i] = []
             self.runs[i].append(level)
-            self.nruns[i] += level.height
+            self.nruns[i] += level[0].size
             if width in self.sums:
-                self._sum(width, _grouped(pairs[i]))
+                self._sum(width, tp.grouped(pairs[i]))
             if i == 0 and derived:  # finest first, each from the one finer
-                sums, was = base, width
+                was = derived[0]  # a multiple of each chunk's (they only drop widths)
+                sums = [(p[0] // (was // w), p[1], p[2]) for w, p in base]
                 for w in derived:
-                    sums = [_grouped([p.with_columns(pl.col("bucket") // (w // was))
-                                      for p in sums])]
+                    sums = [tp.grouped([(p[0] // (w // was), p[1], p[2]) for p in sums])]
                     self._sum(w, sums[0])
                     was = w
-            if i and int(self.nruns[: i + 1].sum()) > self.budget:
-                # With the coarser levels' runs, this level's break the budget, and the
-                # finer ones' would too: none of them is kept, or made for later lanes.
-                for j in range(i, len(self.widths)):
-                    self.runs[j] = []
-                    self.sums.pop(self.widths[j], None)
-                    self.pending.pop(self.widths[j], None)
-                self.alive = i
+            if i and self._over(i):
                 break
+        self._foresee(int(counts.sum()))
         # Exact segments: lanes that would fit in what the coarsest level leaves.
         room = max(self.budget - int(self.nruns[0]), 0)
         for k in list(self.exact):
@@ -370,42 +413,95 @@ class _Levels:
             if self.exact_cum[self.exact_rank[k]] <= room:
                 sel = lane == k
                 self.exact[k] = (start[sel], end[sel], node[sel])
-        return _lane_paths(lane, end - start, node, parent, depth)
+        took(*_lane_paths(lane, end - start, node, parent, depth))
+
+    def _over(self, i: int) -> bool:
+        """Whether, with the coarser levels' runs, level ``i``'s break the budget; then the
+        finer ones' would too: none of them is kept, or made for later lanes."""
+        if int(self.nruns[: i + 1].sum()) <= self.budget:
+            return False
+        self.alive = i
+        for j in range(i, len(self.widths)):
+            self.runs[j] = []
+            self.sums.pop(self.widths[j], None)
+            self.pending.pop(self.widths[j], None)
+        self.wanted = frozenset(self.sums)
+        return True
+
+    def _foresee(self, segments: int) -> None:
+        """Stop making the finest levels for new lanes when the runs of the lanes so far,
+        scaled to all segments, would break the budget by :data:`_FORESEEN` (levels whose
+        width may still be the summary's excepted: their sums are wanted)."""
+        self.added += segments
+        total = int(self.counts.sum())
+        times, over = _FORESEEN
+        for i in range(1, min(self.make, self.alive)):
+            if any(w in self.sums for w in self.widths[i:]):
+                continue
+            if int(self.nruns[: i + 1].sum()) * total * over > self.budget * self.added * times:
+                self.make = i
+                return
+
+    def _redone(self, chunks: list[_Chunk]) -> None:
+        """The runs of the levels left out of some lanes (:meth:`unmade`), made anew."""
+        for i in range(1, self.alive):
+            got = []
+            for c in chunks:
+                if i in c.runs:
+                    run = c.runs[i]
+                    keep = self.made[run[0]] <= i  # lanes that lack the level
+                    got.append(tuple(a[keep] for a in run))
+            level = tp.concat(got, 4)
+            self.runs[i].append(level)
+            self.nruns[i] += level[0].size
+        for c in chunks:
+            self.made[c.lanes] = np.maximum(self.made[c.lanes], c.made)
+        for i in range(1, self.alive):
+            if self._over(i):
+                break
 
     def _chunk(self, here: np.ndarray, segs: tuple[np.ndarray, np.ndarray, np.ndarray],
-               alive: int, sums: frozenset[int], derived: bool,
-               parent: np.ndarray, depth: int) -> _Chunk:
-        """The levels ``[0, alive)``, summary sums (widths ``sums``) and whole-run paths of
-        one chunk of whole lanes (lane of each segment, sorted; its start, end and node)."""
+               parent: np.ndarray, depth: int, redo: bool) -> _Chunk:
+        """The levels and summary sums still wanted (:attr:`make`, :attr:`alive`,
+        :attr:`wanted`) of one chunk of whole lanes (lane of each segment, sorted; its
+        start, end and node); ``redo``: the levels left out of its lanes."""
         lanes_of = np.unique(here)
+        made = self.alive if redo else min(self.make, self.alive)
+        lo = int(self.made[lanes_of].min()) if redo else 0
+        sums = frozenset() if redo else self.wanted
+        derived = min((w for w in sums if w > self.widths[0]), default=0)  # coarser than levels
         rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
-        out = _Chunk({}, {}, None)
+        out = _Chunk({}, {}, None, lanes_of, made)
         # The finest level still made from the segments, each coarser one from the time
         # per node of the one finer (the same groups in fewer rows): a kernel call each.
-        for i in reversed(range(alive)):
+        for i in reversed(range(lo, made)):
             width = self.widths[i]
             got = kernels.bucket_paths(*rows, width, parent, depth)
-            out.runs[i] = _runs(got, lanes_of, width, -(-self.span // width), self.span)
+            out.runs[i] = tp.runs_of(got, lanes_of, width, -(-self.span // width), self.span)
             if width in sums:
-                out.pairs[i] = _pairs(got)
-            if i:
-                rows = _as_rows(got, width, lanes_of.size)
+                out.pairs[i] = tp.pairs_of(got)
+            if i > lo:
+                rows = tp.as_rows(got, width, lanes_of.size)
         # Summary widths coarser than every level need sums only: the coarsest level's,
-        # each bucket within one of theirs.
-        return out._replace(base=_pairs(got) if derived else None)
+        # each bucket within one of theirs, summed here for the finest of them.
+        if not derived:
+            return out
+        bucket, node, ns = tp.pairs_of(got)
+        return out._replace(base=(derived, tp.grouped([(bucket // (derived // self.widths[0]),
+                                                     node, ns)])))
 
-    def _sum(self, width: int, pairs: pl.DataFrame) -> None:
+    def _sum(self, width: int, pairs: tp.Pairs) -> None:
         """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
         They wait with others until :data:`_PENDING_PAIRS` rows do (the number of distinct
         pairs only grows as lanes are added, so adding later drops the same widths)."""
         if width not in self.sums:
             return
         # ``pairs`` are distinct: with more than the limit, so is the total (no need to add).
-        if pairs.height > self.summary_pairs and width != self.sum_widths[0]:
+        if pairs[0].size > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
             return
         self.pending.setdefault(width, []).append(pairs)
-        if sum(p.height for p in self.pending[width]) > _PENDING_PAIRS:
+        if sum(p[0].size for p in self.pending[width]) > _PENDING_PAIRS:
             self._add_pending(width)
 
     def _add_pending(self, width: int) -> None:
@@ -413,8 +509,8 @@ class _Levels:
         waiting = self.pending.pop(width, [])
         if width not in self.sums or not waiting:
             return
-        total = _grouped([self.sums[width], *waiting])
-        if total.height > self.summary_pairs and width != self.sum_widths[0]:
+        total = tp.grouped([self.sums[width], *waiting])
+        if total[0].size > self.summary_pairs and width != self.sum_widths[0]:
             self._drop(width)
         else:
             self.sums[width] = total
@@ -424,6 +520,7 @@ class _Levels:
         for w in [w for w in self.sums if w <= width]:
             del self.sums[w]
             self.pending.pop(w, None)
+        self.wanted = frozenset(self.sums)
 
     def detail(self, census: Census, budget: int, tree: GraphFrame,
                depth: DepthChoice) -> TimelineDetail:
@@ -431,15 +528,14 @@ class _Levels:
         for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
             self._add_pending(w)
         kept = range(self.alive)
-        levels = [_level(pl.concat(self.runs[i]).sort("lane", maintain_order=True)
-                         if self.runs[i] else _empty_runs(),
-                         self.widths[i], -(-self.span // self.widths[i]), nlanes)
+        levels = [_level(tp.concat(self.runs[i], 4), self.widths[i],
+                         -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
         used = int(self.nruns[: self.alive].sum())
         # The summary: the finest candidate left (all but the coarsest have few enough
         # pairs; the levels the budget left out are gone).
         width = min(self.sums, default=self.widths[0])
-        summary = (width, self.sums.get(width, _empty_pairs()).sort("bucket", "node"))
+        summary = (width, tp.summary_table(self.sums.get(width, tp.empty_pairs())))
         room = max(budget - used, 0)
         keep = np.zeros(nlanes, dtype=bool)
         for k in self.exact:
@@ -469,7 +565,7 @@ def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.n
     the whole run."""
     n = max(parent.size, 1)
     key = lane * n + node
-    if int(lane[-1] + 1) * n <= _DENSE_CELLS and int(ns.sum()) < 1 << 53:
+    if int(lane[-1] + 1) * n <= tp.DENSE_CELLS and int(ns.sum()) < 1 << 53:
         total = np.bincount(key, weights=ns)
         at = np.flatnonzero(total)
         keys, sums = at, total[at].astype(np.int64)
@@ -484,91 +580,12 @@ def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.n
     return LanePaths(ends[ends >= 0], nodes, sums)
 
 
-def _chunks(counts: np.ndarray, buckets: int, most: int) -> list[tuple[int, int]]:
-    """Segment ranges of whole lanes with about ``most`` pieces each at most (a lane
-    cuts into at most its segments plus the buckets of the finest level)."""
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    out, first, acc = [], 0, 0
-    for i, c in enumerate(counts.tolist()):  # one step per lane
-        pieces = c + min(buckets, 2 * c)
-        if acc and acc + pieces > most:
-            out.append((first, i))
-            first, acc = i, 0
-        acc += pieces
-    out.append((first, counts.size))
-    return [(int(bounds[a]), int(bounds[b])) for a, b in out if bounds[b] > bounds[a]]
-
-
-def _runs(got: tuple[np.ndarray, ...], lanes: np.ndarray, width: int, nb: int,
-          span: int) -> pl.DataFrame:
-    """Runs of equal heaviest paths: ``lane``, ``start``, ``length``, ``node``, from
-    :func:`cctool.kernels.bucket_paths` of the segments of ``lanes``."""
-    glane, gb, path, root, total = got[:5]
-    if not gb.size:
-        return _empty_runs()
-    room = np.minimum(width, span - gb * width)
-    drawn = (path >= 0) & (root >= room - total)  # the heaviest root ran longer than idle
-    glane, gb, path = lanes[glane[drawn]], gb[drawn], path[drawn]
-    if not gb.size:
-        return _empty_runs()
-    new = np.ones(gb.size, dtype=bool)
-    new[1:] = (glane[1:] != glane[:-1]) | (gb[1:] != gb[:-1] + 1) | (path[1:] != path[:-1])
-    at = np.flatnonzero(new)
-    length = np.diff(np.concatenate([at, [gb.size]]))
-    return pl.DataFrame({"lane": glane[at], "start": gb[at], "length": length,
-                         "node": path[at]}).cast({"lane": pl.Int64, "start": pl.Int64,
-                                                  "length": pl.Int64, "node": pl.Int64})
-
-
-def _pairs(got: tuple[np.ndarray, ...]) -> pl.DataFrame:
-    """``bucket``, ``node``, ``ns``: each bucket's time per node, per lane."""
-    bucket, first, node, ns = got[1], got[5], got[6], got[7]
-    return pl.DataFrame({"bucket": np.repeat(bucket, np.diff(first)), "node": node, "ns": ns})
-
-
-def _grouped(pairs: list[pl.DataFrame]) -> pl.DataFrame:
-    """The time per (bucket, node) of :func:`_pairs` tables, over their lanes: a dense count
-    where the (bucket, node) cells are few and every sum is exact in a float64, else a
-    group-by."""
-    both = pl.concat(pairs) if pairs else _empty_pairs()
-    if not both.height:
-        return both
-    bucket, node, ns = (both[c].to_numpy() for c in ("bucket", "node", "ns"))
-    nodes = int(node.max()) + 1
-    cells = (int(bucket.max()) + 1) * nodes
-    if cells > _DENSE_CELLS or int(ns.sum()) >= 1 << 53:
-        return both.group_by("bucket", "node").agg(pl.col("ns").sum())
-    total = np.bincount(bucket * nodes + node, weights=ns, minlength=cells)
-    at = np.flatnonzero(total)
-    return pl.DataFrame({"bucket": at // nodes, "node": at % nodes,
-                         "ns": total[at].astype(np.int64)})
-
-
-def _as_rows(got: tuple[np.ndarray, ...], width: int,
-             lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each bucket's time per node as segments (lane offsets, start, end, node) from the
-    bucket's start: cut at any multiple of ``width``, the same groups and sums."""
-    glane, bucket, first, node, ns = got[0], got[1], got[5], got[6], got[7]
-    count = np.diff(first)
-    start = np.repeat(bucket * width, count)
-    offsets = np.searchsorted(np.repeat(glane, count), np.arange(lanes + 1))
-    end: np.ndarray = start + ns
-    return offsets, start, end, node
-
-
-def _empty_runs() -> pl.DataFrame:
-    return pl.DataFrame(schema={"lane": pl.Int64, "start": pl.Int64, "length": pl.Int64,
-                                "node": pl.Int64})
-
-
-def _empty_pairs() -> pl.DataFrame:
-    return pl.DataFrame(schema={"bucket": pl.Int64, "node": pl.Int64, "ns": pl.Int64})
-
-
-def _level(runs: pl.DataFrame, width: int, nb: int, nlanes: int) -> Level:
-    lane = runs["lane"].to_numpy()
+def _level(runs: tp.Runs, width: int, nb: int, nlanes: int) -> Level:
+    """A level of ``runs`` from batches of whole lanes (in any lane order)."""
+    lane, start, length, node = runs
+    if (np.diff(lane) < 0).any():
+        order = np.argsort(lane, kind="stable")
+        lane, start, length, node = lane[order], start[order], length[order], node[order]
     offsets = np.searchsorted(lane, np.arange(nlanes + 1)).astype(np.int64)
-    return Level(width=width, buckets=nb, offsets=offsets,
-                 start=runs["start"].to_numpy().astype(np.int64),
-                 length=runs["length"].to_numpy().astype(np.int64),
-                 node=runs["node"].to_numpy().astype(np.int64))
+    return Level(width=width, buckets=nb, offsets=offsets, start=start, length=length,
+                 node=node)
