@@ -462,55 +462,6 @@ print(dot(np.ones((2, 2)), np.ones((2, 2))).sum())
     assert out == ["False", "8.0"]
 
 
-@pytest.mark.parametrize("shape", ["parents first", "preorder", "any"])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_bucket_paths_twins_agree_and_coarser_buckets_follow_from_finer(
-    seed: int, shape: str
-) -> None:
-    """Intervals of 5 locations cut at several widths: both twins give the same groups,
-    paths and time per node, equal to heaviest_paths of the cut pieces; and a width's time
-    per node, as intervals from each bucket's start, gives twice that width's results."""
-    from cctool.kernels import preorder
-
-    rng = np.random.default_rng(seed)
-    n = 60
-    parent = np.array([-1, -1] + [int(rng.integers(0, i)) for i in range(2, n)], dtype=np.int64)
-    if shape != "parents first":
-        order = preorder(parent) if shape == "preorder" else rng.permutation(n)
-        new = np.empty(n, dtype=np.int64)
-        new[order] = np.arange(n)
-        parent = np.where(parent[order] >= 0, new[parent[order]], -1)
-    offsets, starts, ends = [0], [], []
-    for _ in range(5):
-        t = 0
-        for _ in range(int(rng.integers(0, 40))):
-            t += int(rng.integers(0, 5))
-            d = int(rng.integers(1, 30))
-            starts.append(t)
-            ends.append(t + d)
-            t += d
-        offsets.append(len(starts))
-    offs = np.array(offsets, dtype=np.int64)
-    start, end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
-    node = rng.integers(0, n, start.size).astype(np.int64)
-    for width in (1, 3, 7, 50, 1 << 62):
-        got = _jit.bucket_paths(offs, start, end, node, width, parent)
-        want = _reference.bucket_paths(offs, start, end, node, width, parent)
-        for a, b in zip(got, want, strict=True):
-            assert np.array_equal(a, b)
-        lane, bucket, path, root, total, first, pnode, pns = got
-        assert total.sum() == (end - start).sum() == pns.sum()
-        if width == 1 << 62:
-            continue
-        count = np.diff(first)
-        pstart = np.repeat(bucket * width, count)
-        poffs = np.searchsorted(np.repeat(lane, count), np.arange(offs.size))
-        coarser = _jit.bucket_paths(poffs, pstart, pstart + pns, pnode, 2 * width, parent)
-        direct = _jit.bucket_paths(offs, start, end, node, 2 * width, parent)
-        for a, b in zip(coarser, direct, strict=True):
-            assert np.array_equal(a, b)
-
-
 def test_vectorised_heaviest_paths_equal_the_loop_on_random_trees() -> None:
     # Small times make ties common: the smaller node id and the node's own time must win
     # as in the loop.

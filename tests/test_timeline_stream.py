@@ -108,6 +108,19 @@ def test_line_by_line_detail_equals_the_whole_timeline(trace_db: Path,
             or d.summary_width >= d.span
 
 
+def test_dense_and_sparse_summary_sums_agree(trace_db: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary widths coarser than the levels, summed in dense per-thread cells or
+    sparsely (a tree too big for the cells), give the same detail."""
+    from cctool.ops import timeline_sums
+
+    tl = read_timeline(trace_db)
+    dense = [timeline_detail(tl, **settings) for settings in SETTINGS]
+    monkeypatch.setattr(timeline_sums, "DENSE_CELLS", 0)
+    for got, settings in zip(dense, SETTINGS, strict=True):
+        assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **settings))
+
+
 @pytest.mark.parametrize("source", [VIZ_PROCS, CALI_NP4], ids=["chrome", "caliper"])
 @pytest.mark.parametrize("settings", SETTINGS[:3], ids=["default", "small", "levels"])
 def test_parts_of_any_order_give_the_same_detail(source: Path,
@@ -221,17 +234,17 @@ def test_the_page_of_a_window_holds_that_stretch_exactly(source: Path | None,
 def test_progress_counts_locations_over_the_passes(trace_db: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """What the CLI's progress bar shows on a terminal: locations read, over both passes of
-    the page, and once for the text view at a given depth (twice at the automatic one). The
-    reader gives lines with few samples together (one part here): one line a part is the
-    finest the bar can move."""
+    the page (which reads a trace.db a line at a time), and once for the text view at a
+    given depth (twice at the automatic one). The text view's reader gives lines with few
+    samples together (one part here): one line a part is the finest the bar can move."""
     ticks: list[tuple[int, int]] = []
     api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
-    assert ticks == [(4, 8), (8, 8)]
+    assert ticks == [(d, 8) for d in range(1, 9)]
+    ticks.clear()
+    api.timeline(trace_db, depth=2, progress=lambda d, t: ticks.append((d, t)))
+    assert ticks == [(4, 4)]
     ticks.clear()
     monkeypatch.setattr(_v4_trace, "PART_SEGMENTS", 1)
-    api.timeline_html(trace_db, budget=1500, progress=lambda d, t: ticks.append((d, t)))
-    assert [t for _, t in ticks] == [8] * 8 and [d for d, _ in ticks] == list(range(1, 9))
-    ticks.clear()
     api.timeline(trace_db, depth=2, progress=lambda d, t: ticks.append((d, t)))
     assert ticks == [(1, 4), (2, 4), (3, 4), (4, 4)]
     ticks.clear()  # the automatic depth reads the trace once more first

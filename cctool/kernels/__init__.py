@@ -27,8 +27,8 @@ Kernels:
     path_match(parent, pred[n, k], star[k]) -> bool per node: on a chain matching a path query
     heaviest_paths(starts, node, ns, parent[, depth]) -> per group of timed rows, its heaviest
         call path
-    bucket_paths(offsets, start, end, node, width, parent[, depth]) -> per location and bucket
-        of time, its heaviest call path and its time per node
+    lane_levels(offsets, start, end, node, width, levels, span, pairs_at, parent) -> every
+        level of detail of whole locations: runs of heaviest paths, time per (bucket, node)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -78,10 +78,6 @@ PREORDER_LEVEL_WIDTH = 32
 # 5 ns a row after its 0.4-0.9 s load: from this many rows, or rows x depth, the kernel pays.
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 HEAVIEST_PATHS_COMPILED_WORK = 2_000_000
-# Pieces x tree depth from which bucket_paths loads the compiled kernel: its NumPy twin
-# (whole-array steps per tree level) costs about 0.1 us per piece and ancestor, the load
-# about 0.4 s (a 0.1 s window of 64 lanes, 72k pieces on a 30-deep tree: 0.17 s).
-BUCKET_PATHS_COMPILED_WORK = 4_000_000
 
 
 def cores() -> int:
@@ -363,18 +359,51 @@ def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,
         _as_i64(starts), _as_i64(node), _as_i64(ns), _as_i64(parent))
 
 
-def bucket_paths(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
-                 width: int, parent: np.ndarray, depth: int = 0) -> tuple[np.ndarray, ...]:
-    """Per location and bucket of ``width`` ns, the heaviest call path of its intervals and
-    its time per node (see ``_reference.bucket_paths``). The NumPy twin runs
-    :func:`heaviest_paths`' Python loops over every piece and its ancestors, so beyond a
-    small trace on a tree of ``depth`` the compiled kernel (a ~0.4 s load) is the faster."""
+def warm_lane_levels(pieces: int, levels: int) -> None:
+    """Load the compiled :func:`lane_levels` now if it will be picked for ``pieces`` pieces
+    and ``levels`` levels: the timeline page calls this on a thread while it counts the
+    trace's segments, so loading Numba is off the page's critical path."""
+    if _fast(pieces * max(levels, 1) >= SMALL_WORK) is _reference:
+        return
+    one = np.array([0, 1], dtype=np.int64)
+    lane_levels(one, one[:1], one[1:], one[:1], 1, 1, 2, [0], np.array([-1]),
+                np.zeros(1, dtype=np.int64), 0)
+    heaviest_paths(one, one[:1], one[1:], np.array([-1]))
+
+
+class LaneLevels(NamedTuple):
+    """What :func:`lane_levels` gives: per level, finest first, its runs (``lane``, first
+    bucket, length in buckets, path end); per level asked for, the time per (bucket, node)
+    (``bucket``, ``node``, ``ns``), by location, bucket and node."""
+
+    runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def lane_levels(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: np.ndarray,
+                width: int, levels: int, span: int, pairs_at: Sequence[int],
+                parent: np.ndarray, dense: np.ndarray | None = None,
+                dense_at: int = -1) -> LaneLevels:
+    """Every level of detail of whole locations in one pass (see
+    ``_reference_lanes.lane_levels``): ``levels`` levels of buckets ``width``, ``2 width``,
+    ... ns, and the time per (bucket, node) of the levels ``pairs_at`` (0: the finest;
+    past ``levels - 1``: coarser levels without paths). ``parent`` is a preorder tree's.
+    ``dense``: int64 cells (bucket x node) the time per (bucket, node) of level
+    ``dense_at`` is added into, in place.
+    The NumPy twin sorts every piece per level; from a few thousand pieces the compiled
+    kernel (one merge per level of rows kept sorted) is the faster once loaded."""
     start, end = _as_i64(start), _as_i64(end)
-    if _impl is not None:  # loaded: counting the pieces (two divisions a row) would not pay
-        impl = _impl
-    else:
-        pieces = int(((end - 1) // width - start // width).sum()) + len(start)
-        impl = (_compiled() if pieces * (max(depth, 1) + 1) >= BUCKET_PATHS_COMPILED_WORK
-                else _pick(0))
-    return impl.bucket_paths(  # type: ignore[no-any-return]
-        _as_i64(offsets), start, end, _as_i64(node), int(width), _as_i64(parent))
+    pieces = len(start) + (int(end.max()) // int(width) if len(end) else 0)
+    impl = _fast(pieces * max(levels, 1) >= SMALL_WORK)
+    got = impl.lane_levels(_as_i64(offsets), start, end, _as_i64(node), int(width),
+                           int(levels), int(span), _as_i64(np.asarray(pairs_at)),
+                           _as_i64(parent),
+                           np.zeros(0, dtype=np.int64) if dense is None else dense,
+                           int(dense_at) if dense is not None else -1)
+    roff, nruns, lane, bstart, length, rnode, npairs, pbucket, pnode, pns = got
+    runs = []
+    for j in range(int(levels)):
+        lo, hi = int(roff[j]), int(roff[j] + nruns[j])
+        runs.append((lane[lo:hi], bstart[lo:hi], length[lo:hi], rnode[lo:hi]))
+    pairs = [(pbucket[p, :c], pnode[p, :c], pns[p, :c]) for p, c in enumerate(npairs.tolist())]
+    return LaneLevels(runs, pairs)

@@ -108,8 +108,8 @@ def compile_all() -> Path:
     _jit.graph_dfs(r(np.array([0, 1, 1], dtype=np.int64)), idx[1:2], idx[:1])
     _jit.path_match(i64, r(np.ones((4, 2), dtype=np.bool_)), flags)
     _jit.heaviest_paths(r(np.array([0, 2], dtype=np.int64)), idx[2:], idx[1:3], i64)
-    _jit.bucket_paths(r(np.array([0, 2], dtype=np.int64)), idx[:2], idx[1:3] + 1, idx[2:], 2,
-                      i64)
+    _jit.lane_levels(r(np.array([0, 2], dtype=np.int64)), idx[:2], idx[1:3] + 1, idx[2:], 2, 2,
+                     8, idx[:1], i64, np.zeros(16, dtype=np.int64), 1)
     done = marker()
     done.parent.mkdir(parents=True, exist_ok=True)
     tmp = done.with_name(f"{done.name}.{os.getpid()}")

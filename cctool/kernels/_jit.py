@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from cctool.kernels._jit_lanes import lane_levels as lane_levels
+
 # The kernels of call paths over time live in their own module; they are this one's too.
 from cctool.kernels._jit_paths import _lower as _lower
-from cctool.kernels._jit_paths import bucket_paths as bucket_paths
 from cctool.kernels._jit_paths import heaviest_paths as heaviest_paths
 
 

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from cctool.kernels import _levels
-from cctool.kernels import _vector_paths as vector_paths
+from cctool.kernels._reference_lanes import lane_levels as lane_levels
 
 
 def preorder(parent: np.ndarray) -> np.ndarray:
@@ -542,54 +542,3 @@ def heaviest_paths(
             cur, cur_own = best, own.get(best, 0)
         end[g] = cur
     return end, root, total
-
-
-def bucket_paths(
-    offsets: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    node: np.ndarray,
-    width: int,
-    parent: np.ndarray,
-) -> tuple[np.ndarray, ...]:
-    """Per location and bucket of time, the heaviest call path and the time per node.
-
-    Location ``l`` is rows ``offsets[l]:offsets[l + 1]``: intervals ``[start, end)`` (ns,
-    ``end > start >= 0``, sorted by start, not overlapping) during which ``node`` was the
-    innermost frame. Each interval is cut at the multiples of ``width`` into pieces (bucket
-    ``t // width``); the pieces of one location in one bucket, consecutive, form a group, and
-    :func:`heaviest_paths` of each group gives its path end, root time and total.
-
-    Returns ``(lane, bucket, end, root, total, first, pnode, pns)``: per group its location
-    and bucket (in order), the three results of :func:`heaviest_paths`, and where its rows
-    of ``(pnode, pns)`` begin in ``first`` (groups + 1): the group's time per node, by node
-    id. Those rows, as intervals ``[bucket * width, bucket * width + pns)``, give the same
-    groups and results at any multiple of ``width`` as the intervals themselves.
-    """
-    lane = np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
-    first = start // width
-    count = (end - 1) // width - first + 1
-    row = np.repeat(np.arange(start.size), count)
-    bucket = first[row] + np.arange(row.size) - np.repeat(np.cumsum(count) - count, count)
-    ns = np.minimum(end[row], (bucket + 1) * width) - np.maximum(start[row], bucket * width)
-    plane, pnode = lane[row], node[row].astype(np.int64)
-    new = np.ones(row.size, dtype=bool)
-    new[1:] = (plane[1:] != plane[:-1]) | (bucket[1:] != bucket[:-1])
-    at = np.flatnonzero(new)
-    starts = np.concatenate([at, [row.size]]).astype(np.int64)
-    gend, groot, gtotal = vector_paths.heaviest_paths(starts, pnode, ns, parent)
-    group = np.repeat(np.arange(at.size, dtype=np.int64), np.diff(starts))
-    keys, inverse = np.unique(group * max(parent.size, 1) + pnode, return_inverse=True)
-    sums = np.zeros(keys.size, dtype=np.int64)
-    np.add.at(sums, inverse, ns)
-    pfirst = np.searchsorted(keys // max(parent.size, 1), np.arange(at.size + 1))
-    return (
-        plane[at],
-        bucket[at],
-        gend,
-        groot,
-        gtotal,
-        pfirst.astype(np.int64),
-        keys % max(parent.size, 1),
-        sums,
-    )

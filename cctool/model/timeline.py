@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -35,8 +35,8 @@ from cctool.errors import InvalidGraphError, WindowError
 from cctool.model.frame import GraphFrame
 from cctool.options import Window
 
-__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "Timeline", "TimelineParts", "Window", "fold",
-           "node_sums", "parse_window", "window_bounds",
+__all__ = ["SEGMENT_SCHEMA", "TIME_UNIT", "LaneCount", "LaneSegments", "Timeline",
+           "TimelineParts", "Window", "fold", "node_sums", "parse_window", "window_bounds",
            "window_profile"]
 
 TIME_UNIT = "ns"
@@ -158,16 +158,46 @@ def _in_order(seg: pl.DataFrame) -> bool:
     return bool(ok.all())
 
 
+class LaneSegments(NamedTuple):
+    """One location's segments as a reader holds them, without a table: ``start``, ``end``
+    (int64 ns on the trace's clock) and ``node`` (int64 ids of the tree), sorted by start,
+    not overlapping, checked as :meth:`Timeline.validate` checks (empty ones included)."""
+
+    rank: int
+    thread: int
+    start: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
+
+
+class LaneCount(NamedTuple):
+    """One location's count of non-empty segments and the end of its last one (ns on the
+    trace's clock; 0 without any)."""
+
+    rank: int
+    thread: int
+    segments: int
+    last: int
+
+
 @dataclass(frozen=True)
 class TimelineParts:
     """A timeline in parts read one after another (a trace.db line by line): the tree,
     (origin, end of the last segment) in ns, the ``rank``/``thread`` locations it holds,
-    and the parts, each a :class:`Timeline` of some of the locations on that tree."""
+    and the parts, each a :class:`Timeline` of some of the locations on that tree.
+
+    ``lines``, where the reader has them: the same segments a location at a time as NumPy
+    arrays (what a consumer of every segment, the timeline page, reads faster than tables);
+    a consumer reads ``parts`` or ``lines`` (or ``counts``), one of them. ``counts``, where
+    the reader can count without building segments: each location's :class:`LaneCount`
+    (the page's first pass)."""
 
     tree: GraphFrame
     span: tuple[int, int]
     locations: pl.DataFrame
     parts: Iterator[Timeline]
+    lines: Iterator[LaneSegments] | None = None
+    counts: Iterator[LaneCount] | None = None
 
 
 def fold(timeline: Timeline, window: Window = (None, None)) -> GraphFrame:

@@ -181,7 +181,12 @@ def select_locations(parts: TimelineParts, rank: Selection = None,
             f"{selection_text('rank', tuple(sorted(set(have['rank'].to_list()))))}, "
             f"{selection_text('thread', tuple(sorted(set(have['thread'].to_list()))))}")
     kept = (replace(p, segments=p.segments.filter(keep(p.segments))) for p in parts.parts)
-    return replace(parts, locations=locs, parts=kept)
+    wanted = set(locs.select("rank", "thread").iter_rows())
+    lines = (None if parts.lines is None
+             else (ln for ln in parts.lines if (ln.rank, ln.thread) in wanted))
+    counts = (None if parts.counts is None
+              else (c for c in parts.counts if (c.rank, c.thread) in wanted))
+    return replace(parts, locations=locs, parts=kept, lines=lines, counts=counts)
 
 
 def view_of_source(open_parts: Callable[[], TimelineParts], window: Window = (None, None), *,

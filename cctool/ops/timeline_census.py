@@ -3,11 +3,12 @@ how many), the run's origin and span, and the messages and counter samples betwe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import polars as pl
 
-from cctool.model.timeline import TimelineParts
+from cctool.model.timeline import LaneCount, TimelineParts
 from cctool.ops.timeline import locations
 
 
@@ -30,7 +31,16 @@ def take_census(parts: TimelineParts) -> Census:
     tables, last, origin = [], 0, parts.span[0]
     messages, samples = [], []
     modes: dict[str, str] = {}
-    for part in parts.parts:
+    counted = _counted(parts)
+    if counted is not None:  # a location at a time, no table per part
+        rows = []
+        for count in counted:
+            rows.append((count.rank, count.thread, count.segments))
+            if count.segments:
+                last = max(last, count.last - origin)
+        tables.append(pl.DataFrame(rows, schema={"rank": pl.Int32, "thread": pl.Int32,
+                                                 "segments": pl.UInt32}, orient="row"))
+    for part in [] if counted is not None else parts.parts:
         seg = part.segments
         origin = part.origin
         sent = part.metadata.get("messages")
@@ -56,6 +66,17 @@ def take_census(parts: TimelineParts) -> Census:
     return Census(lanes=lanes, origin=origin, span=span,
                    messages=_lane_messages(messages, lanes, span),
                    samples=_lane_samples(samples, lanes), metric_modes=modes)
+
+
+def _counted(parts: TimelineParts) -> Iterator[LaneCount] | None:
+    """Each location's count where the reader counts, or has lines as arrays."""
+    if parts.counts is not None:
+        return parts.counts
+    if parts.lines is None:
+        return None
+    return (LaneCount(line.rank, line.thread, int(ran.sum()),
+                      int(line.end[ran].max()) if ran.any() else 0)
+            for line in parts.lines for ran in [line.end > line.start])
 
 
 def _counts(seg: pl.DataFrame) -> pl.DataFrame:

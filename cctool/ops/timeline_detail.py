@@ -26,16 +26,20 @@ Its sum over buckets ``a..b-1`` is exactly what :func:`cctool.model.timeline.fol
 for the window ``[a * width, b * width)`` ns.
 
 Everything above is per location or a sum over locations, so it is made lane by lane:
-:func:`detail_of_parts` reads a trace in parts (HPCToolkit's trace.db a line at a time) and
-holds one part and what the budget keeps, never the trace; :func:`timeline_detail` is the
-same on a timeline in memory, given as one part.
+:func:`detail_of_parts` reads a trace in parts (HPCToolkit's trace.db a line at a time, as
+NumPy arrays where the reader has them: no table per line) and holds one part and what the
+budget keeps, never the trace; :func:`timeline_detail` is the same on a timeline in memory,
+given as one part. Every level of a lane comes from one kernel call
+(:func:`cctool.kernels.lane_levels`): the finest cut from the segments, each coarser one
+merged from the one finer, the summary's sums added on the way (:mod:`.timeline_sums`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,19 +48,20 @@ import polars as pl
 from cctool import kernels
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import Timeline, TimelineParts
+from cctool.model.timeline import LaneCount, Timeline, TimelineParts
 from cctool.ops import timeline_pieces as tp
 from cctool.ops.timeline_census import Census, take_census
 from cctool.ops.timeline_depth import DepthCensus, DepthChoice
+from cctool.ops.timeline_sums import SummarySums
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
 
 # Pieces (segment x bucket) handled at once: bounds the memory of a level (~40 B a piece).
 _CHUNK_PIECES = 1_000_000
-# (bucket, node) sums of a summary width held before they are added up (~24 B each).
-_PENDING_PAIRS = 250_000
 # A level whose runs so far, scaled to every lane's segments, exceed this share of the
 # budget is no longer made for the next lanes (see _Levels.add): (numerator, denominator).
+# A wrong guess costs a pass over the lanes left out (never a different page), so the
+# margin is wide.
 _FORESEEN = (5, 4)
 
 
@@ -159,7 +164,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     memory is that of a part plus the budget, whatever the trace's size; the result is the
     same however the trace is cut into parts.
     """
-    census = take_census(open_parts())
+    census = take_census(_warming(open_parts()))
     counts = census.lanes["segments"].to_numpy()
     span = census.span
     fine = int(min(max(counts.max(initial=0), coarse), 1 << 20))
@@ -168,9 +173,9 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     while -(-span // widths[-1]) > coarse:
         widths.append(widths[-1] * 2)
     widths.reverse()  # coarsest first
-    state = _Levels(widths, span, counts, budget, summary_buckets, summary_pairs)
-
     parts = open_parts()
+    state = _Levels(widths, span, counts, budget, parts.tree.num_nodes, summary_buckets,
+                    summary_pairs)
     parent = parts.tree.parent_array.astype(np.int64)
     # The kernels' cost grows with the tree's depth.
     depth = int(parts.tree.nodes["depth"].to_numpy().max(initial=0)) + 1
@@ -184,16 +189,34 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
+def _warming(parts: TimelineParts) -> TimelineParts:
+    """``parts`` whose first location counted starts loading the levels' kernel on a thread
+    if the trace looks large enough for it (its lines like the first): the first pass then
+    counts the rest meanwhile."""
+    if parts.counts is None:
+        return parts
+
+    def counts(given: Iterator[LaneCount]) -> Iterator[LaneCount]:
+        for i, count in enumerate(given):
+            if i == 0:
+                pieces = count.segments * max(parts.locations.height, 1)
+                threading.Thread(target=kernels.warm_lane_levels, args=(pieces, 8),
+                                 name="warm-levels", daemon=True).start()
+            yield count
+
+    return replace(parts, counts=counts(parts.counts))
+
+
 def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.DataFrame,
                  index: dict[tuple[Any, ...], int], parent: np.ndarray, depth: int,
                  took: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None) -> None:
     """One pass over ``parts`` making ``state``'s levels: every lane, ``took`` given what
     the automatic depth adds up of each batch; or, ``took`` None, only the lanes and levels
     an earlier pass left out (:meth:`_Levels.unmade`)."""
-    # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per level
-    # and chunk, not per line (each call has a fixed cost, and small ones run the kernel's
-    # NumPy twin), a batch cut into a chunk per core, run on threads, while the memory stays
-    # that of a batch.
+    # Parts are taken in batches of about _CHUNK_PIECES segments: one kernel call per chunk
+    # of lanes, not per line (each call has a fixed cost, and small ones run the kernel's
+    # NumPy twin), a batch cut into chunks of whole lanes run on threads, while the memory
+    # stays that of a batch.
     seen = np.zeros(state.counts.size, dtype=bool)
     redo = state.unmade() if took is None else None
     batch: list[tuple[np.ndarray, ...]] = []
@@ -205,33 +228,30 @@ def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.Data
     with ThreadPoolExecutor(kernels.cores(), thread_name_prefix="levels") as pool:
         adding: _Batch | None = None
         try:
-            for part in parts.parts:
-                seg = part.segments
-                start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
-                ran = end > start
-                if not ran.any():
-                    continue
-                lane = _lanes(seg, ran, key, index)
+            for lane, start, end, node in _ran(parts, key, index):
                 if redo is not None:  # only the lanes an earlier pass left levels out of
                     keep = redo[lane]
                     if not keep.any():
                         continue
-                    lane = lane[keep]
-                    ran[np.flatnonzero(ran)[~keep]] = False
-                here = np.unique(lane)
+                    lane, start, end, node = lane[keep], start[keep], end[keep], node[keep]
+                here = lane[:1] if (lane == lane[0]).all() else np.unique(lane)  # a line
                 if seen[here].any():
                     raise CctoolError(
                         "a location's segments are split over two parts of the trace")
                 seen[here] = True
-                batch.append((lane, start[ran] - origin, end[ran] - origin,
-                              seg["node"].to_numpy()[ran].astype(np.int64)))
+                batch.append((lane, start - origin, end - origin, node))
                 held += lane.size
-                del seg, part, start, end, ran
-                if held >= _CHUNK_PIECES // 2:
+                del start, end, node
+                first = not state.added and took is not None
+                if held >= _CHUNK_PIECES // 2 or (first and len(batch) >= kernels.cores()):
                     begun = _start_batch(state, pool, batch, parent, depth, took is None)
                     if adding is not None:
                         state.add(adding, parent, depth, took)
                     adding, batch, held = begun, [], 0
+                    if first:  # a part a core, added before more are begun: what they
+                        # foresee spares the next parts levels the budget will drop
+                        state.add(adding, parent, depth, took)
+                        adding = None
             if batch:
                 begun = _start_batch(state, pool, batch, parent, depth, took is None)
                 if adding is not None:
@@ -242,6 +262,30 @@ def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.Data
         except BaseException:  # the chunks not begun yet are dropped, not made
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _ran(parts: TimelineParts, key: pl.DataFrame,
+         index: dict[tuple[Any, ...], int]) -> Iterator[tuple[np.ndarray, ...]]:
+    """Each part's (or, where the reader has them, each line's) segments that ran: their
+    lane, start, end and node (int64)."""
+    if parts.lines is not None:
+        for line in parts.lines:
+            ran = line.end > line.start
+            if ran.any():
+                yield (np.full(int(ran.sum()), index[(line.rank, line.thread)], dtype=np.int64),
+                       line.start[ran], line.end[ran], line.node[ran].astype(np.int64))
+        return
+    for part in parts.parts:
+        seg = part.segments
+        del part  # not held while the next part is read
+        start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
+        ran = end > start
+        if ran.any():
+            got = (_lanes(seg, ran, key, index), start[ran], end[ran],
+                   seg["node"].to_numpy()[ran].astype(np.int64))
+            del seg, start, end
+            yield got
+            del got
 
 
 def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
@@ -259,14 +303,20 @@ def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
 
 def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, ...]],
                  parent: np.ndarray, depth: int, redo: bool) -> _Batch:
-    """The segments of some parts (whole lanes each), sorted by lane, begun on ``state``'s
-    levels (:meth:`_Levels.start`)."""
-    lane, start, end, node = (np.concatenate(c) for c in zip(*batch, strict=True))
+    """The segments of some parts (whole lanes each), begun on ``state``'s levels
+    (:meth:`_Levels.start`) lane by lane: parts of one lane each (a trace.db's lines) as they
+    are, others' segments sorted by lane and cut at each lane's bounds."""
+    parts = list(batch)
     batch.clear()  # the parts' arrays: not held while the batch is made
-    if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
-        order = np.argsort(lane, kind="stable")
-        lane, start, end, node = lane[order], start[order], end[order], node[order]
-    return state.start(pool, lane, start, end, node, parent, depth, redo)
+    if any(p[0].size and p[0][0] != p[0][-1] for p in parts):
+        lane, start, end, node = (np.concatenate(c) for c in zip(*parts, strict=True))
+        if (np.diff(lane) < 0).any():  # parts in any lane order; a lane's own stay in order
+            order = np.argsort(lane, kind="stable")
+            lane, start, end, node = lane[order], start[order], end[order], node[order]
+        at = np.flatnonzero(np.diff(lane)) + 1
+        parts = [tuple(a[lo:hi] for a in (lane, start, end, node))
+                 for lo, hi in zip([0, *at.tolist()], [*at.tolist(), lane.size], strict=True)]
+    return state.start(pool, sorted(parts, key=lambda p: int(p[0][0])), parent, depth, redo)
 
 
 class LanePaths(NamedTuple):
@@ -279,14 +329,12 @@ class LanePaths(NamedTuple):
 
 
 class _Batch(NamedTuple):
-    """A batch's chunks being made (:meth:`_Levels.start`) and its segments."""
+    """A batch's chunks being made (:meth:`_Levels.start`), its segments per lane, and
+    each lane's (start, end, node)."""
 
     tasks: list[Future[_Chunk]]
     counts: np.ndarray
-    lane: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    node: np.ndarray
+    lanes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 class _Chunk(NamedTuple):
@@ -299,6 +347,7 @@ class _Chunk(NamedTuple):
     base: tuple[int, tp.Pairs] | None
     lanes: np.ndarray
     made: int  # levels [0, made) are made, or in [.., made) for the lanes to redo
+    paths: LanePaths | None  # not for the lanes to redo
 
 
 class _Levels:
@@ -307,9 +356,8 @@ class _Levels:
     chosen, and the exact segments of the lanes that may still fit."""
 
     def __init__(self, widths: list[int], span: int, counts: np.ndarray, budget: int,
-                 summary_buckets: int, summary_pairs: int) -> None:
+                 nodes: int, summary_buckets: int, summary_pairs: int) -> None:
         self.widths, self.span, self.counts, self.budget = widths, span, counts, budget
-        self.summary_buckets, self.summary_pairs = summary_buckets, summary_pairs
         self.alive = len(widths)  # levels [0, alive) may still be kept
         # Levels [make, alive) are no longer made for new lanes: by the runs of the lanes
         # so far they will break the budget. Should they not, a pass over the trace makes
@@ -320,45 +368,34 @@ class _Levels:
         self.added = 0
         self.runs: list[list[tp.Runs]] = [[] for _ in widths]
         self.nruns = np.zeros(len(widths), dtype=np.int64)
-        # Summary candidates, coarsest first: widths doubling the coarsest level's down to
-        # one bucket, then the levels', within summary_buckets. The sums of each are kept
-        # while they have at most summary_pairs (bucket, node) pairs (a finer width has at
-        # least as many as a coarser), but the coarsest candidate's always.
-        coarser = [widths[0] << k for k in range(1, 64)
-                   if -(-span // (widths[0] << (k - 1))) > 1]
-        # A lane's pieces at a width are at most its segments plus the width's inner bucket
-        # bounds: when those of the coarsest level are within summary_pairs, its sums are
-        # always kept (it is never over the budget either) and a coarser width never chosen.
-        nb0 = -(-span // widths[0])
-        if (nb0 <= summary_buckets and int(counts.sum()) + int(np.count_nonzero(counts))
-                * (nb0 - 1) <= summary_pairs):
-            coarser = []
-        self.sum_widths = [w for w in [*reversed(coarser), *widths]
-                           if -(-span // w) <= summary_buckets]
-        self.sums: dict[int, tp.Pairs] = {w: tp.empty_pairs() for w in self.sum_widths}
-        # What a chunk makes when it begins (levels [0, alive), sums of these widths): the
-        # levels and sums only ever shrink, so a chunk of a batch begun before its
-        # predecessor was added skips what that one dropped.
-        self.wanted = frozenset(self.sums)
-        self.pending: dict[int, list[tp.Pairs]] = {}  # sums not yet added (see _sum)
+        self.summary = SummarySums(widths, span, counts, nodes, summary_buckets,
+                                   summary_pairs)
         order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
         self.exact_rank = np.empty(counts.size, dtype=np.int64)
         self.exact_rank[order] = np.arange(counts.size)
         self.exact_cum = np.cumsum(counts[order])
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
 
-    def start(self, pool: Executor, lane: np.ndarray, start: np.ndarray, end: np.ndarray,
-              node: np.ndarray, parent: np.ndarray, depth: int, redo: bool) -> _Batch:
-        """The levels of whole lanes (segments sorted by lane and start) begun on ``pool``,
-        a chunk a task: :meth:`add` takes them in, in the order begun. The levels and sums
-        still kept now are made (a superset of those kept when added: those are taken)."""
-        counts = np.bincount(lane, minlength=self.counts.size)
-        chunks = tp.lane_chunks(counts, -(-self.span // self.widths[-1]),
-                         _CHUNK_PIECES // kernels.cores())
-        tasks = [pool.submit(self._chunk, lane[lo:hi], (start[lo:hi], end[lo:hi], node[lo:hi]),
-                             parent, depth, redo)
-                 for lo, hi in chunks]
-        return _Batch(tasks, counts, lane, start, end, node)
+    def start(self, pool: Executor, lanes: list[tuple[np.ndarray, ...]], parent: np.ndarray,
+              depth: int, redo: bool) -> _Batch:
+        """The levels of whole lanes (each lane's lane, start, end and node, segments by
+        start; lanes in order) begun on ``pool``, a chunk a task: :meth:`add` takes them
+        in, in the order begun. The levels and sums still kept now are made (a superset of
+        those kept when added: those are taken)."""
+        counts = np.zeros(self.counts.size, dtype=np.int64)
+        for one in lanes:
+            counts[int(one[0][0])] = one[0].size
+        tasks = []
+        for lo, hi in tp.lane_chunks(np.array([one[0].size for one in lanes]),
+                                     -(-self.span // self.widths[-1]),
+                                     _CHUNK_PIECES // kernels.cores()):
+            lanes_of = np.array([int(one[0][0]) for one in lanes[lo:hi]], dtype=np.int64)
+            start, end, node = (c[0] if hi - lo == 1 else np.concatenate(c)
+                                for c in zip(*(one[1:] for one in lanes[lo:hi]), strict=True))
+            sizes = np.array([one[0].size for one in lanes[lo:hi]], dtype=np.int64)
+            tasks.append(pool.submit(self._chunk, lanes_of, sizes, (start, end, node), parent,
+                                     depth, redo))
+        return _Batch(tasks, counts, {int(one[0][0]): (one[1], one[2], one[3]) for one in lanes})
 
     def unmade(self) -> np.ndarray:
         """Per lane, whether levels the budget still keeps were left out of it."""
@@ -375,16 +412,16 @@ class _Levels:
             for t in batch.tasks:
                 t.cancel()
             raise
-        counts, lane, start, end, node = batch[1:]
+        counts, lanes = batch.counts, batch.lanes
         if took is None:
             self._redone(got_chunks)
             return
-        derived = sorted(w for w in self.sums if w > self.widths[0])  # coarser than levels
         runs = [[c.runs[i] for c in got_chunks if i in c.runs] for i in range(self.alive)]
         for c in got_chunks:
             self.made[c.lanes] = c.made
         pairs = [[c.pairs[i] for c in got_chunks if i in c.pairs] for i in range(self.alive)]
         base = [c.base for c in got_chunks if c.base is not None]
+        lane_paths = [c.paths for c in got_chunks if c.paths is not None]
         del got_chunks
         for i in range(self.alive):
             width = self.widths[i]
@@ -392,15 +429,10 @@ class _Levels:
             runs[i] = []
             self.runs[i].append(level)
             self.nruns[i] += level[0].size
-            if width in self.sums:
-                self._sum(width, tp.grouped(pairs[i]))
-            if i == 0 and derived:  # finest first, each from the one finer
-                was = derived[0]  # a multiple of each chunk's (they only drop widths)
-                sums = [(p[0] // (was // w), p[1], p[2]) for w, p in base]
-                for w in derived:
-                    sums = [tp.grouped([(p[0] // (w // was), p[1], p[2]) for p in sums])]
-                    self._sum(w, sums[0])
-                    was = w
+            if width in self.summary.sums:
+                self.summary.add(width, tp.grouped(pairs[i]))
+            if i == 0:
+                self.summary.add_derived(base)
             if i and self._over(i):
                 break
         self._foresee(int(counts.sum()))
@@ -411,9 +443,9 @@ class _Levels:
                 del self.exact[k]
         for k in np.flatnonzero(counts).tolist():
             if self.exact_cum[self.exact_rank[k]] <= room:
-                sel = lane == k
-                self.exact[k] = (start[sel], end[sel], node[sel])
-        took(*_lane_paths(lane, end - start, node, parent, depth))
+                self.exact[k] = lanes[k]
+        for paths in lane_paths:
+            took(*paths)
 
     def _over(self, i: int) -> bool:
         """Whether, with the coarser levels' runs, level ``i``'s break the budget; then the
@@ -423,9 +455,7 @@ class _Levels:
         self.alive = i
         for j in range(i, len(self.widths)):
             self.runs[j] = []
-            self.sums.pop(self.widths[j], None)
-            self.pending.pop(self.widths[j], None)
-        self.wanted = frozenset(self.sums)
+        self.summary.drop_levels(self.widths[i:])
         return True
 
     def _foresee(self, segments: int) -> None:
@@ -436,7 +466,7 @@ class _Levels:
         total = int(self.counts.sum())
         times, over = _FORESEEN
         for i in range(1, min(self.make, self.alive)):
-            if any(w in self.sums for w in self.widths[i:]):
+            if any(w in self.summary.sums for w in self.widths[i:]):
                 continue
             if int(self.nruns[: i + 1].sum()) * total * over > self.budget * self.added * times:
                 self.make = i
@@ -460,82 +490,52 @@ class _Levels:
             if self._over(i):
                 break
 
-    def _chunk(self, here: np.ndarray, segs: tuple[np.ndarray, np.ndarray, np.ndarray],
-               parent: np.ndarray, depth: int, redo: bool) -> _Chunk:
+    def _chunk(self, lanes_of: np.ndarray, sizes: np.ndarray,
+               segs: tuple[np.ndarray, np.ndarray, np.ndarray], parent: np.ndarray, depth: int,
+               redo: bool) -> _Chunk:
         """The levels and summary sums still wanted (:attr:`make`, :attr:`alive`,
-        :attr:`wanted`) of one chunk of whole lanes (lane of each segment, sorted; its
-        start, end and node); ``redo``: the levels left out of its lanes."""
-        lanes_of = np.unique(here)
+        :attr:`wanted`) of one chunk of whole lanes (``lanes_of``, in order, with ``sizes``
+        segments each: their start, end and node); ``redo``: the levels left out of its
+        lanes."""
         made = self.alive if redo else min(self.make, self.alive)
         lo = int(self.made[lanes_of].min()) if redo else 0
-        sums = frozenset() if redo else self.wanted
-        derived = min((w for w in sums if w > self.widths[0]), default=0)  # coarser than levels
-        rows = (np.append(np.searchsorted(here, lanes_of), here.size), *segs)
-        out = _Chunk({}, {}, None, lanes_of, made)
-        # The finest level still made from the segments, each coarser one from the time
-        # per node of the one finer (the same groups in fewer rows): a kernel call each.
-        for i in reversed(range(lo, made)):
-            width = self.widths[i]
-            got = kernels.bucket_paths(*rows, width, parent, depth)
-            out.runs[i] = tp.runs_of(got, lanes_of, width, -(-self.span // width), self.span)
-            if width in sums:
-                out.pairs[i] = tp.pairs_of(got)
-            if i > lo:
-                rows = tp.as_rows(got, width, lanes_of.size)
-        # Summary widths coarser than every level need sums only: the coarsest level's,
-        # each bucket within one of theirs, summed here for the finest of them.
-        if not derived:
+        sums = frozenset() if redo else self.summary.wanted
+        derived = self.summary.derived_width(sums)  # coarser than levels
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        local = np.repeat(np.arange(lanes_of.size), np.diff(offsets))
+        out = _Chunk({}, {}, None, lanes_of, made,
+                     None if redo else _lane_paths(local, segs[1] - segs[0], segs[2], parent,
+                                                   depth))
+        # Every level still made, finest first, in one kernel call: the finest cut from the
+        # segments, each coarser one merged from the one finer; and the time per (bucket,
+        # node) of the summary candidates among them and of the finest coarser one.
+        level = [made - 1 - k for k in range(made - lo)]  # kernel level k: our level i
+        asked = [k for k, i in enumerate(level) if self.widths[i] in sums]
+        slab = self.summary.slab() if derived else None
+        at = len(level) - 1 + (derived // self.widths[0]).bit_length() - 1
+        if derived and slab is None:
+            asked.append(at)
+        got = kernels.lane_levels(offsets, *segs, self.widths[made - 1], len(level),
+                                  self.span, asked, parent, slab, at)
+        for k, i in enumerate(level):
+            lane, start, length, node = got.runs[k]
+            out.runs[i] = (lanes_of[lane], start, length, node)
+        for k, pairs in zip(asked, got.pairs, strict=True):
+            if k < len(level):
+                out.pairs[level[k]] = pairs
+        if not derived or slab is not None:  # the kernel added them into the thread's slab
             return out
-        bucket, node, ns = tp.pairs_of(got)
-        return out._replace(base=(derived, tp.grouped([(bucket // (derived // self.widths[0]),
-                                                     node, ns)])))
-
-    def _sum(self, width: int, pairs: tp.Pairs) -> None:
-        """Add one batch's (bucket, node, ns) sums to a summary candidate's, if still kept.
-        They wait with others until :data:`_PENDING_PAIRS` rows do (the number of distinct
-        pairs only grows as lanes are added, so adding later drops the same widths)."""
-        if width not in self.sums:
-            return
-        # ``pairs`` are distinct: with more than the limit, so is the total (no need to add).
-        if pairs[0].size > self.summary_pairs and width != self.sum_widths[0]:
-            self._drop(width)
-            return
-        self.pending.setdefault(width, []).append(pairs)
-        if sum(p[0].size for p in self.pending[width]) > _PENDING_PAIRS:
-            self._add_pending(width)
-
-    def _add_pending(self, width: int) -> None:
-        """The waiting sums of a summary candidate added to its total."""
-        waiting = self.pending.pop(width, [])
-        if width not in self.sums or not waiting:
-            return
-        total = tp.grouped([self.sums[width], *waiting])
-        if total[0].size > self.summary_pairs and width != self.sum_widths[0]:
-            self._drop(width)
-        else:
-            self.sums[width] = total
-
-    def _drop(self, width: int) -> None:
-        """A summary candidate with too many pairs, and the finer ones (they have more)."""
-        for w in [w for w in self.sums if w <= width]:
-            del self.sums[w]
-            self.pending.pop(w, None)
-        self.wanted = frozenset(self.sums)
+        return out._replace(base=(derived, got.pairs[-1]))
 
     def detail(self, census: Census, budget: int, tree: GraphFrame,
                depth: DepthChoice) -> TimelineDetail:
         lanes, nlanes = census.lanes, census.lanes.height
-        for w in sorted(self.sums, reverse=True):  # coarsest first, as they were added
-            self._add_pending(w)
         kept = range(self.alive)
         levels = [_level(tp.concat(self.runs[i], 4), self.widths[i],
                          -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
         used = int(self.nruns[: self.alive].sum())
-        # The summary: the finest candidate left (all but the coarsest have few enough
-        # pairs; the levels the budget left out are gone).
-        width = min(self.sums, default=self.widths[0])
-        summary = (width, tp.summary_table(self.sums.get(width, tp.empty_pairs())))
+        summary = self.summary.chosen(self.widths[0])
         room = max(budget - used, 0)
         keep = np.zeros(nlanes, dtype=bool)
         for k in self.exact:

@@ -219,7 +219,16 @@ def ticking(open_parts: Callable[[], TimelineParts], tick: Tick | None,
                 done += part.segments.select("rank", "thread").n_unique()
                 tick(min(done, total), total)
 
-        return replace(parts, parts=each())
+        def lines(given: Iterator[Any]) -> Iterator[Any]:  # a location each
+            done = before * total // passes
+            for line in given:
+                yield line
+                done += 1
+                tick(min(done, total), total)
+
+        return replace(parts, parts=each(),
+                       lines=None if parts.lines is None else lines(parts.lines),
+                       counts=None if parts.counts is None else lines(parts.counts))
 
     return counted
 
@@ -230,7 +239,8 @@ def _cut(parts: TimelineParts, window: Window | None) -> TimelineParts:
     lo, hi = window_bounds(parts.span, window)
     origin = parts.span[0]
     moved = (replace(p, segments=p.clip((lo, hi)), origin=p.origin + lo) for p in parts.parts)
-    return replace(parts, span=(origin + lo, origin + hi), parts=moved)
+    return replace(parts, span=(origin + lo, origin + hi), parts=moved, lines=None,
+                   counts=None)
 
 
 def _streams(path: str | os.PathLike[str], fmt: str | None,

@@ -25,7 +25,7 @@ import bisect
 import mmap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -33,6 +33,8 @@ import polars as pl
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import (
+    LaneCount,
+    LaneSegments,
     Timeline,
     TimelineParts,
     Window,
@@ -47,14 +49,7 @@ _MAGIC = b"HPCTOOLKITtrce"
 PART_SEGMENTS = 1 << 16
 
 
-class _Line(NamedTuple):
-    """One location's running samples: start and end (ns on the trace's clock) and node."""
-
-    rank: int
-    thread: int
-    start: np.ndarray
-    end: np.ndarray
-    node: np.ndarray
+_Line = LaneSegments  # one location's running samples: start and end (ns), node
 
 
 def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray],
@@ -63,7 +58,7 @@ def read_timeline(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndar
     ``hpctoolkit_id`` column names each node's context; ``contexts`` are meta.db's (``id``
     and flat ``parent`` index per context). With ``window`` (ns from ``minTimestamp``),
     only the samples that overlap it."""
-    origin, top, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    origin, top, lines, tails, _ = _lines(folder, tree, contexts, fmt, window)
     ran = {} if window is None else {"run_end": _run_end(origin, tails())}
     return Timeline.from_arrays(tree, *_columns(lines), origin=origin,
                                 metadata={"format": fmt, "path": str(folder / "trace.db"),
@@ -76,7 +71,7 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
     done with (see :func:`cctool.ops.timeline.view_of_parts`): a line, or consecutive lines
     with at most :data:`PART_SEGMENTS` samples together (a window's few samples per line
     are one part, not a table and its checks per line)."""
-    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    origin, _, lines, tails, _ = _lines(folder, tree, contexts, fmt, window)
     ends = tails()
     locs = {(rank, thread) for rank, thread, end in ends if end is not None}
     meta = {"format": fmt, "path": str(folder / "trace.db")}
@@ -97,9 +92,16 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
         if batch:
             yield part(batch)
 
+    def arrays() -> Iterator[LaneSegments]:  # its own pass over the file, when read
+        yield from _lines(folder, tree, contexts, fmt, window)[2]
+
+    def counted() -> Iterator[LaneCount]:
+        yield from _lines(folder, tree, contexts, fmt, window)[4]()
+
     located = pl.DataFrame(sorted(locs), schema={"rank": pl.Int32(), "thread": pl.Int32()},
                            orient="row")
-    return TimelineParts(tree, (origin, _run_end(origin, ends)), located, parts())
+    return TimelineParts(tree, (origin, _run_end(origin, ends)), located, parts(), arrays(),
+                         None if window is not None else counted())
 
 
 def _columns(lines: Iterable[_Line]) -> list[np.ndarray]:
@@ -125,7 +127,7 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
                 fmt: str, window: Window) -> GraphFrame:
     """The profile of ``window`` (:func:`cctool.model.timeline.fold`'s), summed line by
     line: one line's samples in the window at a time, never the whole trace."""
-    origin, _, lines, tails = _lines(folder, tree, contexts, fmt, window)
+    origin, _, lines, tails, _ = _lines(folder, tree, contexts, fmt, window)
     window_bounds((origin, _run_end(origin, tails())), window)  # the run holds some of it
     lo = None if window[0] is None else origin + window[0]
     hi = None if window[1] is None else origin + window[1]
@@ -146,10 +148,12 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
 
 
 def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,
-           window: Window | None) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]]]:
+           window: Window | None) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]],
+                                           Callable[[], Iterator[LaneCount]]]:
     """``minTimestamp``, ``maxTimestamp``, the lines, read one at a time (the header is
-    checked before the first is read), and a function giving each line's rank, thread and
-    the end of its last running sample (None when nothing ran), from the line's tail."""
+    checked before the first is read), a function giving each line's rank, thread and
+    the end of its last running sample (None when nothing ran), from the line's tail, and
+    one counting each line's non-empty running samples (its checks left to the lines)."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
@@ -221,7 +225,16 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
             done(*where)
             yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
 
-    return origin, u(sec + 0x18, 8), lines(), tails
+    def counts() -> Iterator[LaneCount]:
+        for i in range(n_traces):
+            prof, elems, where = line(i)
+            ts = elems["timestamp"].astype(np.int64)
+            ran = np.flatnonzero((elems["ctx"][:-1] != 0) & (ts[1:] > ts[:-1]))
+            done(*where)
+            yield LaneCount(*by_profile[prof], int(ran.size),
+                            int(ts[ran[-1] + 1]) if ran.size else 0)
+
+    return origin, u(sec + 0x18, 8), lines(), tails, counts
 
 
 Tail = tuple[int, int, int | None]
@@ -288,9 +301,12 @@ def _node_of_context(tree: GraphFrame,
 
 
 def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
-    known = ctx < node_of.shape[0]
-    out = np.full(ctx.shape[0], -2, dtype=np.int64)
-    out[known] = node_of[ctx[known]]
+    if not ctx.size or int(ctx.max()) < node_of.shape[0]:  # every id in the table
+        out: np.ndarray = node_of[ctx]
+    else:
+        known = ctx < node_of.shape[0]
+        out = np.full(ctx.shape[0], -2, dtype=np.int64)
+        out[known] = node_of[ctx[known]]
     if (out == -2).any():
         raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
     if (out < 0).any():
