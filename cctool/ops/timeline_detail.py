@@ -164,7 +164,12 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     memory is that of a part plus the budget, whatever the trace's size; the result is the
     same however the trace is cut into parts.
     """
-    census = take_census(_warming(open_parts()))
+    warming: list[threading.Thread] = []
+    try:
+        census = take_census(_warming(open_parts(), warming))
+    finally:  # loaded (or not) before the levels, and never left running at an error
+        for thread in warming:
+            thread.join()
     counts = census.lanes["segments"].to_numpy()
     span = census.span
     fine = int(min(max(counts.max(initial=0), coarse), 1 << 20))
@@ -189,10 +194,10 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
-def _warming(parts: TimelineParts) -> TimelineParts:
+def _warming(parts: TimelineParts, started: list[threading.Thread]) -> TimelineParts:
     """``parts`` whose first location counted starts loading the levels' kernel on a thread
-    if the trace looks large enough for it (its lines like the first): the first pass then
-    counts the rest meanwhile."""
+    (put in ``started``) if the trace looks large enough for it (its lines like the first):
+    the first pass then counts the rest meanwhile."""
     if parts.counts is None:
         return parts
 
@@ -200,11 +205,20 @@ def _warming(parts: TimelineParts) -> TimelineParts:
         for i, count in enumerate(given):
             if i == 0:
                 pieces = count.segments * max(parts.locations.height, 1)
-                threading.Thread(target=kernels.warm_lane_levels, args=(pieces, 8),
-                                 name="warm-levels", daemon=True).start()
+                started.append(threading.Thread(target=_warm, args=(pieces,),
+                                                name="warm-levels", daemon=True))
+                started[-1].start()
             yield count
 
     return replace(parts, counts=counts(parts.counts))
+
+
+def _warm(pieces: int) -> None:
+    """Load the levels' kernel; any problem is left to the levels' own call to report."""
+    try:
+        kernels.warm_lane_levels(pieces, 8)
+    except Exception:  # reported where the kernel is used
+        pass
 
 
 def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.DataFrame,
