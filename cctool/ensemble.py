@@ -334,15 +334,13 @@ def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) ->
 
 def database_size(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
     """The database's folder and how to estimate its read's memory (None: not one)."""
-    from cctool.readers.hpctoolkit import v4, xml
+    from cctool.readers.hpctoolkit import databases, xml
 
-    folder = v4.folder_of(Path(path))
-    if fmt in (None, v4.NAME) and v4.sniff(folder):
+    folder = databases.v4_folder(Path(path))
+    if fmt in (None, databases.V4_NAME) and databases.is_v4(folder):
         return folder, estimate
     if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
-        from cctool.readers.hpctoolkit.xml_ranges import is_xml  # only for a database
-
-        if is_xml(path):
+        if databases.is_xml(path):
             return xml.experiment_xml(Path(path)).parent, estimate_xml
     return folder, None
 

@@ -59,12 +59,15 @@ def tree_parts(profile: str, fmt: str | None, read_options: ReadOptions, stream:
     from cctool.cli._io import progress
 
     rank, thread, data, to = whole_for
-    ex = database_executor(profile, where)
+    # Workers asked for are checked before anything is read; without them the executor
+    # (and the machinery of a read in parts) is made only when the database is read so.
+    ex = database_executor(profile, where) if where.given else None
     whole = "--rank/--thread" if rank is not None or thread is not None else (
         "--data" if data else "--to cct" if to == "cct" else None)
     whole = whole or ("--window" if read_options.window is not None else None)
-    if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
+    on_workers = ex is not None and not ex.in_process
+    if not decide(profile, fmt, stream, why_not=whole, workers=on_workers):
         yield None
         return
     with progress("reading in parts") as tick:
-        yield replace(ex, progress=tick)
+        yield replace(ex or database_executor(profile, where), progress=tick)

@@ -33,13 +33,13 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
+from cctool.readers.hpctoolkit.databases import is_xml
 from cctool.readers.hpctoolkit.tree_plan import tree_plan
 from cctool.readers.hpctoolkit.v4_ranges import Scan, Sums, drop_scratch, ranges, scan
 from cctool.readers.hpctoolkit.xml_ranges import (
     XmlDatabase,
     XmlScan,
     finish_xml,
-    is_xml,
     open_xml,
     scan_xml,
 )

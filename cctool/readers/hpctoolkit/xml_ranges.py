@@ -30,6 +30,7 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
+from cctool.readers.hpctoolkit.databases import is_xml
 from cctool.readers.hpctoolkit.v4_ranges import CHUNK_VALUES, Sums, add_block, rank_chunks
 
 
@@ -80,15 +81,6 @@ class XmlDatabase:
     summary: dict[str, float]
     ranks: int
     warned: bool
-
-
-def is_xml(path: str | Path) -> bool:
-    """Whether ``path`` is an XML database with metric-db files (what this module scans)."""
-    from cctool.readers.hpctoolkit import xml as hp
-    from cctool.readers.hpctoolkit._metricdb import metric_db_paths
-
-    folder = hp.experiment_xml(Path(path)).parent
-    return hp.sniff(Path(path)) and bool(metric_db_paths(folder))
 
 
 def open_xml(path: str | Path) -> XmlDatabase:
