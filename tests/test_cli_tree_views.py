@@ -107,3 +107,17 @@ def test_threshold_is_relative_to_the_heaviest_root() -> None:
     assert shown.to_list() == ["main", "a"]
     everything = tree_rows(gf, TreeOptions(metrics=("time (inc)",), threshold=1.0))["name"]
     assert everything.to_list() == ["main"]  # the heaviest root always stays
+
+
+def test_bottom_up_text_is_the_same_when_every_value_hash_collides(data, monkeypatch) -> None:
+    # Value cells are spelled once per (inclusive, exclusive) pair found by hashing; pairs
+    # that merely share a hash must fall back to one spelling per row, not mix values.
+    import polars as pl
+
+    args = ("tree", str(data("hpctoolkit-allgather-database")), "--bottom-up", "--width", "100")
+    expected = run(*args).stdout
+    assert expected.count("\n") > 40
+    monkeypatch.setattr(pl.DataFrame, "hash_rows",
+                        lambda self, *a, **k: pl.Series(pl.repeat(7, self.height, eager=True,
+                                                                  dtype=pl.UInt64)))
+    assert run(*args).stdout == expected

@@ -77,7 +77,12 @@ def joined_lines(
     if no_room and elide_to is not None:
         rows |= rooms < 1
     frame = pl.DataFrame({f"p{i}": c for i, c in enumerate(cols)})
-    lines = frame.select(pl.concat_str(pl.all()).str.strip_chars_end(" ")).to_series()
+    lines = frame.select(pl.concat_str(pl.all())).to_series()
+    # Trailing spaces cut where there are any (a name that ends in one, or none at all):
+    # another copy of every line costs more than finding those few.
+    ragged = lines.str.ends_with(" ").arg_true()
+    if ragged.len():
+        lines = lines.scatter(ragged, lines.gather(ragged).str.strip_chars_end(" "))
     idx = np.flatnonzero(rows)
     if idx.size:
         lines = lines.scatter(idx, exact(idx, names.gather(idx).to_list()))
