@@ -15,7 +15,7 @@ import cctool
 import cctool.render as render
 from cctool.cli import cli
 from cctool.options import TreeOptions
-from cctool.render import plain
+from cctool.render import plain, plain_rows
 
 HERE = Path(__file__).resolve().parent / "data"
 
@@ -58,7 +58,10 @@ def test_distinct_guides_in_order_however_wide_their_codes() -> None:
 
 @pytest.mark.parametrize("ascii_only", [False, True])
 @pytest.mark.parametrize("width", [30, 80, 200])
-def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+def test_plain_tree_lines_are_richs(
+    width: int, ascii_only: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plain_rows, "CHUNK_LINES", 7)  # lines joined in several pieces
     deep = tmp_path / "deep.folded"  # 300 frames: guides fold at every width here
     deep.write_text(
         "main;"
@@ -95,7 +98,10 @@ def test_guide_texts_are_each_rows() -> None:
 
 @pytest.mark.parametrize("ascii_only", [False, True])
 @pytest.mark.parametrize("width", [30, 80, 200])
-def test_plain_view_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+def test_plain_view_lines_are_richs(
+    width: int, ascii_only: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plain_rows, "CHUNK_LINES", 7)  # lines joined in several pieces
     from cctool.ops.views import ViewOptions, compute
     from cctool.render.views import view_renderable
 
