@@ -26,7 +26,7 @@ from cctool.render.guides import GuideCodes
 from cctool.render.percent import PERCENT, no_share_note
 from cctool.render.text import printable_series
 from cctool.render.treelines import ViewLines
-from cctool.render.value_columns import spellings
+from cctool.render.value_columns import shared_spellings
 from cctool.render.values import format_value
 
 TITLES = {
@@ -68,7 +68,7 @@ def view_renderable(
     )
     some, pair = _value_pairs(rows, view)
     shown = rows.select(cols).gather(some)  # a row per (inclusive, exclusive) pair
-    texts = [spellings(shown[c], k, opts.precision) for c, k in zip(cols, info, strict=True)]
+    texts = shared_spellings([shown[c] for c in cols], info, opts.precision)
     heads = [_short(c, view) for c in cols]
     widths = column_widths(texts, heads)
     cells = value_cells(texts, shown.height, heads).gather(pair)
