@@ -347,10 +347,10 @@ def database_size(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], in
 
 def estimate_xml(folder: Path) -> int:
     """Bytes the XML reader would need for the metric-db files in ``folder`` (headers only)."""
-    from cctool.readers.hpctoolkit._metricdb import db_header, metric_db_paths
+    from cctool.readers.hpctoolkit._metricdb import db_header, metric_db_names
 
-    files = metric_db_paths(folder)
-    rows, metrics = db_header(files[0])
+    files = metric_db_names(folder)
+    rows, metrics = db_header(folder / files[0])
     return _XML_ROW_COPIES * len(files) * rows * (12 + 8 * metrics)
 
 
