@@ -55,7 +55,7 @@ def view_renderable(
     """The view as lines with a column header and a legend; ``depth`` limits the levels.
     Percentages of the total are left out when the values are not parts of it."""
     percent = percent and view.no_share is None
-    rows = view.with_percent()
+    rows = view.rows
     if depth is not None:
         rows = rows.filter(pl.col("depth") < depth)
     cols = view_columns(view, percent)
@@ -67,7 +67,7 @@ def view_renderable(
         [inc_info, PERCENT, exc_info, PERCENT] if percent else [inc_info, exc_info]
     )
     some, pair = _value_pairs(rows, view)
-    shown = rows.select(cols).gather(some)  # a row per (inclusive, exclusive) pair
+    shown = view.with_percent(rows.gather(some)).select(cols)  # a row per value pair
     texts = shared_spellings([shown[c] for c in cols], info, opts.precision)
     heads = [_short(c, view) for c in cols]
     widths = column_widths(texts, heads)
