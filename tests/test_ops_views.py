@@ -196,3 +196,18 @@ def test_max_over_ranks_is_the_heaviest_ranks_row(data, kind: str) -> None:  # t
         assert e == pytest.approx(max(v[key][0] for v in one), abs=1e-12)
         assert i == pytest.approx(max(v[key][1] for v in one), abs=1e-12)
         assert some[key][1] == pytest.approx(sum(one[r][key][1] for r in (0, 3, 4)), abs=1e-9)
+
+
+def test_bottom_up_sums_beside_its_rows_as_in_line(data, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A large table's values are summed on a thread while the rows are built: the same
+    view, and the same error for a rank with no data, as summing after them."""
+    from cctool.errors import CctoolError
+    from cctool.ops.views import _values
+
+    path = data("hpctoolkit-allgather-database")
+    inline = compute(read(path), "bottom-up", ViewOptions(rank=(1, 3)))
+    monkeypatch.setattr(_values, "BACKGROUND_ROWS", 0)
+    beside = compute(read(path), "bottom-up", ViewOptions(rank=(1, 3)))
+    assert beside.rows.equals(inline.rows) and beside.total == inline.total
+    with pytest.raises(CctoolError, match="no data for rank 99"):
+        compute(read(path), "bottom-up", ViewOptions(rank=99))

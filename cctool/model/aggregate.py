@@ -36,11 +36,13 @@ def node_values(
     agg: str,
     loc_keep: np.ndarray,
     by_location: bool = False,
+    threads: int | None = None,
 ) -> dict[str, np.ndarray]:
     """{column: value per node} over the kept locations (a bool mask over ``gf.locations``).
 
     ``by_location`` treats every kept location as its own unit (no thread collapse): for a
-    view of one thread across ranks, or of the threads of one rank.
+    view of one thread across ranks, or of the threads of one rank. ``threads``: columns
+    combined at once (default: one a core when the table is large).
     """
     if agg not in AGGREGATIONS:
         raise ValueError(f"unknown aggregation {agg!r}")
@@ -61,7 +63,8 @@ def node_values(
     from cctool import kernels
 
     big = len(todo) > 1 and gf.metrics.height >= _THREADED_ROWS
-    kernels.on_threads(compute, todo, kernels.cores() if big else 1, "node-values")
+    workers = threads if threads is not None else kernels.cores() if big else 1
+    kernels.on_threads(compute, todo, workers, "node-values")
     for c in cols:
         key = (c, agg, by_location, loc_keep.tobytes())
         if key in memo:

@@ -11,7 +11,7 @@ from cctool.model.frame import GraphFrame
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair
-from cctool.ops.views._values import Members, check_additive, prefetch, row_values
+from cctool.ops.views._values import Members, check_additive, prefetching, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
@@ -35,8 +35,11 @@ def bottom_up(
         inclusive first, and whose other rows (role ``caller``) are caller chains.
     """
     opts = opts or ViewOptions()
-    fr = frames(gf, opts.by)
-    parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
+    exc, inc = metric_pair(gf, opts.metric)
+    check_additive(gf, [exc, inc])
+    with prefetching(gf, [exc, inc], opts.agg, opts.rank, opts.thread):
+        fr = frames(gf, opts.by)
+        parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
     nrows = parent.size
     role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
         (parent < 0).astype(np.uint32)
@@ -48,9 +51,6 @@ def bottom_up(
         "contexts": contexts,
     }
     em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
-    exc, inc = metric_pair(gf, opts.metric)
-    check_additive(gf, [exc, inc])
-    prefetch(gf, [exc, inc], opts.agg, opts.rank, opts.thread)
     ev = row_values(gf, exc, em, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, im, opts.agg, opts.rank, opts.thread)
     notes = []
