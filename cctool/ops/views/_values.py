@@ -16,7 +16,7 @@ Metrics that do not add up (ratios, levels, a profiler's per-rank maxima; see
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -104,22 +104,17 @@ def prefetch(
 
 
 @contextmanager
-def prefetching(
-    gf: GraphFrame,
-    cols: Sequence[str],
-    agg: str,
-    rank: int | Sequence[int] | Spans | None,
-    thread: int | Sequence[int] | Spans | None,
-) -> Iterator[None]:
-    """:func:`prefetch` on a thread of its own while the block runs, for a large table (a
-    view's rows are built meanwhile: the sums wait on memory, the rows on the processor);
-    an error of the sums is raised when the block is done."""
+def beside(gf: GraphFrame, sums: Callable[[int | None], None]) -> Iterator[None]:
+    """``sums(threads)`` (a :func:`prefetch`) on a thread of its own while the block runs,
+    for a large table (a view's rows are built meanwhile: the sums wait on memory, the rows
+    on the processor), else after it; an error of the sums is raised when the block is
+    done."""
     if gf.metrics.height < BACKGROUND_ROWS:
         yield
-        prefetch(gf, cols, agg, rank, thread)
+        sums(None)
         return
     with ThreadPoolExecutor(1, thread_name_prefix="view-values") as pool:
-        summed = pool.submit(prefetch, gf, cols, agg, rank, thread, 1)
+        summed = pool.submit(sums, 1)
         yield
     summed.result()
 

@@ -3,6 +3,8 @@ callers that led to it, down to the roots (see :mod:`cctool.ops.views` for the v
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import polars as pl
 
@@ -11,7 +13,7 @@ from cctool.model.frame import GraphFrame
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair
-from cctool.ops.views._values import Members, check_additive, prefetching, row_values
+from cctool.ops.views._values import Members, beside, check_additive, prefetch, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
@@ -37,7 +39,7 @@ def bottom_up(
     opts = opts or ViewOptions()
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
-    with prefetching(gf, [exc, inc], opts.agg, opts.rank, opts.thread):
+    with beside(gf, partial(prefetch, gf, [exc, inc], opts.agg, opts.rank, opts.thread)):
         fr = frames(gf, opts.by)
         parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
     nrows = parent.size
