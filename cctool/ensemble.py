@@ -49,8 +49,11 @@ def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
     :func:`cctool.readers.runs_to_sniff`)."""
     from cctool.readers import runs_to_sniff
 
-    return [(f, unsure) for p, unsure in runs_to_sniff(paths)
-            for f in ([p] if unsure else run_paths_of(p, fmt))]
+    return [
+        (f, unsure)
+        for p, unsure in runs_to_sniff(paths)
+        for f in ([p] if unsure else run_paths_of(p, fmt))
+    ]
 
 
 def run_paths_of(path: str, fmt: str | None) -> list[str]:
@@ -75,8 +78,12 @@ def _profiles_in(p: Path) -> list[str]:
     except UnknownFormatError:
         if not p.is_dir():
             return []
-        return [f for child in sorted(p.iterdir()) if not child.name.startswith(".")
-                for f in _profiles_in(child)]
+        return [
+            f
+            for child in sorted(p.iterdir())
+            if not child.name.startswith(".")
+            for f in _profiles_in(child)
+        ]
     run_files = getattr(mod, "run_files", None)
     return [str(f) for f in run_files(p)] if run_files and p.is_dir() else [str(p)]
 
@@ -108,9 +115,15 @@ def roots(ex: Executor, paths: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(remote_path(p) for p in found if os.path.exists(p)))
 
 
-def summaries(paths: Sequence[str], fmt: str | None, metrics: Sequence[str | None],
-              agg: str, ex: Executor, where: Sequence[str] = (),
-              options: ReadOptions | None = None) -> list[RunSummary]:
+def summaries(
+    paths: Sequence[str],
+    fmt: str | None,
+    metrics: Sequence[str | None],
+    agg: str,
+    ex: Executor,
+    where: Sequence[str] = (),
+    options: ReadOptions | None = None,
+) -> list[RunSummary]:
     """Read every run (where ``ex`` says; ``ex.progress`` hears how far) into a summary,
     keeping those ``where`` selects; the number kept is noted when filters dropped some.
     Workers start while the folders are listed, and each sniffs the files it reads. On
@@ -148,20 +161,27 @@ def worth_local_workers(ex: Executor, runs: int) -> Executor:
 
     if ex.scheduler is not None or ex.in_process or runs >= LOCAL_MIN_RUNS:
         return ex
-    note(f"{runs} runs read in this process: too few to pay for starting {ex.jobs} local "
-         f"workers (--jobs pays from about {LOCAL_MIN_RUNS} runs)")
+    note(
+        f"{runs} runs read in this process: too few to pay for starting {ex.jobs} local "
+        f"workers (--jobs pays from about {LOCAL_MIN_RUNS} runs)"
+    )
     return replace(ex, jobs=None)
 
 
-def relabel(runs: Sequence[RunSummary | None], paths: Sequence[str]
-            ) -> list[RunSummary | None]:
+def relabel(runs: Sequence[RunSummary | None], paths: Sequence[str]) -> list[RunSummary | None]:
     """Each run labelled with its path as listed here (workers got it absolute)."""
-    return [r if r is None or r.path == p else replace(r, path=p, facts={**r.facts, "path": p})
-            for r, p in zip(runs, paths, strict=True)]
+    return [
+        r if r is None or r.path == p else replace(r, path=p, facts={**r.facts, "path": p})
+        for r, p in zip(runs, paths, strict=True)
+    ]
 
 
-def load_runs(paths: Sequence[str], fmt: str | None, options: ReadOptions | None = None,
-              ex: Executor | None = None) -> list[tuple[str, GraphFrame]]:
+def load_runs(
+    paths: Sequence[str],
+    fmt: str | None,
+    options: ReadOptions | None = None,
+    ex: Executor | None = None,
+) -> list[tuple[str, GraphFrame]]:
     """(path, GraphFrame) per run; directories that are no single profile are searched.
     With ``ex`` not in this process, the runs are read on its workers (sent absolute)."""
     from functools import partial
@@ -182,8 +202,9 @@ def load_runs(paths: Sequence[str], fmt: str | None, options: ReadOptions | None
                 ex.progress(len(frames), len(files))
     else:
         check_paths(ex, files)
-        with ex.started(("cctool.readers", "cctool.readers.timelines"),
-                        roots(ex, paths)) as running:
+        with ex.started(
+            ("cctool.readers", "cctool.readers.timelines"), roots(ex, paths)
+        ) as running:
             frames = running.map(read, [remote_path(f) for f in files])
     return [(f, derive_all(gf, options.derive)) for f, gf in zip(files, frames, strict=True)]
 
@@ -200,9 +221,15 @@ def ensemble_sides(a: str, b: str, fmt: str | None) -> tuple[list[str], list[str
     return (runs_a, runs_b) if len(runs_a) > 1 or len(runs_b) > 1 else None
 
 
-def compare_sides(sides: tuple[Sequence[str], Sequence[str]], metrics: Sequence[str | None],
-                  fmt: str | None, agg: str, confidence: float, ex: Executor,
-                  options: ReadOptions | None = None) -> dict[str | None, EnsembleComparison]:
+def compare_sides(
+    sides: tuple[Sequence[str], Sequence[str]],
+    metrics: Sequence[str | None],
+    fmt: str | None,
+    agg: str,
+    confidence: float,
+    ex: Executor,
+    options: ReadOptions | None = None,
+) -> dict[str | None, EnsembleComparison]:
     """Each run of both sides read into a summary (where ``ex`` says), then per metric of
     ``metrics`` (None: the runs' default) the comparison of the two samples."""
     from cctool.ops.ensemble_compare import compare_ensembles
@@ -219,7 +246,7 @@ def compare_sides(sides: tuple[Sequence[str], Sequence[str]], metrics: Sequence[
     with ex.started(("cctool.ops.runs",), roots(ex, [sides[0][0], sides[1][0]])) as running:
         made = running.map_batches(batch, sent)
     found = [r for r in relabel(made, listed) if r is not None]
-    a, b = found[: len(sides[0])], found[len(sides[0]):]
+    a, b = found[: len(sides[0])], found[len(sides[0]) :]
     return {m: compare_ensembles(a, b, m or "(default)", confidence) for m in metrics}
 
 
@@ -244,16 +271,21 @@ def scaling_notes(result: ScalingResult | ScalingGroups, given: int, filtered: b
     from cctool.ops.scaling_groups import ScalingGroups
     from cctool.render.scaling import notes
 
-    studies = ([(f"{result.key} = {label}: ", r) for label, r in result.groups]
-               if isinstance(result, ScalingGroups) else [("", result)])
+    studies = (
+        [(f"{result.key} = {label}: ", r) for label, r in result.groups]
+        if isinstance(result, ScalingGroups)
+        else [("", result)]
+    )
     if filtered:
         note(f"--where kept {sum(r.runs.height for _, r in studies)} of {given} runs")
     for group, study in studies:
         for line in notes(study):
             note(f"{group}{line} (same key)")
     if any(r.key_name == "ranks in the data" and r.averaged for _, r in studies):
-        note("no run records its process count (mpi.world.size, jobsize, ...); order runs "
-             "with --key KEY or --key-from-name REGEX")
+        note(
+            "no run records its process count (mpi.world.size, jobsize, ...); order runs "
+            "with --key KEY or --key-from-name REGEX"
+        )
 
 
 # Reading an HPCToolkit database in parts: when, and the memory budget that decides.
@@ -274,8 +306,9 @@ WHOLE_READ_CAP = 4 << 30
 _XML_ROW_COPIES = 2
 
 
-def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
-                  workers: bool = False) -> bool:
+def read_in_parts(
+    path: str, fmt: str | None, stream: bool | None, *, why_not: str | None, workers: bool = False
+) -> bool:
     """Whether to read the HPCToolkit database ``path`` in parts of whole ranks (never
     holding its long table): asked for (``stream``), on workers, or when the table would
     not fit the memory budget; what is chosen is noted. ``why_not``: what needs the whole
@@ -284,31 +317,39 @@ def read_in_parts(path: str, fmt: str | None, stream: bool | None, *, why_not: s
     folder, size = database_size(path, fmt)
     if stream is False or size is None:
         if workers:
-            note(f"{path} is read in this process (--jobs and --scheduler read HPCToolkit "
-                 "databases in parts)")
+            note(
+                f"{path} is read in this process (--jobs and --scheduler read HPCToolkit "
+                "databases in parts)"
+            )
         return False
     if why_not is not None:
         if workers:
             note(f"{path} is read whole in this process: {why_not} needs the whole database")
         return False
     if stream or workers:
-        note(f"reading {path} in parts of whole ranks "
-             f"({'--stream' if stream else 'on Dask workers'})")
+        note(
+            f"reading {path} in parts of whole ranks "
+            f"({'--stream' if stream else 'on Dask workers'})"
+        )
         if not workers:
             room_for_parts(path, _values(folder, size))
         return True
     need, (budget, source) = size(folder), budget_and_source()
     if budget > WHOLE_READ_CAP and not os.environ.get(BUDGET_ENV):
-        budget, source = WHOLE_READ_CAP, ("past it, reading in parts takes a fraction of "
-                                          "the memory")
+        budget, source = (
+            WHOLE_READ_CAP,
+            ("past it, reading in parts takes a fraction of the memory"),
+        )
     if need <= budget:
         return False
     from cctool.render.values import format_value, unit_format
 
     size_of = unit_format("B", whole=True)
-    note(f"{path}: its long table would take about {format_value(need, size_of)}, more than "
-         f"the {format_value(budget, size_of)} budget ({source}); reading it in parts of whole "
-         "ranks (--no-stream to read it whole)")
+    note(
+        f"{path}: its long table would take about {format_value(need, size_of)}, more than "
+        f"the {format_value(budget, size_of)} budget ({source}); reading it in parts of whole "
+        "ranks (--no-stream to read it whole)"
+    )
     room_for_parts(path, _values(folder, size))
     return True
 
@@ -317,8 +358,13 @@ def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) ->
     """Exit 2 before reading when the HPCToolkit databases among ``paths``, which ``command``
     reads whole, would take more than the memory budget together (other inputs count 0:
     saved files are mapped, and the rest are small next to a database)."""
-    sizes = [(p, size(folder)) for p in paths if p != "-"
-             for folder, size in [database_size(p, fmt)] if size is not None]
+    sizes = [
+        (p, size(folder))
+        for p in paths
+        if p != "-"
+        for folder, size in [database_size(p, fmt)]
+        if size is not None
+    ]
     need = sum(s for _, s in sizes)
     if not sizes:
         return
@@ -329,30 +375,29 @@ def refuse_over_budget(paths: tuple[str, ...], fmt: str | None, command: str) ->
         f"{' and '.join(p for p, _ in sizes)}: {command} reads its profiles whole, about "
         f"{need / 1e9:.1f} GB, more than the {budget / 1e9:.1f} GB budget ({source}); combine "
         "each over its ranks first (cctool stats DB --across ranks --to cct -o DB.cct) and "
-        f"{command} those, or set ${BUDGET_ENV}")
+        f"{command} those, or set ${BUDGET_ENV}"
+    )
 
 
 def database_size(path: str, fmt: str | None) -> tuple[Path, Callable[[Path], int] | None]:
     """The database's folder and how to estimate its read's memory (None: not one)."""
-    from cctool.readers.hpctoolkit import v4, xml
+    from cctool.readers.hpctoolkit import databases, xml
 
-    folder = v4.folder_of(Path(path))
-    if fmt in (None, v4.NAME) and v4.sniff(folder):
+    folder = databases.v4_folder(Path(path))
+    if fmt in (None, databases.V4_NAME) and databases.is_v4(folder):
         return folder, estimate
     if fmt in (None, xml.NAME) and (fmt is not None or xml.sniff(Path(path))):
-        from cctool.readers.hpctoolkit.xml_ranges import is_xml  # only for a database
-
-        if is_xml(path):
+        if databases.is_xml(path):
             return xml.experiment_xml(Path(path)).parent, estimate_xml
     return folder, None
 
 
 def estimate_xml(folder: Path) -> int:
     """Bytes the XML reader would need for the metric-db files in ``folder`` (headers only)."""
-    from cctool.readers.hpctoolkit._metricdb import db_header, metric_db_paths
+    from cctool.readers.hpctoolkit._metricdb import db_header, metric_db_names
 
-    files = metric_db_paths(folder)
-    rows, metrics = db_header(files[0])
+    files = metric_db_names(folder)
+    rows, metrics = db_header(folder / files[0])
     return _XML_ROW_COPIES * len(files) * rows * (12 + 8 * metrics)
 
 
@@ -416,8 +461,10 @@ def budget_and_source() -> tuple[int, str]:
         start_polars_threads()
     left = memlimit.room(lim)
     if left != lim.bytes:  # the address-space limit, less what is mapped already
-        return left // 2, (f"half of what {lim.source}, {size(lim.bytes)}, leaves "
-                           f"after the {size(lim.bytes - left)} mapped now")
+        return left // 2, (
+            f"half of what {lim.source}, {size(lim.bytes)}, leaves "
+            f"after the {size(lim.bytes - left)} mapped now"
+        )
     return lim.bytes // 2, f"half of {lim.source}, {size(lim.bytes)}"
 
 

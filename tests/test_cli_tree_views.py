@@ -13,10 +13,14 @@ from tests.conftest import check_golden, json_rows
 
 CASES = {
     "cpi.expand-hot": ("hpctoolkit-cpi-database", ["--expand-hot"]),
-    "allgather.flat-function": ("hpctoolkit-allgather-database",
-                                ["--flat", "--by", "function", "-m", "time"]),
-    "allgather.bottom-up-depth": ("hpctoolkit-allgather-database",
-                                  ["--bottom-up", "--by", "function", "--precision", "2"]),
+    "allgather.flat-function": (
+        "hpctoolkit-allgather-database",
+        ["--flat", "--by", "function", "-m", "time"],
+    ),
+    "allgather.bottom-up-depth": (
+        "hpctoolkit-allgather-database",
+        ["--bottom-up", "--by", "function", "--precision", "2"],
+    ),
     "allgather.cv-depth4": ("hpctoolkit-allgather-database", ["--agg", "cv", "--depth", "4"]),
 }
 
@@ -37,11 +41,11 @@ def test_tree_view_golden(case: str, data, update_goldens: bool) -> None:
 
 
 def test_flat_records(data) -> None:
-    res = run("tree", str(data("hpctoolkit-cpi-database")), "--flat", "--by", "function",
-              "--to", "json")
+    res = run(
+        "tree", str(data("hpctoolkit-cpi-database")), "--flat", "--by", "function", "--to", "json"
+    )
     rows = json_rows(res.stdout)
-    assert list(rows[0]) == ["function", "self [s]", "self%", "sum%", "cum [s]", "cum%",
-                             "contexts"]
+    assert list(rows[0]) == ["function", "self [s]", "self%", "sum%", "cum [s]", "cum%", "contexts"]
     assert sum(r["self [s]"] for r in rows) == pytest.approx(3.998242)  # 3998242 usec
 
 
@@ -55,8 +59,9 @@ def test_expand_hot_marks_the_path(data) -> None:
 
 @pytest.mark.parametrize("agg", ["std", "cv"])
 def test_std_cv_aggregations(data, agg: str) -> None:
-    res = run("tree", str(data("hpctoolkit-cpi-database")), "--agg", agg, "--to", "json",
-              "--depth", "1")
+    res = run(
+        "tree", str(data("hpctoolkit-cpi-database")), "--agg", agg, "--to", "json", "--depth", "1"
+    )
     root = json_rows(res.stdout)[0]["time (inc) [s]" if agg == "std" else "time (inc)"]
     ranks = [0.999238, 0.999390, 1.000306, 0.999308]  # the four metric-db files, in seconds
     mean = sum(ranks) / 4
@@ -65,9 +70,20 @@ def test_std_cv_aggregations(data, agg: str) -> None:
 
 
 def test_derive_in_tree(data) -> None:
-    res = run("tree", str(data("hpctoolkit-cpi-database")), "--derive",
-              'share = time / "time (inc)"', "--derive", "pct = share * 100", "-m", "pct",
-              "--agg", "max", "--to", "json")
+    res = run(
+        "tree",
+        str(data("hpctoolkit-cpi-database")),
+        "--derive",
+        'share = time / "time (inc)"',
+        "--derive",
+        "pct = share * 100",
+        "-m",
+        "pct",
+        "--agg",
+        "max",
+        "--to",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     vals = [r["pct [%]"] for r in json_rows(res.stdout)]
     assert max(vals) == pytest.approx(100.0) and min(vals) == 0.0
@@ -107,3 +123,19 @@ def test_threshold_is_relative_to_the_heaviest_root() -> None:
     assert shown.to_list() == ["main", "a"]
     everything = tree_rows(gf, TreeOptions(metrics=("time (inc)",), threshold=1.0))["name"]
     assert everything.to_list() == ["main"]  # the heaviest root always stays
+
+
+def test_bottom_up_text_is_the_same_when_every_value_hash_collides(data, monkeypatch) -> None:
+    # Value cells are spelled once per (inclusive, exclusive) pair found by hashing; pairs
+    # that merely share a hash must fall back to one spelling per row, not mix values.
+    import polars as pl
+
+    args = ("tree", str(data("hpctoolkit-allgather-database")), "--bottom-up", "--width", "100")
+    expected = run(*args).stdout
+    assert expected.count("\n") > 40
+    monkeypatch.setattr(
+        pl.DataFrame,
+        "hash_rows",
+        lambda self, *a, **k: pl.Series(pl.repeat(7, self.height, eager=True, dtype=pl.UInt64)),
+    )
+    assert run(*args).stdout == expected

@@ -66,8 +66,9 @@ class Plain:
             p = self.parent[p]
 
     def outer_head(self, h: int) -> bool:
-        return all(not (a == self.head[a] and self.name[a] == self.name[h])
-                   for a in self.ancestors(h))
+        return all(
+            not (a == self.head[a] and self.name[a] == self.name[h]) for a in self.ancestors(h)
+        )
 
 
 def paths(view_rows: pl.DataFrame) -> dict[tuple[str, ...], tuple[float, float]]:
@@ -77,7 +78,7 @@ def paths(view_rows: pl.DataFrame) -> dict[tuple[str, ...], tuple[float, float]]
     out: dict[tuple[str, ...], tuple[float, float]] = {}
     path: list[str] = []
     for r in rows:
-        del path[r["depth"]:]
+        del path[r["depth"] :]
         path.append(r["name"])
         key = tuple(path)
         assert key not in out, key
@@ -157,9 +158,15 @@ def test_peek_equals_walk(profile) -> None:  # type: ignore[no-untyped-def]
         if c is not None and p.name[c] in heaviest:
             # One count per path of the edge (caller function, callee function).
             edge = (p.name[c], p.name[h])
-            first = all(not (a == p.head[a] and p.name[a] == p.name[h]
-                             and p.caller(a) is not None and p.name[p.caller(a)] == p.name[c])
-                        for a in p.ancestors(h))
+            first = all(
+                not (
+                    a == p.head[a]
+                    and p.name[a] == p.name[h]
+                    and p.caller(a) is not None
+                    and p.name[p.caller(a)] == p.name[c]
+                )
+                for a in p.ancestors(h)
+            )
             for k in ((edge[0], "callees"), (edge[0], "callees", edge[1])):
                 expected[k][0] += frame_exc[h]
                 expected[k][1] += p.inc[h] if first else 0.0
@@ -175,12 +182,20 @@ def test_bottom_up_by_hand() -> None:
     got = {k: v for k, v in paths(compute(recursive_tree(), "bottom-up").rows).items()}
     assert got == {
         ("main",): (1.0, 28.0),
-        ("a",): (12.0, 27.0), ("a", "main"): (8.0, 27.0), ("a", "b"): (4.0, 0.0),
-        ("a", "b", "a"): (4.0, 0.0), ("a", "b", "a", "main"): (4.0, 0.0),
-        ("c",): (12.0, 12.0), ("c", "a"): (12.0, 12.0), ("c", "a", "b"): (5.0, 5.0),
-        ("c", "a", "main"): (7.0, 7.0), ("c", "a", "b", "a"): (5.0, 5.0),
+        ("a",): (12.0, 27.0),
+        ("a", "main"): (8.0, 27.0),
+        ("a", "b"): (4.0, 0.0),
+        ("a", "b", "a"): (4.0, 0.0),
+        ("a", "b", "a", "main"): (4.0, 0.0),
+        ("c",): (12.0, 12.0),
+        ("c", "a"): (12.0, 12.0),
+        ("c", "a", "b"): (5.0, 5.0),
+        ("c", "a", "main"): (7.0, 7.0),
+        ("c", "a", "b", "a"): (5.0, 5.0),
         ("c", "a", "b", "a", "main"): (5.0, 5.0),
-        ("b",): (3.0, 12.0), ("b", "a"): (3.0, 12.0), ("b", "a", "main"): (3.0, 12.0),
+        ("b",): (3.0, 12.0),
+        ("b", "a"): (3.0, 12.0),
+        ("b", "a", "main"): (3.0, 12.0),
     }
 
 
@@ -196,3 +211,18 @@ def test_max_over_ranks_is_the_heaviest_ranks_row(data, kind: str) -> None:  # t
         assert e == pytest.approx(max(v[key][0] for v in one), abs=1e-12)
         assert i == pytest.approx(max(v[key][1] for v in one), abs=1e-12)
         assert some[key][1] == pytest.approx(sum(one[r][key][1] for r in (0, 3, 4)), abs=1e-9)
+
+
+def test_bottom_up_sums_beside_its_rows_as_in_line(data, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A large table's values are summed on a thread while the rows are built: the same
+    view, and the same error for a rank with no data, as summing after them."""
+    from cctool.errors import CctoolError
+    from cctool.ops.views import _values
+
+    path = data("hpctoolkit-allgather-database")
+    inline = compute(read(path), "bottom-up", ViewOptions(rank=(1, 3)))
+    monkeypatch.setattr(_values, "BACKGROUND_ROWS", 0)
+    beside = compute(read(path), "bottom-up", ViewOptions(rank=(1, 3)))
+    assert beside.rows.equals(inline.rows) and beside.total == inline.total
+    with pytest.raises(CctoolError, match="no data for rank 99"):
+        compute(read(path), "bottom-up", ViewOptions(rank=99))

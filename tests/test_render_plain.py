@@ -15,7 +15,7 @@ import cctool
 import cctool.render as render
 from cctool.cli import cli
 from cctool.options import TreeOptions
-from cctool.render import plain
+from cctool.render import plain, plain_rows
 
 HERE = Path(__file__).resolve().parent / "data"
 
@@ -39,9 +39,29 @@ def rich_text(renderable: object, width: int, ascii_only: bool) -> str:
     return buf.getvalue()
 
 
+def test_distinct_guides_in_order_however_wide_their_codes() -> None:
+    """Guides are numbered by (levels, code), codes of up to 60 flags included (packed with
+    the levels in one number, or ranked first when they do not fit)."""
+    from cctool.render.guides import _by_levels_and_code
+
+    rng = np.random.default_rng(7)
+    for top in (50, 1 << 40, 1 << 61):
+        size = rng.integers(0, 30, 500).astype(np.int64)
+        code = rng.integers(0, top, 500).astype(np.int64)
+        code[::7] = code[3]  # shared codes
+        pairs, which = _by_levels_and_code(size, code)
+        assert pairs == sorted(set(zip(size.tolist(), code.tolist(), strict=True)))
+        assert [pairs[w] for w in which.tolist()] == list(
+            zip(size.tolist(), code.tolist(), strict=True)
+        )
+
+
 @pytest.mark.parametrize("ascii_only", [False, True])
 @pytest.mark.parametrize("width", [30, 80, 200])
-def test_plain_tree_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+def test_plain_tree_lines_are_richs(
+    width: int, ascii_only: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plain_rows, "CHUNK_LINES", 7)  # lines joined in several pieces
     deep = tmp_path / "deep.folded"  # 300 frames: guides fold at every width here
     deep.write_text(
         "main;"
@@ -78,7 +98,10 @@ def test_guide_texts_are_each_rows() -> None:
 
 @pytest.mark.parametrize("ascii_only", [False, True])
 @pytest.mark.parametrize("width", [30, 80, 200])
-def test_plain_view_lines_are_richs(width: int, ascii_only: bool, tmp_path: Path) -> None:
+def test_plain_view_lines_are_richs(
+    width: int, ascii_only: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plain_rows, "CHUNK_LINES", 7)  # lines joined in several pieces
     from cctool.ops.views import ViewOptions, compute
     from cctool.render.views import view_renderable
 

@@ -127,3 +127,26 @@ def test_colors_are_each_values(diverging: bool, peak: float) -> None:
     ]
     got = value_colors(pl.Series(values, dtype=pl.Float64), peak, colors, diverging)
     assert got == [_color(v, peak, colors, diverging) for v in values]
+
+
+def test_columns_spelled_together_read_as_each_alone(data) -> None:  # type: ignore[no-untyped-def]
+    """A bottom-up view's value columns (two formats, shared values, nulls and a wide value
+    added) spelled together: every row's text and every column's width as when alone."""
+    import cctool
+    from cctool.ops.views import ViewOptions, compute
+    from cctool.render.percent import PERCENT
+    from cctool.render.value_columns import shared_spellings, spellings
+
+    gf = cctool.read(data("hpctoolkit-allgather-database"))
+    view = compute(gf, "bottom-up", ViewOptions())
+    rows = view.with_percent()
+    cols = [view.inclusive, f"{view.inclusive} %", view.exclusive, f"{view.exclusive} %"]
+    series = [rows[c].scatter([1, 4], None) for c in cols]
+    series[0] = series[0].scatter([2], 123456789.0)  # a text wider than the other column's
+    kinds = [gf.metric(view.inclusive), PERCENT, gf.metric(view.exclusive), PERCENT]
+    for digits in (2, 4, 13):
+        together = shared_spellings(series, kinds, digits)
+        for s, k, got in zip(series, kinds, together, strict=True):
+            alone = spellings(s, k, digits)
+            assert got.width() == alone.width()
+            assert got.column(12).to_list() == alone.column(12).to_list()

@@ -12,7 +12,7 @@ import pytest
 from cctool import read
 from cctool.kernels import _reference
 from cctool.ops.views import compute
-from cctool.ops.views._order import levels, sorted_preorder, subtree_sizes
+from cctool.ops.views._order import levels, siblings_sorted, sorted_preorder, subtree_sizes
 from cctool.ops.views._rows import kernel_order
 from cctool.render.html._budget import cap
 from cctool.render.html._views import table_views
@@ -48,6 +48,23 @@ def test_order_by_levels_is_the_kernels_order(gamess) -> None:  # type: ignore[n
     ones = _reference.subtree_sums(np.ones((1, parent.size)), parent)[0]
     assert np.array_equal(sizes, ones.astype(np.int64))
     assert sizes[gamess.roots].sum() == parent.size
+
+
+def test_rows_numbered_level_after_level_sort_only_their_siblings(gamess) -> None:  # type: ignore[no-untyped-def]
+    view = compute(gamess, "bottom-up")
+    rows = view.rows
+    by_level = np.argsort(rows["depth"].to_numpy(), kind="stable")  # as bottom-up makes them
+    new = np.empty_like(by_level)
+    new[by_level] = np.arange(by_level.size)
+    up = rows["parent"].fill_null(-1).to_numpy()[by_level]
+    parent = np.where(up >= 0, new[np.maximum(up, 0)], -1).astype(np.int64)
+    assert (np.diff(parent) >= 0).all()
+    key = rows[view.inclusive].to_numpy()[by_level]
+    for k in (key, np.zeros(parent.size), np.round(key, -3)):  # ties among siblings too
+        assert np.array_equal(siblings_sorted(parent, -k), np.lexsort((-k, parent)))
+        assert np.array_equal(sorted_preorder(parent, k), kernel_order(parent, k))
+    # and the order is the view's own
+    assert np.array_equal(by_level[sorted_preorder(parent, key)], np.arange(parent.size))
 
 
 def test_a_cycle_or_a_deep_chain_goes_to_the_kernels() -> None:

@@ -21,13 +21,17 @@ def stream_option(f: F) -> F:
     from cctool.ensemble import BUDGET_ENV
 
     return click.option(
-        "--stream/--no-stream", "stream", default=None,
+        "--stream/--no-stream",
+        "stream",
+        default=None,
         help="HPCToolkit databases: combine the ranks reading the files in parts (default: "
-        f"past the memory budget: half the memory the job may use, or ${BUDGET_ENV} bytes).")(f)
+        f"past the memory budget: half the memory the job may use, or ${BUDGET_ENV} bytes).",
+    )(f)
 
 
-def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | None,
-           workers: bool = False) -> bool:
+def decide(
+    path: str, fmt: str | None, stream: bool | None, *, why_not: str | None, workers: bool = False
+) -> bool:
     """Whether to read ``path`` in parts (:func:`cctool.ensemble.read_in_parts`); a
     ``--stream`` that cannot apply is a usage error.
 
@@ -37,18 +41,26 @@ def decide(path: str, fmt: str | None, stream: bool | None, *, why_not: str | No
 
     if stream:
         if database_size(path, fmt)[1] is None:
-            raise click.UsageError("--stream reads HPCToolkit databases: v4 (meta.db + "
-                                   "profile.db) or XML (experiment.xml + *.metric-db)")
+            raise click.UsageError(
+                "--stream reads HPCToolkit databases: v4 (meta.db + "
+                "profile.db) or XML (experiment.xml + *.metric-db)"
+            )
         if why_not is not None:
-            raise click.UsageError(f"--stream combines every rank; {why_not} needs the whole "
-                                   "database (--no-stream)")
+            raise click.UsageError(
+                f"--stream combines every rank; {why_not} needs the whole database (--no-stream)"
+            )
     return read_in_parts(path, fmt, stream, why_not=why_not, workers=workers)
 
 
 @contextmanager
-def tree_parts(profile: str, fmt: str | None, read_options: ReadOptions, stream: bool | None,
-               whole_for: tuple[int | None, int | None, bool, str],
-               where: ExecutorOptions) -> Iterator[Executor | None]:
+def tree_parts(
+    profile: str,
+    fmt: str | None,
+    read_options: ReadOptions,
+    stream: bool | None,
+    whole_for: tuple[int | None, int | None, bool, str],
+    where: ExecutorOptions,
+) -> Iterator[Executor | None]:
     """The executor reading ``profile`` in parts for ``tree`` (on workers when ``where``,
     --jobs or --scheduler, asks for them; a progress bar hears how far), or None when it is
     read whole. ``whole_for`` is (--rank, --thread, --data, --to): options that need the
@@ -59,12 +71,18 @@ def tree_parts(profile: str, fmt: str | None, read_options: ReadOptions, stream:
     from cctool.cli._io import progress
 
     rank, thread, data, to = whole_for
-    ex = database_executor(profile, where)
-    whole = "--rank/--thread" if rank is not None or thread is not None else (
-        "--data" if data else "--to cct" if to == "cct" else None)
+    # Workers asked for are checked before anything is read; without them the executor
+    # (and the machinery of a read in parts) is made only when the database is read so.
+    ex = database_executor(profile, where) if where.given else None
+    whole = (
+        "--rank/--thread"
+        if rank is not None or thread is not None
+        else ("--data" if data else "--to cct" if to == "cct" else None)
+    )
     whole = whole or ("--window" if read_options.window is not None else None)
-    if not decide(profile, fmt, stream, why_not=whole, workers=not ex.in_process):
+    on_workers = ex is not None and not ex.in_process
+    if not decide(profile, fmt, stream, why_not=whole, workers=on_workers):
         yield None
         return
     with progress("reading in parts") as tick:
-        yield replace(ex, progress=tick)
+        yield replace(ex or database_executor(profile, where), progress=tick)

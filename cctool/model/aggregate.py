@@ -36,11 +36,13 @@ def node_values(
     agg: str,
     loc_keep: np.ndarray,
     by_location: bool = False,
+    threads: int | None = None,
 ) -> dict[str, np.ndarray]:
     """{column: value per node} over the kept locations (a bool mask over ``gf.locations``).
 
     ``by_location`` treats every kept location as its own unit (no thread collapse): for a
-    view of one thread across ranks, or of the threads of one rank.
+    view of one thread across ranks, or of the threads of one rank. ``threads``: columns
+    combined at once (default: one a core when the table is large).
     """
     if agg not in AGGREGATIONS:
         raise ValueError(f"unknown aggregation {agg!r}")
@@ -61,7 +63,8 @@ def node_values(
     from cctool import kernels
 
     big = len(todo) > 1 and gf.metrics.height >= _THREADED_ROWS
-    kernels.on_threads(compute, todo, kernels.cores() if big else 1, "node-values")
+    workers = threads if threads is not None else kernels.cores() if big else 1
+    kernels.on_threads(compute, todo, workers, "node-values")
     for c in cols:
         key = (c, agg, by_location, loc_keep.tobytes())
         if key in memo:
@@ -208,7 +211,12 @@ def reduce_block(block: np.ndarray, agg: str) -> np.ndarray:
 
 
 def _polars_values(
-    gf: Locations, col: str, m: Metric, agg: str, loc_keep: np.ndarray, groups: np.ndarray,
+    gf: Locations,
+    col: str,
+    m: Metric,
+    agg: str,
+    loc_keep: np.ndarray,
+    groups: np.ndarray,
     nunits: int,
 ) -> np.ndarray:
     """The same as the dense path, in Polars, for blocks too large to hold densely."""
@@ -218,8 +226,12 @@ def _polars_values(
     table = pl.DataFrame({"node": gf.metrics["node"], "unit": unit, col: gf.metrics[col]})
     table = table.filter(pl.col("unit") >= 0)
     how = m.combine.value
-    combine = {"sum": pl.col(col).sum(), "max": pl.col(col).max(), "min": pl.col(col).min(),
-               "mean": pl.col(col).mean()}[how]
+    combine = {
+        "sum": pl.col(col).sum(),
+        "max": pl.col(col).max(),
+        "min": pl.col(col).min(),
+        "mean": pl.col(col).mean(),
+    }[how]
     per_unit = table.group_by("node", "unit").agg(combine)
     grouped = aggregate_locations(per_unit, "node", [col], agg, nunits)
     values = np.zeros(gf.num_nodes, dtype=np.float64)
@@ -250,8 +262,11 @@ def node_values_for(
     out: dict[str, np.ndarray] = {}
     for c in _operands(formula):
         op = gf.metric(c)
-        out[c] = (_formula_values(gf, op, agg, loc_keep, groups) if op.formula is not None
-                  else _plain_values(gf, c, op, effective_agg(op, agg), loc_keep, groups))
+        out[c] = (
+            _formula_values(gf, op, agg, loc_keep, groups)
+            if op.formula is not None
+            else _plain_values(gf, c, op, effective_agg(op, agg), loc_keep, groups)
+        )
     return out
 
 

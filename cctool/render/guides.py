@@ -173,30 +173,42 @@ def _distinct_guides(
     folded = size > deepest
     above = np.where(folded, above & ((1 << (keep - 1)) - 1), above)
     code = (above << 1) | last
-    order = np.lexsort((code, size))
-    first = np.ones(n, dtype=bool)
-    first[1:] = (np.diff(code[order]) != 0) | (np.diff(size[order]) != 0)
-    which = np.empty(n, dtype=np.int64)
-    which[order] = np.cumsum(first) - 1
+    distinct, which = _by_levels_and_code(size, code)
     pieces = [g[1 if ascii_only else 0] for g in _GUIDES]
-    # the pieces of four ancestors at once: flags (high bit first) -> their text
-    quads = ["".join(pieces[(v >> b) & 1] for b in (3, 2, 1, 0)) for v in range(16)]
+    # runs[k][v]: the pieces of k ancestors' flags v (the farthest's in the high bit)
+    runs = [[""]]
+    for k in range(1, 9):
+        runs.append([a + b for a in pieces[:2] for b in runs[k - 1]])
     fold = FOLD_MARK[ascii_only]
     texts = []
-    for levels, c in zip(size[order[first]].tolist(), code[order[first]].tolist(), strict=True):
+    for levels, c in distinct:
         own = pieces[3 if c & 1 else 2]
         if not levels:
             texts.append("")
             continue
         head, k = (f"{fold}{levels - keep} ", keep - 1) if levels > deepest else ("", levels - 1)
         parts = [head]  # flags k..1, the farthest ancestor's first
-        while k >= 4:
-            parts.append(quads[(c >> (k - 3)) & 15])
-            k -= 4
-        parts += [pieces[(c >> j) & 1] for j in range(k, 0, -1)]
+        while k >= 8:
+            parts.append(runs[8][(c >> (k - 7)) & 255])
+            k -= 8
+        parts.append(runs[k][(c >> 1) & ((1 << k) - 1)])
         parts.append(own)
         texts.append("".join(parts))
     return texts, which
+
+
+def _by_levels_and_code(
+    size: np.ndarray, code: np.ndarray
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """(the distinct (levels, code) pairs in that order, per row the index of its own): one
+    sort of both packed in a number (the codes ranked first when they are too wide)."""
+    values = None
+    if (int(size.max()) + 1) * (int(code.max()) + 1) >= 1 << 62:
+        values, code = np.unique(code, return_inverse=True)
+    span = int(code.max()) + 1
+    key, which = np.unique(size * span + code.reshape(-1), return_inverse=True)
+    codes = key % span if values is None else values[key % span]
+    return list(zip((key // span).tolist(), codes.tolist(), strict=True)), which.reshape(-1)
 
 
 _FLAG_BITS = 60  # flags gathered per row at most: rows deeper than this fold at any width shown

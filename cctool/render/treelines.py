@@ -120,7 +120,7 @@ class TreeLines:
             narrow=[True],
         )
         elide_to = None if self.full_names else (0, mark)
-        return [joined_lines(parts, width, _NARROW, elide_to, exact, no_room=True), b"\n"]
+        return joined_lines(parts, width, _NARROW, elide_to, exact, no_room=True)
 
     def _marked(self) -> bool:
         return bool(self.hot) or bool(self.markers) or bool(self.hidden)
@@ -209,7 +209,7 @@ class ViewLines:
 
         parts = LineParts([cells, guides], as_series(self.names), narrow=[False, True])
         elide_to = None if self.full_names else (1, mark)
-        return [joined_lines(parts, width, _NARROW, elide_to, exact), b"\n"]
+        return joined_lines(parts, width, _NARROW, elide_to, exact)
 
 
 def cropped(line: str, rest: str, width: int) -> str:

@@ -13,6 +13,7 @@ is the one it gives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +77,39 @@ def spellings(
     if keep.size < used.size:
         texts, at = texts[keep], np.cumsum(used)[at] - 1
     return Spellings(pl.Series(texts.tolist(), dtype=pl.String), at)
+
+
+def shared_spellings(
+    columns: Sequence[pl.Series], kinds: Sequence[Metric | ValueFormat | None], digits: int = DIGITS
+) -> list[Spellings]:
+    """:func:`spellings` of each column; columns of one format are spelled together, so a
+    value they share is spelled once (a view's inclusive and exclusive values often are the
+    same), and each keeps the texts of its own rows."""
+    keys = [
+        (k if isinstance(k, ValueFormat) else value_format(k), c.dtype)
+        for c, k in zip(columns, kinds, strict=True)
+    ]
+    out: list[Spellings | None] = [None] * len(columns)
+    for key in dict.fromkeys(keys):
+        mine = [i for i, k in enumerate(keys) if k == key]
+        both = spellings(pl.concat([columns[i] for i in mine]), key[0], digits)
+        start = 0
+        for i in mine:
+            n = columns[i].len()
+            out[i] = _own(both, start, n)
+            start += n
+    return [s for s in out if s is not None]
+
+
+def _own(both: Spellings, start: int, n: int) -> Spellings:
+    """The rows ``start`` to ``start + n`` of ``both``, with only the texts they use."""
+    if both.at is None:
+        return Spellings(both.texts.slice(start, n), None)
+    at = both.at[start : start + n]
+    used = np.bincount(at, minlength=both.texts.len()) > 0
+    if used.all():
+        return Spellings(both.texts, at)
+    return Spellings(both.texts.gather(np.flatnonzero(used)), np.cumsum(used)[at] - 1)
 
 
 def _distinct_spelled(

@@ -128,9 +128,13 @@ def assemble(
         else pl.Series("parent", [], dtype=pl.Int32),
         "depth": pl.Series("depth", np.asarray(depth, dtype=np.int32)),
     }
-    for name, col in columns.items():
-        s = col if isinstance(col, pl.Series) else pl.Series(name, col, strict=False)
-        data[name] = s.alias(name).gather(order)
+    given = pl.DataFrame(
+        [
+            c.alias(n) if isinstance(c, pl.Series) else pl.Series(n, c, strict=False)
+            for n, c in columns.items()
+        ]
+    )
+    data.update(given.gather(order).to_dict())  # the columns gathered in one call
     data[exc], data[inc] = ev[order], iv[order]
     members = (
         (new[exc_members.rows], exc_members.nodes),

@@ -16,7 +16,9 @@ Metrics that do not add up (ratios, levels, a profiler's per-rank maxima; see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -91,13 +93,33 @@ def prefetch(
     agg: str,
     rank: int | Sequence[int] | Spans | None,
     thread: int | Sequence[int] | Spans | None,
+    threads: int | None = None,
 ) -> None:
-    """Combine ``cols`` over locations together (on threads where the table is large), so
-    that the :func:`row_values` calls that follow find them done."""
+    """Combine ``cols`` over locations together (on threads where the table is large, or on
+    ``threads``), so that the :func:`row_values` calls that follow find them done."""
     if agg in LINEAR:
         from cctool.model import aggregate
 
-        aggregate.node_values(gf, cols, agg, location_mask(gf, rank, thread))
+        aggregate.node_values(gf, cols, agg, location_mask(gf, rank, thread), threads=threads)
+
+
+@contextmanager
+def beside(gf: GraphFrame, sums: Callable[[int | None], None]) -> Iterator[None]:
+    """``sums(threads)`` (a :func:`prefetch`) on a thread of its own while the block runs,
+    for a large table (a view's rows are built meanwhile: the sums wait on memory, the rows
+    on the processor), else after it; an error of the sums is raised when the block is
+    done."""
+    if gf.metrics.height < BACKGROUND_ROWS:
+        yield
+        sums(None)
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="view-values") as pool:
+        summed = pool.submit(sums, 1)
+        yield
+    summed.result()
+
+
+BACKGROUND_ROWS = 1 << 22  # metric rows from which a view sums them beside building its rows
 
 
 def _per_rank(gf: GraphFrame, col: str, members: Members, agg: str, keep: np.ndarray) -> np.ndarray:

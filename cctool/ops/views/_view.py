@@ -75,14 +75,16 @@ class View:
     def size(self) -> int:
         return self.rows.height
 
-    def with_percent(self) -> pl.DataFrame:
-        """The rows with ``<exclusive> %`` and ``<inclusive> %`` of :attr:`total` added
-        after their values; the rows alone when the values are not parts of the total."""
+    def with_percent(self, rows: pl.DataFrame | None = None) -> pl.DataFrame:
+        """The rows (or ``rows``, some of them) with ``<exclusive> %`` and ``<inclusive> %``
+        of :attr:`total` added after their values; the rows alone when the values are not
+        parts of the total."""
+        rows = self.rows if rows is None else rows
         if self.no_share is not None:
-            return self.rows
+            return rows
         scale = 100.0 / self.total if self.total else float("nan")
-        cols = [c for c in self.rows.columns]
-        out = self.rows.with_columns(
+        cols = [c for c in rows.columns]
+        out = rows.with_columns(
             (pl.col(self.exclusive) * scale).alias(percent_name(self.exclusive)),
             (pl.col(self.inclusive) * scale).alias(percent_name(self.inclusive)),
         )

@@ -3,6 +3,8 @@ callers that led to it, down to the roots (see :mod:`cctool.ops.views` for the v
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import polars as pl
 
@@ -11,7 +13,7 @@ from cctool.model.frame import GraphFrame
 from cctool.ops.views._exact import ESTIMATED, SEVERAL, function_groups, single, sums, usable
 from cctool.ops.views._frames import Frames, frames
 from cctool.ops.views._rows import assemble, metric_pair
-from cctool.ops.views._values import Members, check_additive, prefetch, row_values
+from cctool.ops.views._values import Members, beside, check_additive, prefetch, row_values
 from cctool.ops.views._view import View, ViewOptions
 
 
@@ -35,26 +37,27 @@ def bottom_up(
         inclusive first, and whose other rows (role ``caller``) are caller chains.
     """
     opts = opts or ViewOptions()
-    fr = frames(gf, opts.by)
-    parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
-    nrows = parent.size
-    role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
-        (parent < 0).astype(np.uint32)
-    )  # no Python string a row
-    cols = {
-        "name": fr.names.gather(name),
-        "role": role,
-        "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True),
-        "contexts": contexts,
-    }
-    em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
     exc, inc = metric_pair(gf, opts.metric)
     check_additive(gf, [exc, inc])
-    prefetch(gf, [exc, inc], opts.agg, opts.rank, opts.thread)
+    # Everything up to the values is made while they are summed.
+    with beside(gf, partial(prefetch, gf, [exc, inc], opts.agg, opts.rank, opts.thread)):
+        fr = frames(gf, opts.by)
+        parent, name, contexts, exc_m, inc_m, complete, levels = _levels(fr, depth, max_rows)
+        nrows = parent.size
+        role = pl.Series("role", ["caller", "function"], dtype=pl.String).gather(
+            (parent < 0).astype(np.uint32)
+        )  # no Python string a row
+        cols = {
+            "name": fr.names.gather(name),
+            "role": role,
+            "node": pl.repeat(None, nrows, dtype=pl.Int32, eager=True),
+            "contexts": contexts,
+        }
+        em, im = Members(exc_m[0], exc_m[1], nrows), Members(inc_m[0], inc_m[1], nrows)
+        tables = usable(gf, opts, exc, inc)
     ev = row_values(gf, exc, em, opts.agg, opts.rank, opts.thread)
     iv = row_values(gf, inc, im, opts.agg, opts.rank, opts.thread)
     notes = []
-    tables = usable(gf, opts, exc, inc)
     if tables is not None and opts.by in tables.functions.columns:
         ng = fr.names.len()
         group = function_groups(

@@ -20,8 +20,13 @@ FILE_RE = re.compile(r"-(\d+)-(\d+)-([0-9A-Za-z]+)-(\d+)-\d+\.metric-db$")
 def metric_db_paths(folder: Path) -> list[Path]:
     """The ``*.metric-db`` files in ``folder`` (a plain scan: ``Path.glob`` takes 0.1 s for
     1,536 files)."""
+    return [folder / name for name in metric_db_names(folder)]
+
+
+def metric_db_names(folder: Path) -> list[str]:
+    """The names of :func:`metric_db_paths`, in its order (no path made for each)."""
     with os.scandir(folder) as entries:
-        return [folder / e.name for e in entries if e.name.endswith(".metric-db")]
+        return [e.name for e in entries if e.name.endswith(".metric-db")]
 
 
 def metric_files(folder: Path) -> list[tuple[int, int, Path]]:

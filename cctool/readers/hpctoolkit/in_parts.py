@@ -33,13 +33,13 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
+from cctool.readers.hpctoolkit.databases import is_xml
 from cctool.readers.hpctoolkit.tree_plan import tree_plan
 from cctool.readers.hpctoolkit.v4_ranges import Scan, Sums, drop_scratch, ranges, scan
 from cctool.readers.hpctoolkit.xml_ranges import (
     XmlDatabase,
     XmlScan,
     finish_xml,
-    is_xml,
     open_xml,
     scan_xml,
 )
@@ -87,8 +87,10 @@ def open_db(path: str | Path) -> Database | XmlDatabase:
     if is_xml(path):
         return open_xml(path)
     if not v4.sniff(v4.folder_of(Path(path))):
-        raise CctoolError(f"{path}: not an HPCToolkit database (v4: meta.db + profile.db; XML: "
-                          "experiment.xml + *.metric-db)")
+        raise CctoolError(
+            f"{path}: not an HPCToolkit database (v4: meta.db + profile.db; XML: "
+            "experiment.xml + *.metric-db)"
+        )
     return open_v4(path)
 
 
@@ -124,15 +126,20 @@ class _Task:
         return scan(self.scan, span, self.pick, self.sketch)
 
 
-def reduce_db(db: Database | XmlDatabase, executor: Executor | None = None,
-              pick: tuple[int, np.ndarray] | None = None, tasks: int | None = None,
-              sketch: int | None = None) -> Sums:
+def reduce_db(
+    db: Database | XmlDatabase,
+    executor: Executor | None = None,
+    pick: tuple[int, np.ndarray] | None = None,
+    tasks: int | None = None,
+    sketch: int | None = None,
+) -> Sums:
     """:class:`Sums` over every rank of ``db`` (``pick``, ``sketch``: see :func:`scan`)."""
     ex = executor or Executor()
     spans = ranges(db.scan, tasks or task_count(db))
     scan_ = db.scan if ex.in_process else _absolute(db.scan)
-    merged = ex.map_reduce(_Task(scan_, pick, sketch), spans, Sums.merge,
-                           threads=os.cpu_count() or 1)
+    merged = ex.map_reduce(
+        _Task(scan_, pick, sketch), spans, Sums.merge, threads=os.cpu_count() or 1
+    )
     drop_scratch()
     if merged is None:
         raise CctoolError(f"{db.scan.folder}: the database holds no profile")
@@ -153,8 +160,11 @@ def _absolute(scan_: Scan | XmlScan) -> Scan | XmlScan:
     from cctool.distributed import remote_path
 
     if isinstance(scan_, XmlScan):
-        return replace(scan_, folder=remote_path(scan_.folder),
-                       files=tuple(remote_path(f) for f in scan_.files))
+        return replace(
+            scan_,
+            folder=remote_path(scan_.folder),
+            files=tuple(remote_path(f) for f in scan_.files),
+        )
     return replace(scan_, folder=remote_path(scan_.folder))
 
 
@@ -177,9 +187,14 @@ def combine(sums: Sums, agg: str) -> np.ndarray:
     raise CctoolError(f"unknown combination over ranks {agg!r}; use {', '.join(AGGS)}")
 
 
-def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None = None,
-                 ranks_per_task: int | None = None, sketch: bool = False,
-                 metric: str | None = None) -> Aggregate:
+def aggregate_v4(
+    path: str | Path,
+    agg: str = "mean",
+    executor: Executor | None = None,
+    ranks_per_task: int | None = None,
+    sketch: bool = False,
+    metric: str | None = None,
+) -> Aggregate:
     """Aggregate the v4 database at ``path`` over its ranks (see the module docstring);
     with ``sketch``, the partials of ``metric`` (None: the default one) get a quantile
     sketch, for percentiles."""
@@ -198,8 +213,15 @@ def aggregate_v4(path: str | Path, agg: str = "mean", executor: Executor | None 
     for j, name in enumerate(names):
         if name is None:
             continue
-        parts[name] = Partials(sums.ranks, sums.total[j][rows], sums.m2[j][rows],
-                               sums.min[j][rows], sums.max[j][rows], empty, empty)
+        parts[name] = Partials(
+            sums.ranks,
+            sums.total[j][rows],
+            sums.m2[j][rows],
+            sums.min[j][rows],
+            sums.max[j][rows],
+            empty,
+            empty,
+        )
         if j == column and sums.sketch is not None:
             parts[name] = _gather(sums.sketch, rows)
     return Aggregate(frame, parts, sums.ranks, sums, rows)
@@ -240,8 +262,15 @@ def _gather(part: Partials, pick: np.ndarray) -> Partials:
     keep = node >= 0
     keys = node[keep] * WIDTH + part.keys[keep] % WIDTH
     order = np.argsort(keys, kind="stable")
-    return Partials(part.units, part.sum[pick], part.m2[pick], part.min[pick], part.max[pick],
-                    keys[order], part.counts[keep][order])
+    return Partials(
+        part.units,
+        part.sum[pick],
+        part.m2[pick],
+        part.min[pick],
+        part.max[pick],
+        keys[order],
+        part.counts[keep][order],
+    )
 
 
 def _column_names(db: Database | XmlDatabase, frame: GraphFrame) -> list[str | None]:
@@ -259,8 +288,9 @@ def _column_names(db: Database | XmlDatabase, frame: GraphFrame) -> list[str | N
     return out
 
 
-def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
-           agg: str) -> tuple[GraphFrame, np.ndarray]:
+def finish(
+    db: Database | XmlDatabase, sums: Sums, values: np.ndarray, agg: str
+) -> tuple[GraphFrame, np.ndarray]:
     """The aggregated GraphFrame (one location holding ``values``), pruned as the reader
     prunes; and the scan node of each of its nodes."""
     from cctool.readers.hpctoolkit import v4
@@ -283,19 +313,32 @@ def finish(db: Database | XmlDatabase, sums: Sums, values: np.ndarray,
         columns[names[c]] = values[2 * c][pick]
         columns[inclusive_name(names[c])] = values[2 * c + 1][pick]
         exclusive.append(names[c])
-    attrs = {k: v4.attribute_column(k, tree[k][nodes]) for k in ("name", "type", "file", "line",
-                                                        "module", "callsite", "hpctoolkit_id")}
-    metadata = {"format": v4.NAME, "path": scan_.folder, "program": db.meta["title"],
-                "num_ranks": db.ranks, "aggregated": f"{agg} over {db.ranks} ranks",
-                "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), "
-                               "read in parts",
-                "metric_units": {names[c]: v4.UNITS.get(units[c] or "", units[c] or names[c])
-                                 for c in nonzero}}
+    attrs = {
+        k: v4.attribute_column(k, tree[k][nodes])
+        for k in ("name", "type", "file", "line", "module", "callsite", "hpctoolkit_id")
+    }
+    metadata = {
+        "format": v4.NAME,
+        "path": scan_.folder,
+        "program": db.meta["title"],
+        "num_ranks": db.ranks,
+        "aggregated": f"{agg} over {db.ranks} ranks",
+        "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), read in parts",
+        "metric_units": {
+            names[c]: v4.UNITS.get(units[c] or "", units[c] or names[c]) for c in nonzero
+        },
+    }
     prefer = [m for m in ("time", *exclusive) if m in exclusive]
-    gf = GraphFrame.from_arrays(parent, attrs, columns, exclusive=exclusive,
-                                inclusive=[inclusive_name(m) for m in exclusive],
-                                metadata=metadata, derive_inclusive=False,
-                                default_metric=inclusive_name(prefer[0]) if prefer else None)
+    gf = GraphFrame.from_arrays(
+        parent,
+        attrs,
+        columns,
+        exclusive=exclusive,
+        inclusive=[inclusive_name(m) for m in exclusive],
+        metadata=metadata,
+        derive_inclusive=False,
+        default_metric=inclusive_name(prefer[0]) if prefer else None,
+    )
     # from_arrays numbered the nodes in preorder: find each one's scan node by context id.
     ids = tree["hpctoolkit_id"][nodes]
     sorter = np.argsort(ids)

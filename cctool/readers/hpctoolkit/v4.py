@@ -48,13 +48,13 @@ from cctool.readers.hpctoolkit import _v4_blocks as blocks
 from cctool.readers.hpctoolkit import _v4_checks as checks
 from cctool.readers.hpctoolkit import _v4_nostruct as nostruct
 from cctool.readers.hpctoolkit import _v4_trace as trace
+from cctool.readers.hpctoolkit import databases
 from cctool.readers.hpctoolkit._v4_db import IDX, VAL, Db, Slab, dtype, read_meta
 from cctool.readers.hpctoolkit.xml import repeat_rows
 
-NAME = "hpctoolkit-v4"
+NAME = databases.V4_NAME
 DESCRIPTION = "HPCToolkit sparse database, 2022+ (meta.db + profile.db)"
 
-_FILES = ("meta.db", "profile.db", "cct.db", "trace.db")
 UNITS = {"sec": "s", "usec": "us", "nsec": "ns", "msec": "ms"}  # -> metric_units strings
 _ENTRY, _FUNCTION, _LOOP, _LINE, _INSTRUCTION = -1, 0, 1, 2, 3
 _PI = dtype(
@@ -72,15 +72,11 @@ _VAL, _IDX = VAL, IDX  # packed, 10 and 12 bytes
 
 
 def folder_of(path: Path) -> Path:
-    return path.parent if path.name in _FILES else path
+    return databases.v4_folder(path)
 
 
 def sniff(path: Path) -> bool:
-    meta = folder_of(path) / "meta.db"
-    if not meta.is_file():
-        return False
-    with open(meta, "rb") as fh:
-        return fh.read(14) == b"HPCTOOLKITmeta"
+    return databases.is_v4(path)
 
 
 def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:

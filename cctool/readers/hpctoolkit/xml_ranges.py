@@ -30,6 +30,7 @@ from cctool.errors import CctoolError
 from cctool.model.columns import inclusive_name
 from cctool.model.frame import GraphFrame
 from cctool.model.partials import Partials
+from cctool.readers.hpctoolkit.databases import is_xml
 from cctool.readers.hpctoolkit.v4_ranges import CHUNK_VALUES, Sums, add_block, rank_chunks
 
 
@@ -82,15 +83,6 @@ class XmlDatabase:
     warned: bool
 
 
-def is_xml(path: str | Path) -> bool:
-    """Whether ``path`` is an XML database with metric-db files (what this module scans)."""
-    from cctool.readers.hpctoolkit import xml as hp
-    from cctool.readers.hpctoolkit._metricdb import metric_db_paths
-
-    folder = hp.experiment_xml(Path(path)).parent
-    return hp.sniff(Path(path)) and bool(metric_db_paths(folder))
-
-
 def open_xml(path: str | Path) -> XmlDatabase:
     """Parse the database's ``experiment.xml`` and list its metric-db files (headers only)."""
     from cctool import kernels
@@ -112,17 +104,37 @@ def open_xml(path: str | Path) -> XmlDatabase:
     threads = np.asarray([t for _, t, _ in files], dtype=np.int64)
     warned = gaps.check_files(xml.parent, ranks, threads)
     exclusive = [n for n, k in zip(names, kinds, strict=True) if k == "exclusive"]
-    derive = tuple(j for j, n in enumerate(names)
-                   if kinds[j] == "exclusive" and inclusive_name(n) not in names)
+    derive = tuple(
+        j for j, n in enumerate(names) if kinds[j] == "exclusive" and inclusive_name(n) not in names
+    )
     columns = names + [inclusive_name(names[j]) for j in derive]
-    scan_ = XmlScan(str(xml.parent), tuple(str(p) for _, _, p in files), lay["rows"],
-                    lay["keep"][order], parent, lay["pairs"],
-                    tuple(k == "exclusive" for k in kinds), derive,
-                    tuple(_factor(lay["units"], c) for c in columns), np.arange(len(files)),
-                    ranks, threads)
+    scan_ = XmlScan(
+        str(xml.parent),
+        tuple(str(p) for _, _, p in files),
+        lay["rows"],
+        lay["keep"][order],
+        parent,
+        lay["pairs"],
+        tuple(k == "exclusive" for k in kinds),
+        derive,
+        tuple(_factor(lay["units"], c) for c in columns),
+        np.arange(len(files)),
+        ranks,
+        threads,
+    )
     inclusive = [c for c in columns if c not in exclusive]
-    return XmlDatabase(scan_, attrs, columns, exclusive, inclusive, lay["units"],
-                       lay["program"], lay["summary"], int(np.unique(ranks).size), warned)
+    return XmlDatabase(
+        scan_,
+        attrs,
+        columns,
+        exclusive,
+        inclusive,
+        lay["units"],
+        lay["program"],
+        lay["summary"],
+        int(np.unique(ranks).size),
+        warned,
+    )
 
 
 def _take(values: Any, order: np.ndarray) -> Any:
@@ -146,16 +158,26 @@ def _factor(units: dict[str, str], column: str) -> float:
     return factor if dim in (Dimension.TIME, Dimension.BYTES) else 1.0
 
 
-def scan_xml(scan_: XmlScan, span: tuple[int, int], pick: tuple[int, np.ndarray] | None = None,
-             sketch: int | None = None) -> Sums:
+def scan_xml(
+    scan_: XmlScan,
+    span: tuple[int, int],
+    pick: tuple[int, np.ndarray] | None = None,
+    sketch: int | None = None,
+) -> Sums:
     """The :class:`Sums` of the files ``scan_.profiles[span[0]:span[1]]`` (whole ranks);
     ``pick`` and ``sketch`` as for :func:`cctool.readers.hpctoolkit.v4_ranges.scan`."""
     from cctool.model.partials import merge_all
 
     n, cols = scan_.keep.size, scan_.ncols
-    out = Sums(0, np.zeros((cols, n)), np.zeros((cols, n)), np.full((cols, n), -np.inf),
-               np.full((cols, n), np.inf), np.zeros((0, n), dtype=bool),
-               np.zeros((0, 0 if pick is None else len(pick[1]))))
+    out = Sums(
+        0,
+        np.zeros((cols, n)),
+        np.zeros((cols, n)),
+        np.full((cols, n), -np.inf),
+        np.full((cols, n), np.inf),
+        np.zeros((0, n), dtype=bool),
+        np.zeros((0, 0 if pick is None else len(pick[1]))),
+    )
     sketches: list[Partials] = []
     per_chunk = max(1, CHUNK_VALUES // max(n * len(scan_.exclusive), 1))
     for lo, end in rank_chunks(scan_.rank, span, per_chunk):
@@ -211,8 +233,9 @@ def _in_base_unit(values: np.ndarray, factor: float) -> np.ndarray:
     return got.reshape(values.shape)
 
 
-def finish_xml(db: XmlDatabase, sums: Sums, values: np.ndarray,
-               agg: str) -> tuple[GraphFrame, np.ndarray]:
+def finish_xml(
+    db: XmlDatabase, sums: Sums, values: np.ndarray, agg: str
+) -> tuple[GraphFrame, np.ndarray]:
     """The aggregated GraphFrame (one location holding ``values``, the reader's nodes and
     metric descriptors) and the scan node of each of its nodes."""
     from cctool.model.units import normalise
@@ -223,15 +246,25 @@ def finish_xml(db: XmlDatabase, sums: Sums, values: np.ndarray,
         _check_summary(db, sums)
     columns: dict[str, Any] = {"node": np.arange(scan_.keep.size)}
     columns.update(zip(db.columns, values, strict=True))
-    metadata = {"format": hp.NAME, "path": scan_.folder, "program": db.program,
-                "num_ranks": db.ranks, "aggregated": f"{agg} over {db.ranks} ranks",
-                "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), "
-                               "read in parts",
-                "metric_units": db.units}
-    gf = GraphFrame.from_arrays(scan_.parent, db.attrs, columns, exclusive=db.exclusive,
-                                inclusive=db.inclusive, metadata=metadata,
-                                default_metric=db.inclusive[0] if db.inclusive else None,
-                                derive_inclusive=False)
+    metadata = {
+        "format": hp.NAME,
+        "path": scan_.folder,
+        "program": db.program,
+        "num_ranks": db.ranks,
+        "aggregated": f"{agg} over {db.ranks} ranks",
+        "values_note": f"{agg} over {db.ranks} ranks (each rank's threads summed), read in parts",
+        "metric_units": db.units,
+    }
+    gf = GraphFrame.from_arrays(
+        scan_.parent,
+        db.attrs,
+        columns,
+        exclusive=db.exclusive,
+        inclusive=db.inclusive,
+        metadata=metadata,
+        default_metric=db.inclusive[0] if db.inclusive else None,
+        derive_inclusive=False,
+    )
     # The scan already holds base units: take normalise's descriptors, keep the values.
     gf = replace(normalise(gf), metrics=gf.metrics)
     ids = scan_.keep + 1
@@ -250,8 +283,7 @@ def _check_summary(db: XmlDatabase, sums: Sums) -> None:
         if column in db.columns:
             j = db.columns.index(column)
             got = float(sums.total[j][roots].sum()) / db.scan.factor[j]  # back to its unit
-            gaps.check_total(Path(db.scan.folder), expected, got,
-                                    int(db.scan.rank.max()), column)
+            gaps.check_total(Path(db.scan.folder), expected, got, int(db.scan.rank.max()), column)
 
 
 def column_of(db: XmlDatabase, metric: str | None) -> int:
