@@ -37,9 +37,9 @@ merged from the one finer, the summary's sums added on the way (:mod:`.timeline_
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,10 +48,11 @@ import polars as pl
 from cctool import kernels
 from cctool.errors import CctoolError
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import LaneCount, Timeline, TimelineParts
+from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops import timeline_pieces as tp
 from cctool.ops.timeline_census import Census, take_census
 from cctool.ops.timeline_depth import DepthCensus, DepthChoice
+from cctool.ops.timeline_passes import lane_segments, warming_counts
 from cctool.ops.timeline_sums import SummarySums
 
 __all__ = ["Level", "TimelineDetail", "detail_of_parts", "timeline_detail"]
@@ -166,7 +167,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     """
     warming: list[threading.Thread] = []
     try:
-        census = take_census(_warming(open_parts(), warming))
+        census = take_census(warming_counts(open_parts(), warming))
     finally:  # loaded (or not) before the levels, and never left running at an error
         for thread in warming:
             thread.join()
@@ -194,33 +195,6 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
-def _warming(parts: TimelineParts, started: list[threading.Thread]) -> TimelineParts:
-    """``parts`` whose first location counted starts loading the levels' kernel on a thread
-    (put in ``started``) if the trace looks large enough for it (its lines like the first):
-    the first pass then counts the rest meanwhile."""
-    if parts.counts is None:
-        return parts
-
-    def counts(given: Iterator[LaneCount]) -> Iterator[LaneCount]:
-        for i, count in enumerate(given):
-            if i == 0:
-                pieces = count.segments * max(parts.locations.height, 1)
-                started.append(threading.Thread(target=_warm, args=(pieces,),
-                                                name="warm-levels", daemon=True))
-                started[-1].start()
-            yield count
-
-    return replace(parts, counts=counts(parts.counts))
-
-
-def _warm(pieces: int) -> None:
-    """Load the levels' kernel; any problem is left to the levels' own call to report."""
-    try:
-        kernels.warm_lane_levels(pieces, 8)
-    except Exception:  # reported where the kernel is used
-        pass
-
-
 def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.DataFrame,
                  index: dict[tuple[Any, ...], int], parent: np.ndarray, depth: int,
                  took: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None) -> None:
@@ -242,7 +216,7 @@ def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.Data
     with ThreadPoolExecutor(kernels.cores(), thread_name_prefix="levels") as pool:
         adding: _Batch | None = None
         try:
-            for lane, start, end, node in _ran(parts, key, index):
+            for lane, start, end, node in lane_segments(parts, key, index):
                 if redo is not None:  # only the lanes an earlier pass left levels out of
                     keep = redo[lane]
                     if not keep.any():
@@ -276,43 +250,6 @@ def _make_levels(parts: TimelineParts, state: _Levels, origin: int, key: pl.Data
         except BaseException:  # the chunks not begun yet are dropped, not made
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-
-
-def _ran(parts: TimelineParts, key: pl.DataFrame,
-         index: dict[tuple[Any, ...], int]) -> Iterator[tuple[np.ndarray, ...]]:
-    """Each part's (or, where the reader has them, each line's) segments that ran: their
-    lane, start, end and node (int64)."""
-    if parts.lines is not None:
-        for line in parts.lines:
-            ran = line.end > line.start
-            if ran.any():
-                yield (np.full(int(ran.sum()), index[(line.rank, line.thread)], dtype=np.int64),
-                       line.start[ran], line.end[ran], line.node[ran].astype(np.int64))
-        return
-    for part in parts.parts:
-        seg = part.segments
-        del part  # not held while the next part is read
-        start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
-        ran = end > start
-        if ran.any():
-            got = (_lanes(seg, ran, key, index), start[ran], end[ran],
-                   seg["node"].to_numpy()[ran].astype(np.int64))
-            del seg, start, end
-            yield got
-            del got
-
-
-def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
-           index: dict[tuple[Any, ...], int]) -> np.ndarray:
-    """The lane of each segment of ``seg`` where ``ran`` (``key``: ``lane``, ``rank``,
-    ``thread``; ``index`` the same as a mapping): a part of one location (a trace.db line)
-    takes it from the mapping."""
-    rank, thread = seg["rank"], seg["thread"]
-    if rank.n_unique() == 1 and thread.n_unique() == 1:
-        return np.full(int(ran.sum()), index[(rank[0], thread[0])], dtype=np.int64)
-    joined = seg.filter(pl.Series(ran)).join(key, on=["rank", "thread"], how="left",
-                                             maintain_order="left")
-    return joined["lane"].to_numpy().astype(np.int64)
 
 
 def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, ...]],
