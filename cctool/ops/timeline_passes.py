@@ -29,8 +29,9 @@ def warming_counts(parts: TimelineParts, started: list[threading.Thread]) -> Tim
         for i, count in enumerate(given):
             if i == 0:
                 pieces = count.segments * max(parts.locations.height, 1)
-                started.append(threading.Thread(target=_warm, args=(pieces,),
-                                                name="warm-levels", daemon=True))
+                started.append(
+                    threading.Thread(target=_warm, args=(pieces,), name="warm-levels", daemon=True)
+                )
                 started[-1].start()
             yield count
 
@@ -45,16 +46,21 @@ def _warm(pieces: int) -> None:
         pass
 
 
-def lane_segments(parts: TimelineParts, key: pl.DataFrame,
-                  index: dict[tuple[Any, ...], int]) -> Iterator[tuple[np.ndarray, ...]]:
+def lane_segments(
+    parts: TimelineParts, key: pl.DataFrame, index: dict[tuple[Any, ...], int]
+) -> Iterator[tuple[np.ndarray, ...]]:
     """Each part's (or, where the reader has them, each line's) segments that ran: their
     lane, start, end and node (int64)."""
     if parts.lines is not None:
         for line in parts.lines:
             ran = line.end > line.start
             if ran.any():
-                yield (np.full(int(ran.sum()), index[(line.rank, line.thread)], dtype=np.int64),
-                       line.start[ran], line.end[ran], line.node[ran].astype(np.int64))
+                yield (
+                    np.full(int(ran.sum()), index[(line.rank, line.thread)], dtype=np.int64),
+                    line.start[ran],
+                    line.end[ran],
+                    line.node[ran].astype(np.int64),
+                )
         return
     for part in parts.parts:
         seg = part.segments
@@ -62,21 +68,27 @@ def lane_segments(parts: TimelineParts, key: pl.DataFrame,
         start, end = seg["start"].to_numpy(), seg["end"].to_numpy()
         ran = end > start
         if ran.any():
-            got = (_lanes(seg, ran, key, index), start[ran], end[ran],
-                   seg["node"].to_numpy()[ran].astype(np.int64))
+            got = (
+                _lanes(seg, ran, key, index),
+                start[ran],
+                end[ran],
+                seg["node"].to_numpy()[ran].astype(np.int64),
+            )
             del seg, start, end
             yield got
             del got
 
 
-def _lanes(seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame,
-           index: dict[tuple[Any, ...], int]) -> np.ndarray:
+def _lanes(
+    seg: pl.DataFrame, ran: np.ndarray, key: pl.DataFrame, index: dict[tuple[Any, ...], int]
+) -> np.ndarray:
     """The lane of each segment of ``seg`` where ``ran`` (``key``: ``lane``, ``rank``,
     ``thread``; ``index`` the same as a mapping): a part of one location (a trace.db line)
     takes it from the mapping."""
     rank, thread = seg["rank"], seg["thread"]
     if rank.n_unique() == 1 and thread.n_unique() == 1:
         return np.full(int(ran.sum()), index[(rank[0], thread[0])], dtype=np.int64)
-    joined = seg.filter(pl.Series(ran)).join(key, on=["rank", "thread"], how="left",
-                                             maintain_order="left")
+    joined = seg.filter(pl.Series(ran)).join(
+        key, on=["rank", "thread"], how="left", maintain_order="left"
+    )
     return joined["lane"].to_numpy().astype(np.int64)
