@@ -134,3 +134,9 @@ def test_dispatcher_slices_levels_and_pairs() -> None:
     # Level 1 (one 8 ns bucket): 1 holds 6 ns (its own 2, its child 2's 4): the path 0-1-2.
     assert [a.tolist() for a in got.runs[1]] == [[0], [0], [1], [2]]
     assert [a.tolist() for a in got.pairs[0]] == [[0, 0, 0], [1, 2, 3], [2, 4, 2]]
+
+
+def test_a_whole_trace_runs_the_compiled_kernel() -> None:
+    """The twin costs ~1.6 us a piece and level (minutes for a whole trace.db): from
+    LANE_LEVELS_COMPILED_WORK the compiled kernel is used, compiled first if need be."""
+    assert kernels._lane_levels_impl(kernels.LANE_LEVELS_COMPILED_WORK) is _jit

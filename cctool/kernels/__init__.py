@@ -78,6 +78,11 @@ PREORDER_LEVEL_WIDTH = 32
 # 5 ns a row after its 0.4-0.9 s load: from this many rows, or rows x depth, the kernel pays.
 HEAVIEST_PATHS_COMPILED_ROWS = 200_000
 HEAVIEST_PATHS_COMPILED_WORK = 2_000_000
+# Levels of detail: the twin sorts every piece at every level, about 1.6 us a piece and
+# level (a 240,000-segment lane, 7 levels: 2.8 s), the compiled kernel about 20 ns after its
+# 0.3-0.4 s load; from this many pieces x levels the kernel is compiled rather than the twin
+# run while a background compile finishes (a whole trace.db would take minutes).
+LANE_LEVELS_COMPILED_WORK = 2_000_000
 
 
 def cores() -> int:
@@ -363,12 +368,18 @@ def warm_lane_levels(pieces: int, levels: int) -> None:
     """Load the compiled :func:`lane_levels` now if it will be picked for ``pieces`` pieces
     and ``levels`` levels: the timeline page calls this on a thread while it counts the
     trace's segments, so loading Numba is off the page's critical path."""
-    if _fast(pieces * max(levels, 1) >= SMALL_WORK) is _reference:
+    if _lane_levels_impl(pieces * max(levels, 1)) is _reference:
         return
     one = np.array([0, 1], dtype=np.int64)
     lane_levels(one, one[:1], one[1:], one[:1], 1, 1, 2, [0], np.array([-1]),
                 np.zeros(1, dtype=np.int64), 0)
     heaviest_paths(one, one[:1], one[1:], np.array([-1]))
+
+
+def _lane_levels_impl(work: int) -> ModuleType:
+    """Where :func:`lane_levels` runs ``work`` pieces x levels: compiled (in the foreground
+    if need be) from :data:`LANE_LEVELS_COMPILED_WORK`, else as :func:`_fast` decides."""
+    return _compiled() if work >= LANE_LEVELS_COMPILED_WORK else _fast(work >= SMALL_WORK)
 
 
 class LaneLevels(NamedTuple):
@@ -394,7 +405,7 @@ def lane_levels(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: n
     kernel (one merge per level of rows kept sorted) is the faster once loaded."""
     start, end = _as_i64(start), _as_i64(end)
     pieces = len(start) + (int(end.max()) // int(width) if len(end) else 0)
-    impl = _fast(pieces * max(levels, 1) >= SMALL_WORK)
+    impl = _lane_levels_impl(pieces * max(levels, 1))
     got = impl.lane_levels(_as_i64(offsets), start, end, _as_i64(node), int(width),
                            int(levels), int(span), _as_i64(np.asarray(pairs_at)),
                            _as_i64(parent),
