@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cctool.kernels._jit_paths import _children
+from cctool.kernels._jit_paths import _children, _lower
 
 
 @njit(cache=True, inline="always")
@@ -30,21 +30,13 @@ def _sizes(parent):  # pragma: no cover - compiled
 
 @njit(cache=True, inline="always")
 def _gallop(a, lo, hi, x):  # pragma: no cover - compiled
-    # The first index in [lo, hi) of sorted a with a[i] >= x, a[lo] < x: searched from lo
-    # in doubling steps (a child's rows are mostly few), then halving.
+    # The first index in [lo, hi) of sorted a with a[i] >= x, a[lo] < x: found from lo in
+    # doubling steps (a child's rows are mostly few), then by halving the last step.
     step = 1
     while lo + step < hi and a[lo + step] < x:
         lo += step
         step <<= 1
-    hi = min(lo + step, hi)
-    lo += 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return _lower(a, lo + 1, min(lo + step, hi), x)
 
 
 @njit(cache=True, inline="always")
