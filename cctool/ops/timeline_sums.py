@@ -153,8 +153,15 @@ class SummarySums:
                     .sum(axis=1)
                 )
             was = w
-            at = np.flatnonzero(grid)
-            self.add(w, (at // self.nodes, at % self.nodes, grid.reshape(-1)[at]))
+            if w not in self.sums:  # dropped with a coarser one
+                continue
+            # A width with too many pairs is dropped (as add would) before they are listed:
+            # most of the finer ones have millions.
+            if np.count_nonzero(grid) > self.limit and w != self.widths[0]:
+                self._drop(w)
+                continue
+            bucket, node = np.nonzero(grid)
+            self.add(w, (bucket.astype(np.int64), node.astype(np.int64), grid[bucket, node]))
 
     def _add_pending(self, width: int) -> None:
         """The waiting sums of a candidate added to its total."""

@@ -87,6 +87,11 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         metrics: metrics to keep (``time``, ``time (inc)`` and ``CPUTIME (sec)`` all name the
             same one); default: every metric with a non-zero value.
     """
+    return _read(path, metrics)[0]
+
+
+def _read(path: Path, metrics: Sequence[str] | None = None) -> tuple[GraphFrame, dict[str, Any]]:
+    """:func:`read`'s frame and the meta.db it read (:func:`meta_of`)."""
     folder = folder_of(path)
     try:
         prof = Db(folder / "profile.db", b"prof", NAME)
@@ -98,7 +103,7 @@ def read(path: Path, metrics: Sequence[str] | None = None) -> GraphFrame:
         warm = threading.Thread(target=_warm_kernel, args=(work,), daemon=True)
         warm.start()
         meta = meta_of(folder)
-        return _build(meta, prof, infos, tuples, folder, metrics, warm.join)
+        return _build(meta, prof, infos, tuples, folder, metrics, warm.join), meta
     except (ValueError, IndexError, OverflowError, struct.error) as exc:
         # Fields that each passed their bounds checks but contradict one another.
         raise ReaderError(folder, f"inconsistent database ({exc})", fmt=NAME) from exc
@@ -127,7 +132,8 @@ def read_window(path: Path, window: Window) -> GraphFrame:
 
 def _trace_inputs(path: Path) -> tuple[Path, GraphFrame, dict[str, Any], str]:
     folder = folder_of(path)
-    return folder, read(folder), meta_of(folder)["contexts"], NAME
+    tree, meta = _read(folder)
+    return folder, tree, meta["contexts"], NAME
 
 
 def meta_of(folder: Path) -> dict[str, Any]:
