@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from cctool.kernels import cores
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import NS_PER_S, Timeline, TimelineParts, Window
 from cctool.ops.timeline_detail import TimelineDetail, detail_of_parts
+from cctool.render.gzip_blocks import gzip_blocks
 from cctool.render.html._payload import encode_strings, to_script_json
 from cctool.render.palette import PALETTE
 from cctool.render.values import format_value, rules_script, unit_format
@@ -182,15 +184,16 @@ def _gaps(start: np.ndarray, end: np.ndarray, offsets: np.ndarray) -> np.ndarray
 def pack(arrays: dict[str, np.ndarray], types: dict[str, str]) -> tuple[dict[str, Any], bytes]:
     """Arrays as one gzipped little-endian buffer, each aligned to 8 bytes, and the manifest
     ``{name: [byte offset, type, length]}`` of the unpacked buffer."""
-    parts, manifest, at = [], {}, 0
+    manifest, at = {}, 0
     for name, values in arrays.items():
-        dtype = np.dtype(_DTYPES[types[name]]).newbyteorder("<")
-        raw = np.ascontiguousarray(values, dtype=dtype).tobytes()
         manifest[name] = [at, types[name], int(len(values))]
-        pad = -len(raw) % 8
-        parts.append(raw + bytes(pad))
-        at += len(raw) + pad
-    return manifest, gzip.compress(b"".join(parts), compresslevel=1, mtime=0)
+        at += -(-len(values) * np.dtype(_DTYPES[types[name]]).itemsize // 8) * 8
+    raw = bytearray(at)  # zeros: the padding
+    for name, values in arrays.items():
+        start, kind, n = manifest[name]
+        dtype = np.dtype(_DTYPES[kind]).newbyteorder("<")
+        np.frombuffer(raw, dtype=dtype, count=n, offset=start)[:] = values
+    return manifest, gzip_blocks(raw, 1, cores())
 
 
 def unpack(manifest: dict[str, Any], blob: bytes) -> dict[str, np.ndarray]:
