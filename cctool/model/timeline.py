@@ -161,7 +161,8 @@ def _in_order(seg: pl.DataFrame) -> bool:
 class LaneSegments(NamedTuple):
     """One location's segments as a reader holds them, without a table: ``start``, ``end``
     (int64 ns on the trace's clock) and ``node`` (int64 ids of the tree), sorted by start,
-    not overlapping, checked as :meth:`Timeline.validate` checks (empty ones included)."""
+    not overlapping, checked as :meth:`Timeline.validate` checks (empty ones included, but
+    in :attr:`TimelineParts.lines`)."""
 
     rank: int
     thread: int
@@ -186,8 +187,9 @@ class TimelineParts:
     (origin, end of the last segment) in ns, the ``rank``/``thread`` locations it holds,
     and the parts, each a :class:`Timeline` of some of the locations on that tree.
 
-    ``lines``, where the reader has them: the same segments a location at a time as NumPy
-    arrays (what a consumer of every segment, the timeline page, reads faster than tables);
+    ``lines``, where the reader has them: the same segments that ran (the non-empty ones) a
+    location at a time as NumPy arrays (what a consumer of every segment, the timeline page,
+    reads faster than tables);
     a consumer reads ``parts`` or ``lines`` (or ``counts``), one of them. ``counts``, where
     the reader can count without building segments: each location's :class:`LaneCount`
     (the page's first pass)."""

@@ -51,16 +51,11 @@ def lane_segments(
 ) -> Iterator[tuple[np.ndarray, ...]]:
     """Each part's (or, where the reader has them, each line's) segments that ran: their
     lane, start, end and node (int64)."""
-    if parts.lines is not None:
+    if parts.lines is not None:  # segments that ran only, int64 (TimelineParts.lines)
         for line in parts.lines:
-            ran = line.end > line.start
-            if ran.any():
-                yield (
-                    np.full(int(ran.sum()), index[(line.rank, line.thread)], dtype=np.int64),
-                    line.start[ran],
-                    line.end[ran],
-                    line.node[ran].astype(np.int64),
-                )
+            if line.start.size:
+                lane = np.int64(index[(line.rank, line.thread)])
+                yield np.broadcast_to(lane, line.start.shape), line.start, line.end, line.node
         return
     for part in parts.parts:
         seg = part.segments

@@ -93,7 +93,7 @@ def timeline_parts(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.nda
             yield part(batch)
 
     def arrays() -> Iterator[LaneSegments]:  # its own pass over the file, when read
-        yield from _lines(folder, tree, contexts, fmt, window)[2]
+        yield from _lines(folder, tree, contexts, fmt, window, ran_only=True)[2]
 
     def counted() -> Iterator[LaneCount]:
         yield from _lines(folder, tree, contexts, fmt, window)[4]()
@@ -148,12 +148,14 @@ def fold_window(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarra
 
 
 def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], fmt: str,
-           window: Window | None) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]],
-                                           Callable[[], Iterator[LaneCount]]]:
+           window: Window | None, ran_only: bool = False
+           ) -> tuple[int, int, Iterator[_Line], Callable[[], list[Tail]],
+                      Callable[[], Iterator[LaneCount]]]:
     """``minTimestamp``, ``maxTimestamp``, the lines, read one at a time (the header is
-    checked before the first is read), a function giving each line's rank, thread and
-    the end of its last running sample (None when nothing ran), from the line's tail, and
-    one counting each line's non-empty running samples (its checks left to the lines)."""
+    checked before the first is read; ``ran_only``: their empty samples left out), a
+    function giving each line's rank, thread and the end of its last running sample (None
+    when nothing ran), from the line's tail, and one counting each line's non-empty running
+    samples (its checks left to the lines)."""
     path = folder / "trace.db"
     if not path.is_file():
         raise ReaderError(folder, "no trace.db (the run was not traced: hpcrun -t)", fmt=fmt)
@@ -214,12 +216,15 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
             if window is not None:
                 elems = _overlapping(elems, origin, window)
             ts = elems["timestamp"].astype(np.int64)
-            if (np.diff(ts) < 0).any():
+            later = ts[1:] > ts[:-1]
+            if ts.size > 1 and not later.all() and (ts[1:] < ts[:-1]).any():
                 raise fail(f"trace {i}'s timestamps are not sorted")
             if ts.size and ts[0] < origin:
                 raise fail(f"trace {i} starts before minTimestamp")
-            ctx = elems["ctx"][:-1].astype(np.int64)
+            ctx = elems["ctx"][:-1]
             running = ctx != 0
+            if ran_only:
+                running &= later
             nodes = _lookup(node_of, ctx[running], fail)
             del elems
             done(*where)
@@ -307,6 +312,8 @@ def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
         known = ctx < node_of.shape[0]
         out = np.full(ctx.shape[0], -2, dtype=np.int64)
         out[known] = node_of[ctx[known]]
+    if not (out < 0).any():
+        return out
     if (out == -2).any():
         raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
     if (out < 0).any():
