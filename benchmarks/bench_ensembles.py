@@ -87,7 +87,10 @@ def build_program() -> Path:
     try:
         pc = subprocess.run(["pkg-config", "--cflags", "--libs", "caliper"], check=True,
                             capture_output=True, text=True).stdout.split()
-        flags = pc or flags
+        libdir = subprocess.run(["pkg-config", "--variable=libdir", "caliper"], check=True,
+                                capture_output=True, text=True).stdout.strip()
+        # pkg-config gives no run path: a Caliper outside the loader's paths needs one.
+        flags = [*pc, f"-Wl,-rpath,{libdir}"] if pc else flags
     except (OSError, subprocess.CalledProcessError):
         pass
     subprocess.run(["cc", "-O1", "-o", str(exe), str(PROGRAM), *flags, "-lcaliper"], check=True)
