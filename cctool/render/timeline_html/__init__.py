@@ -184,15 +184,17 @@ def _gaps(start: np.ndarray, end: np.ndarray, offsets: np.ndarray) -> np.ndarray
 def pack(arrays: dict[str, np.ndarray], types: dict[str, str]) -> tuple[dict[str, Any], bytes]:
     """Arrays as one gzipped little-endian buffer, each aligned to 8 bytes, and the manifest
     ``{name: [byte offset, type, length]}`` of the unpacked buffer."""
-    manifest, at = {}, 0
+    manifest: dict[str, Any] = {}
+    places: list[tuple[int, np.dtype[Any], np.ndarray]] = []
+    at = 0
     for name, values in arrays.items():
+        dtype = np.dtype(_DTYPES[types[name]]).newbyteorder("<")
         manifest[name] = [at, types[name], int(len(values))]
-        at += -(-len(values) * np.dtype(_DTYPES[types[name]]).itemsize // 8) * 8
+        places.append((at, dtype, values))
+        at += -(-len(values) * dtype.itemsize // 8) * 8
     raw = bytearray(at)  # zeros: the padding
-    for name, values in arrays.items():
-        start, kind, n = manifest[name]
-        dtype = np.dtype(_DTYPES[kind]).newbyteorder("<")
-        np.frombuffer(raw, dtype=dtype, count=n, offset=start)[:] = values
+    for start, dtype, values in places:
+        np.frombuffer(raw, dtype=dtype, count=len(values), offset=start)[:] = values
     return manifest, gzip_blocks(raw, 1, cores())
 
 
