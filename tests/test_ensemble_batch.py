@@ -92,6 +92,28 @@ def test_a_run_that_does_not_fit_is_read_alone(tmp_path: Path) -> None:
                 one_by_one(paths, (None,), "mean"))
 
 
+@pytest.mark.parametrize("at", [0, 6])
+def test_a_run_whose_number_does_not_parse_is_read_alone(tmp_path: Path, at: int) -> None:
+    # The numbers of a group's runs are parsed together: a run with one that does not parse
+    # leaves the group; when it is the first (the template), so do the rest, as before.
+    files = _copy(tmp_path)
+    text = files[at].read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("__rec=ctx"))
+    head, data = line.split(",data=")
+    fields = data.split("=")
+    fields[-1] = fields[-1] + "x"
+    files[at].write_text(text.replace(line, head + ",data=" + "=".join(fields)))
+    paths = [str(f) for f in files]
+    groups, alone = read_groups(paths)
+    assert alone == ([at] if at else list(range(len(files))))
+    assert sum(len(g.paths) for g in groups) == len(files) - len(alone)
+    with pytest.raises(ReaderError) as fast:
+        summarize_paths(paths, None, (None,), "mean")
+    with pytest.raises(ReaderError) as slow:
+        one_by_one(paths, (None,), "mean")
+    assert str(fast.value) == str(slow.value)
+
+
 @pytest.mark.parametrize("damage", ["truncate", "nan"])
 def test_a_broken_run_gives_the_readers_error(tmp_path: Path, damage: str) -> None:
     files = _copy(tmp_path)

@@ -108,6 +108,7 @@ class Group:
     index: list[int] = field(default_factory=list)  # position of each run in the input
     metadata: list[dict[str, Any]] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
+    fields: list[str] = field(default_factory=list)  # per run, its data fields joined by "="
     records: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
     def metric_table(self, columns: list[str], new_id: np.ndarray) -> pl.DataFrame:
@@ -167,7 +168,9 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
         if new:  # the first run itself does not fit: no group for this structure
             groups[key] = None
         alone.append(i)
-    return order, alone
+    for group in order:
+        alone += _parse_fields(group)
+    return [g for g in order if g.paths], sorted(alone)
 
 
 def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
@@ -264,18 +267,10 @@ def _head_state(stream: _TemplateStream, path: Path, tail: str) -> _CaliStream:
 
 
 def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
-    """Add one run to ``group``; False when it does not fit (see the module docstring)."""
+    """Add one run to ``group``; False when it does not fit (see the module docstring).
+    Its data fields are checked and parsed with the group's others (:func:`_parse_fields`),
+    which drops the run then if they do not fit."""
     if list(map(str.count, datas, repeat("="))) != group.counts:
-        return False
-    toks = "=".join(datas).split("=")
-    if [toks[i] for i in group.fixed] != group.fixed_text:
-        return False
-    numbers = toks if len(group.numeric) == len(toks) else [toks[i] for i in group.numeric]
-    try:
-        values = np.fromiter(map(float, numbers), np.float64, len(numbers))
-    except ValueError:
-        return False
-    if not np.isfinite(values).all():
         return False
     meta = group.plan.metadata_of(tail) if group.plan is not None else None
     if meta is None:
@@ -284,8 +279,42 @@ def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
         return False
     group.paths.append(path)
     group.metadata.append(meta)
-    group.values.append(values)
+    group.fields.append("=".join(datas))
     return True
+
+
+def _parse_fields(group: Group) -> list[int]:
+    """Split and parse the data fields of all the runs of ``group`` at once (Polars' string
+    kernels; a run's fields are hundreds of numbers, which Python's ``float`` took most of
+    the time of a batch to parse one by one); the runs whose fields fit (the fixed ones as
+    the template's, the numbers parsed and finite) keep their place, with their ``values``;
+    the input positions of the others, read alone (all of them when the first, the template,
+    does not fit: as if its structure had no group)."""
+    tokens = pl.Series(group.fields, dtype=pl.String).str.split("=")
+    group.fields = []
+    runs = len(tokens)
+    fits = np.ones(runs, dtype=bool)
+    if group.fixed:
+        fixed = tokens.list.gather(group.fixed).explode().to_numpy().reshape(runs, -1)
+        fits &= (fixed == np.array(group.fixed_text, dtype=object)).all(axis=1)
+    values = np.zeros((runs, 0))
+    if group.numeric:
+        numbers = tokens.list.gather(group.numeric).explode()
+        values = numbers.cast(pl.Float64, strict=False).to_numpy().reshape(runs, -1)
+        fits &= np.isfinite(values).all(axis=1)  # not a number (null: NaN) or not finite
+    if fits.all():
+        group.values = list(values)
+        return []
+    dropped = [group.index[k] for k in np.flatnonzero(~fits).tolist()]
+    if not fits[0]:
+        dropped = list(group.index)
+        fits[:] = False
+    keep = np.flatnonzero(fits).tolist()
+    group.paths = [group.paths[k] for k in keep]
+    group.index = [group.index[k] for k in keep]
+    group.metadata = [group.metadata[k] for k in keep]
+    group.values = [values[k] for k in keep]
+    return dropped
 
 
 def _tail_metadata(group: Group, path: Path, tail: list[str]) -> dict[str, Any] | None:
