@@ -163,3 +163,22 @@ def test_tails_that_differ_in_values_or_attributes_give_the_readers_metadata(
     assert_same(fast, one_by_one(paths, (None,), "mean"))
     assert fast[3].metadata["variant"] == "Other_Seq" and "flavour" in fast[5].metadata
     assert fast[6].metadata["cali.caliper.version"] == "2.16"
+
+
+def test_snapshot_pieces_are_the_fields_a_pattern_finds() -> None:
+    # _pieces splits by string searches what this pattern splits; a snapshot line without a
+    # data field after its first gives None (the run is read alone).
+    import re
+
+    from cctool.readers.caliper.batch import _pieces
+
+    pattern = re.compile(r"(\n__rec=ctx,(?:[^,\n]*,)+?)data=([^\n]*)")
+    data = Path(__file__).parent / "data"
+    heads = ["\n" + f.read_text(errors="replace") for f in sorted(data.glob("caliper*/**/*.cali"))]
+    heads += ["\n__rec=node,id=1,data=x\n__rec=ctx,ref=1,attr=2,data=3=4\n__rec=node,data=5",
+              "\n__rec=ctx,data=1,attr=2,data=3\n", "\n__rec=ctx,ref=1,data=\n"]
+    assert len(heads) > 3
+    for head in heads:
+        assert _pieces(head) == pattern.split(head)
+    assert _pieces("\n__rec=ctx,ref=1,attr=2\n__rec=node,id=3,data=4") is None
+

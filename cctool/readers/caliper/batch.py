@@ -22,7 +22,6 @@ per run exactly as the reader derives it for one file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -41,7 +40,6 @@ from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
 # A snapshot line split at its first field but the first that starts with "data="
-_SNAPSHOT = re.compile(r"(\n__rec=ctx,(?:[^,\n]*,)+?)data=([^\n]*)")
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
 
@@ -188,14 +186,31 @@ def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
         return None
     end = text.index("\n", last + 1) + 1
     head = "\n" + text[:end]
-    # Pieces: the text before the first snapshot, then per snapshot its line up to
-    # ",data=", its data field, and the lines up to the next snapshot.
-    pieces = _SNAPSHOT.split(head)
+    pieces = _pieces(head)
+    if pieces is None:
+        return None
     datas = pieces[2::3]
     joined = "".join(datas)
     if len(datas) != head.count(_CTX) or "," in joined or "\\" in joined:
         return None  # a snapshot without data, data not last, or an escaped separator
     return (*pieces[0::3], *pieces[1::3]), datas, text[end:]
+
+
+def _pieces(head: str) -> list[str] | None:
+    """The text before the first snapshot line of ``head``, then per snapshot its line up to
+    the ``,data=`` of its first ``data`` field after the first, that field, and the lines up
+    to the next snapshot; None when a snapshot line has no such field. (String searches: a
+    regular expression took twice as long, a tenth of a batch.)"""
+    chunks = head.split(_CTX)
+    pieces = [chunks[0]]
+    for chunk in chunks[1:]:
+        line = chunk.find("\n")
+        line = len(chunk) if line < 0 else line
+        at = chunk.find(",data=", 0, line)
+        if at < 0:
+            return None
+        pieces += [_CTX + chunk[: at + 1], chunk[at + 6 : line], chunk[line:]]
+    return pieces
 
 
 def _template(path: Path, datas: list[str], tail: str) -> Group | None:
