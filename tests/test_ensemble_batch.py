@@ -93,9 +93,13 @@ def test_a_run_that_does_not_fit_is_read_alone(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("at", [0, 6])
-def test_a_run_whose_number_does_not_parse_is_read_alone(tmp_path: Path, at: int) -> None:
-    # The numbers of a group's runs are parsed together: a run with one that does not parse
-    # leaves the group; when it is the first (the template), so do the rest, as before.
+@pytest.mark.parametrize("batch", [3, 1024])
+def test_a_run_whose_number_does_not_parse_is_read_alone(tmp_path: Path, at: int, batch: int,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The numbers of a group's runs are parsed together, ``batch`` runs at a time: a run
+    # with one that does not parse leaves the group; when it is the first (the template),
+    # so do the rest, as before.
+    monkeypatch.setattr("cctool.readers.caliper.batch._PARSE_RUNS", batch)
     files = _copy(tmp_path)
     text = files[at].read_text()
     line = next(ln for ln in text.splitlines() if ln.startswith("__rec=ctx"))

@@ -41,6 +41,7 @@ from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
 # A snapshot line split at its first field but the first that starts with "data="
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
+_PARSE_RUNS = 256  # runs whose data fields are parsed at once (their text held till then)
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
 
 
@@ -106,7 +107,8 @@ class Group:
     index: list[int] = field(default_factory=list)  # position of each run in the input
     metadata: list[dict[str, Any]] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
-    fields: list[str] = field(default_factory=list)  # per run, its data fields joined by "="
+    fields: list[str] = field(default_factory=list)  # data fields of the runs not parsed yet
+    usable: bool = True  # False once the first run's fields do not fit: no group
     records: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
     def metric_table(self, columns: list[str], new_id: np.ndarray) -> pl.DataFrame:
@@ -162,6 +164,10 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
         if group is not None and _add(group, p, datas, tail):
             group.index.append(i)
             order += [group] if new else []
+            if len(group.fields) >= _PARSE_RUNS:
+                alone += _parse_fields(group)
+                if not group.usable:
+                    groups[key] = None
             continue
         if new:  # the first run itself does not fit: no group for this structure
             groups[key] = None
@@ -299,36 +305,42 @@ def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
 
 
 def _parse_fields(group: Group) -> list[int]:
-    """Split and parse the data fields of all the runs of ``group`` at once (Polars' string
-    kernels; a run's fields are hundreds of numbers, which Python's ``float`` took most of
-    the time of a batch to parse one by one); the runs whose fields fit (the fixed ones as
-    the template's, the numbers parsed and finite) keep their place, with their ``values``;
-    the input positions of the others, read alone (all of them when the first, the template,
-    does not fit: as if its structure had no group)."""
+    """Split and parse the data fields of the runs of ``group`` added since the last call,
+    all at once (Polars' string kernels: a run's fields are hundreds of numbers, which
+    Python's ``float`` took most of a batch's time to parse one by one). The runs whose fields
+    fit (the fixed ones as the template's, the numbers parsed and finite) keep their place,
+    with their ``values``; the input positions of the others are returned, to be read alone
+    (every run of the group when the first, the template, does not fit: its structure then
+    has no group, as when :func:`_add` refuses it)."""
+    pending = len(group.fields)
+    if not pending:
+        return []
     tokens = pl.Series(group.fields, dtype=pl.String).str.split("=")
     group.fields = []
-    runs = len(tokens)
-    fits = np.ones(runs, dtype=bool)
+    fits = np.ones(pending, dtype=bool)
     if group.fixed:
-        fixed = tokens.list.gather(group.fixed).explode().to_numpy().reshape(runs, -1)
-        fits &= (fixed == np.array(group.fixed_text, dtype=object)).all(axis=1)
-    values = np.zeros((runs, 0))
+        fixed = tokens.list.gather(group.fixed).explode()
+        expected = pl.Series(group.fixed_text * pending, dtype=pl.String)
+        fits &= (fixed == expected).to_numpy().reshape(pending, -1).all(axis=1)
+    values = np.zeros((pending, 0))
     if group.numeric:
-        numbers = tokens.list.gather(group.numeric).explode()
-        values = numbers.cast(pl.Float64, strict=False).to_numpy().reshape(runs, -1)
+        numbers = tokens.list.gather(group.numeric).explode().cast(pl.Float64, strict=False)
+        values = numbers.to_numpy().reshape(pending, -1)
         fits &= np.isfinite(values).all(axis=1)  # not a number (null: NaN) or not finite
+    first = len(group.index) - pending
+    if first == 0 and not fits[0]:
+        dropped = group.index
+        group.paths, group.index, group.metadata, group.usable = [], [], [], False
+        return dropped
     if fits.all():
-        group.values = list(values)
+        group.values += list(values)
         return []
-    dropped = [group.index[k] for k in np.flatnonzero(~fits).tolist()]
-    if not fits[0]:
-        dropped = list(group.index)
-        fits[:] = False
     keep = np.flatnonzero(fits).tolist()
-    group.paths = [group.paths[k] for k in keep]
-    group.index = [group.index[k] for k in keep]
-    group.metadata = [group.metadata[k] for k in keep]
-    group.values = [values[k] for k in keep]
+    dropped = [group.index[first + k] for k in np.flatnonzero(~fits).tolist()]
+    group.paths[first:] = [group.paths[first + k] for k in keep]
+    group.index[first:] = [group.index[first + k] for k in keep]
+    group.metadata[first:] = [group.metadata[first + k] for k in keep]
+    group.values += list(values[keep])
     return dropped
 
 
