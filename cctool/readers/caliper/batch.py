@@ -39,7 +39,6 @@ from cctool.readers.caliper._tails import TailPlan, plan_tail
 from cctool.readers.caliper.cali import NAME, _CaliStream, split_fields
 
 _CTX = "\n__rec=ctx,"  # starts a snapshot line
-# A snapshot line split at its first field but the first that starts with "data="
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _PARSE_RUNS = 256  # runs whose data fields are parsed at once (their text held till then)
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
