@@ -316,6 +316,4 @@ def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
         return out
     if (out == -2).any():
         raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
-    if (out < 0).any():
-        raise fail(f"context {int(ctx[out < 0][0])} has no node in the profile's tree")
-    return out
+    raise fail(f"context {int(ctx[out < 0][0])} has no node in the profile's tree")
