@@ -261,3 +261,47 @@ def test_a_window_past_the_run_is_one_line_and_exit_2(source: Path | None, page:
     assert r.exit_code == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: --window: the window ")
     assert not (tmp_path / "p.html").exists()
+
+
+def _dense_first(tree_of: Path, dense_last: bool = False) -> Timeline:
+    """32 lanes over the same 2 ms: two of 2,000 intervals on random nodes, thirty of 20
+    intervals on one node (a run a level each); the two dense ones first in lane order, or
+    last."""
+    tree = read_timeline(tree_of).tree
+    rng = np.random.default_rng(1)
+    rank, start, end, node = [], [], [], []
+    for lane in range(32):
+        dense = lane >= 30 if dense_last else lane < 2
+        k = 2000 if dense else 20
+        edges = np.linspace(0, 2_000_000, k + 1).astype(np.int64)
+        rank += [lane] * k
+        start += edges[:-1].tolist()
+        end += edges[1:].tolist()
+        node += (rng.integers(0, tree.num_nodes, k) if dense else np.full(k, 7)).tolist()
+    return Timeline.from_arrays(tree, rank, [0] * len(rank), start, end, node, origin=0)
+
+
+@pytest.mark.parametrize("dense_last", [False, True], ids=["dense-first", "dense-last"])
+def test_the_sample_of_first_lanes_drops_a_level_it_projects_past_the_budget(
+        trace_db: Path, dense_last: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level is kept only if its runs (with the coarser levels') fit the budget over every
+    lane and also projected from the sample, the first lanes holding a sixteenth of the
+    segments: where those are denser than the rest, a level that would fit is dropped, and
+    never is one kept that breaks the budget. Either way the detail is the same whatever
+    order the parts come in."""
+    from cctool.ops import timeline_detail as td
+
+    tl = _dense_first(trace_db, dense_last)
+    every = timeline_detail(tl, budget=10**9, coarse=16)
+    runs = np.cumsum([lv.start.size for lv in reversed(every.levels)])  # coarsest first
+    budget = int(runs[5])  # the six coarsest levels fit over every lane, not seven
+    got = timeline_detail(tl, budget=budget, coarse=16)
+    assert_same(got, detail_of_parts(by_location(tl), budget=budget, coarse=16))
+    assert sum(lv.start.size for lv in got.levels) <= budget
+    # The sample: lane 0 (2,000 of the 4,600 segments), whose runs scaled by 4,600 / 2,000
+    # project the sixth level past the budget; or lanes 0 to 14 (300), sparse, under it.
+    assert len(got.levels) == (6 if dense_last else 5)
+    monkeypatch.setattr(td, "_SAMPLE_SHARE", 1)  # the sample: every lane (exact counts)
+    exact = timeline_detail(tl, budget=budget, coarse=16)
+    assert len(exact.levels) == 6
+    assert_same(exact, detail_of_parts(by_location(tl), budget=budget, coarse=16))

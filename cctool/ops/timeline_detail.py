@@ -12,9 +12,13 @@ slider colours; a bucket where that root ran for less time than the location was
 nothing (as the text strips of :mod:`cctool.ops.timeline`). Neighbouring buckets with the same
 path are one **run** (``start`` bucket, ``length`` buckets, ``node``).
 
-Levels are made coarsest first while the runs of every level made so far stay within
-``budget``; then, within what is left, the **exact** segments of the locations with the
-fewest of them, so deep zoom shows real intervals where they are few enough and the finest
+Levels are kept coarsest first while the runs of the levels kept fit in ``budget``, counted
+over every location, and also projected from a **sample**, the first locations (in lane
+order) that hold a sixteenth of the segments, scaled to all of them: a level the sample
+projects past the budget is not made for the other locations (most of the pass's work is
+the finest level's). A page may so keep fewer runs than the budget allows when the first
+locations are denser than the rest. Then, within what is left, the **exact** segments of
+the locations with the fewest of them, so deep zoom shows real intervals where they are few enough and the finest
 level elsewhere (a page says that what it shows there is aggregated).
 
 The **summary** is the run folded per bucket of one width, added over every location:
@@ -64,6 +68,9 @@ _CHUNK_PIECES = 1_000_000
 # A wrong guess costs a pass over the lanes left out (never a different page), so the
 # margin is wide.
 _FORESEEN = (5, 4)
+# The sample a level's runs are projected from (see _Levels.project): the first lanes (in
+# lane order) that hold this share of the segments.
+_SAMPLE_SHARE = 16
 
 
 
@@ -326,6 +333,15 @@ class _Levels:
         self.exact_rank[order] = np.arange(counts.size)
         self.exact_cum = np.cumsum(counts[order])
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
+        # The sample (lanes [0, sample)), its segments, its runs per level, and its lanes
+        # with segments not added yet (-1 once projected: see project).
+        cum = np.cumsum(counts)
+        total = int(cum[-1]) if cum.size else 0
+        self.sample = (min(int(np.searchsorted(cum, -(-total // _SAMPLE_SHARE))) + 1,
+                           counts.size) if total else 0)
+        self.sample_segments = int(cum[self.sample - 1]) if self.sample else 0
+        self.sample_runs = np.zeros(len(widths), dtype=np.int64)
+        self.sample_left = int(np.count_nonzero(counts[: self.sample]))
 
     def start(self, pool: Executor, lanes: list[tuple[np.ndarray, ...]], parent: np.ndarray,
               depth: int, redo: bool) -> _Batch:
@@ -380,12 +396,18 @@ class _Levels:
             runs[i] = []
             self.runs[i].append(level)
             self.nruns[i] += level[0].size
+            if self.sample_left > 0:
+                self.sample_runs[i] += int(np.count_nonzero(level[0] < self.sample))
             if width in self.summary.sums:
                 self.summary.add(width, tp.grouped(pairs[i]))
             if i == 0:
                 self.summary.add_derived(base)
             if i and self._over(i):
                 break
+        if self.sample_left > 0:
+            self.sample_left -= int(np.count_nonzero(counts[: self.sample]))
+            if self.sample_left == 0:
+                self.project()
         self._foresee(int(counts.sum()))
         # Exact segments: lanes that would fit in what the coarsest level leaves.
         room = max(self.budget - int(self.nruns[0]), 0)
@@ -403,11 +425,27 @@ class _Levels:
         finer ones' would too: none of them is kept, or made for later lanes."""
         if int(self.nruns[: i + 1].sum()) <= self.budget:
             return False
+        self._drop(i)
+        return True
+
+    def project(self) -> None:
+        """Once every lane of the sample is added: drop the finest levels whose runs, with
+        the coarser levels', projected from the sample's (scaled by segments) break the
+        budget. The sample's lanes make every level still kept, so this depends on them
+        alone, not on the order lanes come in."""
+        self.sample_left = -1
+        total = int(self.counts.sum())
+        for i in range(1, self.alive):
+            if int(self.sample_runs[: i + 1].sum()) * total > self.budget * self.sample_segments:
+                self._drop(i)
+                return
+
+    def _drop(self, i: int) -> None:
+        """Levels ``i`` and finer are not kept (nor made for later lanes)."""
         self.alive = i
         for j in range(i, len(self.widths)):
             self.runs[j] = []
         self.summary.drop_levels(self.widths[i:])
-        return True
 
     def _foresee(self, segments: int) -> None:
         """Stop making the finest levels for new lanes when the runs of the lanes so far,
@@ -448,7 +486,9 @@ class _Levels:
         :attr:`wanted`) of one chunk of whole lanes (``lanes_of``, in order, with ``sizes``
         segments each: their start, end and node); ``redo``: the levels left out of its
         lanes."""
-        made = self.alive if redo else min(self.make, self.alive)
+        # The sample's lanes make every level still kept (see project).
+        made = (self.alive if redo or int(lanes_of.min()) < self.sample
+                else min(self.make, self.alive))
         lo = int(self.made[lanes_of].min()) if redo else 0
         sums = frozenset() if redo else self.summary.wanted
         derived = self.summary.derived_width(sums)  # coarser than levels
