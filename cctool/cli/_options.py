@@ -270,6 +270,8 @@ def color_option(f: F) -> F:
 
 def _check_derive(ctx: click.Context, param: click.Parameter,
                   value: tuple[str, ...]) -> tuple[str, ...]:
+    if not value:  # the formula parser imports Polars: not for every command
+        return value
     from cctool.model.formula import DeriveError, parse
 
     for text in value:
