@@ -122,8 +122,12 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
 def read_bytes(path: str | os.PathLike[str], *, text: bool = False) -> bytes:
     """The whole (decompressed) content; with ``text``, UTF-16 and UTF-8 with a byte-order
     mark become plain UTF-8 (what JSON parsers and text readers take)."""
-    with open_binary(path) as fh:
-        data = fh.read()
+    with open(path, "rb") as raw:  # a plain file read at once: half the time of a stream
+        plain = compression(raw.peek(10)[:10]) is None
+        data = raw.read() if plain else b""
+    if not plain:
+        with open_binary(path) as fh:
+            data = fh.read()
     return _to_utf8(data) if text else data
 
 

@@ -31,6 +31,7 @@ classes, so unresolved samples are only counted in ``.cali`` files.
 from __future__ import annotations
 
 import codecs
+import os
 import mmap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -89,7 +90,10 @@ def _tracks_data(path: Path, signs: tuple[bytes, ...] = _SIGNS) -> bool:
 
 def data_files(folder: Path) -> list[Path]:
     """The ``.cali`` files with data tracking directly inside ``folder``, by name."""
-    files = sorted(f for f in folder.iterdir() if f.is_file() and f.suffix == ".cali")
+    with os.scandir(folder) as entries:  # names sorted, not paths: the same order, faster
+        names = sorted(e.name for e in entries
+                       if e.is_file() and len(e.name) > 5 and e.name.endswith(".cali"))
+    files = [folder / n for n in names]
     return files if files and all(caliper.sniff(f) and _tracks_data(f) for f in files) else []
 
 

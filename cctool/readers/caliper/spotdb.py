@@ -43,7 +43,7 @@ def run_files(path: Path) -> list[Path]:
     """The ``.cali`` files of the SpotDB directory ``path``, sorted by path."""
     if not path.is_dir():
         raise ReaderError(path, "a SpotDB is a directory of .cali files", fmt=NAME)
-    files = sorted(_walk(path))
+    files = list(_walk(path))
     if not files:
         raise ReaderError(path, "no .cali files in this directory", fmt=NAME)
     return files
@@ -69,9 +69,17 @@ def read(path: Path) -> GraphFrame:
 
 
 def _walk(path: Path) -> Iterator[Path]:
-    """``.cali`` files below ``path``, lazily, so ``sniff`` stops at the first one."""
-    for root, dirs, names in os.walk(path):
-        dirs.sort()
-        for name in sorted(names):
-            if name.endswith(_SUFFIX):
-                yield Path(root) / name
+    """``.cali`` files below ``path`` in path order (a folder's entries by name, each
+    sub-folder's files where its name sorts), lazily, so ``sniff`` stops at the first one.
+    As ``os.walk``: links to folders are not followed, unreadable folders are skipped."""
+    try:
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir():
+            if not entry.is_symlink():
+                yield from _walk(Path(entry.path))
+        elif entry.name.endswith(_SUFFIX):
+            yield Path(entry.path)
