@@ -105,3 +105,20 @@ def test_sniff(data, tmp_path: Path) -> None:
     assert not spotdb.sniff(tmp_path)  # other files beside the runs
     with pytest.raises(ReaderError, match="no .cali files"):
         spotdb.read_runs(data("caliper-cpi-json"))
+
+
+def test_run_files_are_in_path_order_below_nested_folders(tmp_path: Path) -> None:
+    """Sorted by path (a folder's files where its name sorts among its siblings), as
+    ``sorted()`` of the paths; a link to a folder is not followed, other files left out."""
+    import os
+
+    for rel in ["b.cali", "a/z.cali", "a/b/c.cali", "a-b/x.cali", "a.cali", "A.cali",
+                "a/readme.txt"]:
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("")
+    os.symlink(tmp_path / "a", tmp_path / "link")
+    got = spotdb.run_files(tmp_path)
+    assert got == sorted(got)
+    assert [str(f.relative_to(tmp_path)) for f in got] == [
+        "A.cali", "a/b/c.cali", "a/z.cali", "a-b/x.cali", "a.cali", "b.cali"]
