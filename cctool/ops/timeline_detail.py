@@ -18,8 +18,9 @@ order) that hold a sixteenth of the segments, scaled to all of them: a level the
 projects past the budget is not made for the other locations (most of the pass's work is
 the finest level's). A page may so keep fewer runs than the budget allows when the first
 locations are denser than the rest. Then, within what is left, the **exact** segments of
-the locations with the fewest of them, so deep zoom shows real intervals where they are few enough and the finest
-level elsewhere (a page says that what it shows there is aggregated).
+the locations with the fewest of them, so deep zoom shows real intervals where they are
+few enough and the finest level elsewhere (a page says that what it shows there is
+aggregated).
 
 The **summary** is the run folded per bucket of one width, added over every location:
 exclusive ns per (bucket, node). The width is the finest kept level's with at most

@@ -31,8 +31,8 @@ classes, so unresolved samples are only counted in ``.cali`` files.
 from __future__ import annotations
 
 import codecs
-import os
 import mmap
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

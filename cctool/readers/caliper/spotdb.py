@@ -78,7 +78,11 @@ def _walk(path: Path) -> Iterator[Path]:
     except OSError:
         return
     for entry in entries:
-        if entry.is_dir():
+        try:
+            folder = entry.is_dir()
+        except OSError:
+            folder = False
+        if folder:
             if not entry.is_symlink():
                 yield from _walk(Path(entry.path))
         elif entry.name.endswith(_SUFFIX):
