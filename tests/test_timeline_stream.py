@@ -305,3 +305,43 @@ def test_the_sample_of_first_lanes_drops_a_level_it_projects_past_the_budget(
     exact = timeline_detail(tl, budget=budget, coarse=16)
     assert len(exact.levels) == 6
     assert_same(exact, detail_of_parts(by_location(tl), budget=budget, coarse=16))
+
+
+def test_the_sample_drops_the_finest_levels_before_it_is_complete(
+        trace_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample's runs only grow as its lanes are added, so a level they already project
+    past the budget is dropped at once (not made for the sample's later lanes), and the
+    detail is the one the whole sample decides: the same as from one part, or reversed."""
+    from cctool.ops import timeline_detail as td
+
+    tree = read_timeline(trace_db).tree
+    rng = np.random.default_rng(2)
+    rank, start, end, node = [], [], [], []
+    for lane in range(64):  # the sample: lanes 0-3, a sixteenth of the segments
+        edges = np.sort(rng.choice(2_000_000, 501, replace=False)).astype(np.int64)
+        rank += [lane] * 500
+        start += edges[:-1].tolist()
+        end += edges[1:].tolist()
+        node += rng.integers(0, tree.num_nodes, 500).tolist()
+    tl = Timeline.from_arrays(tree, rank, [0] * len(rank), start, end, node, origin=0)
+
+    def in_order() -> TimelineParts:
+        def parts() -> Iterator[Timeline]:
+            for _, seg in tl.segments.group_by("rank", "thread", maintain_order=True):
+                yield Timeline(tl.tree, seg, tl.origin, tl.metadata)
+        return TimelineParts(tl.tree, tl.span, tl.locations, parts())
+
+    every = timeline_detail(tl, budget=10**9, coarse=16)
+    budget = int(np.cumsum([lv.start.size for lv in reversed(every.levels)])[3])
+    states = []
+    add = td._Levels.add
+
+    def spy(self: td._Levels, *args: object) -> None:
+        add(self, *args)
+        states.append((self.sample_left, self.alive))
+
+    monkeypatch.setattr(td._Levels, "add", spy)
+    got = detail_of_parts(in_order, budget=budget, coarse=16)
+    assert states[0][0] > 0 and states[0][1] < len(every.levels)  # before lanes 2 and 3
+    assert_same(got, timeline_detail(tl, budget=budget, coarse=16))
+    assert_same(got, detail_of_parts(by_location(tl), budget=budget, coarse=16))

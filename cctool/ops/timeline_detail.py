@@ -335,7 +335,7 @@ class _Levels:
         self.exact_cum = np.cumsum(counts[order])
         self.exact: dict[int, tuple[np.ndarray, ...]] = {}
         # The sample (lanes [0, sample)), its segments, its runs per level, and its lanes
-        # with segments not added yet (-1 once projected: see project).
+        # with segments not added yet (-1 once all are: see project).
         cum = np.cumsum(counts)
         total = int(cum[-1]) if cum.size else 0
         self.sample = (min(int(np.searchsorted(cum, -(-total // _SAMPLE_SHARE))) + 1,
@@ -407,8 +407,7 @@ class _Levels:
                 break
         if self.sample_left > 0:
             self.sample_left -= int(np.count_nonzero(counts[: self.sample]))
-            if self.sample_left == 0:
-                self.project()
+            self.project()
         self._foresee(int(counts.sum()))
         # Exact segments: lanes that would fit in what the coarsest level leaves.
         room = max(self.budget - int(self.nruns[0]), 0)
@@ -430,11 +429,13 @@ class _Levels:
         return True
 
     def project(self) -> None:
-        """Once every lane of the sample is added: drop the finest levels whose runs, with
-        the coarser levels', projected from the sample's (scaled by segments) break the
-        budget. The sample's lanes make every level still kept, so this depends on them
-        alone, not on the order lanes come in."""
-        self.sample_left = -1
+        """Drop the finest levels whose runs, with the coarser levels', projected from the
+        sample's (scaled by its segments) break the budget. The sample's lanes make every
+        level still kept, so this depends on them alone, not on the order lanes come in;
+        and their runs only grow as they are added, so what this drops before the last of
+        them is added, the whole sample drops too (the finest levels go after the first)."""
+        if self.sample_left == 0:
+            self.sample_left = -1  # complete: its runs are no longer counted
         total = int(self.counts.sum())
         for i in range(1, self.alive):
             if int(self.sample_runs[: i + 1].sum()) * total > self.budget * self.sample_segments:
