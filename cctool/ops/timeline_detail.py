@@ -433,7 +433,7 @@ class _Levels:
         sample's (scaled by its segments) break the budget. The sample's lanes make every
         level still kept, so this depends on them alone, not on the order lanes come in;
         and their runs only grow as they are added, so what this drops before the last of
-        them is added, the whole sample drops too (the finest levels go after the first)."""
+        them is added, the whole sample drops too (the finest can go after its first lanes)."""
         if self.sample_left == 0:
             self.sample_left = -1  # complete: its runs are no longer counted
         total = int(self.counts.sum())
