@@ -90,7 +90,9 @@ def _tracks_data(path: Path, signs: tuple[bytes, ...] = _SIGNS) -> bool:
 
 def data_files(folder: Path) -> list[Path]:
     """The ``.cali`` files with data tracking directly inside ``folder``, by name."""
-    with os.scandir(folder) as entries:  # names sorted, not paths: the same order, faster
+    # Names sorted, not paths: the same order, faster. A suffix as Path.suffix reads it (a
+    # file named ".cali" has none).
+    with os.scandir(folder) as entries:
         names = sorted(e.name for e in entries
                        if e.is_file() and len(e.name) > 5 and e.name.endswith(".cali"))
     files = [folder / n for n in names]
