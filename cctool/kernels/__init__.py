@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cctool.kernels import _levels, _reference
+from cctool.kernels import _cached_load, _levels, _reference
 
 _impl: ModuleType | None = None
 SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster end to end
@@ -144,9 +144,10 @@ def _fast(large: bool) -> ModuleType:
 def _compiled() -> ModuleType:
     global _impl
     if _impl is None:
-        _load_numba_targets()
         import cctool.kernels._jit as impl
 
+        if not _cached_load.skip_registries_on_load(impl):
+            _load_numba_targets()
         _impl = impl
     return _impl
 
@@ -159,7 +160,9 @@ def _no_blas() -> None:
 
 
 def _load_numba_targets() -> None:
-    """Load Numba's CPU target (what its first dispatch would do) without its BLAS probe.
+    """Load Numba's CPU target (what its first dispatch would do) without its BLAS probe:
+    the loading of the kernels where this Numba cannot skip the target's registries
+    (:mod:`cctool.kernels._cached_load`).
 
     Loading the target imports ``numba.np.arraymath``, which probes for BLAS by importing
     ``scipy.linalg`` where SciPy is installed: 0.18 s of the 0.26 s a first kernel call took,
