@@ -145,13 +145,11 @@ class SummarySums:
         was = self.base
         for w in sorted(w for w in self.sums if w > self.levels[0]):
             step = w // was
-            if step > 1:
-                rows = -(-grid.shape[0] // step) * step
-                grid = (
-                    np.pad(grid, ((0, rows - grid.shape[0]), (0, 0)))
-                    .reshape(-1, step, self.nodes)
-                    .sum(axis=1)
-                )
+            while step > 1:  # widths double: buckets added two by two (no copy to pad)
+                pair = grid[: grid.shape[0] // 2 * 2]
+                odd = grid[-1:] if grid.shape[0] % 2 else grid[:0]
+                grid = np.concatenate([pair[0::2] + pair[1::2], odd])
+                step //= 2
             was = w
             if w not in self.sums:  # dropped with a coarser one
                 continue
