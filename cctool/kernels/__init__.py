@@ -27,6 +27,7 @@ Kernels:
     path_match(parent, pred[n, k], star[k]) -> bool per node: on a chain matching a path query
     heaviest_paths(starts, node, ns, parent[, depth]) -> per group of timed rows, its heaviest
         call path
+    trace_line(raw, node_of, origin, ran_only) -> one line of a trace.db: running samples
     lane_levels(offsets, start, end, node, width, levels, span, pairs_at, parent) -> every
         level of detail of whole locations: runs of heaviest paths, time per (bucket, node)
 """
@@ -44,6 +45,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cctool.kernels import _cached_load, _levels, _reference
+from cctool.kernels._reference_trace import TraceProblem as TraceProblem
 
 _impl: ModuleType | None = None
 SMALL_WORK = 100_000  # below this many elements the NumPy reference is faster end to end
@@ -349,6 +351,29 @@ def path_match(parent: np.ndarray, pred: np.ndarray, star: np.ndarray) -> np.nda
             return hit
     impl = _fast(pred.shape[0] >= PATH_MATCH_COMPILED_NODES)
     return impl.path_match(par, pred, star)
+
+
+class TraceLine(NamedTuple):
+    """One line of a trace.db decoded (:func:`trace_line`): its running samples' start, end
+    and node, or (arrays empty) a :class:`TraceProblem` and its value."""
+
+    start: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
+    problem: int
+    value: int
+
+
+def trace_line(raw: np.ndarray, node_of: np.ndarray, origin: int,
+               ran_only: bool) -> TraceLine:
+    """The running samples of one line of HPCToolkit's trace.db, ``raw`` its packed
+    elements as bytes (see ``_reference_trace.trace_line``). Compiled only where Numba is
+    loaded already: the NumPy twin takes about 4 ms for a line of 240,000 samples, against
+    Numba's 0.5 s load, and the compiled one under 1 ms."""
+    impl = _impl if _impl is not None else _reference
+    got = impl.trace_line(_ro(np.ascontiguousarray(raw, dtype=np.uint8)), _as_i64(node_of),
+                          int(origin), bool(ran_only))
+    return TraceLine(got[0], got[1], got[2], int(got[3]), int(got[4]))
 
 
 def heaviest_paths(starts: np.ndarray, node: np.ndarray, ns: np.ndarray,

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 _SOURCE = Path(__file__).with_name("_jit.py")
-_SOURCES = (_SOURCE, _SOURCE.with_name("_jit_paths.py"))  # every compiled kernel's source
+_SOURCES = tuple(sorted(_SOURCE.parent.glob("_jit*.py")))  # every compiled kernel's source
 _LOCK_STALE_S = 600.0  # a compile that started this long ago has died
 BACKGROUND_ENV = "CCTOOL_NO_BACKGROUND_COMPILE"  # set (to anything) to compile in-line instead
 
@@ -110,6 +110,7 @@ def compile_all() -> Path:
     _jit.heaviest_paths(r(np.array([0, 2], dtype=np.int64)), idx[2:], idx[1:3], i64)
     _jit.lane_levels(r(np.array([0, 2], dtype=np.int64)), idx[:2], idx[1:3] + 1, idx[2:], 2, 2,
                      8, idx[:1], i64, np.zeros(16, dtype=np.int64), 1)
+    _jit.trace_line(r(np.zeros(24, dtype=np.uint8)), i64, 0, True)
     done = marker()
     done.parent.mkdir(parents=True, exist_ok=True)
     tmp = done.with_name(f"{done.name}.{os.getpid()}")

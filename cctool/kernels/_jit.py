@@ -13,6 +13,7 @@ from cctool.kernels._jit_lanes import lane_levels as lane_levels
 # The kernels of call paths over time live in their own module; they are this one's too.
 from cctool.kernels._jit_paths import _lower as _lower
 from cctool.kernels._jit_paths import heaviest_paths as heaviest_paths
+from cctool.kernels._jit_trace import trace_line as trace_line
 
 
 @njit(cache=True)

@@ -12,6 +12,7 @@ import numpy as np
 
 from cctool.kernels import _levels
 from cctool.kernels._reference_lanes import lane_levels as lane_levels
+from cctool.kernels._reference_trace import trace_line as trace_line
 
 
 def preorder(parent: np.ndarray) -> np.ndarray:

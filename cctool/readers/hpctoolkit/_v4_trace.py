@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from cctool import kernels
 from cctool.errors import ReaderError
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import (
@@ -215,20 +216,12 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
             prof, elems, where = line(i)
             if window is not None:
                 elems = _overlapping(elems, origin, window)
-            ts = elems["timestamp"].astype(np.int64)
-            later = ts[1:] > ts[:-1]
-            if ts.size > 1 and not later.all() and (ts[1:] < ts[:-1]).any():
-                raise fail(f"trace {i}'s timestamps are not sorted")
-            if ts.size and ts[0] < origin:
-                raise fail(f"trace {i} starts before minTimestamp")
-            ctx = elems["ctx"][:-1]
-            running = ctx != 0
-            if ran_only:
-                running &= later
-            nodes = _lookup(node_of, ctx[running], fail)
+            got = kernels.trace_line(elems.view(np.uint8), node_of, origin, ran_only)
             del elems
             done(*where)
-            yield _Line(*by_profile[prof], ts[:-1][running], ts[1:][running], nodes)
+            if got.problem:
+                raise fail(_problem(i, got.problem, got.value))
+            yield _Line(*by_profile[prof], got.start, got.end, got.node)
 
     def counts() -> Iterator[LaneCount]:
         for i in range(n_traces):
@@ -305,15 +298,12 @@ def _node_of_context(tree: GraphFrame,
     return table
 
 
-def _lookup(node_of: np.ndarray, ctx: np.ndarray, fail: Any) -> np.ndarray:
-    if not ctx.size or int(ctx.max()) < node_of.shape[0]:  # every id in the table
-        out: np.ndarray = node_of[ctx]
-    else:
-        known = ctx < node_of.shape[0]
-        out = np.full(ctx.shape[0], -2, dtype=np.int64)
-        out[known] = node_of[ctx[known]]
-    if not (out < 0).any():
-        return out
-    if (out == -2).any():
-        raise fail(f"a trace names context {int(ctx[out == -2][0])}, which meta.db lacks")
-    raise fail(f"context {int(ctx[out < 0][0])} has no node in the profile's tree")
+def _problem(line: int, code: int, value: int) -> str:
+    """What :func:`cctool.kernels.trace_line` found wrong with line ``line``."""
+    if code == kernels.TraceProblem.UNSORTED:
+        return f"trace {line}'s timestamps are not sorted"
+    if code == kernels.TraceProblem.BEFORE_ORIGIN:
+        return f"trace {line} starts before minTimestamp"
+    if code == kernels.TraceProblem.UNKNOWN_CONTEXT:
+        return f"a trace names context {value}, which meta.db lacks"
+    return f"context {value} has no node in the profile's tree"
