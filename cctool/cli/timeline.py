@@ -93,6 +93,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     check_timeline_options(ctx, view, lane, to, output)
     if to == "html":  # before the page's level threads start
         memlimit.one_arena()
+        memlimit.reuse_freed_memory()
     cols = width if width is not None else console(ctx, output, None).width
     passes = " (two passes)" if to == "html" else ""
     with progress(f"reading the trace{passes}") as tick:
