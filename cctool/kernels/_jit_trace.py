@@ -1,4 +1,4 @@
-"""Numba-compiled ``trace_line``: one line of HPCToolkit's trace.db decoded in two passes
+"""Numba-compiled ``trace_line``: one line of HPCToolkit's trace.db decoded in three passes
 over its bytes (the NumPy twin in ``_reference_trace`` makes a dozen, and as many arrays).
 Import only through ``cctool.kernels`` (lazily); ``_jit`` re-exports it.
 """

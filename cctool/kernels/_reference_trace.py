@@ -17,9 +17,6 @@ class TraceProblem(IntEnum):
     NO_NODE = 4
 
 
-UNSORTED, BEFORE_ORIGIN, UNKNOWN_CONTEXT, NO_NODE = (
-    int(TraceProblem.UNSORTED), int(TraceProblem.BEFORE_ORIGIN),
-    int(TraceProblem.UNKNOWN_CONTEXT), int(TraceProblem.NO_NODE))
 _ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
 
 
@@ -28,19 +25,19 @@ def trace_line(raw: np.ndarray, node_of: np.ndarray, origin: int,
     """The running samples of one line, ``raw`` its packed 12-byte elements (u64 timestamp,
     u32 context id, little-endian) as bytes: each sample's start and end (the next
     element's timestamp) and node (``node_of[context]``); context 0 (not running) left out,
-    and with ``ran_only`` samples that last no time. Then a problem code and its value: the
-    timestamps go down somewhere (:data:`UNSORTED`), the first starts before ``origin``
-    (:data:`BEFORE_ORIGIN`), a running sample's context lies outside ``node_of`` or maps
-    to -2 (:data:`UNKNOWN_CONTEXT`, the first such context), or maps to -1
-    (:data:`NO_NODE`, the first); the arrays are empty then."""
+    and with ``ran_only`` samples that last no time. Then a :class:`TraceProblem` and its
+    value: the timestamps go down somewhere (``UNSORTED``), the first starts before
+    ``origin`` (``BEFORE_ORIGIN``), a running sample's context lies outside ``node_of`` or
+    maps to -2 (``UNKNOWN_CONTEXT``, the first such context), or maps to -1 (``NO_NODE``,
+    the first); the arrays are empty then."""
     elems = raw.view(_ELEM)
     ts = elems["timestamp"].astype(np.int64)
     none = np.zeros(0, dtype=np.int64)
     later = ts[1:] > ts[:-1]
     if ts.size > 1 and not later.all() and (ts[1:] < ts[:-1]).any():
-        return none, none, none, UNSORTED, 0
+        return none, none, none, TraceProblem.UNSORTED, 0
     if ts.size and ts[0] < origin:
-        return none, none, none, BEFORE_ORIGIN, 0
+        return none, none, none, TraceProblem.BEFORE_ORIGIN, 0
     ctx = elems["ctx"][:-1]
     running = ctx != 0
     if ran_only:
@@ -55,6 +52,6 @@ def trace_line(raw: np.ndarray, node_of: np.ndarray, origin: int,
     if (node < 0).any():
         unknown = node == -2
         if unknown.any():
-            return none, none, none, UNKNOWN_CONTEXT, int(ctx[unknown][0])
-        return none, none, none, NO_NODE, int(ctx[node < 0][0])
+            return none, none, none, TraceProblem.UNKNOWN_CONTEXT, int(ctx[unknown][0])
+        return none, none, none, TraceProblem.NO_NODE, int(ctx[node < 0][0])
     return ts[:-1][running], ts[1:][running], node.astype(np.int64, copy=False), 0, 0
