@@ -102,3 +102,56 @@ def test_synthetic_trace_db_adds_up_to_the_profile(tmp_path: Path) -> None:
         assert (j[metric] - j[f"{metric}_right"]).abs().max() < 1e-12  # type: ignore[operator]
     with pytest.raises(ValueError, match="v4"):
         generate(tmp_path / "x", nodes=50, trace=True)
+
+
+def _broken(tmp_path: Path, how: str) -> Path:
+    """A copy of DB whose first trace line is broken ``how``."""
+    for name in ("meta.db", "profile.db"):
+        shutil.copy(DB / name, tmp_path / name)
+    raw = bytearray((DB / "trace.db").read_bytes())
+    (sec,) = struct.unpack_from("<Q", raw, 0x18)
+    p_traces, _, _ = struct.unpack_from("<QIB", raw, sec)
+    (origin,) = struct.unpack_from("<Q", raw, sec + 0x10)
+    _, _, start, _ = struct.unpack_from("<IIQQ", raw, p_traces)
+    first, second = struct.unpack_from("<Q", raw, start)[0], struct.unpack_from(
+        "<Q", raw, start + 12)[0]
+    if how == "unsorted":  # the second element before the first
+        struct.pack_into("<Q", raw, start, second)
+        struct.pack_into("<Q", raw, start + 12, first)
+    elif how == "early":
+        struct.pack_into("<Q", raw, start, origin - 1)
+    else:  # a running sample names a context meta.db does not hold
+        struct.pack_into("<I", raw, start + 8, 0xFFFFFF00)
+    (tmp_path / "trace.db").write_bytes(bytes(raw))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("unsorted", "trace 0's timestamps are not sorted"),
+    ("early", "trace 0 starts before minTimestamp"),
+    ("unknown", f"a trace names context {0xFFFFFF00}, which meta.db lacks"),
+])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_broken_trace_line_is_named_by_either_decoder(tmp_path: Path, how: str, said: str,
+                                                        compiled: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from cctool import kernels
+
+    if compiled:  # trace_line's compiled twin runs where Numba is loaded
+        kernels._compiled()
+    else:
+        monkeypatch.setattr(kernels, "_impl", None)
+    with pytest.raises(ReaderError, match=f"trace.db: {said}"):
+        read_timeline(_broken(tmp_path, how))
+
+
+def test_a_broken_trace_line_exits_2_with_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = _broken(tmp_path, "unsorted")
+    res = subprocess.run([sys.executable, "-m", "cctool", "timeline", str(db)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and "trace 0's timestamps are not sorted" in res.stderr
+    assert "trace.db" in res.stderr
