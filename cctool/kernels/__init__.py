@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cctool.kernels import _cached_load, _levels, _reference
+from cctool.kernels._reference_trace import TRACE_ELEMENT as TRACE_ELEMENT
 from cctool.kernels._reference_trace import TraceProblem as TraceProblem
 
 _impl: ModuleType | None = None

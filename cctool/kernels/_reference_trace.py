@@ -17,7 +17,8 @@ class TraceProblem(IntEnum):
     NO_NODE = 4
 
 
-_ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
+# A trace.db element, what trace_line decodes: packed, 12 bytes (FORMATS.md v4.0).
+TRACE_ELEMENT = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])
 
 
 def trace_line(raw: np.ndarray, node_of: np.ndarray, origin: int,
@@ -30,7 +31,7 @@ def trace_line(raw: np.ndarray, node_of: np.ndarray, origin: int,
     ``origin`` (``BEFORE_ORIGIN``), a running sample's context lies outside ``node_of`` or
     maps to -2 (``UNKNOWN_CONTEXT``, the first such context), or maps to -1 (``NO_NODE``,
     the first); the arrays are empty then."""
-    elems = raw.view(_ELEM)
+    elems = raw.view(TRACE_ELEMENT)
     ts = elems["timestamp"].astype(np.int64)
     none = np.zeros(0, dtype=np.int64)
     later = ts[1:] > ts[:-1]

@@ -43,7 +43,7 @@ from cctool.model.timeline import (
     window_profile,
 )
 
-_ELEM = np.dtype([("timestamp", "<u8"), ("ctx", "<u4")])  # packed: 12 bytes
+_ELEM = kernels.TRACE_ELEMENT  # packed: 12 bytes
 _MAGIC = b"HPCTOOLKITtrce"
 # Samples of consecutive lines given as one part (a line with more is a part of its own):
 # each part costs a table and its checks, and a line of a short window holds few samples.
