@@ -58,7 +58,7 @@ def _run_items(paths: Sequence[str], fmt: str | None) -> list[tuple[str, bool]]:
 
 def run_paths_of(path: str, fmt: str | None) -> list[str]:
     """The runs ``path`` names: itself, or the profiles found in a folder."""
-    if fmt or path == "-" or not Path(path).is_dir():
+    if fmt or path == "-" or not os.path.isdir(path):  # os.path: a Path costs 3x the stat
         return [path]
     found = _profiles_in(Path(path))
     if not found:

@@ -186,3 +186,75 @@ def test_snapshot_pieces_are_the_fields_a_pattern_finds() -> None:
         assert _pieces(head) == pattern.split(head)
     assert _pieces("\n__rec=ctx,ref=1,attr=2\n__rec=node,id=3,data=4") is None
 
+
+
+def _heads(files: list[str]) -> list[str]:
+    from cctool.readers.caliper.batch import _cut
+
+    cuts = [_cut(f) for f in files]
+    return [c[0] for c in cuts if c is not None]
+
+
+def test_a_layout_tells_a_structure_as_the_pieces_do() -> None:
+    # A later run is told by its group's layout (whole lines compared) instead of by
+    # _structure's search of every snapshot line: both must say the same of every head,
+    # the run's data fields when its structure is the group's, None otherwise.
+    from cctool.readers.caliper.batch import _Layout, _structure
+
+    files = run_paths([str(ENSEMBLE)], None)
+    heads = _heads(files)
+    others = _heads([str(f) for f in sorted(HERE.glob("caliper*/**/*.cali"))])
+    ctx = next(ln for ln in heads[1].split("\n") if ln.startswith("__rec=ctx,"))
+    edits = [heads[1].replace(ctx, ctx + ",x=1", 1),  # data no longer last
+             heads[1].replace(ctx, ctx + "\\=1", 1),  # an escape in the data field
+             heads[1].replace(ctx, ctx.replace(",data=", ",data=1,data=", 1), 1),
+             heads[1].replace(ctx, ctx.replace("ref=", "ref=9=", 1), 1),  # another node
+             heads[1].replace(ctx + "\n", ctx + "\n__rec=node,id=999,attr=8,data=x\n", 1),
+             heads[1].replace(ctx + "\n", "", 1), heads[1] + ctx + "\n", heads[1][:-1]]
+    key, datas = _structure(heads[0]) or ((), [])
+    layout = _Layout.of(heads[0], datas)
+    assert layout is not None
+    for head in heads + others + edits:
+        parts = _structure(head)
+        assert layout.datas(head) == (parts[1] if parts and parts[0] == key else None)
+    assert all(layout.datas(h) is not None for h in heads)
+    assert not any(layout.datas(h) for h in edits)
+
+
+@pytest.mark.parametrize("head, later", [
+    ("__rec=node,id=1,data=x\n__rec=ctx,data=1,attr=2,data=3=4\n",
+     ["__rec=node,id=1,data=x\n__rec=ctx,data=1,attr=2,data=5=6\n",
+      "__rec=node,id=1,data=x\n__rec=ctx,data=1,attr=2,data=3,data=4\n",
+      "__rec=node,id=1,data=x\n__rec=ctx,data=1,attr=2,data=\n"]),
+    ("__rec=ctx,ref=1,attr=2,data=3\n__rec=ctx,ref=2,attr=2,data=4\n",
+     ["__rec=ctx,ref=1,attr=2,data=7\n__rec=ctx,ref=2,attr=2,data=8\n",
+      "__rec=ctx,ref=1,attr=2,data=7\n__rec=ctx,ref=2,attr=3,data=8\n"]),
+])
+def test_layouts_of_odd_snapshot_lines(head: str, later: list[str]) -> None:
+    from cctool.readers.caliper.batch import _Layout, _structure
+
+    key, datas = _structure(head) or ((), [])
+    layout = _Layout.of(head, datas)
+    assert layout is not None and layout.datas(head) == datas
+    for other in later:
+        parts = _structure(other)
+        assert layout.datas(other) == (parts[1] if parts and parts[0] == key else None)
+
+
+def test_runs_of_several_structures_in_turn_are_grouped_by_structure() -> None:
+    # Runs of two structures taking turns: each run misses the previous run's layout and
+    # is told by its structure; the groups and summaries are the reader's.
+    from cctool.readers.caliper.batch import _split
+
+    ensemble = run_paths([str(ENSEMBLE)], None)
+    scaling = [str(p) for p in sorted(HERE.glob("caliper-scaling/*/np1.cali"))]
+    paths = [p for i, run in enumerate(ensemble) for p in (run, scaling[i % len(scaling)])]
+    groups, alone = read_groups(paths)
+    keys: dict[tuple[str, ...], list[int]] = {}
+    for i, p in enumerate(paths):
+        split = _split(Path(p))
+        assert split is not None
+        keys.setdefault(split[0], []).append(i)
+    assert sorted(g.index for g in groups) == sorted(keys.values()) and alone == []
+    assert_same(summarize_paths(paths, None, (None,), "mean"),
+                one_by_one(paths, (None,), "mean"))

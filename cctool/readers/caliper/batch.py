@@ -22,9 +22,10 @@ per run exactly as the reader derives it for one file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ _CTX = "\n__rec=ctx,"  # starts a snapshot line
 _RECORDS_KEPT = 100_000  # split tail lines remembered per group
 _PARSE_RUNS = 256  # runs whose data fields are parsed at once (their text held till then)
 _FIXED_ROLES = frozenset({"rank", "thread", "snapshot", "order", "summary"})
+_FIRST, _LAST = itemgetter(0), itemgetter(2)
 
 
 class _Recorder(ProfileBuilder):
@@ -102,12 +104,13 @@ class Group:
     rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # col -> (row, field, scale)
     head: _CaliStream  # the parser's state after the structure, before any tail
     plan: TailPlan | None  # the first run's tail, to read later tails against
+    layout: _Layout | None  # the first run's head, to tell later runs of the structure
     paths: list[str] = field(default_factory=list)
     index: list[int] = field(default_factory=list)  # position of each run in the input
     metadata: list[dict[str, Any]] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # data fields of the runs not parsed yet
-    usable: bool = True  # False once the first run's fields do not fit: no group
+    usable: bool = True  # False once the first run does not fit (fields or tail): no group
     records: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
     def metric_table(self, columns: list[str], new_id: np.ndarray) -> pl.DataFrame:
@@ -143,6 +146,57 @@ class Group:
         return normalise(builder.build(meta))
 
 
+def _picker(at: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
+    """The items of a list at ``at``, as a tuple (``itemgetter`` gives one item alone)."""
+    if len(at) == 1:
+        only = at[0]
+        return lambda seq: (seq[only],)
+    return itemgetter(*at)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A group's head line by line: where its snapshot lines are, the other lines' text,
+    each snapshot line up to its ``,data=``. A later run of the structure differs only in
+    its data fields, so it is told by a few comparisons of whole lists, without searching
+    each snapshot line (:func:`_pieces`: most of a run's time)."""
+
+    lines: int
+    snapshots: Callable[[list[str]], tuple[str, ...]]
+    others: Callable[[list[str]], tuple[str, ...]]
+    other_text: tuple[str, ...]
+    prefixes: list[str]
+
+    @classmethod
+    def of(cls, head: str, datas: list[str]) -> _Layout | None:
+        """The layout of a head whose data fields :func:`_structure` found to be ``datas``;
+        None if splitting its snapshot lines at their last ``,data=`` finds others."""
+        lines = head.split("\n")
+        snap = [i for i, line in enumerate(lines) if line.startswith("__rec=ctx,")]
+        other = [i for i, line in enumerate(lines) if not line.startswith("__rec=ctx,")]
+        parts = [lines[i].rpartition(",data=") for i in snap]
+        if not snap or [p[2] for p in parts] != datas:
+            return None
+        pick = _picker(other)
+        return cls(len(lines), _picker(snap), pick, pick(lines), [p[0] for p in parts])
+
+    def datas(self, head: str) -> list[str] | None:
+        """The data fields of ``head`` if its structure is this layout's, else None.
+
+        Equal to :func:`_structure`'s: the other lines are the layout's, and each snapshot
+        line is its prefix (where :func:`_pieces` found the first ``,data=``), ``,data=``
+        and a field without commas, which is where :func:`_pieces` cuts it too."""
+        lines = head.split("\n")
+        if len(lines) != self.lines or self.others(lines) != self.other_text:
+            return None
+        parts = list(map(str.rpartition, self.snapshots(lines), repeat(",data=")))
+        if list(map(_FIRST, parts)) != self.prefixes:
+            return None
+        datas = list(map(_LAST, parts))
+        joined = "".join(datas)
+        return None if "," in joined or "\\" in joined else datas
+
+
 def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
     """Group ``paths`` by structure; also the indices of the paths to read one by one.
 
@@ -152,24 +206,34 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
     groups: dict[tuple[str, ...], Group | None] = {}
     alone: list[int] = []
     order: list[Group] = []
+    last: Group | None = None  # the group the previous run joined: most runs join it too
     for i, p in enumerate(paths):
-        parts = _split(Path(p))
-        if parts is None:
+        cut = _cut(p)
+        if cut is None:
             alone.append(i)
             continue
-        key, datas, tail = parts
-        new = key not in groups
-        group = groups[key] = _template(Path(p), datas, tail) if new else groups[key]
-        if group is not None and _add(group, p, datas, tail):
+        head, tail = cut
+        datas = last.layout.datas(head) if last is not None and last.layout else None
+        new = False
+        if datas is not None:  # the previous run's structure (what _structure would say)
+            group: Group | None = last
+        else:
+            parts = _structure(head)
+            if parts is None:
+                alone.append(i)
+                continue
+            key, datas = parts
+            new = key not in groups
+            group = groups[key] = _template(Path(p), head, datas, tail) if new else groups[key]
+        if group is not None and group.usable and _add(group, p, datas, tail):
             group.index.append(i)
             order += [group] if new else []
+            last = group
             if len(group.fields) >= _PARSE_RUNS:
                 alone += _parse_fields(group)
-                if not group.usable:
-                    groups[key] = None
             continue
-        if new:  # the first run itself does not fit: no group for this structure
-            groups[key] = None
+        if new and group is not None:  # the first run itself does not fit: no group
+            group.usable = False
         alone.append(i)
     for group in order:
         alone += _parse_fields(group)
@@ -178,8 +242,16 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
 
 def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
     """(structure, snapshot data fields, tail), or None when the fast path does not apply
-    (not a ``.cali`` text, escaped newlines or data fields, a snapshot whose data field is
-    not its last, no snapshot)."""
+    (see :func:`_cut` and :func:`_structure`)."""
+    cut = _cut(path)
+    parts = None if cut is None else _structure(cut[0])
+    return None if parts is None or cut is None else (*parts, cut[1])
+
+
+def _cut(path: str | Path) -> tuple[str, str] | None:
+    """(head, tail): the text up to the end of the last snapshot line, and the rest; None
+    when the fast path does not apply (not a ``.cali`` text, escaped newlines, no
+    snapshot)."""
     try:
         text = _input.read_text(path, errors="strict")
     except (OSError, UnicodeDecodeError):
@@ -190,15 +262,20 @@ def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
     if last < 0:
         return None
     end = text.index("\n", last + 1) + 1
-    head = "\n" + text[:end]
-    pieces = _pieces(head)
+    return text[:end], text[end:]
+
+
+def _structure(head: str) -> tuple[tuple[str, ...], list[str]] | None:
+    """(structure, snapshot data fields) of a head (:func:`_cut`), or None when a
+    snapshot's data field is not its last, is escaped or missing."""
+    pieces = _pieces("\n" + head)
     if pieces is None:
         return None
     datas = pieces[2::3]
     joined = "".join(datas)
-    if len(datas) != head.count(_CTX) or "," in joined or "\\" in joined:
-        return None  # a snapshot without data, data not last, or an escaped separator
-    return (*pieces[0::3], *pieces[1::3]), datas, text[end:]
+    if "," in joined or "\\" in joined:
+        return None  # data not last, or an escaped separator
+    return (*pieces[0::3], *pieces[1::3]), datas
 
 
 def _pieces(head: str) -> list[str] | None:
@@ -218,7 +295,7 @@ def _pieces(head: str) -> list[str] | None:
     return pieces
 
 
-def _template(path: Path, datas: list[str], tail: str) -> Group | None:
+def _template(path: Path, head: str, datas: list[str], tail: str) -> Group | None:
     """Read the first run of a structure with the reader, and learn where its numbers go."""
     from cctool.readers.reading import normalise
 
@@ -236,12 +313,13 @@ def _template(path: Path, datas: list[str], tail: str) -> Group | None:
         return None
     numeric, fixed, cols = _fields(stream)
     toks = "=".join(datas).split("=")
-    head = _head_state(stream, path, tail)
-    plan = _plan(head, path, tail)
+    state = _head_state(stream, path, tail)
+    plan = _plan(state, path, tail)
     by_col = {c: (np.array([r for r, _, _ in v]), np.array([f for _, f, _ in v]),
                   np.array([s for _, _, s in v])) for c, v in cols.items()}
     return Group(template, stream.builder, numeric, fixed, [toks[i] for i in fixed],
-                 [len(k) - 1 for k in stream.kinds], by_col, head, plan)
+                 [len(k) - 1 for k in stream.kinds], by_col, state, plan,
+                 _Layout.of(head, datas))
 
 
 def _fields(stream: _TemplateStream) -> tuple[list[int], list[int],
