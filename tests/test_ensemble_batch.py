@@ -258,3 +258,20 @@ def test_runs_of_several_structures_in_turn_are_grouped_by_structure() -> None:
     assert sorted(g.index for g in groups) == sorted(keys.values()) and alone == []
     assert_same(summarize_paths(paths, None, (None,), "mean"),
                 one_by_one(paths, (None,), "mean"))
+
+
+def test_numbers_are_parsed_here_when_no_thread_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The numbers are parsed on a thread; where none can start (an address-space limit),
+    # in the reading thread, with the same summaries.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    files = run_paths([str(ENSEMBLE)], None)
+    threaded = summarize_paths(files, None, (None,), "mean")
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", refuse)
+    monkeypatch.setattr("cctool.readers.caliper.batch._PARSE_RUNS", 3)
+    groups, alone = read_groups(files)
+    assert [len(g.paths) for g in groups] == [10] and alone == []
+    assert_same(summarize_paths(files, None, (None,), "mean"), threaded)

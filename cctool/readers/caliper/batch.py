@@ -23,6 +23,7 @@ per run exactly as the reader derives it for one file.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
@@ -110,6 +111,7 @@ class Group:
     metadata: list[dict[str, Any]] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # data fields of the runs not parsed yet
+    parsed: list[Future[tuple[np.ndarray, np.ndarray]]] = field(default_factory=list)
     usable: bool = True  # False once the first run does not fit (fields or tail): no group
     records: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
@@ -203,6 +205,24 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
     Every path of a returned group is one of ``paths``; together with the left-over
     indices they cover ``paths`` once each.
     """
+    # Polars parses the numbers on a thread of its own while this one reads the next runs
+    # (it lets go of the interpreter as it splits and parses): 16,000 runs of 24 kB took
+    # 4.7 s, now 4.2 s (median wall of `cctool runs`), for 0.5 s more CPU.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cctool-cali-numbers")
+    try:
+        order, alone = _grouped(paths, pool)
+        for group in order:
+            _parse_later(group, pool)
+        for group in order:
+            alone += _settle(group)
+    finally:  # an interrupted read waits for no batch still queued
+        pool.shutdown(cancel_futures=True)
+    return [g for g in order if g.paths], sorted(alone)
+
+
+def _grouped(paths: Sequence[str], pool: ThreadPoolExecutor) -> tuple[list[Group], list[int]]:
+    """The groups of ``paths`` in the order they start, and the indices of the runs no
+    group takes; every :data:`_PARSE_RUNS` runs of a group go to ``pool`` to be parsed."""
     groups: dict[tuple[str, ...], Group | None] = {}
     alone: list[int] = []
     order: list[Group] = []
@@ -230,14 +250,12 @@ def read_groups(paths: Sequence[str]) -> tuple[list[Group], list[int]]:
             order += [group] if new else []
             last = group
             if len(group.fields) >= _PARSE_RUNS:
-                alone += _parse_fields(group)
+                _parse_later(group, pool)
             continue
         if new and group is not None:  # the first run itself does not fit: no group
             group.usable = False
         alone.append(i)
-    for group in order:
-        alone += _parse_fields(group)
-    return [g for g in order if g.paths], sorted(alone)
+    return order, alone
 
 
 def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
@@ -366,7 +384,7 @@ def _head_state(stream: _TemplateStream, path: Path, tail: str) -> _CaliStream:
 
 def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
     """Add one run to ``group``; False when it does not fit (see the module docstring).
-    Its data fields are checked and parsed with the group's others (:func:`_parse_fields`),
+    Its data fields are checked and parsed with the group's others (:func:`_parse`),
     which drops the run then if they do not fit."""
     if list(map(str.count, datas, repeat("="))) != group.counts:
         return False
@@ -381,43 +399,66 @@ def _add(group: Group, path: str, datas: list[str], tail: str) -> bool:
     return True
 
 
-def _parse_fields(group: Group) -> list[int]:
-    """Split and parse the data fields of the runs of ``group`` added since the last call,
-    all at once (Polars' string kernels: a run's fields are hundreds of numbers, which
-    Python's ``float`` took most of a batch's time to parse one by one). The runs whose fields
-    fit (the fixed ones as the template's, the numbers parsed and finite) keep their place,
-    with their ``values``; the input positions of the others are returned, to be read alone
-    (every run of the group when the first, the template, does not fit: its structure then
-    has no group, as when :func:`_add` refuses it)."""
-    pending = len(group.fields)
-    if not pending:
-        return []
-    tokens = pl.Series(group.fields, dtype=pl.String).str.split("=")
+def _parse_later(group: Group, pool: ThreadPoolExecutor) -> None:
+    """Send the data fields of the runs of ``group`` added since the last call to be parsed
+    (:func:`_parse`) on ``pool``; :func:`_settle` takes the results."""
+    if not group.fields:
+        return
+    args = (group.fields, group.fixed, group.fixed_text, group.numeric)
+    try:
+        parsed = pool.submit(_parse, *args)
+    except RuntimeError:  # no thread to be had (under an address-space limit): parse here
+        parsed = Future()
+        parsed.set_result(_parse(*args))
+    group.parsed.append(parsed)
     group.fields = []
-    fits = np.ones(pending, dtype=bool)
-    if group.fixed:
-        fixed = tokens.list.gather(group.fixed).explode()
-        expected = pl.Series(group.fixed_text * pending, dtype=pl.String)
-        fits &= (fixed == expected).to_numpy().reshape(pending, -1).all(axis=1)
-    values = np.zeros((pending, 0))
-    if group.numeric:
-        numbers = tokens.list.gather(group.numeric).explode().cast(pl.Float64, strict=False)
-        values = numbers.to_numpy().reshape(pending, -1)
+
+
+def _parse(fields: list[str], fixed: list[int], fixed_text: list[str],
+           numeric: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per run of ``fields`` (its data fields joined by ``=``), whether they fit (the fixed
+    ones as the template's ``fixed_text``, the numbers parsed and finite), and its numbers.
+    All at once, by Polars' string kernels: a run's fields are hundreds of numbers, which
+    Python's ``float`` took most of a batch's time to parse one by one."""
+    runs = len(fields)
+    tokens = pl.Series(fields, dtype=pl.String).str.split("=")
+    fits = np.ones(runs, dtype=bool)
+    if fixed:
+        got = tokens.list.gather(fixed).explode()
+        expected = pl.Series(fixed_text * runs, dtype=pl.String)
+        fits &= (got == expected).to_numpy().reshape(runs, -1).all(axis=1)
+    values = np.zeros((runs, 0))
+    if numeric:
+        numbers = tokens.list.gather(numeric).explode().cast(pl.Float64, strict=False)
+        values = numbers.to_numpy().reshape(runs, -1)
         fits &= np.isfinite(values).all(axis=1)  # not a number (null: NaN) or not finite
-    first = len(group.index) - pending
-    if first == 0 and not fits[0]:
+    return fits, values
+
+
+def _settle(group: Group) -> list[int]:
+    """Take the parsed numbers of the runs of ``group``: the runs whose fields fit keep
+    their place, with their ``values``; the input positions of the others are returned, to
+    be read alone (every run of the group when the first, the template, does not fit: its
+    structure then has no group, as when :func:`_add` refuses it)."""
+    parsed = [f.result() for f in group.parsed]
+    group.parsed = []
+    if not parsed:
+        return []
+    fits = np.concatenate([f for f, _ in parsed])
+    values = np.concatenate([v for _, v in parsed])
+    if not fits[0]:
         dropped = group.index
         group.paths, group.index, group.metadata, group.usable = [], [], [], False
         return dropped
     if fits.all():
-        group.values += list(values)
+        group.values = list(values)
         return []
     keep = np.flatnonzero(fits).tolist()
-    dropped = [group.index[first + k] for k in np.flatnonzero(~fits).tolist()]
-    group.paths[first:] = [group.paths[first + k] for k in keep]
-    group.index[first:] = [group.index[first + k] for k in keep]
-    group.metadata[first:] = [group.metadata[first + k] for k in keep]
-    group.values += list(values[keep])
+    dropped = [group.index[k] for k in np.flatnonzero(~fits).tolist()]
+    group.paths = [group.paths[k] for k in keep]
+    group.index = [group.index[k] for k in keep]
+    group.metadata = [group.metadata[k] for k in keep]
+    group.values = list(values[keep])
     return dropped
 
 
