@@ -445,20 +445,20 @@ def _settle(group: Group) -> list[int]:
     if not parsed:
         return []
     fits = np.concatenate([f for f, _ in parsed])
-    values = np.concatenate([v for _, v in parsed])
+    values = [row for _, batch in parsed for row in batch]  # views: no copy of the numbers
     if not fits[0]:
         dropped = group.index
         group.paths, group.index, group.metadata, group.usable = [], [], [], False
         return dropped
     if fits.all():
-        group.values = list(values)
+        group.values = values
         return []
     keep = np.flatnonzero(fits).tolist()
     dropped = [group.index[k] for k in np.flatnonzero(~fits).tolist()]
     group.paths = [group.paths[k] for k in keep]
     group.index = [group.index[k] for k in keep]
     group.metadata = [group.metadata[k] for k in keep]
-    group.values = list(values[keep])
+    group.values = [values[k] for k in keep]
     return dropped
 
 
