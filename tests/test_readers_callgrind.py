@@ -136,12 +136,28 @@ def test_broken_files_are_reader_errors(tmp_path: Path) -> None:
         ("events: Ir\nfn=main\ncalls=1 2\n3 4\n", "without a preceding fn= and cfn="),
         ("events: Ir\nfn=main\n1 2 3\n", "does not match positions/events"),
         ("events: Ir\nfn=main\n1 x\n", "is not a number"),
+        ("events: Ir\nfn=main\n1 0x\n", "'0x' is not a number"),
+        ("events: Ir\nfn=main\n1 -2\n", "'-2' is not a count"),
+        ("events: Ir Dr\nfn=main\n1 2 nan\n", "'nan' is not a count"),
+        ("events: Ir\nfn=main\n1 inf\n", "'inf' is not a count"),
+        ("events: Ir\nfn=main\n+x 2\n", r"bad position '\+x'"),
         ("fn=main\n1 2\n", "before events:"),
         ("events: Ir\nwhat is this\n", "unrecognised line"),
     ):
         bad.write_text("# callgrind format\n" + body)
         with pytest.raises(ReaderError, match=message):
             reader.read(bad)
+
+
+def test_cost_lines_in_hexadecimal_and_relative_positions(tmp_path: Path) -> None:
+    # Costs and positions may be hexadecimal (0x...); positions relative (+n, -n, *).
+    out = tmp_path / "callgrind.out.3"
+    out.write_text("# callgrind format\npositions: line\nevents: Ir Dr\nfn=main\n"
+                   "0x10 0x1F 2\n+2 3\n-1 0X0a 0x1\n* 1e3\n")
+    gf = reader.read(out)
+    assert gf.metrics["Ir"].sum() == 31 + 3 + 10 + 1000 and gf.metrics["Dr"].sum() == 3
+    got = reader._Parser(out).parse(out.read_text().splitlines())
+    assert [p[2] for p in got.self_at] == [16, 18, 17, 17]
 
 
 def test_damaged_files_fail_cleanly(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ each event's self cost equals the file's ``totals:`` line.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -433,28 +434,40 @@ class _Parser:
             value = float(int(text, 16)) if text[:2].lower() == "0x" else float(text)
         except ValueError:
             raise self.error(lineno, f"{text!r} is not a number") from None
-        if not np.isfinite(value) or value < 0:
+        if not math.isfinite(value) or value < 0:
             raise self.error(lineno, f"{text!r} is not a count")
         return value
 
     def _cost_line(self, lineno: int, line: str, last: list[int]) -> tuple[list[int], list[float]]:
         parts = line.split()
-        if len(parts) < self.npos or len(parts) > self.npos + len(self.events):
+        npos = self.npos
+        if len(parts) < npos or len(parts) > npos + len(self.events):
             raise self.error(lineno, f"cost line {line[:60]!r} does not match positions/events")
         pos = []
-        for i, sub in enumerate(parts[: self.npos]):
+        for i in range(npos):
+            sub = parts[i]
             try:
-                if sub == "*":
+                head = sub[0]
+                if head == "*":
                     value = last[i]
-                elif sub[0] in "+-":
-                    value = last[i] + _int(sub[1:]) * (-1 if sub[0] == "-" else 1)
+                elif head == "+":
+                    value = last[i] + _int(sub[1:])
+                elif head == "-":
+                    value = last[i] - _int(sub[1:])
                 else:
                     value = _int(sub)
             except ValueError:
                 raise self.error(lineno, f"bad position {sub!r}") from None
             last[i] = value
             pos.append(value)
-        costs = [self._count(lineno, x) for x in parts[self.npos :]]
+        # Most costs are plain decimals: parsed at once, each checked by _count only when one
+        # is not (hexadecimal, or no count at all: its error). A third of the parse before.
+        try:
+            costs = [float(x) for x in parts[npos:]]
+        except ValueError:
+            costs = [self._count(lineno, x) for x in parts[npos:]]
+        if not all(0.0 <= c < math.inf for c in costs):
+            costs = [self._count(lineno, x) for x in parts[npos:]]
         costs += [0.0] * (len(self.events) - len(costs))
         return pos, costs
 
