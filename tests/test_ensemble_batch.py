@@ -275,3 +275,27 @@ def test_numbers_are_parsed_here_when_no_thread_starts(monkeypatch: pytest.Monke
     groups, alone = read_groups(files)
     assert [len(g.paths) for g in groups] == [10] and alone == []
     assert_same(summarize_paths(files, None, (None,), "mean"), threaded)
+
+
+@pytest.mark.parametrize("metric, agg", [("Total time (inc)", "mean"), ("Max time/rank (inc)",
+                                                                         "max")])
+def test_runs_of_one_tree_give_the_path_table_of_a_grouping(metric: str, agg: str) -> None:
+    # Runs read together share one tree, so stats lays their values out by path and run
+    # without Polars grouping them: the same table, bit for bit, as the grouping of the same
+    # runs given each its own tree, odd values included (-0.0, NaN, infinities).
+    from dataclasses import replace
+
+    from cctool.ops.stats import path_values
+
+    files = run_paths([str(ENSEMBLE)], None)
+    fast = summarize_paths(files, None, (metric,), agg)
+    odd = np.array([-0.0, np.nan, np.inf, -np.inf, 5e-324])
+    for i, run in enumerate(fast[:5]):
+        run.values[metric][i + 1] = odd[i]
+    assert len({id(r.names) for r in fast}) == 1  # one tree: the table is laid out
+    own = [replace(r, names=r.names.copy()) for r in fast]  # a tree each: it is grouped
+    laid, grouped = path_values(fast, metric), path_values(own, metric)
+    assert laid.values.schema == grouped.values.schema and laid.values.height == 670
+    for col in laid.values.columns:
+        assert laid.values[col].to_numpy().tobytes() == grouped.values[col].to_numpy().tobytes()
+    assert laid.labels.equals(grouped.labels) and np.array_equal(laid.parent, grouped.parent)

