@@ -49,3 +49,39 @@ def test_formats_without_a_call_graph_ignore_the_limit(tmp_path: Path) -> None:
     assert res.exit_code == 0 and res.stderr == ""
     res = run("read", "--max-nodes", "0", str(PSTATS))
     assert res.exit_code == 2
+
+
+def test_markers_are_named_by_their_callees_count() -> None:
+    # A node the budget stopped gets a marker child named for how many callees it lost.
+    import numpy as np
+    import polars as pl
+
+    from cctool.model.callgraph import MARKER_TYPE
+    from cctool.readers.callgraph._unexpanded import marker_attrs
+
+    attrs = {"name": ["a", "b", "c", "d"], "type": ["function"] * 4,
+             "file": pl.Series(["x.c"] * 4), "line": [1, 2, 3, 4],
+             "recursive": np.array([True, False, True, False])}
+    got = marker_attrs(attrs, np.array([False, True, False, True]), np.array([1, 12]))
+    assert got["name"].to_list() == ["a", "[not expanded: 1 callee]", "c",
+                                     "[not expanded: 12 callees]"]
+    assert got["type"].to_list() == ["function", MARKER_TYPE, "function", MARKER_TYPE]
+    assert got["file"].to_list() == ["x.c", None, "x.c", None]
+    assert got["line"].to_list() == [1, None, 3, None]
+    assert got["recursive"].to_list() == [True, False, True, False]
+
+
+def test_callgrind_markers_read_from_valgrinds_file() -> None:
+    # A real callgrind file capped at 20 nodes: each stopped node's marker names its count.
+    import polars as pl
+
+    from cctool.model.callgraph import MARKER_TYPE
+    from cctool.readers.callgraph import callgrind
+
+    src = Path(__file__).parent / "data" / "callgrind" / "callgrind.out.cc1plus"
+    with pytest.warns(Warning, match="not expanded"):
+        gf = callgrind.read(src, max_nodes=20)
+    names = gf.nodes.filter(pl.col("type") == MARKER_TYPE)["name"].to_list()
+    assert names and all(n.startswith("[not expanded: ") and n.endswith(("callee]", "callees]"))
+                         for n in names)
+    assert gf.num_nodes <= 20

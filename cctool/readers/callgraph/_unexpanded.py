@@ -37,12 +37,17 @@ def marker_attrs(attrs: Mapping[str, Any], marker: np.ndarray, callees: np.ndarr
     import polars as pl
 
     at = np.flatnonzero(marker)
-    names = [f"{NOT_EXPANDED}: {int(k)} callee{'s' if k != 1 else ''}]" for k in callees]
+    # Spelled by Polars: a Python f-string per marker took 0.2 s for 369,726 of them.
+    k = pl.col("k")
+    names = pl.DataFrame({"k": np.asarray(callees, dtype=np.int64)}).select(pl.concat_str(
+        pl.lit(f"{NOT_EXPANDED}: "), k.cast(pl.String),
+        pl.when(k != 1).then(pl.lit(" callees]")).otherwise(pl.lit(" callee]")),
+    )).to_series()
     out: dict[str, Any] = {}
     for key, col in attrs.items():
         s = col if isinstance(col, pl.Series) else pl.Series(key, col, strict=False)
         if key == "name":
-            s = s.scatter(at, pl.Series(names, dtype=pl.String))
+            s = s.scatter(at, names)
         elif key == "type":
             s = s.scatter(at, MARKER_TYPE)
         elif key == "recursive":
