@@ -141,6 +141,7 @@ def test_broken_files_are_reader_errors(tmp_path: Path) -> None:
         ("events: Ir Dr\nfn=main\n1 2 nan\n", "'nan' is not a count"),
         ("events: Ir\nfn=main\n1 inf\n", "'inf' is not a count"),
         ("events: Ir\nfn=main\n+x 2\n", r"bad position '\+x'"),
+        ("events: Ir\nfn=main\n1 2\n*5 2\n", r"bad position '\*5'"),
         ("fn=main\n1 2\n", "before events:"),
         ("events: Ir\nwhat is this\n", "unrecognised line"),
     ):

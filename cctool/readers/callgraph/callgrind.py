@@ -461,7 +461,7 @@ class _Parser:
             sub = parts[i]
             try:
                 head = sub[0]
-                if head == "*":
+                if sub == "*":
                     value = last[i]
                 elif head == "+":
                     value = last[i] + _int(sub[1:])
