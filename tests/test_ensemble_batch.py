@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from cctool.ensemble import run_paths
@@ -299,3 +300,21 @@ def test_runs_of_one_tree_give_the_path_table_of_a_grouping(metric: str, agg: st
     for col in laid.values.columns:
         assert laid.values[col].to_numpy().tobytes() == grouped.values[col].to_numpy().tobytes()
     assert laid.labels.equals(grouped.labels) and np.array_equal(laid.parent, grouped.parent)
+
+
+def test_integer_values_of_one_tree_keep_the_groupings_types() -> None:
+    # Integer values (a count) of runs of one tree: a mean of one integer is a float in
+    # Polars' grouping, so they are grouped as before, not laid out.
+    from dataclasses import replace
+
+    from cctool.ops.stats import path_values
+
+    metric = "Total time (inc)"
+    files = run_paths([str(ENSEMBLE)], None)
+    runs = [replace(r, values={metric: (r.values[metric] * 1e6).astype(np.int64)},
+                    merge={metric: "mean"})
+            for r in summarize_paths(files, None, (metric,), "mean")]
+    assert len({id(r.names) for r in runs}) == 1
+    own = [replace(r, names=r.names.copy()) for r in runs]
+    laid, grouped = path_values(runs, metric), path_values(own, metric)
+    assert laid.values.schema["value"] == pl.Float64 and laid.values.equals(grouped.values)
