@@ -121,7 +121,8 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
     tree = expand(graph, max_nodes, path)
     # Per node, its function's attributes gathered by Polars (Python lists of a million
     # strings cost 0.3 s to make and as much again to turn into columns).
-    of_node = _function_attrs(prof)[tree.func]
+    functions = _function_attrs(prof)
+    of_node = functions[tree.func]
     attrs: dict[str, Any] = {
         "name": of_node["name"],
         "type": pl.repeat("function", len(tree.func), dtype=pl.String, eager=True),
@@ -144,7 +145,8 @@ def read(path: Path, max_nodes: int = DEFAULT_MAX_NODES) -> GraphFrame:
             if key in prof.header
         },
     }
-    return tree.to_graphframe(attrs, metadata, events, _tables(prof, self_cost, edges))
+    return tree.to_graphframe(attrs, metadata, events,
+                              _tables(prof, functions, self_cost, edges))
 
 
 def _function_attrs(prof: _Parser) -> pl.DataFrame:
@@ -179,8 +181,10 @@ def _activity(n: int, caller: np.ndarray, callee: np.ndarray, calls: np.ndarray,
     return out
 
 
-def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGraphTables:
-    """The file's own numbers (:mod:`cctool.model.callgraph`). A function's inclusive cost is its
+def _tables(prof: _Parser, functions: pl.DataFrame, self_cost: np.ndarray,
+            edges: np.ndarray) -> CallGraphTables:
+    """The file's own numbers (:mod:`cctool.model.callgraph`), ``functions`` its
+    :func:`_function_attrs`. A function's inclusive cost is its
     self cost plus its calls' inclusive costs, exact outside recursion cycles (each call is
     measured once). Inside a cycle callgrind counts nested calls again; there the calls
     into the cycle from outside are each measured once, so the one function they all enter
@@ -213,8 +217,7 @@ def _tables(prof: _Parser, self_cost: np.ndarray, edges: np.ndarray) -> CallGrap
     calls = np.bincount(callee, weights=edges[:, 2], minlength=n)
     units = {**{c: _unit(ev) for ev in events for c in (ev, ev + " (inc)")}, "calls": "count"}
     return build(
-        {"name": [k[2] for k in prof.keys], "file": [k[1] for k in prof.keys],
-         "line": [prof.lines.get(i) for i in range(n)], "module": [k[0] for k in prof.keys]},
+        {c: functions[c] for c in functions.columns},
         {ev: self_cost[:, j] for j, ev in enumerate(events)}, inclusive,
         np.where(np.bincount(callee, minlength=n) > 0, calls, np.nan),
         {"caller": caller, "callee": callee, "calls": edges[:, 2],
