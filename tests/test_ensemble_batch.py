@@ -139,15 +139,15 @@ def test_a_broken_run_gives_the_readers_error(tmp_path: Path, damage: str) -> No
 
 
 def test_later_tails_read_against_the_first_equal_their_full_parse() -> None:
-    from cctool.readers.caliper.batch import _split, _tail_metadata
+    from cctool.readers.caliper.batch import _cut, _tail_metadata
 
     files = run_paths([str(ENSEMBLE)], None)
     (group,), _ = read_groups(files)
     assert group.plan is not None and "opts:output" in group.plan.fed[176]  # differs per run
     for path, meta in zip(group.paths, group.metadata, strict=True):
-        split = _split(Path(path))
-        assert split is not None
-        full = _tail_metadata(group, Path(path), split[2].split("\n")[:-1])
+        cut = _cut(path)
+        assert cut is not None
+        full = _tail_metadata(group, Path(path), cut[1].split("\n")[:-1])
         assert full is not None and list(meta.items()) == list(full.items())
 
 
@@ -245,7 +245,7 @@ def test_layouts_of_odd_snapshot_lines(head: str, later: list[str]) -> None:
 def test_runs_of_several_structures_in_turn_are_grouped_by_structure() -> None:
     # Runs of two structures taking turns: each run misses the previous run's layout and
     # is told by its structure; the groups and summaries are the reader's.
-    from cctool.readers.caliper.batch import _split
+    from cctool.readers.caliper.batch import _cut, _structure
 
     ensemble = run_paths([str(ENSEMBLE)], None)
     scaling = [str(p) for p in sorted(HERE.glob("caliper-scaling/*/np1.cali"))]
@@ -253,9 +253,10 @@ def test_runs_of_several_structures_in_turn_are_grouped_by_structure() -> None:
     groups, alone = read_groups(paths)
     keys: dict[tuple[str, ...], list[int]] = {}
     for i, p in enumerate(paths):
-        split = _split(Path(p))
-        assert split is not None
-        keys.setdefault(split[0], []).append(i)
+        cut = _cut(p)
+        parts = None if cut is None else _structure(cut[0])
+        assert parts is not None
+        keys.setdefault(parts[0], []).append(i)
     assert sorted(g.index for g in groups) == sorted(keys.values()) and alone == []
     assert_same(summarize_paths(paths, None, (None,), "mean"),
                 one_by_one(paths, (None,), "mean"))

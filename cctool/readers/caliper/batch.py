@@ -258,14 +258,6 @@ def _grouped(paths: Sequence[str], pool: ThreadPoolExecutor) -> tuple[list[Group
     return order, alone
 
 
-def _split(path: Path) -> tuple[tuple[str, ...], list[str], str] | None:
-    """(structure, snapshot data fields, tail), or None when the fast path does not apply
-    (see :func:`_cut` and :func:`_structure`)."""
-    cut = _cut(path)
-    parts = None if cut is None else _structure(cut[0])
-    return None if parts is None or cut is None else (*parts, cut[1])
-
-
 def _cut(path: str | Path) -> tuple[str, str] | None:
     """(head, tail): the text up to the end of the last snapshot line, and the rest; None
     when the fast path does not apply (not a ``.cali`` text, escaped newlines, no
