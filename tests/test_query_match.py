@@ -308,6 +308,17 @@ def test_squash_keeps_siblings_that_were_already_equal() -> None:
     assert out.node_values(["time"])["time"].to_list() == [0.0, 5.0, 2.0]
 
 
+def test_a_moved_node_merges_with_a_sibling_that_stayed() -> None:
+    gf = literal([("main", -1), ("a", 0), ("f", 1), ("f", 0), ("g", 0)],
+                 [1.0, 2.0, 3.0, 4.0, 5.0])
+    out = filter_graph(gf, '[{"name": "main|f|g"}]')  # f leaves a and meets main's own f
+    out.validate()
+    assert out.nodes["name"].to_list() == ["main", "f", "g"]
+    assert out.node_values(["time"])["time"].to_list() == [1.0, 7.0, 5.0]
+    out = filter_graph(gf, '[{"name": "main|a|f"}]')  # nothing moves: nothing merges
+    assert out.nodes["name"].to_list() == ["main", "a", "f", "f"]
+
+
 def test_merging_recurses_into_children() -> None:
     gf = literal([("main", -1), ("a", 0), ("f", 1), ("g", 2), ("b", 0), ("f", 4), ("g", 5)],
                  [0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 4.0])

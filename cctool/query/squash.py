@@ -121,10 +121,12 @@ def _merge(
 
     Groups are numbered by their lowest member, so sibling order follows the profile.
     """
-    frame = _identity(gf, kept)
     pos = np.full(gf.num_nodes, -1, dtype=np.int64)
     pos[kept] = np.arange(kept.size)
     has = new_parent >= 0
+    if not _may_merge(gf, kept, new_parent):
+        return _renumber(np.arange(kept.size, dtype=np.int64), has, pos, new_parent)
+    frame = _identity(gf, kept)
     new_depth = _kept_on_path(gf, kept)[kept] - 1
     group = np.full(kept.size, -1, dtype=np.int64)
     nframes = int(frame.max(initial=0)) + 1
@@ -140,6 +142,27 @@ def _merge(
         group[idx] = count + rank[inverse.reshape(-1)]
         count += first.size
     return _renumber(group, has, pos, new_parent)
+
+
+def _may_merge(gf: GraphFrame, kept: np.ndarray, new_parent: np.ndarray) -> bool:
+    """Whether any kept nodes merge, from the identities of the few that can.
+
+    Only nodes whose parent was dropped move; only the kept children of a parent that
+    received one (roots: parent -1) can become equal siblings. If no two of those share an
+    identity, nothing merges at their level, so every parent stays one node and its kept
+    children are the siblings they were, whose equal frames stay apart: nothing merges below
+    either. All children of one original parent move to the same new parent, so the
+    identities of that subset are what :func:`_identity` gives over all kept nodes.
+    """
+    moved = new_parent != gf.parent_array[kept]
+    if not moved.any():
+        return False
+    subset = np.flatnonzero(np.isin(new_parent, np.unique(new_parent[moved])))
+    if subset.size < 2:
+        return False
+    frame = _identity(gf, kept[subset])
+    pairs = np.unique(np.stack([new_parent[subset], frame]), axis=1)
+    return bool(pairs.shape[1] < subset.size)
 
 
 def _renumber(
@@ -183,7 +206,7 @@ def _frame_ids(gf: GraphFrame, kept: np.ndarray) -> np.ndarray:
     :mod:`cctool.model.paths` defines it, so that query and diff agree on what is the same)."""
     if not kept.size:
         return np.zeros(0, dtype=np.int64)
-    frames = frame_strings(gf.nodes).gather(kept).rank("dense")
+    frames = frame_strings(gf.nodes[kept]).rank("dense")
     return frames.to_numpy().astype(np.int64) - 1
 
 
