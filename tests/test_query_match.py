@@ -396,3 +396,13 @@ def test_squash_without_merges_gathers_blocks_bit_for_bit(tmp_path, monkeypatch)
     assert got.nodes.equals(want.nodes)
     assert got.metrics.equals(want.metrics)
     assert got.num_nodes < gf.num_nodes
+
+
+def test_squash_without_merges_turns_negative_zero_sums_positive() -> None:
+    """A sum over one value adds it to 0.0 (reduce_by_key's rule): the merge-free squash
+    gives +0.0 for a -0.0, as the general path does."""
+    gf = literal([("main", -1), ("a", 0), ("f", 1)], [-0.0, -0.0, -0.0], [1.0, -0.0, 2.0])
+    assert gf.location_block("time") is not None  # the table is in blocks
+    out = filter_graph(gf, '[{"name": "main|a"}]')
+    assert np.signbit(gf.metrics["time"].to_numpy()).any()
+    assert not np.signbit(out.metrics["time"].to_numpy()).any()
