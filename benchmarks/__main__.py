@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     import benchmarks.cases  # noqa: F401  (registers the cases)
     import benchmarks.cases_ensembles  # noqa: F401
     import benchmarks.cases_fast_faces  # noqa: F401
+    import benchmarks.cases_fast_machine  # noqa: F401
     import benchmarks.cases_fast_runs  # noqa: F401
     import benchmarks.cases_fast_timeline  # noqa: F401
     import benchmarks.cases_fast_v4  # noqa: F401
