@@ -121,6 +121,26 @@ def test_dense_and_sparse_summary_sums_agree(trace_db: Path,
         assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **settings))
 
 
+def test_first_batch_level_sums_deferred_give_the_same_detail(
+        trace_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first batch leaves the level widths' summary sums out when the dense sums can
+    tell whether any stays: dropped then (too many pairs at the coarser width already), or
+    made once it is added; the detail is the one made with them."""
+    from cctool.ops import timeline_detail, timeline_sums
+
+    told: list[bool] = []
+    may_stay = timeline_sums.SummarySums.levels_may_stay
+    monkeypatch.setattr(timeline_sums.SummarySums, "levels_may_stay",
+                        lambda self: told.append(may_stay(self)) or told[-1])
+    settings = [*SETTINGS, {"coarse": 64, "summary_pairs": 5000}]  # a level width kept
+    deferred = [detail_of_parts(lambda: read_timeline_parts(trace_db), **s) for s in settings]
+    assert set(told) == {True, False}  # both ways
+    assert deferred[-1].summary_width == deferred[-1].levels[-1].width  # the coarsest level
+    monkeypatch.setattr(timeline_detail._Levels, "_defers", lambda self, redo: False)
+    for got, s in zip(deferred, settings, strict=True):
+        assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **s))
+
+
 @pytest.mark.parametrize("source", [VIZ_PROCS, CALI_NP4], ids=["chrome", "caliper"])
 @pytest.mark.parametrize("settings", SETTINGS[:3], ids=["default", "small", "levels"])
 def test_parts_of_any_order_give_the_same_detail(source: Path,

@@ -289,11 +289,13 @@ class LanePaths(NamedTuple):
 
 class _Batch(NamedTuple):
     """A batch's chunks being made (:meth:`_Levels.start`), its segments per lane, and
-    each lane's (start, end, node)."""
+    each lane's (start, end, node); ``deferred``: its chunks leave the level widths'
+    summary sums to :meth:`_Levels.add` (see :meth:`_Levels._deferred_sums`)."""
 
     tasks: list[Future[_Chunk]]
     counts: np.ndarray
     lanes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    deferred: bool = False
 
 
 class _Chunk(NamedTuple):
@@ -353,6 +355,7 @@ class _Levels:
         counts = np.zeros(self.counts.size, dtype=np.int64)
         for one in lanes:
             counts[int(one[0][0])] = one[0].size
+        deferred = self._defers(redo)
         tasks = []
         for lo, hi in tp.lane_chunks(np.array([one[0].size for one in lanes]),
                                      -(-self.span // self.widths[-1]),
@@ -362,8 +365,9 @@ class _Levels:
                                 for c in zip(*(one[1:] for one in lanes[lo:hi]), strict=True))
             sizes = np.array([one[0].size for one in lanes[lo:hi]], dtype=np.int64)
             tasks.append(pool.submit(self._chunk, lanes_of, sizes, (start, end, node), parent,
-                                     depth, redo))
-        return _Batch(tasks, counts, {int(one[0][0]): (one[1], one[2], one[3]) for one in lanes})
+                                     depth, redo, not deferred))
+        return _Batch(tasks, counts, {int(one[0][0]): (one[1], one[2], one[3]) for one in lanes},
+                      deferred)
 
     def unmade(self) -> np.ndarray:
         """Per lane, whether levels the budget still keeps were left out of it."""
@@ -384,6 +388,8 @@ class _Levels:
         if took is None:
             self._redone(got_chunks)
             return
+        if batch.deferred:
+            self._deferred_sums(got_chunks, lanes, parent)
         runs = [[c.runs[i] for c in got_chunks if i in c.runs] for i in range(self.alive)]
         for c in got_chunks:
             self.made[c.lanes] = c.made
@@ -419,6 +425,41 @@ class _Levels:
                 self.exact[k] = lanes[k]
         for paths in lane_paths:
             took(*paths)
+
+    def _defers(self, redo: bool) -> bool:
+        """Whether a batch begun now leaves the level widths' summary sums to
+        :meth:`_deferred_sums`: the first, where the dense sums can tell, as they are mostly
+        dropped once it is added."""
+        return (not redo and not self.added and self.summary.dense
+                and any(w in self.summary.wanted for w in self.widths))
+
+    def _deferred_sums(self, chunks: list[_Chunk],
+                       lanes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       parent: np.ndarray) -> None:
+        """The level widths' summary sums of a batch that left them out: none when the dense
+        sums of the lanes so far already have too many pairs (a finer width has at least as
+        many, so every level width is dropped, as adding their sums would do), else made
+        now, into ``chunks``. A lane's level widths' sums, at 0.9 ms buckets of a 240,000
+        segment lane, take 45 MB and a third of its levels' time, and are mostly dropped."""
+        if not self.summary.levels_may_stay():
+            return
+        for c in chunks:
+            c.pairs.update(self._level_sums(c, lanes, parent))
+
+    def _level_sums(self, chunk: _Chunk,
+                    lanes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
+                    parent: np.ndarray) -> dict[int, tp.Pairs]:
+        """The (bucket, node) sums of the level widths still wanted, of ``chunk``'s lanes."""
+        level = [chunk.made - 1 - k for k in range(chunk.made)]  # kernel level k: our level i
+        asked = [k for k, i in enumerate(level) if self.widths[i] in self.summary.wanted]
+        if not asked:
+            return {}
+        segs = [lanes[int(k)] for k in chunk.lanes.tolist()]
+        start, end, node = (np.concatenate(c) for c in zip(*segs, strict=True))
+        offsets = np.concatenate([[0], np.cumsum([s[0].size for s in segs])]).astype(np.int64)
+        got = kernels.lane_levels(offsets, start, end, node, self.widths[chunk.made - 1],
+                                  len(level), self.span, asked, parent)
+        return {level[k]: pairs for k, pairs in zip(asked, got.pairs, strict=True)}
 
     def _over(self, i: int) -> bool:
         """Whether, with the coarser levels' runs, level ``i``'s break the budget; then the
@@ -483,11 +524,11 @@ class _Levels:
 
     def _chunk(self, lanes_of: np.ndarray, sizes: np.ndarray,
                segs: tuple[np.ndarray, np.ndarray, np.ndarray], parent: np.ndarray, depth: int,
-               redo: bool) -> _Chunk:
+               redo: bool, level_sums: bool = True) -> _Chunk:
         """The levels and summary sums still wanted (:attr:`make`, :attr:`alive`,
         :attr:`wanted`) of one chunk of whole lanes (``lanes_of``, in order, with ``sizes``
         segments each: their start, end and node); ``redo``: the levels left out of its
-        lanes."""
+        lanes; ``level_sums``: False leaves out the level widths' summary sums."""
         # The sample's lanes make every level still kept (see project).
         made = (self.alive if redo or int(lanes_of.min()) < self.sample
                 else min(self.make, self.alive))
@@ -503,7 +544,7 @@ class _Levels:
         # segments, each coarser one merged from the one finer; and the time per (bucket,
         # node) of the summary candidates among them and of the finest coarser one.
         level = [made - 1 - k for k in range(made - lo)]  # kernel level k: our level i
-        asked = [k for k, i in enumerate(level) if self.widths[i] in sums]
+        asked = [k for k, i in enumerate(level) if level_sums and self.widths[i] in sums]
         slab = self.summary.slab() if derived else None
         at = len(level) - 1 + (derived // self.widths[0]).bit_length() - 1
         if derived and slab is None:

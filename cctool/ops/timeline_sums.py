@@ -7,7 +7,8 @@ Candidates, coarsest first: widths doubling the coarsest level's down to one buc
 finer width has at least as many pairs as a coarser one, so once a candidate has too many
 the finer ones are dropped too; the coarsest candidate is always kept. Sums arrive lane
 batch by lane batch. Those of a level width wait in batches (:data:`PENDING_PAIRS`) and are
-dropped as soon as they have too many pairs. The derived ones are added into dense arrays
+dropped as soon as they have too many pairs; the first batch makes them only when the dense
+sums of its lanes leave some level width in (:meth:`SummarySums.levels_may_stay`). The derived ones are added into dense arrays
 at the finest derived width, where its cells are few enough (:data:`DENSE_CELLS`): one per
 thread making levels (:meth:`SummarySums.slab`, the kernel adds into it), added up at the
 end, when the coarser ones are its buckets added up. Otherwise they are summed sparsely
@@ -99,6 +100,21 @@ class SummarySums:
             with self.lock:
                 self.slabs.append(mine)
         return mine
+
+    def levels_may_stay(self) -> bool:
+        """Whether some level width is still a candidate once the dense sums' pairs are
+        counted (the lanes added into the slabs so far): when those already exceed the
+        limit, every finer width has too many too and the level widths are dropped."""
+        if not any(w <= self.levels[0] for w in self.sums):
+            return False
+        if self.dense and self.slabs:
+            held = self.slabs[0] != 0  # sums of durations: a pair is a cell above zero
+            for more in self.slabs[1:]:
+                held |= more != 0
+            if np.count_nonzero(held) > self.limit:
+                self._drop(self.levels[0])
+                return False
+        return True
 
     def add_derived(self, base: list[tuple[int, tp.Pairs]]) -> None:
         """Add chunks' sums at their finest derived width (``(width, (bucket, node, ns))``,
