@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from cctool.api._common import _options
@@ -193,15 +194,13 @@ def timeline_report(path: str | os.PathLike[str], fmt: str | None = None, *,
 
     spans = buckets or max(width - 12, 10)
     if view == "strips":
-        from cctool.render import timeline as strips
-
         strip_view = cache(lambda: timeline(path, fmt, window=window, buckets=buckets,
                                             width=width, depth=depth, top=top, rank=rank,
                                             thread=thread, progress=progress))
         units = {"time": "s", "time (inc)": "s", "window start": "s", "window end": "s"}
-        return Report(text=lambda _: strips.text(strip_view(), precision=precision,
-                                                 width=width),
-                      records=lambda: (strips.records(strip_view()), units),
+        return Report(text=lambda _: _strips().text(strip_view(), precision=precision,
+                                                    width=width),
+                      records=lambda: (_strips().records(strip_view()), units),
                       documents={"html": page})
     from cctool.render import timeline_views as views
 
@@ -223,3 +222,10 @@ def timeline_report(path: str | os.PathLike[str], fmt: str | None = None, *,
                                           progress=progress))
     return Report(text=lambda _: views.depth_text(stacks(), precision=precision, width=width),
                   records=lambda: (views.depth_records(stacks()), {"time": "s"}))
+
+
+def _strips() -> ModuleType:
+    """The text strips' renderer, imported when they are drawn (the page draws none)."""
+    from cctool.render import timeline as strips
+
+    return strips

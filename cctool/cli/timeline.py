@@ -86,7 +86,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
       cctool timeline trace.json -o timeline.html
     """
     from cctool import api, memlimit
-    from cctool.cli._io import console, progress, sink
+    from cctool.cli._io import progress, sink, text_width
     from cctool.cli._timeline import check_timeline_options
     from cctool.render.emit import emit
 
@@ -94,7 +94,7 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     if to == "html":  # before the page's level threads start
         memlimit.one_arena()
         memlimit.reuse_freed_memory()
-    cols = width if width is not None else console(ctx, output, None).width
+    cols = text_width(width, output)  # what a console would take, without making one
     passes = " (two passes)" if to == "html" else ""
     with progress(f"reading the trace{passes}") as tick:
         report = api.timeline_report(profile, fmt, view=view, lane=lane, depth=depth,
