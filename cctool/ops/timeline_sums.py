@@ -8,11 +8,11 @@ finer width has at least as many pairs as a coarser one, so once a candidate has
 the finer ones are dropped too; the coarsest candidate is always kept. Sums arrive lane
 batch by lane batch. Those of a level width wait in batches (:data:`PENDING_PAIRS`) and are
 dropped as soon as they have too many pairs; the first batch makes them only when the dense
-sums of its lanes leave some level width in (:meth:`SummarySums.levels_may_stay`). The derived ones are added into dense arrays
-at the finest derived width, where its cells are few enough (:data:`DENSE_CELLS`): one per
-thread making levels (:meth:`SummarySums.slab`, the kernel adds into it), added up at the
-end, when the coarser ones are its buckets added up. Otherwise they are summed sparsely
-like the levels'.
+sums of its lanes leave some level width in (:meth:`SummarySums.levels_may_stay`). The
+derived ones are added into dense arrays at the finest derived width, where its cells are
+few enough (:data:`DENSE_CELLS`): one per thread making levels (:meth:`SummarySums.slab`,
+the kernel adds into it), added up at the end, when the coarser ones are its buckets added
+up. Otherwise they are summed sparsely like the levels'.
 """
 
 from __future__ import annotations
