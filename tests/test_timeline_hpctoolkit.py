@@ -71,6 +71,29 @@ def test_trace_db_times_per_context() -> None:
     assert again.metrics["time"].sum() == pytest.approx(whole.metrics["time"].sum(), rel=1e-12)
 
 
+def test_counts_of_running_samples_per_line() -> None:
+    """The page's first pass: each line's samples that ran (a context, a later next
+    timestamp) and when the last of them ends, as the raw file says."""
+    from cctool.readers.timelines import read_timeline_parts
+
+    raw = (DB / "trace.db").read_bytes()
+    (sec,) = struct.unpack_from("<Q", raw, 0x18)
+    p_traces, n_traces, stride = struct.unpack_from("<QIB", raw, sec)
+    want = {}
+    for i in range(n_traces):
+        prof, _, start, end = struct.unpack_from("<IIQQ", raw, p_traces + i * stride)
+        elems = [struct.unpack_from("<QI", raw, at) for at in range(start, end, 12)]
+        ends = [nxt for (ts, ctx), (nxt, _) in zip(elems, elems[1:], strict=False)
+                if ctx and nxt > ts]
+        want[prof] = (len(ends), ends[-1] if ends else 0)
+    parts = read_timeline_parts(DB)
+    assert parts.counts is not None
+    profiles = {(p["rank"], p["thread"]): p["profile"] for p in parts.tree.metadata["profiles"]}
+    got = {profiles[(c.rank, c.thread)]: (c.segments, c.last) for c in parts.counts}
+    assert got == want
+    assert all(n > 100 for n, _ in got.values())
+
+
 def test_no_trace_db_is_said(tmp_path: Path) -> None:
     for name in ("meta.db", "profile.db"):
         shutil.copy(DB / name, tmp_path / name)
