@@ -552,8 +552,11 @@ class _Levels:
         got = kernels.lane_levels(offsets, *segs, self.widths[made - 1], len(level),
                                   self.span, asked, parent, slab, at)
         for k, i in enumerate(level):
+            # Copied out, small: views would hold on to the kernel's arrays, sized for every
+            # piece of every level, for as long as the runs are kept.
             lane, start, length, node = got.runs[k]
-            out.runs[i] = (lanes_of[lane], start, length, node)
+            out.runs[i] = (lanes_of[lane].astype(np.int32), start.astype(np.int32),
+                           length.astype(np.int32), node.astype(np.int32))
         for k, pairs in zip(asked, got.pairs, strict=True):
             if k < len(level):
                 out.pairs[level[k]] = pairs

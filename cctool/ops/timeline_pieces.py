@@ -58,7 +58,7 @@ def grouped(pairs: list[Pairs]) -> Pairs:
 
 
 def concat(parts: list[Any], columns: int) -> Any:
-    """Arrays of the same columns one after the other (int64; none: empty ones)."""
+    """Arrays of the same columns one after the other (none: empty int64 ones)."""
     if len(parts) == 1:
         return parts[0]
     if not parts:
