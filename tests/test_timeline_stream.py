@@ -141,6 +141,24 @@ def test_first_batch_level_sums_deferred_give_the_same_detail(
         assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **s))
 
 
+def test_exact_segments_not_held_are_read_again(trace_db: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lanes whose exact segments were not held as they passed (the levels so far seemed to
+    leave no room) but fit in the end are read again: the detail is the same."""
+    from cctool.ops import timeline_detail
+
+    held = [detail_of_parts(lambda: read_timeline_parts(trace_db), **s) for s in SETTINGS]
+    assert any(d.exact_lanes.any() for d in held)
+    monkeypatch.setattr(timeline_detail._Levels, "_likely_room", lambda self: -1)
+    again = timeline_detail._Levels.take_exact
+    taken: list[int] = []
+    monkeypatch.setattr(timeline_detail._Levels, "take_exact",
+                        lambda self, *a: taken.append(a[-1].size) or again(self, *a))
+    for got, s in zip(held, SETTINGS, strict=True):
+        assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **s))
+    assert sum(taken) == sum(int(d.exact_lanes.sum()) for d in held)
+
+
 @pytest.mark.parametrize("source", [VIZ_PROCS, CALI_NP4], ids=["chrome", "caliper"])
 @pytest.mark.parametrize("settings", SETTINGS[:3], ids=["default", "small", "levels"])
 def test_parts_of_any_order_give_the_same_detail(source: Path,

@@ -169,9 +169,10 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     most segments a lane has, which no header states), the second makes the levels lane by
     lane. Only the runs, sums and exact segments that can still be kept are held: a level's
     runs over the lanes read so far only grow, so a level that already breaks the budget is
-    dropped and no longer made, and likewise the summaries and the exact segments. The
-    memory is that of a part plus the budget, whatever the trace's size; the result is the
-    same however the trace is cut into parts.
+    dropped and no longer made, and likewise the summaries and the exact segments (those
+    the levels so far leave no room for are not held either; should some fit in the end, a
+    pass over the parts reads them again). The memory is that of a part plus the budget,
+    whatever the trace's size; the result is the same however the trace is cut into parts.
     """
     warming: list[threading.Thread] = []
     try:
@@ -200,6 +201,9 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
     _make_levels(parts, state, census.origin, key, index, parent, depth, depths.add_paths)
     if state.unmade().any():  # levels left out on some lanes that the budget still keeps
         _make_levels(open_parts(), state, census.origin, key, index, parent, depth, None)
+    missing = state.exact_missing()
+    if missing.size:  # exact segments that fit after all, not held as they passed
+        state.take_exact(open_parts(), census.origin, key, index, missing)
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
@@ -415,8 +419,9 @@ class _Levels:
             self.sample_left -= int(np.count_nonzero(counts[: self.sample]))
             self.project()
         self._foresee(int(counts.sum()))
-        # Exact segments: lanes that would fit in what the coarsest level leaves.
-        room = max(self.budget - int(self.nruns[0]), 0)
+        # Exact segments: held for the lanes that would fit in what the coarsest level
+        # leaves (no others can fit) and that the levels so far leave room for.
+        room = min(self.budget - int(self.nruns[0]), self._likely_room())
         for k in list(self.exact):
             if self.exact_cum[self.exact_rank[k]] > room:
                 del self.exact[k]
@@ -425,6 +430,36 @@ class _Levels:
                 self.exact[k] = lanes[k]
         for paths in lane_paths:
             took(*paths)
+
+    def _likely_room(self) -> int:
+        """What the levels kept so far, their runs scaled to every lane's segments, would
+        leave of the budget, with an eighth to spare: exact segments of a lane beyond it are
+        not held (a 240,000-segment lane's take 5.7 MB, and a page of many such lanes keeps
+        none); should one fit after all, :meth:`exact_missing` has it read again."""
+        if not self.added:
+            return self.budget
+        runs = int(self.nruns[: self.alive].sum()) * int(self.counts.sum()) // self.added
+        return self.budget - runs * 7 // 8
+
+    def exact_missing(self) -> np.ndarray:
+        """The lanes whose exact segments fit once every lane is added (what the levels kept
+        leave of the budget) but were not held as they passed: for :meth:`take_exact`."""
+        room = self.budget - int(self.nruns[: self.alive].sum())
+        fits = (self.exact_cum[self.exact_rank] <= room) & (self.counts > 0)
+        fits[list(self.exact)] = False
+        out: np.ndarray = np.flatnonzero(fits)
+        return out
+
+    def take_exact(self, parts: TimelineParts, origin: int, key: pl.DataFrame,
+                   index: dict[tuple[Any, ...], int], wanted: np.ndarray) -> None:
+        """The exact segments of the ``wanted`` lanes, from another pass over ``parts`` (a
+        lane's segments lie in one part, in order), held as the levels' pass holds them."""
+        want = np.zeros(self.counts.size, dtype=bool)
+        want[wanted] = True
+        for lane, start, end, node in lane_segments(parts, key, index):
+            for k in np.unique(lane[want[lane]]).tolist():
+                mine = lane == k
+                self.exact[k] = (start[mine] - origin, end[mine] - origin, node[mine])
 
     def _defers(self, redo: bool) -> bool:
         """Whether a batch begun now leaves the level widths' summary sums to
