@@ -434,7 +434,9 @@ def lane_levels(offsets: np.ndarray, start: np.ndarray, end: np.ndarray, node: n
     kernel (one merge per level of rows kept sorted) is the faster once loaded."""
     start, end = _as_i64(start), _as_i64(end)
     pieces = len(start) + (int(end.max()) // int(width) if len(end) else 0)
-    impl = _lane_levels_impl(pieces * max(levels, 1))
+    # The compiled kernel keeps a lane's buckets and rows as int32 (the page's finest level
+    # has at most about a million buckets); beyond that only the twin's int64 would do.
+    impl = _lane_levels_impl(pieces * max(levels, 1)) if pieces < 1 << 31 else _reference
     got = impl.lane_levels(_as_i64(offsets), start, end, _as_i64(node), int(width),
                            int(levels), int(span), _as_i64(np.asarray(pairs_at)),
                            _as_i64(parent),

@@ -190,16 +190,18 @@ def lane_levels(
     pnode = np.empty((pairs_at.shape[0], pieces), dtype=np.int64)
     pns = np.empty((pairs_at.shape[0], pieces), dtype=np.int64)
     # A level of one lane: rows (node, ns) by bucket then node, groups (bucket, first row).
-    a_node = np.empty(most, dtype=np.int64)
+    # Node ids, buckets (at most about a million) and rows are int32: these arrays are
+    # touched through on every call, two calls at a time.
+    a_node = np.empty(most, dtype=np.int32)
     a_ns = np.empty(most, dtype=np.int64)
-    a_b = np.empty(most, dtype=np.int64)
-    a_first = np.empty(most + 1, dtype=np.int64)
-    b_node = np.empty(most, dtype=np.int64)
+    a_b = np.empty(most, dtype=np.int32)
+    a_first = np.empty(most + 1, dtype=np.int32)
+    b_node = np.empty(most, dtype=np.int32)
     b_ns = np.empty(most, dtype=np.int64)
-    b_b = np.empty(most, dtype=np.int64)
-    b_first = np.empty(most + 1, dtype=np.int64)
+    b_b = np.empty(most, dtype=np.int32)
+    b_first = np.empty(most + 1, dtype=np.int32)
     acc = np.zeros(n, dtype=np.int64)
-    touched = np.empty(max(most, 1), dtype=np.int64)
+    touched = np.empty(max(most, 1), dtype=np.int32)
     csum = np.empty(most + 1, dtype=np.int64)
     for lane in range(nl):
         # The finest level: each bucket's pieces summed per node (acc), its nodes sorted.
