@@ -278,7 +278,15 @@ def _regroup(
         {
             "node": np.tile(np.arange(ngroups, dtype=np.int32), nloc),
             "rank": np.repeat(loc_rank, ngroups),
-            "thread": np.repeat(loc_thread, ngroups),
+            "thread": _repeated(loc_thread, ngroups),
             **{c: dense[c].reshape(-1) for c in gf.metric_columns},
         }
     )
+
+
+def _repeated(values: np.ndarray, count: int) -> np.ndarray:
+    """Each value ``count`` times; all zeros (one thread a rank) as fresh zeroed memory,
+    which the OS maps only where it is written: 27 MB not touched at 53,482 nodes x 128."""
+    if values.any():
+        return np.repeat(values, count)
+    return np.zeros(values.shape[0] * count, dtype=values.dtype)
