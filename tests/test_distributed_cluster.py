@@ -321,7 +321,9 @@ def test_a_hung_worker_before_the_start_gives_the_others_result_within_the_timeo
 
 
 def _square_slowly(x: int) -> int:
-    time.sleep(0.2)
+    # Long enough that a worker holds tasks when it is stopped (the watcher polls every
+    # 10 ms); the 40 tasks then take 2 s on one worker, not 4 s as at 0.2 s each.
+    time.sleep(0.1)
     return x * x
 
 
