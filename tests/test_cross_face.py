@@ -10,6 +10,7 @@ page (values.js run under node on the page's own numbers) print it as the same s
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -51,6 +52,7 @@ def _budget(name: str) -> list[str]:
 SUFFIX = {"folded": ".folded", "speedscope": ".speedscope.json", "pprof": ".pb.gz"}
 
 
+@functools.cache  # one read per sample for its four tests (cc1plus's takes a second or two)
 def _profile(folder: str, name: str, metric: str | None) -> tuple[GraphFrame, str]:
     gf = read(DATA / folder / name, **({"max_nodes": MAX_NODES[name]} if name in MAX_NODES
                                          else {}))
