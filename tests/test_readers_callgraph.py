@@ -246,3 +246,26 @@ def test_any_expanded_tree_adds_up(g: CallGraph, max_nodes: int) -> None:
     assert (exc >= 0).all() and (inc >= 0).all()
     roots_own = sum(float(g.root_values["cost"][f]) for f in tree.func[par < 0])
     assert float(inc[par < 0].sum()) == pytest.approx(whole + roots_own, rel=1e-9, abs=1e-9)
+
+
+def test_a_subnormal_total_below_the_stopped_nodes_shares_without_overflow() -> None:
+    # Found by test_any_expanded_tree_adds_up: a function calling itself whose measured
+    # inclusive cost is subnormal. The markers share what the tree lacks in proportion to
+    # that cost; dividing by it first overflowed to inf, and inf * 0 to NaN.
+    import warnings
+
+    tiny = 2.22507386e-309
+    g = CallGraph(nfunc=1, caller=np.array([0]), callee=np.array([0]), weight=np.array([0.0]),
+                  edge_values={"cost": np.array([1.0]), "calls": np.array([0.0]),
+                               "cost (inc)": np.array([tiny])},
+                  root_values={"cost": np.array([0.0]), "calls": np.array([0.0]),
+                               "cost (inc)": np.array([tiny])},
+                  root_weight=np.array([]), outside_root=np.array([], dtype=bool),
+                  metric_weights={}, inclusive={"cost (inc)": "cost"}, complete=True,
+                  size=np.array([]), rounded=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CctoolWarning)
+        tree = expand(g, 1)
+    inc, exc = tree.values["cost (inc)"], tree.values["cost"]
+    assert np.isfinite(inc).all() and np.isfinite(exc).all()
+    assert float(inc[tree.parent < 0].sum()) == pytest.approx(1.0)  # the profile's total

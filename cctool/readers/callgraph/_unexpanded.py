@@ -5,6 +5,7 @@ total; and the warning that says so."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -74,13 +75,23 @@ def marker_values(graph: CallGraphCosts, values: dict[str, np.ndarray], stopped:
         missing = max(whole - float(values[exc].sum()), 0.0)
         below = np.maximum(values[inc][stopped] - values[exc][stopped], 0.0)
         total = float(below.sum())
-        part = below * (missing / total) if total > 0 else np.full(k, missing / k)
+        part = _shares(below, total, missing) if total > 0 else np.full(k, missing / k)
         values[exc] = np.concatenate([values[exc], part])
         values[inc] = np.concatenate([values[inc], part])
         done |= {inc, exc}
     for name in values:
         if name not in done:
             values[name] = np.concatenate([values[name], np.zeros(k)])
+
+
+def _shares(below: np.ndarray, total: float, missing: float) -> np.ndarray:
+    """``missing`` shared in proportion to ``below`` (``total`` its positive sum). Where
+    ``missing / total`` overflows (a subnormal total), the proportions go first: they are at
+    most 1, so no share is infinite."""
+    scale = missing / total
+    if math.isfinite(scale):
+        return below * scale
+    return (below / total) * missing
 
 
 def warn_truncated(graph: CallGraphCosts, tree: StoppedTree, limit: int, source: object) -> None:
