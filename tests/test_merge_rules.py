@@ -366,7 +366,7 @@ NOT_MERGING = {
     "cctool/ops/timeline_detail.py:_sum": "adds up the pieces' durations per bucket (time)",
     "cctool/ops/timeline_census.py:take_census": "counts segments per location",
     "cctool/ops/timeline_census.py:_counts": "counts segments per location",
-    "cctool/ops/timeline_detail.py:_lane_paths": "adds up trace segment durations per lane "
+    "cctool/ops/timeline_depth.py:lane_paths": "adds up trace segment durations per lane "
     "and node (time)",
     "cctool/ops/timeline.py:path_order": "adds up trace segment durations per call path (time)",
     "cctool/ops/timeline_depth.py:_split": "adds up trace segment durations up the tree (time)",

@@ -145,14 +145,14 @@ def test_exact_segments_not_held_are_read_again(trace_db: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Lanes whose exact segments were not held as they passed (the levels so far seemed to
     leave no room) but fit in the end are read again: the detail is the same."""
-    from cctool.ops import timeline_detail
+    from cctool.ops import timeline_detail, timeline_exact
 
     held = [detail_of_parts(lambda: read_timeline_parts(trace_db), **s) for s in SETTINGS]
     assert any(d.exact_lanes.any() for d in held)
     monkeypatch.setattr(timeline_detail._Levels, "_likely_room", lambda self: -1)
-    again = timeline_detail._Levels.take_exact
+    again = timeline_exact.ExactSegments.take
     taken: list[int] = []
-    monkeypatch.setattr(timeline_detail._Levels, "take_exact",
+    monkeypatch.setattr(timeline_exact.ExactSegments, "take",
                         lambda self, *a: taken.append(a[-1].size) or again(self, *a))
     for got, s in zip(held, SETTINGS, strict=True):
         assert_same(got, detail_of_parts(lambda: read_timeline_parts(trace_db), **s))

@@ -24,6 +24,7 @@ parts (trace.db a line at a time) is never held whole.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -31,6 +32,7 @@ import polars as pl
 from cctool import kernels
 from cctool.model.frame import GraphFrame
 from cctool.model.timeline import TimelineParts, Window, node_sums, window_bounds
+from cctool.ops.timeline_pieces import DENSE_CELLS
 
 __all__ = ["SPLIT_SHARE", "DepthCensus", "DepthChoice", "auto_depth"]
 
@@ -161,3 +163,34 @@ def auto_depth(parts: TimelineParts, window: Window = (None, None)) -> DepthChoi
         census.add(part.clip((lo, hi)))
         del part
     return census.choose()
+
+
+class LanePaths(NamedTuple):
+    """Per lane of a batch, the end of its heaviest call path over the run (lanes where
+    something ran), and the time per node of every lane (rows ``node``, ``ns``)."""
+
+    ends: np.ndarray
+    node: np.ndarray
+    ns: np.ndarray
+
+
+def lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.ndarray,
+               depth: int) -> LanePaths:
+    """Per lane (``lane`` sorted) its time per node and the end of its heaviest call path over
+    the whole run: what :meth:`DepthCensus.add_paths` takes, made by the page's level threads
+    beside each chunk's levels."""
+    n = max(parent.size, 1)
+    key = lane * n + node
+    if int(lane[-1] + 1) * n <= DENSE_CELLS and int(ns.sum()) < 1 << 53:
+        total = np.bincount(key, weights=ns)
+        at = np.flatnonzero(total)
+        keys, sums = at, total[at].astype(np.int64)
+    else:
+        keys, back = np.unique(key, return_inverse=True)
+        sums = np.zeros(keys.size, dtype=np.int64)
+        np.add.at(sums, back, ns)
+    nodes = keys % n
+    first = np.flatnonzero(np.diff(keys // n, prepend=-1))
+    ends, _, _ = kernels.heaviest_paths(np.append(first, keys.size), nodes, sums, parent,
+                                        depth)
+    return LanePaths(ends[ends >= 0], nodes, sums)

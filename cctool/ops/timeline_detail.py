@@ -56,7 +56,8 @@ from cctool.model.frame import GraphFrame
 from cctool.model.timeline import Timeline, TimelineParts
 from cctool.ops import timeline_pieces as tp
 from cctool.ops.timeline_census import Census, take_census
-from cctool.ops.timeline_depth import DepthCensus, DepthChoice
+from cctool.ops.timeline_depth import DepthCensus, DepthChoice, LanePaths, lane_paths
+from cctool.ops.timeline_exact import ExactSegments
 from cctool.ops.timeline_passes import lane_segments, warming_counts
 from cctool.ops.timeline_sums import SummarySums
 
@@ -203,7 +204,7 @@ def detail_of_parts(open_parts: Callable[[], TimelineParts], *, budget: int = 3_
         _make_levels(open_parts(), state, census.origin, key, index, parent, depth, None)
     missing = state.exact_missing()
     if missing.size:  # exact segments that fit after all, not held as they passed
-        state.take_exact(open_parts(), census.origin, key, index, missing)
+        state.exact.take(open_parts(), census.origin, key, index, missing)
     return state.detail(census, budget, parts.tree, depths.choose())
 
 
@@ -282,15 +283,6 @@ def _start_batch(state: _Levels, pool: Executor, batch: list[tuple[np.ndarray, .
     return state.start(pool, sorted(parts, key=lambda p: int(p[0][0])), parent, depth, redo)
 
 
-class LanePaths(NamedTuple):
-    """Per lane of a batch, the end of its heaviest call path over the run (lanes where
-    something ran), and the time per node of every lane (rows ``node``, ``ns``)."""
-
-    ends: np.ndarray
-    node: np.ndarray
-    ns: np.ndarray
-
-
 class _Batch(NamedTuple):
     """A batch's chunks being made (:meth:`_Levels.start`), its segments per lane, and
     each lane's (start, end, node); ``deferred``: its chunks leave the level widths'
@@ -335,11 +327,7 @@ class _Levels:
         self.nruns = np.zeros(len(widths), dtype=np.int64)
         self.summary = SummarySums(widths, span, counts, nodes, summary_buckets,
                                    summary_pairs)
-        order = np.argsort(counts, kind="stable")  # exact segments: the fewest first
-        self.exact_rank = np.empty(counts.size, dtype=np.int64)
-        self.exact_rank[order] = np.arange(counts.size)
-        self.exact_cum = np.cumsum(counts[order])
-        self.exact: dict[int, tuple[np.ndarray, ...]] = {}
+        self.exact = ExactSegments(counts, budget)
         # The sample (lanes [0, sample)), its segments, its runs per level, and its lanes
         # with segments not added yet (-1 once all are: see project).
         cum = np.cumsum(counts)
@@ -422,12 +410,7 @@ class _Levels:
         # Exact segments: held for the lanes that would fit in what the coarsest level
         # leaves (no others can fit) and that the levels so far leave room for.
         room = min(self.budget - int(self.nruns[0]), self._likely_room())
-        for k in list(self.exact):
-            if self.exact_cum[self.exact_rank[k]] > room:
-                del self.exact[k]
-        for k in np.flatnonzero(counts).tolist():
-            if self.exact_cum[self.exact_rank[k]] <= room:
-                self.exact[k] = lanes[k]
+        self.exact.hold(lanes, np.flatnonzero(counts).tolist(), room)
         for paths in lane_paths:
             took(*paths)
 
@@ -435,31 +418,15 @@ class _Levels:
         """What the levels kept so far, their runs scaled to every lane's segments, would
         leave of the budget, with an eighth to spare: exact segments of a lane beyond it are
         not held (a 240,000-segment lane's take 5.7 MB, and a page of many such lanes keeps
-        none); should one fit after all, :meth:`exact_missing` has it read again."""
+        none); should one fit after all, it is read again (:meth:`ExactSegments.take`)."""
         if not self.added:
             return self.budget
         runs = int(self.nruns[: self.alive].sum()) * int(self.counts.sum()) // self.added
         return self.budget - runs * 7 // 8
 
     def exact_missing(self) -> np.ndarray:
-        """The lanes whose exact segments fit once every lane is added (what the levels kept
-        leave of the budget) but were not held as they passed: for :meth:`take_exact`."""
-        room = self.budget - int(self.nruns[: self.alive].sum())
-        fits = (self.exact_cum[self.exact_rank] <= room) & (self.counts > 0)
-        fits[list(self.exact)] = False
-        out: np.ndarray = np.flatnonzero(fits)
-        return out
-
-    def take_exact(self, parts: TimelineParts, origin: int, key: pl.DataFrame,
-                   index: dict[tuple[Any, ...], int], wanted: np.ndarray) -> None:
-        """The exact segments of the ``wanted`` lanes, from another pass over ``parts`` (a
-        lane's segments lie in one part, in order), held as the levels' pass holds them."""
-        want = np.zeros(self.counts.size, dtype=bool)
-        want[wanted] = True
-        for lane, start, end, node in lane_segments(parts, key, index):
-            for k in np.unique(lane[want[lane]]).tolist():
-                mine = lane == k
-                self.exact[k] = (start[mine] - origin, end[mine] - origin, node[mine])
+        """The lanes whose exact segments fit once every lane is added but were not held."""
+        return self.exact.missing(int(self.nruns[: self.alive].sum()))
 
     def _defers(self, redo: bool) -> bool:
         """Whether a batch begun now leaves the level widths' summary sums to
@@ -573,7 +540,7 @@ class _Levels:
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         local = np.repeat(np.arange(lanes_of.size), np.diff(offsets))
         out = _Chunk({}, {}, None, lanes_of, made,
-                     None if redo else _lane_paths(local, segs[1] - segs[0], segs[2], parent,
+                     None if redo else lane_paths(local, segs[1] - segs[0], segs[2], parent,
                                                    depth))
         # Every level still made, finest first, in one kernel call: the finest cut from the
         # segments, each coarser one merged from the one finer; and the time per (bucket,
@@ -606,50 +573,14 @@ class _Levels:
         levels = [_level(tp.concat(self.runs[i], 4), self.widths[i],
                          -(-self.span // self.widths[i]), nlanes)
                   for i in kept]
-        used = int(self.nruns[: self.alive].sum())
         summary = self.summary.chosen(self.widths[0])
-        room = max(budget - used, 0)
-        keep = np.zeros(nlanes, dtype=bool)
-        for k in self.exact:
-            keep[k] = self.exact_cum[self.exact_rank[k]] <= room
-        kept_counts = np.where(keep, self.counts, 0)
-        offsets = np.concatenate([[0], np.cumsum(kept_counts)]).astype(np.int64)
-        cols = [self.exact[k] for k in sorted(self.exact) if keep[k]]
-        exact = pl.DataFrame({
-            "lane": (np.concatenate([np.full(c[0].size, k, dtype=np.int64)
-                                     for k, c in zip(sorted(k for k in self.exact if keep[k]),
-                                                     cols, strict=True)])
-                     if cols else np.zeros(0, dtype=np.int64)),
-            "start": np.concatenate([c[0] for c in cols]) if cols else np.zeros(0, np.int64),
-            "end": np.concatenate([c[1] for c in cols]) if cols else np.zeros(0, np.int64),
-            "node": np.concatenate([c[2] for c in cols]) if cols else np.zeros(0, np.int64)})
+        offsets, exact = self.exact.table(int(self.nruns[: self.alive].sum()))
         levels.reverse()  # finest first
         return TimelineDetail(span=self.span, lanes=lanes, levels=levels,
                               exact_offsets=offsets, exact=exact, summary_width=summary[0],
                               summary=summary[1], budget=budget, tree=tree,
                               auto_depth=depth, messages=census.messages,
                               samples=census.samples, metric_modes=census.metric_modes)
-
-
-def _lane_paths(lane: np.ndarray, ns: np.ndarray, node: np.ndarray, parent: np.ndarray,
-                depth: int) -> LanePaths:
-    """Per lane (``lane`` sorted) its time per node and the end of its heaviest call path over
-    the whole run."""
-    n = max(parent.size, 1)
-    key = lane * n + node
-    if int(lane[-1] + 1) * n <= tp.DENSE_CELLS and int(ns.sum()) < 1 << 53:
-        total = np.bincount(key, weights=ns)
-        at = np.flatnonzero(total)
-        keys, sums = at, total[at].astype(np.int64)
-    else:
-        keys, back = np.unique(key, return_inverse=True)
-        sums = np.zeros(keys.size, dtype=np.int64)
-        np.add.at(sums, back, ns)
-    nodes = keys % n
-    first = np.flatnonzero(np.diff(keys // n, prepend=-1))
-    ends, _, _ = kernels.heaviest_paths(np.append(first, keys.size), nodes, sums, parent,
-                                        depth)
-    return LanePaths(ends[ends >= 0], nodes, sums)
 
 
 def _level(runs: tp.Runs, width: int, nb: int, nlanes: int) -> Level:
