@@ -84,7 +84,7 @@ class Level:
         width: bucket length in ns.
         buckets: buckets over the run.
         offsets: per lane, where its runs begin in ``start``/``length``/``node`` (lanes + 1).
-        start, length: first bucket and number of buckets of each run.
+        start, length: first bucket and number of buckets of each run (int32, as ``node``).
         node: the end of the run's heaviest call path.
     """
 
