@@ -590,5 +590,6 @@ def _level(runs: tp.Runs, width: int, nb: int, nlanes: int) -> Level:
         order = np.argsort(lane, kind="stable")
         lane, start, length, node = lane[order], start[order], length[order], node[order]
     offsets = np.searchsorted(lane, np.arange(nlanes + 1)).astype(np.int64)
+    start, length, node = (a.astype(np.int32, copy=False) for a in (start, length, node))
     return Level(width=width, buckets=nb, offsets=offsets, start=start, length=length,
                  node=node)
