@@ -111,21 +111,10 @@ def parent_rows(rows: pl.DataFrame) -> np.ndarray | None:
     return up
 
 
-def legend(
-    metrics: Sequence[str],
-    opts: TreeOptions,
-    peak: float,
-    locations: str,
-    markers: bool,
-    info: Sequence[Metric | None] | None = None,
-) -> Legend:
-    """Legend lines: what the values are, in which unit, and which color means what."""
-    return Legend(metrics, opts, peak, locations, markers, info)
-
-
 class Legend:
-    """The legend, laid out when the console is known: color bins only where there is color
-    (without it six identical swatches say nothing), marker glyphs as the console can draw."""
+    """Legend lines: what the values are, in which unit, and which color means what; laid
+    out when the console is known: color bins only where there is color (without it six
+    identical swatches say nothing), marker glyphs as the console can draw."""
 
     def __init__(
         self,
@@ -148,6 +137,9 @@ class Legend:
         if folds(self.depth, options.max_width):
             text.append(f"  {FOLDED_NOTE.format(mark=FOLD_MARK[options.ascii_only])}\n")
         yield text
+
+
+legend = Legend  # the name the views call it by
 
 
 def _legend_text(
