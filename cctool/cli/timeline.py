@@ -93,7 +93,8 @@ def timeline(ctx: click.Context, /, profile: str, fmt: str | None, read_options:
     check_timeline_options(ctx, view, lane, to, output)
     if to == "html":  # before the page's level threads start
         memlimit.one_arena()
-        memlimit.reuse_freed_memory()
+    # Every view makes and frees arrays of a few MB per line of the trace.
+    memlimit.reuse_freed_memory()
     cols = text_width(width, output)  # what a console would take, without making one
     passes = " (two passes)" if to == "html" else ""
     with progress(f"reading the trace{passes}") as tick:
