@@ -303,20 +303,33 @@ def lane_levels(
                     q += 1
                 b_b[h] = cb
                 b_first[h] = k
-                while x < xe or y < ye:
-                    if y >= ye or (x < xe and a_node[x] < a_node[y]):
-                        b_node[k] = a_node[x]
+                # Both sides left: one comparison a row; then the rest of either, copied.
+                while x < xe and y < ye:
+                    vx = a_node[x]
+                    vy = a_node[y]
+                    if vx < vy:
+                        b_node[k] = vx
                         b_ns[k] = a_ns[x]
                         x += 1
-                    elif x >= xe or a_node[y] < a_node[x]:
-                        b_node[k] = a_node[y]
+                    elif vy < vx:
+                        b_node[k] = vy
                         b_ns[k] = a_ns[y]
                         y += 1
                     else:
-                        b_node[k] = a_node[x]
+                        b_node[k] = vx
                         b_ns[k] = a_ns[x] + a_ns[y]
                         x += 1
                         y += 1
+                    k += 1
+                while x < xe:
+                    b_node[k] = a_node[x]
+                    b_ns[k] = a_ns[x]
+                    x += 1
+                    k += 1
+                while y < ye:
+                    b_node[k] = a_node[y]
+                    b_ns[k] = a_ns[y]
+                    y += 1
                     k += 1
                 h += 1
             b_first[h] = k
