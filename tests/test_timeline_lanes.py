@@ -118,6 +118,54 @@ def test_auto_depth_is_the_shallowest_where_locations_differ(
     assert view.depth_reason == choice.reason
 
 
+HPCRUN_TRACE = Path(__file__).parent / "data" / "hpctoolkit-v4" / "loops-cputime-t.nostruct.d"
+
+
+@pytest.mark.parametrize("which", ["db64", "hpcrun"])
+@pytest.mark.parametrize("window", [(None, None), (0.2, 0.7), (0.5, None), (0.0, 0.01)])
+def test_auto_depth_of_lines_is_that_of_the_tables(
+        which: str, window: tuple[float | None, float | None],
+        request: pytest.FixtureRequest) -> None:
+    """A reader's lines as arrays (no table per line) give the depth the segment tables
+    give, whole run or window (fractions of the run), every location or a selection."""
+    from dataclasses import replace
+
+    from cctool.ops.timeline import select_locations
+
+    path = request.getfixturevalue("db64") if which == "db64" else HPCRUN_TRACE
+    span = read_timeline_parts(path).span
+    run = span[1] - span[0]
+    win = tuple(None if f is None else int(f * run) for f in window)
+    for rank in (None, (0, 1)):
+        lines = select_locations(read_timeline_parts(path), rank)
+        tables = replace(select_locations(read_timeline_parts(path), rank), lines=None)
+        assert lines.lines is not None
+        assert auto_depth(lines, win) == auto_depth(tables, win)  # type: ignore[arg-type]
+
+
+def test_depth_census_of_a_line_past_exact_float_sums() -> None:
+    """A location whose time passes 2**53 ns is summed as the tables sum it (in int64)."""
+    from cctool.model.timeline import LaneSegments
+    from cctool.ops.timeline_depth import DepthCensus
+
+    tree = read_timeline(NP4).tree
+    big = 1 << 52
+    start = np.array([0, big, 2 * big, 3 * big + 5], dtype=np.int64)
+    end = start + np.array([big, big, big + 3, 7], dtype=np.int64)
+    node = np.array([1, 2, 1, 2], dtype=np.int64)
+    by_line, by_table = DepthCensus(tree), DepthCensus(tree)
+    by_line.add_line(LaneSegments(0, 0, start, end, node), 0, 1 << 62)
+    by_table.add(pl.DataFrame({"rank": [0] * 4, "thread": [0] * 4, "start": start,
+                               "end": end, "node": node},
+                              schema={"rank": pl.Int32, "thread": pl.Int32,
+                                      "start": pl.Int64, "end": pl.Int64, "node": pl.Int32}))
+    by_line._flush()
+    by_table._flush()
+    assert by_line.own.tolist() == by_table.own.tolist()
+    assert by_line.own[1] == 2 * big + 3 and by_line.own[2] == big + 7
+    assert [e.tolist() for e in by_line.ends] == [e.tolist() for e in by_table.ends]
+
+
 def test_auto_depth_of_identical_locations_is_where_the_path_splits() -> None:
     """OTF2 ping-pong: both ranks spend 97% in main / MPI_Init, so the heaviest paths are
     the same and no frame gives 10% elsewhere: the end of that path, depth 2."""

@@ -31,7 +31,15 @@ import polars as pl
 
 from cctool import kernels
 from cctool.model.frame import GraphFrame
-from cctool.model.timeline import TimelineParts, Window, node_sums, window_bounds
+from cctool.model.timeline import (
+    SEGMENT_SCHEMA,
+    LaneSegments,
+    TimelineParts,
+    Window,
+    location_node_sums,
+    node_sums,
+    window_bounds,
+)
 from cctool.ops.timeline_pieces import DENSE_CELLS
 
 __all__ = ["SPLIT_SHARE", "DepthCensus", "DepthChoice", "auto_depth"]
@@ -72,6 +80,32 @@ class DepthCensus:
         sums = node_sums(segments)
         self.pending.append(sums)
         self.held += sums.height
+        if self.held >= _BATCH_ROWS:
+            self._flush()
+
+    def add_line(self, line: LaneSegments, lo: int, hi: int) -> None:
+        """What :meth:`add` gathers of one location's segments as a reader holds them (a
+        trace.db line), cut to ``[lo, hi)`` ns on the trace's clock: no table of them."""
+        start, end = np.maximum(line.start, lo), np.minimum(line.end, hi)
+        ns = end - start
+        ran = ns > 0
+        node, ns = line.node[ran], ns[ran]
+        if not node.size:  # nothing ran in the window: nothing to add
+            return
+        got = location_node_sums(node, ns)
+        if got is None:  # sums past float64's exact integers: as add makes them
+            self.add(pl.DataFrame({"rank": np.full(node.size, line.rank),
+                                   "thread": np.full(node.size, line.thread),
+                                   "start": start[ran], "end": end[ran], "node": node},
+                                  schema=SEGMENT_SCHEMA))
+            return
+        at, total = got
+        self.pending.append(pl.DataFrame({
+            "node": pl.Series(at, dtype=pl.Int32),
+            "rank": pl.Series(np.full(at.size, line.rank), dtype=pl.Int32),
+            "thread": pl.Series(np.full(at.size, line.thread), dtype=pl.Int32),
+            "ns": pl.Series(total, dtype=pl.Int64)}))
+        self.held += at.size
         if self.held >= _BATCH_ROWS:
             self._flush()
 
@@ -159,6 +193,11 @@ def auto_depth(parts: TimelineParts, window: Window = (None, None)) -> DepthChoi
     (see the module docstring)."""
     census = DepthCensus(parts.tree)
     lo, hi = window_bounds(parts.span, window)
+    if parts.lines is not None:  # the reader's lines as arrays: no table per line
+        origin = parts.span[0]
+        for line in parts.lines:
+            census.add_line(line, origin + lo, origin + hi)
+        return census.choose()
     for part in parts.parts:
         census.add(part.clip((lo, hi)))
         del part
