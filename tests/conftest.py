@@ -32,13 +32,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _BROWSER_FILES: set[str] = set()
 
 
-# The files that take longest (over 15 s of test time each), run first: pytest-xdist hands
-# out whole files in collection order, and a long file last keeps one core busy while the
-# other idles. Order only; every worker collects the same order.
-_LONG_FILES = ("test_distributed_cluster", "test_history_check", "test_extreme_inputs",
-               "test_cli_faults", "test_render_plain", "test_docs_site", "test_kernels",
-               "test_timeline_lanes", "test_properties_explain", "test_properties_diff",
-               "test_tui", "test_examples", "test_contributing")
+# The files that take longest (about 10 s of test time or more each, longest first; the page
+# tests together, as they share one browser), run first: with --no-loadscope-reorder
+# (pyproject.toml) pytest-xdist hands out whole files in collection order, and a long file
+# last keeps one core busy while the other idles. Order only; every worker collects the same
+# order.
+_LONG_FILES = ("test_distributed_cluster", "test_examples", "test_cli_faults",
+               "test_extreme_inputs", "test_html", "test_html_explore", "test_html_readable",
+               "test_html_table", "test_history_html", "test_timeline_html", "test_widget",
+               "test_cli_tree_formats", "test_timeline_stream", "test_corpus_totals",
+               "test_history_check", "test_fuzz_inputs", "test_query_properties",
+               "test_readers_hpctoolkit_v4", "test_render_plain", "test_cross_face",
+               "test_properties_diff", "test_properties_explain", "test_ops_views",
+               "test_timeline_lanes", "test_json_schemas", "test_tui", "test_contributing",
+               "test_kernels")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

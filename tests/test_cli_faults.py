@@ -3,7 +3,8 @@
 Each case runs ``cctool`` in a fresh process, as a shell would, and asks for what the command
 line promises: exit 0 for a closed pipe, 2 with a one-line error naming the file for a write
 error or bad input, 130 for Ctrl-C, 143 for SIGTERM; never a traceback, never a temporary or
-half-written output file.
+half-written output file. Where one bad input goes through several commands, one runs in a
+fresh process and the others in this one, through the same error boundary.
 """
 
 from __future__ import annotations
@@ -35,6 +36,20 @@ def cctool_run(*args: str, stdout: object = subprocess.PIPE,
     prog = (code or "") + "\nfrom cctool.cli import main\nmain()\n"
     return subprocess.run([sys.executable, "-c", prog, *args], stdout=stdout,
                           stderr=subprocess.PIPE, env=ENV, timeout=120, check=False)
+
+
+def cctool_invoke(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``cctool args`` in this process (Click's runner, through the same error boundary), as
+    :func:`cctool_run` gives it: for bad inputs, whose exit code and one line need no process
+    of their own (each new one imports Polars again). A test that runs several commands on one
+    input runs one of them in a new process too."""
+    from click.testing import CliRunner
+
+    from cctool.cli import cli
+
+    res = CliRunner().invoke(cli, list(args))
+    return subprocess.CompletedProcess(list(args), res.exit_code, res.stdout_bytes,
+                                       res.stderr_bytes)
 
 
 def one_line_error(res: subprocess.CompletedProcess[bytes], *words: str) -> None:
@@ -157,7 +172,7 @@ def test_a_damaged_cali_in_a_folder_names_the_file(tmp_path: Path) -> None:
     lines[at] += b",__rec=ctx"  # a key twice in one record: what a flipped byte can make
     bad.write_bytes(b"\n".join(lines))
     for cmd in ("read", "tree", "stats", "runs"):
-        res = cctool_run(cmd, str(folder))
+        res = (cctool_run if cmd == "read" else cctool_invoke)(cmd, str(folder))
         assert res.returncode == 2
         one_line_error(res, bad.name, "duplicate key")
 
@@ -211,7 +226,8 @@ def test_a_node_id_out_of_range_exits_2_in_every_command(small_cct: Path,
     save(damaged, bad)
     for cmd in COMMANDS:
         args = [a.format(f=small_cct) for a in cmd]
-        res = cctool_run(args[0], str(bad), *args[1:])
+        run = cctool_run if cmd == COMMANDS[0] else cctool_invoke
+        res = run(args[0], str(bad), *args[1:])
         assert res.returncode == 2, (cmd, res.stderr)
         one_line_error(res, str(bad), "node id out of range")
 

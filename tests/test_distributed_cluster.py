@@ -38,8 +38,18 @@ from cctool.distributed.cluster import (
 from cctool.errors import CctoolError
 from cctool.readers import read
 
-distributed = pytest.importorskip("dask.distributed",
-                                  reason="needs pip install 'dask[distributed]'")
+distributed: Any = None  # dask.distributed, once this module's tests run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dask_distributed() -> None:
+    """Imports dask.distributed when these tests run, not when every test process collects
+    them; without it each test here skips."""
+    global distributed
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="needs pip install 'dask[distributed]'")
+
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = "3"  # --scheduler-timeout of the fault tests

@@ -24,7 +24,14 @@ from tests.test_html import Page, random_frame
 
 browser = test_html.browser  # the Chromium fixture, shared with the page's own tests
 
-pytest.importorskip("anywidget", reason="the widget needs anywidget (pip install '.[notebook]')")
+
+@pytest.fixture(scope="module", autouse=True)
+def _anywidget() -> None:
+    """Imports anywidget (and IPython's widgets) when these tests run, not when every test
+    process collects them; without it each test here skips."""
+    pytest.importorskip("anywidget",
+                        reason="the widget needs anywidget (pip install '.[notebook]')")
+
 
 ALLGATHER = "hpctoolkit-allgather-database"
 ROOT = Path(__file__).resolve().parents[1]
