@@ -31,6 +31,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Test files whose tests drive pages in Chromium (the ``browser`` fixture, directly or not).
 _BROWSER_FILES: set[str] = set()
 
+# tests/data holds profiled programs, some of them pytest files (cProfile's sample profiled a
+# pytest run): inputs, not tests of cctool.
+collect_ignore = ["data"]
+
 
 # The files that take longest (about 10 s of test time or more each, longest first; the page
 # tests together, as they share one browser), run first: with --no-loadscope-reorder
