@@ -79,21 +79,30 @@ class Pair:
         self.scheduler = subprocess.Popen(
             [*_dask("scheduler"), "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", self.file.name], **common)
-        deadline = time.monotonic() + 30
-        while not self.file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.workers = [subprocess.Popen(
-            [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
-             "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
-        self.worker = self.workers[0] if self.workers else self.scheduler
+        self.workers: list[subprocess.Popen[bytes]] = []
         try:
-            self.address = json.loads(self.file.read_text())["address"]
+            self.address = self._address(time.monotonic() + 30)
+            self.workers += [subprocess.Popen(
+                [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
+                 "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
+            self.worker = self.workers[0] if self.workers else self.scheduler
             with distributed.Client(self.address, timeout="20s", set_as_default=False) as client:
                 if workers:
                     client.wait_for_workers(workers, timeout=30)
         except BaseException:
             self.close()
             raise
+
+    def _address(self, deadline: float) -> str:
+        """The scheduler's address, once its file is whole: the file appears before its
+        content does, which a loaded machine shows (and a worker reading it then fails)."""
+        while True:
+            try:
+                return str(json.loads(self.file.read_text())["address"])
+            except (OSError, ValueError, KeyError):
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
 
     def kill(self, which: str) -> None:
         proc = self.worker if which == "worker" else self.scheduler
