@@ -18,8 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +85,7 @@ class Pair:
                 [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
                  "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
             self.worker = self.workers[0] if self.workers else self.scheduler
-            with distributed.Client(self.address, timeout="20s", set_as_default=False) as client:
+            with distributed.Client(self.address, timeout="20s") as client:
                 if workers:
                     client.wait_for_workers(workers, timeout=30)
         except BaseException:
@@ -129,48 +128,6 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
         yield started
     finally:
         started.close()
-
-
-# The clusters of the fault tests, one each (every one of them stops or kills part of its
-# own), started ahead of their tests two at a time in the order the tests run, while earlier
-# tests run: a start-up (about 2 s, most of it waiting on new processes) then overlaps other
-# tests' waits instead of adding to them.
-AHEAD = {  # the test, its cluster's folder and number of workers
-    "test_a_hung_scheduler_is_one_line_within_the_timeout": ("stopped", 0),
-    "test_the_only_worker_killed_then_the_scheduler_killed": ("doomed", 1),
-    "test_a_hung_worker_before_the_start_gives_the_others_result_within_the_timeout":
-        ("hung-early", 2),
-    "test_a_worker_hung_while_it_holds_tasks_gives_the_others_result_within_the_timeout":
-        ("hung-late", 2),
-    "test_the_only_worker_hung_while_it_holds_tasks_is_one_line_within_the_timeout":
-        ("hung-alone", 1),
-    "test_a_worker_lost_during_the_start_up_broadcast_is_left_out": ("lost", 2),
-}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def ahead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-          _dask_distributed: None) -> Iterator[dict[str, Future[Pair]]]:
-    """The clusters of AHEAD, started in the background (two at a time, in the order their
-    tests run) as this module starts; only those of the tests selected."""
-    selected = [item.name for item in request.session.items
-                if getattr(item, "module", None) is request.module and item.name in AHEAD]
-    pool = ThreadPoolExecutor(max_workers=2)
-    started = {name: pool.submit(Pair, tmp_path_factory.mktemp(AHEAD[name][0]),
-                                 workers=AHEAD[name][1]) for name in selected}
-    try:
-        yield started
-    finally:
-        pool.shutdown(wait=True)
-        for future in started.values():
-            if future.exception() is None:
-                future.result().close()  # a no-op for those their test closed
-
-
-@pytest.fixture
-def cluster(ahead: dict[str, Future[Pair]], request: pytest.FixtureRequest) -> Pair:
-    """This test's own new cluster (AHEAD), started while earlier tests ran."""
-    return ahead[request.node.name].result()
 
 
 @pytest.fixture(scope="module")
@@ -282,8 +239,9 @@ def test_a_dashboard_port_ends_within_the_timeout(here: Path) -> None:
                          "accepted the connection but sent no Dask greeting within 3 s")
 
 
-def test_a_hung_scheduler_is_one_line_within_the_timeout(here: Path, cluster: Pair) -> None:
-    stopped = cluster
+def test_a_hung_scheduler_is_one_line_within_the_timeout(
+        here: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    stopped = Pair(tmp_path_factory.mktemp("stopped"), workers=0)
     try:
         os.killpg(stopped.scheduler.pid, signal.SIGSTOP)
         _one_line_exit_2(["runs", str(here / "runs"), "--scheduler", str(stopped.file),
@@ -340,10 +298,10 @@ class _server:
             conn.close()
 
 
-def test_the_only_worker_killed_then_the_scheduler_killed(cluster: Pair) -> None:
+def test_the_only_worker_killed_then_the_scheduler_killed(tmp_path_factory) -> None:
     """Mid-run: the last worker lost ends the wait after the timeout; a scheduler lost
     while work waits ends it at once; each in one line."""
-    doomed = cluster
+    doomed = Pair(tmp_path_factory.mktemp("doomed"))
     try:
         ex = Executor(scheduler=str(doomed.file), timeout=float(TIMEOUT))
         with distributed.Client(doomed.address) as watcher:
@@ -366,13 +324,13 @@ def test_the_only_worker_killed_then_the_scheduler_killed(cluster: Pair) -> None
 
 
 def test_a_hung_worker_before_the_start_gives_the_others_result_within_the_timeout(
-        here: Path, cluster: Pair, monkeypatch) -> None:
+        here: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
     """One of two worker nodes stopped (SIGSTOP: a hung node holds its connections open):
     the start-up broadcast does not wait on it, and the command's output is the
     in-process one, within --scheduler-timeout plus 30 s."""
     monkeypatch.chdir(here)
     alone = invoke("runs", "runs", "--to", "json")
-    trio = cluster
+    trio = Pair(tmp_path_factory.mktemp("hung-early"), workers=2)
     try:
         os.killpg(trio.workers[1].pid, signal.SIGSTOP)
         start = time.monotonic()
@@ -393,8 +351,8 @@ def _square_slowly(x: int) -> int:
 
 
 def test_a_worker_hung_while_it_holds_tasks_gives_the_others_result_within_the_timeout(
-        cluster: Pair) -> None:
-    trio = cluster
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    trio = Pair(tmp_path_factory.mktemp("hung-late"), workers=2)
     try:
         with distributed.Client(trio.address) as watcher:
             groups = watcher.run(os.getpgid, 0)  # worker address: its node's process group
@@ -416,8 +374,8 @@ def test_a_worker_hung_while_it_holds_tasks_gives_the_others_result_within_the_t
 
 
 def test_the_only_worker_hung_while_it_holds_tasks_is_one_line_within_the_timeout(
-        cluster: Pair) -> None:
-    alone = cluster
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    alone = Pair(tmp_path_factory.mktemp("hung-alone"))
     try:
         with distributed.Client(alone.address) as watcher:
             (worker, group), = watcher.run(os.getpgid, 0).items()
@@ -454,8 +412,9 @@ def _exit_on(address: str, dask_worker: Any) -> str:
     return str(dask_worker.address)
 
 
-def test_a_worker_lost_during_the_start_up_broadcast_is_left_out(cluster: Pair) -> None:
-    trio = cluster
+def test_a_worker_lost_during_the_start_up_broadcast_is_left_out(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    trio = Pair(tmp_path_factory.mktemp("lost"), workers=2)
     try:
         client = connect(parse_address(str(trio.file)), 10.0, 2)
         try:
