@@ -52,7 +52,11 @@ def _dask_distributed() -> None:
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
-TIMEOUT = "3"  # --scheduler-timeout of the fault tests
+# --scheduler-timeout of the fault tests. Each of them waits it out once; smaller would save
+# a second a test, but a healthy worker or scheduler must never look hung: on a loaded 2-core
+# machine (both test processes busy, a dozen Dask processes starting) a worker's heartbeat
+# or the scheduler's greeting has been seen to lag by more than a second.
+TIMEOUT = "3"
 
 
 def invoke(*args: object) -> Any:
@@ -74,21 +78,30 @@ class Pair:
         self.scheduler = subprocess.Popen(
             [*_dask("scheduler"), "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", self.file.name], **common)
-        deadline = time.monotonic() + 30
-        while not self.file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.workers = [subprocess.Popen(
-            [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
-             "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
-        self.worker = self.workers[0] if self.workers else self.scheduler
+        self.workers: list[subprocess.Popen[bytes]] = []
         try:
-            self.address = json.loads(self.file.read_text())["address"]
+            self.address = self._address(time.monotonic() + 30)
+            self.workers += [subprocess.Popen(
+                [*wrap, *_dask("worker"), "--scheduler-file", self.file.name, "--nthreads", "1",
+                 "--no-dashboard", "--death-timeout", "20"], **common) for _ in range(workers)]
+            self.worker = self.workers[0] if self.workers else self.scheduler
             with distributed.Client(self.address, timeout="20s") as client:
                 if workers:
                     client.wait_for_workers(workers, timeout=30)
         except BaseException:
             self.close()
             raise
+
+    def _address(self, deadline: float) -> str:
+        """The scheduler's address, once its file is whole: the file appears before its
+        content does, which a loaded machine shows (and a worker reading it then fails)."""
+        while True:
+            try:
+                return str(json.loads(self.file.read_text())["address"])
+            except (OSError, ValueError, KeyError):
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
 
     def kill(self, which: str) -> None:
         proc = self.worker if which == "worker" else self.scheduler

@@ -131,9 +131,26 @@ def help_examples() -> list[tuple[str, str]]:
 # Examples that need a running Dask cluster (an address, a scheduler file, a batch job's
 # variables) cannot run here; the distributed tests start a local one instead.
 CLUSTER = ("--scheduler",)
-EXAMPLES = [(s, c) for s, c in [("README", c) for c in readme_examples()] + docs_examples()
-            + help_examples()
-            if not any(k in c for k in CLUSTER) and not c.startswith("cctool view ")]
+
+
+def _first_of_each(examples: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The examples without those that run the very same command as one before them (the
+    same words once comments and spacing are left out: a README line shown again in a
+    guide or in a --help Example block)."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for source, command in examples:
+        words = tuple(shlex.split(command, comments=True))
+        if words not in seen:
+            seen.add(words)
+            out.append((source, command))
+    return out
+
+
+EXAMPLES = _first_of_each(
+    [(s, c) for s, c in [("README", c) for c in readme_examples()] + docs_examples()
+     + help_examples()
+     if not any(k in c for k in CLUSTER) and not c.startswith("cctool view ")])
 # Options that need an optional extra, which `pip install -e '.[test]'` does not bring:
 # their examples skip (with the reason) where it is not installed.
 EXTRAS = {"--plot": ("matplotlib", "plot")}

@@ -353,11 +353,12 @@ def random_frame(n: int, seed: int) -> GraphFrame:
 
 
 @pytest.mark.parametrize("which", ["allgather", "random"])
-def test_exported_queries_match_exactly_the_selection(which: str, browser: Any, data,
-                                                      tmp_path: Path) -> None:
-    gf = read(data("hpctoolkit-allgather-database")) if which == "allgather" \
-        else random_frame(400, seed=7)
-    page = Page(browser, gf, tmp_path / "q.html")
+def test_exported_queries_match_exactly_the_selection(
+        which: str, browser: Any, allgather_page: tuple[GraphFrame, str], tmp_path: Path
+        ) -> None:
+    # allgather: the module's copy, read once, and its page
+    gf, html = allgather_page if which == "allgather" else (random_frame(400, seed=7), None)
+    page = Page(browser, gf, tmp_path / "q.html", html)
     rng = random.Random(3)
     n = gf.num_nodes
     selections = [[rng.randrange(n)] for _ in range(10)]
