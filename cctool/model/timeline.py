@@ -219,27 +219,28 @@ def node_sums(seg: pl.DataFrame) -> pl.DataFrame:
     rank, thread = seg["rank"], seg["thread"]
     if seg.height and rank.n_unique() == 1 and thread.n_unique() == 1:
         got = location_node_sums(seg["node"].to_numpy(),
-                                 seg["end"].to_numpy() - seg["start"].to_numpy())
+                                 seg["end"].to_numpy() - seg["start"].to_numpy(),
+                                 rank[0], thread[0])
         if got is not None:
-            at, total = got
-            return pl.DataFrame({
-                "node": pl.Series(at, dtype=pl.Int32),
-                "rank": pl.Series(np.full(at.size, rank[0]), dtype=pl.Int32),
-                "thread": pl.Series(np.full(at.size, thread[0]), dtype=pl.Int32),
-                "ns": pl.Series(total, dtype=pl.Int64)})
+            return got
     return seg.group_by("node", "rank", "thread").agg(
         (pl.col("end") - pl.col("start")).sum().alias("ns"))
 
 
-def location_node_sums(node: np.ndarray, ns: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """One location's time per node: the nodes with time (ascending) and their int64 sums,
-    from its segments' ``node`` and ``ns`` (each > 0); None when the total is too large for
-    every sum to be exact in the float64 this adds in (2**53 ns, 104 days)."""
+def location_node_sums(node: np.ndarray, ns: np.ndarray, rank: int,
+                       thread: int) -> pl.DataFrame | None:
+    """:func:`node_sums` of one location from its segments' ``node`` and ``ns`` (each > 0),
+    nodes ascending; None when the total is too large for every sum to be exact in the
+    float64 this adds in (2**53 ns, 104 days)."""
     if int(ns.sum()) >= 1 << 53:
         return None
     total = np.bincount(node, weights=ns)
     at = np.flatnonzero(total)
-    return at, total[at].astype(np.int64)
+    return pl.DataFrame({
+        "node": pl.Series(at, dtype=pl.Int32),
+        "rank": pl.Series(np.full(at.size, rank), dtype=pl.Int32),
+        "thread": pl.Series(np.full(at.size, thread), dtype=pl.Int32),
+        "ns": pl.Series(total[at].astype(np.int64), dtype=pl.Int64)})
 
 
 def window_profile(tree: GraphFrame, table: pl.DataFrame, window: Window) -> GraphFrame:

@@ -92,20 +92,15 @@ class DepthCensus:
         node, ns = line.node[ran], ns[ran]
         if not node.size:  # nothing ran in the window: nothing to add
             return
-        got = location_node_sums(node, ns)
-        if got is None:  # sums past float64's exact integers: as add makes them
+        sums = location_node_sums(node, ns, line.rank, line.thread)
+        if sums is None:  # sums past float64's exact integers: as add makes them
             self.add(pl.DataFrame({"rank": np.full(node.size, line.rank),
                                    "thread": np.full(node.size, line.thread),
                                    "start": start[ran], "end": end[ran], "node": node},
                                   schema=SEGMENT_SCHEMA))
             return
-        at, total = got
-        self.pending.append(pl.DataFrame({
-            "node": pl.Series(at, dtype=pl.Int32),
-            "rank": pl.Series(np.full(at.size, line.rank), dtype=pl.Int32),
-            "thread": pl.Series(np.full(at.size, line.thread), dtype=pl.Int32),
-            "ns": pl.Series(total, dtype=pl.Int64)}))
-        self.held += at.size
+        self.pending.append(sums)
+        self.held += sums.height
         if self.held >= _BATCH_ROWS:
             self._flush()
 
