@@ -192,10 +192,10 @@ def auto_depth(parts: TimelineParts, window: Window = (None, None)) -> DepthChoi
         origin = parts.span[0]
         for line in parts.lines:
             census.add_line(line, origin + lo, origin + hi)
-        return census.choose()
-    for part in parts.parts:
-        census.add(part.clip((lo, hi)))
-        del part
+    else:
+        for part in parts.parts:
+            census.add(part.clip((lo, hi)))
+            del part
     return census.choose()
 
 
